@@ -1,0 +1,96 @@
+/**
+ * What an HTTP failure means for the user, as plain data, so the wording is testable
+ * without n8n. The spec fixes 401 and 403; the statuses for a missing `from` and a
+ * closed 24-hour window are not shown, so those messages are inferred from what the
+ * request was (a reply, with or without `from`) and hedged where the body does not say.
+ */
+export interface RequestContext {
+	/** Label used in messages, e.g. "Message → Get Status". */
+	operation: string;
+	/** Scope the endpoint needs, named on a 403. */
+	scope?: string;
+	itemIndex?: number;
+	/** Set for a reply: enables the `from` and 24-hour window messages. */
+	reply?: { from?: string };
+	/** Set for a media download: a 404/410 means the media is past retention. */
+	media?: boolean;
+}
+
+export interface ErrorExplanation {
+	message: string;
+	description: string;
+}
+
+const MAX_BODY_CHARS = 2000;
+
+/** The body as the service sent it, shortened only when huge. */
+export function bodyAsText(body: unknown): string {
+	if (body === undefined || body === null || body === '') return '(empty body)';
+	let text: string;
+	if (Buffer.isBuffer(body)) text = body.toString('utf8');
+	else if (typeof body === 'string') text = body;
+	else {
+		try {
+			text = JSON.stringify(body);
+		} catch {
+			text = String(body);
+		}
+	}
+	return text.length > MAX_BODY_CHARS ? `${text.slice(0, MAX_BODY_CHARS)}… (${text.length} chars)` : text;
+}
+
+const WINDOW_HINT = /window|24[ -]?h|template/i;
+
+export function explainHttpError(status: number, body: unknown, context: RequestContext): ErrorExplanation {
+	const served = `The service answered ${status}: ${bodyAsText(body)}`;
+
+	if (status === 401) {
+		return {
+			message: 'The API key is revoked or unknown (401)',
+			description: `Make a new key in the console's Keys tab and paste it into the Business Messaging API credential. ${served}`,
+		};
+	}
+
+	if (status === 403 && context.reply) {
+		const from = context.reply.from ? `"${context.reply.from}"` : 'the number the key implies';
+		return {
+			message: `The key may not send this reply (403): From ${from} is not among the numbers the key is limited to, or the key lacks the messages:send scope`,
+			description: `Set From to one of the key's allowed numbers (Key → Get Many shows them; the inbound event's "number" field is the receiving number), or use a key with messages:send. ${served}`,
+		};
+	}
+
+	if (status === 403) {
+		const scope = context.scope ? `the ${context.scope} scope` : 'the scope this operation needs';
+		return {
+			message: `The API key lacks ${scope} (403)`,
+			description: `${context.operation} needs ${scope}. Make a key that has it in the console's Keys tab. ${served}`,
+		};
+	}
+
+	if (context.reply && status >= 400 && status < 500 && status !== 404 && status !== 429) {
+		if (!context.reply.from) {
+			return {
+				message: `The service refused the reply (${status}): From is required when the key is limited to several numbers`,
+				description: `Set From to the phone_number_id that received the message: the "number" field of the inbound event. ${served}`,
+			};
+		}
+		const windowSaid = WINDOW_HINT.test(bodyAsText(body));
+		return {
+			message: windowSaid
+				? `The 24-hour reply window is closed for this contact (${status}): send a template message instead`
+				: `The service refused the reply (${status})`,
+			description: windowSaid
+				? `Free-text replies are allowed only within 24 hours of the contact's last message to this number. Outside it, send an approved template message (HTTP Request node with this credential). ${served}`
+				: `If the contact's last message to this number is more than 24 hours old, the free-text window is closed and a template message is needed instead. ${served}`,
+		};
+	}
+
+	if (context.media && (status === 404 || status === 410)) {
+		return {
+			message: `The media is no longer available (${status}): it is past the account's retention window`,
+			description: `Media is kept only for the account's retention window; download it soon after the event arrives (the trigger's Download Media option does). ${served}`,
+		};
+	}
+
+	return { message: `${context.operation} failed (${status})`, description: served };
+}
