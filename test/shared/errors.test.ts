@@ -1,0 +1,75 @@
+import { bodyAsText, explainHttpError } from '../../nodes/shared/errors';
+
+const getStatus = { operation: 'Message → Get Status', scope: 'messages:read' };
+
+describe('explainHttpError', () => {
+	it('401 says the key is revoked or unknown and where to make a new one', () => {
+		const { message, description } = explainHttpError(401, { error: 'revoked' }, getStatus);
+		expect(message).toMatch(/revoked or unknown/);
+		expect(description).toMatch(/Keys tab/);
+		expect(description).toContain('{"error":"revoked"}');
+	});
+
+	it('403 names the scope the operation needs', () => {
+		const { message, description } = explainHttpError(403, {}, getStatus);
+		expect(message).toContain('messages:read');
+		expect(description).toContain('Message → Get Status');
+	});
+
+	it('403 on a reply names the from number and the allowed-numbers rule', () => {
+		const { message } = explainHttpError(403, {}, { operation: 'Message → Reply', reply: { from: '1002' } });
+		expect(message).toContain('"1002"');
+		expect(message).toMatch(/not among the numbers the key is limited to/);
+		expect(message).toMatch(/messages:send/);
+	});
+
+	it('a refused reply without from says from is required', () => {
+		const { message, description } = explainHttpError(422, { error: { code: 'x' } }, {
+			operation: 'Message → Reply',
+			reply: {},
+		});
+		expect(message).toMatch(/From is required/);
+		expect(description).toMatch(/"number" field/);
+	});
+
+	it('a refused reply whose body speaks of the window says it is closed and a template is needed', () => {
+		const { message } = explainHttpError(422, { error: { message: 'the 24-hour window is closed' } }, {
+			operation: 'Message → Reply',
+			reply: { from: '1001' },
+		});
+		expect(message).toMatch(/24-hour reply window is closed/);
+		expect(message).toMatch(/template message/);
+	});
+
+	it('a refused reply with an unknown body still mentions the window, hedged, and shows the body', () => {
+		const { message, description } = explainHttpError(409, 'nope', {
+			operation: 'Message → Reply',
+			reply: { from: '1001' },
+		});
+		expect(message).toBe('The service refused the reply (409)');
+		expect(description).toMatch(/more than 24 hours old/);
+		expect(description).toContain('nope');
+	});
+
+	it('404/410 on media means past the retention window', () => {
+		expect(explainHttpError(410, '', { operation: 'Media → Download', media: true }).message).toMatch(
+			/retention window/,
+		);
+	});
+
+	it('anything else shows the status and the body as they came', () => {
+		const { message, description } = explainHttpError(500, { weird: [1, 2] }, getStatus);
+		expect(message).toBe('Message → Get Status failed (500)');
+		expect(description).toBe('The service answered 500: {"weird":[1,2]}');
+	});
+});
+
+describe('bodyAsText', () => {
+	it('keeps small bodies whole and shortens huge ones', () => {
+		expect(bodyAsText(undefined)).toBe('(empty body)');
+		expect(bodyAsText(Buffer.from('raw'))).toBe('raw');
+		const huge = bodyAsText('x'.repeat(5000));
+		expect(huge.length).toBeLessThan(2100);
+		expect(huge).toMatch(/5000 chars/);
+	});
+});
