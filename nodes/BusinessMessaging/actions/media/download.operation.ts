@@ -1,0 +1,71 @@
+import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+
+import { downloadMedia } from '../../../shared/media';
+import { requireText, updateDisplayOptions } from '../../helpers/utils';
+
+const properties: INodeProperties[] = [
+	{
+		displayName: 'Media ID or URL',
+		name: 'media',
+		type: 'string',
+		required: true,
+		default: '={{ $json.data?.media_url || $json.data?.media_id }}',
+		placeholder: 'e.g. med_01HZX3 or https://api.example.com/v1/media/med_01HZX3',
+		description:
+			'A media ID, or the media_url of an inbound event (a URL of the credential\'s own service). By default taken from the event coming from the trigger node.',
+		hint: 'Filled from the trigger\'s event (data.media_url, else data.media_id) by default',
+	},
+	{
+		displayName: 'Put Output File in Field',
+		name: 'binaryPropertyName',
+		type: 'string',
+		required: true,
+		default: 'data',
+		description: 'The name of the output binary field to put the file in',
+	},
+];
+
+const displayOptions = {
+	show: {
+		resource: ['media'],
+		operation: ['download'],
+	},
+};
+
+export const description = updateDisplayOptions(displayOptions, properties);
+
+export async function execute(
+	this: IExecuteFunctions,
+	itemIndex: number,
+	items: INodeExecutionData[],
+): Promise<INodeExecutionData[]> {
+	const node = this.getNode();
+	const binaryPropertyName = requireText(
+		node,
+		this.getNodeParameter('binaryPropertyName', itemIndex),
+		'Put Output File in Field',
+		itemIndex,
+	).trim();
+	const { mediaId, binary } = await downloadMedia.call(this, this.getNodeParameter('media', itemIndex), {
+		itemIndex,
+		fieldName: 'Media ID or URL',
+		operation: 'Media → Download',
+	});
+	// The input item's JSON stays (so a following Reply still finds data.from), the
+	// file is added beside any binary the item already had.
+	const input = items[itemIndex];
+	const newItem: INodeExecutionData = {
+		json: {
+			...(input?.json ?? {}),
+			media: {
+				id: mediaId,
+				fileName: binary.fileName,
+				mimeType: binary.mimeType,
+				fileSize: binary.fileSize,
+			},
+		},
+		binary: { ...(input?.binary ?? {}), [binaryPropertyName]: binary },
+		pairedItem: { item: itemIndex },
+	};
+	return [newItem];
+}

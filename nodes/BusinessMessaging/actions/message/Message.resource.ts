@@ -1,0 +1,48 @@
+import type { INodeProperties } from 'n8n-workflow';
+
+import * as getMany from './getMany.operation';
+import * as getStatus from './getStatus.operation';
+import * as reply from './reply.operation';
+
+export { getMany, getStatus, reply };
+
+export const description: INodeProperties[] = [
+	{
+		displayName: 'Operation',
+		name: 'operation',
+		type: 'options',
+		noDataExpression: true,
+		displayOptions: {
+			show: {
+				resource: ['message'],
+			},
+		},
+		options: [
+			{
+				name: 'Get Many',
+				value: 'getMany',
+				description:
+					'Get many stored messages contacts sent to the account (inbound), or echoes sent from the business app',
+				action: 'Get many messages',
+			},
+			{
+				name: 'Get Status',
+				value: 'getStatus',
+				description:
+					'Get the delivery status of a message the account sent, by its message ID (polling alternative to the status webhook)',
+				action: 'Get message status',
+			},
+			{
+				name: 'Reply',
+				value: 'reply',
+				description:
+					'Send a free-text reply to a contact who wrote to the account within the last 24 hours',
+				action: 'Reply to a message',
+			},
+		],
+		default: 'reply',
+	},
+	...getMany.description,
+	...getStatus.description,
+	...reply.description,
+];

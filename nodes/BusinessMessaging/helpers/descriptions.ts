@@ -1,0 +1,62 @@
+import type { INodeProperties } from 'n8n-workflow';
+
+/** n8n's Return All / Limit pair for Get Many operations. */
+export const returnAllOrLimit: INodeProperties[] = [
+	{
+		displayName: 'Return All',
+		name: 'returnAll',
+		type: 'boolean',
+		default: false,
+		description: 'Whether to return all results or only up to a given limit',
+	},
+	{
+		displayName: 'Limit',
+		name: 'limit',
+		type: 'number',
+		displayOptions: {
+			show: {
+				returnAll: [false],
+			},
+		},
+		typeOptions: {
+			minValue: 1,
+		},
+		default: 50,
+		description: 'Max number of results to return',
+	},
+];
+
+/** Free name/value pairs added to the query string as they are. */
+export const additionalQueryParameters: INodeProperties = {
+	displayName: 'Additional Query Parameters',
+	name: 'queryParameters',
+	type: 'fixedCollection',
+	typeOptions: {
+		multipleValues: true,
+	},
+	default: {},
+	placeholder: 'Add Parameter',
+	description:
+		'Other query parameters, sent to the service as they are. The service documents none beyond the ones above, so any effect depends on the service.',
+	options: [
+		{
+			displayName: 'Parameter',
+			name: 'parameter',
+			values: [
+				{
+					displayName: 'Name',
+					name: 'name',
+					type: 'string',
+					default: '',
+					placeholder: 'e.g. since',
+				},
+				{
+					displayName: 'Value',
+					name: 'value',
+					type: 'string',
+					default: '',
+				},
+			],
+		},
+	],
+};
