@@ -1,0 +1,62 @@
+/**
+ * Webhook signature check. Pure: no n8n imports, never throws, so it can be tested on
+ * its own and called before anything else looks at the request.
+ *
+ * The service sends `X-Service-Signature: sha256=<hex>`, where hex is the HMAC-SHA256 of
+ * the raw body bytes keyed with the signing secret. The HMAC is computed over the bytes
+ * as they arrived: re-serialising the parsed JSON (other spacing, key order, escapes)
+ * would produce other bytes and therefore another signature.
+ */
+import { createHmac, timingSafeEqual } from 'crypto';
+
+export const SIGNATURE_HEADER = 'x-service-signature';
+
+const HEADER_PATTERN = /^sha256=([0-9a-f]{64})$/i;
+
+export type SignatureResult = { valid: true } | { valid: false; reason: string };
+
+export function computeSignature(rawBody: Buffer, secret: string): string {
+	return createHmac('sha256', secret).update(rawBody).digest('hex');
+}
+
+export function verifySignature(
+	rawBody: Buffer,
+	header: string | string[] | undefined,
+	secret: string,
+): SignatureResult {
+	try {
+		if (typeof secret !== 'string' || secret === '') {
+			return { valid: false, reason: 'no signing secret is available to verify the signature' };
+		}
+		if (!Buffer.isBuffer(rawBody)) {
+			return { valid: false, reason: 'the raw request body is not available' };
+		}
+		let value: string | undefined;
+		if (Array.isArray(header)) {
+			if (header.length !== 1) {
+				return {
+					valid: false,
+					reason: header.length === 0 ? 'the signature header is missing' : 'the signature header was sent more than once',
+				};
+			}
+			value = header[0];
+		} else {
+			value = header;
+		}
+		if (typeof value !== 'string' || value === '') {
+			return { valid: false, reason: 'the signature header is missing' };
+		}
+		const match = HEADER_PATTERN.exec(value);
+		if (!match) {
+			return { valid: false, reason: 'the signature header is malformed (expected sha256= followed by 64 hex digits)' };
+		}
+		const received = Buffer.from(match[1].toLowerCase(), 'hex');
+		const expected = Buffer.from(computeSignature(rawBody, secret), 'hex');
+		if (received.length !== expected.length || !timingSafeEqual(received, expected)) {
+			return { valid: false, reason: 'the signature does not match the body' };
+		}
+		return { valid: true };
+	} catch {
+		return { valid: false, reason: 'the signature could not be checked' };
+	}
+}
