@@ -1,0 +1,130 @@
+import {
+	decideRegistration,
+	isSameNodeUrl,
+	readRemoteWebhook,
+	readSigningSecret,
+	sameUrl,
+	type DecisionInput,
+} from '../../../nodes/BusinessMessagingTrigger/lifecycle';
+
+const WEBHOOK_ID = '3f0c8c4e-1b2a-4c5d-9e8f-0a1b2c3d4e5f';
+const PROD = `https://n8n.example.com/webhook/${WEBHOOK_ID}/webhook`;
+const TEST = `https://n8n.example.com/webhook-test/${WEBHOOK_ID}/webhook`;
+const FOREIGN = 'https://crm.example.org/hooks/messaging';
+
+const input = (overrides: Partial<DecisionInput>): DecisionInput => ({
+	remote: { configured: false, url: null },
+	ourUrl: PROD,
+	hasSecret: false,
+	takeOver: false,
+	isTest: false,
+	webhookId: WEBHOOK_ID,
+	...overrides,
+});
+
+describe('decideRegistration', () => {
+	it('registers on a fresh account', () => {
+		expect(decideRegistration(input({})).action).toBe('register');
+	});
+
+	it('keeps its own webhook when it holds the secret', () => {
+		expect(decideRegistration(input({ remote: { configured: true, url: PROD }, hasSecret: true }))).toEqual({
+			action: 'keep',
+		});
+	});
+
+	it('registers again when its own URL is configured but the secret is lost', () => {
+		const decision = decideRegistration(input({ remote: { configured: true, url: PROD }, hasSecret: false }));
+		expect(decision).toMatchObject({ action: 'register', reason: expect.stringMatching(/secret/) });
+	});
+
+	it('refuses a foreign webhook, naming it and what to do', () => {
+		const decision = decideRegistration(input({ remote: { configured: true, url: FOREIGN } }));
+		expect(decision).toMatchObject({ action: 'refuse' });
+		if (decision.action !== 'refuse') throw new Error('expected refuse');
+		expect(decision.message).toContain(FOREIGN);
+		expect(decision.description).toMatch(/Take Over Existing Webhook/);
+		expect(decision.description).toMatch(/console/);
+	});
+
+	it('replaces a foreign webhook only with take-over', () => {
+		expect(decideRegistration(input({ remote: { configured: true, url: FOREIGN }, takeOver: true }))).toEqual({
+			action: 'register',
+			reason: expect.any(String),
+			replacing: FOREIGN,
+		});
+	});
+
+	it('a test listener never replaces this workflow’s production webhook, take-over or not', () => {
+		for (const takeOver of [false, true]) {
+			const decision = decideRegistration(
+				input({ remote: { configured: true, url: PROD }, ourUrl: TEST, isTest: true, takeOver }),
+			);
+			expect(decision.action).toBe('refuse');
+			if (decision.action !== 'refuse') continue;
+			expect(decision.message).toContain(PROD);
+			expect(decision.description).toMatch(/deactivate/i);
+		}
+	});
+
+	it('a test listener on a foreign webhook is refused, or replaces it with take-over', () => {
+		expect(
+			decideRegistration(input({ remote: { configured: true, url: FOREIGN }, ourUrl: TEST, isTest: true })).action,
+		).toBe('refuse');
+		expect(
+			decideRegistration(
+				input({ remote: { configured: true, url: FOREIGN }, ourUrl: TEST, isTest: true, takeOver: true }),
+			).action,
+		).toBe('register');
+	});
+
+	it('production replaces a leftover test URL (or an old address) of the same node', () => {
+		expect(decideRegistration(input({ remote: { configured: true, url: TEST } }))).toMatchObject({
+			action: 'register',
+			replacing: TEST,
+		});
+		const oldAddress = `http://localhost:5678/webhook/${WEBHOOK_ID}/webhook`;
+		expect(decideRegistration(input({ remote: { configured: true, url: oldAddress } }))).toMatchObject({
+			action: 'register',
+			replacing: oldAddress,
+		});
+	});
+
+	it('another node (other webhookId) is foreign', () => {
+		const other = 'https://n8n.example.com/webhook/aaaaaaaa-1b2a-4c5d-9e8f-0a1b2c3d4e5f/webhook';
+		expect(decideRegistration(input({ remote: { configured: true, url: other } })).action).toBe('refuse');
+	});
+});
+
+describe('helpers', () => {
+	it('readRemoteWebhook reads url/configured, also nested, and treats an empty url as unconfigured', () => {
+		expect(readRemoteWebhook({ url: PROD, configured: true })).toEqual({ configured: true, url: PROD });
+		expect(readRemoteWebhook({ url: null, configured: false })).toEqual({ configured: false, url: null });
+		expect(readRemoteWebhook({ url: PROD, configured: false })).toEqual({ configured: false, url: null });
+		expect(readRemoteWebhook({ data: { url: PROD, configured: true } })).toEqual({ configured: true, url: PROD });
+		expect(readRemoteWebhook({ url: '', configured: true })).toEqual({ configured: false, url: null });
+		expect(readRemoteWebhook(undefined)).toEqual({ configured: false, url: null });
+	});
+
+	it('readSigningSecret finds the secret under the likely names, else undefined', () => {
+		expect(readSigningSecret({ secret: 'whsec_a' })).toBe('whsec_a');
+		expect(readSigningSecret({ signing_secret: 'whsec_b', url: PROD })).toBe('whsec_b');
+		expect(readSigningSecret({ data: { signing_secret: 'whsec_c' } })).toBe('whsec_c');
+		expect(readSigningSecret({ url: PROD, configured: true })).toBeUndefined();
+		expect(readSigningSecret({ secret: '' })).toBeUndefined();
+	});
+
+	it('sameUrl ignores a trailing slash and host case, nothing else', () => {
+		expect(sameUrl(PROD, `${PROD}/`)).toBe(true);
+		expect(sameUrl(PROD, PROD.replace('n8n.example.com', 'N8N.Example.com'))).toBe(true);
+		expect(sameUrl(PROD, TEST)).toBe(false);
+		expect(sameUrl(PROD, null)).toBe(false);
+	});
+
+	it('isSameNodeUrl matches by webhookId and path', () => {
+		expect(isSameNodeUrl(TEST, WEBHOOK_ID)).toBe(true);
+		expect(isSameNodeUrl(FOREIGN, WEBHOOK_ID)).toBe(false);
+		expect(isSameNodeUrl(TEST, undefined)).toBe(false);
+		expect(isSameNodeUrl('not a url', WEBHOOK_ID)).toBe(false);
+	});
+});
