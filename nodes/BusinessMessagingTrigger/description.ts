@@ -1,0 +1,163 @@
+import type { ExpressionString, INodeProperties } from 'n8n-workflow';
+
+import { DEFAULT_MAX_AGE_SECONDS, EVENT_TYPES, type EventType } from './envelope';
+
+/** Output labels, in the fixed order outputs are laid out (the order of EVENT_TYPES). */
+export const EVENT_OUTPUT_NAMES: Record<EventType, string> = {
+	'message.inbound': 'Inbound',
+	'message.status': 'Status',
+	'message.echo': 'Echo',
+};
+
+/**
+ * The event types that get an output of their own, in output order, or null for one
+ * shared output. Must agree with OUTPUTS_EXPRESSION, which the editor evaluates.
+ */
+export function outputLayout(events: unknown, separateOutputs: unknown): EventType[] | null {
+	if (separateOutputs !== true) return null;
+	const chosen = Array.isArray(events) ? events : ['message.inbound'];
+	const list = EVENT_TYPES.filter((type) => chosen.includes(type));
+	return list.length > 0 ? list : ['message.inbound'];
+}
+
+/**
+ * Outputs as an expression over the parameters, as n8n's Switch and Webhook nodes do:
+ * one output, or one per selected event type (fixed order: inbound, status, echo).
+ * Written out by hand (no `}}` inside) so that compilation cannot change its text.
+ */
+export const OUTPUTS_EXPRESSION = (
+	'={{ ((p) => { ' +
+	'const names = { "message.inbound": "Inbound", "message.status": "Status", "message.echo": "Echo" }; ' +
+	'if (p.separateOutputs !== true) return [{ type: "main" }]; ' +
+	'const chosen = Array.isArray(p.events) ? p.events : ["message.inbound"]; ' +
+	'const list = ["message.inbound", "message.status", "message.echo"].filter((e) => chosen.includes(e)); ' +
+	'return (list.length ? list : ["message.inbound"]).map((e) => ({ type: "main", displayName: names[e] })); ' +
+	'})($parameter) }}') as ExpressionString;
+
+export const properties: INodeProperties[] = [
+	{
+		displayName: 'Registration',
+		name: 'registration',
+		type: 'options',
+		noDataExpression: true,
+		options: [
+			{
+				name: 'Automatic',
+				value: 'automatic',
+				description:
+					"The node registers this workflow's webhook URL on activation, keeps the signing secret and deletes the webhook on deactivation",
+			},
+			{
+				name: 'Manual',
+				value: 'manual',
+				description:
+					"You registered this node's URL in the console; events are verified with the credential's Webhook Signing Secret",
+			},
+		],
+		default: 'automatic',
+	},
+	{
+		displayName:
+			"The account has one webhook. Register this node's Production URL in the console and paste the signing secret shown there into the credential's Webhook Signing Secret. Without it every event is rejected.",
+		name: 'manualNotice',
+		type: 'notice',
+		default: '',
+		displayOptions: { show: { registration: ['manual'] } },
+	},
+	{
+		displayName: 'Events',
+		name: 'events',
+		type: 'multiOptions',
+		required: true,
+		noDataExpression: true,
+		options: [
+			{
+				name: 'Echo',
+				value: 'message.echo',
+				description:
+					"A message sent from the platform's own business app (not through the API). Leave off for auto-reply flows, or they answer their own messages.",
+			},
+			{
+				name: 'Inbound Message',
+				value: 'message.inbound',
+				description: 'A message an end user sent to one of your numbers',
+			},
+			{
+				name: 'Status Update',
+				value: 'message.status',
+				description: 'A delivery status change of a message you sent',
+			},
+		],
+		default: ['message.inbound'],
+		description: 'Events that start the workflow. Other events are acknowledged and ignored.',
+	},
+	{
+		displayName: 'Separate Output per Event',
+		name: 'separateOutputs',
+		type: 'boolean',
+		noDataExpression: true,
+		default: false,
+		description:
+			'Whether each selected event gets an output of its own (in the order Inbound, Status, Echo), so no IF or Switch node is needed',
+	},
+	{
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add option',
+		default: {},
+		options: [
+			{
+				displayName: 'Download Media',
+				name: 'downloadMedia',
+				type: 'boolean',
+				default: false,
+				description:
+					'Whether to download the media of inbound messages and attach it as binary data. Echo media cannot be downloaded (metadata only).',
+			},
+			{
+				displayName: 'Maximum Event Age (Seconds)',
+				name: 'maxAge',
+				type: 'number',
+				typeOptions: { minValue: 0 },
+				default: DEFAULT_MAX_AGE_SECONDS,
+				description:
+					'Events whose timestamp is older than this are rejected, so a captured request cannot be replayed later. 0 turns the check off. The service never retries and waits about 8 s, so genuine events are seconds old.',
+			},
+			{
+				displayName: 'Put Output File in Field',
+				name: 'binaryPropertyName',
+				type: 'string',
+				default: 'data',
+				displayOptions: { show: { downloadMedia: [true] } },
+				description: 'Name of the binary field the downloaded media is put in',
+			},
+			{
+				displayName: 'Receiving Numbers',
+				name: 'numbers',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. 109876543210, 109876543211',
+				description:
+					'Comma-separated phone_number_ids. Inbound and echo events of other numbers are ignored. Status events carry no number and are not filtered by it.',
+			},
+			{
+				displayName: 'Status Values',
+				name: 'statuses',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. delivered, failed',
+				description: 'Comma-separated delivery statuses. Status events with another status are ignored. Empty: all.',
+			},
+			{
+				displayName: 'Take Over Existing Webhook',
+				name: 'takeOver',
+				type: 'boolean',
+				default: false,
+				displayOptions: { show: { '/registration': ['automatic'] } },
+				description:
+					"Whether to replace a webhook registered for another URL. Off: activation fails and names that URL. On: the other receiver stops getting events. Never replaces this workflow's own production webhook while listening for a test event.",
+			},
+		],
+	},
+];

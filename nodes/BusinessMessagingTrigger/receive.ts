@@ -1,0 +1,227 @@
+/**
+ * Receiving one webhook request: verify, validate, filter, answer, emit.
+ *
+ * Order matters: the signature is checked over the raw bytes before the body is looked
+ * at; nothing is executed for a rejected or filtered-out request; the service waits
+ * about 8 s and never retries, so the answer never waits for the workflow (and when
+ * media is downloaded, the 200 is sent before the download starts).
+ */
+import type {
+	IBinaryKeyData,
+	IDataObject,
+	INodeExecutionData,
+	IWebhookFunctions,
+	IWebhookResponseData,
+} from 'n8n-workflow';
+
+import { downloadMedia } from '../shared/media';
+import { CREDENTIAL_TYPE } from '../shared/transport';
+import { outputLayout } from './description';
+import {
+	DEFAULT_MAX_AGE_SECONDS,
+	EVENT_TYPES,
+	checkEventAge,
+	parseEnvelope,
+	type EventEnvelope,
+	type EventType,
+} from './envelope';
+import { SIGNATURE_HEADER, verifySignature } from './signature';
+
+const LOG_PREFIX = 'Business Messaging Trigger';
+
+export interface ReceiveOptions {
+	downloadMedia: boolean;
+	binaryPropertyName: string;
+	maxAge: number;
+	numbers: string[];
+	statuses: string[];
+}
+
+export function splitList(value: unknown): string[] {
+	if (typeof value !== 'string') return [];
+	return value
+		.split(/[,\n]/)
+		.map((entry) => entry.trim())
+		.filter((entry) => entry !== '');
+}
+
+export function readOptions(raw: IDataObject): ReceiveOptions {
+	const maxAge = raw.maxAge === undefined || raw.maxAge === null || raw.maxAge === '' ? DEFAULT_MAX_AGE_SECONDS : Number(raw.maxAge);
+	return {
+		downloadMedia: raw.downloadMedia === true,
+		binaryPropertyName:
+			typeof raw.binaryPropertyName === 'string' && raw.binaryPropertyName.trim() !== ''
+				? raw.binaryPropertyName.trim()
+				: 'data',
+		maxAge: Number.isFinite(maxAge) && maxAge >= 0 ? maxAge : DEFAULT_MAX_AGE_SECONDS,
+		numbers: splitList(raw.numbers),
+		statuses: splitList(raw.statuses).map((status) => status.toLowerCase()),
+	};
+}
+
+/** Why a verified, valid event is not for this workflow, or undefined when it is. */
+export function filterReason(envelope: EventEnvelope, events: string[], options: ReceiveOptions): string | undefined {
+	if (!events.includes(envelope.event)) return `event ${envelope.event} is not selected`;
+	const data = envelope.data;
+	if (options.numbers.length > 0 && envelope.event !== 'message.status') {
+		const number = typeof data.number === 'string' ? data.number.trim() : '';
+		if (!options.numbers.includes(number)) return `number ${number || '(none)'} is not among the receiving numbers`;
+	}
+	if (options.statuses.length > 0 && envelope.event === 'message.status') {
+		const status = typeof data.status === 'string' ? data.status.trim().toLowerCase() : '';
+		if (!options.statuses.includes(status)) return `status ${status || '(none)'} is not among the status values`;
+	}
+	return undefined;
+}
+
+/** Why there is no file for an inbound event whose media_url is null. */
+export function noMediaReason(data: Record<string, unknown>): string {
+	if (data.media_id === null || data.media_id === undefined || data.media_id === '') {
+		return 'The message has no media (media_id and media_url are null).';
+	}
+	return 'media_url is null: the media is not hosted (yet), or media hosting is disabled for the account. Nothing was downloaded.';
+}
+
+function respond(context: IWebhookFunctions, status: number, body: IDataObject): void {
+	const res = context.getResponseObject();
+	res.status(status).json(body);
+}
+
+function reject(context: IWebhookFunctions, status: 400 | 401, reason: string): IWebhookResponseData {
+	context.logger.warn(`${LOG_PREFIX}: rejected a request (${status}): ${reason}`, {
+		node: context.getNode().name,
+		workflowId: context.getWorkflow().id,
+	});
+	respond(context, status, { error: status === 401 ? 'unauthorized' : 'bad_request', reason });
+	return { noWebhookResponse: true };
+}
+
+async function signingSecret(context: IWebhookFunctions): Promise<{ secret: string } | { problem: string }> {
+	if (context.getNodeParameter('registration', 'automatic') === 'manual') {
+		let credentials: IDataObject;
+		try {
+			credentials = await context.getCredentials(CREDENTIAL_TYPE);
+		} catch (error) {
+			return { problem: `the credential could not be read (${(error as Error).message})` };
+		}
+		const secret = typeof credentials.webhookSecret === 'string' ? credentials.webhookSecret.trim() : '';
+		return secret
+			? { secret }
+			: {
+					problem:
+						"Registration is Manual but the credential has no Webhook Signing Secret, so no event can be verified: every event is rejected until it is set",
+				};
+	}
+	const staticData = context.getWorkflowStaticData('node');
+	const secret = typeof staticData.secret === 'string' ? staticData.secret : '';
+	return secret
+		? { secret }
+		: {
+				problem:
+					'no signing secret is stored for this trigger (the registration was lost): every event is rejected. Deactivate and activate the workflow to register again',
+			};
+}
+
+async function rawBodyOf(context: IWebhookFunctions): Promise<Buffer | undefined> {
+	const req = context.getRequestObject();
+	if (!Buffer.isBuffer(req.rawBody) && typeof req.readRawBody === 'function') {
+		await req.readRawBody();
+	}
+	return Buffer.isBuffer(req.rawBody) ? req.rawBody : undefined;
+}
+
+async function attachMedia(
+	context: IWebhookFunctions,
+	envelope: EventEnvelope,
+	options: ReceiveOptions,
+): Promise<{ json: IDataObject; binary?: IBinaryKeyData }> {
+	const json: IDataObject = { ...(envelope as IDataObject) };
+	const data = envelope.data;
+	if (envelope.event === 'message.echo') {
+		if (data.media_id !== null && data.media_id !== undefined) {
+			json.media_download = {
+				downloaded: false,
+				reason: 'Echo media cannot be downloaded: the platform relays only its metadata (media_id, media_mime).',
+			};
+		}
+		return { json };
+	}
+	if (envelope.event !== 'message.inbound') return { json };
+
+	const mediaUrl = data.media_url;
+	if (typeof mediaUrl !== 'string' || mediaUrl.trim() === '') {
+		json.media_download = { downloaded: false, reason: noMediaReason(data) };
+		return { json };
+	}
+	try {
+		const { mediaId, binary } = await downloadMedia.call(context, mediaUrl, {
+			fieldName: 'media_url',
+			operation: 'Trigger → Download Media',
+		});
+		json.media_download = {
+			downloaded: true,
+			media_id: mediaId,
+			binary_field: options.binaryPropertyName,
+			file_name: binary.fileName ?? null,
+			mime_type: binary.mimeType,
+		};
+		return { json, binary: { [options.binaryPropertyName]: binary } };
+	} catch (error) {
+		const reason = (error as Error).message || 'the download failed';
+		context.logger.warn(`${LOG_PREFIX}: media download failed, the event is emitted without the file: ${reason}`);
+		json.media_download = { downloaded: false, reason };
+		return { json };
+	}
+}
+
+function workflowDataFor(item: INodeExecutionData, event: EventType, layout: EventType[] | null): INodeExecutionData[][] {
+	if (layout === null) return [[item]];
+	return layout.map((type) => (type === event ? [item] : []));
+}
+
+export async function receiveEvent(context: IWebhookFunctions): Promise<IWebhookResponseData> {
+	// 1. The secret: without one nothing is accepted (fail closed).
+	const found = await signingSecret(context);
+	if ('problem' in found) {
+		context.logger.error(`${LOG_PREFIX}: ${found.problem}`, { node: context.getNode().name });
+		return reject(context, 401, 'no signing secret is configured for this receiver');
+	}
+
+	// 2. The signature, over the bytes exactly as they arrived.
+	const rawBody = await rawBodyOf(context);
+	if (!rawBody) return reject(context, 401, 'the raw request body is not available, so the signature cannot be checked');
+	const headers = context.getHeaderData() as Record<string, string | string[] | undefined>;
+	const verdict = verifySignature(rawBody, headers[SIGNATURE_HEADER], found.secret);
+	if (!verdict.valid) return reject(context, 401, verdict.reason);
+
+	// 3. Only now look at the body.
+	const parsed = parseEnvelope(rawBody);
+	if (!parsed.ok) return reject(context, 400, `not a valid event envelope: ${parsed.reason}`);
+	const { envelope } = parsed;
+
+	const options = readOptions(context.getNodeParameter('options', {}) as IDataObject);
+	const age = checkEventAge(parsed.timestampMs, Date.now(), options.maxAge);
+	if (!age.ok) return reject(context, 401, `replay protection: ${age.reason}`);
+
+	// 4. Filters: acknowledged (200), no execution.
+	const selected = context.getNodeParameter('events', ['message.inbound']) as unknown;
+	const events = (Array.isArray(selected) ? selected : ['message.inbound']).filter((value): value is string =>
+		(EVENT_TYPES as readonly string[]).includes(value as string),
+	);
+	const ignored = filterReason(envelope, events, options);
+	if (ignored) {
+		context.logger.debug(`${LOG_PREFIX}: event ignored: ${ignored}`);
+		return { webhookResponse: { received: true, ignored } };
+	}
+
+	const layout = outputLayout(events, context.getNodeParameter('separateOutputs', false));
+
+	// 5. Emit. A download must not hold the answer back: answer first.
+	if (options.downloadMedia && envelope.event !== 'message.status') {
+		respond(context, 200, { received: true });
+		const item = await attachMedia(context, envelope, options);
+		return { noWebhookResponse: true, workflowData: workflowDataFor(item, envelope.event, layout) };
+	}
+	const item: INodeExecutionData = { json: { ...(envelope as IDataObject) } };
+	return { workflowData: workflowDataFor(item, envelope.event, layout) };
+}

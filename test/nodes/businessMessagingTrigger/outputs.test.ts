@@ -1,0 +1,70 @@
+// The editor and the engine compute the trigger's outputs from OUTPUTS_EXPRESSION with
+// n8n's own expression engine; webhook() routes items with outputLayout. They must agree.
+import type { INode, INodeType, INodeTypes, IVersionedNodeType } from 'n8n-workflow';
+import { NodeHelpers, Workflow } from 'n8n-workflow';
+
+import { BusinessMessagingTrigger } from '../../../nodes/BusinessMessagingTrigger/BusinessMessagingTrigger.node';
+import { OUTPUTS_EXPRESSION, outputLayout } from '../../../nodes/BusinessMessagingTrigger/description';
+
+const TYPE = 'n8n-nodes-business-messaging.businessMessagingTrigger';
+const trigger = new BusinessMessagingTrigger();
+const nodeTypes: INodeTypes = {
+	getByName: () => trigger as INodeType | IVersionedNodeType,
+	getByNameAndVersion: () => trigger as INodeType,
+	getKnownTypes: () => ({}),
+};
+
+function outputsFor(parameters: Record<string, unknown>) {
+	const node: INode = {
+		id: 'n1',
+		name: 'Business Messaging Trigger',
+		type: TYPE,
+		typeVersion: 1,
+		position: [0, 0],
+		webhookId: '3f0c8c4e-1b2a-4c5d-9e8f-0a1b2c3d4e5f',
+		parameters: parameters as INode['parameters'],
+	};
+	// The Workflow constructor fills in parameter defaults, as n8n does.
+	const workflow = new Workflow({ id: 'w1', nodes: [node], connections: {}, active: false, nodeTypes });
+	return NodeHelpers.getNodeOutputs(workflow, workflow.getNode(node.name)!, trigger.description);
+}
+
+const NAMES = { 'message.inbound': 'Inbound', 'message.status': 'Status', 'message.echo': 'Echo' } as const;
+
+describe('outputs', () => {
+	it('the expression contains no "{{" or "}}" that would split it', () => {
+		const inner = OUTPUTS_EXPRESSION.slice(3, -2);
+		expect(inner.includes('}}')).toBe(false);
+		expect(inner.includes('{{')).toBe(false);
+	});
+
+	it('defaults (inbound only, no separate outputs): one main output', () => {
+		expect(outputsFor({})).toEqual([{ type: 'main' }]);
+	});
+
+	it.each([
+		[{ events: ['message.echo', 'message.inbound', 'message.status'] }],
+		[{ events: ['message.echo', 'message.inbound', 'message.status'], separateOutputs: true }],
+		[{ events: ['message.status', 'message.echo'], separateOutputs: true }],
+		[{ events: ['message.echo'], separateOutputs: true }],
+		[{ separateOutputs: true }],
+		[{ events: [], separateOutputs: true }],
+	])('engine and routing agree for %j', (parameters) => {
+		const outputs = outputsFor(parameters) as Array<{ type: string; displayName?: string }>;
+		const workflowParameters = { events: ['message.inbound'], separateOutputs: false, ...parameters };
+		const layout = outputLayout(workflowParameters.events, workflowParameters.separateOutputs);
+		if (layout === null) {
+			expect(outputs).toEqual([{ type: 'main' }]);
+		} else {
+			expect(outputs).toEqual(layout.map((event) => ({ type: 'main', displayName: NAMES[event] })));
+		}
+	});
+
+	it('lays outputs out in a fixed order whatever the selection order', () => {
+		expect(outputLayout(['message.echo', 'message.inbound'], true)).toEqual(['message.inbound', 'message.echo']);
+		expect(outputsFor({ events: ['message.echo', 'message.inbound'], separateOutputs: true })).toEqual([
+			{ type: 'main', displayName: 'Inbound' },
+			{ type: 'main', displayName: 'Echo' },
+		]);
+	});
+});
