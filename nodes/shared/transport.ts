@@ -175,8 +175,10 @@ function connectionError(
 		node,
 		{ message: reason } as JsonObject,
 		{
-			message: `${context.operation}: could not reach the service (${reason})`,
-			description: `Check the credential's Base URL and that the service is reachable. ${unsure}`,
+			// The reason stays out of the message: n8n swaps a message naming e.g. ECONNRESET for
+			// its generic "you can retry the request immediately", wrong for a reply.
+			message: `${context.operation}: could not reach the service`,
+			description: `The connection failed (${reason}). Check the credential's Base URL and that the service is reachable. ${unsure}`,
 			itemIndex: context.itemIndex,
 		},
 	);
