@@ -47,7 +47,7 @@ export function requireText(
 	itemIndex: number,
 	hint = '',
 ): string {
-	if (typeof value !== 'string') {
+	if (value !== undefined && value !== null && typeof value !== 'string') {
 		throw new NodeOperationError(
 			node,
 			`${fieldName} must be text, got ${describeType(value)}`,
@@ -60,7 +60,7 @@ export function requireText(
 			},
 		);
 	}
-	if (value.trim() === '') {
+	if (value === undefined || value === null || value.trim() === '') {
 		throw new NodeOperationError(node, `${fieldName} is empty`, {
 			itemIndex,
 			description: `Enter ${fieldName}, or check that the expression that fills it resolves for this item. ${hint} Nothing was sent.`.replace(
