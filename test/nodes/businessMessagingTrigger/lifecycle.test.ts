@@ -1,0 +1,214 @@
+// Registration lifecycle against the sandbox, through n8n-core's real HookContext.
+import { randomUUID } from 'crypto';
+
+import { startSandbox, type Sandbox } from '../../sandbox';
+import {
+	FOREIGN_URL,
+	api,
+	apiCalls,
+	inboundEvent,
+	registerForeign,
+	signedRequest,
+	trigger,
+} from './helpers';
+
+const WEBHOOK = '/v1/console/webhook';
+
+let sb: Sandbox;
+beforeAll(async () => {
+	sb = await startSandbox();
+});
+afterAll(async () => {
+	await sb.close();
+});
+beforeEach(() => sb.reset());
+
+describe('Automatic registration', () => {
+	it('fresh account: registers its URL, keeps the secret in static data, deletes on deactivation', async () => {
+		const harness = await trigger(sb);
+		await harness.activate();
+
+		const { webhook } = sb.state();
+		expect(webhook).toMatchObject({ configured: true, url: harness.webhookUrl });
+		expect(harness.staticData).toEqual({ webhookUrl: harness.webhookUrl, secret: webhook.secret });
+		expect(apiCalls(sb, 'POST', WEBHOOK)).toBe(1);
+
+		await harness.deactivate();
+		expect(sb.state().webhook).toMatchObject({ configured: false, url: null });
+		expect(harness.staticData).toEqual({});
+	});
+
+	it('own URL already registered with its secret (n8n restart): keeps it, registers nothing', async () => {
+		const harness = await trigger(sb);
+		await harness.activate();
+		const secret = harness.staticData.secret;
+
+		await harness.activate();
+		expect(apiCalls(sb, 'POST', WEBHOOK)).toBe(1);
+		expect(harness.staticData.secret).toBe(secret);
+		expect(sb.state().webhook.secret).toBe(secret);
+	});
+
+	it('own URL registered but the secret is lost: registers again to get a new one', async () => {
+		const harness = await trigger(sb);
+		await harness.activate();
+		const oldSecret = harness.staticData.secret;
+		delete harness.staticData.secret;
+
+		await harness.activate();
+		expect(apiCalls(sb, 'POST', WEBHOOK)).toBe(2);
+		const { webhook } = sb.state();
+		expect(webhook.url).toBe(harness.webhookUrl);
+		expect(harness.staticData.secret).toBe(webhook.secret);
+		expect(harness.staticData.secret).not.toBe(oldSecret);
+	});
+
+	it('a secret stored for another URL does not count as ours: registers again', async () => {
+		const webhookId = randomUUID();
+		const harness = await trigger(sb, {}, { webhookId, staticData: { webhookUrl: 'https://old.example.com/x', secret: 'whsec_old' } });
+		await registerForeign(sb, harness.webhookUrl);
+		await harness.activate();
+		expect(harness.staticData.secret).toBe(sb.state().webhook.secret);
+		expect(harness.staticData.secret).not.toBe('whsec_old');
+	});
+
+	it('foreign URL registered: activation fails naming the URL and what to do; nothing changes', async () => {
+		const foreignSecret = await registerForeign(sb);
+		const harness = await trigger(sb);
+
+		const failure = harness.activate();
+		await expect(failure).rejects.toThrow(`Another webhook is registered for this account: ${FOREIGN_URL}`);
+		const error = await failure.catch((e: { description?: string }) => e);
+		expect(error.description).toMatch(/Take Over Existing Webhook/);
+		expect(error.description).toMatch(/console/);
+
+		expect(sb.state().webhook).toEqual({ configured: true, url: FOREIGN_URL, secret: foreignSecret });
+		expect(apiCalls(sb, 'POST', WEBHOOK)).toBe(1); // only the foreign registration
+		expect(apiCalls(sb, 'DELETE', WEBHOOK)).toBe(0); // n8n's clean-up delete left it alone
+		expect(harness.staticData.secret).toBeUndefined();
+	});
+
+	it('foreign URL registered, with "Take Over Existing Webhook": replaces it', async () => {
+		await registerForeign(sb);
+		const harness = await trigger(sb, { options: { takeOver: true } });
+		await harness.activate();
+		const { webhook } = sb.state();
+		expect(webhook.url).toBe(harness.webhookUrl);
+		expect(harness.staticData.secret).toBe(webhook.secret);
+	});
+
+	it('deactivation never deletes a webhook that is no longer ours', async () => {
+		const harness = await trigger(sb);
+		await harness.activate();
+		const foreignSecret = await registerForeign(sb); // someone re-pointed the account meanwhile
+
+		await harness.deactivate();
+		expect(sb.state().webhook).toEqual({ configured: true, url: FOREIGN_URL, secret: foreignSecret });
+		expect(apiCalls(sb, 'DELETE', WEBHOOK)).toBe(0);
+		expect(harness.staticData).toEqual({});
+	});
+
+	it('deactivation when nothing is configured any more: no DELETE, static data cleared', async () => {
+		const harness = await trigger(sb);
+		await harness.activate();
+		expect((await api(sb, 'DELETE', WEBHOOK)).status).toBe(204); // removed in the console
+		await harness.deactivate();
+		expect(apiCalls(sb, 'DELETE', WEBHOOK)).toBe(1); // only the outside one
+		expect(harness.staticData).toEqual({});
+	});
+
+	it('a plain-http public n8n URL: the refusal says HTTPS is needed', async () => {
+		const harness = await trigger(sb, {}, { webhookUrl: 'http://n8n.internal.example:5678/webhook' });
+		await expect(harness.activate()).rejects.toThrow(/accepts HTTPS addresses only/);
+		expect(sb.state().webhook.configured).toBe(false);
+	});
+
+	it('a revoked key: activation fails with the transport’s explanation', async () => {
+		const harness = await trigger(sb, {}, { credentials: { businessMessagingApi: { apiKey: sb.keys.revoked, baseUrl: sb.baseUrl } } });
+		await expect(harness.activate()).rejects.toThrow(/revoked or unknown \(401\)/);
+	});
+});
+
+describe('Listen for test event', () => {
+	it('test URL while the production URL is registered: refused, production untouched and still receiving', async () => {
+		const webhookId = randomUUID();
+		const production = await trigger(sb, {}, { webhookId });
+		await production.activate();
+		const prodSecret = production.staticData.secret as string;
+
+		for (const takeOver of [false, true]) {
+			// n8n copies the workflow's stored static data into the test run.
+			const test = await trigger(sb, { options: { takeOver } }, { webhookId, isTest: true, staticData: { ...production.staticData } });
+			expect(test.webhookUrl).not.toBe(production.webhookUrl);
+			const failure = test.activate();
+			await expect(failure).rejects.toThrow(`This workflow is active: the account's webhook points at its production URL ${production.webhookUrl}`);
+			const error = await failure.catch((e: { description?: string }) => e);
+			expect(error.description).toMatch(/deactivate the workflow first/);
+		}
+
+		expect(sb.state().webhook).toEqual({ configured: true, url: production.webhookUrl, secret: prodSecret });
+		expect(apiCalls(sb, 'POST', WEBHOOK)).toBe(1);
+		expect(apiCalls(sb, 'DELETE', WEBHOOK)).toBe(0);
+		const answer = await production.receive(signedRequest(inboundEvent(), prodSecret));
+		expect(answer.status).toBe(200);
+		expect(answer.workflowData?.[0]).toHaveLength(1);
+	});
+
+	it('test URL while another workflow’s URL is registered: refused without take-over', async () => {
+		await registerForeign(sb);
+		const test = await trigger(sb, {}, { isTest: true });
+		await expect(test.activate()).rejects.toThrow(FOREIGN_URL);
+		const error = await test.activate().catch((e: { description?: string }) => e);
+		expect(error.description).toMatch(/another active n8n workflow/);
+		expect(sb.state().webhook.url).toBe(FOREIGN_URL);
+	});
+
+	it('fresh account: registers the test URL, receives one event, then n8n removes it', async () => {
+		const test = await trigger(sb, {}, { isTest: true });
+		await test.activate();
+		expect(sb.state().webhook.url).toBe(test.webhookUrl);
+		expect(test.webhookUrl).toMatch(/\/webhook-test\//);
+
+		const answer = await test.receive(signedRequest(inboundEvent(), test.staticData.secret as string));
+		expect(answer.status).toBe(200);
+		expect(answer.workflowData?.[0]).toHaveLength(1);
+		// The harness, as n8n, deactivates the test webhook after one execution.
+		expect(sb.state().webhook.configured).toBe(false);
+	});
+
+	it('production activation replaces a leftover test registration of the same node', async () => {
+		const webhookId = randomUUID();
+		const test = await trigger(sb, {}, { webhookId, isTest: true });
+		await test.activate();
+		const production = await trigger(sb, {}, { webhookId });
+		await production.activate();
+		expect(sb.state().webhook.url).toBe(production.webhookUrl);
+
+		// The test listener ends later: its delete must not remove production.
+		await test.deactivate();
+		expect(sb.state().webhook.url).toBe(production.webhookUrl);
+		expect(sb.state().webhook.secret).toBe(production.staticData.secret);
+	});
+});
+
+describe('Manual registration', () => {
+	it('registers and deletes nothing; verifies with the credential’s secret', async () => {
+		const foreignSecret = await registerForeign(sb, 'https://console-registered.example.com/hook');
+		const harness = await trigger(sb, { registration: 'manual' }, { credentialExtra: { webhookSecret: foreignSecret } });
+		await harness.activate();
+		await harness.deactivate();
+		await harness.activate();
+		expect(apiCalls(sb, 'POST', WEBHOOK)).toBe(1);
+		expect(apiCalls(sb, 'GET', WEBHOOK)).toBe(0);
+		expect(apiCalls(sb, 'DELETE', WEBHOOK)).toBe(0);
+		expect(harness.staticData).toEqual({});
+
+		expect((await harness.receive(signedRequest(inboundEvent(), foreignSecret))).status).toBe(200);
+		expect((await harness.receive(signedRequest(inboundEvent(), 'whsec_wrong'))).status).toBe(401);
+	});
+
+	it('without a Webhook Signing Secret in the credential, activation fails (fail closed)', async () => {
+		const harness = await trigger(sb, { registration: 'manual' }, { credentialExtra: { webhookSecret: '  ' } });
+		await expect(harness.activate()).rejects.toThrow(/no Webhook Signing Secret/);
+	});
+});

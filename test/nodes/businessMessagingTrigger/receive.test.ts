@@ -1,0 +1,269 @@
+// Direct requests to webhook() through n8n-core's real WebhookContext: verification first,
+// then the envelope, the replay window, filters and outputs.
+import type { WebhookHarness } from '../../harness';
+import { startSandbox, type Sandbox } from '../../sandbox';
+import {
+	echoEvent,
+	inboundEvent,
+	serviceTimestamp,
+	sign,
+	signedRequest,
+	statusEvent,
+	trigger,
+} from './helpers';
+
+let sb: Sandbox;
+beforeAll(async () => {
+	sb = await startSandbox();
+});
+afterAll(async () => {
+	await sb.close();
+});
+afterEach(() => {
+	jest.restoreAllMocks();
+	sb.reset();
+});
+
+async function activeTrigger(parameters: Record<string, unknown> = {}): Promise<{ harness: WebhookHarness; secret: string }> {
+	sb.reset();
+	const harness = await trigger(sb, parameters as never);
+	await harness.activate();
+	return { harness, secret: harness.staticData.secret as string };
+}
+
+function expectNoExecution(answer: { workflowData?: unknown }) {
+	expect(answer.workflowData).toBeUndefined();
+}
+
+describe('signature', () => {
+	it('valid: 200 and one item that is the event exactly as sent', async () => {
+		const { harness, secret } = await activeTrigger();
+		const event = { ...inboundEvent(), extra_field: { kept: true } };
+		const answer = await harness.receive(signedRequest(event, secret));
+		expect(answer.status).toBe(200);
+		expect(answer.workflowData).toEqual([[{ json: event }]]);
+	});
+
+	it('the output never contains the signing secret or the API key', async () => {
+		const { harness, secret } = await activeTrigger();
+		const answer = await harness.receive(signedRequest(inboundEvent(), secret));
+		const text = JSON.stringify(answer);
+		expect(text).not.toContain(secret);
+		expect(text).not.toContain(sb.keys.all);
+	});
+
+	it('verifies the raw bytes, whatever the content type says', async () => {
+		const { harness, secret } = await activeTrigger();
+		const rawBody = Buffer.from(JSON.stringify(inboundEvent()));
+		const answer = await harness.receive({
+			headers: { 'content-type': 'text/plain', 'x-service-signature': sign(rawBody, secret) },
+			rawBody,
+		});
+		expect(answer.status).toBe(200);
+	});
+
+	it('wrong secret: 401, no execution', async () => {
+		const { harness } = await activeTrigger();
+		const answer = await harness.receive(signedRequest(inboundEvent(), 'whsec_not_the_secret'));
+		expect(answer.status).toBe(401);
+		expect(answer.noWebhookResponse).toBe(true);
+		expect(answer.body).toEqual({ error: 'unauthorized', reason: expect.stringMatching(/does not match/) });
+		expectNoExecution(answer);
+	});
+
+	it('one tampered byte: 401', async () => {
+		const { harness, secret } = await activeTrigger();
+		const request = signedRequest(inboundEvent({ text: 'pay 100' }), secret);
+		const tampered = Buffer.from(request.rawBody.toString().replace('pay 100', 'pay 900'));
+		expect(tampered.length).toBe(request.rawBody.length);
+		const answer = await harness.receive({ ...request, rawBody: tampered });
+		expect(answer.status).toBe(401);
+		expectNoExecution(answer);
+	});
+
+	it('the same JSON re-serialised with other spacing or key order: 401', async () => {
+		const { harness, secret } = await activeTrigger();
+		const event = inboundEvent();
+		const request = signedRequest(event, secret);
+		const variants = [
+			JSON.stringify(event, null, 2),
+			JSON.stringify({ timestamp: event.timestamp, data: event.data, event: event.event }),
+		];
+		for (const variant of variants) {
+			const answer = await harness.receive({ headers: request.headers, rawBody: Buffer.from(variant) });
+			expect(answer.status).toBe(401);
+			expectNoExecution(answer);
+		}
+	});
+
+	it.each([
+		['missing header', (_header: string) => undefined],
+		['no sha256= prefix', (header: string) => header.slice('sha256='.length)],
+		['truncated hex', (header: string) => header.slice(0, -2)],
+		['non-hex', (header: string) => `${header.slice(0, -1)}x`],
+		['empty', (_header: string) => ''],
+	])('%s: 401, no execution', async (_label, mangle) => {
+		const { harness, secret } = await activeTrigger();
+		const request = signedRequest(inboundEvent(), secret);
+		const header = mangle(request.headers['x-service-signature']);
+		const headers: Record<string, string> = { 'content-type': 'application/json' };
+		if (header !== undefined) headers['x-service-signature'] = header;
+		const answer = await harness.receive({ headers, rawBody: request.rawBody });
+		expect(answer.status).toBe(401);
+		expectNoExecution(answer);
+	});
+
+	it('the signature is checked before the body is parsed: garbage with a bad signature is 401, not 400', async () => {
+		const { harness } = await activeTrigger();
+		const answer = await harness.receive({
+			headers: { 'x-service-signature': `sha256=${'0'.repeat(64)}` },
+			rawBody: Buffer.from('{not json'),
+		});
+		expect(answer.status).toBe(401);
+	});
+
+	it('no secret stored (registration lost): every event is rejected, fail closed', async () => {
+		const { harness, secret } = await activeTrigger();
+		delete harness.staticData.secret;
+		const answer = await harness.receive(signedRequest(inboundEvent(), secret));
+		expect(answer.status).toBe(401);
+		expectNoExecution(answer);
+		// Nor does an "empty-key" signature pass.
+		expect((await harness.receive(signedRequest(inboundEvent(), ''))).status).toBe(401);
+	});
+});
+
+describe('envelope', () => {
+	it('signed but not JSON, sent as application/json: n8n itself answers 422 before the node runs', async () => {
+		const { harness, secret } = await activeTrigger();
+		const answer = await harness.receive(signedRequest('{"event": "message.inbound",', secret));
+		expect(answer.status).toBe(422);
+		expectNoExecution(answer);
+	});
+
+	it('signed but not JSON, other content type: the node answers 400', async () => {
+		const { harness, secret } = await activeTrigger();
+		const request = signedRequest('{"event": "message.inbound",', secret);
+		const answer = await harness.receive({ ...request, headers: { ...request.headers, 'content-type': 'text/plain' } });
+		expect(answer.status).toBe(400);
+		expect(answer.body).toEqual({ error: 'bad_request', reason: 'not a valid event envelope: the body is not valid JSON' });
+		expectNoExecution(answer);
+	});
+
+	it.each([
+		['an array', '[]'],
+		['unknown event', JSON.stringify({ ...inboundEvent(), event: 'message.deleted' })],
+		['data not an object', JSON.stringify({ ...inboundEvent(), data: 'hello' })],
+		['timestamp missing', JSON.stringify({ event: 'message.inbound', data: {} })],
+		['timestamp not ISO 8601', JSON.stringify({ ...inboundEvent(), timestamp: 'Tue, 02 Jan 2025 03:04:05 GMT' })],
+	])('signed but %s: 400, no execution', async (_label, raw) => {
+		const { harness, secret } = await activeTrigger();
+		const answer = await harness.receive(signedRequest(raw, secret));
+		expect(answer.status).toBe(400);
+		expect(answer.body).toEqual({ error: 'bad_request', reason: expect.stringMatching(/not a valid event envelope/) });
+		expectNoExecution(answer);
+	});
+});
+
+describe('replay window', () => {
+	it('default 300 s: a 10-minute-old event is rejected, a 4-minute-old one accepted', async () => {
+		const { harness, secret } = await activeTrigger();
+		const stale = await harness.receive(signedRequest(inboundEvent({}, serviceTimestamp(Date.now() - 600_000)), secret));
+		expect(stale.status).toBe(401);
+		expect(stale.body).toEqual({ error: 'unauthorized', reason: expect.stringMatching(/replay protection: the event is 600 s old/) });
+		expectNoExecution(stale);
+
+		const recent = await harness.receive(signedRequest(inboundEvent({}, serviceTimestamp(Date.now() - 240_000)), secret));
+		expect(recent.status).toBe(200);
+	});
+
+	it('the same signed request replayed later is rejected', async () => {
+		const { harness, secret } = await activeTrigger();
+		const request = signedRequest(inboundEvent(), secret);
+		expect((await harness.receive(request)).status).toBe(200);
+		const now = Date.now();
+		jest.spyOn(Date, 'now').mockReturnValue(now + 301_000);
+		const replay = await harness.receive(request);
+		expect(replay.status).toBe(401);
+		expectNoExecution(replay);
+	});
+
+	it('a timestamp more than 60 s in the future is rejected', async () => {
+		const { harness, secret } = await activeTrigger();
+		const answer = await harness.receive(signedRequest(inboundEvent({}, serviceTimestamp(Date.now() + 120_000)), secret));
+		expect(answer.status).toBe(401);
+		expect(answer.body).toMatchObject({ reason: expect.stringMatching(/future/) });
+	});
+
+	it('a configured maximum age applies; 0 disables the check', async () => {
+		const strict = await activeTrigger({ options: { maxAge: 30 } });
+		const minuteOld = inboundEvent({}, serviceTimestamp(Date.now() - 60_000));
+		expect((await strict.harness.receive(signedRequest(minuteOld, strict.secret))).status).toBe(401);
+
+		const off = await activeTrigger({ options: { maxAge: 0 } });
+		const yearOld = inboundEvent({}, '2024-01-01T00:00:00.000000+00:00');
+		expect((await off.harness.receive(signedRequest(yearOld, off.secret))).status).toBe(200);
+	});
+});
+
+describe('events, filters and outputs', () => {
+	it('default: inbound only; echo and status are acknowledged with 200 and start nothing', async () => {
+		const { harness, secret } = await activeTrigger();
+		for (const event of [echoEvent(), statusEvent()]) {
+			const answer = await harness.receive(signedRequest(event, secret));
+			expect(answer.status).toBe(200);
+			expect(answer.body).toEqual({ received: true, ignored: `event ${event.event} is not selected` });
+			expectNoExecution(answer);
+		}
+	});
+
+	it('several events on one output', async () => {
+		const { harness, secret } = await activeTrigger({ events: ['message.inbound', 'message.status', 'message.echo'] });
+		for (const event of [inboundEvent(), statusEvent(), echoEvent()]) {
+			const answer = await harness.receive(signedRequest(event, secret));
+			expect(answer.workflowData).toEqual([[{ json: event }]]);
+		}
+	});
+
+	it('separate outputs: each event type on its own output, in the order inbound, status, echo', async () => {
+		const { harness, secret } = await activeTrigger({
+			events: ['message.echo', 'message.status', 'message.inbound'],
+			separateOutputs: true,
+		});
+		const inbound = inboundEvent();
+		const status = statusEvent();
+		const echo = echoEvent();
+		expect((await harness.receive(signedRequest(inbound, secret))).workflowData).toEqual([[{ json: inbound }], [], []]);
+		expect((await harness.receive(signedRequest(status, secret))).workflowData).toEqual([[], [{ json: status }], []]);
+		expect((await harness.receive(signedRequest(echo, secret))).workflowData).toEqual([[], [], [{ json: echo }]]);
+	});
+
+	it('separate outputs with two events: two outputs', async () => {
+		const { harness, secret } = await activeTrigger({ events: ['message.echo', 'message.status'], separateOutputs: true });
+		const echo = echoEvent();
+		expect((await harness.receive(signedRequest(echo, secret))).workflowData).toEqual([[], [{ json: echo }]]);
+	});
+
+	it('receiving numbers: inbound and echo of other numbers are ignored; status events pass', async () => {
+		const { harness, secret } = await activeTrigger({
+			events: ['message.inbound', 'message.status', 'message.echo'],
+			options: { numbers: '111, 222' },
+		});
+		expect((await harness.receive(signedRequest(inboundEvent({ number: '222' }), secret))).workflowData).toHaveLength(1);
+		const other = await harness.receive(signedRequest(inboundEvent({ number: '333' }), secret));
+		expect(other.status).toBe(200);
+		expect(other.body).toEqual({ received: true, ignored: 'number 333 is not among the receiving numbers' });
+		expectNoExecution(other);
+		expectNoExecution(await harness.receive(signedRequest(echoEvent({ number: '333' }), secret)));
+		expect((await harness.receive(signedRequest(statusEvent(), secret))).workflowData).toHaveLength(1);
+	});
+
+	it('status values: only the listed statuses start the workflow (case-insensitive)', async () => {
+		const { harness, secret } = await activeTrigger({ events: ['message.status'], options: { statuses: 'Delivered, failed' } });
+		expect((await harness.receive(signedRequest(statusEvent({ status: 'delivered' }), secret))).workflowData).toHaveLength(1);
+		expect((await harness.receive(signedRequest(statusEvent({ status: 'failed' }), secret))).workflowData).toHaveLength(1);
+		const read = await harness.receive(signedRequest(statusEvent({ status: 'read' }), secret));
+		expect(read.status).toBe(200);
+		expectNoExecution(read);
+	});
+});
