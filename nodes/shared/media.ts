@@ -136,7 +136,7 @@ export async function downloadMedia(
 	const mediaId = mediaIdFromReference(node, reference, baseUrl, options.fieldName, options.itemIndex);
 
 	const pointer = await rawApiRequest.call(this, 'GET', `/v1/media/${mediaId}`, { context });
-	throwForStatus(node, pointer, context);
+	if (!REDIRECT_STATUSES.has(pointer.statusCode)) throwForStatus(node, pointer, context);
 	const location = header(pointer.headers, 'location');
 	if (!REDIRECT_STATUSES.has(pointer.statusCode) || !location) {
 		throw new NodeApiError(node, { status: pointer.statusCode }, {
