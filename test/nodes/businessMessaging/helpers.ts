@@ -1,0 +1,148 @@
+// Shared set-up for the Business Messaging node tests: a sandbox per test file, the node
+// run through the workflow harness (n8n-core's WorkflowExecute), and the sandbox's control API.
+import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
+
+import { runNode, type RunNodeOptions } from '../../harness';
+import { startSandbox, type Sandbox, type SeededKeyLabel, type FaultSpec } from '../../sandbox';
+
+export const NODE_TYPE = 'n8n-nodes-business-messaging.businessMessaging';
+export const NODE_NAME = 'Business Messaging';
+
+export const CONTACT = '+15557654321';
+export const OTHER_CONTACT = '+15557650000';
+
+export type { Sandbox };
+
+export async function useSandbox(): Promise<Sandbox> {
+	return await startSandbox({ port: 0 });
+}
+
+export function credentialsFor(sandbox: Sandbox, key: SeededKeyLabel | { value: string }) {
+	return {
+		businessMessagingApi: {
+			apiKey: typeof key === 'string' ? sandbox.keys[key] : key.value,
+			baseUrl: sandbox.baseUrl,
+		},
+	};
+}
+
+export interface RunOptions {
+	key?: SeededKeyLabel | { value: string };
+	inputItems?: INodeExecutionData[];
+	continueOnFail?: boolean;
+	binaryDataMode?: RunNodeOptions['binaryDataMode'];
+}
+
+/** Manual trigger → Business Messaging with these parameters, against the sandbox. */
+export async function run(sandbox: Sandbox, parameters: INodeParameters, options: RunOptions = {}) {
+	return await runNode({
+		type: NODE_TYPE,
+		parameters,
+		credentials: credentialsFor(sandbox, options.key ?? 'all'),
+		inputItems: options.inputItems,
+		binaryDataMode: options.binaryDataMode,
+		nodeSettings: options.continueOnFail ? { continueOnFail: true } : undefined,
+	});
+}
+
+/** The message of the node's error (thrown when Continue On Fail is off). */
+export function errorOf(result: Awaited<ReturnType<typeof run>>): { message: string; description: string } {
+	const error = result.nodeError(NODE_NAME) ?? result.error;
+	if (!error) throw new Error(`The node did not fail; it output ${JSON.stringify(result.items)}`);
+	return { message: error.message, description: String((error as { description?: unknown }).description ?? '') };
+}
+
+/** Every output item is paired with an input item; returns the indexes. */
+export function pairedIndexes(items: INodeExecutionData[]): number[] {
+	return items.map((item) => {
+		const paired = item.pairedItem;
+		if (paired === undefined || paired === null) throw new Error(`Item without pairedItem: ${JSON.stringify(item.json)}`);
+		if (typeof paired === 'number') return paired;
+		if (Array.isArray(paired)) throw new Error('Expected one pairedItem per output item');
+		return paired.item;
+	});
+}
+
+async function control(sandbox: Sandbox, method: string, path: string, body?: unknown): Promise<IDataObject> {
+	const response = await fetch(`${sandbox.baseUrl}${path}`, {
+		method,
+		headers: body === undefined ? undefined : { 'content-type': 'application/json' },
+		body: body === undefined ? undefined : JSON.stringify(body),
+	});
+	const text = await response.text();
+	if (!response.ok) throw new Error(`${method} ${path} → ${response.status}: ${text}`);
+	return text ? (JSON.parse(text) as IDataObject) : {};
+}
+
+export interface InboundInput {
+	from?: string;
+	contact_name?: string;
+	number?: string;
+	text?: string;
+	type?: string;
+	media?: { mime: string; data_base64: string; filename?: string };
+	host_media?: boolean;
+}
+
+/** A contact writes to one of the account's numbers; returns the stored record. */
+export async function inbound(sandbox: Sandbox, input: InboundInput = {}): Promise<IDataObject> {
+	const result = await control(sandbox, 'POST', '/_sandbox/inbound', {
+		from: CONTACT,
+		contact_name: 'Ada',
+		number: sandbox.numbers[0].phone_number_id,
+		text: 'Hello',
+		...input,
+	});
+	return result.record as IDataObject;
+}
+
+export async function echo(
+	sandbox: Sandbox,
+	input: { to?: string; number?: string; text?: string; type?: string; media_mime?: string },
+): Promise<IDataObject> {
+	const result = await control(sandbox, 'POST', '/_sandbox/echo', {
+		to: CONTACT,
+		number: sandbox.numbers[0].phone_number_id,
+		text: 'Sent from the app',
+		...input,
+	});
+	return result.record as IDataObject;
+}
+
+/** The trigger node's output item for an inbound record: the event envelope. */
+export function inboundEvent(record: IDataObject): INodeExecutionData {
+	return {
+		json: {
+			event: 'message.inbound',
+			data: {
+				from: record.from,
+				contact_name: record.contact_name,
+				number: record.number,
+				wa_message_id: record.wa_message_id,
+				type: record.type,
+				text: record.text,
+				media_id: record.media_id,
+				media_url: record.media_url,
+			},
+			timestamp: '2025-01-01T00:00:00.000000+00:00',
+		},
+	};
+}
+
+export async function injectFault(sandbox: Sandbox, fault: Partial<FaultSpec> & Pick<FaultSpec, 'kind'>): Promise<void> {
+	await control(sandbox, 'POST', '/_sandbox/faults', { count: 1, ...fault });
+}
+
+export async function createKey(
+	sandbox: Sandbox,
+	scopes: string[],
+	allowedNumbers: string[] | null = null,
+): Promise<{ id: string; value: string }> {
+	const created = await control(sandbox, 'POST', '/_sandbox/keys', { scopes, allowed_numbers: allowedNumbers });
+	return { id: String(created.id), value: String(created.key) };
+}
+
+/** /v1 requests the sandbox received, optionally only those whose path starts with a prefix. */
+export function apiRequests(sandbox: Sandbox, prefix = '/v1') {
+	return sandbox.state().requests.filter((request) => request.path.startsWith(prefix));
+}

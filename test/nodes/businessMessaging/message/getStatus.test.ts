@@ -1,0 +1,118 @@
+import {
+	apiRequests,
+	createKey,
+	errorOf,
+	inbound,
+	inboundEvent,
+	injectFault,
+	pairedIndexes,
+	run,
+	useSandbox,
+	type Sandbox,
+} from '../helpers';
+
+const GET_STATUS = { resource: 'message', operation: 'getStatus' };
+
+describe('Message → Get Status', () => {
+	let sandbox: Sandbox;
+	let messageId: string;
+	beforeAll(async () => {
+		sandbox = await useSandbox();
+	});
+	afterAll(async () => {
+		await sandbox.close();
+	});
+	beforeEach(async () => {
+		sandbox.reset();
+		const record = await inbound(sandbox);
+		const sent = await run(sandbox, { resource: 'message', operation: 'reply', text: 'Hi' }, { inputItems: [inboundEvent(record)] });
+		messageId = String(sent.items[0].json.id);
+	});
+
+	const statusReads = () => apiRequests(sandbox).filter((r) => r.path !== '/v1/messages/reply');
+
+	it('reads the message as the service returns it', async () => {
+		const result = await run(sandbox, { ...GET_STATUS, messageId });
+		expect(result.error).toBeUndefined();
+		expect(result.items).toHaveLength(1);
+		expect(result.items[0].json).toMatchObject({ id: messageId, status: 'sent' });
+		expect(pairedIndexes(result.items)).toEqual([0]);
+		expect(statusReads().map((r) => r.path)).toEqual([`/v1/messages/${messageId}`]);
+	});
+
+	it('takes the id from each input item', async () => {
+		const result = await run(sandbox, { ...GET_STATUS, messageId: '={{ $json.id }}' }, {
+			inputItems: [{ json: { id: messageId } }, { json: { id: ` ${messageId} ` } }],
+		});
+		expect(result.items.map((item) => item.json.id)).toEqual([messageId, messageId]);
+		expect(pairedIndexes(result.items)).toEqual([0, 1]);
+	});
+
+	it.each(['../console/keys', 'a/b', '..', '.', '/v1/ping', 'x\\..\\y', 'id\nX-Injected: 1'])(
+		'an id such as %j never reaches another endpoint',
+		async (id) => {
+			const result = await run(sandbox, { ...GET_STATUS, messageId: id });
+			const error = errorOf(result);
+			expect(error.message).toMatch(/^Message ID ".*" is not a valid ID$/s);
+			expect(statusReads()).toHaveLength(0);
+		},
+	);
+
+	it('an id with URL-special characters stays inside /v1/messages/', async () => {
+		const error = errorOf(await run(sandbox, { ...GET_STATUS, messageId: '%2e%2e?x=1#y' }));
+		expect(error.message).toMatch(/failed \(404\)/);
+		expect(statusReads().map((r) => r.path)).toEqual(['/v1/messages/%252e%252e%3Fx%3D1%23y']);
+	});
+
+	it.each([
+		['whitespace', '   ', /^Message ID is empty$/],
+		['an object from an expression', '={{ { id: 1 } }}', /^Message ID must be text, got object$/],
+		['a boolean from an expression', '={{ true }}', /^Message ID must be text, got boolean$/],
+		['null from an expression', '={{ null }}', /^Message ID must be text, got null$/],
+	])('%s is refused, naming the field, and nothing is sent', async (_label, messageId, message) => {
+		const result = await run(sandbox, { ...GET_STATUS, messageId });
+		expect(errorOf(result).message).toMatch(message);
+		expect(result.nodeError('Business Messaging')?.name).toBe('NodeOperationError');
+		expect(statusReads()).toHaveLength(0);
+	});
+
+	it('an unknown id shows the service\'s status and body as they came', async () => {
+		const error = errorOf(await run(sandbox, { ...GET_STATUS, messageId: 'msg_unknown' }));
+		expect(error.message).toBe('Message → Get Status failed (404)');
+		expect(error.description).toContain('"message_not_found"');
+		expect(error.description).toContain('No message msg_unknown');
+	});
+
+	it('a key without messages:read: names the scope', async () => {
+		const key = await createKey(sandbox, ['balance:read', 'messages:send']);
+		const error = errorOf(await run(sandbox, { ...GET_STATUS, messageId }, { key }));
+		expect(error.message).toBe('The API key lacks the messages:read scope (403)');
+	});
+
+	it('a revoked key: 401 with what to do', async () => {
+		const error = errorOf(await run(sandbox, { ...GET_STATUS, messageId }, { key: 'revoked' }));
+		expect(error.message).toMatch(/revoked or unknown \(401\)/);
+	});
+
+	it('survives transient faults (500, then a reset) with a bounded retry', async () => {
+		await injectFault(sandbox, { kind: 'status_500', path_prefix: '/v1/messages/' });
+		await injectFault(sandbox, { kind: 'reset', path_prefix: '/v1/messages/' });
+		const result = await run(sandbox, { ...GET_STATUS, messageId });
+		expect(result.error).toBeUndefined();
+		expect(result.items[0].json.id).toBe(messageId);
+		expect(statusReads()).toHaveLength(3);
+	});
+
+	it('continueOnFail: a mix of good and bad ids', async () => {
+		const result = await run(sandbox, { ...GET_STATUS, messageId: '={{ $json.id }}' }, {
+			continueOnFail: true,
+			inputItems: [{ json: { id: messageId } }, { json: { id: 'a/b' } }, { json: { id: 'msg_unknown' } }, { json: { id: messageId } }],
+		});
+		expect(result.error).toBeUndefined();
+		expect(pairedIndexes(result.items)).toEqual([0, 1, 2, 3]);
+		expect(result.items[0].json.id).toBe(messageId);
+		expect(result.items[1].json.error).toMatch(/Message ID "a\/b" is not a valid ID/);
+		expect(result.items[2].json.error).toMatch(/failed \(404\)/);
+		expect(result.items[3].json.id).toBe(messageId);
+	});
+});
