@@ -22,8 +22,11 @@ export function normalizeBaseUrl(raw: unknown): { url: string } | { error: strin
 	if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
 		return { error: `Base URL must start with https:// (or http:// for a local sandbox), got "${parsed.protocol}"` };
 	}
-	// A trailing /v1 would double the prefix every path carries.
-	return { url: value.replace(/\/v1$/, '') };
+	// Every path carries /v1 already; refusing it here keeps the Test button and the nodes in agreement.
+	if (/\/v1$/i.test(parsed.pathname.replace(/\/+$/, ''))) {
+		return { error: `Base URL must not end in /v1: enter "${value.replace(/\/v1$/i, '')}" (each path already starts with /v1)` };
+	}
+	return { url: value };
 }
 
 /** Why the key cannot be used, or undefined when it has the service's shape. Never echoes the key. */

@@ -73,6 +73,13 @@ describe('credential test (GET /v1/ping)', () => {
 		expect(requests).toEqual([]);
 	});
 
+	it('a Base URL ending in /v1: Error saying to remove it, before any request is sent', async () => {
+		const { result, requests } = await test(sb.keys.all, `${sb.baseUrl}/v1`);
+		expect(result.status).toBe('Error');
+		expect(result.message).toContain(`Base URL must not end in /v1: enter "${sb.baseUrl}"`);
+		expect(requests).toEqual([]);
+	});
+
 	it('an empty key: Error before any request is sent', async () => {
 		const { result, requests } = await test('');
 		expect(result.status).toBe('Error');
