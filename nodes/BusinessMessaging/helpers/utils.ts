@@ -47,25 +47,24 @@ export function requireText(
 	itemIndex: number,
 	hint = '',
 ): string {
+	const sentence = (...parts: string[]) => parts.filter(Boolean).join(' ');
 	if (value !== undefined && value !== null && typeof value !== 'string') {
-		throw new NodeOperationError(
-			node,
-			`${fieldName} must be text, got ${describeType(value)}`,
-			{
-				itemIndex,
-				description: `Check the expression that fills ${fieldName}: it should resolve to a string. ${hint} Nothing was sent.`.replace(
-					/\s+/g,
-					' ',
-				),
-			},
-		);
+		throw new NodeOperationError(node, `${fieldName} must be text, got ${describeType(value)}`, {
+			itemIndex,
+			description: sentence(
+				`Check the expression that fills ${fieldName}: it should resolve to a string.`,
+				hint,
+				'Nothing was sent.',
+			),
+		});
 	}
 	if (value === undefined || value === null || value.trim() === '') {
 		throw new NodeOperationError(node, `${fieldName} is empty`, {
 			itemIndex,
-			description: `Enter ${fieldName}, or check that the expression that fills it resolves for this item. ${hint} Nothing was sent.`.replace(
-				/\s+/g,
-				' ',
+			description: sentence(
+				`Enter ${fieldName}, or check that the expression that fills it resolves for this item.`,
+				hint,
+				'Nothing was sent.',
 			),
 		});
 	}

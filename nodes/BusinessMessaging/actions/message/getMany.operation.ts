@@ -104,7 +104,8 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	const records = await getList.call(this, '/v1/messages/inbound', qs, {
 		returnAll,
 		limit,
-		context: { operation: 'Message → Get Many', itemIndex },
+		// The spec does not name this endpoint's scope; messages:read is the one for reading messages.
+		context: { operation: 'Message → Get Many', scope: 'messages:read', itemIndex },
 		// Records say their direction; keep only the one asked for, whatever the default.
 		keep: (record) => record.direction === undefined || record.direction === direction,
 	});

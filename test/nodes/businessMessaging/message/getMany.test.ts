@@ -2,6 +2,7 @@ import {
 	CONTACT,
 	OTHER_CONTACT,
 	apiRequests,
+	createKey,
 	echo,
 	errorOf,
 	inbound,
@@ -128,6 +129,13 @@ describe('Message → Get Many (inbound history)', () => {
 		const error = errorOf(await run(sandbox, { ...GET_MANY, returnAll: true }));
 		expect(error.message).toMatch(/not JSON/);
 		expect(error.description).toContain('{"ok": true, "data": [');
+	});
+
+	it('a key without messages:read: names the scope', async () => {
+		const key = await createKey(sandbox, ['balance:read', 'messages:send']);
+		const error = errorOf(await run(sandbox, GET_MANY, { key }));
+		expect(error.message).toBe('The API key lacks the messages:read scope (403)');
+		expect(error.description).toMatch(/Keys tab/);
 	});
 
 	it('a revoked key: 401 with what to do', async () => {
