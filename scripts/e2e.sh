@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# End-to-end suite in real n8n (npm run test:e2e).
+#   scripts/e2e.sh            both lines: n8n 2.41.1 (Node 24), then n8n 1.123.81 (Node 20)
+#   scripts/e2e.sh 2          one line
+# Builds, packs, installs n8n into the cache on first use (scripts/install-n8n.sh), installs the
+# tarball into a fresh N8N_USER_FOLDER/.n8n/nodes, starts the sandbox and n8n on free loopback
+# ports, runs test/e2e/run.e2e.ts, stops everything. Exits non-zero if any check failed.
+# Logs and per-line JSON summaries: $E2E_OUT (default /tmp/business-messaging-e2e).
+# E2E_KEEP=1 keeps the n8n user folders; E2E_SKIP_BUILD=1 reuses dist/.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+lines=("$@")
+[ ${#lines[@]} -eq 0 ] && lines=(2 1)
+out="${E2E_OUT:-/tmp/business-messaging-e2e}"
+mkdir -p "$out"
+
+t0=$(date +%s)
+if [ "${E2E_SKIP_BUILD:-}" != "1" ]; then
+	echo "== build"
+	npm run build >"$out/build.log" 2>&1 || { cat "$out/build.log"; echo "build failed"; exit 1; }
+fi
+rm -f "$out"/*.tgz
+tarball=$(npm pack --silent --pack-destination "$out" 2>>"$out/build.log" | tail -n 1)
+[ -f "$out/$tarball" ] || { cat "$out/build.log"; echo "npm pack failed"; exit 1; }
+echo "== packed $out/$tarball ($(( $(date +%s) - t0 )) s)"
+
+status=0
+declare -A line_status
+for line in "${lines[@]}"; do
+	echo
+	echo "================ n8n line $line ================"
+	rm -f "$out/summary-line$line.json"
+	ls_start=$(date +%s)
+	npx --no-install ts-node --transpile-only test/e2e/run.e2e.ts --line "$line" --tarball "$out/$tarball" --out "$out"
+	rc=$?
+	line_status[$line]="$([ $rc -eq 0 ] && echo PASS || echo FAIL) ($(( $(date +%s) - ls_start )) s)"
+	[ $rc -eq 0 ] || status=1
+done
+
+echo
+echo "================ end-to-end summary ================"
+for line in "${lines[@]}"; do
+	summary="$out/summary-line$line.json"
+	echo "line $line: ${line_status[$line]}"
+	if [ -f "$summary" ]; then
+		node -e '
+			const s = require(process.argv[1]);
+			const t = s.timings, sec = (ms) => ms === undefined ? "-" : (ms / 1000).toFixed(1) + " s";
+			console.log(`  n8n ${s.version}, Node ${s.node}: ${s.passed} passed, ${s.failed} failed; install ${sec(t.install_ms)}, start ${sec(t.n8n_start_ms)}, stop ${sec(t.n8n_stop_ms)}`);
+			for (const r of s.results) console.log(`  ${r.ok ? "PASS" : "FAIL"} ${(r.ms / 1000).toFixed(1).padStart(5)} s  ${r.name}${r.ok ? "" : "\n         " + r.detail}`);
+		' "$summary"
+	fi
+done
+echo "total $(( $(date +%s) - t0 )) s; logs in $out"
+exit $status

@@ -1,0 +1,73 @@
+/**
+ * The sandbox as the end-to-end suite and `npm run dev` use it: started in this process
+ * (startSandbox from test/sandbox) and driven through its control API over HTTP, exactly
+ * as the printed curl command does.
+ */
+import { startSandbox, type Sandbox, type SandboxState } from '../../sandbox';
+
+export type { Sandbox, SandboxState };
+
+export async function launchSandbox(port = 0, mediaPort = 0): Promise<Sandbox> {
+	return await startSandbox({ port, mediaPort, host: '127.0.0.1' });
+}
+
+export class SandboxControl {
+	constructor(readonly baseUrl: string) {}
+
+	async call<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
+		const response = await fetch(`${this.baseUrl}/_sandbox${path}`, {
+			method,
+			headers: body !== undefined ? { 'content-type': 'application/json' } : {},
+			body: body !== undefined ? JSON.stringify(body) : undefined,
+			signal: AbortSignal.timeout(30_000),
+		});
+		const text = await response.text();
+		if (!response.ok) throw new Error(`sandbox ${method} /_sandbox${path} -> ${response.status}: ${text}`);
+		return (text ? JSON.parse(text) : undefined) as T;
+	}
+
+	async state(): Promise<SandboxState> {
+		return await this.call('GET', '/state');
+	}
+
+	/** A message from `from` to the account's number `number`; the sandbox relays it to the webhook. */
+	async inbound(input: { from: string; contact_name: string; number: string; text: string }) {
+		return await this.call<{ record: { id: string; wa_message_id: string }; delivery: DeliveryOutcomeView }>(
+			'POST',
+			'/inbound',
+			input,
+		);
+	}
+
+	async echo(input: { to: string; number: string; text: string }) {
+		return await this.call<{ record: { id: string }; delivery: DeliveryOutcomeView }>('POST', '/echo', input);
+	}
+
+	async status(id: string, status: string) {
+		return await this.call<{ message: { id: string; status: string }; delivery: DeliveryOutcomeView }>('POST', '/status', {
+			id,
+			status,
+		});
+	}
+
+	async createKey(scopes: string[], allowedNumbers: string[] | null = null) {
+		return await this.call<{ id: string; key: string }>('POST', '/keys', { scopes, allowed_numbers: allowedNumbers });
+	}
+
+	async revokeKey(id: string): Promise<void> {
+		await this.call('POST', `/keys/${id}/revoke`);
+	}
+}
+
+export interface DeliveryOutcomeView {
+	delivered: boolean;
+	status: number | null;
+	duration_ms: number | null;
+	reason: string | null;
+}
+
+/** The curl command that simulates an inbound message (printed by `npm run dev`). */
+export function inboundCurl(baseUrl: string, number: string): string {
+	const body = JSON.stringify({ from: '+33612345678', contact_name: 'Ada', number, text: 'Hello, is my order on its way?' });
+	return `curl -s -X POST ${baseUrl}/_sandbox/inbound -H 'content-type: application/json' -d '${body}'`;
+}

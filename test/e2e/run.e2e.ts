@@ -1,0 +1,373 @@
+/**
+ * End-to-end suite: the packed package inside a real n8n, driven by the sandbox.
+ *
+ *   ts-node --transpile-only test/e2e/run.e2e.ts --line 2 --tarball n8n-nodes-business-messaging-0.1.0.tgz [--out dir]
+ *
+ * Normally started by scripts/e2e.sh (npm run test:e2e), which builds, packs and runs both lines.
+ * Exit code 0 only when every check passed. Writes <out>/summary-line<N>.json.
+ */
+import { createHmac } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+import { CREDENTIAL_NAME, importExamples, triggerName, type Imported } from './lib/examples';
+import {
+	ACTION_TYPE,
+	CREDENTIAL_TYPE,
+	installN8n,
+	installPackage,
+	LINES,
+	N8nClient,
+	N8nProcess,
+	RestError,
+	TOOL_TYPE,
+	TRIGGER_TYPE,
+	type Execution,
+	type Line,
+	type SavedWorkflow,
+} from './lib/n8n';
+import { launchSandbox, SandboxControl, type Sandbox } from './lib/sandbox';
+import { errorText, log, sleep, waitFor } from './lib/util';
+
+interface CheckResult {
+	name: string;
+	ok: boolean;
+	ms: number;
+	detail: string;
+}
+
+const args = new Map<string, string>();
+for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i].replace(/^--/, ''), process.argv[i + 1]);
+const line = Number(args.get('line') ?? '2') as Line;
+const tarball = args.get('tarball');
+const outDir = resolve(args.get('out') ?? join(tmpdir(), 'business-messaging-e2e'));
+const keep = process.env.E2E_KEEP === '1';
+
+if (line !== 1 && line !== 2) throw new Error('--line must be 1 or 2');
+if (!tarball) throw new Error('--tarball <path to the npm pack output> is required');
+
+const results: CheckResult[] = [];
+const timings: Record<string, number> = {};
+
+class CheckFailed extends Error {}
+
+function expect(condition: unknown, message: string): asserts condition {
+	if (!condition) throw new CheckFailed(message);
+}
+
+async function check(name: string, body: () => Promise<string>): Promise<boolean> {
+	const started = Date.now();
+	log(`CHECK ${name} ...`);
+	try {
+		const detail = await body();
+		results.push({ name, ok: true, ms: Date.now() - started, detail });
+		log(`  PASS ${name} (${((Date.now() - started) / 1000).toFixed(1)} s): ${detail}`);
+		return true;
+	} catch (error) {
+		const detail = error instanceof RestError ? `${error.message}` : errorText(error);
+		results.push({ name, ok: false, ms: Date.now() - started, detail });
+		log(`  FAIL ${name} (${((Date.now() - started) / 1000).toFixed(1)} s): ${detail}`);
+		return false;
+	}
+}
+
+async function main(): Promise<number> {
+	mkdirSync(outDir, { recursive: true });
+	const { version } = LINES[line];
+	log(`== n8n ${version} (line ${line}), Node ${LINES[line].node}`);
+
+	let started = Date.now();
+	const installation = installN8n(line, join(outDir, `install-line${line}.log`));
+	timings.install_ms = Date.now() - started;
+	log(`n8n ${version} ready in ${installation.dir} (${(timings.install_ms / 1000).toFixed(1)} s)`);
+
+	const userFolder = mkdtempSync(join(tmpdir(), `bm-e2e-n8n${line}-`));
+	started = Date.now();
+	installPackage(userFolder, tarball as string);
+	timings.package_install_ms = Date.now() - started;
+	log(`package installed into ${userFolder}/.n8n/nodes (${(timings.package_install_ms / 1000).toFixed(1)} s)`);
+
+	let sandbox: Sandbox | undefined;
+	let n8n: N8nProcess | undefined;
+	const logFile = join(outDir, `n8n-line${line}.log`);
+	rmSync(logFile, { force: true });
+	try {
+		sandbox = await launchSandbox();
+		log(`sandbox at ${sandbox.baseUrl}`);
+		started = Date.now();
+		n8n = await N8nProcess.start({ installation, userFolder, logFile });
+		timings.n8n_start_ms = Date.now() - started;
+		log(`n8n at ${n8n.url} (started in ${(timings.n8n_start_ms / 1000).toFixed(1)} s, log ${logFile})`);
+		await runChecks(n8n, sandbox, installation.dir);
+	} catch (error) {
+		results.push({ name: 'setup', ok: false, ms: 0, detail: errorText(error) });
+		log(`SETUP FAILED: ${errorText(error)}`);
+	} finally {
+		if (n8n) {
+			const failed = results.some((r) => !r.ok);
+			if (failed) log(`n8n log tail (${logFile}):\n${n8n.logTail(40)}`);
+			started = Date.now();
+			await n8n.stop();
+			timings.n8n_stop_ms = Date.now() - started;
+		}
+		await sandbox?.close();
+		if (!keep) rmSync(userFolder, { recursive: true, force: true });
+	}
+
+	const passed = results.filter((r) => r.ok).length;
+	const summary = { line, version, node: LINES[line].node, timings, passed, failed: results.length - passed, results };
+	writeFileSync(join(outDir, `summary-line${line}.json`), `${JSON.stringify(summary, null, 2)}\n`);
+	log(`== n8n ${version}: ${passed}/${results.length} checks passed`);
+	for (const r of results) log(`   ${r.ok ? 'PASS' : 'FAIL'}  ${r.name.padEnd(58)} ${(r.ms / 1000).toFixed(1).padStart(6)} s`);
+	return passed === results.length && results.length > 0 ? 0 : 1;
+}
+
+async function runChecks(n8n: N8nProcess, sandbox: Sandbox, installDir: string): Promise<void> {
+	const client = new N8nClient(n8n.url, line, installDir);
+	const control = new SandboxControl(sandbox.baseUrl);
+	const number = sandbox.numbers[0].phone_number_id;
+	await client.setupOwner();
+
+	await check('node types: trigger, action and its AI tool variant are listed', async () => {
+		const names = await client.nodeTypeNames();
+		const missing = [TRIGGER_TYPE, ACTION_TYPE, TOOL_TYPE].filter((type) => !names.includes(type));
+		expect(missing.length === 0, `missing from /types/nodes.json: ${missing.join(', ')} (package types seen: ${names.filter((n) => n.startsWith('n8n-nodes-business-messaging')).join(', ') || 'none'})`);
+		const credentialTypes = await client.request<Array<{ name: string }>>('GET', '/types/credentials.json');
+		expect(credentialTypes.some((c) => c.name === CREDENTIAL_TYPE), `credential type ${CREDENTIAL_TYPE} not listed`);
+		return `${TRIGGER_TYPE}, ${ACTION_TYPE}, ${TOOL_TYPE}, credential ${CREDENTIAL_TYPE}`;
+	});
+
+	await check("credential Test button: good key OK; revoked key and key without balance:read fail", async () => {
+		const data = (apiKey: string) => ({ apiKey, baseUrl: sandbox.baseUrl, webhookSecret: '' });
+		const fresh = await control.createKey(['balance:read', 'messages:send']);
+		const good = await client.createCredential('e2e good key', CREDENTIAL_TYPE, data(fresh.key));
+		const okResult = await client.testCredential({ id: good.id, name: good.name, type: CREDENTIAL_TYPE, data: data(fresh.key) });
+		expect(okResult.status === 'OK', `good key: expected OK, got ${JSON.stringify(okResult)}`);
+
+		await control.revokeKey(fresh.id);
+		const revokedNow = await client.testCredential({ id: good.id, name: good.name, type: CREDENTIAL_TYPE, data: data(fresh.key) });
+		expect(revokedNow.status === 'Error', `key revoked after saving: expected Error, got ${JSON.stringify(revokedNow)}`);
+		// 2.x shows the credential's own rule message; 1.123 shows n8n's generic text for a 401
+		// ("Authorization failed - please check your credentials"): its tester reads rules only
+		// from error.cause.response, which the 1.123 request error does not carry.
+		expect(/401|revoked|Authorization failed/i.test(revokedNow.message), `key revoked after saving: message does not explain it: ${revokedNow.message}`);
+
+		const seededRevoked = await client.createCredential('e2e revoked key', CREDENTIAL_TYPE, data(sandbox.keys.revoked));
+		const revoked = await client.testCredential({
+			id: seededRevoked.id,
+			name: seededRevoked.name,
+			type: CREDENTIAL_TYPE,
+			data: data(sandbox.keys.revoked),
+		});
+		expect(revoked.status === 'Error', `seeded revoked key: expected Error, got ${JSON.stringify(revoked)}`);
+
+		const noBalance = await client.createCredential('e2e key without balance:read', CREDENTIAL_TYPE, data(sandbox.keys.noBalance));
+		const scope = await client.testCredential({ id: noBalance.id, name: noBalance.name, type: CREDENTIAL_TYPE, data: data(sandbox.keys.noBalance) });
+		expect(scope.status === 'Error', `key without balance:read: expected Error, got ${JSON.stringify(scope)}`);
+		return `good: OK; revoked after saving: "${revokedNow.message}"; seeded revoked: "${revoked.message}"; missing scope: "${scope.message}"`;
+	});
+
+	let imported: Imported | undefined;
+	await check('credential, Data Tables and the three example workflows created over REST', async () => {
+		imported = await importExamples(client, { apiKey: sandbox.keys.all, baseUrl: sandbox.baseUrl });
+		return `credential "${CREDENTIAL_NAME}" ${imported.credentialId}; tables ${Object.keys(imported.tables).join(', ')}; workflows ${Object.values(imported.workflows).map((w) => w.id).join(', ')}`;
+	});
+	if (!imported) return;
+	const { autoReply, syncToCrm, deliveryStatus } = imported.workflows;
+
+	const productionUrl = (workflow: SavedWorkflow): string => {
+		const trigger = workflow.nodes.find((node) => node.type === TRIGGER_TYPE);
+		return `${n8n.url}/webhook/${String(trigger?.webhookId)}/webhook`;
+	};
+	const registeredUrl = async (): Promise<string | null> => {
+		const state = await control.state();
+		return state.webhook.configured ? state.webhook.url : null;
+	};
+	const knownExecutions = new Set<string>();
+	const snapshotExecutions = async () => {
+		for (const execution of await client.executions()) knownExecutions.add(execution.id);
+	};
+	/** The next finished execution of the workflow that was not seen before. */
+	const nextExecution = async (workflowId: string, timeoutMs = 45_000): Promise<Execution> => {
+		const execution = await waitFor(
+			`an execution of workflow ${workflowId}`,
+			async () => {
+				const list = await client.executions(workflowId);
+				return list.find((e) => !knownExecutions.has(e.id) && !['running', 'new', 'waiting'].includes(e.status));
+			},
+			timeoutMs,
+			500,
+		);
+		knownExecutions.add(execution.id);
+		return execution;
+	};
+	const noNewExecution = async (quietMs = 4000): Promise<void> => {
+		await sleep(quietMs);
+		const fresh = (await client.executions()).filter((e) => !knownExecutions.has(e.id));
+		expect(fresh.length === 0, `unexpected executions: ${JSON.stringify(fresh.map((e) => ({ id: e.id, workflowId: e.workflowId, mode: e.mode, status: e.status })))}`);
+	};
+	const activate = async (workflow: SavedWorkflow): Promise<void> => {
+		const outcome = await client.activateAndSettle(workflow.id);
+		expect(outcome.ok, `activating "${workflow.name}" failed: ${outcome.ok ? '' : outcome.message}`);
+		await waitFor(`the sandbox webhook to point at ${productionUrl(workflow)}`, async () => (await registeredUrl()) === productionUrl(workflow), 20_000);
+	};
+	/** Sends an inbound message and waits for the auto-reply workflow to answer it. */
+	const roundTrip = async (from: string, contactName: string, text: string) => {
+		const before = (await control.state()).messages.length;
+		const sent = await control.inbound({ from, contact_name: contactName, number, text });
+		expect(sent.delivery.delivered, `the sandbox could not deliver the inbound event: ${JSON.stringify(sent.delivery)}`);
+		const execution = await nextExecution(autoReply.id);
+		expect(execution.status === 'success', `execution ${execution.id} ended ${execution.status}: ${JSON.stringify((await client.executionOutput(execution.id)).error ?? {})}`);
+		expect(execution.mode === 'webhook', `execution ${execution.id} has mode ${execution.mode}, expected webhook (production)`);
+		const reply = await waitFor('the reply in the sandbox', async () => (await control.state()).messages.slice(before).find((m) => m.to === from));
+		expect(reply.from === number, `reply left from ${reply.from}, expected the receiving number ${number}`);
+		expect(reply.text.includes(contactName), `reply text does not greet the contact: ${reply.text}`);
+		return { execution, reply, delivery: sent.delivery };
+	};
+
+	await snapshotExecutions();
+
+	await check('auto-reply: activation registers the production URL; inbound -> trigger -> Reply from the same number to the same contact', async () => {
+		await activate(autoReply);
+		await sleep(1500);
+		const { execution, reply, delivery } = await roundTrip('+33612345678', 'Ada', 'Hello, is my order on its way?');
+		const output = await client.executionOutput(execution.id);
+		const event = output.nodes[triggerName(autoReply)]?.[0] as { event?: string; data?: { from?: string } } | undefined;
+		expect(event?.event === 'message.inbound', `trigger output is not the inbound event: ${JSON.stringify(event)}`);
+		return `webhook ${productionUrl(autoReply)}; delivered ${delivery.status} in ${delivery.duration_ms} ms; execution ${execution.id}; reply ${reply.id} ${reply.from} -> ${reply.to}: "${reply.text}"`;
+	});
+
+	await check('echo: acknowledged, starts no execution, is not answered', async () => {
+		const before = (await control.state()).messages.length;
+		const sent = await control.echo({ to: '+33612345678', number, text: 'Sent from the business app' });
+		expect(sent.delivery.delivered && sent.delivery.status === 200, `echo delivery: ${JSON.stringify(sent.delivery)}`);
+		await noNewExecution();
+		const after = (await control.state()).messages.length;
+		expect(after === before, `${after - before} message(s) sent after the echo`);
+		return `delivery ${sent.delivery.status}, no execution, no reply`;
+	});
+
+	await check('tampered events: 401, no execution', async () => {
+		const state = await control.state();
+		const genuine = [...state.deliveries].reverse().find((d) => d.event === 'message.inbound' && d.body && d.signature);
+		expect(genuine?.body && genuine.signature, 'no genuine delivery to tamper with');
+		const url = productionUrl(autoReply);
+		const post = async (body: string, signature: string) =>
+			await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-signature': signature }, body });
+		const altered = genuine.body.replace('Hello', 'Hellp');
+		expect(altered !== genuine.body, 'could not alter the body');
+		const r1 = await post(altered, genuine.signature);
+		const forged = JSON.stringify({ ...JSON.parse(genuine.body), timestamp: new Date().toISOString().replace('Z', '000+00:00') });
+		const r2 = await post(forged, `sha256=${createHmac('sha256', 'whsec_not_the_secret').update(forged).digest('hex')}`);
+		const r3 = await post(forged, '');
+		expect(r1.status === 401, `body altered, original signature: HTTP ${r1.status} ${await r1.text()}`);
+		expect(r2.status === 401, `signed with another secret: HTTP ${r2.status} ${await r2.text()}`);
+		expect(r3.status === 401, `no signature: HTTP ${r3.status} ${await r3.text()}`);
+		await noNewExecution();
+		return 'altered body / wrong secret / missing signature: 401, 401, 401; no execution';
+	});
+
+	await check('a second workflow on the same account: activation refused, naming the active URL', async () => {
+		const outcome = await client.activateAndSettle(syncToCrm.id);
+		const current = await registeredUrl();
+		expect(current === productionUrl(autoReply), `the sandbox webhook changed to ${current}`);
+		expect(!outcome.ok, "the second workflow was activated: it would have replaced the first one's webhook");
+		expect(outcome.message.includes(productionUrl(autoReply)), `the message does not name the active URL: ${outcome.message}`);
+		const flag = (await client.getWorkflow(syncToCrm.id)).active;
+		// 2.x keeps a workflow whose triggers failed marked as published; unpublish it as a user would.
+		if (flag) await client.deactivate(syncToCrm.id);
+		await sleep(1000);
+		const after = await registeredUrl();
+		expect(after === productionUrl(autoReply), `after unpublishing the refused workflow the sandbox webhook is ${after}`);
+		return `n8n said: "${outcome.message}"; refused workflow marked active afterwards: ${flag}`;
+	});
+
+	const listenCheck = async (workflow: SavedWorkflow, label: string): Promise<string> => {
+		let answer: string;
+		try {
+			answer = `accepted: ${JSON.stringify(await client.listenForTestEvent(workflow.id, triggerName(workflow)))}`;
+		} catch (error) {
+			answer = `refused: ${error instanceof RestError ? `${error.status} ${error.serverMessage}` : errorText(error)}`;
+		}
+		log(`  ${label}: ${answer}`);
+		const during = await registeredUrl();
+		expect(during === productionUrl(autoReply), `while listening the sandbox webhook is ${during}, not the production URL`);
+		try {
+			await client.stopListening(workflow.id);
+		} catch (error) {
+			log(`  stop listening: ${errorText(error)}`);
+		}
+		await sleep(1000);
+		const after = await registeredUrl();
+		expect(after === productionUrl(autoReply), `after listening the sandbox webhook is ${after}, not the production URL`);
+		const { execution, reply } = await roundTrip('+447700900123', 'Grace', `After ${label}`);
+		return `${label}: ${answer}; production still answers (execution ${execution.id}, reply ${reply.id})`;
+	};
+
+	await check('"Listen for test event" on another workflow while production is active: production keeps receiving', async () =>
+		await listenCheck(deliveryStatus, 'listen on the delivery-status workflow'),
+	);
+	await check('"Listen for test event" on the active workflow itself: production keeps receiving', async () =>
+		await listenCheck(autoReply, 'listen on the active auto-reply workflow'),
+	);
+
+	await check('deactivation removes the webhook registration', async () => {
+		await client.deactivate(autoReply.id);
+		await waitFor('the sandbox webhook to be removed', async () => (await registeredUrl()) === null, 20_000);
+		return 'webhook configured: false';
+	});
+
+	await check('sync-inbound-to-crm: inbound messages upsert one Contacts row per contact', async () => {
+		await activate(syncToCrm);
+		await sleep(1500);
+		for (const text of ['First message', 'Second message']) {
+			const sent = await control.inbound({ from: '+4915112345678', contact_name: 'Linus', number, text });
+			expect(sent.delivery.delivered, `inbound delivery: ${JSON.stringify(sent.delivery)}`);
+			const execution = await nextExecution(syncToCrm.id);
+			expect(execution.status === 'success', `execution ${execution.id} ended ${execution.status}: ${JSON.stringify((await client.executionOutput(execution.id)).error ?? {})}`);
+		}
+		const rows = await client.dataTableRows(imported!.projectId, imported!.tables.Contacts);
+		const mine = rows.filter((r) => r.phone === '+4915112345678');
+		expect(mine.length === 1, `expected one Contacts row for +4915112345678, got ${JSON.stringify(rows)}`);
+		const row = mine[0];
+		expect(row.name === 'Linus' && row.last_message === 'Second message' && row.receiving_number === number, `row: ${JSON.stringify(row)}`);
+		expect(typeof row.last_message_at === 'string' && row.last_message_at !== '', `row has no last_message_at: ${JSON.stringify(row)}`);
+		await client.deactivate(syncToCrm.id);
+		await waitFor('the sandbox webhook to be removed', async () => (await registeredUrl()) === null, 20_000);
+		return `row ${JSON.stringify({ phone: row.phone, name: row.name, last_message: row.last_message, last_message_at: row.last_message_at })}`;
+	});
+
+	await check('delivery-status: message.status events reach the workflow and update the row', async () => {
+		const reply = (await control.state()).messages[0];
+		expect(reply, 'no sent message to update (the auto-reply check did not send one)');
+		await activate(deliveryStatus);
+		await sleep(1500);
+		const seen: string[] = [];
+		for (const status of ['delivered', 'read']) {
+			const sent = await control.status(reply.id, status);
+			expect(sent.delivery.delivered, `status delivery: ${JSON.stringify(sent.delivery)}`);
+			const execution = await nextExecution(deliveryStatus.id);
+			expect(execution.status === 'success', `execution ${execution.id} ended ${execution.status}: ${JSON.stringify((await client.executionOutput(execution.id)).error ?? {})}`);
+			const output = await client.executionOutput(execution.id);
+			const event = output.nodes[triggerName(deliveryStatus)]?.[0] as { event?: string; data?: { id?: string; status?: string } } | undefined;
+			expect(event?.event === 'message.status' && event.data?.id === reply.id && event.data.status === status, `trigger output: ${JSON.stringify(event)}`);
+			const rows = await client.dataTableRows(imported!.projectId, imported!.tables['Delivery status']);
+			const row = rows.find((r) => r.message_id === reply.id);
+			expect(row?.status === status, `Delivery status row after "${status}": ${JSON.stringify(rows)}`);
+			seen.push(`${status} (execution ${execution.id})`);
+		}
+		const inboundNow = await control.inbound({ from: '+33612345678', contact_name: 'Ada', number, text: 'not for this workflow' });
+		expect(inboundNow.delivery.delivered, `inbound to a status-only trigger: ${JSON.stringify(inboundNow.delivery)}`);
+		await noNewExecution(3000);
+		await client.deactivate(deliveryStatus.id);
+		return `message ${reply.id}: ${seen.join(', ')}; an inbound event started nothing`;
+	});
+}
+
+main()
+	.then((code) => process.exit(code))
+	.catch((error) => {
+		console.error(error);
+		process.exit(1);
+	});
