@@ -40,6 +40,32 @@ export function bodyAsText(body: unknown): string {
 }
 
 const WINDOW_HINT = /window|24[ -]?h|template/i;
+const FROM_HINT = /(^|[^a-z])from([^a-z]|$)/i;
+
+/**
+ * A reply refused with a status the spec does not fix. The body's wording sharpens the
+ * message when it speaks of the window or of `from`; otherwise both causes are named.
+ */
+function explainRefusedReply(status: number, body: unknown, from: string | undefined): ErrorExplanation {
+	const text = bodyAsText(body);
+	const served = `The service answered ${status}: ${text}`;
+	if (WINDOW_HINT.test(text)) {
+		return {
+			message: `The 24-hour reply window is closed for this contact (${status}): send a template message instead`,
+			description: `Free-text replies are allowed only within 24 hours of the contact's last message to this number. Outside it, send an approved template message (HTTP Request node with this credential). ${served}`,
+		};
+	}
+	if (!from && FROM_HINT.test(text)) {
+		return {
+			message: `The service refused the reply (${status}): From is required when the key is limited to several numbers`,
+			description: `Set From to the phone_number_id that received the message: the "number" field of the inbound event. ${served}`,
+		};
+	}
+	const causes = from
+		? "If the contact's last message to this number is more than 24 hours old, the free-text window is closed and a template message is needed instead."
+		: 'From was empty: a key limited to several numbers needs From (the "number" field of the inbound event). If the contact\'s last message is more than 24 hours old, a template message is needed instead.';
+	return { message: `The service refused the reply (${status})`, description: `${causes} ${served}` };
+}
 
 export function explainHttpError(status: number, body: unknown, context: RequestContext): ErrorExplanation {
 	const served = `The service answered ${status}: ${bodyAsText(body)}`;
@@ -68,27 +94,20 @@ export function explainHttpError(status: number, body: unknown, context: Request
 	}
 
 	if (context.reply && status >= 400 && status < 500 && status !== 404 && status !== 429) {
-		if (!context.reply.from) {
-			return {
-				message: `The service refused the reply (${status}): From is required when the key is limited to several numbers`,
-				description: `Set From to the phone_number_id that received the message: the "number" field of the inbound event. ${served}`,
-			};
-		}
-		const windowSaid = WINDOW_HINT.test(bodyAsText(body));
+		return explainRefusedReply(status, body, context.reply.from);
+	}
+
+	if (context.media && status === 410) {
 		return {
-			message: windowSaid
-				? `The 24-hour reply window is closed for this contact (${status}): send a template message instead`
-				: `The service refused the reply (${status})`,
-			description: windowSaid
-				? `Free-text replies are allowed only within 24 hours of the contact's last message to this number. Outside it, send an approved template message (HTTP Request node with this credential). ${served}`
-				: `If the contact's last message to this number is more than 24 hours old, the free-text window is closed and a template message is needed instead. ${served}`,
+			message: `The media is no longer available (410): it is past the account's retention window`,
+			description: `Media is kept only for the account's retention window; download it soon after the event arrives (the trigger's Download Media option does). ${served}`,
 		};
 	}
 
-	if (context.media && (status === 404 || status === 410)) {
+	if (context.media && status === 404) {
 		return {
-			message: `The media is no longer available (${status}): it is past the account's retention window`,
-			description: `Media is kept only for the account's retention window; download it soon after the event arrives (the trigger's Download Media option does). ${served}`,
+			message: 'The media was not found (404)',
+			description: `The ID may be wrong, the media may not be hosted (an echo's media never is), or it may be past the account's retention window. ${served}`,
 		};
 	}
 

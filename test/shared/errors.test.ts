@@ -23,8 +23,8 @@ describe('explainHttpError', () => {
 		expect(message).toMatch(/messages:send/);
 	});
 
-	it('a refused reply without from says from is required', () => {
-		const { message, description } = explainHttpError(422, { error: { code: 'x' } }, {
+	it('a refused reply without from, whose body speaks of from, says from is required', () => {
+		const { message, description } = explainHttpError(422, { error: { code: 'from_required' } }, {
 			operation: 'Message → Reply',
 			reply: {},
 		});
@@ -51,10 +51,32 @@ describe('explainHttpError', () => {
 		expect(description).toContain('nope');
 	});
 
-	it('404/410 on media means past the retention window', () => {
+	it('a refused reply without from and with an unknown body names both causes, hedged', () => {
+		const { message, description } = explainHttpError(400, { error: 'bad to' }, {
+			operation: 'Message → Reply',
+			reply: {},
+		});
+		expect(message).toBe('The service refused the reply (400)');
+		expect(description).toMatch(/From was empty/);
+		expect(description).toMatch(/template message/);
+		expect(description).toContain('bad to');
+	});
+
+	it('a closed window is recognised before a missing from', () => {
+		const { message } = explainHttpError(422, { error: { code: 'window_closed', message: 'from +1 outside 24h window' } }, {
+			operation: 'Message → Reply',
+			reply: {},
+		});
+		expect(message).toMatch(/24-hour reply window is closed/);
+	});
+
+	it('410 on media means past the retention window; 404 is hedged', () => {
 		expect(explainHttpError(410, '', { operation: 'Media → Download', media: true }).message).toMatch(
 			/retention window/,
 		);
+		const notFound = explainHttpError(404, '', { operation: 'Media → Download', media: true });
+		expect(notFound.message).toBe('The media was not found (404)');
+		expect(notFound.description).toMatch(/retention window/);
 	});
 
 	it('anything else shows the status and the body as they came', () => {
