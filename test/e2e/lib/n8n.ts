@@ -8,7 +8,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 
@@ -145,6 +145,8 @@ export class N8nProcess {
 		};
 		// n8n must not inherit an npm script's own settings (npm_config_*) or this repo's .npmrc.
 		for (const key of Object.keys(env)) if (key.startsWith('npm_')) delete env[key];
+		// The log may hold earlier runs (npm run dev appends): only what this start writes counts.
+		const offset = existsSync(logFile) ? statSync(logFile).size : 0;
 		const fd = openSync(logFile, 'a');
 		const child = spawn(installation.nodeBin, [installation.n8nBin, 'start'], {
 			cwd: userFolder,
@@ -159,7 +161,7 @@ export class N8nProcess {
 				`n8n ${installation.version} to start (log ${logFile})`,
 				() => {
 					if (n8n.exited) throw new Error(`n8n exited with code ${n8n.exitCode}:\n${n8n.logTail()}`);
-					return readFileSync(logFile, 'utf8').includes('Editor is now accessible via');
+					return readFileSync(logFile).subarray(offset).toString('utf8').includes('Editor is now accessible via');
 				},
 				options.readyTimeoutMs ?? 180_000,
 				500,
