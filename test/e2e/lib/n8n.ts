@@ -41,16 +41,28 @@ export interface Installation {
 /** Runs scripts/install-n8n.sh (a no-op when the cache is complete); its output goes to `logFile`. */
 export function installN8n(line: Line, logFile?: string): Installation {
 	const out = logFile ? openSync(logFile, 'a') : 'inherit';
+	// Under `npm run`, npm exports this project's settings as npm_config_* (ignore-scripts=true
+	// from .npmrc among them), which would turn the script's `npm rebuild sqlite3` into a no-op
+	// and leave n8n without its database driver. The install must see only the user's own npm setup.
+	const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.toLowerCase().startsWith('npm_')));
 	const result = spawnSync('bash', [join(REPO_ROOT, 'scripts', 'install-n8n.sh'), String(line)], {
 		stdio: ['ignore', 'pipe', out],
 		encoding: 'utf8',
+		env,
 	});
 	if (typeof out === 'number') closeSync(out);
 	if (result.status !== 0) {
 		throw new Error(`scripts/install-n8n.sh ${line} failed (exit ${result.status})${logFile ? `: see ${logFile}` : ''}`);
 	}
 	const dir = result.stdout.trim().split('\n').pop() ?? '';
-	return installationAt(line, dir);
+	const installation = installationAt(line, dir);
+	const binding = join(dir, 'node_modules', 'sqlite3', 'build', 'Release', 'node_sqlite3.node');
+	if (!existsSync(binding)) {
+		throw new Error(
+			`n8n in ${dir} has no sqlite3 binding (${binding}): its install was run with npm scripts disabled. Delete ${dir} and run again.`,
+		);
+	}
+	return installation;
 }
 
 export function installationAt(line: Line, dir: string): Installation {
