@@ -174,9 +174,64 @@ async function attachMedia(
 	}
 }
 
-function workflowDataFor(item: INodeExecutionData, event: EventType, layout: EventType[] | null): INodeExecutionData[][] {
+/** The item an accepted event becomes: the envelope as the service sent it. */
+export function eventItem(envelope: EventEnvelope): INodeExecutionData {
+	return { json: { ...(envelope as IDataObject) } };
+}
+
+/** The node's outputs for one item: one output, or the item on its event's output and the others empty. */
+export function workflowDataFor(item: INodeExecutionData, event: EventType, layout: EventType[] | null): INodeExecutionData[][] {
 	if (layout === null) return [[item]];
 	return layout.map((type) => (type === event ? [item] : []));
+}
+
+/** What receiving reads from the node's parameters; read only once the signature is valid. */
+export interface EventParameters {
+	events: unknown;
+	options: IDataObject;
+	separateOutputs: unknown;
+}
+
+export type Acceptance =
+	| { kind: 'reject'; status: 400 | 401; reason: string }
+	| { kind: 'ignore'; reason: string }
+	| { kind: 'emit'; envelope: EventEnvelope; options: ReceiveOptions; layout: EventType[] | null };
+
+/**
+ * Steps 2 to 4 of receiving, without n8n's context: the signature over the raw bytes first,
+ * then the envelope, the replay window and the filters. The node's parameters are read
+ * (readParameters) only for a verified, well-formed envelope.
+ */
+export function acceptEvent(
+	rawBody: Buffer,
+	signatureHeader: string | string[] | undefined,
+	secret: string,
+	nowMs: number,
+	readParameters: () => EventParameters,
+): Acceptance {
+	// 2. The signature, over the bytes exactly as they arrived.
+	const verdict = verifySignature(rawBody, signatureHeader, secret);
+	if (!verdict.valid) return { kind: 'reject', status: 401, reason: verdict.reason };
+
+	// 3. Only now look at the body.
+	const parsed = parseEnvelope(rawBody);
+	if (!parsed.ok) return { kind: 'reject', status: 400, reason: `not a valid event envelope: ${parsed.reason}` };
+	const { envelope } = parsed;
+
+	const parameters = readParameters();
+	const options = readOptions(parameters.options ?? {});
+	const age = checkEventAge(parsed.timestampMs, nowMs, options.maxAge);
+	if (!age.ok) return { kind: 'reject', status: 401, reason: `replay protection: ${age.reason}` };
+
+	// 4. Filters: acknowledged (200), no execution.
+	const selected = parameters.events;
+	const events = (Array.isArray(selected) ? selected : ['message.inbound']).filter((value): value is string =>
+		(EVENT_TYPES as readonly string[]).includes(value as string),
+	);
+	const ignored = filterReason(envelope, events, options);
+	if (ignored) return { kind: 'ignore', reason: ignored };
+
+	return { kind: 'emit', envelope, options, layout: outputLayout(events, parameters.separateOutputs) };
 }
 
 export async function receiveEvent(context: IWebhookFunctions): Promise<IWebhookResponseData> {
@@ -187,34 +242,22 @@ export async function receiveEvent(context: IWebhookFunctions): Promise<IWebhook
 		return reject(context, 401, 'no signing secret is configured for this receiver');
 	}
 
-	// 2. The signature, over the bytes exactly as they arrived.
 	const rawBody = await rawBodyOf(context);
 	if (!rawBody) return reject(context, 401, 'the raw request body is not available, so the signature cannot be checked');
 	const headers = context.getHeaderData() as Record<string, string | string[] | undefined>;
-	const verdict = verifySignature(rawBody, headers[SIGNATURE_HEADER], found.secret);
-	if (!verdict.valid) return reject(context, 401, verdict.reason);
 
-	// 3. Only now look at the body.
-	const parsed = parseEnvelope(rawBody);
-	if (!parsed.ok) return reject(context, 400, `not a valid event envelope: ${parsed.reason}`);
-	const { envelope } = parsed;
-
-	const options = readOptions(context.getNodeParameter('options', {}) as IDataObject);
-	const age = checkEventAge(parsed.timestampMs, Date.now(), options.maxAge);
-	if (!age.ok) return reject(context, 401, `replay protection: ${age.reason}`);
-
-	// 4. Filters: acknowledged (200), no execution.
-	const selected = context.getNodeParameter('events', ['message.inbound']) as unknown;
-	const events = (Array.isArray(selected) ? selected : ['message.inbound']).filter((value): value is string =>
-		(EVENT_TYPES as readonly string[]).includes(value as string),
-	);
-	const ignored = filterReason(envelope, events, options);
-	if (ignored) {
-		context.logger.debug(`${LOG_PREFIX}: event ignored: ${ignored}`);
-		return { webhookResponse: { received: true, ignored } };
+	// 2 to 4: signature, envelope, replay window, filters.
+	const accepted = acceptEvent(rawBody, headers[SIGNATURE_HEADER], found.secret, Date.now(), () => ({
+		events: context.getNodeParameter('events', ['message.inbound']) as unknown,
+		options: context.getNodeParameter('options', {}) as IDataObject,
+		separateOutputs: context.getNodeParameter('separateOutputs', false) as unknown,
+	}));
+	if (accepted.kind === 'reject') return reject(context, accepted.status, accepted.reason);
+	if (accepted.kind === 'ignore') {
+		context.logger.debug(`${LOG_PREFIX}: event ignored: ${accepted.reason}`);
+		return { webhookResponse: { received: true, ignored: accepted.reason } };
 	}
-
-	const layout = outputLayout(events, context.getNodeParameter('separateOutputs', false));
+	const { envelope, options, layout } = accepted;
 
 	// 5. Emit. A download must not hold the answer back: answer first.
 	if (options.downloadMedia && envelope.event !== 'message.status') {
@@ -222,6 +265,5 @@ export async function receiveEvent(context: IWebhookFunctions): Promise<IWebhook
 		const item = await attachMedia(context, envelope, options);
 		return { noWebhookResponse: true, workflowData: workflowDataFor(item, envelope.event, layout) };
 	}
-	const item: INodeExecutionData = { json: { ...(envelope as IDataObject) } };
-	return { workflowData: workflowDataFor(item, envelope.event, layout) };
+	return { workflowData: workflowDataFor(eventItem(envelope), envelope.event, layout) };
 }
