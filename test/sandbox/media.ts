@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HttpError, safeDecode, sendError } from './http';
 import { SIGNED_URL_TTL_SECONDS } from './policy';
@@ -25,6 +25,28 @@ export class MediaSigner {
 	private signature(mediaId: string, expires: number | string): string {
 		return createHmac('sha256', this.key).update(`${mediaId}:${expires}`).digest('hex');
 	}
+}
+
+/** Largest file `POST /_sandbox/inbound` generates from `media.size_bytes`. */
+export const MAX_GENERATED_MEDIA_BYTES = 1024 * 1024 * 1024;
+
+let generated: Buffer | undefined;
+
+/**
+ * Deterministic bytes for large test media (benchmarks), so they need not travel as base64
+ * over JSON: a 64 KiB block of SHA-256 output (sha256("sandbox-media-0"), "-1", ...) repeated
+ * and cut to `size`. The largest buffer made so far is kept and shared (never mutated).
+ */
+export function generatedMediaBytes(size: number): Buffer {
+	if (!Number.isSafeInteger(size) || size < 1 || size > MAX_GENERATED_MEDIA_BYTES) {
+		throw new RangeError(`size must be an integer from 1 to ${MAX_GENERATED_MEDIA_BYTES}`);
+	}
+	if (!generated || generated.length < size) {
+		const block = Buffer.alloc(64 * 1024);
+		for (let i = 0; i < block.length / 32; i++) createHash('sha256').update(`sandbox-media-${i}`).digest().copy(block, i * 32);
+		generated = Buffer.allocUnsafe(size).fill(block);
+	}
+	return generated.subarray(0, size);
 }
 
 const EXTENSIONS: Record<string, string> = {
