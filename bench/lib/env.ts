@@ -1,0 +1,114 @@
+/**
+ * One real n8n 2.41.1 (the e2e install, Node 24) with the packed package, the sandbox in this
+ * process, an owner and a credential: what benchmarks 2 to 4 run against. Everything is the
+ * end-to-end suite's own machinery (test/e2e/lib), started with the settings the benchmarks need.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import {
+	CREDENTIAL_TYPE,
+	installN8n,
+	installPackage,
+	N8nClient,
+	N8nProcess,
+	REPO_ROOT,
+	type Installation,
+} from '../../test/e2e/lib/n8n';
+import { launchSandbox, SandboxControl, type Sandbox } from '../../test/e2e/lib/sandbox';
+import { log } from '../../test/e2e/lib/util';
+
+export interface BenchEnvironment {
+	installation: Installation;
+	n8n: N8nProcess;
+	sandbox: Sandbox;
+	control: SandboxControl;
+	client: N8nClient;
+	credential: { id: string; name: string };
+	userFolder: string;
+	/** flatted.parse from n8n's own dependencies, to read execution data. */
+	parseExecutionData(text: string): unknown;
+	stop(): Promise<void>;
+}
+
+/** npm run build, then npm pack into `outDir`: the tarball users would install. */
+export function buildAndPack(outDir: string, skipBuild = false): string {
+	mkdirSync(outDir, { recursive: true });
+	if (!skipBuild) {
+		const build = spawnSync('npm', ['run', 'build'], { cwd: REPO_ROOT, encoding: 'utf8' });
+		if (build.status !== 0) throw new Error(`npm run build failed:\n${build.stdout}\n${build.stderr}`);
+	}
+	for (const file of readdirSync(outDir)) if (file.endsWith('.tgz')) rmSync(join(outDir, file));
+	const pack = spawnSync('npm', ['pack', '--silent', '--pack-destination', outDir], { cwd: REPO_ROOT, encoding: 'utf8' });
+	const name = pack.stdout.trim().split('\n').pop() ?? '';
+	if (pack.status !== 0 || !name.endsWith('.tgz')) throw new Error(`npm pack failed:\n${pack.stdout}\n${pack.stderr}`);
+	return join(outDir, name);
+}
+
+export const N8N_SETTINGS: Record<string, string> = {
+	// Benchmark 4: binary data goes to disk, the mode users are told to use for large files.
+	N8N_DEFAULT_BINARY_DATA_MODE: 'filesystem',
+	// Benchmark 2 counts executions: none may be pruned while it runs (the default keeps 10,000).
+	EXECUTIONS_DATA_PRUNE: 'false',
+};
+
+export async function startBenchEnvironment(options: {
+	tarball: string;
+	outDir: string;
+	keep?: boolean;
+	/** More n8n settings, over N8N_SETTINGS. */
+	env?: Record<string, string>;
+	/** Name of the n8n log file in outDir. */
+	logName?: string;
+}): Promise<BenchEnvironment> {
+	log('n8n 2.41.1: checking the install (scripts/install-n8n.sh; the first run downloads it)');
+	const installation = installN8n(2, join(options.outDir, 'install.log'));
+	const userFolder = mkdtempSync(join(tmpdir(), 'bm-bench-n8n-'));
+	installPackage(userFolder, options.tarball);
+	const sandbox = await launchSandbox();
+	let n8n: N8nProcess | undefined;
+	try {
+		const logFile = join(options.outDir, options.logName ?? 'n8n.log');
+		rmSync(logFile, { force: true });
+		n8n = await N8nProcess.start({ installation, userFolder, logFile, env: { ...N8N_SETTINGS, ...options.env } });
+		log(`n8n ${installation.version} at ${n8n.url} (pid ${n8n.child.pid}, log ${logFile}); sandbox at ${sandbox.baseUrl}`);
+		const client = new N8nClient(n8n.url, 2, installation.dir);
+		await client.setupOwner();
+		const credential = await client.createCredential('Business Messaging (bench)', CREDENTIAL_TYPE, {
+			apiKey: sandbox.keys.all,
+			baseUrl: sandbox.baseUrl,
+			webhookSecret: '',
+		});
+		const requireFromN8n = createRequire(join(installation.dir, 'node_modules', 'n8n', 'package.json'));
+		const flatted = requireFromN8n('flatted') as { parse: (text: string) => unknown };
+		const started = n8n;
+		return {
+			installation,
+			n8n,
+			sandbox,
+			control: new SandboxControl(sandbox.baseUrl),
+			client,
+			credential,
+			userFolder,
+			parseExecutionData: (text) => flatted.parse(text),
+			async stop() {
+				await started.stop();
+				await sandbox.close();
+				if (!options.keep) rmSync(userFolder, { recursive: true, force: true });
+			},
+		};
+	} catch (error) {
+		await n8n?.stop();
+		await sandbox.close();
+		if (!options.keep) rmSync(userFolder, { recursive: true, force: true });
+		throw error;
+	}
+}
+
+/** n8n's version as its package says. */
+export function n8nVersion(installation: Installation): string {
+	return (JSON.parse(readFileSync(join(installation.dir, 'node_modules', 'n8n', 'package.json'), 'utf8')) as { version: string }).version;
+}
