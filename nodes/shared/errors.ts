@@ -39,6 +39,37 @@ export function bodyAsText(body: unknown): string {
 	return text.length > MAX_BODY_CHARS ? `${text.slice(0, MAX_BODY_CHARS)}… (${text.length} chars)` : text;
 }
 
+/**
+ * The sentence an error body carries for people, when it has one in a usual place
+ * (`error.message`, `message`, `error` as text, `detail`), shortened; otherwise undefined.
+ */
+export function serviceMessage(body: unknown): string | undefined {
+	if (typeof body !== 'object' || body === null || Array.isArray(body) || Buffer.isBuffer(body)) return undefined;
+	const record = body as Record<string, unknown>;
+	const error = record.error;
+	const candidates = [
+		typeof error === 'object' && error !== null ? (error as Record<string, unknown>).message : undefined,
+		record.message,
+		error,
+		record.error_description,
+		record.detail,
+	];
+	const found = candidates.find((value): value is string => typeof value === 'string' && value.trim() !== '');
+	if (!found) return undefined;
+	const text = found.trim().replace(/\s+/g, ' ');
+	return text.length > 300 ? `${text.slice(0, 300)}…` : text;
+}
+
+/** Retry-After as the service sent it, in seconds when it is a number of seconds. */
+function retryAfterText(headers: ResponseHeaders | undefined): string | undefined {
+	const raw = headers?.['retry-after'];
+	const value = (Array.isArray(raw) ? raw[0] : raw)?.trim();
+	if (!value) return undefined;
+	return /^\d+(\.\d+)?$/.test(value) ? `${value} s` : value;
+}
+
+export type ResponseHeaders = Record<string, string | string[] | undefined>;
+
 const WINDOW_HINT = /window|24[ -]?h|template/i;
 const FROM_HINT = /(^|[^a-z])from([^a-z]|$)/i;
 
@@ -64,11 +95,37 @@ function explainRefusedReply(status: number, body: unknown, from: string | undef
 	const causes = from
 		? "If the contact's last message to this number is more than 24 hours old, the free-text window is closed and a template message is needed instead."
 		: 'From was empty: a key limited to several numbers needs From (the "number" field of the inbound event). If the contact\'s last message is more than 24 hours old, a template message is needed instead.';
-	return { message: `The service refused the reply (${status})`, description: `${causes} ${served}` };
+	// The service's own sentence, when the body has one, says why better than our guesses
+	// (e.g. a text over the service's length limit); the hedged causes stay in the description.
+	const said = serviceMessage(body);
+	return { message: `The service refused the reply (${status})${said ? `: ${said}` : ''}`, description: `${causes} ${served}` };
 }
 
-export function explainHttpError(status: number, body: unknown, context: RequestContext): ErrorExplanation {
+export function explainHttpError(
+	status: number,
+	body: unknown,
+	context: RequestContext,
+	headers?: ResponseHeaders,
+): ErrorExplanation {
 	const served = `The service answered ${status}: ${bodyAsText(body)}`;
+
+	if (status === 429) {
+		const wait = retryAfterText(headers);
+		const replyNote = context.reply
+			? 'A reply is never retried by the node; a 429 usually means the service did not accept it, so it can be sent again once the wait is over.'
+			: 'Reads are retried up to 3 times, waiting as asked for up to 30 s; the limit was still in force.';
+		return {
+			message: `${context.operation}: the service is limiting requests (429)${wait ? `, retry after ${wait}` : ''}`,
+			description: `The service asked to slow down${wait ? ` and to wait ${wait} (Retry-After)` : ''}. ${replyNote} ${served}`,
+		};
+	}
+
+	if (context.reply && status >= 500) {
+		return {
+			message: `${context.operation} failed (${status}): the service had an error; the reply was not sent again`,
+			description: `The service may or may not have sent the reply before failing: check (Log → Get Many, category sends) before sending it again. ${served}`,
+		};
+	}
 
 	if (status === 401) {
 		return {

@@ -186,7 +186,7 @@ function connectionError(
 
 export function throwForStatus(node: INode, response: RawResponse, context: RequestContext): void {
 	if (response.statusCode >= 200 && response.statusCode < 300) return;
-	const { message, description } = explainHttpError(response.statusCode, response.body, context);
+	const { message, description } = explainHttpError(response.statusCode, response.body, context, response.headers);
 	const body = response.body;
 	throw new NodeApiError(
 		node,
@@ -206,9 +206,14 @@ export async function apiRequest<T = IDataObject>(
 	throwForStatus(this.getNode(), response, options.context);
 	const body = response.body;
 	if (typeof body === 'string' && body.trim() !== '') {
+		// A 2xx to anything but a read means the service probably acted: say so, it is not resent.
+		const acted =
+			method === 'GET'
+				? ''
+				: 'The request was probably carried out (the service answered success) and was not sent again: check before repeating it. ';
 		throw new NodeApiError(this.getNode(), { body } as JsonObject, {
 			message: `${options.context.operation}: the service answered ${response.statusCode} with a body that is not JSON`,
-			description: `The body as it came: ${body.slice(0, 2000)}`,
+			description: `${acted}The body as it came: ${body.slice(0, 2000)}`,
 			itemIndex: options.context.itemIndex,
 		});
 	}

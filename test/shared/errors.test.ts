@@ -1,4 +1,4 @@
-import { bodyAsText, explainHttpError } from '../../nodes/shared/errors';
+import { bodyAsText, explainHttpError, serviceMessage } from '../../nodes/shared/errors';
 
 const getStatus = { operation: 'Message → Get Status', scope: 'messages:read' };
 
@@ -56,10 +56,37 @@ describe('explainHttpError', () => {
 			operation: 'Message → Reply',
 			reply: {},
 		});
-		expect(message).toBe('The service refused the reply (400)');
+		expect(message).toBe('The service refused the reply (400): bad to');
 		expect(description).toMatch(/From was empty/);
 		expect(description).toMatch(/template message/);
 		expect(description).toContain('bad to');
+	});
+
+	it("a refused reply leads with the service's own sentence when the body has one (e.g. text too long)", () => {
+		const { message, description } = explainHttpError(
+			400,
+			{ error: { code: 'invalid_request', message: 'Invalid body: text: String must contain at most 4096 character(s)' } },
+			{ operation: 'Message → Reply', reply: { from: '1001' } },
+		);
+		expect(message).toBe('The service refused the reply (400): Invalid body: text: String must contain at most 4096 character(s)');
+		expect(description).toContain('"code":"invalid_request"');
+	});
+
+	it('429 says the service is limiting requests and how long to wait; a reply is not retried', () => {
+		const read = explainHttpError(429, { error: { code: 'rate_limited' } }, getStatus, { 'retry-after': '60' });
+		expect(read.message).toBe('Message → Get Status: the service is limiting requests (429), retry after 60 s');
+		expect(read.description).toMatch(/retried up to 3 times/);
+		expect(read.description).toContain('rate_limited');
+		const reply = explainHttpError(429, '', { operation: 'Message → Reply', reply: { from: '1001' } });
+		expect(reply.message).toBe('Message → Reply: the service is limiting requests (429)');
+		expect(reply.description).toMatch(/never retried/);
+	});
+
+	it('a 5xx on a reply says it was not sent again and to check before resending', () => {
+		const { message, description } = explainHttpError(503, { error: 'down' }, { operation: 'Message → Reply', reply: {} });
+		expect(message).toBe('Message → Reply failed (503): the service had an error; the reply was not sent again');
+		expect(description).toMatch(/may or may not have sent the reply/);
+		expect(description).toContain('{"error":"down"}');
 	});
 
 	it('a closed window is recognised before a missing from', () => {
@@ -83,6 +110,20 @@ describe('explainHttpError', () => {
 		const { message, description } = explainHttpError(500, { weird: [1, 2] }, getStatus);
 		expect(message).toBe('Message → Get Status failed (500)');
 		expect(description).toBe('The service answered 500: {"weird":[1,2]}');
+	});
+});
+
+describe('serviceMessage', () => {
+	it('finds the sentence in the usual places, else nothing', () => {
+		expect(serviceMessage({ error: { code: 'x', message: ' Too  long ' } })).toBe('Too long');
+		expect(serviceMessage({ message: 'm' })).toBe('m');
+		expect(serviceMessage({ error: 'e' })).toBe('e');
+		expect(serviceMessage({ detail: 'd' })).toBe('d');
+		expect(serviceMessage({ error: { code: 'x' } })).toBeUndefined();
+		expect(serviceMessage('text body')).toBeUndefined();
+		expect(serviceMessage([{ message: 'x' }])).toBeUndefined();
+		expect(serviceMessage(null)).toBeUndefined();
+		expect(serviceMessage({ message: 'y'.repeat(1000) })).toHaveLength(301);
 	});
 });
 
