@@ -12,6 +12,7 @@
 import type { IDataObject, IHookFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
+import { bodyAsText } from '../shared/errors';
 import { apiRequest, rawApiRequest, throwForStatus } from '../shared/transport';
 
 export const WEBHOOK_PATH = '/v1/console/webhook';
@@ -251,13 +252,15 @@ export async function registerWebhook(context: IHookFunctions): Promise<boolean>
 	const context_ = { operation: 'Trigger → Register Webhook' };
 	const response = await rawApiRequest.call(context, 'POST', WEBHOOK_PATH, { body: { url: ourUrl }, context: context_ });
 	if (response.statusCode < 200 || response.statusCode >= 300) {
-		if (/^http:\/\//i.test(ourUrl) && response.statusCode >= 400 && response.statusCode < 500) {
+		// Only a refusal of the request itself (400/422) can be about the URL; a 401, 403 or 429
+		// means something else, which throwForStatus explains.
+		const refusedAsInvalid = response.statusCode === 400 || response.statusCode === 422;
+		if (/^http:\/\//i.test(ourUrl) && refusedAsInvalid) {
 			throw new NodeOperationError(
 				context.getNode(),
 				`The service refused to register ${ourUrl} (${response.statusCode}): it accepts HTTPS addresses only`,
 				{
-					description:
-						"n8n's webhook URL is plain http. Make n8n reachable over HTTPS and set its public address (WEBHOOK_URL), then activate again.",
+					description: `n8n's webhook URL is plain http. Make n8n reachable over HTTPS and set its public address (WEBHOOK_URL), then activate again. The service answered ${response.statusCode}: ${bodyAsText(response.body)}`,
 				},
 			);
 		}
