@@ -90,7 +90,9 @@ export class WebhookDispatcher {
 				body,
 			});
 			// The receiver's answer body is not used; read it so the timeout also covers a body that never ends.
-			await response.body.dump({ limit: 1024 * 1024 });
+			// Without the signal, dump() resolves (not rejects) when the timer aborts mid-body.
+			await response.body.dump({ limit: 1024 * 1024, signal: controller.signal });
+			if (timedOut) throw new Error('timeout');
 			const ok = response.statusCode >= 200 && response.statusCode < 300;
 			return {
 				delivered: ok,

@@ -71,7 +71,7 @@ export interface ReceivedRequest {
 	raw: Buffer;
 }
 
-export type ReceiverMode = { kind: 'status'; status: number } | { kind: 'hang' };
+export type ReceiverMode = { kind: 'status'; status: number } | { kind: 'hang' } | { kind: 'headers-then-hang' };
 
 /** A webhook receiver on a free loopback port that records the exact bytes it gets. */
 export interface Receiver {
@@ -93,7 +93,11 @@ export async function startReceiver(mode: ReceiverMode = { kind: 'status', statu
 				res.writeHead(receiver.mode.status, { 'content-type': 'text/plain' });
 				res.end('ok');
 			}
-			// 'hang': never answer.
+			if (receiver.mode.kind === 'headers-then-hang') {
+				res.writeHead(200, { 'content-type': 'application/json' });
+				res.write('{"received":');
+			}
+			// 'hang': never answer; 'headers-then-hang': never finish the body.
 		});
 	});
 	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

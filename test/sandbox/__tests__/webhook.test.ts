@@ -239,4 +239,22 @@ describe('delivery timeout', () => {
 			await hanging.close();
 		}
 	});
+
+	it('a 200 whose body never ends is a timeout too (the timeout covers the body)', async () => {
+		const quick = await startSandbox({ webhookTimeoutMs: 300 });
+		const stuck = await startReceiver({ kind: 'headers-then-hang' });
+		try {
+			await registerWebhook(quick, stuck.url);
+			const result = await inbound(quick, quick.numbers[0].phone_number_id);
+			expect(result.body.delivery).toMatchObject({ delivered: false, status: null, reason: 'timeout after 300 ms' });
+			expect(quick.state().logs.find((l) => l.category === 'webhook')).toMatchObject({
+				success: false,
+				status_code: null,
+				reason: 'timeout after 300 ms',
+			});
+		} finally {
+			await quick.close();
+			await stuck.close();
+		}
+	});
 });
