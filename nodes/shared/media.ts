@@ -29,8 +29,19 @@ export function mediaIdFromReference(
 	itemIndex?: number,
 ): string {
 	if (typeof reference === 'string' && /^https?:\/\//i.test(reference.trim())) {
-		const url = new URL(reference.trim());
 		const base = new URL(baseUrl);
+		const expected = `${base.origin}${base.pathname.replace(/\/$/, '')}/v1/media/{id}`;
+		const invalid = (why: string) =>
+			new NodeOperationError(node, `${fieldName} is not a valid media URL`, {
+				itemIndex,
+				description: `${why} Expected ${expected} (the media_url of an inbound event) or a bare media ID. Nothing was sent.`,
+			});
+		let url: URL;
+		try {
+			url = new URL(reference.trim());
+		} catch {
+			throw invalid(`"${reference.trim().slice(0, 200)}" does not parse as a URL.`);
+		}
 		const match = /^\/v1\/media\/([^/]+)\/?$/.exec(url.pathname.slice(base.pathname.replace(/\/$/, '').length));
 		if (url.origin !== base.origin || !match) {
 			throw new NodeOperationError(node, `${fieldName} is not a media URL of this credential's service`, {
@@ -38,7 +49,13 @@ export function mediaIdFromReference(
 				description: `Expected ${base.origin}${base.pathname.replace(/\/$/, '')}/v1/media/{id} (the media_url of an inbound event) or a bare media ID, got ${url.origin}${url.pathname}. The API key is only sent to the credential's Base URL.`,
 			});
 		}
-		return pathSegment(node, decodeURIComponent(match[1]), fieldName, itemIndex);
+		let id: string;
+		try {
+			id = decodeURIComponent(match[1]);
+		} catch {
+			throw invalid(`The media ID in it, "${match[1].slice(0, 100)}", is not valid percent-encoding.`);
+		}
+		return pathSegment(node, id, fieldName, itemIndex);
 	}
 	return pathSegment(node, reference, fieldName, itemIndex);
 }

@@ -13,6 +13,7 @@ import { NodeApiError, NodeOperationError, sleep } from 'n8n-workflow';
 
 import { apiKeyProblem, normalizeBaseUrl } from '../../credentials/BusinessMessagingApi.credentials';
 import { explainHttpError, type RequestContext } from './errors';
+import { describeType, idFromNumber } from './values';
 
 export type { RequestContext } from './errors';
 
@@ -36,9 +37,9 @@ const TRANSIENT_CODES = new Set(['ECONNRESET', 'ETIMEDOUT', 'ECONNABORTED', 'EPI
  * refused outright, because URL normalisation would turn `..` or `a/b` into another endpoint.
  */
 export function pathSegment(node: INode, value: unknown, fieldName: string, itemIndex?: number): string {
-	if (typeof value === 'number' && Number.isFinite(value)) value = String(value);
+	if (typeof value === 'number') value = idFromNumber(node, value, fieldName, itemIndex);
 	if (typeof value !== 'string') {
-		throw new NodeOperationError(node, `${fieldName} must be text, got ${value === null ? 'null' : typeof value}`, {
+		throw new NodeOperationError(node, `${fieldName} must be text, got ${describeType(value)}`, {
 			itemIndex,
 			description: `Check the expression that fills ${fieldName}: it should resolve to an ID string.`,
 		});

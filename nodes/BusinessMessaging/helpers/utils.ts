@@ -1,6 +1,8 @@
 import type { IDataObject, IDisplayOptions, INode, INodeProperties } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
+import { describeType, idFromNumber } from '../../shared/values';
+
 function mergeConditions(
 	base: IDisplayOptions['show'],
 	extra: IDisplayOptions['show'],
@@ -30,11 +32,6 @@ export function updateDisplayOptions(
 	});
 }
 
-function describeType(value: unknown): string {
-	if (value === null) return 'null';
-	if (Array.isArray(value)) return 'a list';
-	return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
-}
 
 /**
  * A required text field: a string that is not blank. Anything else (empty, whitespace,
@@ -73,7 +70,7 @@ export function requireText(
 
 /**
  * An optional ID: undefined when left blank (empty, whitespace, null, undefined), the
- * trimmed string otherwise. Numbers are taken as their decimal text, like path IDs.
+ * trimmed string otherwise. Exact whole numbers are taken as their decimal text, like path IDs.
  */
 export function optionalId(
 	node: INode,
@@ -82,7 +79,7 @@ export function optionalId(
 	itemIndex: number,
 ): string | undefined {
 	if (value === undefined || value === null) return undefined;
-	if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+	if (typeof value === 'number') return idFromNumber(node, value, fieldName, itemIndex);
 	if (typeof value !== 'string') {
 		throw new NodeOperationError(node, `${fieldName} must be text, got ${describeType(value)}`, {
 			itemIndex,

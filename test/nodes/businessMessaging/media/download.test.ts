@@ -102,7 +102,7 @@ describe('Media → Download', () => {
 	it.each([
 		['empty (no media in the event)', { media: '={{ $json.data?.media_url || $json.data?.media_id }}' }, /^Media ID or URL (is empty|must be text, got null)/],
 		['whitespace', { media: '   ' }, /^Media ID or URL is empty$/],
-		['an object', { media: '={{ { id: 1 } }}' }, /^Media ID or URL must be text, got object$/],
+		['an object', { media: '={{ { id: 1 } }}' }, /^Media ID or URL must be text, got an object$/],
 		['an empty output field', { binaryPropertyName: ' ' }, /^Put Output File in Field is empty$/],
 	])('%s is refused, naming the field', async (_label, parameters, message) => {
 		const textOnly = await inbound(sandbox);

@@ -66,8 +66,8 @@ describe('Message → Get Status', () => {
 
 	it.each([
 		['whitespace', '   ', /^Message ID is empty$/],
-		['an object from an expression', '={{ { id: 1 } }}', /^Message ID must be text, got object$/],
-		['a boolean from an expression', '={{ true }}', /^Message ID must be text, got boolean$/],
+		['an object from an expression', '={{ { id: 1 } }}', /^Message ID must be text, got an object$/],
+		['a boolean from an expression', '={{ true }}', /^Message ID must be text, got a boolean$/],
 		['null from an expression', '={{ null }}', /^Message ID must be text, got null$/],
 	])('%s is refused, naming the field, and nothing is sent', async (_label, messageId, message) => {
 		const result = await run(sandbox, { ...GET_STATUS, messageId });
