@@ -168,5 +168,19 @@ export function explainHttpError(
 		};
 	}
 
+	if (status === 414 || status === 431) {
+		return {
+			message: `${context.operation} failed (${status}): the request's address is too long for the service`,
+			description: `An ID or a query value is too long to be sent in the URL. Check the field, or the expression that fills it. ${served}`,
+		};
+	}
+
+	if (status === 413) {
+		return {
+			message: `${context.operation} failed (413): the request is too large for the service`,
+			description: `A value sent in the request body is too large. Check the field, or the expression that fills it. ${served}`,
+		};
+	}
+
 	return { message: `${context.operation} failed (${status})`, description: served };
 }

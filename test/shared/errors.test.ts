@@ -106,6 +106,16 @@ describe('explainHttpError', () => {
 		expect(notFound.description).toMatch(/retention window/);
 	});
 
+	it('414/431 say the address is too long, 413 that the request is too large', () => {
+		expect(explainHttpError(431, '', getStatus).message).toBe(
+			"Message → Get Status failed (431): the request's address is too long for the service",
+		);
+		expect(explainHttpError(414, '', getStatus).description).toMatch(/too long to be sent in the URL.*answered 414/);
+		expect(explainHttpError(413, { error: 'big' }, getStatus).message).toBe(
+			'Message → Get Status failed (413): the request is too large for the service',
+		);
+	});
+
 	it('anything else shows the status and the body as they came', () => {
 		const { message, description } = explainHttpError(500, { weird: [1, 2] }, getStatus);
 		expect(message).toBe('Message → Get Status failed (500)');
