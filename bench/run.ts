@@ -11,7 +11,7 @@
  *   4     a 200 MiB media file: peak RSS of n8n for Media → Download, the trigger's Download Media, HTTP Request
  *   diag  benchmark 2 again in an n8n with N8N_EXPRESSION_ENGINE=legacy: what bounds benchmark 2
  *
- * Benchmarks, not tests: nothing in `npm test` depends on them. About 12 minutes on 2 cores.
+ * Benchmarks, not tests: nothing in `npm test` depends on them. About 10 minutes on 2 cores.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
