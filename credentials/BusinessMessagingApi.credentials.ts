@@ -13,6 +13,12 @@ export const API_KEY_PREFIX = 'sk_live_';
 export function normalizeBaseUrl(raw: unknown): { url: string } | { error: string } {
 	const value = typeof raw === 'string' ? raw.trim().replace(/\/+$/, '') : '';
 	if (!value) return { error: 'Base URL is empty: enter the service address, e.g. https://api.example.com' };
+	// A key pasted into the wrong field must not be echoed into an error (and so into execution data and logs).
+	if (value.includes(API_KEY_PREFIX)) {
+		return {
+			error: `Base URL looks like an API key (it contains "${API_KEY_PREFIX}"): put the key in API Key and the service address in Base URL, e.g. https://api.example.com`,
+		};
+	}
 	let parsed: URL;
 	try {
 		parsed = new URL(value);

@@ -80,6 +80,14 @@ describe('credential test (GET /v1/ping)', () => {
 		expect(requests).toEqual([]);
 	});
 
+	it('the key pasted into Base URL: Error that does not echo it, before any request is sent', async () => {
+		const { result, requests } = await test(sb.keys.all, sb.keys.all);
+		expect(result.status).toBe('Error');
+		expect(result.message).toMatch(/^Base URL looks like an API key/);
+		expect(result.message).not.toContain(sb.keys.all);
+		expect(requests).toEqual([]);
+	});
+
 	it('an empty key: Error before any request is sent', async () => {
 		const { result, requests } = await test('');
 		expect(result.status).toBe('Error');
