@@ -124,13 +124,21 @@ export function requirePositiveInteger(
 	return number;
 }
 
-/** Copies an object without any key that looks like a secret, at any depth. */
+/** An API key value (the prefix followed by more), as opposed to the bare prefix a key list may show. */
+function isKeyValue(value: unknown): boolean {
+	return typeof value === 'string' && /^\s*sk_live_\S/.test(value);
+}
+
+/**
+ * Copies an object without any key that looks like a secret and without any API key value, at
+ * any depth. The service never returns either on a read; this keeps the promise if it ever did.
+ */
 export function withoutSecrets<T>(value: T): T {
-	if (Array.isArray(value)) return value.map((entry) => withoutSecrets(entry)) as T;
+	if (Array.isArray(value)) return value.filter((entry) => !isKeyValue(entry)).map((entry) => withoutSecrets(entry)) as T;
 	if (value && typeof value === 'object') {
 		const copy: IDataObject = {};
 		for (const [key, entry] of Object.entries(value as IDataObject)) {
-			if (/secret/i.test(key)) continue;
+			if (/secret/i.test(key) || isKeyValue(entry)) continue;
 			copy[key] = withoutSecrets(entry);
 		}
 		return copy as T;

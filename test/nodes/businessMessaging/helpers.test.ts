@@ -53,4 +53,14 @@ describe('withoutSecrets', () => {
 			withoutSecrets({ url: 'u', secret: 's', signing_secret: 's', nested: { webhookSecret: 's', keep: [{ clientSecret: 1, ok: 2 }] } }),
 		).toEqual({ url: 'u', nested: { keep: [{ ok: 2 }] } });
 	});
+
+	it('drops API key values wherever they are, but keeps the bare prefix a key list shows', () => {
+		const key = `sk_live_${'ab'.repeat(24)}`;
+		expect(withoutSecrets({ id: 'key_1', prefix: 'sk_live_', key, value: ` ${key}`, list: [key, 'x'], nested: { token: key } })).toEqual({
+			id: 'key_1',
+			prefix: 'sk_live_',
+			list: ['x'],
+			nested: {},
+		});
+	});
 });
