@@ -109,7 +109,7 @@ export const OPERATIONS: Operation[] = [
 		method: 'GET',
 		prefix: '/v1/console/webhook',
 		prepare: async () => ({ parameters: { resource: 'webhook', operation: 'get' } }),
-		succeeded: (items) => expect(items[0].json).toEqual({ url: null, configured: false }),
+		succeeded: (items) => expect(Object.keys(items[0].json).sort()).toEqual(['configured', 'url']),
 	},
 ];
 
