@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Hardening against a real n8n (npm run test:load): n8n 2.41.1 with the packed package,
+#   1. secrets: every operation (good key, faults, revoked key, key without scopes) and the trigger,
+#      then the stopped n8n's SQLite database, user folder and log searched for the keys and secrets;
+#   2. load: 5,000 signed events at concurrency 32 into an active trigger workflow, 1 in 10 tampered.
+# Everything is in test/hardening/real-n8n/run.ts; options pass through, e.g.
+#   scripts/load.sh --events 1000 --concurrency 8      scripts/load.sh --phases secrets
+# Output and summary (hardening-real-n8n.json): $LOAD_OUT (default /tmp/business-messaging-hardening).
+# LOAD_SKIP_BUILD=1 reuses dist/; HARDENING_KEEP=1 keeps the n8n user folder.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+out="${LOAD_OUT:-/tmp/business-messaging-hardening}"
+mkdir -p "$out"
+if [ "${LOAD_SKIP_BUILD:-}" != "1" ]; then
+	echo "== build"
+	npm run build >"$out/build.log" 2>&1 || { cat "$out/build.log"; echo "build failed"; exit 1; }
+fi
+rm -f "$out"/*.tgz
+tarball=$(npm pack --silent --pack-destination "$out" 2>>"$out/build.log" | tail -n 1)
+[ -f "$out/$tarball" ] || { cat "$out/build.log"; echo "npm pack failed"; exit 1; }
+echo "== packed $out/$tarball"
+exec npx --no-install ts-node --transpile-only test/hardening/real-n8n/run.ts --tarball "$out/$tarball" --out "$out" "$@"

@@ -1,0 +1,586 @@
+/**
+ * Hardening against a real n8n (npm run test:load → scripts/load.sh):
+ *
+ *   secrets  every operation behind the trigger (good key, faults injected) and behind n8n's Webhook
+ *            node (revoked key, key without scopes, one node that stops the execution), tampered
+ *            events, the credential Test button; afterwards the stopped n8n's SQLite database
+ *            (every decoded value of every table, and the raw bytes of its files), the rest of its
+ *            user folder and its log are searched for the API keys and the signing secrets.
+ *   load     N signed events (default 5,000) at concurrency C (default 32) delivered by the sandbox
+ *            (the service: signs, posts, waits at most 8 s) into an active trigger workflow, with
+ *            tampered events interleaved (1 in K, default 10) posted directly. Measured: sent,
+ *            answered 2xx, rejected, executions recorded (REST and database), lost, duplicated,
+ *            answer-time p50/p99/max. Each execution's event id is matched to the events accepted.
+ *
+ *   ts-node --transpile-only test/hardening/real-n8n/run.ts --tarball <pack.tgz> [--line 2]
+ *     [--events 5000] [--concurrency 32] [--tampered-every 10] [--phases secrets,load] [--out dir]
+ *
+ * Exit code 0 only when every check holds. Summary: <out>/hardening-real-n8n.json.
+ */
+import { spawnSync } from 'node:child_process';
+import { createHmac } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join, relative, resolve } from 'node:path';
+
+import {
+	CREDENTIAL_TYPE,
+	installN8n,
+	installPackage,
+	LINES,
+	N8nClient,
+	N8nProcess,
+	type Line,
+	type SavedWorkflow,
+} from '../../e2e/lib/n8n';
+import { launchSandbox, SandboxControl, type Sandbox } from '../../e2e/lib/sandbox';
+import { errorText, log, sleep, waitFor } from '../../e2e/lib/util';
+import { ERRORS_WEBHOOK_PATH, TRIGGER_NAME, loadWorkflow, secretsErrorsWorkflow, secretsTriggerWorkflow } from './workflows';
+
+const args = new Map<string, string>();
+for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i].replace(/^--/, ''), process.argv[i + 1]);
+const line = Number(args.get('line') ?? '2') as Line;
+const tarball = args.get('tarball');
+const outDir = resolve(args.get('out') ?? join(tmpdir(), 'business-messaging-hardening'));
+const EVENTS = Number(args.get('events') ?? '5000');
+const CONCURRENCY = Number(args.get('concurrency') ?? '32');
+const TAMPERED_EVERY = Number(args.get('tampered-every') ?? '10');
+const phases = new Set((args.get('phases') ?? 'secrets,load').split(','));
+const keep = process.env.HARDENING_KEEP === '1';
+if (!tarball) throw new Error('--tarball <npm pack output> is required');
+
+/** What a user pastes into the credential for a console-registered webhook. */
+const CREDENTIAL_SECRET = `whsec_${'ba5eba11'.repeat(8)}`;
+const DELIVERY_TIMEOUT_MS = 8000;
+
+interface Check {
+	name: string;
+	ok: boolean;
+	detail: string;
+}
+const checks: Check[] = [];
+function check(name: string, ok: boolean, detail: string): void {
+	checks.push({ name, ok, detail });
+	log(`  ${ok ? 'PASS' : 'FAIL'} ${name}: ${detail}`);
+}
+
+const summary: Record<string, unknown> = {};
+
+// ---------------------------------------------------------------------------------------------
+
+function percentile(sorted: number[], p: number): number {
+	if (sorted.length === 0) return Number.NaN;
+	return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+function serviceTimestamp(date = new Date()): string {
+	return `${date.toISOString().slice(0, 23)}000+00:00`;
+}
+
+const sign = (body: Buffer | string, secret: string) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+
+/** Files under `dir` (skipping the installed package), for the byte search of the user folder. */
+function filesUnder(dir: string, skip: string[]): string[] {
+	const out: string[] = [];
+	for (const entry of readdirSync(dir, { withFileTypes: true })) {
+		const path = join(dir, entry.name);
+		if (skip.some((s) => path.startsWith(s))) continue;
+		if (entry.isDirectory()) out.push(...filesUnder(path, skip));
+		else if (entry.isFile()) out.push(path);
+	}
+	return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+interface Context {
+	n8n: N8nProcess;
+	client: N8nClient;
+	sandbox: Sandbox;
+	control: SandboxControl;
+	credentials: { good: { id: string; name: string }; revoked: { id: string; name: string }; noScopes: { id: string; name: string } };
+	noScopesKey: string;
+	/** Every signing secret the sandbox issued during the run. */
+	webhookSecrets: Set<string>;
+	/** Where the database held the active trigger's secret, per scan while active. */
+	liveSecretPlaces: Array<{ label: string; places: string[] }>;
+	installation?: { dir: string; nodeBin: string };
+	userFolder?: string;
+	workflowIds: { secretsTrigger?: string; secretsErrors?: string; load?: string };
+}
+
+function productionUrl(n8n: N8nProcess, workflow: SavedWorkflow): string {
+	const trigger = workflow.nodes.find((node) => node.name === TRIGGER_NAME);
+	return `${n8n.url}/webhook/${String(trigger?.webhookId)}/webhook`;
+}
+
+async function activateTrigger(ctx: Context, workflow: SavedWorkflow): Promise<string> {
+	const outcome = await ctx.client.activateAndSettle(workflow.id);
+	if (!outcome.ok) throw new Error(`activating "${workflow.name}" failed: ${outcome.message}`);
+	const url = productionUrl(ctx.n8n, workflow);
+	await waitFor(`the sandbox webhook to point at ${url}`, () => ctx.sandbox.state().webhook.url === url, 30_000);
+	const secret = ctx.sandbox.state().webhook.secret;
+	if (secret) ctx.webhookSecrets.add(secret);
+	return url;
+}
+
+async function executionCount(client: N8nClient, workflowId: string): Promise<number> {
+	const filter = encodeURIComponent(JSON.stringify({ workflowId }));
+	const data = await client.request<{ count: number; results: unknown[] }>('GET', `/rest/executions?limit=1&filter=${filter}`);
+	return data.count;
+}
+
+async function settledCount(client: N8nClient, workflowId: string, expected: number, timeoutMs: number): Promise<number> {
+	const deadline = Date.now() + timeoutMs;
+	let last = -1;
+	let since = Date.now();
+	for (;;) {
+		const count = await executionCount(client, workflowId);
+		if (count !== last) {
+			last = count;
+			since = Date.now();
+		}
+		if (count >= expected && Date.now() - since > 3000) return count;
+		if (Date.now() > deadline && Date.now() - since > 5000) return count;
+		await sleep(500);
+	}
+}
+
+// ---- secrets phase ---------------------------------------------------------------------------
+
+async function secretsPhase(ctx: Context): Promise<void> {
+	log('== secrets: every operation behind the trigger and behind a Webhook node, faults, failing keys');
+	const { client, control, sandbox } = ctx;
+	const number = sandbox.numbers[0].phone_number_id;
+
+	const triggerWorkflow = await client.createWorkflow(secretsTriggerWorkflow(ctx.credentials.good));
+	ctx.workflowIds.secretsTrigger = triggerWorkflow.id;
+	const url = await activateTrigger(ctx, triggerWorkflow);
+	await sleep(1000);
+
+	let expectedTrigger = 0;
+	const text = await control.inbound({ from: '+33612345678', contact_name: 'Ada', number, text: 'Hello' });
+	expectedTrigger += text.delivery.delivered ? 1 : 0;
+	const media = await control.call<{ delivery: { delivered: boolean } }>('POST', '/inbound', {
+		from: '+33612345678',
+		contact_name: 'Ada',
+		number,
+		media: { mime: 'image/png', data_base64: Buffer.from('not really a png').toString('base64'), filename: 'photo.png' },
+	});
+	expectedTrigger += media.delivery.delivered ? 1 : 0;
+	await settledCount(client, triggerWorkflow.id, expectedTrigger, 60_000);
+	const reply = sandbox.state().messages[0];
+	if (reply) {
+		const status = await control.status(reply.id, 'delivered');
+		expectedTrigger += status.delivery.delivered ? 1 : 0;
+	}
+	await control.echo({ to: '+33612345678', number, text: 'from the app (not selected)' });
+	// Faults on the reads, a reset on the reply: errors of every kind end up in the execution data.
+	for (const fault of [
+		{ kind: 'status_500', count: 4, path_prefix: '/v1/ping' },
+		{ kind: 'reset', count: 4, path_prefix: '/v1/messages/msg_' },
+		{ kind: 'reset', count: 1, path_prefix: '/v1/messages/reply' },
+		{ kind: 'malformed_json', count: 1, path_prefix: '/v1/logs' },
+		{ kind: 'status_429', count: 1, path_prefix: '/v1/console/keys', retry_after_seconds: 120 },
+	]) {
+		await control.call('POST', '/faults', fault);
+	}
+	const faulted = await control.inbound({ from: '+33612345678', contact_name: 'Ada', number, text: 'Under faults' });
+	expectedTrigger += faulted.delivery.delivered ? 1 : 0;
+
+	// Tampered events: 401, nothing stored.
+	const secret = sandbox.state().webhook.secret ?? '';
+	const body = JSON.stringify({ event: 'message.inbound', data: { from: '+1', contact_name: 'x', number, wa_message_id: 'wamid.TAMPERED-SECRETS', type: 'text', text: 'x', media_id: null, media_url: null }, timestamp: serviceTimestamp() });
+	const tamperedStatuses: number[] = [];
+	for (const signature of [sign(body, 'whsec_wrong'), sign(`${body} `, secret), '']) {
+		const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-signature': signature }, body });
+		tamperedStatuses.push(response.status);
+		await response.text();
+	}
+
+	const errorsWorkflow = await client.createWorkflow(secretsErrorsWorkflow(ctx.credentials.revoked, ctx.credentials.noScopes));
+	ctx.workflowIds.secretsErrors = errorsWorkflow.id;
+	const published = await client.activateAndSettle(errorsWorkflow.id);
+	if (!published.ok) throw new Error(`activating the errors workflow failed: ${published.message}`);
+	await sleep(1000);
+	const hook = await fetch(`${ctx.n8n.url}/webhook/${ERRORS_WEBHOOK_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"go":true}' });
+	await hook.text();
+
+	// The credential's Test button with a revoked key, as the editor calls it.
+	const credentialTest = await client.testCredential({
+		id: ctx.credentials.revoked.id,
+		name: ctx.credentials.revoked.name,
+		type: CREDENTIAL_TYPE,
+		data: { apiKey: sandbox.keys.revoked, baseUrl: sandbox.baseUrl, webhookSecret: CREDENTIAL_SECRET },
+	});
+
+	const triggerRuns = await settledCount(client, triggerWorkflow.id, expectedTrigger, 90_000);
+	const errorRuns = await settledCount(client, errorsWorkflow.id, 1, 60_000);
+	scanWhileActive(ctx, 'secrets workflow, after its executions');
+
+	// The scenario really exercised the error paths (else the search below proves little).
+	const outputs = [];
+	for (const workflowId of [triggerWorkflow.id, errorsWorkflow.id]) {
+		for (const execution of await client.executions(workflowId)) outputs.push(await client.executionOutput(execution.id));
+	}
+	const errorItems = outputs.flatMap((o) => Object.values(o.nodes).flat()).filter((item) => typeof (item as { error?: unknown }).error === 'string');
+	const stopped = outputs.filter((o) => o.error !== undefined && o.error !== null).length;
+	const exchanged = JSON.stringify(outputs);
+	const leakedInRest = [sandbox.keys.all, sandbox.keys.revoked, ctx.noScopesKey, CREDENTIAL_SECRET, ...ctx.webhookSecrets].filter((s) => exchanged.includes(s));
+
+	check('secrets: the scenario ran', triggerRuns === expectedTrigger && errorRuns === 1 && errorItems.length >= 10 && stopped >= 1, `trigger workflow ${triggerRuns}/${expectedTrigger} executions, errors workflow ${errorRuns}/1; ${errorItems.length} error items, ${stopped} execution(s) stopped by an error`);
+	check('secrets: tampered events refused', tamperedStatuses.every((s) => s === 401), `statuses ${tamperedStatuses.join(', ')}`);
+	check('secrets: credential test message has no key', credentialTest.status === 'Error' && !credentialTest.message.includes(sandbox.keys.revoked), `"${credentialTest.message}"`);
+	check('secrets: execution data over REST has no key or secret', leakedInRest.length === 0, leakedInRest.length ? `${leakedInRest.length} secret value(s) found` : `${outputs.length} executions read`);
+	summary.secrets = { triggerExecutions: triggerRuns, errorExecutions: errorRuns, errorItems: errorItems.length, stoppedExecutions: stopped, tamperedStatuses, credentialTest };
+
+	await client.deactivate(errorsWorkflow.id);
+	await client.deactivate(triggerWorkflow.id);
+	await waitFor('the sandbox webhook to be removed', () => !sandbox.state().webhook.configured, 30_000);
+}
+
+// ---- load phase ------------------------------------------------------------------------------
+
+type Tamper = 'flipped byte' | 'wrong secret' | 'no signature' | 'truncated signature' | 're-serialised body' | 'signature sent twice';
+const TAMPERS: Tamper[] = ['flipped byte', 'wrong secret', 'no signature', 'truncated signature', 're-serialised body', 'signature sent twice'];
+
+interface Outcome {
+	kind: 'genuine' | 'tampered';
+	tamper?: Tamper;
+	status: number | null;
+	ms: number;
+	waId?: string;
+	reason?: string | null;
+}
+
+function tamperedRequest(i: number, tamper: Tamper, secret: string, number: string): { body: string; headers: Record<string, string> } {
+	const event = {
+		event: 'message.inbound',
+		data: { from: '+15557650000', contact_name: 'Mallory', number, wa_message_id: `wamid.TAMPERED-${i}`, type: 'text', text: `tampered ${i}`, media_id: null, media_url: null },
+		timestamp: serviceTimestamp(),
+	};
+	const body = JSON.stringify(event);
+	const good = sign(body, secret);
+	const headers: Record<string, string> = { 'content-type': 'application/json' };
+	switch (tamper) {
+		case 'flipped byte': {
+			const at = body.indexOf('tampered');
+			return { body: `${body.slice(0, at)}T${body.slice(at + 1)}`, headers: { ...headers, 'x-service-signature': good } };
+		}
+		case 'wrong secret':
+			return { body, headers: { ...headers, 'x-service-signature': sign(body, `${secret}x`) } };
+		case 'no signature':
+			return { body, headers };
+		case 'truncated signature':
+			return { body, headers: { ...headers, 'x-service-signature': good.slice(0, -2) } };
+		case 're-serialised body':
+			return { body: JSON.stringify(event, null, 2), headers: { ...headers, 'x-service-signature': good } };
+		case 'signature sent twice':
+			return { body, headers: { ...headers, 'x-service-signature': `${good}, ${good}` } };
+	}
+}
+
+async function loadPhase(ctx: Context): Promise<void> {
+	log(`== load: ${EVENTS} signed events at concurrency ${CONCURRENCY}, 1 tampered in ${TAMPERED_EVERY}`);
+	const { client, sandbox, control } = ctx;
+	const number = sandbox.numbers[0].phone_number_id;
+	const workflow = await client.createWorkflow(loadWorkflow(ctx.credentials.good));
+	ctx.workflowIds.load = workflow.id;
+	const url = await activateTrigger(ctx, workflow);
+	await sleep(1500);
+	const secret = sandbox.state().webhook.secret ?? '';
+	const before = await executionCount(client, workflow.id);
+
+	const tasks: Array<{ kind: 'genuine' } | { kind: 'tampered'; i: number; tamper: Tamper }> = [];
+	let tamperedCount = 0;
+	for (let g = 0; g < EVENTS; g++) {
+		tasks.push({ kind: 'genuine' });
+		if ((g + 1) % TAMPERED_EVERY === 0) {
+			tasks.push({ kind: 'tampered', i: tamperedCount, tamper: TAMPERS[tamperedCount % TAMPERS.length] });
+			tamperedCount++;
+		}
+	}
+
+	const outcomes: Outcome[] = [];
+	let next = 0;
+	const started = Date.now();
+	const load0 = loadavg();
+	const worker = async () => {
+		for (;;) {
+			const index = next++;
+			if (index >= tasks.length) return;
+			const task = tasks[index];
+			const t0 = performance.now();
+			if (task.kind === 'genuine') {
+				try {
+					const sent = await control.call<{ record: { wa_message_id: string }; delivery: { delivered: boolean; status: number | null; duration_ms: number | null; reason: string | null } }>(
+						'POST',
+						'/inbound',
+						{ from: `+1555${String(1000000 + (index % 8999999)).padStart(7, '0')}`, contact_name: 'Load', number, text: `event ${index}` },
+					);
+					outcomes.push({
+						kind: 'genuine',
+						status: sent.delivery.delivered ? (sent.delivery.status ?? 0) : sent.delivery.status,
+						ms: sent.delivery.duration_ms ?? performance.now() - t0,
+						waId: sent.record.wa_message_id,
+						reason: sent.delivery.reason,
+					});
+				} catch (error) {
+					outcomes.push({ kind: 'genuine', status: null, ms: performance.now() - t0, reason: errorText(error) });
+				}
+			} else {
+				const request = tamperedRequest(task.i, task.tamper, secret, number);
+				try {
+					const response = await fetch(url, { method: 'POST', headers: request.headers, body: request.body, signal: AbortSignal.timeout(30_000) });
+					await response.text();
+					outcomes.push({ kind: 'tampered', tamper: task.tamper, status: response.status, ms: performance.now() - t0, waId: `wamid.TAMPERED-${task.i}` });
+				} catch (error) {
+					outcomes.push({ kind: 'tampered', tamper: task.tamper, status: null, ms: performance.now() - t0, reason: errorText(error) });
+				}
+			}
+			if (outcomes.length % 500 === 0) log(`  ${outcomes.length}/${tasks.length} sent (${((Date.now() - started) / 1000).toFixed(0)} s)`);
+		}
+	};
+	await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+	const sendSeconds = (Date.now() - started) / 1000;
+	const load1 = loadavg();
+
+	const genuine = outcomes.filter((o) => o.kind === 'genuine');
+	const tampered = outcomes.filter((o) => o.kind === 'tampered');
+	const accepted = genuine.filter((o) => o.status !== null && o.status >= 200 && o.status < 300);
+	const acceptedInTime = accepted.filter((o) => o.ms <= DELIVERY_TIMEOUT_MS);
+	const failedReasons: Record<string, number> = {};
+	for (const o of genuine.filter((g) => !accepted.includes(g))) failedReasons[o.reason ?? String(o.status)] = (failedReasons[o.reason ?? String(o.status)] ?? 0) + 1;
+	const times = accepted.map((o) => o.ms).sort((a, b) => a - b);
+	const tamperedTimes = tampered.map((o) => o.ms).sort((a, b) => a - b);
+	const tamperedStatuses: Record<string, number> = {};
+	for (const o of tampered) tamperedStatuses[`${o.tamper}: ${o.status}`] = (tamperedStatuses[`${o.tamper}: ${o.status}`] ?? 0) + 1;
+	const tamperedAccepted = tampered.filter((o) => o.status !== null && o.status >= 200 && o.status < 300).length;
+
+	log(`  sent ${outcomes.length} in ${sendSeconds.toFixed(1)} s; waiting for the executions to be recorded`);
+	const recorded = (await settledCount(client, workflow.id, before + accepted.length, 300_000)) - before;
+	scanWhileActive(ctx, `load workflow, after ${recorded} executions`);
+	await client.deactivate(workflow.id);
+	await waitFor('the sandbox webhook to be removed', () => !sandbox.state().webhook.configured, 30_000);
+
+	summary.load = {
+		line,
+		n8n: LINES[line].version,
+		events: EVENTS,
+		concurrency: CONCURRENCY,
+		tamperedEvery: TAMPERED_EVERY,
+		sent: { genuine: genuine.length, tampered: tampered.length, total: outcomes.length },
+		genuine: {
+			answered2xx: accepted.length,
+			within8s: acceptedInTime.length,
+			notAccepted: genuine.length - accepted.length,
+			failedReasons,
+			answerMs: { p50: percentile(times, 50), p90: percentile(times, 90), p99: percentile(times, 99), max: times[times.length - 1] },
+		},
+		tampered: { statuses: tamperedStatuses, accepted: tamperedAccepted, answerMs: { p50: percentile(tamperedTimes, 50), p99: percentile(tamperedTimes, 99), max: tamperedTimes[tamperedTimes.length - 1] } },
+		executionsRecordedRest: recorded,
+		sendSeconds,
+		eventsPerSecond: outcomes.length / sendSeconds,
+		machine: { cores: cpus().length, loadavgBefore: load0, loadavgAfter: load1 },
+		acceptedWaIds: accepted.map((o) => o.waId),
+		tamperedWaIds: tampered.map((o) => o.waId),
+	};
+	log(
+		`  genuine ${genuine.length}: 2xx ${accepted.length} (within 8 s ${acceptedInTime.length}); answer p50 ${percentile(times, 50)} ms, p99 ${percentile(times, 99)} ms, max ${times[times.length - 1]} ms; tampered ${tampered.length}: accepted ${tamperedAccepted}; executions (REST) ${recorded}`,
+	);
+}
+
+// ---- after n8n stopped -----------------------------------------------------------------------
+
+interface ScanResult {
+	tables: Record<string, number>;
+	decodedHits: Array<{ table: string; column: string; label: string; rows: number }>;
+	rawHits: Record<string, Record<string, number>>;
+	executions: Record<string, Record<string, number>>;
+	load: null | { executions: number; statuses: Record<string, number>; withoutData: number; idsPerExecution: Record<string, number>; waIds: string[] };
+}
+
+/** Runs db-scan.cjs with the n8n install's own Node (its sqlite3 binding is built for it). */
+function scanDatabase(installDir: string, nodeBin: string, db: string, needles: Record<string, string>, loadWorkflowId?: string): ScanResult {
+	const requestFile = join(outDir, 'db-scan-request.json');
+	writeFileSync(requestFile, JSON.stringify({ db, needles, loadWorkflowId: loadWorkflowId ?? null }));
+	const scan = spawnSync(nodeBin, [join(__dirname, 'db-scan.cjs'), installDir, requestFile], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+	rmSync(requestFile, { force: true });
+	if (scan.status !== 0) throw new Error(`db-scan failed: ${scan.stderr}`);
+	return JSON.parse(scan.stdout) as ScanResult;
+}
+
+/**
+ * While a trigger workflow is active its signing secret must live in exactly one place: the
+ * workflow's static data (README: "kept in the workflow's static data"), never in executions.
+ */
+function scanWhileActive(ctx: Context, label: string): void {
+	const secret = ctx.sandbox.state().webhook.secret;
+	if (!secret || !ctx.installation || !ctx.userFolder) return;
+	const result = scanDatabase(ctx.installation.dir, ctx.installation.nodeBin, join(ctx.userFolder, '.n8n', 'database.sqlite'), { [label]: secret });
+	const places = result.decodedHits.map((h) => `${h.table}.${h.column} (${h.rows} row${h.rows === 1 ? '' : 's'})`);
+	ctx.liveSecretPlaces.push({ label, places });
+	check(
+		`stored secrets: while active, the signing secret is only in the workflow's static data (${label})`,
+		result.decodedHits.length === 1 && result.decodedHits[0].table === 'workflow_entity' && result.decodedHits[0].column === 'staticData' && result.decodedHits[0].rows === 1,
+		places.join(', ') || 'nowhere',
+	);
+}
+
+function scanStopped(ctx: Context, installDir: string, nodeBin: string, userFolder: string, logFile: string): void {
+	log('== searching the stopped n8n: database (decoded and raw), user folder, log');
+	const needles: Record<string, string> = {
+		'API key (credential in use)': ctx.sandbox.keys.all,
+		'API key (revoked credential)': ctx.sandbox.keys.revoked,
+		'API key (no-scope credential)': ctx.noScopesKey,
+		"credential's Webhook Signing Secret": CREDENTIAL_SECRET,
+	};
+	[...ctx.webhookSecrets].forEach((secret, i) => (needles[`registered signing secret #${i + 1}`] = secret));
+	const db = join(userFolder, '.n8n', 'database.sqlite');
+	const result = scanDatabase(installDir, nodeBin, db, needles, ctx.workflowIds.load);
+
+	// Other files n8n wrote (binary data, config, ...): raw bytes, the installed package excluded.
+	const fileHits: Record<string, string[]> = {};
+	for (const file of filesUnder(join(userFolder, '.n8n'), [join(userFolder, '.n8n', 'nodes'), db])) {
+		if (statSync(file).size > 64 * 1024 * 1024) continue;
+		const bytes = readFileSync(file);
+		for (const [label, value] of Object.entries(needles)) if (bytes.includes(value)) (fileHits[relative(userFolder, file)] ??= []).push(label);
+	}
+	const logText = readFileSync(logFile, 'utf8');
+	const logHits = Object.entries(needles).filter(([, value]) => logText.includes(value)).map(([label]) => label);
+
+	const rawTotal = (label: string) => Object.values(result.rawHits[label] ?? {}).reduce((a, b) => a + b, 0);
+	summary.storedSecrets = {
+		tables: result.tables,
+		decodedHits: result.decodedHits,
+		rawHits: result.rawHits,
+		otherFiles: fileHits,
+		logHits,
+		executionsByWorkflow: result.executions,
+	};
+	check(
+		"stored secrets: no key or secret in any decoded value of n8n's database (execution data, workflows, credentials, ...)",
+		result.decodedHits.length === 0,
+		result.decodedHits.length ? JSON.stringify(result.decodedHits) : `${Object.keys(result.tables).length} tables, ${Object.values(result.tables).reduce((a, b) => a + b, 0)} rows, ${Object.keys(needles).length} values searched`,
+	);
+	const keyLabels = Object.keys(needles).filter((l) => l.startsWith('API key') || l.startsWith("credential's"));
+	check(
+		'stored secrets: API keys and the credential secret absent from the raw database files',
+		keyLabels.every((l) => rawTotal(l) === 0),
+		keyLabels.map((l) => `${l}: ${rawTotal(l)}`).join('; '),
+	);
+	// Deactivation deletes the registration and clears the static data, so no live row holds a
+	// registered secret any more (checked above); SQLite may still keep the freed page bytes.
+	const secretLabels = Object.keys(needles).filter((l) => l.startsWith('registered'));
+	summary.registeredSecretLeftovers = {
+		note: "raw bytes of freed SQLite pages that held the trigger's static data while the workflow was active; no live row holds them",
+		counts: Object.fromEntries(secretLabels.map((l) => [l, rawTotal(l)])),
+		whileActive: ctx.liveSecretPlaces,
+	};
+	log(`  registered signing secrets in raw database bytes (freed static-data pages, no live row): ${secretLabels.map((l) => `${l}: ${rawTotal(l)}`).join('; ') || 'none registered'}`);
+	check('stored secrets: nothing in the rest of the user folder', Object.keys(fileHits).length === 0, JSON.stringify(fileHits));
+	check("stored secrets: nothing in n8n's log", logHits.length === 0, logHits.join(', ') || `${logText.length} bytes searched`);
+
+	if (ctx.workflowIds.load && result.load) {
+		const load = summary.load as { acceptedWaIds: string[]; tamperedWaIds: string[]; genuine: { answered2xx: number } };
+		const stored = result.load.waIds;
+		const storedSet = new Set(stored);
+		const accepted = new Set(load.acceptedWaIds);
+		const lost = [...accepted].filter((id) => !storedSet.has(id));
+		const duplicates = stored.length - storedSet.size;
+		const unexpected = [...storedSet].filter((id) => !accepted.has(id));
+		const tamperedExecuted = load.tamperedWaIds.filter((id) => storedSet.has(id));
+		Object.assign(summary.load as object, {
+			executionsRecordedDb: result.load.executions,
+			executionStatuses: result.load.statuses,
+			idsPerExecution: result.load.idsPerExecution,
+			lost: lost.length,
+			duplicated: duplicates,
+			unexpected: unexpected.length,
+			tamperedExecuted: tamperedExecuted.length,
+		});
+		delete (summary.load as Record<string, unknown>).acceptedWaIds;
+		delete (summary.load as Record<string, unknown>).tamperedWaIds;
+		const l = summary.load as Record<string, any>;
+		check('load: every genuine event answered 2xx within 8 s', l.genuine.within8s === l.sent.genuine, `${l.genuine.within8s}/${l.sent.genuine} (p50 ${l.genuine.answerMs.p50} ms, p99 ${l.genuine.answerMs.p99} ms, max ${l.genuine.answerMs.max} ms)${l.genuine.notAccepted ? `; not accepted: ${JSON.stringify(l.genuine.failedReasons)}` : ''}`);
+		check('load: executions recorded = events accepted, 0 lost, 0 duplicated', result.load.executions === load.genuine.answered2xx && lost.length === 0 && duplicates === 0 && unexpected.length === 0, `accepted ${load.genuine.answered2xx}, executions ${result.load.executions} (REST ${l.executionsRecordedRest}), lost ${lost.length}, duplicated ${duplicates}, unexpected ${unexpected.length}, statuses ${JSON.stringify(result.load.statuses)}`);
+		check('load: every tampered event refused, none executed', l.tampered.accepted === 0 && tamperedExecuted.length === 0, `${l.sent.tampered} tampered: ${JSON.stringify(l.tampered.statuses)}; executed ${tamperedExecuted.length}`);
+	}
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main(): Promise<number> {
+	mkdirSync(outDir, { recursive: true });
+	log(`== hardening against real n8n ${LINES[line].version} (line ${line}); phases: ${[...phases].join(', ')}`);
+	const installation = installN8n(line, join(outDir, `install-line${line}.log`));
+	const userFolder = mkdtempSync(join(tmpdir(), `bm-hardening-n8n${line}-`));
+	installPackage(userFolder, tarball as string);
+	const logFile = join(outDir, `n8n-line${line}.log`);
+	rmSync(logFile, { force: true });
+
+	const sandbox = await launchSandbox();
+	let n8n: N8nProcess | undefined;
+	let ctx: Context | undefined;
+	try {
+		n8n = await N8nProcess.start({
+			installation,
+			userFolder,
+			logFile,
+			env: { EXECUTIONS_DATA_SAVE_ON_SUCCESS: 'all', EXECUTIONS_DATA_SAVE_ON_ERROR: 'all', EXECUTIONS_DATA_PRUNE: 'false' },
+		});
+		log(`n8n at ${n8n.url}, sandbox at ${sandbox.baseUrl}; user folder ${userFolder}`);
+		const client = new N8nClient(n8n.url, line, installation.dir);
+		await client.setupOwner();
+		const control = new SandboxControl(sandbox.baseUrl);
+		const noScopes = await control.createKey(['templates:read']);
+		const data = (apiKey: string) => ({ apiKey, baseUrl: sandbox.baseUrl, webhookSecret: CREDENTIAL_SECRET });
+		ctx = {
+			n8n,
+			client,
+			sandbox,
+			control,
+			noScopesKey: noScopes.key,
+			credentials: {
+				good: await client.createCredential('Hardening (good key)', CREDENTIAL_TYPE, data(sandbox.keys.all)),
+				revoked: await client.createCredential('Hardening (revoked key)', CREDENTIAL_TYPE, data(sandbox.keys.revoked)),
+				noScopes: await client.createCredential('Hardening (key without scopes)', CREDENTIAL_TYPE, data(noScopes.key)),
+			},
+			webhookSecrets: new Set(),
+			liveSecretPlaces: [],
+			installation,
+			userFolder,
+			workflowIds: {},
+		};
+		if (phases.has('secrets')) await secretsPhase(ctx);
+		if (phases.has('load')) await loadPhase(ctx);
+	} catch (error) {
+		check('run', false, errorText(error));
+		if (n8n) log(`n8n log tail:\n${n8n.logTail(40)}`);
+	} finally {
+		await n8n?.stop();
+		await sandbox.close();
+	}
+	try {
+		if (ctx) scanStopped(ctx, installation.dir, installation.nodeBin, userFolder, logFile);
+	} catch (error) {
+		check('scan', false, errorText(error));
+	}
+	if (!keep) rmSync(userFolder, { recursive: true, force: true });
+	else log(`user folder kept: ${userFolder}`);
+
+	const passed = checks.filter((c) => c.ok).length;
+	summary.checks = checks;
+	writeFileSync(join(outDir, 'hardening-real-n8n.json'), `${JSON.stringify(summary, null, 2)}\n`);
+	log(`== ${passed}/${checks.length} checks passed; summary ${join(outDir, 'hardening-real-n8n.json')}`);
+	for (const c of checks) log(`   ${c.ok ? 'PASS' : 'FAIL'}  ${c.name}`);
+	return passed === checks.length && checks.length > 0 ? 0 : 1;
+}
+
+main()
+	.then((code) => process.exit(code))
+	.catch((error) => {
+		console.error(error);
+		process.exit(1);
+	});
+
