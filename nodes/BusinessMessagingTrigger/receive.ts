@@ -259,11 +259,12 @@ export async function receiveEvent(context: IWebhookFunctions): Promise<IWebhook
 	}
 	const { envelope, options, layout } = accepted;
 
-	// 5. Emit. A download must not hold the answer back: answer first.
-	if (options.downloadMedia && envelope.event !== 'message.status') {
-		respond(context, 200, { received: true });
-		const item = await attachMedia(context, envelope, options);
-		return { noWebhookResponse: true, workflowData: workflowDataFor(item, envelope.event, layout) };
-	}
-	return { workflowData: workflowDataFor(eventItem(envelope), envelope.event, layout) };
+	// 5. Answer, then emit: a download must not hold the answer back, and answering here
+	// gives the same body on every n8n line (2.x would otherwise send its default as text).
+	respond(context, 200, { received: true });
+	const item =
+		options.downloadMedia && envelope.event !== 'message.status'
+			? await attachMedia(context, envelope, options)
+			: eventItem(envelope);
+	return { noWebhookResponse: true, workflowData: workflowDataFor(item, envelope.event, layout) };
 }

@@ -41,6 +41,9 @@ describe('signature', () => {
 		const event = { ...inboundEvent(), extra_field: { kept: true } };
 		const answer = await harness.receive(signedRequest(event, secret));
 		expect(answer.status).toBe(200);
+		// The node answers itself, so every n8n line sends the same JSON body.
+		expect(answer.noWebhookResponse).toBe(true);
+		expect(answer.body).toEqual({ received: true });
 		expect(answer.workflowData).toEqual([[{ json: event }]]);
 	});
 
