@@ -21,6 +21,13 @@ describe('parseTimestamp', () => {
 		expect(parseTimestamp('2025-01-02T03:04:05.123456+00:00')).toBe(Date.UTC(2025, 0, 2, 3, 4, 5, 123));
 	});
 
+	it('knows the length of every month, leap years included', () => {
+		expect(parseTimestamp('2024-02-29T00:00:00Z')).toBe(Date.UTC(2024, 1, 29));
+		expect(parseTimestamp('2000-02-29T00:00:00Z')).toBe(Date.UTC(2000, 1, 29));
+		expect(parseTimestamp('2025-12-31T23:59:59Z')).toBe(Date.UTC(2025, 11, 31, 23, 59, 59));
+		expect(parseTimestamp('2025-06-30T00:00:00Z')).toBe(Date.UTC(2025, 5, 30));
+	});
+
 	it('applies offsets and accepts Z and no fraction', () => {
 		expect(parseTimestamp('2025-01-02T05:04:05+02:00')).toBe(Date.UTC(2025, 0, 2, 3, 4, 5));
 		expect(parseTimestamp('2025-01-01T22:34:05.5-04:30')).toBe(Date.UTC(2025, 0, 2, 3, 4, 5, 500));
@@ -32,6 +39,9 @@ describe('parseTimestamp', () => {
 		'2025-01-02T03:04:05', // no offset: ambiguous
 		'2025-13-02T03:04:05Z',
 		'2025-02-30T03:04:05Z',
+		'2025-02-29T03:04:05Z', // not a leap year
+		'1900-02-29T03:04:05Z', // divisible by 100, not by 400
+		'2025-04-31T03:04:05Z',
 		'2025-01-02T24:00:00Z',
 		'yesterday',
 		'',
