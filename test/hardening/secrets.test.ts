@@ -6,7 +6,7 @@
 //
 // The search walks every reachable value (own properties of errors included, enumerable or not),
 // for the whole key and secret and for their random parts alone.
-// n8n's stored execution data in a real n8n: test/hardening/real-n8n/stored-secrets.ts.
+// n8n's stored execution data in a real n8n: test/hardening/real-n8n/run.ts (npm run test:load).
 import { Logger } from '@n8n/backend-common';
 import { createHmac } from 'crypto';
 import type { IExecuteFunctions, INodeParameters } from 'n8n-workflow';
