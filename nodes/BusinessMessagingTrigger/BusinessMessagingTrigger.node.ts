@@ -37,6 +37,9 @@ export class BusinessMessagingTrigger implements INodeType {
 				name: 'default',
 				httpMethod: 'POST',
 				responseMode: 'onReceived',
+				// Not n8n's default 'firstEntryJson' (2.x sends that word as the body): empty, so
+				// n8n answers with the webhookResponse receive() returns, {received: true}.
+				responseData: '',
 				path: 'webhook',
 			},
 		],
