@@ -198,6 +198,14 @@ async function secretsPhase(ctx: Context): Promise<void> {
 		await response.text();
 	}
 
+	// A genuine event posted directly: n8n's answer is the trigger's {received: true} (not n8n's
+	// default body), sent once the execution is stored.
+	const genuineBody = JSON.stringify({ event: 'message.inbound', data: { from: '+15557650001', contact_name: 'Direct', number, wa_message_id: 'wamid.DIRECT-GENUINE-1', type: 'text', text: 'direct', media_id: null, media_url: null }, timestamp: serviceTimestamp() });
+	const direct = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-signature': sign(genuineBody, secret) }, body: genuineBody });
+	const directAnswer = { status: direct.status, contentType: direct.headers.get('content-type'), body: await direct.text() };
+	expectedTrigger += direct.status === 200 ? 1 : 0;
+	check('trigger answer: a genuine event gets 200 {"received":true} as JSON', direct.status === 200 && /json/.test(directAnswer.contentType ?? '') && directAnswer.body.replace(/\s/g, '') === '{"received":true}', JSON.stringify(directAnswer));
+
 	const errorsWorkflow = await client.createWorkflow(secretsErrorsWorkflow(ctx.credentials.revoked, ctx.credentials.noScopes));
 	ctx.workflowIds.secretsErrors = errorsWorkflow.id;
 	const published = await client.activateAndSettle(errorsWorkflow.id);
