@@ -1,11 +1,6 @@
 import type {
 	IHookFunctions,
-	INodeType,
-	INodeTypeDescription,
-	IWebhookFunctions,
-	IWebhookResponseData,
-} from 'n8n-workflow';
-import { NodeOperationError } from 'n8n-workflow';
+	INodeType, INodeTypeDescription, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
 import { CREDENTIAL_TYPE } from '../shared/transport';
 import { OUTPUTS_EXPRESSION, properties } from './description';
@@ -49,36 +44,18 @@ export class BusinessMessagingTrigger implements INodeType {
 	webhookMethods = {
 		default: {
 			async checkExists(this: IHookFunctions): Promise<boolean> {
-				if (this.getNodeParameter('registration', 'automatic') === 'manual') {
-					const credentials = await this.getCredentials(CREDENTIAL_TYPE);
-					const secret = typeof credentials.webhookSecret === 'string' ? credentials.webhookSecret.trim() : '';
-					if (!secret) {
-						throw new NodeOperationError(
-							this.getNode(),
-							"Registration is Manual but the credential has no Webhook Signing Secret",
-							{
-								description:
-									"Paste the signing secret shown when the webhook was registered in the console into the credential's Webhook Signing Secret. Without it every event would be rejected.",
-							},
-						);
-					}
-					// Nothing to register: the webhook is managed in the console.
-					return true;
-				}
-				return await webhookExists(this);
+				return await webhookExists.call(this);
 			},
 			async create(this: IHookFunctions): Promise<boolean> {
-				if (this.getNodeParameter('registration', 'automatic') === 'manual') return true;
-				return await registerWebhook(this);
+				return await registerWebhook.call(this);
 			},
 			async delete(this: IHookFunctions): Promise<boolean> {
-				if (this.getNodeParameter('registration', 'automatic') === 'manual') return true;
-				return await deleteWebhook(this);
+				return await deleteWebhook.call(this);
 			},
 		},
 	};
 
 	async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
-		return await receiveEvent(this);
+		return await receiveEvent.call(this);
 	}
 }

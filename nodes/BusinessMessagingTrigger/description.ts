@@ -2,13 +2,6 @@ import type { ExpressionString, INodeProperties } from 'n8n-workflow';
 
 import { DEFAULT_MAX_AGE_SECONDS, EVENT_TYPES, type EventType } from './envelope';
 
-/** Output labels, in the fixed order outputs are laid out (the order of EVENT_TYPES). */
-export const EVENT_OUTPUT_NAMES: Record<EventType, string> = {
-	'message.inbound': 'Inbound',
-	'message.status': 'Status',
-	'message.echo': 'Echo',
-};
-
 /**
  * The event types that get an output of their own, in output order, or null for one
  * shared output. Must agree with OUTPUTS_EXPRESSION, which the editor evaluates.

@@ -1,7 +1,8 @@
 /**
- * Event envelope: parsing, validation and the replay window. Pure: no n8n imports,
- * never throws. Runs only after the signature has been verified.
+ * Event envelope: parsing, validation and the replay window. Pure, never throws. Runs only
+ * after the signature has been verified.
  */
+import { isPlainObject } from '../shared/validate';
 
 export const EVENT_TYPES = ['message.inbound', 'message.status', 'message.echo'] as const;
 
@@ -30,48 +31,25 @@ export const DEFAULT_MAX_AGE_SECONDS = 300;
 /** How far in the future a timestamp may be (clock skew) before the event is refused. */
 export const FUTURE_TOLERANCE_SECONDS = 60;
 
-// ISO 8601 date-time with a UTC offset (or Z); the service sends microseconds, any
-// number of fractional digits is accepted.
+// ISO 8601 date-time with a UTC offset (or Z), as the spec shows it; any number of fractional
+// digits is accepted (the service sends microseconds). Date.parse reads the rest, but would
+// roll a 30 February over into March, so the day is checked here.
 const TIMESTAMP_PATTERN =
-	/^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))?(Z|[+-]\d{2}:?\d{2})$/i;
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-	return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+	/^(\d{4})-(\d{2})-(\d{2})T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,9})?(?:Z|[+-](?:[01]\d|2[0-3]):?[0-5]\d)$/i;
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
-// Arithmetic rather than a Date object: this runs on every event, on the hot path.
-function daysInMonth(year: number, month: number): number {
-	const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
-	return month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1];
-}
-
 /** Milliseconds since the epoch, or undefined when the text is not an ISO 8601 date-time with offset. */
 export function parseTimestamp(value: unknown): number | undefined {
-	if (typeof value !== 'string') return undefined;
-	const match = TIMESTAMP_PATTERN.exec(value.trim());
+	const match = typeof value === 'string' ? TIMESTAMP_PATTERN.exec(value.trim()) : null;
 	if (!match) return undefined;
-	const [, y, mo, d, h, mi, s, fraction, zone] = match;
-	const year = Number(y);
-	const month = Number(mo);
-	const day = Number(d);
-	const hour = Number(h);
-	const minute = Number(mi);
-	const second = Number(s);
-	if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return undefined;
-	if (day > daysInMonth(year, month)) return undefined;
-	const millis = fraction ? Math.floor(Number(`0.${fraction}`) * 1000) : 0;
-	let offsetMinutes = 0;
-	if (zone.toUpperCase() !== 'Z') {
-		const sign = zone.startsWith('-') ? -1 : 1;
-		const digits = zone.slice(1).replace(':', '');
-		const offsetHours = Number(digits.slice(0, 2));
-		const offsetMins = Number(digits.slice(2, 4));
-		if (offsetHours > 23 || offsetMins > 59) return undefined;
-		offsetMinutes = sign * (offsetHours * 60 + offsetMins);
-	}
-	return Date.UTC(year, month - 1, day, hour, minute, second, millis) - offsetMinutes * 60_000;
+	const year = Number(match[1]);
+	const month = Number(match[2]);
+	const day = Number(match[3]);
+	const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+	if (month < 1 || month > 12 || day < 1 || day > (month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1])) return undefined;
+	const ms = Date.parse(match[0]);
+	return Number.isNaN(ms) ? undefined : ms;
 }
 
 /** Parses and validates the raw body as an event envelope. */

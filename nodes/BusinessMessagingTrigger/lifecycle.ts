@@ -1,25 +1,26 @@
 /**
- * Webhook registration for the trigger (Automatic mode).
+ * Webhook registration for the trigger: the policy as a pure function (`decideRegistration`),
+ * then n8n's checkExists/create/delete, called with the hook context as `this`.
  *
  * The account has ONE webhook. The trigger only keeps, replaces or deletes a webhook
  * that is its own: the URL n8n gives this node right now. Anything else is left alone
  * unless the user enabled "Take Over Existing Webhook", and a test listener
  * ("Listen for test event", a /webhook-test/ URL) never replaces this workflow's own
  * production URL, even with take-over, so testing never breaks the active workflow.
- *
- * `decideRegistration` is the whole policy as a pure function; the rest talks to n8n.
+ * In Manual registration the webhook is the user's, managed in the console: nothing is
+ * registered or deleted, and the credential must hold its signing secret.
  */
-import type { IDataObject, IHookFunctions } from 'n8n-workflow';
-import { NodeOperationError } from 'n8n-workflow';
+import type { IDataObject, IHookFunctions, IWebhookFunctions } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { bodyAsText } from '../shared/errors';
-import { apiRequest, rawApiRequest, throwForStatus } from '../shared/transport';
+import { CREDENTIAL_TYPE, apiRequest, rawApiRequest, throwForStatus } from '../shared/transport';
+import { isPlainObject } from '../shared/validate';
 
-export const WEBHOOK_PATH = '/v1/console/webhook';
-export const WEBHOOK_NAME = 'default';
+const WEBHOOK_PATH = '/v1/console/webhook';
 
 /** What the trigger keeps in the workflow's static data. Never output. */
-export interface TriggerStaticData {
+interface TriggerStaticData extends IDataObject {
 	webhookUrl?: string;
 	secret?: string;
 }
@@ -33,45 +34,6 @@ export type RegistrationDecision =
 	| { action: 'keep' }
 	| { action: 'register'; reason: string; replacing?: string }
 	| { action: 'refuse'; message: string; description: string };
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-	return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** The webhook configuration from GET /v1/console/webhook, read defensively. */
-export function readRemoteWebhook(body: unknown): RemoteWebhook {
-	let record: Record<string, unknown> = isRecord(body) ? body : {};
-	if (!('url' in record) && !('configured' in record)) {
-		for (const key of ['data', 'webhook']) {
-			const nested = record[key];
-			if (isRecord(nested)) {
-				record = nested;
-				break;
-			}
-		}
-	}
-	const url = typeof record.url === 'string' && record.url.trim() !== '' ? record.url.trim() : null;
-	const configured = typeof record.configured === 'boolean' ? record.configured && url !== null : url !== null;
-	return { configured, url: configured ? url : null };
-}
-
-/** The signing secret from the registration response, or undefined when absent. */
-export function readSigningSecret(body: unknown): string | undefined {
-	const candidates: unknown[] = [];
-	const collect = (record: unknown) => {
-		if (!isRecord(record)) return;
-		for (const key of ['secret', 'signing_secret', 'signingSecret', 'webhook_secret', 'webhookSecret']) {
-			candidates.push(record[key]);
-		}
-	};
-	collect(body);
-	if (isRecord(body)) {
-		collect(body.data);
-		collect(body.webhook);
-	}
-	const found = candidates.find((value) => typeof value === 'string' && value.trim() !== '');
-	return typeof found === 'string' ? found.trim() : undefined;
-}
 
 function normalizeUrl(url: string): string {
 	try {
@@ -170,121 +132,120 @@ export function decideRegistration(input: DecisionInput): RegistrationDecision {
 // ---------------------------------------------------------------------------
 // n8n side
 
-export function getStaticData(context: IHookFunctions): TriggerStaticData & IDataObject {
-	return context.getWorkflowStaticData('node') as TriggerStaticData & IDataObject;
+export function isManualRegistration(this: IHookFunctions | IWebhookFunctions): boolean {
+	return this.getNodeParameter('registration', 'automatic') === 'manual';
 }
 
-export function clearStaticData(staticData: TriggerStaticData & IDataObject): void {
-	delete staticData.webhookUrl;
-	delete staticData.secret;
+/** The credential's Webhook Signing Secret (Manual registration), or undefined when empty. */
+export async function manualSigningSecret(this: IHookFunctions | IWebhookFunctions): Promise<string | undefined> {
+	const credentials = await this.getCredentials(CREDENTIAL_TYPE);
+	const secret = typeof credentials.webhookSecret === 'string' ? credentials.webhookSecret.trim() : '';
+	return secret || undefined;
 }
 
-export function isTestListener(context: IHookFunctions): boolean {
-	return context.getActivationMode() === 'manual' || context.getMode() === 'manual';
+/**
+ * GET /v1/console/webhook, read in the one shape the spec gives: `{url, configured}`. Any
+ * other answer fails the activation, showing it as it came: guessing could mean replacing
+ * a webhook that is not ours.
+ */
+async function readRemoteWebhook(this: IHookFunctions, operation: string): Promise<RemoteWebhook> {
+	const body = await apiRequest.call(this, 'GET', WEBHOOK_PATH, { context: { operation } });
+	if (!isPlainObject(body) || typeof body.configured !== 'boolean' || !(typeof body.url === 'string' || body.url === null)) {
+		throw new NodeApiError(this.getNode(), { body: bodyAsText(body) }, {
+			message: `${operation}: the service's webhook configuration is not in the expected shape {url, configured}`,
+			description: `Nothing was registered or deleted. The body as it came: ${bodyAsText(body)}`,
+		});
+	}
+	const url = typeof body.url === 'string' ? body.url.trim() : '';
+	return body.configured && url ? { configured: true, url } : { configured: false, url: null };
 }
 
-export function ourWebhookUrl(context: IHookFunctions): string {
-	const url = context.getNodeWebhookUrl(WEBHOOK_NAME);
-	if (!url) {
-		throw new NodeOperationError(context.getNode(), 'n8n did not provide a webhook URL for this trigger', {
+/** The URL n8n gives this node now, and where the decision about it stands. */
+async function currentDecision(
+	this: IHookFunctions,
+	operation: string,
+): Promise<{ ourUrl: string; staticData: TriggerStaticData; decision: Exclude<RegistrationDecision, { action: 'refuse' }> }> {
+	const ourUrl = this.getNodeWebhookUrl('default');
+	if (!ourUrl) {
+		throw new NodeOperationError(this.getNode(), 'n8n did not provide a webhook URL for this trigger', {
 			description: 'Save the workflow and try again.',
 		});
 	}
-	return url;
-}
-
-export function takeOverEnabled(context: IHookFunctions): boolean {
-	const options = context.getNodeParameter('options', {}) as IDataObject;
-	return options.takeOver === true;
-}
-
-export async function readRemote(context: IHookFunctions, operation: string): Promise<RemoteWebhook> {
-	const body = await apiRequest.call(context, 'GET', WEBHOOK_PATH, { context: { operation } });
-	return readRemoteWebhook(body);
-}
-
-function currentDecision(context: IHookFunctions, remote: RemoteWebhook, ourUrl: string): RegistrationDecision {
-	const staticData = getStaticData(context);
-	const hasSecret =
-		typeof staticData.secret === 'string' && staticData.secret !== '' && sameUrl(staticData.webhookUrl, ourUrl);
-	return decideRegistration({
+	const remote = await readRemoteWebhook.call(this, operation);
+	const staticData = this.getWorkflowStaticData('node') as TriggerStaticData;
+	const decision = decideRegistration({
 		remote,
 		ourUrl,
-		hasSecret,
-		takeOver: takeOverEnabled(context),
-		isTest: isTestListener(context),
-		webhookId: context.getNode().webhookId,
+		hasSecret: typeof staticData.secret === 'string' && staticData.secret !== '' && sameUrl(staticData.webhookUrl, ourUrl),
+		takeOver: (this.getNodeParameter('options', {}) as IDataObject).takeOver === true,
+		isTest: this.getActivationMode() === 'manual' || this.getMode() === 'manual',
+		webhookId: this.getNode().webhookId,
 	});
+	if (decision.action === 'refuse') {
+		throw new NodeOperationError(this.getNode(), decision.message, { description: decision.description });
+	}
+	return { ourUrl, staticData, decision };
 }
 
-function refusal(context: IHookFunctions, decision: { message: string; description: string }): NodeOperationError {
-	return new NodeOperationError(context.getNode(), decision.message, { description: decision.description });
-}
-
-/** checkExists: true only when the webhook is ours and we hold its secret. */
-export async function webhookExists(context: IHookFunctions): Promise<boolean> {
-	const ourUrl = ourWebhookUrl(context);
-	const remote = await readRemote(context, 'Trigger → Check Webhook');
-	const decision = currentDecision(context, remote, ourUrl);
-	if (decision.action === 'refuse') throw refusal(context, decision);
+/** checkExists: true only when the webhook is ours and we hold its secret (Manual: the credential's). */
+export async function webhookExists(this: IHookFunctions): Promise<boolean> {
+	if (isManualRegistration.call(this)) {
+		if (await manualSigningSecret.call(this)) return true;
+		throw new NodeOperationError(this.getNode(), 'Registration is Manual but the credential has no Webhook Signing Secret', {
+			description:
+				"Paste the signing secret shown when the webhook was registered in the console into the credential's Webhook Signing Secret. Without it every event would be rejected.",
+		});
+	}
+	const { decision } = await currentDecision.call(this, 'Trigger → Check Webhook');
 	return decision.action === 'keep';
 }
 
 /** create: registers our URL and stores the secret shown once in the response. */
-export async function registerWebhook(context: IHookFunctions): Promise<boolean> {
-	const ourUrl = ourWebhookUrl(context);
+export async function registerWebhook(this: IHookFunctions): Promise<boolean> {
+	if (isManualRegistration.call(this)) return true;
 	// Read again rather than trust an earlier checkExists: the decision must hold now.
-	const remote = await readRemote(context, 'Trigger → Register Webhook');
-	const decision = currentDecision(context, remote, ourUrl);
-	if (decision.action === 'refuse') throw refusal(context, decision);
+	const operation = 'Trigger → Register Webhook';
+	const { ourUrl, staticData, decision } = await currentDecision.call(this, operation);
 	if (decision.action === 'keep') return true;
 
-	const staticData = getStaticData(context);
-	clearStaticData(staticData);
+	delete staticData.webhookUrl;
+	delete staticData.secret;
 	if (decision.replacing) {
-		context.logger.warn(
+		this.logger.warn(
 			`Business Messaging Trigger: replacing the account's webhook ${decision.replacing} with ${ourUrl} (${decision.reason})`,
 		);
 	} else {
-		context.logger.info(`Business Messaging Trigger: registering ${ourUrl} (${decision.reason})`);
+		this.logger.info(`Business Messaging Trigger: registering ${ourUrl} (${decision.reason})`);
 	}
 
-	const context_ = { operation: 'Trigger → Register Webhook' };
-	const response = await rawApiRequest.call(context, 'POST', WEBHOOK_PATH, { body: { url: ourUrl }, context: context_ });
-	if (response.statusCode < 200 || response.statusCode >= 300) {
-		// Only a refusal of the request itself (400/422) can be about the URL; a 401, 403 or 429
-		// means something else, which throwForStatus explains.
-		const refusedAsInvalid = response.statusCode === 400 || response.statusCode === 422;
-		if (/^http:\/\//i.test(ourUrl) && refusedAsInvalid) {
-			throw new NodeOperationError(
-				context.getNode(),
-				`The service refused to register ${ourUrl} (${response.statusCode}): it accepts HTTPS addresses only`,
-				{
-					description: `n8n's webhook URL is plain http. Make n8n reachable over HTTPS and set its public address (WEBHOOK_URL), then activate again. The service answered ${response.statusCode}: ${bodyAsText(response.body)}`,
-				},
-			);
-		}
-		throwForStatus(context.getNode(), response, context_);
-	}
-
-	const secret = readSigningSecret(response.body);
-	if (!secret) {
-		// Events for this URL could never be verified: take the registration back.
-		const undo = await rawApiRequest.call(context, 'DELETE', WEBHOOK_PATH, {
-			context: { operation: 'Trigger → Delete Webhook' },
-		});
+	const response = await rawApiRequest.call(this, 'POST', WEBHOOK_PATH, { body: { url: ourUrl }, context: { operation } });
+	// Only a refusal of the request itself (400/422) can be about the URL; a 401, 403 or 429
+	// means something else, which throwForStatus explains.
+	if (/^http:\/\//i.test(ourUrl) && (response.statusCode === 400 || response.statusCode === 422)) {
 		throw new NodeOperationError(
-			context.getNode(),
-			'The service registered the webhook but its answer carried no signing secret',
+			this.getNode(),
+			`The service refused to register ${ourUrl} (${response.statusCode}): it accepts HTTPS addresses only`,
 			{
-				description:
-					`Without the secret no event can be verified, so none would be accepted. ` +
-					(undo.statusCode < 300
-						? 'The registration was deleted again. '
-						: `Deleting the registration failed (${undo.statusCode}): delete it in the console. `) +
-					'Register the webhook in the console instead and use Registration: Manual with the secret in the credential.',
+				description: `n8n's webhook URL is plain http. Make n8n reachable over HTTPS and set its public address (WEBHOOK_URL), then activate again. The service answered ${response.statusCode}: ${bodyAsText(response.body)}`,
 			},
 		);
+	}
+	throwForStatus(this.getNode(), response, { operation });
+
+	// The one shape of the registration answer (CONTRACT W3): the secret under `secret`.
+	const body = response.body;
+	const secret = isPlainObject(body) && typeof body.secret === 'string' ? body.secret.trim() : '';
+	if (!secret) {
+		// Events for this URL could never be verified: take the registration back.
+		const undo = await rawApiRequest.call(this, 'DELETE', WEBHOOK_PATH, { context: { operation: 'Trigger → Delete Webhook' } });
+		throw new NodeOperationError(this.getNode(), 'The service registered the webhook but its answer carried no signing secret', {
+			description:
+				`Without the secret no event can be verified, so none would be accepted. ` +
+				(undo.statusCode < 300
+					? 'The registration was deleted again. '
+					: `Deleting the registration failed (${undo.statusCode}): delete it in the console. `) +
+				`Register the webhook in the console instead and use Registration: Manual with the secret in the credential. The answer as it came: ${bodyAsText(body)}`,
+		});
 	}
 	staticData.webhookUrl = ourUrl;
 	staticData.secret = secret;
@@ -292,24 +253,26 @@ export async function registerWebhook(context: IHookFunctions): Promise<boolean>
 }
 
 /** delete: removes the webhook only while it still points at this node's URL. */
-export async function deleteWebhook(context: IHookFunctions): Promise<boolean> {
-	const staticData = getStaticData(context);
+export async function deleteWebhook(this: IHookFunctions): Promise<boolean> {
+	if (isManualRegistration.call(this)) return true;
+	const staticData = this.getWorkflowStaticData('node') as TriggerStaticData;
 	try {
-		const ourUrl = ourWebhookUrl(context);
-		const remote = await readRemote(context, 'Trigger → Delete Webhook');
-		if (!remote.configured || !sameUrl(remote.url, ourUrl)) {
-			context.logger.info(
+		const ourUrl = this.getNodeWebhookUrl('default');
+		const remote = await readRemoteWebhook.call(this, 'Trigger → Delete Webhook');
+		if (!ourUrl || !remote.configured || !sameUrl(remote.url, ourUrl)) {
+			this.logger.info(
 				remote.configured
 					? `Business Messaging Trigger: the account's webhook now points at ${remote.url}, not at ${ourUrl}; left in place`
 					: 'Business Messaging Trigger: no webhook is configured any more; nothing to delete',
 			);
 			return true;
 		}
-		await apiRequest.call(context, 'DELETE', WEBHOOK_PATH, { context: { operation: 'Trigger → Delete Webhook' } });
+		await apiRequest.call(this, 'DELETE', WEBHOOK_PATH, { context: { operation: 'Trigger → Delete Webhook' } });
 		return true;
 	} finally {
 		// Whatever happened, the stored secret no longer belongs to a registration we
 		// rely on: a later activation registers again and gets a new one.
-		clearStaticData(staticData);
+		delete staticData.webhookUrl;
+		delete staticData.secret;
 	}
 }

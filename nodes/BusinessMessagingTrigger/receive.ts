@@ -1,10 +1,13 @@
 /**
- * Receiving one webhook request: verify, validate, filter, answer, emit.
+ * Receiving one webhook request: verify, validate, filter, emit, and when the answer goes out.
  *
- * Order matters: the signature is checked over the raw bytes before the body is looked
- * at; nothing is executed for a rejected or filtered-out request; the service waits
- * about 8 s and never retries, so the answer never waits for the workflow (and when
- * media is downloaded, the 200 is sent before the download starts).
+ * Order matters: the signature is checked over the raw bytes before the body is looked at,
+ * and nothing is executed for a rejected (401/400, answered here) or filtered-out request
+ * (200 with the reason). An accepted event is answered 200 {received: true} by n8n itself
+ * once it has started the execution (on 2.x once it has stored it), so a 2xx means the event
+ * is in n8n; the workflow itself is never waited for (responseMode onReceived). The one
+ * exception is Download Media: the 200 is sent here before the download starts, because the
+ * service waits only about 8 s.
  */
 import type {
 	IBinaryKeyData,
@@ -15,7 +18,7 @@ import type {
 } from 'n8n-workflow';
 
 import { downloadMedia } from '../shared/media';
-import { CREDENTIAL_TYPE } from '../shared/transport';
+import { splitList } from '../shared/validate';
 import { outputLayout } from './description';
 import {
 	DEFAULT_MAX_AGE_SECONDS,
@@ -25,11 +28,12 @@ import {
 	type EventEnvelope,
 	type EventType,
 } from './envelope';
+import { isManualRegistration, manualSigningSecret } from './lifecycle';
 import { SIGNATURE_HEADER, verifySignature } from './signature';
 
 const LOG_PREFIX = 'Business Messaging Trigger';
 
-export interface ReceiveOptions {
+interface ReceiveOptions {
 	downloadMedia: boolean;
 	binaryPropertyName: string;
 	maxAge: number;
@@ -37,15 +41,7 @@ export interface ReceiveOptions {
 	statuses: string[];
 }
 
-export function splitList(value: unknown): string[] {
-	if (typeof value !== 'string') return [];
-	return value
-		.split(/[,\n]/)
-		.map((entry) => entry.trim())
-		.filter((entry) => entry !== '');
-}
-
-export function readOptions(raw: IDataObject): ReceiveOptions {
+function readOptions(raw: IDataObject): ReceiveOptions {
 	const maxAge = raw.maxAge === undefined || raw.maxAge === null || raw.maxAge === '' ? DEFAULT_MAX_AGE_SECONDS : Number(raw.maxAge);
 	return {
 		downloadMedia: raw.downloadMedia === true,
@@ -60,7 +56,7 @@ export function readOptions(raw: IDataObject): ReceiveOptions {
 }
 
 /** Why a verified, valid event is not for this workflow, or undefined when it is. */
-export function filterReason(envelope: EventEnvelope, events: string[], options: ReceiveOptions): string | undefined {
+function filterReason(envelope: EventEnvelope, events: string[], options: ReceiveOptions): string | undefined {
 	if (!events.includes(envelope.event)) return `event ${envelope.event} is not selected`;
 	const data = envelope.data;
 	if (options.numbers.length > 0 && envelope.event !== 'message.status') {
@@ -74,47 +70,33 @@ export function filterReason(envelope: EventEnvelope, events: string[], options:
 	return undefined;
 }
 
-/** Why there is no file for an inbound event whose media_url is null. */
-export function noMediaReason(data: Record<string, unknown>): string {
-	if (data.media_id === null || data.media_id === undefined || data.media_id === '') {
-		return 'The message has no media (media_id and media_url are null).';
-	}
-	return 'media_url is null: the media is not hosted (yet), or media hosting is disabled for the account. Nothing was downloaded.';
-}
-
-function respond(context: IWebhookFunctions, status: number, body: IDataObject): void {
-	const res = context.getResponseObject();
-	res.status(status).json(body);
-}
-
-function reject(context: IWebhookFunctions, status: 400 | 401, reason: string): IWebhookResponseData {
-	context.logger.warn(`${LOG_PREFIX}: rejected a request (${status}): ${reason}`, {
-		node: context.getNode().name,
-		workflowId: context.getWorkflow().id,
+function reject(this: IWebhookFunctions, status: 400 | 401, reason: string): IWebhookResponseData {
+	this.logger.warn(`${LOG_PREFIX}: rejected a request (${status}): ${reason}`, {
+		node: this.getNode().name,
+		workflowId: this.getWorkflow().id,
 	});
-	respond(context, status, { error: status === 401 ? 'unauthorized' : 'bad_request', reason });
+	this.getResponseObject().status(status).json({ error: status === 401 ? 'unauthorized' : 'bad_request', reason });
 	return { noWebhookResponse: true };
 }
 
-async function signingSecret(context: IWebhookFunctions): Promise<{ secret: string } | { problem: string }> {
-	if (context.getNodeParameter('registration', 'automatic') === 'manual') {
-		let credentials: IDataObject;
+/** The secret events are verified with, or why there is none (then every event is refused). */
+async function signingSecret(this: IWebhookFunctions): Promise<{ secret: string } | { problem: string }> {
+	if (isManualRegistration.call(this)) {
+		let secret: string | undefined;
 		try {
-			credentials = await context.getCredentials(CREDENTIAL_TYPE);
+			secret = await manualSigningSecret.call(this);
 		} catch (error) {
 			return { problem: `the credential could not be read (${(error as Error).message})` };
 		}
-		const secret = typeof credentials.webhookSecret === 'string' ? credentials.webhookSecret.trim() : '';
 		return secret
 			? { secret }
 			: {
 					problem:
-						"Registration is Manual but the credential has no Webhook Signing Secret, so no event can be verified: every event is rejected until it is set",
+						'Registration is Manual but the credential has no Webhook Signing Secret, so no event can be verified: every event is rejected until it is set',
 				};
 	}
-	const staticData = context.getWorkflowStaticData('node');
-	const secret = typeof staticData.secret === 'string' ? staticData.secret : '';
-	return secret
+	const secret = this.getWorkflowStaticData('node').secret;
+	return typeof secret === 'string' && secret
 		? { secret }
 		: {
 				problem:
@@ -122,16 +104,18 @@ async function signingSecret(context: IWebhookFunctions): Promise<{ secret: stri
 			};
 }
 
-async function rawBodyOf(context: IWebhookFunctions): Promise<Buffer | undefined> {
-	const req = context.getRequestObject();
+/** The request body exactly as it arrived, read now if n8n has not read it yet. */
+async function rawBodyOf(this: IWebhookFunctions): Promise<Buffer | undefined> {
+	const req = this.getRequestObject();
 	if (!Buffer.isBuffer(req.rawBody) && typeof req.readRawBody === 'function') {
 		await req.readRawBody();
 	}
 	return Buffer.isBuffer(req.rawBody) ? req.rawBody : undefined;
 }
 
+/** The event's item with its media file attached, or with the reason there is none. */
 async function attachMedia(
-	context: IWebhookFunctions,
+	this: IWebhookFunctions,
 	envelope: EventEnvelope,
 	options: ReceiveOptions,
 ): Promise<{ json: IDataObject; binary?: IBinaryKeyData }> {
@@ -150,11 +134,15 @@ async function attachMedia(
 
 	const mediaUrl = data.media_url;
 	if (typeof mediaUrl !== 'string' || mediaUrl.trim() === '') {
-		json.media_download = { downloaded: false, reason: noMediaReason(data) };
+		const reason =
+			data.media_id === null || data.media_id === undefined || data.media_id === ''
+				? 'The message has no media (media_id and media_url are null).'
+				: 'media_url is null: the media is not hosted (yet), or media hosting is disabled for the account. Nothing was downloaded.';
+		json.media_download = { downloaded: false, reason };
 		return { json };
 	}
 	try {
-		const { mediaId, binary } = await downloadMedia.call(context, mediaUrl, {
+		const { mediaId, binary } = await downloadMedia.call(this, mediaUrl, {
 			fieldName: 'media_url',
 			operation: 'Trigger → Download Media',
 		});
@@ -168,7 +156,7 @@ async function attachMedia(
 		return { json, binary: { [options.binaryPropertyName]: binary } };
 	} catch (error) {
 		const reason = (error as Error).message || 'the download failed';
-		context.logger.warn(`${LOG_PREFIX}: media download failed, the event is emitted without the file: ${reason}`);
+		this.logger.warn(`${LOG_PREFIX}: media download failed, the event is emitted without the file: ${reason}`);
 		json.media_download = { downloaded: false, reason };
 		return { json };
 	}
@@ -234,42 +222,40 @@ export function acceptEvent(
 	return { kind: 'emit', envelope, options, layout: outputLayout(events, parameters.separateOutputs) };
 }
 
-export async function receiveEvent(context: IWebhookFunctions): Promise<IWebhookResponseData> {
+export async function receiveEvent(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	// 1. The secret: without one nothing is accepted (fail closed).
-	const found = await signingSecret(context);
+	const found = await signingSecret.call(this);
 	if ('problem' in found) {
-		context.logger.error(`${LOG_PREFIX}: ${found.problem}`, { node: context.getNode().name });
-		return reject(context, 401, 'no signing secret is configured for this receiver');
+		this.logger.error(`${LOG_PREFIX}: ${found.problem}`, { node: this.getNode().name });
+		return reject.call(this, 401, 'no signing secret is configured for this receiver');
 	}
 
-	const rawBody = await rawBodyOf(context);
-	if (!rawBody) return reject(context, 401, 'the raw request body is not available, so the signature cannot be checked');
-	const headers = context.getHeaderData() as Record<string, string | string[] | undefined>;
+	const rawBody = await rawBodyOf.call(this);
+	if (!rawBody) return reject.call(this, 401, 'the raw request body is not available, so the signature cannot be checked');
+	const headers = this.getHeaderData() as Record<string, string | string[] | undefined>;
 
 	// 2 to 4: signature, envelope, replay window, filters.
 	const accepted = acceptEvent(rawBody, headers[SIGNATURE_HEADER], found.secret, Date.now(), () => ({
-		events: context.getNodeParameter('events', ['message.inbound']) as unknown,
-		options: context.getNodeParameter('options', {}) as IDataObject,
-		separateOutputs: context.getNodeParameter('separateOutputs', false) as unknown,
+		events: this.getNodeParameter('events', ['message.inbound']) as unknown,
+		options: this.getNodeParameter('options', {}) as IDataObject,
+		separateOutputs: this.getNodeParameter('separateOutputs', false) as unknown,
 	}));
-	if (accepted.kind === 'reject') return reject(context, accepted.status, accepted.reason);
+	if (accepted.kind === 'reject') return reject.call(this, accepted.status, accepted.reason);
 	if (accepted.kind === 'ignore') {
-		context.logger.debug(`${LOG_PREFIX}: event ignored: ${accepted.reason}`);
+		this.logger.debug(`${LOG_PREFIX}: event ignored: ${accepted.reason}`);
 		return { webhookResponse: { received: true, ignored: accepted.reason } };
 	}
 	const { envelope, options, layout } = accepted;
 
 	// 5. Emit. n8n answers with webhookResponse (the description's empty responseData lets it
-	// through on every line) and, on 2.x, only once it has stored the execution: a 2xx then
-	// means the event is in n8n, and a busy n8n slows the answers down instead of dropping
-	// events. Answering here first would acknowledge events n8n may fail to store: under load
-	// (5,000 events at concurrency 32, SQLite) 2,037 acknowledged events got no execution.
+	// through on every line), on 2.x only once it has stored the execution: answering here
+	// first would acknowledge events that a busy n8n then fails to store.
 	const received: IDataObject = { received: true };
 	if (!options.downloadMedia || envelope.event === 'message.status') {
 		return { webhookResponse: received, workflowData: workflowDataFor(eventItem(envelope), envelope.event, layout) };
 	}
 	// A download must not hold the answer back (the service waits about 8 s): answer first.
-	respond(context, 200, received);
-	const item = await attachMedia(context, envelope, options);
+	this.getResponseObject().status(200).json(received);
+	const item = await attachMedia.call(this, envelope, options);
 	return { noWebhookResponse: true, workflowData: workflowDataFor(item, envelope.event, layout) };
 }

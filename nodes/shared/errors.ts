@@ -4,6 +4,8 @@
  * closed 24-hour window are not shown, so those messages are inferred from what the
  * request was (a reply, with or without `from`) and hedged where the body does not say.
  */
+import { isPlainObject } from './validate';
+
 export interface RequestContext {
 	/** Label used in messages, e.g. "Message → Get Status". */
 	operation: string;
@@ -44,8 +46,8 @@ export function bodyAsText(body: unknown): string {
  * (`error.message`, `message`, `error` as text, `detail`), shortened; otherwise undefined.
  */
 export function serviceMessage(body: unknown): string | undefined {
-	if (typeof body !== 'object' || body === null || Array.isArray(body) || Buffer.isBuffer(body)) return undefined;
-	const record = body as Record<string, unknown>;
+	if (!isPlainObject(body)) return undefined;
+	const record = body;
 	const error = record.error;
 	const candidates = [
 		typeof error === 'object' && error !== null ? (error as Record<string, unknown>).message : undefined,
@@ -60,12 +62,14 @@ export function serviceMessage(body: unknown): string | undefined {
 	return text.length > 300 ? `${text.slice(0, 300)}…` : text;
 }
 
-/** Retry-After as the service sent it, in seconds when it is a number of seconds. */
-function retryAfterText(headers: ResponseHeaders | undefined): string | undefined {
+/** The wait a Retry-After header asks for (seconds or an HTTP date), in milliseconds. */
+export function retryAfterMs(headers: ResponseHeaders | undefined, nowMs = Date.now()): number | undefined {
 	const raw = headers?.['retry-after'];
 	const value = (Array.isArray(raw) ? raw[0] : raw)?.trim();
 	if (!value) return undefined;
-	return /^\d+(\.\d+)?$/.test(value) ? `${value} s` : value;
+	if (/^\d+(\.\d+)?$/.test(value)) return Number(value) * 1000;
+	const date = Date.parse(value);
+	return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
 }
 
 export type ResponseHeaders = Record<string, string | string[] | undefined>;
@@ -110,7 +114,8 @@ export function explainHttpError(
 	const served = `The service answered ${status}: ${bodyAsText(body)}`;
 
 	if (status === 429) {
-		const wait = retryAfterText(headers);
+		const waitMs = retryAfterMs(headers);
+		const wait = waitMs === undefined ? undefined : `${Math.ceil(waitMs / 1000)} s`;
 		const replyNote = context.reply
 			? 'A reply is never retried by the node; a 429 usually means the service did not accept it, so it can be sent again once the wait is over.'
 			: 'Reads are retried up to 3 times, waiting as asked for up to 30 s; the limit was still in force.';

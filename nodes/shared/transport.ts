@@ -1,3 +1,9 @@
+/**
+ * The one module every request goes through. Requests with the API key address only the
+ * credential's own origin (its authenticate refuses any other), reads are retried a bounded
+ * number of times on transient failures, and anything else is sent exactly once: a reply
+ * that may have reached the service is never sent again.
+ */
 import type {
 	IDataObject,
 	IExecuteFunctions,
@@ -11,9 +17,8 @@ import type {
 } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError, sleep } from 'n8n-workflow';
 
-import { apiKeyProblem, normalizeBaseUrl } from '../../credentials/BusinessMessagingApi.credentials';
-import { explainHttpError, type RequestContext } from './errors';
-import { describeType, idFromNumber } from './values';
+import { explainHttpError, retryAfterMs, type RequestContext, type ResponseHeaders } from './errors';
+import { apiKeyProblem, normalizeBaseUrl } from './validate';
 
 export type { RequestContext } from './errors';
 
@@ -21,60 +26,24 @@ export const CREDENTIAL_TYPE = 'businessMessagingApi';
 
 export type ApiContext = IExecuteFunctions | IHookFunctions | IWebhookFunctions | ILoadOptionsFunctions;
 
-export interface RawResponse {
+/** Node's Readable, named without importing 'stream' (the scanner allows no such import). */
+export type Readable = Exclude<Parameters<IExecuteFunctions['helpers']['prepareBinaryData']>[0], Buffer>;
+
+export interface RawResponse<Body = unknown> {
 	statusCode: number;
-	headers: Record<string, string | string[] | undefined>;
-	body: unknown;
+	headers: ResponseHeaders;
+	body: Body;
 }
 
-/** Bounded retry for idempotent reads: 3 retries, 0.5 s, 1 s, 2 s, or what Retry-After asks up to 30 s. */
-export const RETRY_POLICY = { retries: 3, baseDelayMs: 500, maxRetryAfterMs: 30_000 };
+/** Reads: 3 retries after 0.5 s, 1 s and 2 s, or after what Retry-After asks, up to 30 s. */
+const RETRIES = 3;
+const BASE_DELAY_MS = 500;
+const MAX_RETRY_AFTER_MS = 30_000;
 
 const TRANSIENT_CODES = new Set(['ECONNRESET', 'ETIMEDOUT', 'ECONNABORTED', 'EPIPE', 'EAI_AGAIN', 'ESOCKETTIMEDOUT']);
 
-/**
- * An id that goes into a URL path: one segment, encoded. Slashes and dot segments are
- * refused outright, because URL normalisation would turn `..` or `a/b` into another endpoint.
- */
-export function pathSegment(node: INode, value: unknown, fieldName: string, itemIndex?: number): string {
-	if (typeof value === 'number') value = idFromNumber(node, value, fieldName, itemIndex);
-	if (typeof value !== 'string') {
-		throw new NodeOperationError(node, `${fieldName} must be text, got ${describeType(value)}`, {
-			itemIndex,
-			description: `Check the expression that fills ${fieldName}: it should resolve to an ID string.`,
-		});
-	}
-	const id = value.trim();
-	if (!id) {
-		throw new NodeOperationError(node, `${fieldName} is empty`, {
-			itemIndex,
-			description: `Enter ${fieldName}, or check that the expression that fills it resolves for this item.`,
-		});
-	}
-	if (id.includes('/') || id.includes('\\') || id === '.' || id === '..' || /[\u0000-\u001f\u007f]/.test(id)) {
-		throw new NodeOperationError(node, `${fieldName} "${id.slice(0, 100)}" is not a valid ID`, {
-			itemIndex,
-			description: `${fieldName} must be a single ID, without slashes, dot segments or control characters. Nothing was sent.`,
-		});
-	}
-	return encodeURIComponent(id);
-}
-
-interface ResolvedCredentials {
-	baseUrl: string;
-}
-
-/** Checks the credential before anything is sent, so a malformed key never leaves n8n. */
-export async function resolveCredentials(this: ApiContext, itemIndex?: number): Promise<ResolvedCredentials> {
-	const credentials = await this.getCredentials(CREDENTIAL_TYPE, itemIndex);
-	const keyProblem = apiKeyProblem(credentials.apiKey);
-	if (keyProblem) throw new NodeOperationError(this.getNode(), keyProblem, { itemIndex });
-	const base = normalizeBaseUrl(credentials.baseUrl);
-	if ('error' in base) throw new NodeOperationError(this.getNode(), base.error, { itemIndex });
-	return { baseUrl: base.url };
-}
-
-function errorCode(error: unknown): string | undefined {
+/** The transient connection error code behind an error (its causes included), if any. */
+function transientCode(error: unknown): string | undefined {
 	let current = error as { code?: unknown; cause?: unknown } | undefined;
 	for (let depth = 0; current && depth < 5; depth++) {
 		if (typeof current.code === 'string' && TRANSIENT_CODES.has(current.code)) return current.code;
@@ -84,76 +53,106 @@ function errorCode(error: unknown): string | undefined {
 	return /socket hang up|ECONNRESET/i.test(message) ? 'ECONNRESET' : undefined;
 }
 
-function retryAfterMs(headers: RawResponse['headers']): number | undefined {
-	const raw = headers['retry-after'];
-	const value = Array.isArray(raw) ? raw[0] : raw;
-	if (!value) return undefined;
-	const seconds = Number(value);
-	if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-	const date = Date.parse(value);
-	return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+/**
+ * Sends `send` once, or up to `retries` more times while it fails transiently: a connection
+ * reset or timeout, a 429 or a 5xx. A 429 whose Retry-After asks for more than 30 s is
+ * returned as it is. The last failure is passed to `onError`, which decides what to throw.
+ */
+export async function withRetries<T extends { statusCode: number; headers: ResponseHeaders }>(
+	send: () => Promise<T>,
+	options: { retries: number; onError: (error: unknown, code: string | undefined, attempts: number) => Error; discard?: (response: T) => void },
+): Promise<T> {
+	for (let attempt = 0; ; attempt++) {
+		let response: T;
+		try {
+			response = await send();
+		} catch (error) {
+			const code = transientCode(error);
+			if (code && attempt < options.retries) {
+				await sleep(BASE_DELAY_MS * 2 ** attempt);
+				continue;
+			}
+			throw options.onError(error, code, attempt + 1);
+		}
+		const status = response.statusCode;
+		if ((status === 429 || status >= 500) && attempt < options.retries) {
+			const asked = status === 429 ? retryAfterMs(response.headers) : undefined;
+			if (asked !== undefined && asked > MAX_RETRY_AFTER_MS) return response;
+			options.discard?.(response);
+			await sleep(asked ?? BASE_DELAY_MS * 2 ** attempt);
+			continue;
+		}
+		return response;
+	}
 }
 
-/**
- * The one place requests are sent with the API key. Only the credential's own origin
- * is ever addressed (the credential's authenticate refuses any other), GETs are retried
- * a bounded number of times on 429/5xx/connection resets, and other methods are sent
- * exactly once: a reply that may have reached the service is never sent again.
- * Answers of any status come back as they are; `apiRequest` turns failures into errors.
- */
+/** The credential's Base URL, checked before anything is sent, so a malformed key never leaves n8n. */
+export async function credentialBaseUrl(this: ApiContext, itemIndex?: number): Promise<string> {
+	const credentials = await this.getCredentials(CREDENTIAL_TYPE, itemIndex);
+	const keyProblem = apiKeyProblem(credentials.apiKey);
+	if (keyProblem) throw new NodeOperationError(this.getNode(), keyProblem, { itemIndex });
+	const base = normalizeBaseUrl(credentials.baseUrl);
+	if ('error' in base) throw new NodeOperationError(this.getNode(), base.error, { itemIndex });
+	return base.url;
+}
+
+/** A request with the API key whose answer, of any status, comes back as it is. */
 export async function rawApiRequest(
 	this: ApiContext,
 	method: IHttpRequestMethods,
 	path: string,
-	options: {
-		qs?: IDataObject;
-		body?: IDataObject;
-		context: RequestContext;
-		followRedirect?: boolean;
-	},
+	options: { qs?: IDataObject; body?: IDataObject; context: RequestContext },
 ): Promise<RawResponse> {
-	const { baseUrl } = await resolveCredentials.call(this, options.context.itemIndex);
+	const { context } = options;
 	const request: IHttpRequestOptions = {
 		method,
-		baseURL: baseUrl,
+		baseURL: await credentialBaseUrl.call(this, context.itemIndex),
 		url: path,
 		qs: options.qs,
 		body: options.body,
 		json: true,
 		returnFullResponse: true,
 		ignoreHttpStatusErrors: true,
-		disableFollowRedirect: options.followRedirect !== true,
+		// The media endpoint answers with a redirect to another host, which must not get the key.
+		disableFollowRedirect: true,
 		timeout: 30_000,
 	};
-	const retriesAllowed = method === 'GET' ? RETRY_POLICY.retries : 0;
+	return await withRetries(
+		async () =>
+			(await this.helpers.httpRequestWithAuthentication.call(this, CREDENTIAL_TYPE, { ...request })) as RawResponse,
+		{
+			retries: method === 'GET' ? RETRIES : 0,
+			onError: (error, code, attempts) => connectionError(this.getNode(), error, context, code, method, attempts),
+		},
+	);
+}
 
-	for (let attempt = 0; ; attempt++) {
-		let response: RawResponse;
-		try {
-			response = (await this.helpers.httpRequestWithAuthentication.call(
-				this,
-				CREDENTIAL_TYPE,
-				{ ...request },
-			)) as RawResponse;
-		} catch (error) {
-			const code = errorCode(error);
-			if (code && attempt < retriesAllowed) {
-				await sleep(RETRY_POLICY.baseDelayMs * 2 ** attempt);
-				continue;
-			}
-			throw connectionError(this.getNode(), error, options.context, code, method, attempt);
-		}
-
-		const status = response.statusCode;
-		const transient = status === 429 || status >= 500;
-		if (transient && attempt < retriesAllowed) {
-			const asked = status === 429 ? retryAfterMs(response.headers) : undefined;
-			if (asked !== undefined && asked > RETRY_POLICY.maxRetryAfterMs) return response;
-			await sleep(asked ?? RETRY_POLICY.baseDelayMs * 2 ** attempt);
-			continue;
-		}
-		return response;
-	}
+/** A request without credentials (the media host's signed URL), streamed, with the same retries as reads. */
+export async function fetchWithoutCredentials(
+	this: ApiContext,
+	url: string,
+	context: RequestContext,
+): Promise<RawResponse<Readable>> {
+	return await withRetries(
+		async () =>
+			(await this.helpers.httpRequest({
+				method: 'GET',
+				url,
+				encoding: 'stream',
+				returnFullResponse: true,
+				ignoreHttpStatusErrors: true,
+				timeout: 60_000,
+			})) as RawResponse<Readable>,
+		{
+			retries: RETRIES,
+			discard: (response) => response.body.destroy(),
+			onError: (error) =>
+				new NodeApiError(this.getNode(), { message: (error as Error).message }, {
+					message: `${context.operation}: could not fetch the media file (${(error as Error).message})`,
+					itemIndex: context.itemIndex,
+				}),
+		},
+	);
 }
 
 function connectionError(
@@ -162,27 +161,23 @@ function connectionError(
 	context: RequestContext,
 	code: string | undefined,
 	method: string,
-	attempt: number,
+	attempts: number,
 ): Error {
 	// Our own checks (key prefix, base URL) already speak to the user: keep them.
 	if (error instanceof NodeOperationError) return error;
 	const reason = code ?? ((error as Error)?.message || 'unknown error');
 	const unsure =
 		method === 'GET'
-			? `Tried ${attempt + 1} time(s).`
+			? `Tried ${attempts} time(s).`
 			: 'It was not sent again, because the service may already have acted on it: check before retrying.';
 	// A fresh error without `cause`: the underlying one carries the request, headers included.
-	return new NodeApiError(
-		node,
-		{ message: reason } as JsonObject,
-		{
-			// The reason stays out of the message: n8n swaps a message naming e.g. ECONNRESET for
-			// its generic "you can retry the request immediately", wrong for a reply.
-			message: `${context.operation}: could not reach the service`,
-			description: `The connection failed (${reason}). Check the credential's Base URL and that the service is reachable. ${unsure}`,
-			itemIndex: context.itemIndex,
-		},
-	);
+	return new NodeApiError(node, { message: reason } as JsonObject, {
+		// The reason stays out of the message: n8n swaps a message naming e.g. ECONNRESET for
+		// its generic "you can retry the request immediately", wrong for a reply.
+		message: `${context.operation}: could not reach the service`,
+		description: `The connection failed (${reason}). Check the credential's Base URL and that the service is reachable. ${unsure}`,
+		itemIndex: context.itemIndex,
+	});
 }
 
 export function throwForStatus(node: INode, response: RawResponse, context: RequestContext): void {
@@ -197,12 +192,12 @@ export function throwForStatus(node: INode, response: RawResponse, context: Requ
 }
 
 /** A JSON request whose 2xx body is returned as it came; any other status becomes a NodeApiError. */
-export async function apiRequest<T = IDataObject>(
+export async function apiRequest(
 	this: ApiContext,
 	method: IHttpRequestMethods,
 	path: string,
 	options: { qs?: IDataObject; body?: IDataObject; context: RequestContext },
-): Promise<T> {
+): Promise<unknown> {
 	const response = await rawApiRequest.call(this, method, path, options);
 	throwForStatus(this.getNode(), response, options.context);
 	const body = response.body;
@@ -218,5 +213,5 @@ export async function apiRequest<T = IDataObject>(
 			itemIndex: options.context.itemIndex,
 		});
 	}
-	return body as T;
+	return body;
 }

@@ -1,5 +1,5 @@
 /** Resource → operation values of the node, as the router dispatches them. */
-export type BusinessMessagingMap = {
+type BusinessMessagingMap = {
 	account: 'ping';
 	key: 'getMany';
 	log: 'getMany';
@@ -8,4 +8,6 @@ export type BusinessMessagingMap = {
 	webhook: 'get';
 };
 
-export type BusinessMessagingResource = keyof BusinessMessagingMap;
+export type BusinessMessagingType = {
+	[R in keyof BusinessMessagingMap]: { resource: R; operation: BusinessMessagingMap[R] };
+}[keyof BusinessMessagingMap];

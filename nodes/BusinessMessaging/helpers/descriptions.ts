@@ -1,4 +1,4 @@
-import type { INodeProperties } from 'n8n-workflow';
+import type { IDisplayOptions, INodeProperties } from 'n8n-workflow';
 
 /** n8n's Return All / Limit pair for Get Many operations. */
 export const returnAllOrLimit: INodeProperties[] = [
@@ -60,3 +60,18 @@ export const additionalQueryParameters: INodeProperties = {
 		},
 	],
 };
+
+/**
+ * Stamps resource/operation visibility on every property of an operation, keeping the
+ * property's own conditions (the idea of n8n's nodes-base `updateDisplayOptions`,
+ * which community packages cannot import).
+ */
+export function updateDisplayOptions(displayOptions: IDisplayOptions, properties: INodeProperties[]): INodeProperties[] {
+	return properties.map((property) => {
+		const own = property.displayOptions ?? {};
+		const merged: IDisplayOptions = { ...own };
+		if (own.show || displayOptions.show) merged.show = { ...own.show, ...displayOptions.show };
+		if (own.hide || displayOptions.hide) merged.hide = { ...own.hide, ...displayOptions.hide };
+		return { ...property, displayOptions: merged };
+	});
+}

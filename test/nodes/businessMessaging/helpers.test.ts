@@ -1,35 +1,44 @@
 // Pure helpers of the node: list answers, display options, secret stripping.
+import { updateDisplayOptions } from '../../../nodes/BusinessMessaging/helpers/descriptions';
 import { splitPage } from '../../../nodes/BusinessMessaging/helpers/list';
-import { updateDisplayOptions, withoutSecrets } from '../../../nodes/BusinessMessaging/helpers/utils';
+import { asJsonObject, withoutSecrets } from '../../../nodes/BusinessMessaging/helpers/output';
 
-describe('splitPage', () => {
-	it('takes a plain array as the records, with no next page', () => {
-		expect(splitPage([{ a: 1 }, { a: 2 }])).toEqual({ records: [{ a: 1 }, { a: 2 }] });
-	});
-
-	it('finds the records and the cursor of a page object', () => {
+describe('splitPage: the one list shape, {data, has_more, next_cursor} (CONTRACT I4)', () => {
+	it('takes the records of data and the cursor of the next page', () => {
 		expect(splitPage({ data: [{ a: 1 }], has_more: true, next_cursor: 'cur_1' })).toEqual({
 			records: [{ a: 1 }],
 			cursor: 'cur_1',
 		});
-		expect(splitPage({ items: [{ a: 1 }], paging: { next_cursor: 'n' } }).cursor).toBe('n');
-		expect(splitPage({ logs: [{ a: 1 }], next: 'c2' }).cursor).toBe('c2');
 	});
 
-	it('stops when the page says there is no more, or gives a null cursor', () => {
-		expect(splitPage({ data: [], has_more: false, next_cursor: 'x' }).cursor).toBeUndefined();
-		expect(splitPage({ data: [{ a: 1 }], has_more: false, next_cursor: null }).cursor).toBeUndefined();
+	it('stops when the page says there is no more, or gives no cursor', () => {
+		expect(splitPage({ data: [{ a: 1 }], has_more: false, next_cursor: 'x' }).cursor).toBeUndefined();
+		expect(splitPage({ data: [{ a: 1 }], has_more: true, next_cursor: null }).cursor).toBeUndefined();
+		expect(splitPage({ data: [{ a: 1 }], has_more: true, next_cursor: '' }).cursor).toBeUndefined();
+		expect(splitPage({ data: [{ a: 1 }] })).toEqual({ records: [{ a: 1 }], cursor: undefined });
 	});
 
-	it('does not follow a next URL (it could point anywhere)', () => {
-		expect(splitPage({ data: [{ a: 1 }], next: 'https://elsewhere.example.com/?page=2' }).cursor).toBeUndefined();
-	});
-
-	it('takes the only array of an unknown shape, else the object itself as one record', () => {
-		expect(splitPage({ whatever: [{ a: 1 }], count: 1 }).records).toEqual([{ a: 1 }]);
-		expect(splitPage({ a: 1 }).records).toEqual([{ a: 1 }]);
+	it('passes any other answer through as one record, as it came, with no next page', () => {
+		expect(splitPage({ items: [{ a: 1 }], next_cursor: 'n' })).toEqual({ records: [{ items: [{ a: 1 }], next_cursor: 'n' }] });
+		expect(splitPage({ a: 1 })).toEqual({ records: [{ a: 1 }] });
+		expect(splitPage([{ a: 1 }, { a: 2 }])).toEqual({ records: [{ data: [{ a: 1 }, { a: 2 }] }] });
+		expect(splitPage({ data: 'not a list' })).toEqual({ records: [{ data: 'not a list' }] });
 		expect(splitPage(undefined).records).toEqual([]);
-		expect(splitPage(['x']).records).toEqual([{ value: 'x' }]);
+		expect(splitPage('').records).toEqual([]);
+	});
+
+	it('puts a record of data that is not an object under data', () => {
+		expect(splitPage({ data: ['x', { a: 1 }], has_more: false }).records).toEqual([{ data: 'x' }, { a: 1 }]);
+	});
+});
+
+describe('asJsonObject', () => {
+	it('keeps an object as it came, nothing as {}, anything else under data', () => {
+		expect(asJsonObject({ id: 'm' })).toEqual({ id: 'm' });
+		expect(asJsonObject(undefined)).toEqual({});
+		expect(asJsonObject('')).toEqual({});
+		expect(asJsonObject([1])).toEqual({ data: [1] });
+		expect(asJsonObject(true)).toEqual({ data: true });
 	});
 });
 
@@ -48,19 +57,19 @@ describe('updateDisplayOptions', () => {
 });
 
 describe('withoutSecrets', () => {
-	it('drops every key that looks like a secret, at any depth', () => {
-		expect(
-			withoutSecrets({ url: 'u', secret: 's', signing_secret: 's', nested: { webhookSecret: 's', keep: [{ clientSecret: 1, ok: 2 }] } }),
-		).toEqual({ url: 'u', nested: { keep: [{ ok: 2 }] } });
+	it('drops the fields of a record that are named like a secret', () => {
+		expect(withoutSecrets({ url: 'u', configured: true, secret: 's', signing_secret: 's', webhookSecret: 's' })).toEqual({
+			url: 'u',
+			configured: true,
+		});
 	});
 
-	it('drops API key values wherever they are, but keeps the bare prefix a key list shows', () => {
+	it('drops API key values, but keeps the bare prefix a key list shows', () => {
 		const key = `sk_live_${'ab'.repeat(24)}`;
-		expect(withoutSecrets({ id: 'key_1', prefix: 'sk_live_', key, value: ` ${key}`, list: [key, 'x'], nested: { token: key } })).toEqual({
+		expect(withoutSecrets({ id: 'key_1', prefix: 'sk_live_', key, value: ` ${key}`, allowed_numbers: null })).toEqual({
 			id: 'key_1',
 			prefix: 'sk_live_',
-			list: ['x'],
-			nested: {},
+			allowed_numbers: null,
 		});
 	});
 });

@@ -1,8 +1,6 @@
 import {
 	decideRegistration,
 	isSameNodeUrl,
-	readRemoteWebhook,
-	readSigningSecret,
 	sameUrl,
 	type DecisionInput,
 } from '../../../nodes/BusinessMessagingTrigger/lifecycle';
@@ -97,23 +95,6 @@ describe('decideRegistration', () => {
 });
 
 describe('helpers', () => {
-	it('readRemoteWebhook reads url/configured, also nested, and treats an empty url as unconfigured', () => {
-		expect(readRemoteWebhook({ url: PROD, configured: true })).toEqual({ configured: true, url: PROD });
-		expect(readRemoteWebhook({ url: null, configured: false })).toEqual({ configured: false, url: null });
-		expect(readRemoteWebhook({ url: PROD, configured: false })).toEqual({ configured: false, url: null });
-		expect(readRemoteWebhook({ data: { url: PROD, configured: true } })).toEqual({ configured: true, url: PROD });
-		expect(readRemoteWebhook({ url: '', configured: true })).toEqual({ configured: false, url: null });
-		expect(readRemoteWebhook(undefined)).toEqual({ configured: false, url: null });
-	});
-
-	it('readSigningSecret finds the secret under the likely names, else undefined', () => {
-		expect(readSigningSecret({ secret: 'whsec_a' })).toBe('whsec_a');
-		expect(readSigningSecret({ signing_secret: 'whsec_b', url: PROD })).toBe('whsec_b');
-		expect(readSigningSecret({ data: { signing_secret: 'whsec_c' } })).toBe('whsec_c');
-		expect(readSigningSecret({ url: PROD, configured: true })).toBeUndefined();
-		expect(readSigningSecret({ secret: '' })).toBeUndefined();
-	});
-
 	it('sameUrl ignores a trailing slash and host case, nothing else', () => {
 		expect(sameUrl(PROD, `${PROD}/`)).toBe(true);
 		expect(sameUrl(PROD, PROD.replace('n8n.example.com', 'N8N.Example.com'))).toBe(true);

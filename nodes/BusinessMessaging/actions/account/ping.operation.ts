@@ -1,7 +1,8 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import { apiRequest } from '../../../shared/transport';
-import { asJsonObject, updateDisplayOptions } from '../../helpers/utils';
+import { updateDisplayOptions } from '../../helpers/descriptions';
+import { asJsonObject } from '../../helpers/output';
 
 const properties: INodeProperties[] = [
 	{
@@ -22,11 +23,9 @@ const displayOptions = {
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
-export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<INodeExecutionData[]> {
+export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<INodeExecutionData> {
 	const response = await apiRequest.call(this, 'GET', '/v1/ping', {
 		context: { operation: 'Account → Ping', scope: 'balance:read', itemIndex },
 	});
-	return this.helpers.constructExecutionMetaData(this.helpers.returnJsonArray({ ...asJsonObject(response), valid: true }), {
-		itemData: { item: itemIndex },
-	});
+	return { json: { ...asJsonObject(response), valid: true } };
 }

@@ -1,11 +1,10 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
-import { additionalQueryParameters, returnAllOrLimit } from '../../helpers/descriptions';
+import { passThroughQuery, requireOneOf } from '../../../shared/validate';
+import { additionalQueryParameters, returnAllOrLimit, updateDisplayOptions } from '../../helpers/descriptions';
 import { getList } from '../../helpers/list';
-import { passThroughQuery } from '../../helpers/query';
-import { requireOneOf, requirePositiveInteger, updateDisplayOptions } from '../../helpers/utils';
 
-export const LOG_CATEGORIES = [
+const LOG_CATEGORIES = [
 	'credits',
 	'keys',
 	'numbers',
@@ -53,20 +52,10 @@ export const description = updateDisplayOptions(displayOptions, properties);
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<INodeExecutionData[]> {
 	const node = this.getNode();
 	const category = requireOneOf(node, this.getNodeParameter('category', itemIndex), LOG_CATEGORIES, 'Category', itemIndex);
-	const returnAll = this.getNodeParameter('returnAll', itemIndex, false) === true;
-	const limit = returnAll
-		? undefined
-		: requirePositiveInteger(node, this.getNodeParameter('limit', itemIndex, 50), 'Limit', itemIndex);
 	const qs: IDataObject = {
 		category,
 		...passThroughQuery(node, this.getNodeParameter('queryParameters', itemIndex, {}), ['category', 'cursor'], itemIndex),
 	};
-	const records = await getList.call(this, '/v1/logs', qs, {
-		returnAll,
-		limit,
-		context: { operation: 'Log → Get Many', itemIndex },
-	});
-	return this.helpers.constructExecutionMetaData(this.helpers.returnJsonArray(records), {
-		itemData: { item: itemIndex },
-	});
+	const records = await getList.call(this, itemIndex, '/v1/logs', qs, { operation: 'Log → Get Many', itemIndex });
+	return records.map((json) => ({ json }));
 }

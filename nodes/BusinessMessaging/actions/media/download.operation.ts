@@ -1,7 +1,8 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import { downloadMedia } from '../../../shared/media';
-import { requireText, updateDisplayOptions } from '../../helpers/utils';
+import { requireText } from '../../../shared/validate';
+import { updateDisplayOptions } from '../../helpers/descriptions';
 
 const properties: INodeProperties[] = [
 	{
@@ -37,8 +38,8 @@ export const description = updateDisplayOptions(displayOptions, properties);
 export async function execute(
 	this: IExecuteFunctions,
 	itemIndex: number,
-	items: INodeExecutionData[],
-): Promise<INodeExecutionData[]> {
+	input: INodeExecutionData,
+): Promise<INodeExecutionData> {
 	const node = this.getNode();
 	const binaryPropertyName = requireText(
 		node,
@@ -53,10 +54,9 @@ export async function execute(
 	});
 	// The input item's JSON stays (so a following Reply still finds data.from), the
 	// file is added beside any binary the item already had.
-	const input = items[itemIndex];
-	const newItem: INodeExecutionData = {
+	return {
 		json: {
-			...(input?.json ?? {}),
+			...input.json,
 			media: {
 				id: mediaId,
 				fileName: binary.fileName,
@@ -64,8 +64,6 @@ export async function execute(
 				fileSize: binary.fileSize,
 			},
 		},
-		binary: { ...(input?.binary ?? {}), [binaryPropertyName]: binary },
-		pairedItem: { item: itemIndex },
+		binary: { ...input.binary, [binaryPropertyName]: binary },
 	};
-	return [newItem];
 }

@@ -1,14 +1,8 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
-import { additionalQueryParameters, returnAllOrLimit } from '../../helpers/descriptions';
+import { optionalId, passThroughQuery, requireOneOf } from '../../../shared/validate';
+import { additionalQueryParameters, returnAllOrLimit, updateDisplayOptions } from '../../helpers/descriptions';
 import { getList } from '../../helpers/list';
-import { passThroughQuery } from '../../helpers/query';
-import {
-	optionalId,
-	requireOneOf,
-	requirePositiveInteger,
-	updateDisplayOptions,
-} from '../../helpers/utils';
 
 const DIRECTIONS = ['echo', 'in'] as const;
 
@@ -78,10 +72,6 @@ export const description = updateDisplayOptions(displayOptions, properties);
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<INodeExecutionData[]> {
 	const node = this.getNode();
 	const direction = requireOneOf(node, this.getNodeParameter('direction', itemIndex), DIRECTIONS, 'Direction', itemIndex);
-	const returnAll = this.getNodeParameter('returnAll', itemIndex, false) === true;
-	const limit = returnAll
-		? undefined
-		: requirePositiveInteger(node, this.getNodeParameter('limit', itemIndex, 50), 'Limit', itemIndex);
 	const filters = this.getNodeParameter('filters', itemIndex, {}) as IDataObject;
 
 	const qs: IDataObject = {};
@@ -101,15 +91,15 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 		),
 	);
 
-	const records = await getList.call(this, '/v1/messages/inbound', qs, {
-		returnAll,
-		limit,
+	const records = await getList.call(
+		this,
+		itemIndex,
+		'/v1/messages/inbound',
+		qs,
 		// The spec does not name this endpoint's scope; messages:read is the one for reading messages.
-		context: { operation: 'Message → Get Many', scope: 'messages:read', itemIndex },
-		// Records say their direction; keep only the one asked for, whatever the default.
-		keep: (record) => record.direction === undefined || record.direction === direction,
-	});
-	return this.helpers.constructExecutionMetaData(this.helpers.returnJsonArray(records), {
-		itemData: { item: itemIndex },
-	});
+		{ operation: 'Message → Get Many', scope: 'messages:read', itemIndex },
+		// Records say their direction (spec); keep only the one asked for, whatever the default.
+		(record) => record.direction === undefined || record.direction === direction,
+	);
+	return records.map((json) => ({ json }));
 }

@@ -1,7 +1,9 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
-import { apiRequest, pathSegment } from '../../../shared/transport';
-import { asJsonObject, updateDisplayOptions } from '../../helpers/utils';
+import { apiRequest } from '../../../shared/transport';
+import { pathSegment } from '../../../shared/validate';
+import { updateDisplayOptions } from '../../helpers/descriptions';
+import { asJsonObject } from '../../helpers/output';
 
 const properties: INodeProperties[] = [
 	{
@@ -25,12 +27,10 @@ const displayOptions = {
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
-export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<INodeExecutionData[]> {
+export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<INodeExecutionData> {
 	const id = pathSegment(this.getNode(), this.getNodeParameter('messageId', itemIndex), 'Message ID', itemIndex);
 	const response = await apiRequest.call(this, 'GET', `/v1/messages/${id}`, {
 		context: { operation: 'Message → Get Status', scope: 'messages:read', itemIndex },
 	});
-	return this.helpers.constructExecutionMetaData(this.helpers.returnJsonArray(asJsonObject(response)), {
-		itemData: { item: itemIndex },
-	});
+	return { json: asJsonObject(response) };
 }

@@ -1,7 +1,9 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import { apiRequest } from '../../../shared/transport';
-import { asJsonObject, optionalId, requireText, updateDisplayOptions } from '../../helpers/utils';
+import { optionalId, requireText } from '../../../shared/validate';
+import { updateDisplayOptions } from '../../helpers/descriptions';
+import { asJsonObject } from '../../helpers/output';
 
 const properties: INodeProperties[] = [
 	{
@@ -49,7 +51,7 @@ const displayOptions = {
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
-export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<INodeExecutionData[]> {
+export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<INodeExecutionData> {
 	const node = this.getNode();
 	const to = requireText(
 		node,
@@ -68,7 +70,5 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 		body,
 		context: { operation: 'Message → Reply', scope: 'messages:send', itemIndex, reply: { from } },
 	});
-	return this.helpers.constructExecutionMetaData(this.helpers.returnJsonArray(asJsonObject(response)), {
-		itemData: { item: itemIndex },
-	});
+	return { json: asJsonObject(response) };
 }

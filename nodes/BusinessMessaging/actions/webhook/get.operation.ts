@@ -1,7 +1,8 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import { apiRequest } from '../../../shared/transport';
-import { asJsonObject, updateDisplayOptions, withoutSecrets } from '../../helpers/utils';
+import { updateDisplayOptions } from '../../helpers/descriptions';
+import { asJsonObject, withoutSecrets } from '../../helpers/output';
 
 const properties: INodeProperties[] = [
 	{
@@ -22,13 +23,9 @@ const displayOptions = {
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
-export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<INodeExecutionData[]> {
+export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<INodeExecutionData> {
 	const response = await apiRequest.call(this, 'GET', '/v1/console/webhook', {
 		context: { operation: 'Webhook → Get', itemIndex },
 	});
-	// The service never returns the secret on a read; strip anything like it all the same.
-	const webhook = withoutSecrets(asJsonObject(response));
-	return this.helpers.constructExecutionMetaData(this.helpers.returnJsonArray(webhook), {
-		itemData: { item: itemIndex },
-	});
+	return { json: withoutSecrets(asJsonObject(response)) };
 }
