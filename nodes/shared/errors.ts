@@ -42,21 +42,13 @@ export function bodyAsText(body: unknown): string {
 }
 
 /**
- * The sentence an error body carries for people, when it has one in a usual place
- * (`error.message`, `message`, `error` as text, `detail`), shortened; otherwise undefined.
+ * The sentence an error body carries for people, shortened: `error.message` (the shape the
+ * sandbox fixed, CONTRACT G1) or a top-level `message`; otherwise undefined.
  */
 export function serviceMessage(body: unknown): string | undefined {
 	if (!isPlainObject(body)) return undefined;
-	const record = body;
-	const error = record.error;
-	const candidates = [
-		typeof error === 'object' && error !== null ? (error as Record<string, unknown>).message : undefined,
-		record.message,
-		error,
-		record.error_description,
-		record.detail,
-	];
-	const found = candidates.find((value): value is string => typeof value === 'string' && value.trim() !== '');
+	const nested = isPlainObject(body.error) ? body.error.message : undefined;
+	const found = [nested, body.message].find((value): value is string => typeof value === 'string' && value.trim() !== '');
 	if (!found) return undefined;
 	const text = found.trim().replace(/\s+/g, ' ');
 	return text.length > 300 ? `${text.slice(0, 300)}…` : text;

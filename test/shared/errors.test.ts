@@ -52,7 +52,7 @@ describe('explainHttpError', () => {
 	});
 
 	it('a refused reply without from and with an unknown body names both causes, hedged', () => {
-		const { message, description } = explainHttpError(400, { error: 'bad to' }, {
+		const { message, description } = explainHttpError(400, { error: { code: 'invalid_request', message: 'bad to' } }, {
 			operation: 'Message → Reply',
 			reply: {},
 		});
@@ -60,6 +60,10 @@ describe('explainHttpError', () => {
 		expect(description).toMatch(/From was empty/);
 		expect(description).toMatch(/template message/);
 		expect(description).toContain('bad to');
+		// A body of another shape is not quoted in the message, but shown as it came.
+		const other = explainHttpError(400, { error: 'bad to' }, { operation: 'Message → Reply', reply: {} });
+		expect(other.message).toBe('The service refused the reply (400)');
+		expect(other.description).toContain('{"error":"bad to"}');
 	});
 
 	it("a refused reply leads with the service's own sentence when the body has one (e.g. text too long)", () => {
@@ -124,11 +128,11 @@ describe('explainHttpError', () => {
 });
 
 describe('serviceMessage', () => {
-	it('finds the sentence in the usual places, else nothing', () => {
+	it('finds the sentence in error.message (CONTRACT G1) or a top-level message, nowhere else', () => {
 		expect(serviceMessage({ error: { code: 'x', message: ' Too  long ' } })).toBe('Too long');
 		expect(serviceMessage({ message: 'm' })).toBe('m');
-		expect(serviceMessage({ error: 'e' })).toBe('e');
-		expect(serviceMessage({ detail: 'd' })).toBe('d');
+		expect(serviceMessage({ error: 'e' })).toBeUndefined();
+		expect(serviceMessage({ detail: 'd' })).toBeUndefined();
 		expect(serviceMessage({ error: { code: 'x' } })).toBeUndefined();
 		expect(serviceMessage('text body')).toBeUndefined();
 		expect(serviceMessage([{ message: 'x' }])).toBeUndefined();
