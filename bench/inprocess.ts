@@ -18,6 +18,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 import { acceptEvent, eventItem, workflowDataFor, type EventParameters } from '../nodes/BusinessMessagingTrigger/receive';
+import { inboundEnvelope } from '../test/support/fixtures';
+import { signBody } from '../test/support/signature';
 import { spread, median, type Spread } from './lib/stats';
 
 export const BODY_SIZES = [
@@ -38,20 +40,18 @@ const readParameters = (): EventParameters => PARAMETERS;
  */
 export function inboundBody(bytes: number): Buffer {
 	const envelope = (text: string) =>
-		JSON.stringify({
-			event: 'message.inbound',
-			data: {
-				from: '+15551234567',
-				contact_name: 'Ada Lovelace',
-				number: '100000000000001',
-				wa_message_id: 'wamid.HBgLMTU1NTEyMzQ1NjcVAgASGBQzQUVCNTM0QzE4',
-				type: 'text',
-				text,
-				media_id: null,
-				media_url: null,
-			},
-			timestamp: TIMESTAMP,
-		});
+		JSON.stringify(
+			inboundEnvelope(
+				{
+					from: '+15551234567',
+					contact_name: 'Ada Lovelace',
+					number: '100000000000001',
+					wa_message_id: 'wamid.HBgLMTU1NTEyMzQ1NjcVAgASGBQzQUVCNTM0QzE4',
+					text,
+				},
+				TIMESTAMP,
+			),
+		);
 	// JSON-encoded length of a string without its quotes; the encoding of a concatenation is the
 	// concatenation of the encodings, so the text can be sized exactly without re-encoding it.
 	const encoded = (text: string) => Buffer.byteLength(JSON.stringify(text)) - 2;
@@ -63,10 +63,6 @@ export function inboundBody(bytes: number): Buffer {
 	const body = Buffer.from(envelope(text));
 	if (body.length !== bytes) throw new Error(`built ${body.length} bytes instead of ${bytes}`);
 	return body;
-}
-
-export function signatureOf(body: Buffer, secret = SECRET): string {
-	return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 }
 
 let sink = 0;
@@ -124,7 +120,7 @@ export function runInProcess(options: { rounds?: number; roundMs?: number } = {}
 	const sizes: SizeResult[] = [];
 	for (const size of BODY_SIZES) {
 		const body = inboundBody(size.bytes);
-		const header = signatureOf(body);
+		const header = signBody(body, SECRET);
 		ours(body, header);
 		floor(body, header);
 		// Warm up both, then size the rounds so one side takes about roundMs.

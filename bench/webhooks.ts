@@ -9,12 +9,14 @@
  * answer), p50/p99 of the time to the answer, the 2xx count, and the executions n8n recorded
  * for that run (waited for before the next run starts, so runs do not overlap).
  */
-import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
 
 import { TRIGGER_TYPE } from '../test/e2e/lib/n8n';
 import { log } from '../test/e2e/lib/util';
+import { inboundEnvelope, serviceTimestamp } from '../test/support/fixtures';
+import { signBody } from '../test/support/signature';
 import type { BenchEnvironment } from './lib/env';
 import { awaitExecutionCount, executionCount, node } from './lib/n8n';
 import { median, quantile, spread, type Spread } from './lib/stats';
@@ -66,32 +68,25 @@ export const DEFAULT_WEBHOOK_OPTIONS: WebhookOptions = {
 	eventsFor: (c) => (c === 1 ? 400 : c === 8 ? 1000 : 1500),
 };
 
-/** The sandbox's envelope timestamp shape, e.g. 2026-11-22T10:15:30.123456+00:00. */
-function serviceTimestamp(date = new Date()): string {
-	return date.toISOString().replace('Z', '000+00:00');
-}
-
 /** `count` distinct message.inbound envelopes (about 420 bytes each) and their signatures. */
 function signedEvents(count: number, secret: string, number: string): Array<{ body: Buffer; signature: string }> {
 	const timestamp = serviceTimestamp();
 	return Array.from({ length: count }, (_, i) => {
 		const body = Buffer.from(
-			JSON.stringify({
-				event: 'message.inbound',
-				data: {
-					from: `+1555${String(1_000_000 + i).padStart(7, '0')}`,
-					contact_name: `Bench contact ${i}`,
-					number,
-					wa_message_id: `wamid.${randomBytes(24).toString('base64url')}`,
-					type: 'text',
-					text: `Hello, is my order ${i} on its way? Merci beaucoup !`,
-					media_id: null,
-					media_url: null,
-				},
-				timestamp,
-			}),
+			JSON.stringify(
+				inboundEnvelope(
+					{
+						from: `+1555${String(1_000_000 + i).padStart(7, '0')}`,
+						contact_name: `Bench contact ${i}`,
+						number,
+						wa_message_id: `wamid.${randomBytes(24).toString('base64url')}`,
+						text: `Hello, is my order ${i} on its way? Merci beaucoup !`,
+					},
+					timestamp,
+				),
+			),
 		);
-		return { body, signature: `sha256=${createHmac('sha256', secret).update(body).digest('hex')}` };
+		return { body, signature: signBody(body, secret) };
 	});
 }
 

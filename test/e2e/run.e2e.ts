@@ -6,7 +6,6 @@
  * Normally started by scripts/e2e.sh (npm run test:e2e), which builds, packs and runs both lines.
  * Exit code 0 only when every check passed. Writes <out>/summary-line<N>.json.
  */
-import { createHmac } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -28,6 +27,8 @@ import {
 	type SavedWorkflow,
 } from './lib/n8n';
 import { launchSandbox, SandboxControl, type Sandbox } from './lib/sandbox';
+import { serviceTimestamp } from '../support/fixtures';
+import { signBody } from '../support/signature';
 import { errorText, log, sleep, waitFor } from './lib/util';
 
 interface CheckResult {
@@ -258,8 +259,8 @@ async function runChecks(n8n: N8nProcess, sandbox: Sandbox, installDir: string):
 		const altered = genuine.body.replace('Hello', 'Hellp');
 		expect(altered !== genuine.body, 'could not alter the body');
 		const r1 = await post(altered, genuine.signature);
-		const forged = JSON.stringify({ ...JSON.parse(genuine.body), timestamp: new Date().toISOString().replace('Z', '000+00:00') });
-		const r2 = await post(forged, `sha256=${createHmac('sha256', 'whsec_not_the_secret').update(forged).digest('hex')}`);
+		const forged = JSON.stringify({ ...JSON.parse(genuine.body), timestamp: serviceTimestamp() });
+		const r2 = await post(forged, signBody(forged, 'whsec_not_the_secret'));
 		const r3 = await post(forged, '');
 		expect(r1.status === 401, `body altered, original signature: HTTP ${r1.status} ${await r1.text()}`);
 		expect(r2.status === 401, `signed with another secret: HTTP ${r2.status} ${await r2.text()}`);

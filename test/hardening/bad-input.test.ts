@@ -18,22 +18,16 @@
 // - Operations without fields (Account → Ping, Webhook → Get) take no input to get wrong.
 import type { INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
-import { CONTACT, NODE_NAME, errorOf, inbound, inboundEvent, run, useSandbox, type Sandbox } from '../nodes/businessMessaging/helpers';
+import { CONTACT, NODE_NAME, errorOf, inbound, run } from '../nodes/businessMessaging/helpers';
+import { inboundItem, useSandbox } from '../support';
 
-let sandbox: Sandbox;
+const sandbox = useSandbox();
 let event: INodeExecutionData;
 let mediaEvent: INodeExecutionData;
 
-beforeAll(async () => {
-	sandbox = await useSandbox();
-});
-afterAll(async () => {
-	await sandbox.close();
-});
 beforeEach(async () => {
-	sandbox.reset();
-	event = inboundEvent(await inbound(sandbox));
-	mediaEvent = inboundEvent(
+	event = inboundItem(await inbound(sandbox));
+	mediaEvent = inboundItem(
 		await inbound(sandbox, {
 			type: 'image',
 			text: '',

@@ -15,7 +15,8 @@ import type { IDataObject } from 'n8n-workflow';
 import { webhookHarness } from '../harness';
 import { apiRequests, errorOf, injectFault, run, type Sandbox } from '../nodes/businessMessaging/helpers';
 import { startSandbox, type FaultKind } from '../sandbox';
-import { OPERATIONS, READS, REPLY, atMs, startReceiver, type Operation, type Prepared } from './helpers';
+import { startReceiver } from '../support';
+import { OPERATIONS, READS, REPLY, atMs, type Operation, type Prepared } from './helpers';
 
 const TRIGGER_TYPE = 'n8n-nodes-business-messaging.businessMessagingTrigger';
 

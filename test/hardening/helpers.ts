@@ -1,10 +1,9 @@
 // Shared by the hardening tests: every operation of the Business Messaging node with what it
-// needs to succeed against a fresh sandbox, and small HTTP receivers for webhook deliveries.
+// needs to succeed against a fresh sandbox.
 import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
-import { createServer, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 
-import { CONTACT, inbound, inboundEvent, type Sandbox } from '../nodes/businessMessaging/helpers';
+import { CONTACT, inbound, type Sandbox } from '../nodes/businessMessaging/helpers';
+import { inboundItem } from '../support';
 
 export const PNG_1PX = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
@@ -76,7 +75,7 @@ export const OPERATIONS: Operation[] = [
 		prefix: '/v1/messages/reply',
 		prepare: async (sandbox) => ({
 			parameters: { resource: 'message', operation: 'reply', text: 'Once only' },
-			inputItems: [inboundEvent(await inbound(sandbox))],
+			inputItems: [inboundItem(await inbound(sandbox))],
 		}),
 		succeeded: (items) => expect(items[0].json).toMatchObject({ direction: 'out', text: 'Once only' }),
 	},
@@ -86,7 +85,7 @@ export const OPERATIONS: Operation[] = [
 		prefix: '/v1/media/',
 		prepare: async (sandbox) => {
 			const record = await inbound(sandbox, { type: 'image', text: '', media: { mime: 'image/png', data_base64: PNG_1PX } });
-			return { parameters: { resource: 'media', operation: 'download' }, inputItems: [inboundEvent(record)] };
+			return { parameters: { resource: 'media', operation: 'download' }, inputItems: [inboundItem(record)] };
 		},
 		succeeded: (items) => expect(items[0].binary?.data?.mimeType).toBe('image/png'),
 	},
@@ -121,46 +120,4 @@ export function atMs(at: string): number {
 	const match = /^(.*T\d\d:\d\d:\d\d)\.(\d{3})(\d*)([+-]\d\d:\d\d|Z)$/.exec(at);
 	if (!match) throw new Error(`Unexpected timestamp ${at}`);
 	return Date.parse(`${match[1]}.${match[2]}${match[4]}`) + Number(`0.${match[3] || '0'}`);
-}
-
-export type ReceiverBehaviour =
-	| { kind: 'hang' }
-	| { kind: 'headers-then-hang' }
-	| { kind: 'slow'; ms: number; status: number };
-
-export interface Receiver {
-	url: string;
-	hits: number;
-	close(): Promise<void>;
-}
-
-/** A webhook receiver that answers late, or never. */
-export async function startReceiver(behaviour: ReceiverBehaviour): Promise<Receiver> {
-	const open = new Set<ServerResponse>();
-	const receiver: Receiver = { url: '', hits: 0, close: async () => undefined };
-	const server: Server = createServer((req, res) => {
-		receiver.hits++;
-		req.resume();
-		req.on('end', () => {
-			open.add(res);
-			if (behaviour.kind === 'headers-then-hang') {
-				res.writeHead(200, { 'content-type': 'application/json' });
-				res.write('{"received":');
-			} else if (behaviour.kind === 'slow') {
-				setTimeout(() => {
-					res.writeHead(behaviour.status, { 'content-type': 'application/json' });
-					res.end('{"received":true}');
-				}, behaviour.ms).unref();
-			}
-			// 'hang': nothing, ever.
-		});
-	});
-	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-	receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-	receiver.close = () =>
-		new Promise<void>((resolve) => {
-			server.close(() => resolve());
-			server.closeAllConnections();
-		});
-	return receiver;
 }

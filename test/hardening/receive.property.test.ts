@@ -6,12 +6,11 @@
 //
 // Fewer cases than the pure property (each goes through n8n's webhook machinery); the seed is
 // printed once (test/hardening/seed.ts).
-import { createHmac } from 'crypto';
 import fc from 'fast-check';
 import { request } from 'undici';
 
 import { serveWebhook, webhookHarness, type ServedWebhook, type WebhookHarness } from '../harness';
-import { startSandbox, type Sandbox } from '../sandbox';
+import { signBody, useSandbox } from '../support';
 import { configureSeed } from './seed';
 
 const HARNESS_RUNS = 2_000;
@@ -22,9 +21,9 @@ const TRIGGER_TYPE = 'n8n-nodes-business-messaging.businessMessagingTrigger';
 const OTHER_SECRET = `whsec_${'a1'.repeat(32)}`;
 /** The secret the sandbox issued when the trigger registered (set in beforeAll). */
 let SECRET = '';
-let sandbox: Sandbox;
+/** Reset by activeHarness(), before each registration. */
+const sandbox = useSandbox({ reset: 'never' });
 
-const sign = (body: Buffer, secret = SECRET) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 const timestamp = () => `${new Date().toISOString().slice(0, 23)}123+00:00`;
 
 const eventArb = fc.record({
@@ -85,7 +84,7 @@ function expectRefused(status: number, rawBody: Buffer): void {
 /** The bytes and signature header to send, and whether the service would have sent exactly these. */
 function deliveryFor(event: object, tamper: Tamper): { rawBody: Buffer; signature: string | undefined; genuine: boolean } {
 	const body = Buffer.from(JSON.stringify(event), 'utf8');
-	const signature = sign(body);
+	const signature = signBody(body, SECRET);
 	switch (tamper.kind) {
 		case 'none':
 			return { rawBody: body, signature, genuine: true };
@@ -101,7 +100,7 @@ function deliveryFor(event: object, tamper: Tamper): { rawBody: Buffer; signatur
 		case 'respace':
 			return { rawBody: Buffer.from(JSON.stringify(event, null, 1), 'utf8'), signature, genuine: false };
 		case 'wrong-secret':
-			return { rawBody: body, signature: sign(body, OTHER_SECRET), genuine: false };
+			return { rawBody: body, signature: signBody(body, OTHER_SECRET), genuine: false };
 		case 'header':
 			return { rawBody: body, signature: tamper.value, genuine: false };
 	}
@@ -121,13 +120,6 @@ async function activeHarness(serve = false): Promise<{ harness: WebhookHarness; 
 	expect(SECRET).toBe(sandbox.state().webhook.secret);
 	return { harness, served };
 }
-
-beforeAll(async () => {
-	sandbox = await startSandbox({ port: 0 });
-});
-afterAll(async () => {
-	await sandbox.close();
-});
 
 describe('trigger webhook(): exactly the genuine events are accepted', () => {
 	let harness: WebhookHarness;

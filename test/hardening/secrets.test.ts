@@ -8,7 +8,6 @@
 // for the whole key and secret and for their random parts alone.
 // n8n's stored execution data in a real n8n: test/hardening/real-n8n/run.ts (npm run test:load).
 import { Logger } from '@n8n/backend-common';
-import { createHmac } from 'crypto';
 import type { IExecuteFunctions, INodeParameters } from 'n8n-workflow';
 import { LoggerProxy } from 'n8n-workflow';
 import { createServer, type Server } from 'node:http';
@@ -20,6 +19,7 @@ import { BusinessMessagingTrigger } from '../../nodes/BusinessMessagingTrigger/B
 import { runNode, testCredential, webhookHarness, type WebhookHarness, type WorkflowRunResult } from '../harness';
 import { NODE_TYPE, createKey, inbound, injectFault, type Sandbox } from '../nodes/businessMessaging/helpers';
 import { startSandbox } from '../sandbox';
+import { inboundEnvelope, signBody, signedRequest } from '../support';
 import { OPERATIONS, PNG_1PX } from './helpers';
 
 // The retries' waits (0.5 s, 1 s, 2 s) are not what this file tests: they are skipped here.
@@ -335,21 +335,7 @@ describe('action node against a service that misbehaves and returns secrets on r
 
 describe('trigger: registration, receiving, media, failures', () => {
 	let harness: WebhookHarness;
-	const sign = (body: Buffer | string, secret: string) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
-	const event = () => ({
-		event: 'message.inbound',
-		data: {
-			from: '+15551234567',
-			contact_name: 'Ada',
-			number: sandbox.numbers[0].phone_number_id,
-			wa_message_id: 'wamid.abc',
-			type: 'text',
-			text: 'hello',
-			media_id: null,
-			media_url: null,
-		},
-		timestamp: `${new Date().toISOString().slice(0, 23)}456+00:00`,
-	});
+	const event = () => inboundEnvelope({ number: sandbox.numbers[0].phone_number_id, wa_message_id: 'wamid.abc' });
 
 	async function activeTrigger(parameters: INodeParameters = {}, apiKey = sandbox.keys.all) {
 		sandbox.reset();
@@ -365,11 +351,11 @@ describe('trigger: registration, receiving, media, failures', () => {
 		expect(secret).toMatch(/^whsec_/);
 		const body = Buffer.from(JSON.stringify(event()));
 		const answers = [
-			await harness.receive({ headers: { 'content-type': 'application/json', 'x-service-signature': sign(body, secret) }, rawBody: body }),
-			await harness.receive({ headers: { 'content-type': 'application/json', 'x-service-signature': sign(body, 'whsec_wrong') }, rawBody: body }),
+			await harness.receive(signedRequest(body, secret)),
+			await harness.receive(signedRequest(body, 'whsec_wrong')),
 			await harness.receive({ headers: { 'content-type': 'application/json' }, rawBody: body }),
 			await harness.receive({
-				headers: { 'content-type': 'application/json', 'x-service-signature': sign(body, secret) },
+				headers: { 'content-type': 'application/json', 'x-service-signature': signBody(body, secret) },
 				rawBody: Buffer.concat([body, Buffer.from(' ')]),
 			}),
 		];
@@ -377,8 +363,8 @@ describe('trigger: registration, receiving, media, failures', () => {
 		for (const [i, answer] of answers.entries()) {
 			expectNoSecret(`trigger answer ${i}`, answer);
 			// A refusal never shows the signature the body would have needed (no signing oracle).
-			expect(JSON.stringify(answer.body)).not.toContain(sign(body, secret).slice(7));
-			expect(JSON.stringify(answer.body)).not.toContain(sign(Buffer.concat([body, Buffer.from(' ')]), secret).slice(7));
+			expect(JSON.stringify(answer.body)).not.toContain(signBody(body, secret).slice(7));
+			expect(JSON.stringify(answer.body)).not.toContain(signBody(Buffer.concat([body, Buffer.from(' ')]), secret).slice(7));
 		}
 		await harness.deactivate();
 		expect(harness.staticData.secret).toBeUndefined();
@@ -388,8 +374,8 @@ describe('trigger: registration, receiving, media, failures', () => {
 		harness = await webhookHarness({ type: TRIGGER_TYPE, parameters: { registration: 'manual' }, credentials: credentials(sandbox.keys.all) });
 		await harness.activate();
 		const body = Buffer.from(JSON.stringify(event()));
-		const good = await harness.receive({ headers: { 'content-type': 'application/json', 'x-service-signature': sign(body, CREDENTIAL_SECRET) }, rawBody: body });
-		const bad = await harness.receive({ headers: { 'content-type': 'application/json', 'x-service-signature': sign(body, 'nope') }, rawBody: body });
+		const good = await harness.receive(signedRequest(body, CREDENTIAL_SECRET));
+		const bad = await harness.receive(signedRequest(body, 'nope'));
 		expect([good.status, bad.status]).toEqual([200, 401]);
 		expectNoSecret('manual good', good);
 		expectNoSecret('manual bad', bad);
@@ -413,7 +399,7 @@ describe('trigger: registration, receiving, media, failures', () => {
 		const body = Buffer.from(
 			JSON.stringify({ ...event(), data: { ...event().data, type: 'image', text: '', media_id: record.media_id, media_url: record.media_url } }),
 		);
-		const answer = await made.receive({ headers: { 'content-type': 'application/json', 'x-service-signature': sign(body, secret) }, rawBody: body });
+		const answer = await made.receive(signedRequest(body, secret));
 		expect(answer.status).toBe(200);
 		const item = answer.workflowData?.[0][0];
 		expect(item?.json.media_download).toMatchObject({ downloaded: true });

@@ -17,17 +17,15 @@
 //   service's own form (whsec_ + 64 hex, 70 bytes: hashed, so any two different ones differ).
 //
 // NUM_RUNS cases per property; the seed is printed once (test/hardening/seed.ts).
-import { createHmac } from 'crypto';
 import fc from 'fast-check';
 
 import { verifySignature } from '../../nodes/BusinessMessagingTrigger/signature';
+import { signBody } from '../support';
 import { configureSeed } from './seed';
 
 const NUM_RUNS = 10_000;
 configureSeed('signature.property');
 
-const hmacHex = (body: Buffer, secret: string) => createHmac('sha256', secret).update(body).digest('hex');
-const header = (body: Buffer, secret: string) => `sha256=${hmacHex(body, secret)}`;
 const accepted = (body: Buffer, value: unknown, secret: string) =>
 	verifySignature(body, value as string | string[] | undefined, secret).valid;
 
@@ -139,7 +137,7 @@ describe(`verifySignature, ${NUM_RUNS} random cases per property`, () => {
 	it('accepts the HMAC-SHA256 of the raw bytes, as a string or a one-element array', () => {
 		fc.assert(
 			fc.property(bodyArb, secretArb, fc.boolean(), (body, secret, asArray) => {
-				const value = header(body, secret);
+				const value = signBody(body, secret);
 				return accepted(body, asArray ? [value] : value, secret);
 			}),
 			{ numRuns: NUM_RUNS },
@@ -154,7 +152,7 @@ describe(`verifySignature, ${NUM_RUNS} random cases per property`, () => {
 						.split('')
 						.map((char, i) => (upper[i] ? char.toUpperCase() : char.toLowerCase()))
 						.join('');
-				return accepted(body, recase(header(body, secret)), secret) && !accepted(body, recase(header(body, other)), secret);
+				return accepted(body, recase(signBody(body, secret)), secret) && !accepted(body, recase(signBody(body, other)), secret);
 			}),
 			{ numRuns: NUM_RUNS },
 		);
@@ -163,7 +161,7 @@ describe(`verifySignature, ${NUM_RUNS} random cases per property`, () => {
 	it('rejects the body with any single byte changed', () => {
 		fc.assert(
 			fc.property(nonEmptyBodyArb, secretArb, fc.nat(), fc.integer({ min: 1, max: 255 }), (body, secret, at, mask) => {
-				const value = header(body, secret);
+				const value = signBody(body, secret);
 				const tampered = Buffer.from(body);
 				tampered[at % body.length] ^= mask;
 				return !accepted(tampered, value, secret);
@@ -184,7 +182,7 @@ describe(`verifySignature, ${NUM_RUNS} random cases per property`, () => {
 					fc.constantFrom('\n', '\r\n', ' ', '\u0000').map((s) => ({ kind: 'append' as const, bytes: Buffer.from(s) })),
 				),
 				(body, secret, change) => {
-					const value = header(body, secret);
+					const value = signBody(body, secret);
 					let changed: Buffer;
 					if (change.kind === 'truncate') changed = body.subarray(0, change.n % body.length);
 					else if (change.kind === 'append') changed = Buffer.concat([body, Buffer.from(change.bytes)]);
@@ -212,7 +210,7 @@ describe(`verifySignature, ${NUM_RUNS} random cases per property`, () => {
 				fc.infiniteStream(fc.nat()),
 				(event, secret, how, indent, picks) => {
 					const original = Buffer.from(JSON.stringify(event), 'utf8');
-					const value = header(original, secret);
+					const value = signBody(original, secret);
 					let text: string;
 					if (how === 'indent') text = JSON.stringify(event, null, indent);
 					else if (how === 'reorder') {
@@ -233,7 +231,7 @@ describe(`verifySignature, ${NUM_RUNS} random cases per property`, () => {
 
 	it('rejects a signature made with another secret', () => {
 		fc.assert(
-			fc.property(bodyArb, twoSecretsArb, (body, [secret, other]) => !accepted(body, header(body, other), secret)),
+			fc.property(bodyArb, twoSecretsArb, (body, [secret, other]) => !accepted(body, signBody(body, other), secret)),
 			{ numRuns: NUM_RUNS },
 		);
 	});
@@ -241,7 +239,7 @@ describe(`verifySignature, ${NUM_RUNS} random cases per property`, () => {
 	it('rejects every header variant: prefix, whitespace, length, non-hex, duplicates, empty', () => {
 		fc.assert(
 			fc.property(bodyArb, secretArb, headerMutationArb, (body, secret, mutation) => {
-				const correct = header(body, secret);
+				const correct = signBody(body, secret);
 				const mutated = mutation.apply(correct);
 				if (mutated === correct) return true; // e.g. a digit "changed" by 16: not a mutation
 				return !accepted(body, mutated, secret);
@@ -258,7 +256,7 @@ describe(`verifySignature, ${NUM_RUNS} random cases per property`, () => {
 		);
 		fc.assert(
 			fc.property(bodyArb, secretArb, headerStringArb, (body, secret, value) => {
-				const correct = header(body, secret);
+				const correct = signBody(body, secret);
 				return accepted(body, value, secret) === (value.toLowerCase() === correct);
 			}),
 			{ numRuns: NUM_RUNS },
@@ -275,7 +273,7 @@ describe(`verifySignature, ${NUM_RUNS} random cases per property`, () => {
 						Buffer.isBuffer(body) &&
 						typeof secret === 'string' &&
 						secret !== '' &&
-						String(Array.isArray(value) ? value[0] : value).toLowerCase() === header(body, secret)
+						String(Array.isArray(value) ? value[0] : value).toLowerCase() === signBody(body, secret)
 					);
 				}
 				return typeof result.reason === 'string' && result.reason.length > 0;
@@ -284,7 +282,7 @@ describe(`verifySignature, ${NUM_RUNS} random cases per property`, () => {
 		);
 		// The empty secret, even with its own HMAC: fail closed.
 		fc.assert(
-			fc.property(bodyArb, (body) => !accepted(body, header(body, ''), '')),
+			fc.property(bodyArb, (body) => !accepted(body, signBody(body, ''), '')),
 			{ numRuns: NUM_RUNS },
 		);
 	});

@@ -1,6 +1,5 @@
 // Tests of the harness itself, with tiny node and credential types defined here and a local
 // HTTP server standing in for a service.
-import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
@@ -27,6 +26,7 @@ import {
 	testCredential,
 	webhookHarness,
 } from './index';
+import { signBody } from '../support';
 
 // ---------------------------------------------------------------- local service
 
@@ -435,10 +435,6 @@ describe('testCredential', () => {
 
 // ---------------------------------------------------------------- webhooks
 
-function sign(secret: string, body: Buffer | string) {
-	return createHmac('sha256', secret).update(body).digest('hex');
-}
-
 class HarnessWebhookTrigger implements INodeType {
 	description: INodeTypeDescription = {
 		displayName: 'Harness Webhook Trigger',
@@ -493,7 +489,7 @@ class HarnessWebhookTrigger implements INodeType {
 		const req = this.getRequestObject() as unknown as { rawBody: Buffer; body: { type?: string } };
 		const { secret } = this.getWorkflowStaticData('node') as { secret?: string };
 		const signature = this.getHeaderData()['x-signature'];
-		if (!secret || signature !== sign(secret, req.rawBody)) {
+		if (!secret || signature !== signBody(req.rawBody, secret)) {
 			this.getResponseObject().status(401).json({ error: 'bad signature' });
 			return { noWebhookResponse: true };
 		}
@@ -538,7 +534,7 @@ describe('webhookHarness / serveWebhook', () => {
 
 		const secret = String(harness.staticData.secret);
 		const received = await harness.receive({
-			headers: { 'Content-Type': 'application/json', 'X-Signature': sign(secret, rawEvent) },
+			headers: { 'Content-Type': 'application/json', 'X-Signature': signBody(rawEvent, secret) },
 			rawBody: rawEvent,
 		});
 		expect(received.status).toBe(200);
@@ -568,12 +564,12 @@ describe('webhookHarness / serveWebhook', () => {
 		expect(unsigned.workflowData).toBeUndefined();
 
 		const ping = Buffer.from('{"type":"ping"}');
-		const pong = await harness.receive({ headers: { 'content-type': 'application/json', 'x-signature': sign(secret, ping) }, rawBody: ping });
+		const pong = await harness.receive({ headers: { 'content-type': 'application/json', 'x-signature': signBody(ping, secret) }, rawBody: ping });
 		expect(pong).toMatchObject({ status: 200, body: 'pong' });
 		expect(pong.workflowData).toBeUndefined();
 
 		const bad = Buffer.from('{"type":"explode"}');
-		const exploded = await harness.receive({ headers: { 'content-type': 'application/json', 'x-signature': sign(secret, bad) }, rawBody: bad });
+		const exploded = await harness.receive({ headers: { 'content-type': 'application/json', 'x-signature': signBody(bad, secret) }, rawBody: bad });
 		expect(exploded.status).toBe(500);
 		expect(exploded.body).toEqual({ code: 0, message: 'Workflow Webhook Error: Workflow could not be started!' });
 		expect(exploded.error?.message).toBe('exploded');
@@ -592,7 +588,7 @@ describe('webhookHarness / serveWebhook', () => {
 		await harness.activate();
 		expect(JSON.parse(requests[0].body)).toMatchObject({ mode: 'manual' });
 		const secret = String(harness.staticData.secret);
-		const received = await harness.receive({ headers: { 'content-type': 'application/json', 'x-signature': sign(secret, rawEvent) }, rawBody: rawEvent });
+		const received = await harness.receive({ headers: { 'content-type': 'application/json', 'x-signature': signBody(rawEvent, secret) }, rawBody: rawEvent });
 		expect(received.status).toBe(200);
 		expect(requests.at(-1)?.method).toBe('DELETE');
 		expect((await harness.receive({ headers: {}, rawBody: '' })).status).toBe(404);
@@ -610,7 +606,7 @@ describe('webhookHarness / serveWebhook', () => {
 			const secret = String(harness.staticData.secret);
 			const response = await fetch(served.url, {
 				method: 'POST',
-				headers: { 'content-type': 'application/json; charset=utf-8', 'x-signature': sign(secret, rawEvent) },
+				headers: { 'content-type': 'application/json; charset=utf-8', 'x-signature': signBody(rawEvent, secret) },
 				body: rawEvent,
 			});
 			expect(response.status).toBe(200);

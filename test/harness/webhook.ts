@@ -1,6 +1,7 @@
 // Webhook triggers, as n8n drives them: activation runs the node's webhookMethods through
 // n8n-core's HookContext, an incoming request runs webhook() through n8n-core's WebhookContext,
-// and the HTTP answer follows the cli's webhook-helpers.
+// and the HTTP answer follows the cli's webhook-helpers. Each function below stands for one
+// piece of n8n (named in its comment), so that an n8n upgrade changes one of them.
 import 'reflect-metadata';
 
 import { HookContext, WebhookContext } from 'n8n-core';
@@ -22,18 +23,17 @@ import type {
 	WebhookType,
 	WorkflowExecuteMode,
 } from 'n8n-workflow';
-import { NodeHelpers, Workflow, isNodeClassInstance, jsonParse } from 'n8n-workflow';
+import { NodeHelpers, Workflow, isNodeClassInstance } from 'n8n-workflow';
 import { randomUUID } from 'node:crypto';
-import { EventEmitter } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parse as parseQueryString } from 'node:querystring';
 
 import { DEFAULT_INSTANCE_BASE_URL, createAdditionalData } from './additional-data';
 import type { HarnessCredentials } from './credentials';
 import { HarnessCredentialTypes, HarnessCredentialsHelper } from './credentials';
 import type { HarnessBinaryDataMode } from './environment';
 import { harnessEnvironment, newWorkflowId } from './environment';
+import { RecordingResponse, contentTypeOf, expressRequest, parseRequestBody } from './express';
 import { HarnessNodeTypes, describeNodeType } from './node-types';
 
 export interface WebhookRequestInput {
@@ -102,97 +102,32 @@ export interface WebhookHarnessOptions {
 	webhookName?: WebhookType;
 }
 
-/**
- * Stand-in for express's Response, which real n8n passes as getResponseObject(). Records what
- * the node (or the harness, answering as n8n) writes. Covers the calls nodes make: status, set /
- * header / setHeader, json, send, end, writeHead, write.
- */
-class RecordingResponse extends EventEmitter {
-	statusCode = 200;
-
-	headersSent = false;
-
-	writableEnded = false;
-
-	readonly headers: Record<string, string> = {};
-
-	body: unknown = undefined;
-
-	private chunks: Buffer[] = [];
-
-	status(code: number) {
-		this.statusCode = code;
-		return this;
-	}
-
-	setHeader(name: string, value: string | number | readonly string[]) {
-		this.headers[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : String(value);
-		return this;
-	}
-
-	set(field: string | Record<string, string>, value?: string) {
-		if (typeof field === 'string') this.setHeader(field, value ?? '');
-		else for (const [name, headerValue] of Object.entries(field)) this.setHeader(name, headerValue);
-		return this;
-	}
-
-	header(field: string | Record<string, string>, value?: string) {
-		return this.set(field, value);
-	}
-
-	getHeader(name: string) {
-		return this.headers[name.toLowerCase()];
-	}
-
-	type(contentType: string) {
-		return this.setHeader('content-type', contentType.includes('/') ? contentType : `application/${contentType}`);
-	}
-
-	json(body: unknown) {
-		this.headers['content-type'] ??= 'application/json; charset=utf-8';
-		this.body = body;
-		return this.finish();
-	}
-
-	send(body?: unknown) {
-		if (typeof body === 'object' && body !== null && !Buffer.isBuffer(body)) return this.json(body);
-		if (typeof body === 'string') this.headers['content-type'] ??= 'text/html; charset=utf-8';
-		if (Buffer.isBuffer(body)) this.headers['content-type'] ??= 'application/octet-stream';
-		this.body = body;
-		return this.finish();
-	}
-
-	writeHead(code: number, headers?: Record<string, string>) {
-		this.statusCode = code;
-		if (headers) this.set(headers);
-		this.headersSent = true;
-		return this;
-	}
-
-	write(chunk: string | Buffer) {
-		this.headersSent = true;
-		this.chunks.push(Buffer.from(chunk));
-		return true;
-	}
-
-	end(chunk?: string | Buffer) {
-		if (chunk !== undefined) this.write(chunk);
-		if (this.body === undefined && this.chunks.length > 0) this.body = Buffer.concat(this.chunks);
-		return this.finish();
-	}
-
-	private finish() {
-		this.headersSent = true;
-		this.writableEnded = true;
-		this.emit('finish');
-		this.emit('close');
-		return this;
-	}
+/** The shape of n8n's error answers (response-helper sendErrorResponse). */
+function errorAnswer(status: number, code: number, message: string, hint?: string): WebhookReceiveResult {
+	return { status, body: hint ? { code, message, hint } : { code, message }, headers: {} };
 }
 
-/** The shape of n8n's error answers (response-helper sendErrorResponse). */
-function errorAnswer(status: number, code: number, message: string, hint?: string) {
-	return { status, body: hint ? { code, message, hint } : { code, message } };
+/** The one-node workflow and its webhook, as n8n has them once the workflow is loaded. */
+interface WebhookSetup {
+	isTest: boolean;
+	workflowId: string;
+	workflow: Workflow;
+	node: INode;
+	nodeType: INodeType;
+	webhookName: WebhookType;
+	webhookDescription: IWebhookDescription;
+	credentialsHelper: HarnessCredentialsHelper;
+	/** Evaluates a webhook description value against the node's parameters. */
+	evaluate(value: unknown, fallback?: string | number | boolean): unknown;
+	/** n8n's path of the webhook (webhookId/path), from getNodeWebhooks. */
+	webhookPath: string;
+	httpMethods: string[];
+	/** Path of the configured base (e.g. /webhook), without trailing slash. */
+	basePath: string;
+	/** <origin><basePath>; serveWebhook() changes the origin. */
+	webhookBase: string;
+	/** The webhook path answers requests (between activation and deactivation). */
+	registered: boolean;
 }
 
 interface Internals {
@@ -203,29 +138,9 @@ interface Internals {
 
 const internals = new WeakMap<WebhookHarness, Internals>();
 
-/** Content type without parameters, and charset, as n8n's parseIncomingMessage reads them. */
-function contentTypeOf(headers: Record<string, string>): { contentType?: string; encoding: BufferEncoding } {
-	const header = headers['content-type'];
-	if (!header) return { encoding: 'utf-8' };
-	const [type, ...params] = header.split(';');
-	const charset = params.map((p) => p.trim().split('=')).find(([key]) => key.toLowerCase() === 'charset')?.[1];
-	const encoding = charset && Buffer.isEncoding(charset.toLowerCase()) ? (charset.toLowerCase() as BufferEncoding) : 'utf-8';
-	return { contentType: type.trim().toLowerCase(), encoding };
-}
-
-export async function webhookHarness(options: WebhookHarnessOptions): Promise<WebhookHarness> {
-	await harnessEnvironment();
-	const isTest = options.isTest === true;
-	const workflowId = newWorkflowId(options.binaryDataMode ?? 'default');
-	const nodeTypes = new HarnessNodeTypes(options.nodeTypes);
-	const credentialsHelper = new HarnessCredentialsHelper(new HarnessCredentialTypes(options.credentialTypes), options.credentials);
+/** The node as n8n adds it to a workflow, and that workflow (active in production). */
+function createWebhookWorkflow(options: WebhookHarnessOptions, nodeTypes: HarnessNodeTypes, workflowId: string) {
 	const { description, typeVersion } = describeNodeType(nodeTypes.getByName(options.type), options.typeVersion);
-	const webhookName: WebhookType = options.webhookName ?? 'default';
-	const webhookDescription: IWebhookDescription | undefined = description.webhooks?.find((w) => w.name === webhookName);
-	if (!webhookDescription) {
-		throw new Error(`Node type "${options.type}" has no webhook named "${webhookName}" in description.webhooks`);
-	}
-
 	const credentials: INode['credentials'] = {};
 	for (const { name } of description.credentials ?? []) {
 		if (options.credentials?.[name] !== undefined) credentials[name] = { id: `harness-${name}`, name: `${name} account` };
@@ -241,250 +156,282 @@ export async function webhookHarness(options: WebhookHarnessOptions): Promise<We
 		webhookId: options.webhookId ?? randomUUID(),
 		...(Object.keys(credentials).length > 0 ? { credentials } : {}),
 	};
-	const staticDataKey = `node:${nodeName}`;
 	const workflow = new Workflow({
 		id: workflowId,
 		name: 'Harness webhook workflow',
 		nodes: [node],
 		connections: {},
-		active: !isTest,
+		active: options.isTest !== true,
 		nodeTypes,
-		staticData: { [staticDataKey]: options.staticData ?? {} },
+		staticData: { [`node:${nodeName}`]: options.staticData ?? {} },
 		settings: { executionOrder: 'v1' },
 	});
-	const workflowNode = workflow.getNode(nodeName) as INode;
-	const nodeType = nodeTypes.getByNameAndVersion(node.type, node.typeVersion);
+	return { description, workflow, node: workflow.getNode(nodeName) as INode };
+}
 
-	const configuredBase = new URL(options.webhookUrl ?? `${DEFAULT_INSTANCE_BASE_URL}/${isTest ? 'webhook-test' : 'webhook'}`);
-	let webhookBase = configuredBase.toString().replace(/\/+$/, '');
-	const basePath = configuredBase.pathname.replace(/\/+$/, '');
-
-	const additionalDataFor = (extra: Partial<IWorkflowExecuteAdditionalData> = {}): IWorkflowExecuteAdditionalData => ({
-		...createAdditionalData({
-			credentialsHelper,
-			webhookBaseUrl: isTest ? undefined : webhookBase,
-			webhookTestBaseUrl: isTest ? webhookBase : undefined,
-		}),
-		...extra,
-	});
-
-	// As the cli's WebhookService.getNodeWebhooks: path and method come from the description,
-	// evaluated against the node's parameters.
-	const evaluate = (value: unknown, fallback?: string | number | boolean) =>
-		workflow.expression.getSimpleParameterValue(workflowNode, value as string, 'internal', {}, undefined, fallback);
+/**
+ * As the cli's WebhookService.getNodeWebhooks: path and methods come from the description,
+ * evaluated against the node's parameters.
+ */
+function getNodeWebhooks(setup: Pick<WebhookSetup, 'workflowId' | 'node' | 'webhookDescription' | 'evaluate'>) {
+	const { workflowId, node, webhookDescription, evaluate } = setup;
 	const nodeWebhookPath = String(evaluate(webhookDescription.path)).replace(/^\/+/, '').replace(/\/+$/, '');
 	const isFullPath = evaluate(webhookDescription.isFullPath, false) as boolean;
 	const restartWebhook = evaluate(webhookDescription.restartWebhook, false) as boolean;
-	const webhookPath = NodeHelpers.getNodeWebhookPath(workflowId, workflowNode, nodeWebhookPath, isFullPath, restartWebhook);
+	const webhookPath = NodeHelpers.getNodeWebhookPath(workflowId, node, nodeWebhookPath, isFullPath, restartWebhook);
 	const httpMethods = String(evaluate(webhookDescription.httpMethod, 'GET'))
 		.split(',')
 		.map((method) => method.trim().toUpperCase())
 		.filter(Boolean);
+	return { webhookPath, httpMethods };
+}
 
-	const webhookDataFor = (additionalData: IWorkflowExecuteAdditionalData, httpMethod: string): IWebhookData => ({
+/** The additional data n8n passes to hook and webhook contexts (webhook base URLs, credentials). */
+function additionalDataFor(setup: WebhookSetup, extra: Partial<IWorkflowExecuteAdditionalData> = {}): IWorkflowExecuteAdditionalData {
+	return {
+		...createAdditionalData({
+			credentialsHelper: setup.credentialsHelper,
+			webhookBaseUrl: setup.isTest ? undefined : setup.webhookBase,
+			webhookTestBaseUrl: setup.isTest ? setup.webhookBase : undefined,
+		}),
+		...extra,
+	};
+}
+
+/** The IWebhookData n8n builds for the node's webhook (WebhookService / NodeHelpers.getNodeWebhooks). */
+function webhookDataFor(setup: WebhookSetup, additionalData: IWorkflowExecuteAdditionalData, httpMethod: string): IWebhookData {
+	return {
 		httpMethod: httpMethod as IHttpRequestMethods,
-		node: nodeName,
-		path: webhookPath,
-		webhookDescription,
-		workflowId,
+		node: setup.node.name,
+		path: setup.webhookPath,
+		webhookDescription: setup.webhookDescription,
+		workflowId: setup.workflowId,
 		workflowExecuteAdditionalData: additionalData,
-		webhookId: node.webhookId,
-		isTest,
+		webhookId: setup.node.webhookId,
+		isTest: setup.isTest,
+	};
+}
+
+/** n8n-core's HookContext for the node's webhook, as the cli creates it. */
+function hookContext(setup: WebhookSetup, mode: WorkflowExecuteMode, activation: WorkflowActivateMode): HookContext {
+	const additionalData = additionalDataFor(setup);
+	const webhookData = webhookDataFor(setup, additionalData, setup.httpMethods[0]);
+	return new HookContext(setup.workflow, setup.node, additionalData, mode, activation, webhookData);
+}
+
+/** As the cli's WebhookService.runWebhookMethod: one of checkExists / create / delete. */
+async function runWebhookMethod(
+	setup: WebhookSetup,
+	method: WebhookSetupMethodNames,
+	mode: WorkflowExecuteMode,
+	activation: WorkflowActivateMode,
+): Promise<boolean | undefined> {
+	const webhookFn = setup.nodeType.webhookMethods?.[setup.webhookName]?.[method];
+	if (webhookFn === undefined) return undefined;
+	return await webhookFn.call(hookContext(setup, mode, activation));
+}
+
+/**
+ * Removing the webhooks: real n8n runs delete with mode 'internal' and activation 'update', for
+ * production (ActiveWorkflowManager.clearWebhooks) and test webhooks (TestWebhooks.deactivateWebhooks).
+ */
+async function clearWebhooks(setup: WebhookSetup): Promise<void> {
+	setup.registered = false;
+	await runWebhookMethod(setup, 'delete', 'internal', 'update');
+}
+
+/**
+ * Production: ActiveWorkflowManager.addWebhooks (mode 'trigger', activation 'activate').
+ * Test: TestWebhooks.needsWebhook (mode 'manual', activation 'manual').
+ * checkExists, then create if it returned false.
+ */
+async function addWebhooks(setup: WebhookSetup): Promise<void> {
+	const mode: WorkflowExecuteMode = setup.isTest ? 'manual' : 'trigger';
+	const activation: WorkflowActivateMode = setup.isTest ? 'manual' : 'activate';
+	// n8n registers the webhook path before creating it at the service, so a confirmation
+	// request the service sends during create() is already answered.
+	setup.registered = true;
+	try {
+		const exists = await runWebhookMethod(setup, 'checkExists', mode, activation);
+		if (!exists) await runWebhookMethod(setup, 'create', mode, activation);
+	} catch (error) {
+		// As n8n: a failed activation removes the workflow's webhooks (runs delete), then fails.
+		await clearWebhooks(setup).catch(() => undefined);
+		throw error;
+	}
+}
+
+/**
+ * As the cli's LiveWebhooks / TestWebhooks findWebhook (and WebhookRequestHandler): n8n's 404
+ * for a path that is not registered or a method the webhook does not take; undefined when found.
+ */
+function findWebhook(setup: WebhookSetup, method: string, requestPath: string): WebhookReceiveResult | undefined {
+	const { isTest, webhookPath, basePath, httpMethods } = setup;
+	const expectedPath = `${basePath}/${webhookPath}`.replace(/^\/+/, '');
+	if (!setup.registered || requestPath !== expectedPath) {
+		const hint = isTest
+			? "Click the 'Execute workflow' button on the canvas, then try again. (In test mode, the webhook only works for one call after you click this button)"
+			: "The workflow must be active for a production URL to run successfully. You can activate the workflow using the toggle in the top-right of the editor. Note that unlike test URL calls, production URL calls aren't shown on the canvas (only in the executions list)";
+		return errorAnswer(404, 404, `The requested webhook "${method} ${webhookPath}" is not registered.`, hint);
+	}
+	if (!httpMethods.includes(method)) {
+		const methods = httpMethods.length === 1 ? httpMethods[0] : `${httpMethods.slice(0, -1).join(', ')} or ${httpMethods.at(-1)}`;
+		return errorAnswer(404, 404, `This webhook is not registered for ${method} requests. Did you mean to make a ${methods} request?`);
+	}
+	return undefined;
+}
+
+/**
+ * As the cli's WebhookHelpers.executeWebhook up to invoking the node: n8n-core's WebhookContext
+ * over the request and response, then the node's webhook(). If it throws, as invokeWebhook: the
+ * caller gets a generic 500, and an execution is still started (with the error) from one empty item.
+ */
+async function invokeWebhook(
+	setup: WebhookSetup,
+	method: string,
+	req: ReturnType<typeof expressRequest>,
+	res: RecordingResponse,
+): Promise<{ result: IWebhookResponseData; error?: Error }> {
+	const additionalData = additionalDataFor(setup, {
+		httpRequest: req as unknown as IWorkflowExecuteAdditionalData['httpRequest'],
+		httpResponse: res as unknown as IWorkflowExecuteAdditionalData['httpResponse'],
 	});
+	const mode: WorkflowExecuteMode = setup.isTest ? 'manual' : 'webhook';
+	const webhookData = webhookDataFor(setup, additionalData, method);
+	const context = new WebhookContext(setup.workflow, setup.node, additionalData, mode, webhookData, [], null);
+	const { nodeType } = setup;
+	try {
+		if (nodeType.webhook === undefined) throw new Error('Node does not have any webhooks defined');
+		const result = isNodeClassInstance(nodeType)
+			? await nodeType.webhook(context)
+			: ((await nodeType.webhook.call(context)) as IWebhookResponseData);
+		return { result };
+	} catch (thrown) {
+		const error = thrown instanceof Error ? thrown : new Error(String(thrown));
+		res.status(500).json({ code: 0, message: 'Workflow Webhook Error: Workflow could not be started!' });
+		return { result: { noWebhookResponse: true, workflowData: [[{ json: {} }]] }, error };
+	}
+}
 
-	let registered = false;
-
-	// As the cli's WebhookService.runWebhookMethod.
-	const runWebhookMethod = async (
-		method: WebhookSetupMethodNames,
-		mode: WorkflowExecuteMode,
-		activation: WorkflowActivateMode,
-	): Promise<boolean | undefined> => {
-		const webhookFn = nodeType.webhookMethods?.[webhookName]?.[method];
-		if (webhookFn === undefined) return undefined;
-		const additionalData = additionalDataFor();
-		const context = new HookContext(workflow, workflowNode, additionalData, mode, activation, webhookDataFor(additionalData, httpMethods[0]));
-		return await webhookFn.call(context);
+/**
+ * The answer n8n sends when webhook() did not answer itself: evaluateResponseOptions (from the
+ * webhook description, defaults 'onReceived' and 200), then handleImmediateWebhookResponse (no
+ * execution) or extractWebhookOnReceivedResponse.
+ */
+function respondAsN8n(setup: WebhookSetup, result: IWebhookResponseData, res: RecordingResponse, error: Error | undefined): void {
+	const { evaluate, webhookDescription } = setup;
+	const answer = (data: unknown, code: number) => {
+		if (res.writableEnded) return;
+		res.status(code);
+		if (typeof data === 'string') res.send(data);
+		else res.json(data);
 	};
+	const responseCode = Number(evaluate(webhookDescription.responseCode, 200));
+	if (result.noWebhookResponse === true && !error) return;
+	if (result.workflowData === undefined) {
+		answer(result.webhookResponse !== undefined ? result.webhookResponse : { message: 'Webhook call received' }, responseCode);
+		return;
+	}
+	if (res.writableEnded) return;
+	const responseMode = String(evaluate(webhookDescription.responseMode, 'onReceived'));
+	if (responseMode !== 'onReceived') {
+		throw new Error(
+			`The harness answers webhooks only in responseMode 'onReceived' (this one is '${responseMode}', which needs the whole workflow run)`,
+		);
+	}
+	const responseData = evaluate(webhookDescription.responseData);
+	if (responseData === 'noData') answer(undefined, responseCode);
+	else if (responseData) answer(responseData, responseCode);
+	else if (result.webhookResponse !== undefined) answer(result.webhookResponse, responseCode);
+	else answer({ message: 'Workflow was started' }, responseCode);
+}
 
-	const deactivate = async () => {
-		// Real n8n deactivates with mode 'internal' and activation 'update', for production
-		// (ActiveWorkflowManager.clearWebhooks) and test webhooks (TestWebhooks.deactivateWebhooks).
-		registered = false;
-		await runWebhookMethod('delete', 'internal', 'update');
+/** One HTTP request through n8n's webhook server: find the webhook, parse, webhook(), answer. */
+async function receiveWebhookRequest(setup: WebhookSetup, input: WebhookRequestInput): Promise<WebhookReceiveResult> {
+	const method = (input.method ?? 'POST').toUpperCase();
+	const requestPath = (input.path ?? `${setup.basePath}/${setup.webhookPath}`).replace(/^\/+/, '').replace(/\/+$/, '');
+	const notFound = findWebhook(setup, method, requestPath);
+	if (notFound) return notFound;
+
+	const headers: Record<string, string> = {};
+	for (const [name, value] of Object.entries(input.headers)) headers[name.toLowerCase()] = value;
+	const rawBody = Buffer.isBuffer(input.rawBody) ? input.rawBody : Buffer.from(input.rawBody, 'utf-8');
+	const { contentType, encoding } = contentTypeOf(headers);
+	const parsed = parseRequestBody(contentType, encoding, rawBody);
+	if (parsed.parseError) return errorAnswer(422, 422, 'Failed to parse request body', parsed.parseError.message);
+
+	const req = expressRequest({ method, requestPath, headers, rawBody, body: parsed.body, query: input.query ?? {}, contentType, encoding });
+	const res = new RecordingResponse();
+	const { result, error } = await invokeWebhook(setup, method, req, res);
+	respondAsN8n(setup, result, res, error);
+
+	// Real n8n now starts an execution with workflowData as this node's output; the harness
+	// returns it instead. A test webhook serves one call: once a call starts an execution,
+	// TestWebhooks deactivates the workflow's test webhooks (runs delete).
+	if (setup.isTest && result.workflowData !== undefined) await clearWebhooks(setup);
+
+	return {
+		status: res.statusCode,
+		body: res.body,
+		headers: { ...res.headers },
+		workflowData: result.workflowData,
+		noWebhookResponse: result.noWebhookResponse,
+		...(error ? { error } : {}),
 	};
+}
 
-	const activate = async () => {
-		// Production: ActiveWorkflowManager.addWebhooks (mode 'trigger', activation 'activate').
-		// Test: TestWebhooks.needsWebhook (mode 'manual', activation 'manual').
-		const mode: WorkflowExecuteMode = isTest ? 'manual' : 'trigger';
-		const activation: WorkflowActivateMode = isTest ? 'manual' : 'activate';
-		// n8n registers the webhook path before creating it at the service, so a confirmation
-		// request the service sends during create() is already answered.
-		registered = true;
-		try {
-			const exists = await runWebhookMethod('checkExists', mode, activation);
-			if (!exists) await runWebhookMethod('create', mode, activation);
-		} catch (error) {
-			// As n8n: a failed activation removes the workflow's webhooks (runs delete), then fails.
-			await deactivate().catch(() => undefined);
-			throw error;
-		}
-	};
-
-	const receive = async (input: WebhookRequestInput): Promise<WebhookReceiveResult> => {
-		const method = (input.method ?? 'POST').toUpperCase();
-		const requestPath = (input.path ?? `${basePath}/${webhookPath}`).replace(/^\/+/, '').replace(/\/+$/, '');
-		const expectedPath = `${basePath}/${webhookPath}`.replace(/^\/+/, '');
-		if (!registered || requestPath !== expectedPath) {
-			const hint = isTest
-				? "Click the 'Execute workflow' button on the canvas, then try again. (In test mode, the webhook only works for one call after you click this button)"
-				: "The workflow must be active for a production URL to run successfully. You can activate the workflow using the toggle in the top-right of the editor. Note that unlike test URL calls, production URL calls aren't shown on the canvas (only in the executions list)";
-			return { ...errorAnswer(404, 404, `The requested webhook "${method} ${webhookPath}" is not registered.`, hint), headers: {} };
-		}
-		if (!httpMethods.includes(method)) {
-			const methods = httpMethods.length === 1 ? httpMethods[0] : `${httpMethods.slice(0, -1).join(', ')} or ${httpMethods.at(-1)}`;
-			return {
-				...errorAnswer(404, 404, `This webhook is not registered for ${method} requests. Did you mean to make a ${methods} request?`),
-				headers: {},
-			};
-		}
-
-		const headers: Record<string, string> = {};
-		for (const [name, value] of Object.entries(input.headers)) headers[name.toLowerCase()] = value;
-		const rawBody = Buffer.isBuffer(input.rawBody) ? input.rawBody : Buffer.from(input.rawBody, 'utf-8');
-		const { contentType, encoding } = contentTypeOf(headers);
-
-		// As the cli's parseBody: only these content types are parsed; the raw bytes stay on
-		// req.rawBody. (Real n8n reads rawBody only when it parses, or when the node calls
-		// req.readRawBody(); the harness always provides it.)
-		let body: unknown = {};
-		if (contentType?.startsWith('multipart/')) {
-			throw new Error('The harness does not parse multipart/form-data webhook requests');
-		}
-		if (rawBody.length > 0) {
-			try {
-				if (contentType === 'application/json') body = jsonParse(rawBody.toString(encoding));
-				else if (contentType === 'application/x-www-form-urlencoded') {
-					body = parseQueryString(rawBody.toString(encoding), undefined, undefined, { maxKeys: 1000 });
-				} else if (contentType === 'text/plain') body = rawBody.toString(encoding);
-				else if (contentType?.endsWith('/xml') || contentType?.endsWith('+xml')) {
-					// Real n8n parses XML with xml2js into an object; the harness leaves the text.
-					body = rawBody.toString(encoding);
-				}
-			} catch (error) {
-				return { ...errorAnswer(422, 422, 'Failed to parse request body', (error as Error).message), headers: {} };
-			}
-		}
-
-		const query = input.query ?? {};
-		const url = `/${requestPath}${Object.keys(query).length ? `?${new URLSearchParams(query as Record<string, string>).toString()}` : ''}`;
-		const req = {
-			method,
-			url,
-			originalUrl: url,
-			path: `/${requestPath}`,
-			headers,
-			body,
-			rawBody,
-			query,
-			params: {},
-			contentType,
-			encoding,
-			readRawBody: async () => {},
-			get: (name: string) => headers[name.toLowerCase()],
-			header: (name: string) => headers[name.toLowerCase()],
-		};
-		const res = new RecordingResponse();
-		const additionalData = additionalDataFor({
-			httpRequest: req as unknown as IWorkflowExecuteAdditionalData['httpRequest'],
-			httpResponse: res as unknown as IWorkflowExecuteAdditionalData['httpResponse'],
-		});
-		const mode: WorkflowExecuteMode = isTest ? 'manual' : 'webhook';
-		const webhookData = webhookDataFor(additionalData, method);
-		const context = new WebhookContext(workflow, workflowNode, additionalData, mode, webhookData, [], null);
-
-		let result: IWebhookResponseData;
-		let error: Error | undefined;
-		try {
-			if (nodeType.webhook === undefined) throw new Error('Node does not have any webhooks defined');
-			result = isNodeClassInstance(nodeType)
-				? await nodeType.webhook(context)
-				: ((await nodeType.webhook.call(context)) as IWebhookResponseData);
-		} catch (thrown) {
-			// As the cli's invokeWebhook: the caller gets a generic 500, and an execution is still
-			// started (with the error) from one empty item.
-			error = thrown instanceof Error ? thrown : new Error(String(thrown));
-			result = { noWebhookResponse: true, workflowData: [[{ json: {} }]] };
-			res.status(500).json({ code: 0, message: 'Workflow Webhook Error: Workflow could not be started!' });
-		}
-
-		const answer = (data: unknown, code: number) => {
-			if (res.writableEnded) return;
-			res.status(code);
-			if (typeof data === 'string') res.send(data);
-			else res.json(data);
-		};
-		// As the cli's evaluateResponseOptions: from the webhook description, defaults 'onReceived' and 200.
-		const responseCode = Number(evaluate(webhookDescription.responseCode, 200));
-		if (result.noWebhookResponse !== true || error) {
-			if (result.workflowData === undefined) {
-				// As handleImmediateWebhookResponse: no execution, answer now.
-				answer(result.webhookResponse !== undefined ? result.webhookResponse : { message: 'Webhook call received' }, responseCode);
-			} else if (!res.writableEnded) {
-				const responseMode = String(evaluate(webhookDescription.responseMode, 'onReceived'));
-				if (responseMode !== 'onReceived') {
-					throw new Error(
-						`The harness answers webhooks only in responseMode 'onReceived' (this one is '${responseMode}', which needs the whole workflow run)`,
-					);
-				}
-				// As extractWebhookOnReceivedResponse.
-				const responseData = evaluate(webhookDescription.responseData);
-				if (responseData === 'noData') answer(undefined, responseCode);
-				else if (responseData) answer(responseData, responseCode);
-				else if (result.webhookResponse !== undefined) answer(result.webhookResponse, responseCode);
-				else answer({ message: 'Workflow was started' }, responseCode);
-			}
-		}
-
-		// Real n8n now starts an execution with workflowData as this node's output; the harness
-		// returns it instead. A test webhook serves one call: once a call starts an execution,
-		// TestWebhooks deactivates the workflow's test webhooks (runs delete).
-		if (isTest && result.workflowData !== undefined) await deactivate();
-
-		return {
-			status: res.statusCode,
-			body: res.body,
-			headers: { ...res.headers },
-			workflowData: result.workflowData,
-			noWebhookResponse: result.noWebhookResponse,
-			...(error ? { error } : {}),
-		};
+export async function webhookHarness(options: WebhookHarnessOptions): Promise<WebhookHarness> {
+	await harnessEnvironment();
+	const isTest = options.isTest === true;
+	const workflowId = newWorkflowId(options.binaryDataMode ?? 'default');
+	const nodeTypes = new HarnessNodeTypes(options.nodeTypes);
+	const credentialsHelper = new HarnessCredentialsHelper(new HarnessCredentialTypes(options.credentialTypes), options.credentials);
+	const { description, workflow, node } = createWebhookWorkflow(options, nodeTypes, workflowId);
+	const webhookName: WebhookType = options.webhookName ?? 'default';
+	const webhookDescription: IWebhookDescription | undefined = description.webhooks?.find((w) => w.name === webhookName);
+	if (!webhookDescription) {
+		throw new Error(`Node type "${options.type}" has no webhook named "${webhookName}" in description.webhooks`);
+	}
+	const evaluate = (value: unknown, fallback?: string | number | boolean) =>
+		workflow.expression.getSimpleParameterValue(node, value as string, 'internal', {}, undefined, fallback);
+	const configuredBase = new URL(options.webhookUrl ?? `${DEFAULT_INSTANCE_BASE_URL}/${isTest ? 'webhook-test' : 'webhook'}`);
+	const setup: WebhookSetup = {
+		isTest,
+		workflowId,
+		workflow,
+		node,
+		nodeType: nodeTypes.getByNameAndVersion(node.type, node.typeVersion),
+		webhookName,
+		webhookDescription,
+		credentialsHelper,
+		evaluate,
+		...getNodeWebhooks({ workflowId, node, webhookDescription, evaluate }),
+		basePath: configuredBase.pathname.replace(/\/+$/, ''),
+		webhookBase: configuredBase.toString().replace(/\/+$/, ''),
+		registered: false,
 	};
 
 	const harness: WebhookHarness = {
-		activate,
-		deactivate,
-		receive,
-		node: workflowNode,
+		activate: async () => await addWebhooks(setup),
+		deactivate: async () => await clearWebhooks(setup),
+		receive: async (input) => await receiveWebhookRequest(setup, input),
+		node,
 		get staticData() {
-			return workflow.getStaticData('node', workflowNode);
+			return workflow.getStaticData('node', node);
 		},
 		get webhookUrl() {
 			// n8n-core's own computation (HookContext.getNodeWebhookUrl).
-			const additionalData = additionalDataFor();
-			const context = new HookContext(workflow, workflowNode, additionalData, isTest ? 'manual' : 'trigger', 'activate', webhookDataFor(additionalData, httpMethods[0]));
-			const url = context.getNodeWebhookUrl(webhookName);
-			if (url === undefined) throw new Error(`n8n gives node "${nodeName}" no URL for webhook "${webhookName}"`);
+			const url = hookContext(setup, isTest ? 'manual' : 'trigger', 'activate').getNodeWebhookUrl(webhookName);
+			if (url === undefined) throw new Error(`n8n gives node "${node.name}" no URL for webhook "${webhookName}"`);
 			return url;
 		},
 	};
 	internals.set(harness, {
 		setWebhookBase: (origin) => {
-			webhookBase = `${origin}${basePath}`;
+			setup.webhookBase = `${origin}${setup.basePath}`;
 		},
-		webhookPath,
-		basePath,
+		webhookPath: setup.webhookPath,
+		basePath: setup.basePath,
 	});
 	return harness;
 }

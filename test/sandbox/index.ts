@@ -1,6 +1,6 @@
 export { startSandbox } from './server';
 export { CONTROL_API_SUMMARY } from './control-routes';
-export { signBody, SIGNATURE_HEADER } from './webhook';
+export { SIGNATURE_HEADER } from './webhook';
 export { maskRecipient } from './messaging';
 export { SEEDED_NUMBERS, ACCOUNT_ID } from './seed';
 export {

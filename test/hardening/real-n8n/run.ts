@@ -18,7 +18,6 @@
  * Exit code 0 only when every check holds. Summary: <out>/hardening-real-n8n.json.
  */
 import { spawnSync } from 'node:child_process';
-import { createHmac } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
@@ -33,6 +32,8 @@ import {
 	type Line,
 	type SavedWorkflow,
 } from '../../e2e/lib/n8n';
+import { inboundEnvelope } from '../../support/fixtures';
+import { signBody } from '../../support/signature';
 import { launchSandbox, SandboxControl, type Sandbox } from '../../e2e/lib/sandbox';
 import { errorText, log, sleep, waitFor } from '../../e2e/lib/util';
 import { ERRORS_WEBHOOK_PATH, TRIGGER_NAME, loadWorkflow, secretsErrorsWorkflow, secretsTriggerWorkflow } from './workflows';
@@ -72,12 +73,6 @@ function percentile(sorted: number[], p: number): number {
 	if (sorted.length === 0) return Number.NaN;
 	return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
-
-function serviceTimestamp(date = new Date()): string {
-	return `${date.toISOString().slice(0, 23)}000+00:00`;
-}
-
-const sign = (body: Buffer | string, secret: string) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 
 /** Files under `dir` (skipping the installed package), for the byte search of the user folder. */
 function filesUnder(dir: string, skip: string[]): string[] {
@@ -190,9 +185,9 @@ async function secretsPhase(ctx: Context): Promise<void> {
 
 	// Tampered events: 401, nothing stored.
 	const secret = sandbox.state().webhook.secret ?? '';
-	const body = JSON.stringify({ event: 'message.inbound', data: { from: '+1', contact_name: 'x', number, wa_message_id: 'wamid.TAMPERED-SECRETS', type: 'text', text: 'x', media_id: null, media_url: null }, timestamp: serviceTimestamp() });
+	const body = JSON.stringify(inboundEnvelope({ from: '+1', contact_name: 'x', number, wa_message_id: 'wamid.TAMPERED-SECRETS', text: 'x' }));
 	const tamperedStatuses: number[] = [];
-	for (const signature of [sign(body, 'whsec_wrong'), sign(`${body} `, secret), '']) {
+	for (const signature of [signBody(body, 'whsec_wrong'), signBody(`${body} `, secret), '']) {
 		const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-signature': signature }, body });
 		tamperedStatuses.push(response.status);
 		await response.text();
@@ -200,8 +195,8 @@ async function secretsPhase(ctx: Context): Promise<void> {
 
 	// A genuine event posted directly: n8n's answer is the trigger's {received: true} (not n8n's
 	// default body), sent once the execution is stored.
-	const genuineBody = JSON.stringify({ event: 'message.inbound', data: { from: '+15557650001', contact_name: 'Direct', number, wa_message_id: 'wamid.DIRECT-GENUINE-1', type: 'text', text: 'direct', media_id: null, media_url: null }, timestamp: serviceTimestamp() });
-	const direct = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-signature': sign(genuineBody, secret) }, body: genuineBody });
+	const genuineBody = JSON.stringify(inboundEnvelope({ from: '+15557650001', contact_name: 'Direct', number, wa_message_id: 'wamid.DIRECT-GENUINE-1', text: 'direct' }));
+	const direct = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-signature': signBody(genuineBody, secret) }, body: genuineBody });
 	const directAnswer = { status: direct.status, contentType: direct.headers.get('content-type'), body: await direct.text() };
 	expectedTrigger += direct.status === 200 ? 1 : 0;
 	check('trigger answer: a genuine event gets 200 {"received":true} as JSON', direct.status === 200 && /json/.test(directAnswer.contentType ?? '') && directAnswer.body.replace(/\s/g, '') === '{"received":true}', JSON.stringify(directAnswer));
@@ -262,13 +257,9 @@ interface Outcome {
 }
 
 function tamperedRequest(i: number, tamper: Tamper, secret: string, number: string): { body: string; headers: Record<string, string> } {
-	const event = {
-		event: 'message.inbound',
-		data: { from: '+15557650000', contact_name: 'Mallory', number, wa_message_id: `wamid.TAMPERED-${i}`, type: 'text', text: `tampered ${i}`, media_id: null, media_url: null },
-		timestamp: serviceTimestamp(),
-	};
+	const event = inboundEnvelope({ from: '+15557650000', contact_name: 'Mallory', number, wa_message_id: `wamid.TAMPERED-${i}`, text: `tampered ${i}` });
 	const body = JSON.stringify(event);
-	const good = sign(body, secret);
+	const good = signBody(body, secret);
 	const headers: Record<string, string> = { 'content-type': 'application/json' };
 	switch (tamper) {
 		case 'flipped byte': {
@@ -276,7 +267,7 @@ function tamperedRequest(i: number, tamper: Tamper, secret: string, number: stri
 			return { body: `${body.slice(0, at)}T${body.slice(at + 1)}`, headers: { ...headers, 'x-service-signature': good } };
 		}
 		case 'wrong secret':
-			return { body, headers: { ...headers, 'x-service-signature': sign(body, `${secret}x`) } };
+			return { body, headers: { ...headers, 'x-service-signature': signBody(body, `${secret}x`) } };
 		case 'no signature':
 			return { body, headers };
 		case 'truncated signature':

@@ -1,9 +1,9 @@
-// Shared set-up for the Business Messaging node tests: a sandbox per test file, the node
-// run through the workflow harness (n8n-core's WorkflowExecute), and the sandbox's control API.
+// Shared by the Business Messaging node tests (the sandbox itself comes from test/support): the
+// node run through the workflow harness (n8n-core's WorkflowExecute), and the sandbox's control API.
 import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
 import { runNode, type RunNodeOptions } from '../../harness';
-import { startSandbox, type Sandbox, type SeededKeyLabel, type FaultSpec } from '../../sandbox';
+import type { Sandbox, SeededKeyLabel, FaultSpec } from '../../sandbox';
 
 export const NODE_TYPE = 'n8n-nodes-business-messaging.businessMessaging';
 export const NODE_NAME = 'Business Messaging';
@@ -12,10 +12,6 @@ export const CONTACT = '+15557654321';
 export const OTHER_CONTACT = '+15557650000';
 
 export type { Sandbox };
-
-export async function useSandbox(): Promise<Sandbox> {
-	return await startSandbox({ port: 0 });
-}
 
 export function credentialsFor(sandbox: Sandbox, key: SeededKeyLabel | { value: string }) {
 	return {
@@ -107,26 +103,6 @@ export async function echo(
 		...input,
 	});
 	return result.record as IDataObject;
-}
-
-/** The trigger node's output item for an inbound record: the event envelope. */
-export function inboundEvent(record: IDataObject): INodeExecutionData {
-	return {
-		json: {
-			event: 'message.inbound',
-			data: {
-				from: record.from,
-				contact_name: record.contact_name,
-				number: record.number,
-				wa_message_id: record.wa_message_id,
-				type: record.type,
-				text: record.text,
-				media_id: record.media_id,
-				media_url: record.media_url,
-			},
-			timestamp: '2025-01-01T00:00:00.000000+00:00',
-		},
-	};
 }
 
 export async function injectFault(sandbox: Sandbox, fault: Partial<FaultSpec> & Pick<FaultSpec, 'kind'>): Promise<void> {

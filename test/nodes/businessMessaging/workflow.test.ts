@@ -4,21 +4,17 @@
 import type { INode, INodeExecutionData } from 'n8n-workflow';
 
 import { runWorkflow, serveWebhook, webhookHarness, type ServedWebhook, type WebhookReceiveResult } from '../../harness';
-import { CONTACT, credentialsFor, inbound, pairedIndexes, useSandbox, type Sandbox } from './helpers';
+import { describeWithSandbox } from '../../support';
+import { CONTACT, credentialsFor, inbound, pairedIndexes } from './helpers';
 
 const TRIGGER_TYPE = 'n8n-nodes-business-messaging.businessMessagingTrigger';
 const NODE_TYPE = 'n8n-nodes-business-messaging.businessMessaging';
 const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
 
-describe('Trigger → Download → Reply workflow', () => {
-	let sandbox: Sandbox;
+describeWithSandbox('Trigger → Download → Reply workflow', (sandbox) => {
 	let served: ServedWebhook | undefined;
-	beforeAll(async () => {
-		sandbox = await useSandbox();
-	});
 	afterAll(async () => {
 		await served?.close();
-		await sandbox.close();
 	});
 
 	async function receiveOneEvent(send: () => Promise<unknown>): Promise<INodeExecutionData[]> {

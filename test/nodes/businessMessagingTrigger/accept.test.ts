@@ -1,11 +1,10 @@
-import { createHmac } from 'crypto';
-
 import {
 	acceptEvent,
 	eventItem,
 	workflowDataFor,
 	type EventParameters,
 } from '../../../nodes/BusinessMessagingTrigger/receive';
+import { signBody } from '../../support';
 
 const SECRET = 'whsec_accept_test';
 const NOW = Date.UTC(2025, 0, 2, 3, 4, 10);
@@ -15,7 +14,6 @@ const inbound = {
 	timestamp: '2025-01-02T03:04:05.123456+00:00',
 };
 const bytes = (value: unknown) => Buffer.from(JSON.stringify(value));
-const sign = (body: Buffer, secret = SECRET) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 const params = (overrides: Partial<EventParameters> = {}): EventParameters => ({
 	events: ['message.inbound'],
 	options: {},
@@ -26,14 +24,14 @@ const params = (overrides: Partial<EventParameters> = {}): EventParameters => ({
 describe('acceptEvent (the receive path without n8n context)', () => {
 	it('emits a verified inbound event with its options and layout', () => {
 		const body = bytes(inbound);
-		const result = acceptEvent(body, sign(body), SECRET, NOW, () => params());
+		const result = acceptEvent(body, signBody(body, SECRET), SECRET, NOW, () => params());
 		expect(result).toEqual({ kind: 'emit', envelope: inbound, options: expect.objectContaining({ maxAge: 300 }), layout: null });
 	});
 
 	it('rejects a wrong signature with 401 before reading the parameters or the body', () => {
 		const body = Buffer.from('not even json');
 		const readParameters = jest.fn(params);
-		const result = acceptEvent(body, sign(body, 'other secret'), SECRET, NOW, readParameters);
+		const result = acceptEvent(body, signBody(body, 'other secret'), SECRET, NOW, readParameters);
 		expect(result).toEqual({ kind: 'reject', status: 401, reason: 'the signature does not match the body' });
 		expect(readParameters).not.toHaveBeenCalled();
 	});
@@ -41,21 +39,21 @@ describe('acceptEvent (the receive path without n8n context)', () => {
 	it('rejects a signed body that is not an envelope with 400, without reading the parameters', () => {
 		const body = bytes({ hello: 'world' });
 		const readParameters = jest.fn(params);
-		const result = acceptEvent(body, sign(body), SECRET, NOW, readParameters);
+		const result = acceptEvent(body, signBody(body, SECRET), SECRET, NOW, readParameters);
 		expect(result).toMatchObject({ kind: 'reject', status: 400, reason: expect.stringMatching(/^not a valid event envelope/) });
 		expect(readParameters).not.toHaveBeenCalled();
 	});
 
 	it('rejects an event older than Maximum Event Age with 401', () => {
 		const body = bytes(inbound);
-		const result = acceptEvent(body, sign(body), SECRET, NOW + 400_000, () => params());
+		const result = acceptEvent(body, signBody(body, SECRET), SECRET, NOW + 400_000, () => params());
 		expect(result).toMatchObject({ kind: 'reject', status: 401, reason: expect.stringMatching(/^replay protection/) });
-		expect(acceptEvent(body, sign(body), SECRET, NOW + 400_000, () => params({ options: { maxAge: 0 } })).kind).toBe('emit');
+		expect(acceptEvent(body, signBody(body, SECRET), SECRET, NOW + 400_000, () => params({ options: { maxAge: 0 } })).kind).toBe('emit');
 	});
 
 	it('ignores an event that is not selected', () => {
 		const body = bytes(inbound);
-		expect(acceptEvent(body, sign(body), SECRET, NOW, () => params({ events: ['message.status'] }))).toEqual({
+		expect(acceptEvent(body, signBody(body, SECRET), SECRET, NOW, () => params({ events: ['message.status'] }))).toEqual({
 			kind: 'ignore',
 			reason: 'event message.inbound is not selected',
 		});
@@ -63,7 +61,7 @@ describe('acceptEvent (the receive path without n8n context)', () => {
 
 	it('with separate outputs, puts the item on its event output', () => {
 		const body = bytes(inbound);
-		const result = acceptEvent(body, sign(body), SECRET, NOW, () =>
+		const result = acceptEvent(body, signBody(body, SECRET), SECRET, NOW, () =>
 			params({ events: ['message.echo', 'message.inbound'], separateOutputs: true }),
 		);
 		if (result.kind !== 'emit') throw new Error(`expected emit, got ${result.kind}`);

@@ -1,5 +1,4 @@
-import { createHmac, randomUUID } from 'crypto';
-import type { IDataObject, INodeParameters } from 'n8n-workflow';
+import type { INodeParameters } from 'n8n-workflow';
 import { request } from 'undici';
 
 import { webhookHarness, type WebhookHarness, type WebhookHarnessOptions } from '../../harness';
@@ -58,71 +57,4 @@ export async function registerForeign(sb: Sandbox, url = FOREIGN_URL): Promise<s
 /** Calls of one method+path the sandbox counted on /v1. */
 export function apiCalls(sb: Sandbox, method: string, path: string): number {
 	return sb.state().requests.filter((r) => r.method === method && r.path === path).length;
-}
-
-export function sign(body: Buffer | string, secret: string): string {
-	return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
-}
-
-/** The service's timestamp shape, microseconds and +00:00. */
-export function serviceTimestamp(ms = Date.now()): string {
-	return `${new Date(ms).toISOString().slice(0, 23)}456+00:00`;
-}
-
-export function inboundEvent(data: IDataObject = {}, timestamp = serviceTimestamp()) {
-	return {
-		event: 'message.inbound',
-		data: {
-			from: CONTACT,
-			contact_name: 'Ada',
-			number: '109876543210',
-			wa_message_id: `wamid.${randomUUID()}`,
-			type: 'text',
-			text: 'hello',
-			media_id: null,
-			media_url: null,
-			...data,
-		},
-		timestamp,
-	};
-}
-
-export function statusEvent(data: IDataObject = {}, timestamp = serviceTimestamp()) {
-	return {
-		event: 'message.status',
-		data: {
-			id: 'msg_1',
-			wa_message_id: 'wamid.1',
-			status: 'delivered',
-			recipient_masked: '+1555****567',
-			error: null,
-			...data,
-		},
-		timestamp,
-	};
-}
-
-export function echoEvent(data: IDataObject = {}, timestamp = serviceTimestamp()) {
-	return {
-		event: 'message.echo',
-		data: {
-			to: CONTACT,
-			number: '109876543210',
-			wa_message_id: 'wamid.2',
-			type: 'text',
-			text: 'sent from the app',
-			media_id: null,
-			...data,
-		},
-		timestamp,
-	};
-}
-
-/** A request as the service sends it: JSON bytes, signed with the secret. */
-export function signedRequest(event: unknown, secret: string) {
-	const rawBody = Buffer.from(typeof event === 'string' ? event : JSON.stringify(event));
-	return {
-		headers: { 'content-type': 'application/json', 'x-service-signature': sign(rawBody, secret) },
-		rawBody,
-	};
 }

@@ -2,16 +2,8 @@
 import { randomUUID } from 'crypto';
 
 import type { WebhookHarness } from '../../harness';
-import { startSandbox, type Sandbox } from '../../sandbox';
-import {
-	FOREIGN_URL,
-	api,
-	apiCalls,
-	inboundEvent,
-	registerForeign,
-	signedRequest,
-	trigger,
-} from './helpers';
+import { inboundEnvelope, signedRequest, useSandbox } from '../../support';
+import { FOREIGN_URL, api, apiCalls, registerForeign, trigger } from './helpers';
 
 const WEBHOOK = '/v1/console/webhook';
 
@@ -26,14 +18,7 @@ async function activationError(harness: WebhookHarness): Promise<{ message: stri
 	throw new Error('activation succeeded');
 }
 
-let sb: Sandbox;
-beforeAll(async () => {
-	sb = await startSandbox();
-});
-afterAll(async () => {
-	await sb.close();
-});
-beforeEach(() => sb.reset());
+const sb = useSandbox();
 
 describe('Automatic registration', () => {
 	it('fresh account: registers its URL, keeps the secret in static data, deletes on deactivation', async () => {
@@ -159,7 +144,7 @@ describe('Listen for test event', () => {
 		expect(sb.state().webhook).toEqual({ configured: true, url: production.webhookUrl, secret: prodSecret });
 		expect(apiCalls(sb, 'POST', WEBHOOK)).toBe(1);
 		expect(apiCalls(sb, 'DELETE', WEBHOOK)).toBe(0);
-		const answer = await production.receive(signedRequest(inboundEvent(), prodSecret));
+		const answer = await production.receive(signedRequest(inboundEnvelope(), prodSecret));
 		expect(answer.status).toBe(200);
 		expect(answer.workflowData?.[0]).toHaveLength(1);
 	});
@@ -179,7 +164,7 @@ describe('Listen for test event', () => {
 		expect(sb.state().webhook.url).toBe(test.webhookUrl);
 		expect(test.webhookUrl).toMatch(/\/webhook-test\//);
 
-		const answer = await test.receive(signedRequest(inboundEvent(), test.staticData.secret as string));
+		const answer = await test.receive(signedRequest(inboundEnvelope(), test.staticData.secret as string));
 		expect(answer.status).toBe(200);
 		expect(answer.workflowData?.[0]).toHaveLength(1);
 		// The harness, as n8n, deactivates the test webhook after one execution.
@@ -213,8 +198,8 @@ describe('Manual registration', () => {
 		expect(apiCalls(sb, 'DELETE', WEBHOOK)).toBe(0);
 		expect(harness.staticData).toEqual({});
 
-		expect((await harness.receive(signedRequest(inboundEvent(), foreignSecret))).status).toBe(200);
-		expect((await harness.receive(signedRequest(inboundEvent(), 'whsec_wrong'))).status).toBe(401);
+		expect((await harness.receive(signedRequest(inboundEnvelope(), foreignSecret))).status).toBe(200);
+		expect((await harness.receive(signedRequest(inboundEnvelope(), 'whsec_wrong'))).status).toBe(401);
 	});
 
 	it('without a Webhook Signing Secret in the credential, activation fails (fail closed)', async () => {

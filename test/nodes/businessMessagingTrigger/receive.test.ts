@@ -1,27 +1,20 @@
 // Direct requests to webhook() through n8n-core's real WebhookContext: verification first,
 // then the envelope, the replay window, filters and outputs.
 import type { WebhookHarness } from '../../harness';
-import { startSandbox, type Sandbox } from '../../sandbox';
 import {
-	echoEvent,
-	inboundEvent,
+	echoEnvelope,
+	inboundEnvelope,
 	serviceTimestamp,
-	sign,
+	signBody,
 	signedRequest,
-	statusEvent,
-	trigger,
-} from './helpers';
+	statusEnvelope,
+	useSandbox,
+} from '../../support';
+import { trigger } from './helpers';
 
-let sb: Sandbox;
-beforeAll(async () => {
-	sb = await startSandbox();
-});
-afterAll(async () => {
-	await sb.close();
-});
+const sb = useSandbox({ reset: 'afterEach' });
 afterEach(() => {
 	jest.restoreAllMocks();
-	sb.reset();
 });
 
 async function activeTrigger(parameters: Record<string, unknown> = {}): Promise<{ harness: WebhookHarness; secret: string }> {
@@ -38,7 +31,7 @@ function expectNoExecution(answer: { workflowData?: unknown }) {
 describe('signature', () => {
 	it('valid: 200 and one item that is the event exactly as sent', async () => {
 		const { harness, secret } = await activeTrigger();
-		const event = { ...inboundEvent(), extra_field: { kept: true } };
+		const event = { ...inboundEnvelope(), extra_field: { kept: true } };
 		const answer = await harness.receive(signedRequest(event, secret));
 		expect(answer.status).toBe(200);
 		// n8n answers (on 2.x once the execution is stored) with the node's webhookResponse.
@@ -49,7 +42,7 @@ describe('signature', () => {
 
 	it('the output never contains the signing secret or the API key', async () => {
 		const { harness, secret } = await activeTrigger();
-		const answer = await harness.receive(signedRequest(inboundEvent(), secret));
+		const answer = await harness.receive(signedRequest(inboundEnvelope(), secret));
 		const text = JSON.stringify(answer);
 		expect(text).not.toContain(secret);
 		expect(text).not.toContain(sb.keys.all);
@@ -57,9 +50,9 @@ describe('signature', () => {
 
 	it('verifies the raw bytes, whatever the content type says', async () => {
 		const { harness, secret } = await activeTrigger();
-		const rawBody = Buffer.from(JSON.stringify(inboundEvent()));
+		const rawBody = Buffer.from(JSON.stringify(inboundEnvelope()));
 		const answer = await harness.receive({
-			headers: { 'content-type': 'text/plain', 'x-service-signature': sign(rawBody, secret) },
+			headers: { 'content-type': 'text/plain', 'x-service-signature': signBody(rawBody, secret) },
 			rawBody,
 		});
 		expect(answer.status).toBe(200);
@@ -67,7 +60,7 @@ describe('signature', () => {
 
 	it('wrong secret: 401, no execution', async () => {
 		const { harness } = await activeTrigger();
-		const answer = await harness.receive(signedRequest(inboundEvent(), 'whsec_not_the_secret'));
+		const answer = await harness.receive(signedRequest(inboundEnvelope(), 'whsec_not_the_secret'));
 		expect(answer.status).toBe(401);
 		expect(answer.noWebhookResponse).toBe(true);
 		expect(answer.body).toEqual({ error: 'unauthorized', reason: expect.stringMatching(/does not match/) });
@@ -76,7 +69,7 @@ describe('signature', () => {
 
 	it('one tampered byte: 401', async () => {
 		const { harness, secret } = await activeTrigger();
-		const request = signedRequest(inboundEvent({ text: 'pay 100' }), secret);
+		const request = signedRequest(inboundEnvelope({ text: 'pay 100' }), secret);
 		const tampered = Buffer.from(request.rawBody.toString().replace('pay 100', 'pay 900'));
 		expect(tampered.length).toBe(request.rawBody.length);
 		const answer = await harness.receive({ ...request, rawBody: tampered });
@@ -86,7 +79,7 @@ describe('signature', () => {
 
 	it('the same JSON re-serialised with other spacing or key order: 401', async () => {
 		const { harness, secret } = await activeTrigger();
-		const event = inboundEvent();
+		const event = inboundEnvelope();
 		const request = signedRequest(event, secret);
 		const variants = [
 			JSON.stringify(event, null, 2),
@@ -107,7 +100,7 @@ describe('signature', () => {
 		['empty', (_header: string) => ''],
 	])('%s: 401, no execution', async (_label, mangle) => {
 		const { harness, secret } = await activeTrigger();
-		const request = signedRequest(inboundEvent(), secret);
+		const request = signedRequest(inboundEnvelope(), secret);
 		const header = mangle(request.headers['x-service-signature']);
 		const headers: Record<string, string> = { 'content-type': 'application/json' };
 		if (header !== undefined) headers['x-service-signature'] = header;
@@ -128,11 +121,11 @@ describe('signature', () => {
 	it('no secret stored (registration lost): every event is rejected, fail closed', async () => {
 		const { harness, secret } = await activeTrigger();
 		delete harness.staticData.secret;
-		const answer = await harness.receive(signedRequest(inboundEvent(), secret));
+		const answer = await harness.receive(signedRequest(inboundEnvelope(), secret));
 		expect(answer.status).toBe(401);
 		expectNoExecution(answer);
 		// Nor does an "empty-key" signature pass.
-		expect((await harness.receive(signedRequest(inboundEvent(), ''))).status).toBe(401);
+		expect((await harness.receive(signedRequest(inboundEnvelope(), ''))).status).toBe(401);
 	});
 });
 
@@ -155,10 +148,10 @@ describe('envelope', () => {
 
 	it.each([
 		['an array', '[]'],
-		['unknown event', JSON.stringify({ ...inboundEvent(), event: 'message.deleted' })],
-		['data not an object', JSON.stringify({ ...inboundEvent(), data: 'hello' })],
+		['unknown event', JSON.stringify({ ...inboundEnvelope(), event: 'message.deleted' })],
+		['data not an object', JSON.stringify({ ...inboundEnvelope(), data: 'hello' })],
 		['timestamp missing', JSON.stringify({ event: 'message.inbound', data: {} })],
-		['timestamp not ISO 8601', JSON.stringify({ ...inboundEvent(), timestamp: 'Tue, 02 Jan 2025 03:04:05 GMT' })],
+		['timestamp not ISO 8601', JSON.stringify({ ...inboundEnvelope(), timestamp: 'Tue, 02 Jan 2025 03:04:05 GMT' })],
 	])('signed but %s: 400, no execution', async (_label, raw) => {
 		const { harness, secret } = await activeTrigger();
 		const answer = await harness.receive(signedRequest(raw, secret));
@@ -171,18 +164,18 @@ describe('envelope', () => {
 describe('replay window', () => {
 	it('default 300 s: a 10-minute-old event is rejected, a 4-minute-old one accepted', async () => {
 		const { harness, secret } = await activeTrigger();
-		const stale = await harness.receive(signedRequest(inboundEvent({}, serviceTimestamp(Date.now() - 600_000)), secret));
+		const stale = await harness.receive(signedRequest(inboundEnvelope({}, serviceTimestamp(Date.now() - 600_000)), secret));
 		expect(stale.status).toBe(401);
 		expect(stale.body).toEqual({ error: 'unauthorized', reason: expect.stringMatching(/replay protection: the event is 600 s old/) });
 		expectNoExecution(stale);
 
-		const recent = await harness.receive(signedRequest(inboundEvent({}, serviceTimestamp(Date.now() - 240_000)), secret));
+		const recent = await harness.receive(signedRequest(inboundEnvelope({}, serviceTimestamp(Date.now() - 240_000)), secret));
 		expect(recent.status).toBe(200);
 	});
 
 	it('the same signed request replayed later is rejected', async () => {
 		const { harness, secret } = await activeTrigger();
-		const request = signedRequest(inboundEvent(), secret);
+		const request = signedRequest(inboundEnvelope(), secret);
 		expect((await harness.receive(request)).status).toBe(200);
 		const now = Date.now();
 		jest.spyOn(Date, 'now').mockReturnValue(now + 301_000);
@@ -193,18 +186,18 @@ describe('replay window', () => {
 
 	it('a timestamp more than 60 s in the future is rejected', async () => {
 		const { harness, secret } = await activeTrigger();
-		const answer = await harness.receive(signedRequest(inboundEvent({}, serviceTimestamp(Date.now() + 120_000)), secret));
+		const answer = await harness.receive(signedRequest(inboundEnvelope({}, serviceTimestamp(Date.now() + 120_000)), secret));
 		expect(answer.status).toBe(401);
 		expect(answer.body).toMatchObject({ reason: expect.stringMatching(/future/) });
 	});
 
 	it('a configured maximum age applies; 0 disables the check', async () => {
 		const strict = await activeTrigger({ options: { maxAge: 30 } });
-		const minuteOld = inboundEvent({}, serviceTimestamp(Date.now() - 60_000));
+		const minuteOld = inboundEnvelope({}, serviceTimestamp(Date.now() - 60_000));
 		expect((await strict.harness.receive(signedRequest(minuteOld, strict.secret))).status).toBe(401);
 
 		const off = await activeTrigger({ options: { maxAge: 0 } });
-		const yearOld = inboundEvent({}, '2024-01-01T00:00:00.000000+00:00');
+		const yearOld = inboundEnvelope({}, '2024-01-01T00:00:00.000000+00:00');
 		expect((await off.harness.receive(signedRequest(yearOld, off.secret))).status).toBe(200);
 	});
 });
@@ -212,7 +205,7 @@ describe('replay window', () => {
 describe('events, filters and outputs', () => {
 	it('default: inbound only; echo and status are acknowledged with 200 and start nothing', async () => {
 		const { harness, secret } = await activeTrigger();
-		for (const event of [echoEvent(), statusEvent()]) {
+		for (const event of [echoEnvelope(), statusEnvelope()]) {
 			const answer = await harness.receive(signedRequest(event, secret));
 			expect(answer.status).toBe(200);
 			expect(answer.body).toEqual({ received: true, ignored: `event ${event.event} is not selected` });
@@ -222,7 +215,7 @@ describe('events, filters and outputs', () => {
 
 	it('several events on one output', async () => {
 		const { harness, secret } = await activeTrigger({ events: ['message.inbound', 'message.status', 'message.echo'] });
-		for (const event of [inboundEvent(), statusEvent(), echoEvent()]) {
+		for (const event of [inboundEnvelope(), statusEnvelope(), echoEnvelope()]) {
 			const answer = await harness.receive(signedRequest(event, secret));
 			expect(answer.workflowData).toEqual([[{ json: event }]]);
 		}
@@ -233,9 +226,9 @@ describe('events, filters and outputs', () => {
 			events: ['message.echo', 'message.status', 'message.inbound'],
 			separateOutputs: true,
 		});
-		const inbound = inboundEvent();
-		const status = statusEvent();
-		const echo = echoEvent();
+		const inbound = inboundEnvelope();
+		const status = statusEnvelope();
+		const echo = echoEnvelope();
 		expect((await harness.receive(signedRequest(inbound, secret))).workflowData).toEqual([[{ json: inbound }], [], []]);
 		expect((await harness.receive(signedRequest(status, secret))).workflowData).toEqual([[], [{ json: status }], []]);
 		expect((await harness.receive(signedRequest(echo, secret))).workflowData).toEqual([[], [], [{ json: echo }]]);
@@ -243,7 +236,7 @@ describe('events, filters and outputs', () => {
 
 	it('separate outputs with two events: two outputs', async () => {
 		const { harness, secret } = await activeTrigger({ events: ['message.echo', 'message.status'], separateOutputs: true });
-		const echo = echoEvent();
+		const echo = echoEnvelope();
 		expect((await harness.receive(signedRequest(echo, secret))).workflowData).toEqual([[], [{ json: echo }]]);
 	});
 
@@ -252,20 +245,20 @@ describe('events, filters and outputs', () => {
 			events: ['message.inbound', 'message.status', 'message.echo'],
 			options: { numbers: '111, 222' },
 		});
-		expect((await harness.receive(signedRequest(inboundEvent({ number: '222' }), secret))).workflowData).toHaveLength(1);
-		const other = await harness.receive(signedRequest(inboundEvent({ number: '333' }), secret));
+		expect((await harness.receive(signedRequest(inboundEnvelope({ number: '222' }), secret))).workflowData).toHaveLength(1);
+		const other = await harness.receive(signedRequest(inboundEnvelope({ number: '333' }), secret));
 		expect(other.status).toBe(200);
 		expect(other.body).toEqual({ received: true, ignored: 'number 333 is not among the receiving numbers' });
 		expectNoExecution(other);
-		expectNoExecution(await harness.receive(signedRequest(echoEvent({ number: '333' }), secret)));
-		expect((await harness.receive(signedRequest(statusEvent(), secret))).workflowData).toHaveLength(1);
+		expectNoExecution(await harness.receive(signedRequest(echoEnvelope({ number: '333' }), secret)));
+		expect((await harness.receive(signedRequest(statusEnvelope(), secret))).workflowData).toHaveLength(1);
 	});
 
 	it('status values: only the listed statuses start the workflow (case-insensitive)', async () => {
 		const { harness, secret } = await activeTrigger({ events: ['message.status'], options: { statuses: 'Delivered, failed' } });
-		expect((await harness.receive(signedRequest(statusEvent({ status: 'delivered' }), secret))).workflowData).toHaveLength(1);
-		expect((await harness.receive(signedRequest(statusEvent({ status: 'failed' }), secret))).workflowData).toHaveLength(1);
-		const read = await harness.receive(signedRequest(statusEvent({ status: 'read' }), secret));
+		expect((await harness.receive(signedRequest(statusEnvelope({ status: 'delivered' }), secret))).workflowData).toHaveLength(1);
+		expect((await harness.receive(signedRequest(statusEnvelope({ status: 'failed' }), secret))).workflowData).toHaveLength(1);
+		const read = await harness.receive(signedRequest(statusEnvelope({ status: 'read' }), secret));
 		expect(read.status).toBe(200);
 		expectNoExecution(read);
 	});

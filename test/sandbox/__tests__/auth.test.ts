@@ -1,14 +1,7 @@
-import { startSandbox } from '..';
-import type { Sandbox } from '../types';
+import { useSandbox } from '../../support';
 import { api, call, control, inbound } from './helpers';
 
-let sb: Sandbox;
-
-beforeAll(async () => {
-	sb = await startSandbox({ port: 0 });
-});
-afterAll(() => sb.close());
-beforeEach(() => sb.reset());
+const sb = useSandbox();
 
 /** Every /v1 endpoint, with a body that would be valid. */
 const everyEndpoint = (): Array<[string, string, unknown?]> => [

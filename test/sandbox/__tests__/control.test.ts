@@ -1,17 +1,12 @@
 import { request } from 'undici';
-import { startSandbox } from '..';
-import type { Sandbox } from '../types';
+import { useSandbox } from '../../support';
 import { api, call, CONTACT, control, inbound, registerWebhook } from './helpers';
 
-let sb: Sandbox;
+const sb = useSandbox();
 let n0: string;
-
-beforeAll(async () => {
-	sb = await startSandbox();
+beforeAll(() => {
 	n0 = sb.numbers[0].phone_number_id;
 });
-afterAll(() => sb.close());
-beforeEach(() => sb.reset());
 
 describe('POST /_sandbox/keys', () => {
 	it('creates a key with the given scopes and numbers; the value is returned once', async () => {

@@ -1,18 +1,11 @@
 import { createHash } from 'node:crypto';
 import { request } from 'undici';
-import { startSandbox } from '..';
 import { generatedMediaBytes, MAX_GENERATED_MEDIA_BYTES } from '../media';
 import { MAX_BODY_BYTES } from '../http';
-import type { Sandbox } from '../types';
+import { useSandbox } from '../../support';
 import { api, control, inbound } from './helpers';
 
-let sb: Sandbox;
-
-beforeAll(async () => {
-	sb = await startSandbox();
-});
-afterAll(() => sb.close());
-beforeEach(() => sb.reset());
+const sb = useSandbox();
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 

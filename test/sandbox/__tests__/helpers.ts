@@ -1,4 +1,4 @@
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request, type Dispatcher } from 'undici';
 import type { Sandbox } from '../types';
@@ -63,51 +63,6 @@ export async function inbound(sb: Sandbox, number: string, extra: Record<string,
 	});
 	expect(result.status).toBe(201);
 	return result;
-}
-
-export interface ReceivedRequest {
-	method: string;
-	headers: IncomingHttpHeaders;
-	raw: Buffer;
-}
-
-export type ReceiverMode = { kind: 'status'; status: number } | { kind: 'hang' } | { kind: 'headers-then-hang' };
-
-/** A webhook receiver on a free loopback port that records the exact bytes it gets. */
-export interface Receiver {
-	url: string;
-	requests: ReceivedRequest[];
-	mode: ReceiverMode;
-	close(): Promise<void>;
-}
-
-export async function startReceiver(mode: ReceiverMode = { kind: 'status', status: 200 }): Promise<Receiver> {
-	const requests: ReceivedRequest[] = [];
-	const receiver: Receiver = { url: '', requests, mode, close: async () => undefined };
-	const server: Server = createServer((req, res) => {
-		const chunks: Buffer[] = [];
-		req.on('data', (chunk: Buffer) => chunks.push(chunk));
-		req.on('end', () => {
-			requests.push({ method: req.method ?? '', headers: req.headers, raw: Buffer.concat(chunks) });
-			if (receiver.mode.kind === 'status') {
-				res.writeHead(receiver.mode.status, { 'content-type': 'text/plain' });
-				res.end('ok');
-			}
-			if (receiver.mode.kind === 'headers-then-hang') {
-				res.writeHead(200, { 'content-type': 'application/json' });
-				res.write('{"received":');
-			}
-			// 'hang': never answer; 'headers-then-hang': never finish the body.
-		});
-	});
-	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-	receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-	receiver.close = () =>
-		new Promise<void>((resolve) => {
-			server.close(() => resolve());
-			server.closeAllConnections();
-		});
-	return receiver;
 }
 
 /** Registers the receiver as the account's webhook and returns the secret from the registration answer. */

@@ -1,17 +1,12 @@
-import { startSandbox } from '..';
-import type { Sandbox } from '../types';
+import { useSandbox } from '../../support';
 import { api, CONTACT, control, inbound } from './helpers';
 
-let sb: Sandbox;
+const sb = useSandbox();
 let n0: string;
 let n1: string;
-
-beforeAll(async () => {
-	sb = await startSandbox();
+beforeAll(() => {
 	[n0, n1] = sb.numbers.map((n) => n.phone_number_id);
 });
-afterAll(() => sb.close());
-beforeEach(() => sb.reset());
 
 const list = (query = '') => api(sb, 'GET', `/v1/messages/inbound${query}`, sb.keys.all);
 

@@ -1,21 +1,16 @@
-import { startSandbox } from '..';
-import type { Sandbox } from '../types';
-import { api, CONTACT, control, inbound, registerWebhook, startReceiver, type Json, type Receiver } from './helpers';
+import { startReceiver, useSandbox, type Receiver } from '../../support';
+import { api, CONTACT, control, inbound, registerWebhook, type Json } from './helpers';
 
-let sb: Sandbox;
+const sb = useSandbox();
 let receiver: Receiver;
 let n0: string;
-
 beforeAll(async () => {
-	sb = await startSandbox();
 	receiver = await startReceiver();
 	n0 = sb.numbers[0].phone_number_id;
 });
 afterAll(async () => {
-	await sb.close();
 	await receiver.close();
 });
-beforeEach(() => sb.reset());
 
 async function logs(category: string, query = ''): Promise<Json[]> {
 	const result = await api(sb, 'GET', `/v1/logs?category=${category}${query}`, sb.keys.all);

@@ -1,20 +1,14 @@
 import { request } from 'undici';
-import { startSandbox } from '..';
-import type { Sandbox } from '../types';
+import { useSandbox } from '../../support';
 import { api, call, control, inbound } from './helpers';
 
 /** CONTRACT.md values, written out so that a change of the constants fails here. */
 const SIGNED_URL_TTL_SECONDS = 300;
 const MEDIA_RETENTION_SECONDS = 30 * 24 * 60 * 60;
 
-let sb: Sandbox;
+const sb = useSandbox();
 const bytes = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3, 4, 5]);
 
-beforeAll(async () => {
-	sb = await startSandbox();
-});
-afterAll(() => sb.close());
-beforeEach(() => sb.reset());
 
 async function hostImage(extra: Record<string, unknown> = {}): Promise<string> {
 	const result = await inbound(sb, sb.numbers[0].phone_number_id, {

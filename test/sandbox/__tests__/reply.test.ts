@@ -1,22 +1,18 @@
-import { maskRecipient, startSandbox } from '..';
-import type { Sandbox } from '../types';
+import { maskRecipient } from '..';
+import { useSandbox } from '../../support';
 import { api, call, CONTACT, control, inbound } from './helpers';
 
 /** The spec's window, written out so that a change of the constant fails here. */
 const DAY_SECONDS = 24 * 60 * 60;
 
-let sb: Sandbox;
+const sb = useSandbox();
 let n0: string;
 let n1: string;
 let n2: string;
-
-beforeAll(async () => {
-	sb = await startSandbox();
+beforeAll(() => {
 	[n0, n1, n2] = sb.numbers.map((n) => n.phone_number_id);
 });
-afterAll(() => sb.close());
 beforeEach(async () => {
-	sb.reset();
 	// Open the window from CONTACT on every seeded number, so only the `from` rules decide.
 	for (const number of [n0, n1, n2]) await inbound(sb, number);
 });

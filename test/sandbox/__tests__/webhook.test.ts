@@ -1,6 +1,5 @@
-import { createHmac } from 'node:crypto';
 import { startSandbox } from '..';
-import type { Sandbox } from '../types';
+import { signBody, startReceiver, useSandbox, type Receiver } from '../../support';
 import {
 	api,
 	closedPort,
@@ -9,31 +8,24 @@ import {
 	inbound,
 	MICRO_TIMESTAMP,
 	registerWebhook,
-	startReceiver,
 	type Json,
-	type Receiver,
 } from './helpers';
 
-let sb: Sandbox;
+const sb = useSandbox();
 let receiver: Receiver;
 let n0: string;
-
 beforeAll(async () => {
-	sb = await startSandbox({ port: 0 });
 	receiver = await startReceiver();
 	n0 = sb.numbers[0].phone_number_id;
 });
 afterAll(async () => {
-	await sb.close();
 	await receiver.close();
 });
 beforeEach(() => {
-	sb.reset();
 	receiver.requests.length = 0;
 	receiver.mode = { kind: 'status', status: 200 };
 });
 
-const hmac = (secret: string, raw: Buffer): string => `sha256=${createHmac('sha256', secret).update(raw).digest('hex')}`;
 const parsed = (index: number): Json => JSON.parse(receiver.requests[index].raw.toString('utf8'));
 
 describe('registration', () => {
@@ -88,7 +80,7 @@ describe('registration', () => {
 		expect(sb.state().webhook).toEqual({ url: receiver.url, configured: true, secret: second });
 		await inbound(sb, n0);
 		expect(receiver.requests).toHaveLength(1);
-		expect(receiver.requests[0].headers['x-service-signature']).toBe(hmac(second, receiver.requests[0].raw));
+		expect(receiver.requests[0].headers['x-service-signature']).toBe(signBody(receiver.requests[0].raw, second));
 	});
 
 	it('DELETE answers 204; afterwards GET says configured:false and nothing is delivered', async () => {
@@ -113,10 +105,10 @@ describe('delivery', () => {
 		const [received] = receiver.requests;
 		expect(received.method).toBe('POST');
 		expect(received.headers['content-type']).toBe('application/json');
-		expect(received.headers['x-service-signature']).toBe(hmac(secret, received.raw));
+		expect(received.headers['x-service-signature']).toBe(signBody(received.raw, secret));
 		// Re-serialising would not necessarily give the same bytes; the sandbox signs what it sends.
 		expect(received.raw.toString('utf8')).toBe(sb.state().deliveries[0].body);
-		expect(received.headers['x-service-signature']).not.toBe(hmac('whsec_wrong', received.raw));
+		expect(received.headers['x-service-signature']).not.toBe(signBody(received.raw, 'whsec_wrong'));
 	});
 
 	it('message.inbound: envelope {event, data, timestamp} and exactly the spec data fields', async () => {

@@ -1,17 +1,9 @@
-import { apiRequests, errorOf, injectFault, pairedIndexes, run, useSandbox, type Sandbox } from '../helpers';
+import { apiRequests, errorOf, injectFault, pairedIndexes, run } from '../helpers';
+import { describeWithSandbox } from '../../../support';
 
 const PING = { resource: 'account', operation: 'ping' };
 
-describe('Account → Ping', () => {
-	let sandbox: Sandbox;
-	beforeAll(async () => {
-		sandbox = await useSandbox();
-	});
-	afterAll(async () => {
-		await sandbox.close();
-	});
-	beforeEach(() => sandbox.reset());
-
+describeWithSandbox('Account → Ping', (sandbox) => {
 	it('says the key is valid and passes the answer through', async () => {
 		const result = await run(sandbox, PING);
 		expect(result.error).toBeUndefined();

@@ -1,17 +1,9 @@
-import { apiRequests, errorOf, injectFault, pairedIndexes, run, useSandbox, type Sandbox } from '../helpers';
+import { apiRequests, errorOf, injectFault, pairedIndexes, run } from '../helpers';
+import { describeWithSandbox } from '../../../support';
 
 const KEYS = { resource: 'key', operation: 'getMany' };
 
-describe('Key → Get Many', () => {
-	let sandbox: Sandbox;
-	beforeAll(async () => {
-		sandbox = await useSandbox();
-	});
-	afterAll(async () => {
-		await sandbox.close();
-	});
-	beforeEach(() => sandbox.reset());
-
+describeWithSandbox('Key → Get Many', (sandbox) => {
 	it('lists the keys with allowed_numbers (null: every number), never a key value', async () => {
 		const result = await run(sandbox, { ...KEYS, returnAll: true });
 		expect(result.error).toBeUndefined();

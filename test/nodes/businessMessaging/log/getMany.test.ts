@@ -2,31 +2,20 @@ import {
 	apiRequests,
 	errorOf,
 	inbound,
-	inboundEvent,
 	injectFault,
 	pairedIndexes,
 	run,
-	useSandbox,
-	type Sandbox,
 } from '../helpers';
+import { describeWithSandbox, inboundItem } from '../../../support';
 
 const LOGS = { resource: 'log', operation: 'getMany' };
 
-describe('Log → Get Many', () => {
-	let sandbox: Sandbox;
-	beforeAll(async () => {
-		sandbox = await useSandbox();
-	});
-	afterAll(async () => {
-		await sandbox.close();
-	});
-	beforeEach(() => sandbox.reset());
-
+describeWithSandbox('Log → Get Many', (sandbox) => {
 	const logRequests = () => apiRequests(sandbox, '/v1/logs');
 
 	it('reads one category, one item per entry, as the service returns them', async () => {
 		const record = await inbound(sandbox);
-		await run(sandbox, { resource: 'message', operation: 'reply', text: 'Hi' }, { inputItems: [inboundEvent(record)] });
+		await run(sandbox, { resource: 'message', operation: 'reply', text: 'Hi' }, { inputItems: [inboundItem(record)] });
 		const result = await run(sandbox, { ...LOGS, category: 'sends', returnAll: true });
 		expect(result.error).toBeUndefined();
 		expect(result.items).toEqual([

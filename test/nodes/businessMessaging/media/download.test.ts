@@ -4,27 +4,16 @@ import {
 	echo,
 	errorOf,
 	inbound,
-	inboundEvent,
 	injectFault,
 	pairedIndexes,
 	run,
-	useSandbox,
-	type Sandbox,
 } from '../helpers';
+import { describeWithSandbox, inboundItem } from '../../../support';
 
 const DOWNLOAD = { resource: 'media', operation: 'download' };
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(4096, 7)]);
 
-describe('Media → Download', () => {
-	let sandbox: Sandbox;
-	beforeAll(async () => {
-		sandbox = await useSandbox();
-	});
-	afterAll(async () => {
-		await sandbox.close();
-	});
-	beforeEach(() => sandbox.reset());
-
+describeWithSandbox('Media → Download', (sandbox) => {
 	async function imageInbound(extra: Record<string, unknown> = {}) {
 		return await inbound(sandbox, {
 			type: 'image',
@@ -39,7 +28,7 @@ describe('Media → Download', () => {
 		'right after the trigger needs no typing: the file as binary data (%s binary mode)',
 		async (binaryDataMode) => {
 			const record = await imageInbound();
-			const event = inboundEvent(record);
+			const event = inboundItem(record);
 			const result = await run(sandbox, DOWNLOAD, { inputItems: [event], binaryDataMode });
 			expect(result.error).toBeUndefined();
 			expect(result.items).toHaveLength(1);
@@ -62,7 +51,7 @@ describe('Media → Download', () => {
 
 	it('never sends the API key to the signed URL\'s host', async () => {
 		const record = await imageInbound();
-		await run(sandbox, DOWNLOAD, { inputItems: [inboundEvent(record)] });
+		await run(sandbox, DOWNLOAD, { inputItems: [inboundItem(record)] });
 		const { media_requests } = sandbox.state();
 		expect(media_requests).toHaveLength(1);
 		expect(media_requests[0].status).toBe(200);
@@ -74,7 +63,7 @@ describe('Media → Download', () => {
 	it('media past the account\'s retention window: says so', async () => {
 		const record = await imageInbound();
 		sandbox.advanceClock(MEDIA_RETENTION_SECONDS + 60);
-		const error = errorOf(await run(sandbox, DOWNLOAD, { inputItems: [inboundEvent(record)] }));
+		const error = errorOf(await run(sandbox, DOWNLOAD, { inputItems: [inboundItem(record)] }));
 		expect(error.message).toMatch(/past the account's retention window/);
 		expect(sandbox.state().media_requests).toHaveLength(0);
 	});
@@ -106,7 +95,7 @@ describe('Media → Download', () => {
 		['an empty output field', { binaryPropertyName: ' ' }, /^Put Output File in Field is empty$/],
 	])('%s is refused, naming the field', async (_label, parameters, message) => {
 		const textOnly = await inbound(sandbox);
-		const error = errorOf(await run(sandbox, { ...DOWNLOAD, ...parameters }, { inputItems: [inboundEvent(textOnly)] }));
+		const error = errorOf(await run(sandbox, { ...DOWNLOAD, ...parameters }, { inputItems: [inboundItem(textOnly)] }));
 		expect(error.message).toMatch(message);
 		expect(mediaApiRequests()).toHaveLength(0);
 	});
@@ -115,7 +104,7 @@ describe('Media → Download', () => {
 		const record = await imageInbound();
 		await injectFault(sandbox, { kind: 'status_500', path_prefix: '/v1/media/' });
 		await injectFault(sandbox, { kind: 'reset', path_prefix: '/v1/media/' });
-		const result = await run(sandbox, DOWNLOAD, { inputItems: [inboundEvent(record)] });
+		const result = await run(sandbox, DOWNLOAD, { inputItems: [inboundItem(record)] });
 		expect(result.error).toBeUndefined();
 		expect(await result.binary('Business Messaging', 0)).toEqual(PNG);
 		expect(mediaApiRequests()).toHaveLength(3);
@@ -123,7 +112,7 @@ describe('Media → Download', () => {
 
 	it('a revoked key: 401 with what to do', async () => {
 		const record = await imageInbound();
-		const error = errorOf(await run(sandbox, DOWNLOAD, { key: 'revoked', inputItems: [inboundEvent(record)] }));
+		const error = errorOf(await run(sandbox, DOWNLOAD, { key: 'revoked', inputItems: [inboundItem(record)] }));
 		expect(error.message).toMatch(/revoked or unknown \(401\)/);
 	});
 
@@ -134,10 +123,10 @@ describe('Media → Download', () => {
 		const result = await run(sandbox, DOWNLOAD, {
 			continueOnFail: true,
 			inputItems: [
-				inboundEvent(a),
+				inboundItem(a),
 				{ json: { data: { media_id: 'a/b' } } },
 				{ json: { data: { media_id: 'med_unknown' } } },
-				inboundEvent(b),
+				inboundItem(b),
 				// An echo has media metadata only: its media cannot be downloaded.
 				{ json: { event: 'message.echo', data: echoed } },
 			],

@@ -9,24 +9,17 @@ import {
 	injectFault,
 	pairedIndexes,
 	run,
-	useSandbox,
-	type Sandbox,
 } from '../helpers';
+import { describeWithSandbox } from '../../../support';
 
 const GET_MANY = { resource: 'message', operation: 'getMany' };
 
-describe('Message → Get Many (inbound history)', () => {
-	let sandbox: Sandbox;
+describeWithSandbox('Message → Get Many (inbound history)', (sandbox) => {
 	let first: string;
 	let second: string;
-	beforeAll(async () => {
-		sandbox = await useSandbox();
+	beforeAll(() => {
 		[first, second] = sandbox.numbers.map((n) => n.phone_number_id);
 	});
-	afterAll(async () => {
-		await sandbox.close();
-	});
-	beforeEach(() => sandbox.reset());
 
 	const listRequests = () => apiRequests(sandbox, '/v1/messages/inbound');
 

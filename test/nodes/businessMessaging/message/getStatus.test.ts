@@ -3,29 +3,19 @@ import {
 	createKey,
 	errorOf,
 	inbound,
-	inboundEvent,
 	injectFault,
 	pairedIndexes,
 	run,
-	useSandbox,
-	type Sandbox,
 } from '../helpers';
+import { describeWithSandbox, inboundItem } from '../../../support';
 
 const GET_STATUS = { resource: 'message', operation: 'getStatus' };
 
-describe('Message → Get Status', () => {
-	let sandbox: Sandbox;
+describeWithSandbox('Message → Get Status', (sandbox) => {
 	let messageId: string;
-	beforeAll(async () => {
-		sandbox = await useSandbox();
-	});
-	afterAll(async () => {
-		await sandbox.close();
-	});
 	beforeEach(async () => {
-		sandbox.reset();
 		const record = await inbound(sandbox);
-		const sent = await run(sandbox, { resource: 'message', operation: 'reply', text: 'Hi' }, { inputItems: [inboundEvent(record)] });
+		const sent = await run(sandbox, { resource: 'message', operation: 'reply', text: 'Hi' }, { inputItems: [inboundItem(record)] });
 		messageId = String(sent.items[0].json.id);
 	});
 

@@ -5,35 +5,27 @@ import {
 	createKey,
 	errorOf,
 	inbound,
-	inboundEvent,
 	injectFault,
 	pairedIndexes,
 	run,
-	useSandbox,
-	type Sandbox,
 } from '../helpers';
+import { describeWithSandbox, inboundItem } from '../../../support';
 
 const REPLY = { resource: 'message', operation: 'reply' };
 
-describe('Message → Reply', () => {
-	let sandbox: Sandbox;
+describeWithSandbox('Message → Reply', (sandbox) => {
 	let first: string;
 	let second: string;
 	let third: string;
-	beforeAll(async () => {
-		sandbox = await useSandbox();
+	beforeAll(() => {
 		[first, second, third] = sandbox.numbers.map((n) => n.phone_number_id);
 	});
-	afterAll(async () => {
-		await sandbox.close();
-	});
-	beforeEach(() => sandbox.reset());
 
 	const replies = () => apiRequests(sandbox, '/v1/messages/reply');
 
 	it('right after the trigger needs only the text: To and From come from the event', async () => {
 		const record = await inbound(sandbox, { number: second });
-		const result = await run(sandbox, { ...REPLY, text: 'Thanks!' }, { inputItems: [inboundEvent(record)] });
+		const result = await run(sandbox, { ...REPLY, text: 'Thanks!' }, { inputItems: [inboundItem(record)] });
 		expect(result.error).toBeUndefined();
 		expect(result.items).toHaveLength(1);
 		expect(result.items[0].json).toMatchObject({ to: CONTACT, from: second, text: 'Thanks!', direction: 'out' });
@@ -79,7 +71,7 @@ describe('Message → Reply', () => {
 	it('a closed 24-hour window: says so and that a template message is needed', async () => {
 		const record = await inbound(sandbox, { number: first });
 		sandbox.advanceClock(24 * 60 * 60 + 60);
-		const error = errorOf(await run(sandbox, { ...REPLY, text: 'Late' }, { inputItems: [inboundEvent(record)] }));
+		const error = errorOf(await run(sandbox, { ...REPLY, text: 'Late' }, { inputItems: [inboundItem(record)] }));
 		expect(error.message).toMatch(/24-hour reply window is closed/);
 		expect(error.message).toMatch(/template message/);
 		expect(sandbox.state().messages).toHaveLength(0);
@@ -87,14 +79,14 @@ describe('Message → Reply', () => {
 
 	it('a key without messages:send: names the scope', async () => {
 		const record = await inbound(sandbox, { number: first });
-		const error = errorOf(await run(sandbox, { ...REPLY, text: 'Hi' }, { key: 'noSend', inputItems: [inboundEvent(record)] }));
+		const error = errorOf(await run(sandbox, { ...REPLY, text: 'Hi' }, { key: 'noSend', inputItems: [inboundItem(record)] }));
 		expect(error.message).toMatch(/403/);
 		expect(error.message).toMatch(/messages:send/);
 	});
 
 	it('a revoked key: says to make a new one in the Keys tab', async () => {
 		const record = await inbound(sandbox);
-		const error = errorOf(await run(sandbox, { ...REPLY, text: 'Hi' }, { key: 'revoked', inputItems: [inboundEvent(record)] }));
+		const error = errorOf(await run(sandbox, { ...REPLY, text: 'Hi' }, { key: 'revoked', inputItems: [inboundItem(record)] }));
 		expect(error.message).toMatch(/revoked or unknown \(401\)/);
 		expect(error.description).toMatch(/Keys tab/);
 	});
@@ -104,7 +96,7 @@ describe('Message → Reply', () => {
 		async (kind) => {
 			const record = await inbound(sandbox);
 			await injectFault(sandbox, { kind, count: 3, path_prefix: '/v1/messages/reply' });
-			const result = await run(sandbox, { ...REPLY, text: 'Once' }, { inputItems: [inboundEvent(record)] });
+			const result = await run(sandbox, { ...REPLY, text: 'Once' }, { inputItems: [inboundItem(record)] });
 			expect(errorOf(result).message).toMatch(/Message → Reply/);
 			expect(replies()).toHaveLength(1);
 		},
@@ -113,7 +105,7 @@ describe('Message → Reply', () => {
 	it('a reset on a reply says it was not sent again', async () => {
 		const record = await inbound(sandbox);
 		await injectFault(sandbox, { kind: 'reset', path_prefix: '/v1/messages/reply' });
-		const error = errorOf(await run(sandbox, { ...REPLY, text: 'Once' }, { inputItems: [inboundEvent(record)] }));
+		const error = errorOf(await run(sandbox, { ...REPLY, text: 'Once' }, { inputItems: [inboundItem(record)] }));
 		expect(error.description).toMatch(/not sent again/);
 	});
 
@@ -127,7 +119,7 @@ describe('Message → Reply', () => {
 			['From that is an object', { text: 'Hi', from: '={{ { id: 1 } }}' }, /^From \(Phone Number ID\) must be text, got an object/],
 		])('%s', async (_label, parameters, message) => {
 			const record = await inbound(sandbox);
-			const result = await run(sandbox, { ...REPLY, ...parameters }, { inputItems: [inboundEvent(record)] });
+			const result = await run(sandbox, { ...REPLY, ...parameters }, { inputItems: [inboundItem(record)] });
 			const error = errorOf(result);
 			expect(error.message).toMatch(message);
 			expect((result.nodeError('Business Messaging') as { name?: string }).name).toBe('NodeOperationError');
@@ -139,7 +131,7 @@ describe('Message → Reply', () => {
 			['To', { to: '', text: 'Hi' }],
 		])('a literally empty %s is stopped by n8n itself (required parameter)', async (field, parameters) => {
 			const record = await inbound(sandbox);
-			await expect(run(sandbox, { ...REPLY, ...parameters }, { inputItems: [inboundEvent(record)] })).rejects.toThrow(
+			await expect(run(sandbox, { ...REPLY, ...parameters }, { inputItems: [inboundItem(record)] })).rejects.toThrow(
 				`Parameter "${field}" is required`,
 			);
 			expect(replies()).toHaveLength(0);
@@ -162,10 +154,10 @@ describe('Message → Reply', () => {
 			{
 				continueOnFail: true,
 				inputItems: [
-					inboundEvent(good),
+					inboundItem(good),
 					{ json: { data: { from: CONTACT, number: first }, text: '  ' } },
-					inboundEvent(noWindow),
-					inboundEvent(otherGood),
+					inboundItem(noWindow),
+					inboundItem(otherGood),
 				],
 			},
 		);
@@ -181,7 +173,7 @@ describe('Message → Reply', () => {
 	it('without continueOnFail, the first failing item stops the node and is named', async () => {
 		const good = await inbound(sandbox);
 		const result = await run(sandbox, { ...REPLY, text: 'Hi' }, {
-			inputItems: [inboundEvent(good), { json: { data: { from: CONTACT } } , pairedItem: { item: 0 } }, inboundEvent(good)],
+			inputItems: [inboundItem(good), { json: { data: { from: CONTACT } } , pairedItem: { item: 0 } }, inboundItem(good)],
 			key: await createKey(sandbox, ['messages:send'], [first]),
 		});
 		// Item 1 has no number: the one-number key implies it, so it is sent too.
@@ -192,9 +184,9 @@ describe('Message → Reply', () => {
 		const again = await inbound(sandbox);
 		const failing = await run(sandbox, { ...REPLY, text: '={{ $json.text }}' }, {
 			inputItems: [
-				{ json: { ...inboundEvent(again).json, text: 'ok' } },
-				{ json: { ...inboundEvent(again).json, text: '' } },
-				{ json: { ...inboundEvent(again).json, text: 'never' } },
+				{ json: { ...inboundItem(again).json, text: 'ok' } },
+				{ json: { ...inboundItem(again).json, text: '' } },
+				{ json: { ...inboundItem(again).json, text: 'never' } },
 			],
 		});
 		const error = failing.nodeError('Business Messaging') as { message: string; context?: { itemIndex?: number } };

@@ -1,17 +1,9 @@
-import { apiRequests, errorOf, injectFault, pairedIndexes, run, useSandbox, type Sandbox } from '../helpers';
+import { apiRequests, errorOf, injectFault, pairedIndexes, run } from '../helpers';
+import { describeWithSandbox } from '../../../support';
 
 const GET = { resource: 'webhook', operation: 'get' };
 
-describe('Webhook → Get', () => {
-	let sandbox: Sandbox;
-	beforeAll(async () => {
-		sandbox = await useSandbox();
-	});
-	afterAll(async () => {
-		await sandbox.close();
-	});
-	beforeEach(() => sandbox.reset());
-
+describeWithSandbox('Webhook → Get', (sandbox) => {
 	async function register(url: string): Promise<string> {
 		const response = await fetch(`${sandbox.baseUrl}/v1/console/webhook`, {
 			method: 'POST',
