@@ -1,6 +1,6 @@
 import type { ExpressionString, INodeProperties } from 'n8n-workflow';
 
-import { DEFAULT_MAX_AGE_SECONDS, EVENT_TYPES, type EventType } from './envelope';
+import { DEFAULT_MAX_AGE_SECONDS, EVENT_TYPES, MAX_EVENT_AGE_SECONDS, type EventType } from './envelope';
 
 /**
  * The event types that get an output of their own, in output order, or null for one
@@ -112,10 +112,10 @@ export const properties: INodeProperties[] = [
 				displayName: 'Maximum Event Age (Seconds)',
 				name: 'maxAge',
 				type: 'number',
-				typeOptions: { minValue: 0 },
+				typeOptions: { minValue: 1, maxValue: MAX_EVENT_AGE_SECONDS },
 				default: DEFAULT_MAX_AGE_SECONDS,
 				description:
-					'Events whose timestamp is older than this are rejected, so a captured request cannot be replayed later. 0 turns the check off. The service never retries and waits about 8 s, so genuine events are seconds old.',
+					'Events whose timestamp is older than this are rejected, and a delivery received twice within it runs once, so a captured request cannot be replayed. At most 3600. The service never retries and waits about 8 s, so genuine events are seconds old.',
 			},
 			{
 				displayName: 'Put Output File in Field',

@@ -28,6 +28,9 @@ export type EnvelopeResult =
  */
 export const DEFAULT_MAX_AGE_SECONDS = 300;
 
+/** The largest maximum age that can be set; there is no "off": an old capture must never pass. */
+export const MAX_EVENT_AGE_SECONDS = 3600;
+
 /** How far in the future a timestamp may be (clock skew) before the event is refused. */
 export const FUTURE_TOLERANCE_SECONDS = 60;
 
@@ -76,11 +79,20 @@ export function parseEnvelope(rawBody: Buffer): EnvelopeResult {
 	return { ok: true, envelope: parsed as EventEnvelope, timestampMs };
 }
 
+/**
+ * The maximum age in force: the setting within 1 s .. 1 hour. 0 (which used to turn the check
+ * off) and anything larger mean the bound; a value that is not a number means the default.
+ */
+export function boundedMaxAge(seconds: number): number {
+	if (!Number.isFinite(seconds) || seconds < 0) return DEFAULT_MAX_AGE_SECONDS;
+	return seconds === 0 ? MAX_EVENT_AGE_SECONDS : Math.min(Math.max(seconds, 1), MAX_EVENT_AGE_SECONDS);
+}
+
 export type AgeResult = { ok: true } | { ok: false; reason: string };
 
 /**
- * Replay window. `maxAgeSeconds` 0 disables the check (both directions); otherwise an
- * event older than the maximum, or dated more than the tolerance in the future, is refused.
+ * Replay window: an event older than the maximum (bounded to 1 s .. 1 hour), or dated more
+ * than the tolerance in the future, is refused.
  */
 export function checkEventAge(
 	timestampMs: number,
@@ -88,7 +100,7 @@ export function checkEventAge(
 	maxAgeSeconds: number,
 	futureToleranceSeconds = FUTURE_TOLERANCE_SECONDS,
 ): AgeResult {
-	if (!Number.isFinite(maxAgeSeconds) || maxAgeSeconds <= 0) return { ok: true };
+	maxAgeSeconds = boundedMaxAge(maxAgeSeconds);
 	const ageMs = nowMs - timestampMs;
 	if (ageMs > maxAgeSeconds * 1000) {
 		return {

@@ -50,10 +50,10 @@ export function sameUrl(a: string | null | undefined, b: string | null | undefin
 }
 
 /**
- * Whether `url` is another URL n8n gives this same node: its production URL seen from a
- * test listener, its test URL, or an old address of it (n8n's base URL changed). All of
- * them end in /<webhookId>/<path>; the webhookId is unique per node and renewed when a
- * node is duplicated.
+ * Whether `url` may be another URL of this same node: its production URL seen from a test
+ * listener, or an old address of it (n8n's base URL changed). Such URLs end in
+ * /<webhookId>/<path>, but so do a copied workflow's (webhookId survives export and import):
+ * this only ever makes the trigger refuse more, never register.
  */
 export function isSameNodeUrl(url: string, webhookId: string | undefined, path = 'webhook'): boolean {
 	if (!webhookId) return false;
@@ -95,21 +95,15 @@ export function decideRegistration(input: DecisionInput): RegistrationDecision {
 				};
 	}
 	const current = remote.url;
-	if (isSameNodeUrl(current, webhookId)) {
-		if (isTest) {
-			return {
-				action: 'refuse',
-				message: `This workflow is active: the account's webhook points at its production URL ${current}`,
-				description:
-					`The account has one webhook: listening for a test event would register the test URL ${ourUrl} in its place and the active workflow would stop receiving events. ` +
-					'This is refused even with "Take Over Existing Webhook". To see real events, open the active workflow\'s executions; ' +
-					'to test in the editor, deactivate the workflow first and activate it again afterwards.',
-			};
-		}
+	const sameNode = isSameNodeUrl(current, webhookId);
+	if (sameNode && isTest) {
 		return {
-			action: 'register',
-			reason: `the webhook points at another URL of this same node (${current})`,
-			replacing: current,
+			action: 'refuse',
+			message: `This workflow is active: the account's webhook points at its production URL ${current}`,
+			description:
+				`The account has one webhook: listening for a test event would register the test URL ${ourUrl} in its place and the active workflow would stop receiving events. ` +
+				'This is refused even with "Take Over Existing Webhook". To see real events, open the active workflow\'s executions; ' +
+				'to test in the editor, deactivate the workflow first and activate it again afterwards.',
 		};
 	}
 	if (takeOver) {
@@ -120,6 +114,9 @@ export function decideRegistration(input: DecisionInput): RegistrationDecision {
 		message: `Another webhook is registered for this account: ${current}`,
 		description:
 			`${ONE_WEBHOOK} This trigger never replaces a webhook it did not register. ` +
+			(sameNode
+				? "That address ends in this node's webhook ID: it is this workflow at an old n8n address, or a copy of this workflow (e.g. production, if this is a staging copy). "
+				: '') +
 			'If that address is no longer used, delete the webhook in the console (or from its own workflow), then activate again; ' +
 			'to replace it anyway, turn on "Take Over Existing Webhook" in this node\'s options. ' +
 			(isTest
@@ -218,7 +215,11 @@ export async function registerWebhook(this: IHookFunctions): Promise<boolean> {
 		this.logger.info(`Business Messaging Trigger: registering ${ourUrl} (${decision.reason})`);
 	}
 
-	const response = await rawApiRequest.call(this, 'POST', WEBHOOK_PATH, { body: { url: ourUrl }, context: { operation } });
+	const response = await rawApiRequest.call(this, 'POST', WEBHOOK_PATH, {
+		body: { url: ourUrl },
+		context: { operation },
+		unredacted: true,
+	});
 	// Only a refusal of the request itself (400/422) can be about the URL; a 401, 403 or 429
 	// means something else, which throwForStatus explains.
 	if (/^http:\/\//i.test(ourUrl) && (response.statusCode === 400 || response.statusCode === 422)) {
@@ -233,8 +234,8 @@ export async function registerWebhook(this: IHookFunctions): Promise<boolean> {
 	throwForStatus(this.getNode(), response, { operation });
 
 	// The one shape of the registration answer (CONTRACT W3): the secret under `secret`.
-	const body = response.body;
-	const secret = isPlainObject(body) && typeof body.secret === 'string' ? body.secret.trim() : '';
+	const answer = response.unredactedBody;
+	const secret = isPlainObject(answer) && typeof answer.secret === 'string' ? answer.secret.trim() : '';
 	if (!secret) {
 		// Events for this URL could never be verified: take the registration back.
 		const undo = await rawApiRequest.call(this, 'DELETE', WEBHOOK_PATH, { context: { operation: 'Trigger → Delete Webhook' } });
@@ -244,7 +245,7 @@ export async function registerWebhook(this: IHookFunctions): Promise<boolean> {
 				(undo.statusCode < 300
 					? 'The registration was deleted again. '
 					: `Deleting the registration failed (${undo.statusCode}): delete it in the console. `) +
-				`Register the webhook in the console instead and use Registration: Manual with the secret in the credential. The answer as it came: ${bodyAsText(body)}`,
+				`Register the webhook in the console instead and use Registration: Manual with the secret in the credential. The answer as it came: ${bodyAsText(response.body)}`,
 		});
 	}
 	staticData.webhookUrl = ourUrl;

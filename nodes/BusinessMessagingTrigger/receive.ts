@@ -23,15 +23,21 @@ import { outputLayout } from './description';
 import {
 	DEFAULT_MAX_AGE_SECONDS,
 	EVENT_TYPES,
+	boundedMaxAge,
 	checkEventAge,
 	parseEnvelope,
 	type EventEnvelope,
 	type EventType,
 } from './envelope';
 import { isManualRegistration, manualSigningSecret } from './lifecycle';
+import { LogThrottle, ReplayGuard } from './replay';
 import { SIGNATURE_HEADER, verifySignature } from './signature';
 
 const LOG_PREFIX = 'Business Messaging Trigger';
+
+/** Shared by every trigger of this n8n process. */
+const replays = new ReplayGuard();
+const rejectionLog = new LogThrottle(10);
 
 interface ReceiveOptions {
 	downloadMedia: boolean;
@@ -49,7 +55,7 @@ function readOptions(raw: IDataObject): ReceiveOptions {
 			typeof raw.binaryPropertyName === 'string' && raw.binaryPropertyName.trim() !== ''
 				? raw.binaryPropertyName.trim()
 				: 'data',
-		maxAge: Number.isFinite(maxAge) && maxAge >= 0 ? maxAge : DEFAULT_MAX_AGE_SECONDS,
+		maxAge: boundedMaxAge(maxAge),
 		numbers: splitList(raw.numbers),
 		statuses: splitList(raw.statuses).map((status) => status.toLowerCase()),
 	};
@@ -71,11 +77,14 @@ function filterReason(envelope: EventEnvelope, events: string[], options: Receiv
 }
 
 function reject(this: IWebhookFunctions, status: 400 | 401, reason: string): IWebhookResponseData {
-	this.logger.warn(`${LOG_PREFIX}: rejected a request (${status}): ${reason}`, {
-		node: this.getNode().name,
-		workflowId: this.getWorkflow().id,
-	});
-	this.getResponseObject().status(status).json({ error: status === 401 ? 'unauthorized' : 'bad_request', reason });
+	const meta = { node: this.getNode().name, workflowId: this.getWorkflow().id };
+	const flush = (left: number) =>
+		this.logger.warn(`${LOG_PREFIX}: ${left} more rejected request(s) in the last minute were not logged`, meta);
+	if (rejectionLog.allow(Date.now(), flush)) {
+		this.logger.warn(`${LOG_PREFIX}: rejected a request (${status}): ${reason}`, meta);
+	}
+	const res = this.getResponseObject();
+	if (!res.headersSent) res.status(status).json({ error: status === 401 ? 'unauthorized' : 'bad_request', reason });
 	return { noWebhookResponse: true };
 }
 
@@ -111,6 +120,12 @@ async function rawBodyOf(this: IWebhookFunctions): Promise<Buffer | undefined> {
 		await req.readRawBody();
 	}
 	return Buffer.isBuffer(req.rawBody) ? req.rawBody : undefined;
+}
+
+/** The same delivery to the same node, whatever else differs. */
+function replayKey(this: IWebhookFunctions, signatureHeader: unknown): string {
+	const header = Array.isArray(signatureHeader) ? String(signatureHeader[0]) : String(signatureHeader);
+	return `${this.getWorkflow().id ?? ''}:${this.getNode().id}:${header.trim().toLowerCase()}`;
 }
 
 /** The event's item with its media file attached, or with the reason there is none. */
@@ -183,7 +198,7 @@ export interface EventParameters {
 export type Acceptance =
 	| { kind: 'reject'; status: 400 | 401; reason: string }
 	| { kind: 'ignore'; reason: string }
-	| { kind: 'emit'; envelope: EventEnvelope; options: ReceiveOptions; layout: EventType[] | null };
+	| { kind: 'emit'; envelope: EventEnvelope; timestampMs: number; options: ReceiveOptions; layout: EventType[] | null };
 
 /**
  * Steps 2 to 4 of receiving, without n8n's context: the signature over the raw bytes first,
@@ -219,10 +234,29 @@ export function acceptEvent(
 	const ignored = filterReason(envelope, events, options);
 	if (ignored) return { kind: 'ignore', reason: ignored };
 
-	return { kind: 'emit', envelope, options, layout: outputLayout(events, parameters.separateOutputs) };
+	return {
+		kind: 'emit',
+		envelope,
+		timestampMs: parsed.timestampMs,
+		options,
+		layout: outputLayout(events, parameters.separateOutputs),
+	};
 }
 
+/**
+ * n8n's webhook(): never throws. A throw would make n8n answer 500, store an error execution
+ * and run the Error Workflow, for a request nobody signed (a multipart POST whose body n8n's
+ * form parser consumed, say): any failure is a 400 with no execution instead.
+ */
 export async function receiveEvent(this: IWebhookFunctions): Promise<IWebhookResponseData> {
+	try {
+		return await receive.call(this);
+	} catch (error) {
+		return reject.call(this, 400, `the request could not be processed (${(error as Error)?.message ?? 'unknown error'})`);
+	}
+}
+
+async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	// 1. The secret: without one nothing is accepted (fail closed).
 	const found = await signingSecret.call(this);
 	if ('problem' in found) {
@@ -230,7 +264,8 @@ export async function receiveEvent(this: IWebhookFunctions): Promise<IWebhookRes
 		return reject.call(this, 401, 'no signing secret is configured for this receiver');
 	}
 
-	const rawBody = await rawBodyOf.call(this);
+	// n8n's form parser has already consumed a multipart body: then there are no raw bytes to verify.
+	const rawBody = await rawBodyOf.call(this).catch(() => undefined);
 	if (!rawBody) return reject.call(this, 401, 'the raw request body is not available, so the signature cannot be checked');
 	const headers = this.getHeaderData() as Record<string, string | string[] | undefined>;
 
@@ -246,6 +281,11 @@ export async function receiveEvent(this: IWebhookFunctions): Promise<IWebhookRes
 		return { webhookResponse: { received: true, ignored: accepted.reason } };
 	}
 	const { envelope, options, layout } = accepted;
+	const expiresAtMs = accepted.timestampMs + options.maxAge * 1000 + 1000;
+	if (!replays.firstSighting(replayKey.call(this, headers[SIGNATURE_HEADER]), expiresAtMs, Date.now())) {
+		this.logger.debug(`${LOG_PREFIX}: a delivery received before was acknowledged and not executed again`);
+		return { webhookResponse: { received: true, ignored: 'this delivery was already received (replay)' } };
+	}
 
 	// 5. Emit. n8n answers with webhookResponse (the description's empty responseData lets it
 	// through on every line), on 2.x only once it has stored the execution: answering here

@@ -7,8 +7,9 @@ import type { IBinaryData, IExecuteFunctions, IWebhookFunctions } from 'n8n-work
 import { NodeApiError } from 'n8n-workflow';
 
 import { bodyAsText, type RequestContext } from './errors';
+import { redactText } from './redact';
 import {
-	credentialBaseUrl,
+	checkedCredential,
 	fetchWithoutCredentials,
 	rawApiRequest,
 	throwForStatus,
@@ -60,7 +61,7 @@ export async function downloadMedia(
 	const node = this.getNode();
 	const { itemIndex } = options;
 	const context: RequestContext = { operation: options.operation, scope: 'messages:read', itemIndex, media: true };
-	const baseUrl = await credentialBaseUrl.call(this, itemIndex);
+	const { baseUrl, secrets } = await checkedCredential.call(this, itemIndex);
 	const mediaId = mediaIdFromReference(node, reference, baseUrl, options.fieldName, itemIndex);
 
 	const pointer = await rawApiRequest.call(this, 'GET', `/v1/media/${mediaId}`, { context });
@@ -76,7 +77,7 @@ export async function downloadMedia(
 
 	const file = await fetchWithoutCredentials.call(this, new URL(location, `${baseUrl}/`).toString(), context);
 	if (file.statusCode < 200 || file.statusCode >= 300) {
-		const text = await readSmallText(file.body);
+		const text = redactText(await readSmallText(file.body), secrets);
 		const expired = [401, 403, 404, 410].includes(file.statusCode);
 		throw new NodeApiError(node, { status: file.statusCode, body: text }, {
 			message: expired

@@ -18,6 +18,7 @@ import type {
 import { NodeApiError, NodeOperationError, sleep } from 'n8n-workflow';
 
 import { explainHttpError, retryAfterMs, type RequestContext, type ResponseHeaders } from './errors';
+import { redact, redactText } from './redact';
 import { apiKeyProblem, normalizeBaseUrl } from './validate';
 
 export type { RequestContext } from './errors';
@@ -33,6 +34,8 @@ export interface RawResponse<Body = unknown> {
 	statusCode: number;
 	headers: ResponseHeaders;
 	body: Body;
+	/** Only when asked for: the body before redaction (the registration answer's secret). */
+	unredactedBody?: unknown;
 }
 
 /** Reads: 3 retries after 0.5 s, 1 s and 2 s, or after what Retry-After asks, up to 30 s. */
@@ -86,27 +89,36 @@ export async function withRetries<T extends { statusCode: number; headers: Respo
 	}
 }
 
-/** The credential's Base URL, checked before anything is sent, so a malformed key never leaves n8n. */
-export async function credentialBaseUrl(this: ApiContext, itemIndex?: number): Promise<string> {
+/**
+ * The credential's Base URL, checked before anything is sent so a malformed key never leaves
+ * n8n, and its secret values, which no answer of the service may carry into our output.
+ */
+export async function checkedCredential(this: ApiContext, itemIndex?: number): Promise<{ baseUrl: string; secrets: string[] }> {
 	const credentials = await this.getCredentials(CREDENTIAL_TYPE, itemIndex);
 	const keyProblem = apiKeyProblem(credentials.apiKey);
 	if (keyProblem) throw new NodeOperationError(this.getNode(), keyProblem, { itemIndex });
 	const base = normalizeBaseUrl(credentials.baseUrl);
 	if ('error' in base) throw new NodeOperationError(this.getNode(), base.error, { itemIndex });
-	return base.url;
+	const secrets = [credentials.apiKey, credentials.webhookSecret].filter((value): value is string => typeof value === 'string');
+	return { baseUrl: base.url, secrets: secrets.map((value) => value.trim()) };
 }
 
-/** A request with the API key whose answer, of any status, comes back as it is. */
+/**
+ * A request with the API key whose answer, of any status, comes back with its body redacted
+ * (no secret token, nor the credential's own values). Only the registration, whose answer
+ * carries the signing secret, also asks for the body as it came.
+ */
 export async function rawApiRequest(
 	this: ApiContext,
 	method: IHttpRequestMethods,
 	path: string,
-	options: { qs?: IDataObject; body?: IDataObject; context: RequestContext },
+	options: { qs?: IDataObject; body?: IDataObject; context: RequestContext; unredacted?: boolean },
 ): Promise<RawResponse> {
 	const { context } = options;
+	const { baseUrl, secrets } = await checkedCredential.call(this, context.itemIndex);
 	const request: IHttpRequestOptions = {
 		method,
-		baseURL: await credentialBaseUrl.call(this, context.itemIndex),
+		baseURL: baseUrl,
 		url: path,
 		qs: options.qs,
 		body: options.body,
@@ -117,14 +129,16 @@ export async function rawApiRequest(
 		disableFollowRedirect: true,
 		timeout: 30_000,
 	};
-	return await withRetries(
+	const response = await withRetries(
 		async () =>
 			(await this.helpers.httpRequestWithAuthentication.call(this, CREDENTIAL_TYPE, { ...request })) as RawResponse,
 		{
 			retries: method === 'GET' ? RETRIES : 0,
-			onError: (error, code, attempts) => connectionError(this.getNode(), error, context, code, method, attempts),
+			onError: (error, code, attempts) => connectionError(this.getNode(), error, context, code, method, attempts, secrets),
 		},
 	);
+	const redacted = { ...response, body: redact(response.body, secrets) };
+	return options.unredacted ? { ...redacted, unredactedBody: response.body } : redacted;
 }
 
 /** A request without credentials (the media host's signed URL), streamed, with the same retries as reads. */
@@ -146,11 +160,13 @@ export async function fetchWithoutCredentials(
 		{
 			retries: RETRIES,
 			discard: (response) => response.body.destroy(),
-			onError: (error) =>
-				new NodeApiError(this.getNode(), { message: (error as Error).message }, {
-					message: `${context.operation}: could not fetch the media file (${(error as Error).message})`,
+			onError: (error) => {
+				const reason = redactText((error as Error).message ?? 'unknown error');
+				return new NodeApiError(this.getNode(), { message: reason }, {
+					message: `${context.operation}: could not fetch the media file (${reason})`,
 					itemIndex: context.itemIndex,
-				}),
+				});
+			},
 		},
 	);
 }
@@ -162,10 +178,11 @@ function connectionError(
 	code: string | undefined,
 	method: string,
 	attempts: number,
+	secrets: string[],
 ): Error {
 	// Our own checks (key prefix, base URL) already speak to the user: keep them.
 	if (error instanceof NodeOperationError) return error;
-	const reason = code ?? ((error as Error)?.message || 'unknown error');
+	const reason = code ?? redactText((error as Error)?.message || 'unknown error', secrets);
 	const unsure =
 		method === 'GET'
 			? `Tried ${attempts} time(s).`

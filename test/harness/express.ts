@@ -107,13 +107,12 @@ export type ParsedBody = { body: unknown; parseError?: undefined } | { body?: un
 
 /**
  * As the cli's parseBody (parseIncomingMessage + parseRequestBody): only these content types are
- * parsed; the raw bytes stay on req.rawBody. (Real n8n reads rawBody only when it parses, or when
- * the node calls req.readRawBody(); the harness always provides it.)
+ * parsed; the raw bytes stay on req.rawBody. A multipart body is consumed by n8n's form parser
+ * instead (parseFormData): then there is no rawBody and req.readRawBody() throws, as in n8n.
  */
 export function parseRequestBody(contentType: string | undefined, encoding: BufferEncoding, rawBody: Buffer): ParsedBody {
-	if (contentType?.startsWith('multipart/')) {
-		throw new Error('The harness does not parse multipart/form-data webhook requests');
-	}
+	// The harness does not parse the form's fields; what matters is that the raw bytes are gone.
+	if (contentType?.startsWith('multipart/')) return { body: {} };
 	if (rawBody.length === 0) return { body: {} };
 	try {
 		if (contentType === 'application/json') return { body: jsonParse(rawBody.toString(encoding)) };
@@ -143,7 +142,10 @@ export interface ExpressRequestInput {
 
 /** Stand-in for express's Request, which real n8n passes as getRequestObject(). */
 export function expressRequest(input: ExpressRequestInput) {
-	const { method, requestPath, headers, rawBody, body, query, contentType, encoding } = input;
+	const { method, requestPath, headers, body, query, contentType, encoding } = input;
+	// n8n 2.41.1 body-parser: after parseFormData the request stream is no longer readable.
+	const consumedByFormParser = contentType?.startsWith('multipart/') === true;
+	const rawBody = consumedByFormParser ? undefined : input.rawBody;
 	const url = `/${requestPath}${Object.keys(query).length ? `?${new URLSearchParams(query as Record<string, string>).toString()}` : ''}`;
 	return {
 		method,
@@ -157,7 +159,9 @@ export function expressRequest(input: ExpressRequestInput) {
 		params: {},
 		contentType,
 		encoding,
-		readRawBody: async () => {},
+		readRawBody: async () => {
+			if (consumedByFormParser) throw new Error('Request body stream was aborted or is not readable');
+		},
 		get: (name: string) => headers[name.toLowerCase()],
 		header: (name: string) => headers[name.toLowerCase()],
 	};

@@ -34,6 +34,7 @@ import { HarnessCredentialTypes, HarnessCredentialsHelper } from './credentials'
 import type { HarnessBinaryDataMode } from './environment';
 import { harnessEnvironment, newWorkflowId } from './environment';
 import { RecordingResponse, contentTypeOf, expressRequest, parseRequestBody } from './express';
+import { gunzipSync, inflateSync } from 'node:zlib';
 import { HarnessNodeTypes, describeNodeType } from './node-types';
 
 export interface WebhookRequestInput {
@@ -355,7 +356,10 @@ async function receiveWebhookRequest(setup: WebhookSetup, input: WebhookRequestI
 
 	const headers: Record<string, string> = {};
 	for (const [name, value] of Object.entries(input.headers)) headers[name.toLowerCase()] = value;
-	const rawBody = Buffer.isBuffer(input.rawBody) ? input.rawBody : Buffer.from(input.rawBody, 'utf-8');
+	const sent = Buffer.isBuffer(input.rawBody) ? input.rawBody : Buffer.from(input.rawBody, 'utf-8');
+	// n8n's readRawBody decompresses a gzip or deflate body before anything reads it.
+	const encodingHeader = headers['content-encoding'];
+	const rawBody = encodingHeader === 'gzip' ? gunzipSync(sent) : encodingHeader === 'deflate' ? inflateSync(sent) : sent;
 	const { contentType, encoding } = contentTypeOf(headers);
 	const parsed = parseRequestBody(contentType, encoding, rawBody);
 	if (parsed.parseError) return errorAnswer(422, 422, 'Failed to parse request body', parsed.parseError.message);

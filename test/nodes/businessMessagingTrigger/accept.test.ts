@@ -25,7 +25,13 @@ describe('acceptEvent (the receive path without n8n context)', () => {
 	it('emits a verified inbound event with its options and layout', () => {
 		const body = bytes(inbound);
 		const result = acceptEvent(body, signBody(body, SECRET), SECRET, NOW, () => params());
-		expect(result).toEqual({ kind: 'emit', envelope: inbound, options: expect.objectContaining({ maxAge: 300 }), layout: null });
+		expect(result).toEqual({
+			kind: 'emit',
+			envelope: inbound,
+			timestampMs: Date.parse(inbound.timestamp),
+			options: expect.objectContaining({ maxAge: 300 }),
+			layout: null,
+		});
 	});
 
 	it('rejects a wrong signature with 401 before reading the parameters or the body', () => {

@@ -76,16 +76,22 @@ describe('decideRegistration', () => {
 		).toBe('register');
 	});
 
-	it('production replaces a leftover test URL (or an old address) of the same node', () => {
-		expect(decideRegistration(input({ remote: { configured: true, url: TEST } }))).toMatchObject({
+	it('a URL that only ends in this node\'s webhook ID is not ours: a copied workflow (staging) never takes it without Take Over', () => {
+		// webhookId survives export/import, so a staging copy sees production's URL ending in its own ID.
+		const production = `https://n8n.example.com/webhook/${WEBHOOK_ID}/webhook`;
+		const staging = `https://staging.example.com/webhook/${WEBHOOK_ID}/webhook`;
+		const decision = decideRegistration(input({ ourUrl: staging, remote: { configured: true, url: production } }));
+		expect(decision).toMatchObject({ action: 'refuse', message: `Another webhook is registered for this account: ${production}` });
+		expect((decision as { description: string }).description).toMatch(/copy of this workflow/);
+		expect(decideRegistration(input({ ourUrl: staging, remote: { configured: true, url: production }, takeOver: true }))).toMatchObject({
 			action: 'register',
-			replacing: TEST,
+			replacing: production,
 		});
-		const oldAddress = `http://localhost:5678/webhook/${WEBHOOK_ID}/webhook`;
-		expect(decideRegistration(input({ remote: { configured: true, url: oldAddress } }))).toMatchObject({
-			action: 'register',
-			replacing: oldAddress,
-		});
+		// A leftover test URL or an old address of this node is refused the same way: only Take Over replaces it.
+		for (const url of [TEST, `http://localhost:5678/webhook/${WEBHOOK_ID}/webhook`]) {
+			expect(decideRegistration(input({ remote: { configured: true, url } })).action).toBe('refuse');
+			expect(decideRegistration(input({ remote: { configured: true, url }, takeOver: true }))).toMatchObject({ action: 'register', replacing: url });
+		}
 	});
 
 	it('another node (other webhookId) is foreign', () => {

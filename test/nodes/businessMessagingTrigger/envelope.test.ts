@@ -4,6 +4,8 @@ import { join } from 'path';
 import {
 	DEFAULT_MAX_AGE_SECONDS,
 	FUTURE_TOLERANCE_SECONDS,
+	MAX_EVENT_AGE_SECONDS,
+	boundedMaxAge,
 	checkEventAge,
 	parseEnvelope,
 	parseTimestamp,
@@ -103,9 +105,22 @@ describe('checkEventAge', () => {
 		expect(checkEventAge(now + 61_000, now, 300)).toEqual({ ok: false, reason: expect.stringMatching(/future/) });
 	});
 
-	it('0 disables the check', () => {
-		expect(checkEventAge(now - 10 * 365 * 86_400_000, now, 0)).toEqual({ ok: true });
-		expect(checkEventAge(now + 86_400_000, now, 0)).toEqual({ ok: true });
+	it('0 no longer turns the check off: events dated 2019 or 2099 are refused whatever the setting', () => {
+		for (const setting of [0, -1, Number.NaN, 1e9]) {
+			expect(checkEventAge(Date.UTC(2019, 0, 1), now, setting).ok).toBe(false);
+			expect(checkEventAge(Date.UTC(2099, 0, 1), now, setting).ok).toBe(false);
+		}
+	});
+
+	it('the setting is bounded to 1 s .. 1 hour; 0 means the bound, a non-number the default', () => {
+		expect(MAX_EVENT_AGE_SECONDS).toBe(3600);
+		expect(boundedMaxAge(0)).toBe(3600);
+		expect(boundedMaxAge(86_400)).toBe(3600);
+		expect(boundedMaxAge(0.2)).toBe(1);
+		expect(boundedMaxAge(30)).toBe(30);
+		expect(boundedMaxAge(Number.NaN)).toBe(DEFAULT_MAX_AGE_SECONDS);
+		expect(checkEventAge(now - 3599_000, now, 0)).toEqual({ ok: true });
+		expect(checkEventAge(now - 3601_000, now, 0).ok).toBe(false);
 	});
 });
 

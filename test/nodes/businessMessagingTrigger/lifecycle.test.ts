@@ -171,18 +171,36 @@ describe('Listen for test event', () => {
 		expect(sb.state().webhook.configured).toBe(false);
 	});
 
-	it('production activation replaces a leftover test registration of the same node', async () => {
+	it('production activation does not replace a leftover test registration of the same node without Take Over', async () => {
+		// A URL that only ends in this node's webhook ID may be a copy of this workflow elsewhere:
+		// only the exact URL this node gets now is ours.
 		const webhookId = randomUUID();
 		const test = await trigger(sb, {}, { webhookId, isTest: true });
 		await test.activate();
 		const production = await trigger(sb, {}, { webhookId });
-		await production.activate();
-		expect(sb.state().webhook.url).toBe(production.webhookUrl);
+		const refused = await activationError(production);
+		expect(refused.message).toBe(`Another webhook is registered for this account: ${test.webhookUrl}`);
+		expect(sb.state().webhook.url).toBe(test.webhookUrl);
 
+		const takingOver = await trigger(sb, { options: { takeOver: true } }, { webhookId });
+		await takingOver.activate();
+		expect(sb.state().webhook.url).toBe(takingOver.webhookUrl);
 		// The test listener ends later: its delete must not remove production.
 		await test.deactivate();
+		expect(sb.state().webhook.url).toBe(takingOver.webhookUrl);
+		expect(sb.state().webhook.secret).toBe(takingOver.staticData.secret);
+	});
+
+	it('a copy of the workflow on another n8n (same webhookId, other host) never takes the production webhook', async () => {
+		const webhookId = randomUUID();
+		const production = await trigger(sb, {}, { webhookId });
+		await production.activate();
+		const staging = await trigger(sb, {}, { webhookId, webhookUrl: 'https://staging.example.com/webhook' });
+		const refused = await activationError(staging);
+		expect(refused.message).toBe(`Another webhook is registered for this account: ${production.webhookUrl}`);
+		expect(refused.description).toMatch(/copy of this workflow/);
 		expect(sb.state().webhook.url).toBe(production.webhookUrl);
-		expect(sb.state().webhook.secret).toBe(production.staticData.secret);
+		expect(apiCalls(sb, 'POST', WEBHOOK)).toBe(1);
 	});
 });
 

@@ -1,5 +1,8 @@
 // Direct requests to webhook() through n8n-core's real WebhookContext: verification first,
 // then the envelope, the replay window, filters and outputs.
+import { Logger } from '@n8n/backend-common';
+import { gzipSync } from 'node:zlib';
+
 import type { WebhookHarness } from '../../harness';
 import {
 	echoEnvelope,
@@ -191,14 +194,72 @@ describe('replay window', () => {
 		expect(answer.body).toMatchObject({ reason: expect.stringMatching(/future/) });
 	});
 
-	it('a configured maximum age applies; 0 disables the check', async () => {
+	it('a configured maximum age applies; 0 no longer turns the check off', async () => {
 		const strict = await activeTrigger({ options: { maxAge: 30 } });
 		const minuteOld = inboundEnvelope({}, serviceTimestamp(Date.now() - 60_000));
 		expect((await strict.harness.receive(signedRequest(minuteOld, strict.secret))).status).toBe(401);
 
-		const off = await activeTrigger({ options: { maxAge: 0 } });
-		const yearOld = inboundEnvelope({}, '2024-01-01T00:00:00.000000+00:00');
-		expect((await off.harness.receive(signedRequest(yearOld, off.secret))).status).toBe(200);
+		const zero = await activeTrigger({ options: { maxAge: 0 } });
+		for (const timestamp of ['2019-01-01T00:00:00.000000+00:00', '2099-01-01T00:00:00.000000+00:00']) {
+			const answer = await zero.harness.receive(signedRequest(inboundEnvelope({}, timestamp), zero.secret));
+			expect(answer.status).toBe(401);
+			expectNoExecution(answer);
+		}
+		// 0 means the largest maximum age, one hour.
+		const halfHourOld = inboundEnvelope({}, serviceTimestamp(Date.now() - 1_800_000));
+		expect((await zero.harness.receive(signedRequest(halfHourOld, zero.secret))).status).toBe(200);
+	});
+
+	it('the same signed delivery posted again is acknowledged and not executed (the service never retries)', async () => {
+		const { harness, secret } = await activeTrigger();
+		const delivery = signedRequest(inboundEnvelope(), secret);
+		const first = await harness.receive(delivery);
+		expect(first.status).toBe(200);
+		expect(first.workflowData).toBeDefined();
+		for (let i = 0; i < 3; i++) {
+			const again = await harness.receive(delivery);
+			expect(again.status).toBe(200);
+			expect(again.body).toEqual({ received: true, ignored: 'this delivery was already received (replay)' });
+			expectNoExecution(again);
+		}
+		// Another delivery (another body, so another signature) still runs.
+		const other = await harness.receive(signedRequest(inboundEnvelope({ text: 'another message' }), secret));
+		expect(other.workflowData).toBeDefined();
+	});
+});
+
+describe('requests that are not a signed JSON envelope never cause work', () => {
+	const form = Buffer.from('--b\r\nContent-Disposition: form-data; name="event"\r\n\r\nmessage.inbound\r\n--b--\r\n');
+	it.each([
+		['multipart/form-data (n8n\'s form parser consumes the body)', { 'content-type': 'multipart/form-data; boundary=b' }, form],
+		['application/x-www-form-urlencoded', { 'content-type': 'application/x-www-form-urlencoded' }, Buffer.from('event=message.inbound')],
+		['text/plain', { 'content-type': 'text/plain' }, Buffer.from('hello')],
+		['application/xml', { 'content-type': 'application/xml' }, Buffer.from('<event>message.inbound</event>')],
+		['an empty body', { 'content-type': 'application/json' }, Buffer.alloc(0)],
+		['no content type', {}, Buffer.from('{}')],
+		['a gzip-encoded JSON body', { 'content-type': 'application/json', 'content-encoding': 'gzip' }, gzipSync(JSON.stringify(inboundEnvelope()))],
+		['a signature of the compressed bytes', { 'content-type': 'application/json', 'content-encoding': 'gzip' }, gzipSync(JSON.stringify(inboundEnvelope()))],
+	] as const)('%s: a 4xx, no execution, webhook() does not throw', async (label, headers, rawBody) => {
+		const { harness, secret } = await activeTrigger();
+		const signed: Record<string, string> = label === 'a signature of the compressed bytes' ? { 'x-service-signature': signBody(rawBody, secret) } : {};
+		const answer = await harness.receive({ headers: { ...headers, ...signed }, rawBody });
+		expect(answer.status).toBeGreaterThanOrEqual(400);
+		expect(answer.status).toBeLessThan(500);
+		expectNoExecution(answer);
+		expect(answer.error).toBeUndefined();
+	});
+
+	it('a flood of bad requests writes at most 10 warnings a minute to n8n\'s log', async () => {
+		const { harness } = await activeTrigger();
+		const warnings: string[] = [];
+		jest.spyOn(Logger.prototype, 'warn').mockImplementation((message: string) => {
+			warnings.push(message);
+		});
+		for (let i = 0; i < 50; i++) {
+			const answer = await harness.receive({ headers: { 'content-type': 'application/json', 'x-service-signature': 'sha256=00' }, rawBody: '{}' });
+			expect(answer.status).toBe(401);
+		}
+		expect(warnings.filter((line) => line.includes('rejected a request')).length).toBeLessThanOrEqual(10);
 	});
 });
 

@@ -1,0 +1,65 @@
+/**
+ * Replay protection within the event age window. The service delivers each event once and
+ * never retries, so a second copy of a correctly signed delivery is a replay: it is
+ * acknowledged and not executed. Pure and in memory: it holds within one n8n process.
+ */
+export class ReplayGuard {
+	/** Key → the time after which the age check alone refuses the delivery. */
+	private readonly seen = new Map<string, number>();
+
+	constructor(private readonly capacity = 100_000) {}
+
+	/** True the first time `key` is seen while it can still pass the age check. */
+	firstSighting(key: string, expiresAtMs: number, nowMs: number): boolean {
+		const expiry = this.seen.get(key);
+		if (expiry !== undefined && expiry > nowMs) return false;
+		if (this.seen.size >= this.capacity) this.prune(nowMs);
+		this.seen.delete(key);
+		this.seen.set(key, expiresAtMs);
+		return true;
+	}
+
+	get size(): number {
+		return this.seen.size;
+	}
+
+	private prune(nowMs: number): void {
+		for (const [key, expiry] of this.seen) if (expiry <= nowMs) this.seen.delete(key);
+		// Still full (a flood of genuine events): forget the oldest tenth rather than grow without bound.
+		if (this.seen.size >= this.capacity) {
+			let drop = Math.ceil(this.capacity / 10);
+			for (const key of this.seen.keys()) {
+				if (drop-- <= 0) break;
+				this.seen.delete(key);
+			}
+		}
+	}
+}
+
+/**
+ * At most `perMinute` lines a minute; past that, one line at the start of the next minute
+ * says how many were left out. A flood of bad requests must not flood n8n's log.
+ */
+export class LogThrottle {
+	private windowStartMs = 0;
+	private logged = 0;
+	private suppressed = 0;
+
+	constructor(private readonly perMinute = 10) {}
+
+	/** Whether to write this line now; `flush` receives the count of lines left out of the last window. */
+	allow(nowMs: number, flush: (suppressed: number) => void): boolean {
+		if (nowMs - this.windowStartMs >= 60_000) {
+			if (this.suppressed > 0) flush(this.suppressed);
+			this.windowStartMs = nowMs;
+			this.logged = 0;
+			this.suppressed = 0;
+		}
+		if (this.logged < this.perMinute) {
+			this.logged++;
+			return true;
+		}
+		this.suppressed++;
+		return false;
+	}
+}
