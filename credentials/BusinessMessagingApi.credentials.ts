@@ -7,7 +7,24 @@ import type {
 	Icon,
 } from 'n8n-workflow';
 
-import { apiKeyProblem, normalizeBaseUrl } from '../nodes/shared/validate';
+import { apiKeyProblem, insecureTransportProblem, normalizeBaseUrl } from '../nodes/shared/validate';
+
+/**
+ * A request carrying the key never follows a redirect, whatever the caller asked: n8n would
+ * put the key back on the next hop. 2.41.1's HTTP Request node below 4.4 asks for exactly
+ * that (sendCredentialsOnCrossOriginRedirect), n8n 1.x does it on every redirect, and even
+ * where n8n drops it, the redirect library keeps it for a subdomain of the host. So the
+ * 3xx comes back as the answer; its Location can be fetched without the credential.
+ * Both option styles: IHttpRequestOptions (disableFollowRedirect) and the legacy request
+ * options the HTTP Request node passes (followRedirect, followAllRedirects, maxRedirects).
+ */
+const NO_REDIRECTS_WITH_THE_KEY = {
+	disableFollowRedirect: true,
+	followRedirect: false,
+	followAllRedirects: false,
+	maxRedirects: 0,
+	sendCredentialsOnCrossOriginRedirect: false,
+} as const;
 
 function requestOrigin(options: IHttpRequestOptions & { uri?: string }): string | undefined {
 	const target = options.url ?? options.uri;
@@ -59,13 +76,16 @@ export class BusinessMessagingApi implements ICredentialType {
 		},
 	];
 
-	// A function rather than a generic header so that a malformed key or a request to
-	// another host fails here, before anything leaves n8n. It still only sets
-	// "Authorization: Bearer <key>", so the credential works in the HTTP Request node too.
-	async authenticate(
+	// A function rather than a generic header so that a malformed key, a request to another
+	// origin, through a proxy or without certificate checks fails here, before anything leaves
+	// n8n. It still only sets "Authorization: Bearer <key>", so the credential works in the
+	// HTTP Request node too. It must stay an instance property (an arrow function), not a
+	// class method: n8n copies credential types with an object spread when it lists them
+	// (/types/credentials.json) and a prototype method would be lost there.
+	authenticate = async (
 		credentials: ICredentialDataDecryptedObject,
 		requestOptions: IHttpRequestOptions,
-	): Promise<IHttpRequestOptions> {
+	): Promise<IHttpRequestOptions> => {
 		const problem = apiKeyProblem(credentials.apiKey);
 		if (problem) throw new Error(problem);
 		const base = normalizeBaseUrl(credentials.baseUrl);
@@ -76,14 +96,17 @@ export class BusinessMessagingApi implements ICredentialType {
 				`Refusing to send the API key to ${origin ?? 'an unknown address'}: the credential's Base URL is ${new URL(base.url).origin}`,
 			);
 		}
+		const transport = insecureTransportProblem(requestOptions);
+		if (transport) throw new Error(transport);
 		return {
 			...requestOptions,
 			headers: {
 				...requestOptions.headers,
 				Authorization: `Bearer ${String(credentials.apiKey).trim()}`,
 			},
+			...NO_REDIRECTS_WITH_THE_KEY,
 		};
-	}
+	};
 
 	test: ICredentialTestRequest = {
 		request: {

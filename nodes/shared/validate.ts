@@ -49,11 +49,61 @@ export function normalizeBaseUrl(raw: unknown): { url: string } | { error: strin
 	if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
 		return { error: `Base URL must start with https:// (or http:// for a local sandbox), got "${parsed.protocol}"` };
 	}
+	// Plain http would carry the API key across the network in clear: only a loopback address
+	// (a sandbox on this machine) may use it, as the service's rule for webhook URLs.
+	if (parsed.protocol === 'http:' && !isLoopbackHost(parsed.hostname)) {
+		return {
+			error: `Base URL must use https://: plain http would send the API key unencrypted to ${parsed.host} (http is accepted only for a local sandbox on 127.0.0.1, ::1 or localhost). Enter "https://${parsed.host}${parsed.pathname.replace(/\/+$/, '')}"`,
+		};
+	}
 	// Every path carries /v1 already; refusing it here keeps the Test button and the nodes in agreement.
 	if (/\/v1$/i.test(parsed.pathname.replace(/\/+$/, ''))) {
 		return { error: `Base URL must not end in /v1: enter "${value.replace(/\/v1$/i, '')}" (each path already starts with /v1)` };
 	}
 	return { url: value };
+}
+
+/**
+ * A loopback host as the URL parser gives it (IPv4 already normalised, IPv6 in brackets):
+ * 127.0.0.0/8, ::1 or localhost. Nothing else reaches only this machine.
+ */
+export function isLoopbackHost(hostname: string): boolean {
+	const host = hostname.toLowerCase();
+	if (host === 'localhost' || host === '[::1]' || host === '::1') return true;
+	return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+/**
+ * Why a request must not carry the API key because of how it would travel, or undefined.
+ * Both option styles reach the credential's authenticate: n8n's IHttpRequestOptions
+ * (`proxy`, `skipSslCertificateValidation`) and the legacy request options the HTTP Request
+ * node passes (`proxy`, `rejectUnauthorized`, `strictSSL`, `agentOptions`). A proxy receives
+ * the key (in clear on n8n 1.x, and whenever certificate checks are off); without certificate
+ * checks anyone on the path can pose as the service. Never echoes the proxy's address, which
+ * may hold a password.
+ */
+export function insecureTransportProblem(options: object): string | undefined {
+	const o = options as {
+		proxy?: unknown;
+		skipSslCertificateValidation?: unknown;
+		rejectUnauthorized?: unknown;
+		strictSSL?: unknown;
+		agentOptions?: { rejectUnauthorized?: unknown; checkServerIdentity?: unknown } | null;
+	};
+	const refusing = 'Refusing to send the API key';
+	if (o.proxy !== undefined && o.proxy !== null && o.proxy !== false && o.proxy !== '') {
+		return `${refusing} through a proxy: the proxy would receive the key. Remove the Proxy option (on an HTTP Request node: Options → Proxy); the key goes only straight to the credential's Base URL. Nothing was sent.`;
+	}
+	if (
+		o.skipSslCertificateValidation === true ||
+		o.rejectUnauthorized === false ||
+		o.strictSSL === false ||
+		o.agentOptions?.rejectUnauthorized === false ||
+		typeof o.agentOptions?.checkServerIdentity === 'function'
+	) {
+		return `${refusing} with certificate checks turned off: anyone between n8n and the service could pose as it and read the key. Turn off the HTTP Request option Ignore SSL Issues (Insecure). Nothing was sent.`;
+	}
+	return undefined;
 }
 
 /** Why the key cannot be used, or undefined when it has the service's shape. Never echoes the key. */
@@ -251,4 +301,160 @@ export function splitList(value: unknown): string[] {
 		.split(/[,\n]/)
 		.map((entry) => entry.trim())
 		.filter((entry) => entry !== '');
+}
+
+// ---------------------------------------------------------------------------
+// Media download targets, file names and types (pure: no lookup, no request)
+
+/** Where an address points: only `public` is a place a media file may come from. */
+export type AddressClass = 'public' | 'loopback' | 'private' | 'link-local' | 'unspecified' | 'reserved';
+
+function ipv4Class(octets: number[]): AddressClass {
+	const [a, b] = octets;
+	if (a === 0) return 'unspecified'; // 0.0.0.0/8 ("this network"; 0.0.0.0 reaches loopback on Linux)
+	if (a === 127) return 'loopback';
+	if (a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168)) return 'private';
+	if (a === 100 && b >= 64 && b <= 127) return 'private'; // 100.64.0.0/10, carrier-grade NAT
+	if (a === 169 && b === 254) return 'link-local'; // cloud metadata services live here
+	if (a >= 224) return 'reserved'; // multicast, 240/4 and broadcast
+	if ((a === 192 && b === 0 && octets[2] === 0) || (a === 198 && (b === 18 || b === 19))) return 'reserved';
+	return 'public';
+}
+
+function parseIpv4(text: string): number[] | undefined {
+	const parts = text.split('.');
+	if (parts.length !== 4 || !parts.every((part) => /^\d{1,3}$/.test(part))) return undefined;
+	const octets = parts.map(Number);
+	return octets.every((octet) => octet <= 255) ? octets : undefined;
+}
+
+/** The eight 16-bit groups of an IPv6 literal (brackets, zone and embedded IPv4 allowed), or undefined. */
+function parseIpv6(text: string): number[] | undefined {
+	let value = text.replace(/^\[|\]$/g, '').replace(/%.*$/, '').toLowerCase();
+	const dotted = /^(.*:)(\d+\.\d+\.\d+\.\d+)$/.exec(value);
+	if (dotted) {
+		const octets = parseIpv4(dotted[2]);
+		if (!octets) return undefined;
+		value = `${dotted[1]}${((octets[0] << 8) | octets[1]).toString(16)}:${((octets[2] << 8) | octets[3]).toString(16)}`;
+	}
+	const halves = value.split('::');
+	if (halves.length > 2) return undefined;
+	const groups = (half: string) => (half === '' ? [] : half.split(':'));
+	const head = groups(halves[0]);
+	const tail = halves.length === 2 ? groups(halves[1]) : [];
+	const missing = 8 - head.length - tail.length;
+	if ((halves.length === 1 && missing !== 0) || (halves.length === 2 && missing < 1)) return undefined;
+	const all = [...head, ...Array<string>(halves.length === 2 ? missing : 0).fill('0'), ...tail];
+	if (!all.every((group) => /^[0-9a-f]{1,4}$/.test(group))) return undefined;
+	return all.map((group) => parseInt(group, 16));
+}
+
+/**
+ * The class of an IP literal (IPv4, or IPv6 with or without brackets), or undefined when the
+ * text is not an IP address (a host name, to be resolved first). IPv6 forms that carry an IPv4
+ * address (mapped ::ffff:a.b.c.d, compatible ::a.b.c.d, NAT64 64:ff9b::a.b.c.d) take its class.
+ */
+export function ipAddressClass(address: string): AddressClass | undefined {
+	const v4 = parseIpv4(address);
+	if (v4) return ipv4Class(v4);
+	const v6 = parseIpv6(address);
+	if (!v6) return undefined;
+	const embeddedV4 = [v6[6] >> 8, v6[6] & 0xff, v6[7] >> 8, v6[7] & 0xff];
+	const firstFiveZero = v6.slice(0, 5).every((group) => group === 0);
+	if (firstFiveZero && v6[5] === 0xffff) return ipv4Class(embeddedV4);
+	if (v6[0] === 0x64 && v6[1] === 0xff9b && v6.slice(2, 6).every((group) => group === 0)) return ipv4Class(embeddedV4);
+	if (firstFiveZero && v6[5] === 0) {
+		if (v6[6] === 0 && v6[7] === 0) return 'unspecified';
+		if (v6[6] === 0 && v6[7] === 1) return 'loopback';
+		return ipv4Class(embeddedV4);
+	}
+	if ((v6[0] & 0xfe00) === 0xfc00) return 'private'; // fc00::/7, unique local
+	if ((v6[0] & 0xffc0) === 0xfe80) return 'link-local'; // fe80::/10
+	if ((v6[0] & 0xff00) === 0xff00) return 'reserved'; // multicast
+	return 'public';
+}
+
+/**
+ * Why a media URL may not be fetched, judged on its text alone, or undefined. Only http and
+ * https, and never a step down from an https Base URL; a literal address must be public
+ * (loopback allowed only when the Base URL itself is loopback, as for a local sandbox).
+ * Host names are checked again on their resolved addresses (mediaAddressProblem).
+ */
+export function mediaUrlProblem(target: URL, baseUrl: URL): string | undefined {
+	if (target.protocol !== 'http:' && target.protocol !== 'https:') {
+		return `its scheme is "${target.protocol}" (only https, or http when the Base URL is http, is fetched)`;
+	}
+	if (baseUrl.protocol === 'https:' && target.protocol !== 'https:') {
+		return 'it is http while the Base URL is https (the file would travel unencrypted)';
+	}
+	if (target.username || target.password) return 'it carries a user name or password';
+	const host = target.hostname.toLowerCase().replace(/\.$/, '');
+	if ((host === 'localhost' || host.endsWith('.localhost')) && !isLoopbackHost(baseUrl.hostname)) {
+		return `its host ${host} is this machine`;
+	}
+	return ipAddressClass(host) === undefined ? undefined : mediaAddressProblem(host, baseUrl);
+}
+
+/** Why a (resolved) address may not be connected to, or undefined when it is public. */
+export function mediaAddressProblem(address: string, baseUrl: URL): string | undefined {
+	const kind = ipAddressClass(address);
+	if (kind === undefined) return `${address} is not an IP address`;
+	if (kind === 'public') return undefined;
+	if (kind === 'loopback' && isLoopbackHost(baseUrl.hostname)) return undefined;
+	return `its address ${address} is ${kind === 'reserved' ? 'a reserved' : kind === 'unspecified' ? 'an unspecified' : `a ${kind}`} address`;
+}
+
+/** Default and bounds of the download limits (node options). */
+export const DEFAULT_MAX_FILE_SIZE_MB = 100;
+export const DEFAULT_DOWNLOAD_TIMEOUT_SECONDS = 300;
+
+/**
+ * Types a browser would run or render as a page (script, HTML, SVG, XML with stylesheets):
+ * a file from a customer is stored as opaque bytes instead, so opening it from n8n cannot act.
+ */
+const ACTIVE_CONTENT_TYPES = new Set([
+	'text/html',
+	'application/xhtml+xml',
+	'image/svg+xml',
+	'text/javascript',
+	'application/javascript',
+	'application/x-javascript',
+	'application/ecmascript',
+	'text/ecmascript',
+	'text/xml',
+	'application/xml',
+	'text/xsl',
+	'multipart/x-mixed-replace',
+]);
+
+/** The type to store a file under, and the type as sent when it was not kept. */
+export function storedMimeType(sent: string | undefined): { mimeType: string; mimeTypeAsSent?: string } {
+	const type = (sent ?? '').split(';')[0].trim().toLowerCase();
+	if (!type) return { mimeType: 'application/octet-stream' };
+	const wellFormed = /^[a-z0-9][\w.+-]*\/[a-z0-9][\w.+-]*$/.test(type);
+	if (!wellFormed || ACTIVE_CONTENT_TYPES.has(type) || type.endsWith('+xml')) {
+		return { mimeType: 'application/octet-stream', mimeTypeAsSent: (sent ?? '').slice(0, 200) };
+	}
+	return { mimeType: type };
+}
+
+export const MAX_FILE_NAME_LENGTH = 200;
+
+/**
+ * A file name safe to store and offer for download: no control characters (CR, LF, NUL, ...),
+ * no path separators, no leading dots, at most 200 characters with its extension kept.
+ * `fallback` (the media id) when nothing usable is left.
+ */
+export function safeFileName(sent: string | undefined, fallback: string): string {
+	const cleaned = (sent ?? '')
+		// C0 and C1 control characters (CR, LF, NUL, ...) and the Unicode line separators
+		.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, '')
+		.replace(/[/\\]/g, '_')
+		.trim()
+		.replace(/^\.+/, '');
+	const characters = Array.from(cleaned || fallback.replace(/[/\\]/g, '_'));
+	if (characters.length <= MAX_FILE_NAME_LENGTH) return characters.join('');
+	const dot = characters.lastIndexOf('.');
+	const extension = dot > 0 && characters.length - dot <= 16 ? characters.slice(dot) : [];
+	return [...characters.slice(0, MAX_FILE_NAME_LENGTH - extension.length), ...extension].join('');
 }

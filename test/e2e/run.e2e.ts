@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-import { CREDENTIAL_NAME, importExamples, triggerName, type Imported } from './lib/examples';
+import { CREDENTIAL_NAME, EXAMPLES, importExamples, readExample, triggerName, type ExampleKey, type Imported } from './lib/examples';
 import {
 	ACTION_TYPE,
 	CREDENTIAL_TYPE,
@@ -27,6 +27,7 @@ import {
 	type SavedWorkflow,
 } from './lib/n8n';
 import { launchSandbox, SandboxControl, type Sandbox } from './lib/sandbox';
+import { errorWorkflow, latestHttpRequestVersion, redirectProbeWorkflow, unsignedRequests } from './lib/security';
 import { serviceTimestamp } from '../support/fixtures';
 import { signBody } from '../support/signature';
 import { errorText, log, sleep, waitFor } from './lib/util';
@@ -172,6 +173,12 @@ async function runChecks(n8n: N8nProcess, sandbox: Sandbox, installDir: string):
 	let imported: Imported | undefined;
 	await check('credential, Data Tables and the three example workflows created over REST', async () => {
 		imported = await importExamples(client, { apiKey: sandbox.keys.all, baseUrl: sandbox.baseUrl });
+		// The examples carry no webhookId (a fixed one would make every import's production URL the
+		// same, guessable one); each import gets its own, as in the editor.
+		const fixed = (Object.keys(EXAMPLES) as ExampleKey[]).filter((key) => readExample(key).nodes.some((node) => 'webhookId' in node));
+		expect(fixed.length === 0, `examples with a fixed webhookId: ${fixed.join(', ')}`);
+		const ids = Object.values(imported.workflows).map((w) => w.nodes.find((node) => node.type === TRIGGER_TYPE)?.webhookId);
+		expect(ids.every((id) => typeof id === 'string' && /^[0-9a-f-]{36}$/.test(id)) && new Set(ids).size === ids.length, `trigger webhookIds: ${JSON.stringify(ids)}`);
 		return `credential "${CREDENTIAL_NAME}" ${imported.credentialId}; tables ${Object.keys(imported.tables).join(', ')}; workflows ${Object.values(imported.workflows).map((w) => w.id).join(', ')}`;
 	});
 	if (!imported) return;
@@ -229,6 +236,91 @@ async function runChecks(n8n: N8nProcess, sandbox: Sandbox, installDir: string):
 
 	await snapshotExecutions();
 
+	await check('HTTP Request 4.1, 4.2 and the latest with this credential: GET /v1/media/{id} answers 302 to the media host, which never gets the key', async () => {
+		const latest = latestHttpRequestVersion(await client.nodeTypes());
+		const versions = [...new Set([4.1, 4.2, latest])];
+		const hostMedia = async () =>
+			(
+				await control.call<{ record: { media_id: string } }>('POST', '/inbound', {
+					from: '+33700000001',
+					contact_name: 'Media',
+					number,
+					media: { mime: 'image/png', data_base64: Buffer.from('e2e media bytes').toString('base64'), filename: 'e2e.png' },
+				})
+			).record.media_id;
+		const mediaIds: string[] = [];
+		for (let i = 0; i < versions.length; i++) mediaIds.push(await hostMedia());
+		const pointerMediaId = await hostMedia();
+		const probe = redirectProbeWorkflow({
+			versions,
+			latest,
+			baseUrl: sandbox.baseUrl,
+			credential: { id: imported!.credentialId, name: CREDENTIAL_NAME },
+			mediaIds,
+			pointerMediaId,
+		});
+		const saved = await client.createWorkflow(probe.workflow);
+		const outcome = await client.activateAndSettle(saved.id);
+		expect(outcome.ok, `activating the probe workflow failed: ${outcome.ok ? '' : outcome.message}`);
+		const before = await control.state();
+		const answer = await waitFor(
+			'the probe webhook to answer',
+			async () => {
+				const response = await fetch(`${n8n.url}/webhook/${probe.webhookPath}`, { signal: AbortSignal.timeout(60_000) });
+				return response.status === 404 ? undefined : response;
+			},
+			20_000,
+			500,
+		);
+		await answer.text();
+		const execution = await nextExecution(saved.id);
+		const output = await client.executionOutput(execution.id);
+		const after = await control.state();
+		await client.deactivate(saved.id);
+
+		const key = sandbox.keys.all;
+		const mediaRequests = after.media_requests.slice(before.media_requests.length);
+		const carriers = mediaRequests.filter((r) => r.headers.authorization !== undefined || JSON.stringify(r.headers).includes(key));
+		const seen = (node: string) => {
+			const item = output.nodes[node]?.[0] as { error?: unknown; statusCode?: number } | undefined;
+			if (!item) return 'no output';
+			if (item.error !== undefined) return `error: ${String((item.error as { message?: string })?.message ?? JSON.stringify(item.error)).slice(0, 160)}`;
+			return item.statusCode !== undefined ? `HTTP ${item.statusCode}` : `output ${JSON.stringify(item).slice(0, 120)}`;
+		};
+		const perVersion = Object.entries(probe.byNode).map(([node, { version, mediaId }]) => {
+			const atApi = after.requests.slice(before.requests.length).filter((r) => r.path === `/v1/media/${mediaId}`);
+			const atMedia = mediaRequests.filter((r) => r.path.startsWith(`/media/${mediaId}?`));
+			return { node, version, atApi, atMedia, seen: seen(node) };
+		});
+		const report = perVersion
+			.map((v) => `${v.version}: API ${v.atApi.map((r) => r.status).join('/') || 'none'}, media host ${v.atMedia.map((r) => `${r.status}${r.headers.authorization ? ' WITH Authorization' : ''}`).join('/') || 'none'}; node: ${v.seen}`)
+			.join('; ');
+		log(`  ${report}`);
+		expect(carriers.length === 0, `the media host got the API key: ${JSON.stringify(carriers.map((r) => ({ path: r.path.replace(/\?.*/, ''), authorization: `${String(r.headers.authorization).slice(0, 14)}…` })))} (${report})`);
+		for (const v of perVersion) {
+			expect(v.atApi.length > 0 && v.atApi.every((r) => r.status === 302), `HTTP Request ${v.version}: the service did not answer 302 (${report})`);
+			expect(v.atMedia.length === 0, `HTTP Request ${v.version} followed the redirect with the credential's request (${report})`);
+		}
+		const pointer = output.nodes[probe.pointerNode]?.[0] as { statusCode?: number; headers?: { location?: string } } | undefined;
+		expect(pointer?.statusCode === 302 && pointer.headers?.location?.startsWith(sandbox.mediaBaseUrl), `Never Error + Full Response: ${JSON.stringify(pointer)}`);
+		const download = mediaRequests.filter((r) => r.path.startsWith(`/media/${pointerMediaId}?`));
+		expect(download.length === 1 && download[0].status === 200, `downloading the Location without credentials: ${JSON.stringify(download.map((r) => r.status))}`);
+		return `HTTP Request ${report}; media requests ${mediaRequests.length}, none with Authorization; Never Error + Full Response gives 302 + Location, fetched without credentials: ${download[0].status}`;
+	});
+
+	let errorWorkflowId = '';
+	await check('auto-reply gets an Error Workflow (Error Trigger)', async () => {
+		errorWorkflowId = (await client.createWorkflow(errorWorkflow())).id;
+		await client.updateSettings(autoReply.id, { errorWorkflow: errorWorkflowId });
+		const settings = (await client.getWorkflow(autoReply.id)).settings as { errorWorkflow?: string } | undefined;
+		expect(settings?.errorWorkflow === errorWorkflowId, `settings after update: ${JSON.stringify(settings)}`);
+		// 2.x runs an error workflow only when it is published ("is not active and cannot be
+		// executed"); 1.x runs it either way.
+		const published = await client.activateAndSettle(errorWorkflowId);
+		expect(published.ok || line === 1, `publishing the error workflow failed: ${published.ok ? '' : published.message}`);
+		return `error workflow ${errorWorkflowId}${published.ok ? ', active' : ` (not activated: ${published.message})`}`;
+	});
+
 	await check('auto-reply: activation registers the production URL; inbound -> trigger -> Reply from the same number to the same contact', async () => {
 		await activate(autoReply);
 		await sleep(1500);
@@ -267,6 +359,41 @@ async function runChecks(n8n: N8nProcess, sandbox: Sandbox, installDir: string):
 		expect(r3.status === 401, `no signature: HTTP ${r3.status} ${await r3.text()}`);
 		await noNewExecution();
 		return 'altered body / wrong secret / missing signature: 401, 401, 401; no execution';
+	});
+
+	await check('unsigned requests of every content type (multipart, urlencoded, text, xml, empty, gzip): 4xx, no execution, no error execution; a genuine event runs once', async () => {
+		const state = await control.state();
+		const genuine = [...state.deliveries].reverse().find((d) => d.event === 'message.inbound' && d.body);
+		expect(genuine?.body, 'no genuine delivery to copy');
+		const envelope = JSON.stringify({ ...JSON.parse(genuine.body), timestamp: serviceTimestamp() });
+		const count = async (workflowId: string) => (await client.executions(workflowId)).length;
+		const triggerBefore = await count(autoReply.id);
+		const errorsBefore = await count(errorWorkflowId);
+		const answers: string[] = [];
+		const wrong: string[] = [];
+		for (const request of unsignedRequests(envelope)) {
+			const response = await fetch(productionUrl(autoReply), { method: 'POST', headers: request.headers, body: request.body, signal: AbortSignal.timeout(30_000) });
+			const text = await response.text();
+			answers.push(`${request.label}: ${response.status}`);
+			if (response.status < 400 || response.status >= 500) wrong.push(`${request.label}: HTTP ${response.status} ${text.slice(0, 200)}`);
+		}
+		expect(wrong.length === 0, `not refused with a 4xx: ${wrong.join(' | ')}`);
+
+		// Positive control: the error workflow is wired. The genuine event's Reply fails (a 500
+		// from the service), so exactly one error execution is expected, from it.
+		await control.call('POST', '/faults', { count: 1, kind: 'status_500', path_prefix: '/v1/messages/reply' });
+		const sent = await control.inbound({ from: '+33612345678', contact_name: 'Ada', number, text: 'genuine, after the unsigned ones' });
+		expect(sent.delivery.delivered && sent.delivery.status === 200, `genuine delivery: ${JSON.stringify(sent.delivery)}`);
+		const execution = await nextExecution(autoReply.id);
+		expect(execution.status === 'error', `the genuine event's execution ended ${execution.status}, expected error (the Reply got a 500)`);
+		const errorExecution = await nextExecution(errorWorkflowId);
+		await sleep(3000);
+		const triggerAfter = await count(autoReply.id);
+		const errorsAfter = await count(errorWorkflowId);
+		expect(triggerAfter - triggerBefore === 1, `trigger workflow executions grew by ${triggerAfter - triggerBefore}, expected 1 (the genuine event)`);
+		expect(errorsAfter - errorsBefore === 1, `error workflow executions grew by ${errorsAfter - errorsBefore}, expected 1 (the genuine event's failure)`);
+		await snapshotExecutions();
+		return `${answers.join(', ')}; trigger executions +${triggerAfter - triggerBefore} (genuine ${execution.id}), error workflow +${errorsAfter - errorsBefore} (${errorExecution.id}, from the genuine one)`;
 	});
 
 	await check('a second workflow on the same account: activation refused, naming the active URL', async () => {

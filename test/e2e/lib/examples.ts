@@ -2,6 +2,7 @@
  * The example workflows in examples/ and what importing them into an n8n needs:
  * the credential they reference by name, and the Data Tables they write to.
  */
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -36,7 +37,9 @@ export function triggerName(workflow: Pick<WorkflowJson, 'name' | 'nodes'>): str
 /**
  * Points the workflow at this instance: credentials referenced by name get the id of the
  * credential with that name, Data Table locators get the id of the table named in
- * cachedResultName. Returns a copy.
+ * cachedResultName, and a webhook node without a webhookId gets a new random one, as the
+ * editor gives it on import (the examples carry none: a fixed one would make every
+ * imported trigger's production URL the same, guessable one). Returns a copy.
  */
 export function mapExample(
 	workflow: WorkflowJson,
@@ -45,6 +48,7 @@ export function mapExample(
 ): WorkflowJson {
 	const copy = JSON.parse(JSON.stringify(workflow)) as WorkflowJson;
 	for (const node of copy.nodes) {
+		if (node.type.endsWith('.businessMessagingTrigger') && !node.webhookId) node.webhookId = randomUUID();
 		const refs = node.credentials as Record<string, { id: string; name: string }> | undefined;
 		for (const ref of Object.values(refs ?? {})) {
 			const id = credentials[ref.name];

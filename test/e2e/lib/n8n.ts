@@ -376,6 +376,15 @@ export class N8nClient {
 		});
 	}
 
+	/** Changes a saved (inactive) workflow's settings, e.g. { errorWorkflow: id }, as the Settings dialog does. */
+	async updateSettings(id: string, settings: Record<string, unknown>): Promise<SavedWorkflow> {
+		const workflow = await this.getWorkflow(id);
+		return await this.request('PATCH', `/rest/workflows/${id}`, {
+			settings: { ...(workflow.settings as Record<string, unknown> | undefined), ...settings },
+			versionId: workflow.versionId,
+		});
+	}
+
 	async getWorkflow(id: string): Promise<SavedWorkflow> {
 		return await this.request('GET', `/rest/workflows/${id}`);
 	}
