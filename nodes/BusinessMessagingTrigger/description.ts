@@ -1,6 +1,7 @@
 import type { ExpressionString, INodeProperties } from 'n8n-workflow';
 
 import { DEFAULT_MAX_AGE_SECONDS, EVENT_TYPES, MAX_EVENT_AGE_SECONDS, type EventType } from './envelope';
+import { DEFAULT_DOWNLOAD_TIMEOUT_SECONDS, DEFAULT_MAX_FILE_SIZE_MB } from '../shared/validate';
 
 /**
  * The event types that get an output of their own, in output order, or null for one
@@ -107,6 +108,24 @@ export const properties: INodeProperties[] = [
 				default: false,
 				description:
 					'Whether to download the media of inbound messages and attach it as binary data. Echo media cannot be downloaded (metadata only).',
+			},
+			{
+				displayName: 'Download Timeout (Seconds)',
+				name: 'downloadTimeout',
+				type: 'number',
+				typeOptions: { minValue: 1 },
+				default: DEFAULT_DOWNLOAD_TIMEOUT_SECONDS,
+				displayOptions: { show: { downloadMedia: [true] } },
+				description: 'A media download (every redirect and every byte) is stopped after this long; the event is emitted without the file',
+			},
+			{
+				displayName: 'Max File Size (MB)',
+				name: 'maxFileSize',
+				type: 'number',
+				typeOptions: { minValue: 0.01, numberPrecision: 2 },
+				default: DEFAULT_MAX_FILE_SIZE_MB,
+				displayOptions: { show: { downloadMedia: [true] } },
+				description: 'Larger media is stopped as it arrives (counted after decompression); the event is emitted without the file',
 			},
 			{
 				displayName: 'Maximum Event Age (Seconds)',

@@ -16,13 +16,23 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import { bodyAsText } from '../shared/errors';
 import { CREDENTIAL_TYPE, apiRequest, rawApiRequest, throwForStatus } from '../shared/transport';
 import { isPlainObject } from '../shared/validate';
+import { openSecret, sealSecret } from './seal';
 
 const WEBHOOK_PATH = '/v1/console/webhook';
 
 /** What the trigger keeps in the workflow's static data. Never output. */
-interface TriggerStaticData extends IDataObject {
+export interface TriggerStaticData extends IDataObject {
 	webhookUrl?: string;
+	/** The signing secret sealed under the API key (seal.ts): useless without the credential. */
+	sealedSecret?: string;
+	/** Versions before 0.2 kept the secret here in plain text; it is removed and registered again. */
 	secret?: string;
+}
+
+function forgetRegistration(staticData: TriggerStaticData): void {
+	delete staticData.webhookUrl;
+	delete staticData.sealedSecret;
+	delete staticData.secret;
 }
 
 export interface RemoteWebhook {
@@ -157,6 +167,21 @@ async function readRemoteWebhook(this: IHookFunctions, operation: string): Promi
 	return body.configured && url ? { configured: true, url } : { configured: false, url: null };
 }
 
+/** Whether the stored secret opens with the credential's API key; says so in the log when it does not. */
+async function canOpenStoredSecret(this: IHookFunctions, staticData: TriggerStaticData): Promise<boolean> {
+	if (staticData.secret !== undefined) {
+		this.logger.info('Business Messaging Trigger: the signing secret was stored in plain text by an older version; registering again to store it sealed');
+		return false;
+	}
+	if (staticData.sealedSecret === undefined) return false;
+	const { apiKey } = await this.getCredentials(CREDENTIAL_TYPE);
+	if (openSecret(staticData.sealedSecret, apiKey) !== undefined) return true;
+	this.logger.warn(
+		"Business Messaging Trigger: the stored signing secret cannot be opened with the credential's API key (was the key changed?); registering again to get a new secret",
+	);
+	return false;
+}
+
 /** The URL n8n gives this node now, and where the decision about it stands. */
 async function currentDecision(
 	this: IHookFunctions,
@@ -173,7 +198,7 @@ async function currentDecision(
 	const decision = decideRegistration({
 		remote,
 		ourUrl,
-		hasSecret: typeof staticData.secret === 'string' && staticData.secret !== '' && sameUrl(staticData.webhookUrl, ourUrl),
+		hasSecret: sameUrl(staticData.webhookUrl, ourUrl) && (await canOpenStoredSecret.call(this, staticData)),
 		takeOver: (this.getNodeParameter('options', {}) as IDataObject).takeOver === true,
 		isTest: this.getActivationMode() === 'manual' || this.getMode() === 'manual',
 		webhookId: this.getNode().webhookId,
@@ -205,8 +230,7 @@ export async function registerWebhook(this: IHookFunctions): Promise<boolean> {
 	const { ourUrl, staticData, decision } = await currentDecision.call(this, operation);
 	if (decision.action === 'keep') return true;
 
-	delete staticData.webhookUrl;
-	delete staticData.secret;
+	forgetRegistration(staticData);
 	if (decision.replacing) {
 		this.logger.warn(
 			`Business Messaging Trigger: replacing the account's webhook ${decision.replacing} with ${ourUrl} (${decision.reason})`,
@@ -248,8 +272,9 @@ export async function registerWebhook(this: IHookFunctions): Promise<boolean> {
 				`Register the webhook in the console instead and use Registration: Manual with the secret in the credential. The answer as it came: ${bodyAsText(response.body)}`,
 		});
 	}
+	const { apiKey } = await this.getCredentials(CREDENTIAL_TYPE);
 	staticData.webhookUrl = ourUrl;
-	staticData.secret = secret;
+	staticData.sealedSecret = sealSecret(secret, String(apiKey));
 	return true;
 }
 
@@ -273,7 +298,6 @@ export async function deleteWebhook(this: IHookFunctions): Promise<boolean> {
 	} finally {
 		// Whatever happened, the stored secret no longer belongs to a registration we
 		// rely on: a later activation registers again and gets a new one.
-		delete staticData.webhookUrl;
-		delete staticData.secret;
+		forgetRegistration(staticData);
 	}
 }

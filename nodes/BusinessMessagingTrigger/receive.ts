@@ -17,7 +17,8 @@ import type {
 	IWebhookResponseData,
 } from 'n8n-workflow';
 
-import { downloadMedia } from '../shared/media';
+import { downloadLimits, downloadMedia } from '../shared/media';
+import { CREDENTIAL_TYPE } from '../shared/transport';
 import { splitList } from '../shared/validate';
 import { outputLayout } from './description';
 import {
@@ -29,14 +30,17 @@ import {
 	type EventEnvelope,
 	type EventType,
 } from './envelope';
-import { isManualRegistration, manualSigningSecret } from './lifecycle';
+import { isManualRegistration, manualSigningSecret, type TriggerStaticData } from './lifecycle';
 import { LogThrottle, ReplayGuard } from './replay';
+import { openSecret } from './seal';
 import { SIGNATURE_HEADER, verifySignature } from './signature';
 
 const LOG_PREFIX = 'Business Messaging Trigger';
 
 /** Shared by every trigger of this n8n process. */
 const replays = new ReplayGuard();
+/** Sealed secret → the secret it opens to. */
+const openedSecrets = new Map<string, string>();
 const rejectionLog = new LogThrottle(10);
 
 interface ReceiveOptions {
@@ -104,13 +108,31 @@ async function signingSecret(this: IWebhookFunctions): Promise<{ secret: string 
 						'Registration is Manual but the credential has no Webhook Signing Secret, so no event can be verified: every event is rejected until it is set',
 				};
 	}
-	const secret = this.getWorkflowStaticData('node').secret;
-	return typeof secret === 'string' && secret
-		? { secret }
-		: {
-				problem:
-					'no signing secret is stored for this trigger (the registration was lost): every event is rejected. Deactivate and activate the workflow to register again',
-			};
+	const { sealedSecret } = this.getWorkflowStaticData('node') as TriggerStaticData;
+	if (typeof sealedSecret !== 'string') {
+		return {
+			problem:
+				'no signing secret is stored for this trigger (the registration was lost): every event is rejected. Deactivate and activate the workflow to register again',
+		};
+	}
+	// Opening needs the credential, and reading it costs n8n an expression isolate: once per registration, not per event.
+	const opened = openedSecrets.get(sealedSecret);
+	if (opened) return { secret: opened };
+	let secret: string | undefined;
+	try {
+		secret = openSecret(sealedSecret, (await this.getCredentials(CREDENTIAL_TYPE)).apiKey);
+	} catch (error) {
+		return { problem: `the credential could not be read (${(error as Error).message})` };
+	}
+	if (!secret) {
+		return {
+			problem:
+				"the stored signing secret cannot be opened with the credential's API key (was the key changed?): every event is rejected. Deactivate and activate the workflow to register again",
+		};
+	}
+	if (openedSecrets.size >= 1000) openedSecrets.clear();
+	openedSecrets.set(sealedSecret, secret);
+	return { secret };
 }
 
 /** The request body exactly as it arrived, read now if n8n has not read it yet. */
@@ -157,9 +179,11 @@ async function attachMedia(
 		return { json };
 	}
 	try {
-		const { mediaId, binary } = await downloadMedia.call(this, mediaUrl, {
+		const limitOptions = this.getNodeParameter('options', {}) as { maxFileSize?: unknown; downloadTimeout?: unknown };
+		const { mediaId, binary, mimeTypeAsSent } = await downloadMedia.call(this, mediaUrl, {
 			fieldName: 'media_url',
 			operation: 'Trigger → Download Media',
+			limits: downloadLimits(this.getNode(), limitOptions),
 		});
 		json.media_download = {
 			downloaded: true,
@@ -167,6 +191,7 @@ async function attachMedia(
 			binary_field: options.binaryPropertyName,
 			file_name: binary.fileName ?? null,
 			mime_type: binary.mimeType,
+			...(mimeTypeAsSent !== undefined && { mime_type_as_sent: mimeTypeAsSent }),
 		};
 		return { json, binary: { [options.binaryPropertyName]: binary } };
 	} catch (error) {

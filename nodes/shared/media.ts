@@ -2,9 +2,14 @@
  * Media download: GET /v1/media/{id} with the key, then the file from the short-lived signed
  * URL it redirects to, fetched without credentials (the URL's host is not the service's) and
  * streamed into n8n's binary data (to disk in n8n's filesystem mode, never whole in memory).
+ *
+ * The service and the media host are not trusted with where n8n connects or how much it
+ * takes: every hop is checked before it is requested (scheme, resolved addresses, at most
+ * MAX_MEDIA_REDIRECTS), and the bytes are counted as they stream (after decompression) under
+ * a size limit and a deadline for the whole download.
  */
-import type { IBinaryData, IExecuteFunctions, IWebhookFunctions } from 'n8n-workflow';
-import { NodeApiError } from 'n8n-workflow';
+import type { IBinaryData, IExecuteFunctions, INode, IWebhookFunctions } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { bodyAsText, type RequestContext } from './errors';
 import { redactText } from './redact';
@@ -16,9 +21,49 @@ import {
 	type RawResponse,
 	type Readable,
 } from './transport';
-import { mediaIdFromReference } from './validate';
+import {
+	DEFAULT_DOWNLOAD_TIMEOUT_SECONDS,
+	DEFAULT_MAX_FILE_SIZE_MB,
+	mediaAddressProblem,
+	mediaIdFromReference,
+	mediaUrlProblem,
+	safeFileName,
+	storedMimeType,
+} from './validate';
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+/** Redirects the media host may add after the service's own 302. */
+export const MAX_MEDIA_REDIRECTS = 3;
+
+export interface DownloadLimits {
+	maxFileSizeMb: number;
+	timeoutSeconds: number;
+}
+
+/**
+ * The limits from a node's options ("Max File Size (MB)", "Download Timeout (Seconds)"):
+ * the defaults when left empty, a NodeOperationError naming the option when not a positive number.
+ */
+export function downloadLimits(
+	node: INode,
+	options: { maxFileSize?: unknown; downloadTimeout?: unknown },
+	itemIndex?: number,
+): DownloadLimits {
+	const positive = (value: unknown, fallback: number, label: string): number => {
+		if (value === undefined || value === null || value === '') return fallback;
+		const number = typeof value === 'string' ? Number(value) : value;
+		if (typeof number === 'number' && Number.isFinite(number) && number > 0) return number;
+		throw new NodeOperationError(node, `${label} must be a number above 0, got ${JSON.stringify(value)?.slice(0, 50)}`, {
+			itemIndex,
+			description: 'Nothing was downloaded. Leave it empty for the default.',
+		});
+	};
+	return {
+		maxFileSizeMb: positive(options.maxFileSize, DEFAULT_MAX_FILE_SIZE_MB, 'Max File Size (MB)'),
+		timeoutSeconds: positive(options.downloadTimeout, DEFAULT_DOWNLOAD_TIMEOUT_SECONDS, 'Download Timeout (Seconds)'),
+	};
+}
 
 function header(headers: RawResponse['headers'], name: string): string | undefined {
 	const value = headers[name];
@@ -53,13 +98,131 @@ async function readSmallText(stream: Readable, limit = 2048): Promise<string> {
 	return Buffer.concat(chunks).toString('utf8').slice(0, limit);
 }
 
+type Context = IExecuteFunctions | IWebhookFunctions;
+
+/**
+ * The addresses a host name resolves to, through n8n's own resolver (the community-node scanner
+ * allows no DNS import). Under n8n's SSRF protection, when the instance turns it on, that
+ * resolver also applies the instance's rules. Undefined on an n8n without it (1.x).
+ */
+async function resolvedAddresses(this: Context, hostname: string): Promise<string[] | undefined> {
+	if (typeof this.helpers.getSecureEgressFilter !== 'function') return undefined;
+	const lookup = this.helpers.getSecureEgressFilter('safe').createSecureLookup();
+	return await new Promise<string[]>((resolve, reject) => {
+		lookup(hostname, { all: true }, (error, addresses) => {
+			if (error) reject(error);
+			else resolve(typeof addresses === 'string' ? [addresses] : addresses.map((entry) => entry.address));
+		});
+	});
+}
+
+/** Throws, before anything is requested from it, when `target` is not a place to fetch media from. */
+export async function checkMediaTarget(this: Context, target: URL, baseUrl: URL, context: RequestContext): Promise<void> {
+	const refuse = (why: string, detail = '') =>
+		new NodeOperationError(this.getNode(), `${context.operation}: refused to fetch the media from ${target.protocol}//${target.host}: ${why}`, {
+			itemIndex: context.itemIndex,
+			description: `${detail}The service's media link (or a redirect from the media host) points somewhere n8n does not fetch from: a non-web scheme, a step down from https, or an address on this machine or a private network. Nothing was requested from it. Check that the credential's Base URL is the real service; if it is, report the link to its support.`,
+		});
+	const textProblem = mediaUrlProblem(target, baseUrl);
+	if (textProblem) throw refuse(textProblem);
+	const hostname = target.hostname.replace(/^\[|\]$/g, '');
+	let addresses: string[] | undefined;
+	try {
+		addresses = await resolvedAddresses.call(this, hostname);
+	} catch (error) {
+		// The reason goes in the description: n8n replaces a message naming ENOTFOUND with its own.
+		const reason = redactText((error as Error).message ?? String(error));
+		throw refuse('its host could not be resolved, or n8n\'s own SSRF protection blocks it', `The resolver said: ${reason}. `);
+	}
+	for (const address of addresses ?? []) {
+		const problem = mediaAddressProblem(address, baseUrl);
+		if (problem) throw refuse(`${target.hostname} resolves to ${address}: ${problem.replace(/^its address \S+ is /, '')}`);
+	}
+}
+
+/** The media file's answer: the first that is not a redirect, each hop checked before it is requested. */
+async function fetchMediaFile(
+	this: Context,
+	location: URL,
+	baseUrl: URL,
+	context: RequestContext,
+	abort: { signal: AbortSignal; abortedError: () => Error },
+): Promise<RawResponse<Readable>> {
+	let target = location;
+	for (let redirects = 0; ; redirects++) {
+		await checkMediaTarget.call(this, target, baseUrl, context);
+		const response = await fetchWithoutCredentials.call(this, target.toString(), context, abort);
+		const next = REDIRECT_STATUSES.has(response.statusCode) ? header(response.headers, 'location') : undefined;
+		if (next === undefined) return response;
+		response.body.destroy();
+		if (redirects === MAX_MEDIA_REDIRECTS) {
+			throw new NodeOperationError(this.getNode(), `${context.operation}: the media host redirected more than ${MAX_MEDIA_REDIRECTS} times`, {
+				itemIndex: context.itemIndex,
+				description: `The redirects were not followed further (a loop, or a chain leading elsewhere); nothing was downloaded. Last hop: ${target.protocol}//${target.host}. Try again later, or report it to the service's support.`,
+			});
+		}
+		try {
+			target = new URL(next, target);
+		} catch {
+			throw new NodeOperationError(this.getNode(), `${context.operation}: the media host redirected to an invalid URL`, {
+				itemIndex: context.itemIndex,
+				description: 'Nothing was downloaded.',
+			});
+		}
+	}
+}
+
+/**
+ * Counts the body's bytes as they are read (after decompression: n8n's HTTP client inflates
+ * gzip and deflate as it streams) and destroys it, with the reason, once they pass the limit
+ * or the deadline passes, so neither a compression bomb nor a trickle runs on. Returns the
+ * function that stops watching.
+ */
+function enforceLimits(
+	body: Readable,
+	maxBytes: number,
+	deadline: AbortSignal,
+	errors: { tooLarge: () => Error; tooSlow: () => Error },
+	onRefused: (error: Error) => void,
+): () => void {
+	let received = 0;
+	const refuse = (error: Error) => {
+		onRefused(error);
+		body.destroy(error);
+	};
+	const count = (chunk: Buffer | string) => {
+		received += chunk.length;
+		if (received > maxBytes) refuse(errors.tooLarge());
+	};
+	const expire = () => refuse(errors.tooSlow());
+	// Our 'data' listener must not start the flow before n8n's reader is attached (those bytes
+	// would reach only the counter): hold it paused, and resume when the reader listens for
+	// 'data' (a pipe, or a read loop through 'readable', resumes or reads by itself).
+	const resumeForReader = (event: string | symbol) => {
+		if (event !== 'data') return;
+		body.off('newListener', resumeForReader);
+		body.resume();
+	};
+	body.on('data', count);
+	body.pause();
+	body.on('newListener', resumeForReader);
+	deadline.addEventListener('abort', expire, { once: true });
+	if (deadline.aborted) expire();
+	return () => {
+		body.off('data', count);
+		body.off('newListener', resumeForReader);
+		deadline.removeEventListener('abort', expire);
+	};
+}
+
 export async function downloadMedia(
-	this: IExecuteFunctions | IWebhookFunctions,
+	this: Context,
 	reference: unknown,
-	options: { itemIndex?: number; fieldName: string; operation: string },
-): Promise<{ mediaId: string; binary: IBinaryData }> {
+	options: { itemIndex?: number; fieldName: string; operation: string; limits?: DownloadLimits },
+): Promise<{ mediaId: string; binary: IBinaryData; mimeTypeAsSent?: string }> {
 	const node = this.getNode();
 	const { itemIndex } = options;
+	const limits = options.limits ?? downloadLimits(node, {}, itemIndex);
 	const context: RequestContext = { operation: options.operation, scope: 'messages:read', itemIndex, media: true };
 	const { baseUrl, secrets } = await checkedCredential.call(this, itemIndex);
 	const mediaId = mediaIdFromReference(node, reference, baseUrl, options.fieldName, itemIndex);
@@ -75,7 +238,32 @@ export async function downloadMedia(
 		});
 	}
 
-	const file = await fetchWithoutCredentials.call(this, new URL(location, `${baseUrl}/`).toString(), context);
+	const base = new URL(`${baseUrl}/`);
+	let signedUrl: URL;
+	try {
+		signedUrl = new URL(location, base);
+	} catch {
+		throw new NodeApiError(node, { status: pointer.statusCode }, {
+			message: `${context.operation}: the service's media link is not a valid URL`,
+			itemIndex,
+		});
+	}
+
+	// One deadline for every hop and every byte: an idle timeout alone lets a trickle run for ever.
+	const maxBytes = Math.floor(limits.maxFileSizeMb * 1024 * 1024);
+	const deadline = AbortSignal.timeout(limits.timeoutSeconds * 1000);
+	const tooSlow = () =>
+		new NodeOperationError(node, `${context.operation}: the download took longer than the Download Timeout of ${limits.timeoutSeconds} s and was stopped`, {
+			itemIndex,
+			description: 'The media host is too slow, or stalling on purpose; nothing was kept. Try again later, or raise Download Timeout (Seconds) in the node\'s options for a large file on a slow link.',
+		});
+	const tooLarge = () =>
+		new NodeOperationError(node, `${context.operation}: the media file is larger than the Max File Size of ${limits.maxFileSizeMb} MB and was stopped`, {
+			itemIndex,
+			description: `The download was stopped once ${limits.maxFileSizeMb} MB had arrived (counted after decompression); nothing was kept. Raise Max File Size (MB) in the node's options if such a file is expected.`,
+		});
+
+	const file = await fetchMediaFile.call(this, signedUrl, base, context, { signal: deadline, abortedError: tooSlow });
 	if (file.statusCode < 200 || file.statusCode >= 300) {
 		const text = redactText(await readSmallText(file.body), secrets);
 		const expired = [401, 403, 404, 410].includes(file.statusCode);
@@ -88,9 +276,25 @@ export async function downloadMedia(
 			itemIndex,
 		});
 	}
+	const declaredLength = Number(header(file.headers, 'content-length'));
+	if (Number.isFinite(declaredLength) && declaredLength > maxBytes) {
+		file.body.destroy();
+		throw tooLarge();
+	}
 
 	const id = decodeURIComponent(mediaId);
-	const mimeType = header(file.headers, 'content-type')?.split(';')[0].trim() || 'application/octet-stream';
-	const fileName = fileNameFromDisposition(header(file.headers, 'content-disposition')) ?? id;
-	return { mediaId: id, binary: await this.helpers.prepareBinaryData(file.body, fileName, mimeType) };
+	const { mimeType, mimeTypeAsSent } = storedMimeType(header(file.headers, 'content-type'));
+	const fileName = safeFileName(fileNameFromDisposition(header(file.headers, 'content-disposition')), id);
+	let refusal: Error | undefined;
+	const stopWatching = enforceLimits(file.body, maxBytes, deadline, { tooLarge, tooSlow }, (error) => (refusal ??= error));
+	try {
+		const binary = await this.helpers.prepareBinaryData(file.body, fileName, mimeType);
+		if (refusal) throw refusal;
+		return { mediaId: id, binary, ...(mimeTypeAsSent !== undefined && { mimeTypeAsSent }) };
+	} catch (error) {
+		file.body.destroy();
+		throw refusal ?? (deadline.aborted ? tooSlow() : error);
+	} finally {
+		stopWatching();
+	}
 }

@@ -141,11 +141,16 @@ export async function rawApiRequest(
 	return options.unredacted ? { ...redacted, unredactedBody: response.body } : redacted;
 }
 
-/** A request without credentials (the media host's signed URL), streamed, with the same retries as reads. */
+/**
+ * A request without credentials (the media host's signed URL), streamed, with the same retries
+ * as reads. Redirects are returned, not followed: the caller checks each hop before it is
+ * requested. `signal` ends the request (the download's deadline); `abortedError` says why.
+ */
 export async function fetchWithoutCredentials(
 	this: ApiContext,
 	url: string,
 	context: RequestContext,
+	abort?: { signal: AbortSignal; abortedError: () => Error },
 ): Promise<RawResponse<Readable>> {
 	return await withRetries(
 		async () =>
@@ -155,12 +160,15 @@ export async function fetchWithoutCredentials(
 				encoding: 'stream',
 				returnFullResponse: true,
 				ignoreHttpStatusErrors: true,
+				disableFollowRedirect: true,
+				abortSignal: abort?.signal,
 				timeout: 60_000,
 			})) as RawResponse<Readable>,
 		{
 			retries: RETRIES,
 			discard: (response) => response.body.destroy(),
 			onError: (error) => {
+				if (abort?.signal.aborted) return abort.abortedError();
 				const reason = redactText((error as Error).message ?? 'unknown error');
 				return new NodeApiError(this.getNode(), { message: reason }, {
 					message: `${context.operation}: could not fetch the media file (${reason})`,

@@ -17,6 +17,7 @@ import { apiRequests, errorOf, injectFault, run, type Sandbox } from '../nodes/b
 import { startSandbox, type FaultKind } from '../sandbox';
 import { startReceiver } from '../support';
 import { OPERATIONS, READS, REPLY, atMs, type Operation, type Prepared } from './helpers';
+import { storedSecret } from '../nodes/businessMessagingTrigger/helpers';
 
 const TRIGGER_TYPE = 'n8n-nodes-business-messaging.businessMessagingTrigger';
 
@@ -282,7 +283,7 @@ describe('trigger registration under faults', () => {
 			await harness.activate();
 			const calls = sandbox.state().requests.map((r) => `${r.method} ${r.fault ?? r.status}`);
 			expect(calls).toEqual(['GET status_500', 'GET status_500', 'GET status_500', 'GET 200', 'GET 200', 'POST 201']);
-			expect(harness.staticData.secret).toBe(sandbox.state().webhook.secret);
+			expect(storedSecret(harness.staticData, sandbox.keys.all)).toBe(sandbox.state().webhook.secret);
 		});
 	});
 
@@ -306,7 +307,7 @@ describe('trigger registration under faults', () => {
 				);
 				const posts = sandbox.state().requests.filter((r) => r.method === 'POST');
 				expect(posts).toHaveLength(1);
-				expect(harness.staticData.secret).toBeUndefined();
+				expect(harness.staticData.sealedSecret).toBeUndefined();
 			});
 		},
 	);

@@ -12,6 +12,7 @@ import { request } from 'undici';
 import { serveWebhook, webhookHarness, type ServedWebhook, type WebhookHarness } from '../harness';
 import { signBody, useSandbox } from '../support';
 import { configureSeed } from './seed';
+import { storedSecret } from '../nodes/businessMessagingTrigger/helpers';
 
 const HARNESS_RUNS = 2_000;
 const HTTP_RUNS = 500;
@@ -116,7 +117,7 @@ async function activeHarness(serve = false): Promise<{ harness: WebhookHarness; 
 	});
 	const served = serve ? await serveWebhook(harness) : undefined;
 	await harness.activate();
-	SECRET = harness.staticData.secret as string;
+	SECRET = (storedSecret(harness.staticData, sandbox.keys.all) as string);
 	expect(SECRET).toBe(sandbox.state().webhook.secret);
 	return { harness, served };
 }

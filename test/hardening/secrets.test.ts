@@ -341,13 +341,15 @@ describe('trigger: registration, receiving, media, failures', () => {
 		sandbox.reset();
 		const made = await webhookHarness({ type: TRIGGER_TYPE, parameters, credentials: credentials(apiKey) });
 		await made.activate();
-		remember(made.staticData.secret as string | undefined, sandbox.state().webhook.secret);
+		remember(sandbox.state().webhook.secret);
+		// Stored sealed: the static data never holds the secret itself (security item 4).
+		expect(JSON.stringify(made.staticData)).not.toContain(String(sandbox.state().webhook.secret).slice('whsec_'.length));
 		return made;
 	}
 
 	it('Automatic: genuine and tampered events, answers and outputs carry neither key nor secret', async () => {
 		harness = await activeTrigger();
-		const secret = harness.staticData.secret as string;
+		const secret = sandbox.state().webhook.secret as string;
 		expect(secret).toMatch(/^whsec_/);
 		const body = Buffer.from(JSON.stringify(event()));
 		const answers = [
@@ -367,7 +369,7 @@ describe('trigger: registration, receiving, media, failures', () => {
 			expect(JSON.stringify(answer.body)).not.toContain(signBody(Buffer.concat([body, Buffer.from(' ')]), secret).slice(7));
 		}
 		await harness.deactivate();
-		expect(harness.staticData.secret).toBeUndefined();
+		expect(harness.staticData.sealedSecret).toBeUndefined();
 	});
 
 	it("Manual: the credential's secret verifies, and never shows", async () => {
@@ -393,7 +395,7 @@ describe('trigger: registration, receiving, media, failures', () => {
 		sandbox.reset();
 		const made = await webhookHarness({ type: TRIGGER_TYPE, parameters: { options: { downloadMedia: true } }, credentials: credentials(sandbox.keys.all) });
 		await made.activate();
-		const secret = made.staticData.secret as string;
+		const secret = sandbox.state().webhook.secret as string;
 		remember(secret);
 		const record = await inbound(sandbox, { type: 'image', text: '', media: { mime: 'image/png', data_base64: PNG_1PX } });
 		const body = Buffer.from(

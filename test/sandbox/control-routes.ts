@@ -19,6 +19,7 @@ export const CONTROL_API_SUMMARY: readonly string[] = [
 	'POST   /_sandbox/status   {id, status, error?}  -> 200 {message, delivery}',
 	'POST   /_sandbox/faults   {count, kind: status_500|status_429|reset|delay|malformed_json, retry_after_seconds?, delay_ms?, path_prefix?}  -> 201 {fault}',
 	'GET    /_sandbox/faults   pending faults; DELETE /_sandbox/faults clears them',
+	'POST   /_sandbox/media-host/mode {kind: normal|redirects|redirect_loop|redirect_to|gzip_bomb|trickle, count?, location?, decompressed_bytes?, bytes_per_second?, content_type?, filename?}  -> 200 {mode}',
 ];
 
 const MAX_CLOCK_ADVANCE_SECONDS = 10 * 365 * 24 * 60 * 60;
@@ -71,6 +72,27 @@ const faultSchema = z.object({
 	delay_ms: z.number().int().min(0).max(120000).optional(),
 	path_prefix: z.string().startsWith('/v1').optional(),
 });
+
+/** Hostile media-host answers (CONTRACT M8); the overrides apply to whatever file is finally served. */
+const mediaHostModeSchema = z
+	.discriminatedUnion('kind', [
+		z.object({ kind: z.literal('normal') }),
+		z.object({ kind: z.literal('redirects'), count: z.number().int().min(1).max(100) }),
+		z.object({ kind: z.literal('redirect_loop') }),
+		z.object({ kind: z.literal('redirect_to'), location: z.string().min(1).max(4096) }),
+		z.object({
+			kind: z.literal('gzip_bomb'),
+			decompressed_bytes: z.number().int().min(1).max(MAX_GENERATED_MEDIA_BYTES).default(64 * 1024 * 1024),
+		}),
+		z.object({ kind: z.literal('trickle'), bytes_per_second: z.number().int().min(1).max(1_000_000).default(1) }),
+	])
+	.and(
+		z.object({
+			// Any text: the point is to send types and names a client must not trust.
+			content_type: z.string().min(1).max(1000).regex(/^[^\r\n]*$/, 'must be one header line').optional(),
+			filename: z.string().min(1).max(10_000).optional(),
+		}),
+	);
 
 interface ControlCall {
 	ctx: SandboxContext;
@@ -161,6 +183,14 @@ const routes: Route<ControlHandler>[] = [
 		method: 'POST',
 		pattern: /^\/_sandbox\/faults$/,
 		handler: (call) => ({ status: 201, body: { fault: call.ctx.store.faults.add(body(faultSchema, call)) } }),
+	},
+	{
+		method: 'POST',
+		pattern: /^\/_sandbox\/media-host\/mode$/,
+		handler: (call) => {
+			call.ctx.store.mediaHostMode = body(mediaHostModeSchema, call);
+			return { status: 200, body: { mode: call.ctx.store.mediaHostMode } };
+		},
 	},
 	{ method: 'GET', pattern: /^\/_sandbox\/faults$/, handler: ({ ctx }) => ({ status: 200, body: { data: ctx.store.faults.list() } }) },
 	{

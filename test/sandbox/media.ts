@@ -1,8 +1,12 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGzip } from 'node:zlib';
 import { HttpError, safeDecode, sendError } from './http';
 import { SIGNED_URL_TTL_SECONDS } from './policy';
-import type { SandboxStore } from './store';
+import type { SandboxStore, StoredMedia } from './store';
+import type { MediaHostMode } from './types';
 
 /** Signs media links for the media host; the key lives only in this process. */
 export class MediaSigner {
@@ -112,12 +116,61 @@ function serveMedia(store: SandboxStore, signer: MediaSigner, method: string, ur
 	const media = store.getMedia(mediaId);
 	if (!media?.data) throw new HttpError(404, 'media_not_found', `No hosted media ${mediaId}`);
 	if (store.isPastRetention(media)) throw new HttpError(410, 'media_expired', `Media ${mediaId} is past the retention window`);
-	res.writeHead(200, {
-		'Content-Type': media.mime,
-		'Content-Length': String(media.data.length),
-		'Content-Disposition': contentDisposition(media.filename),
+	return answerMedia(store.mediaHostMode, { ...media, data: media.data }, method, url, res);
+}
+
+/** The answer to a valid link, as the media host's mode (CONTRACT M8) has it. */
+function answerMedia(mode: MediaHostMode, media: StoredMedia & { data: Buffer }, method: string, url: URL, res: ServerResponse): number {
+	const hop = Number(url.searchParams.get('hop') ?? '0');
+	const redirect = (location: string): number => {
+		res.writeHead(302, { Location: location, 'Cache-Control': 'no-store', 'Content-Length': '0' });
+		res.end();
+		return 302;
+	};
+	const nextHop = () => {
+		const next = new URL(url.toString());
+		next.searchParams.set('hop', String(hop + 1));
+		return `${next.pathname}${next.search}`;
+	};
+	if (mode.kind === 'redirect_loop') return redirect(`${url.pathname}${url.search}`);
+	if (mode.kind === 'redirects' && hop < mode.count) return redirect(nextHop());
+	if (mode.kind === 'redirect_to' && hop === 0) return redirect(mode.location);
+
+	const headers = {
+		'Content-Type': mode.content_type ?? media.mime,
+		'Content-Disposition': contentDisposition(mode.filename ?? media.filename),
 		'Cache-Control': 'private, no-store',
-	});
-	res.end(method === 'HEAD' ? undefined : media.data);
+	};
+	if (mode.kind === 'gzip_bomb') {
+		res.writeHead(200, { ...headers, 'Content-Encoding': 'gzip' });
+		if (method === 'HEAD') res.end();
+		else void pipeline(Readable.from(zeroChunks(mode.decompressed_bytes)), createGzip({ level: 9 }), res).catch(() => undefined);
+		return 200;
+	}
+	res.writeHead(200, { ...headers, 'Content-Length': String(media.data.length) });
+	if (method === 'HEAD') res.end();
+	else if (mode.kind === 'trickle') trickle(media.data, mode.bytes_per_second, res);
+	else res.end(media.data);
 	return 200;
+}
+
+/** `total` zero bytes in 64 KiB chunks, made as they are read (a bomb must not cost the sandbox memory). */
+function* zeroChunks(total: number): Generator<Buffer> {
+	const chunk = Buffer.alloc(64 * 1024);
+	for (let sent = 0; sent < total; sent += chunk.length) yield chunk.subarray(0, Math.min(chunk.length, total - sent));
+}
+
+/** Sends `data` a few bytes each second; stops when the client goes away. */
+function trickle(data: Buffer, bytesPerSecond: number, res: ServerResponse): void {
+	let offset = 0;
+	const timer = setInterval(() => {
+		if (res.destroyed || offset >= data.length) {
+			clearInterval(timer);
+			if (!res.destroyed) res.end();
+			return;
+		}
+		res.write(data.subarray(offset, offset + bytesPerSecond));
+		offset += bytesPerSecond;
+	}, 1000);
+	res.on('close', () => clearInterval(timer));
 }

@@ -12,6 +12,7 @@ import {
 	type KeyView,
 	type LogCategory,
 	type LogEntry,
+	type MediaHostMode,
 	type MediaRequestRecord,
 	type MediaView,
 	type MessageRecord,
@@ -57,6 +58,8 @@ export class SandboxStore {
 	private numbersRegisteredAt = '';
 	private creditBalance = INITIAL_CREDIT_BALANCE;
 	private seq = 0;
+	/** How the media host answers valid links (POST /_sandbox/media-host/mode); normal after reset. */
+	mediaHostMode: MediaHostMode = { kind: 'normal' };
 
 	constructor(
 		private readonly clock: SandboxClock,
@@ -78,6 +81,7 @@ export class SandboxStore {
 		this.logs = [];
 		this.faults.clear();
 		this.creditBalance = INITIAL_CREDIT_BALANCE;
+		this.mediaHostMode = { kind: 'normal' };
 		this.numbersRegisteredAt = this.clock.timestamp();
 		for (const number of this.seed.numbers) {
 			this.log('numbers', { action: 'registered', phone_number_id: number.phone_number_id, display_number: number.display_number });

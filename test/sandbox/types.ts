@@ -133,6 +133,19 @@ export interface DeliveryRecord extends DeliveryOutcome {
 	created_at: string;
 }
 
+/**
+ * How the media host misbehaves for valid signed links, set with POST /_sandbox/media-host/mode
+ * (CONTRACT M8) until the next reset. `content_type` and `filename` replace the media's own.
+ */
+export type MediaHostMode = (
+	| { kind: 'normal' }
+	| { kind: 'redirects'; count: number }
+	| { kind: 'redirect_loop' }
+	| { kind: 'redirect_to'; location: string }
+	| { kind: 'gzip_bomb'; decompressed_bytes: number }
+	| { kind: 'trickle'; bytes_per_second: number }
+) & { content_type?: string; filename?: string };
+
 export interface MediaRequestRecord {
 	method: string;
 	path: string;

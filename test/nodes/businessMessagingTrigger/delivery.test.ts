@@ -5,7 +5,7 @@ import type { INodeExecutionData } from 'n8n-workflow';
 import { serveWebhook, type ServedWebhook, type WebhookHarness, type WebhookReceiveResult } from '../../harness';
 import { MEDIA_RETENTION_SECONDS } from '../../sandbox';
 import { inboundEnvelope, signedRequest, useSandbox } from '../../support';
-import { CONTACT, api, control, registerForeign, trigger, type Json } from './helpers';
+import { CONTACT, api, control, registerForeign, trigger, type Json, storedSecret } from './helpers';
 
 /** Reset after each test's servers are closed (below). */
 const sb = useSandbox({ reset: 'never' });
@@ -266,7 +266,7 @@ describe('media', () => {
 		});
 		const mediaUrl = sent.body.record.media_url as string;
 		sb.advanceClock(MEDIA_RETENTION_SECONDS + 60);
-		const answer = await harness.receive(signedRequest(inboundEnvelope({ media_id: sent.body.record.media_id, media_url: mediaUrl, type: 'image' }), harness.staticData.secret as string));
+		const answer = await harness.receive(signedRequest(inboundEnvelope({ media_id: sent.body.record.media_id, media_url: mediaUrl, type: 'image' }), (storedSecret(harness.staticData, sb.keys.all) as string)));
 		expect(answer.status).toBe(200);
 		const item = onlyItem(answer);
 		expect(item.binary).toBeUndefined();
@@ -277,7 +277,7 @@ describe('media', () => {
 	it('a media_url on another host is not fetched with the key', async () => {
 		const { harness } = await served({ options: { downloadMedia: true } });
 		const answer = await harness.receive(
-			signedRequest(inboundEnvelope({ media_id: 'm1', media_url: 'https://evil.example.com/v1/media/m1', type: 'image' }), harness.staticData.secret as string),
+			signedRequest(inboundEnvelope({ media_id: 'm1', media_url: 'https://evil.example.com/v1/media/m1', type: 'image' }), (storedSecret(harness.staticData, sb.keys.all) as string)),
 		);
 		const item = onlyItem(answer);
 		expect(item.binary).toBeUndefined();
@@ -286,7 +286,7 @@ describe('media', () => {
 
 	it('with Download Media the answer is sent before the download (noWebhookResponse, 200)', async () => {
 		const { harness } = await served({ options: { downloadMedia: true } });
-		const answer = await harness.receive(signedRequest(inboundEnvelope(), harness.staticData.secret as string));
+		const answer = await harness.receive(signedRequest(inboundEnvelope(), (storedSecret(harness.staticData, sb.keys.all) as string)));
 		expect(answer).toMatchObject({ status: 200, noWebhookResponse: true, body: { received: true } });
 		expect(answer.workflowData?.[0]).toHaveLength(1);
 	});

@@ -1,7 +1,8 @@
-import type { INodeParameters } from 'n8n-workflow';
+import type { IDataObject, INodeParameters } from 'n8n-workflow';
 import { request } from 'undici';
 
 import { webhookHarness, type WebhookHarness, type WebhookHarnessOptions } from '../../harness';
+import { openSecret } from '../../../nodes/BusinessMessagingTrigger/seal';
 import type { Sandbox } from '../../sandbox';
 
 export const TRIGGER_TYPE = 'n8n-nodes-business-messaging.businessMessagingTrigger';
@@ -57,4 +58,12 @@ export async function registerForeign(sb: Sandbox, url = FOREIGN_URL): Promise<s
 /** Calls of one method+path the sandbox counted on /v1. */
 export function apiCalls(sb: Sandbox, method: string, path: string): number {
 	return sb.state().requests.filter((r) => r.method === method && r.path === path).length;
+}
+
+/**
+ * The signing secret the trigger stored, opened as the node opens it: the static data holds it
+ * sealed under the API key, never in plain text.
+ */
+export function storedSecret(staticData: IDataObject, apiKey: string): string | undefined {
+	return openSecret(staticData.sealedSecret, apiKey);
 }

@@ -1,9 +1,12 @@
 // Registration lifecycle against the sandbox, through n8n-core's real HookContext.
 import { randomUUID } from 'crypto';
 
+import { Logger } from '@n8n/backend-common';
+
 import type { WebhookHarness } from '../../harness';
+import { createKey } from '../businessMessaging/helpers';
 import { inboundEnvelope, signedRequest, useSandbox } from '../../support';
-import { FOREIGN_URL, api, apiCalls, registerForeign, trigger } from './helpers';
+import { FOREIGN_URL, api, apiCalls, registerForeign, trigger, storedSecret } from './helpers';
 
 const WEBHOOK = '/v1/console/webhook';
 
@@ -27,7 +30,10 @@ describe('Automatic registration', () => {
 
 		const { webhook } = sb.state();
 		expect(webhook).toMatchObject({ configured: true, url: harness.webhookUrl });
-		expect(harness.staticData).toEqual({ webhookUrl: harness.webhookUrl, secret: webhook.secret });
+		// The secret is stored sealed under the API key: the static data alone does not give it away.
+		expect(harness.staticData).toEqual({ webhookUrl: harness.webhookUrl, sealedSecret: expect.stringMatching(/^v1\./) });
+		expect(JSON.stringify(harness.staticData)).not.toContain(String(webhook.secret).slice('whsec_'.length));
+		expect(storedSecret(harness.staticData, sb.keys.all)).toBe(webhook.secret);
 		expect(apiCalls(sb, 'POST', WEBHOOK)).toBe(1);
 
 		await harness.deactivate();
@@ -38,26 +44,55 @@ describe('Automatic registration', () => {
 	it('own URL already registered with its secret (n8n restart): keeps it, registers nothing', async () => {
 		const harness = await trigger(sb);
 		await harness.activate();
-		const secret = harness.staticData.secret;
+		const secret = storedSecret(harness.staticData, sb.keys.all);
 
 		await harness.activate();
 		expect(apiCalls(sb, 'POST', WEBHOOK)).toBe(1);
-		expect(harness.staticData.secret).toBe(secret);
+		expect(storedSecret(harness.staticData, sb.keys.all)).toBe(secret);
 		expect(sb.state().webhook.secret).toBe(secret);
 	});
 
 	it('own URL registered but the secret is lost: registers again to get a new one', async () => {
 		const harness = await trigger(sb);
 		await harness.activate();
-		const oldSecret = harness.staticData.secret;
-		delete harness.staticData.secret;
+		const oldSecret = storedSecret(harness.staticData, sb.keys.all);
+		delete harness.staticData.sealedSecret;
 
 		await harness.activate();
 		expect(apiCalls(sb, 'POST', WEBHOOK)).toBe(2);
 		const { webhook } = sb.state();
 		expect(webhook.url).toBe(harness.webhookUrl);
-		expect(harness.staticData.secret).toBe(webhook.secret);
-		expect(harness.staticData.secret).not.toBe(oldSecret);
+		expect(storedSecret(harness.staticData, sb.keys.all)).toBe(webhook.secret);
+		expect(storedSecret(harness.staticData, sb.keys.all)).not.toBe(oldSecret);
+	});
+
+	it('a stored secret that the API key cannot open (the key was changed) leads to a new registration, with a log line', async () => {
+		const webhookId = randomUUID();
+		const harness = await trigger(sb, {}, { webhookId });
+		await harness.activate();
+		const otherKey = (await createKey(sb, ['messages:read'])).value;
+		const changed = await trigger(sb, {}, { webhookId, staticData: harness.staticData, credentialExtra: { apiKey: otherKey } });
+		const warnings: string[] = [];
+		jest.spyOn(Logger.prototype, 'warn').mockImplementation((message: string) => {
+			warnings.push(message);
+		});
+		await changed.activate();
+		expect(warnings.some((line) => /cannot be opened with the credential's API key/.test(line))).toBe(true);
+		expect(apiCalls(sb, 'POST', WEBHOOK)).toBe(2);
+		expect(storedSecret(changed.staticData, otherKey)).toBe(sb.state().webhook.secret);
+		jest.restoreAllMocks();
+	});
+
+	it('a secret stored in plain text by an older version is removed and registered again, sealed', async () => {
+		const webhookId = randomUUID();
+		const first = await trigger(sb, {}, { webhookId });
+		await first.activate();
+		const legacy = { webhookUrl: first.webhookUrl, secret: sb.state().webhook.secret };
+		const harness = await trigger(sb, {}, { webhookId, staticData: legacy });
+		await harness.activate();
+		expect(apiCalls(sb, 'POST', WEBHOOK)).toBe(2);
+		expect(harness.staticData.secret).toBeUndefined();
+		expect(storedSecret(harness.staticData, sb.keys.all)).toBe(sb.state().webhook.secret);
 	});
 
 	it('a secret stored for another URL does not count as ours: registers again', async () => {
@@ -65,8 +100,8 @@ describe('Automatic registration', () => {
 		const harness = await trigger(sb, {}, { webhookId, staticData: { webhookUrl: 'https://old.example.com/x', secret: 'whsec_old' } });
 		await registerForeign(sb, harness.webhookUrl);
 		await harness.activate();
-		expect(harness.staticData.secret).toBe(sb.state().webhook.secret);
-		expect(harness.staticData.secret).not.toBe('whsec_old');
+		expect(storedSecret(harness.staticData, sb.keys.all)).toBe(sb.state().webhook.secret);
+		expect(storedSecret(harness.staticData, sb.keys.all)).not.toBe('whsec_old');
 	});
 
 	it('foreign URL registered: activation fails naming the URL and what to do; nothing changes', async () => {
@@ -81,7 +116,7 @@ describe('Automatic registration', () => {
 		expect(sb.state().webhook).toEqual({ configured: true, url: FOREIGN_URL, secret: foreignSecret });
 		expect(apiCalls(sb, 'POST', WEBHOOK)).toBe(1); // only the foreign registration
 		expect(apiCalls(sb, 'DELETE', WEBHOOK)).toBe(0); // n8n's clean-up delete left it alone
-		expect(harness.staticData.secret).toBeUndefined();
+		expect(harness.staticData.sealedSecret).toBeUndefined();
 	});
 
 	it('foreign URL registered, with "Take Over Existing Webhook": replaces it', async () => {
@@ -90,7 +125,7 @@ describe('Automatic registration', () => {
 		await harness.activate();
 		const { webhook } = sb.state();
 		expect(webhook.url).toBe(harness.webhookUrl);
-		expect(harness.staticData.secret).toBe(webhook.secret);
+		expect(storedSecret(harness.staticData, sb.keys.all)).toBe(webhook.secret);
 	});
 
 	it('deactivation never deletes a webhook that is no longer ours', async () => {
@@ -130,7 +165,7 @@ describe('Listen for test event', () => {
 		const webhookId = randomUUID();
 		const production = await trigger(sb, {}, { webhookId });
 		await production.activate();
-		const prodSecret = production.staticData.secret as string;
+		const prodSecret = (storedSecret(production.staticData, sb.keys.all) as string);
 
 		for (const takeOver of [false, true]) {
 			// n8n copies the workflow's stored static data into the test run.
@@ -164,7 +199,7 @@ describe('Listen for test event', () => {
 		expect(sb.state().webhook.url).toBe(test.webhookUrl);
 		expect(test.webhookUrl).toMatch(/\/webhook-test\//);
 
-		const answer = await test.receive(signedRequest(inboundEnvelope(), test.staticData.secret as string));
+		const answer = await test.receive(signedRequest(inboundEnvelope(), (storedSecret(test.staticData, sb.keys.all) as string)));
 		expect(answer.status).toBe(200);
 		expect(answer.workflowData?.[0]).toHaveLength(1);
 		// The harness, as n8n, deactivates the test webhook after one execution.
@@ -188,7 +223,7 @@ describe('Listen for test event', () => {
 		// The test listener ends later: its delete must not remove production.
 		await test.deactivate();
 		expect(sb.state().webhook.url).toBe(takingOver.webhookUrl);
-		expect(sb.state().webhook.secret).toBe(takingOver.staticData.secret);
+		expect(sb.state().webhook.secret).toBe(storedSecret(takingOver.staticData, sb.keys.all));
 	});
 
 	it('a copy of the workflow on another n8n (same webhookId, other host) never takes the production webhook', async () => {

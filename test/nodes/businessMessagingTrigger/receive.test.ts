@@ -13,7 +13,7 @@ import {
 	statusEnvelope,
 	useSandbox,
 } from '../../support';
-import { trigger } from './helpers';
+import { trigger, storedSecret } from './helpers';
 
 const sb = useSandbox({ reset: 'afterEach' });
 afterEach(() => {
@@ -24,7 +24,7 @@ async function activeTrigger(parameters: Record<string, unknown> = {}): Promise<
 	sb.reset();
 	const harness = await trigger(sb, parameters as never);
 	await harness.activate();
-	return { harness, secret: harness.staticData.secret as string };
+	return { harness, secret: (storedSecret(harness.staticData, sb.keys.all) as string) };
 }
 
 function expectNoExecution(answer: { workflowData?: unknown }) {
@@ -123,7 +123,7 @@ describe('signature', () => {
 
 	it('no secret stored (registration lost): every event is rejected, fail closed', async () => {
 		const { harness, secret } = await activeTrigger();
-		delete harness.staticData.secret;
+		delete harness.staticData.sealedSecret;
 		const answer = await harness.receive(signedRequest(inboundEnvelope(), secret));
 		expect(answer.status).toBe(401);
 		expectNoExecution(answer);

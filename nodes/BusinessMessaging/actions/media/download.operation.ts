@@ -1,7 +1,7 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
-import { downloadMedia } from '../../../shared/media';
-import { requireText } from '../../../shared/validate';
+import { downloadLimits, downloadMedia } from '../../../shared/media';
+import { DEFAULT_DOWNLOAD_TIMEOUT_SECONDS, DEFAULT_MAX_FILE_SIZE_MB, requireText } from '../../../shared/validate';
 import { updateDisplayOptions } from '../../helpers/descriptions';
 
 const properties: INodeProperties[] = [
@@ -23,6 +23,31 @@ const properties: INodeProperties[] = [
 		required: true,
 		default: 'data',
 		description: 'The name of the output binary field to put the file in',
+	},
+	{
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add option',
+		default: {},
+		options: [
+			{
+				displayName: 'Download Timeout (Seconds)',
+				name: 'downloadTimeout',
+				type: 'number',
+				typeOptions: { minValue: 1 },
+				default: DEFAULT_DOWNLOAD_TIMEOUT_SECONDS,
+				description: 'The whole download (every redirect and every byte) is stopped with an error after this long',
+			},
+			{
+				displayName: 'Max File Size (MB)',
+				name: 'maxFileSize',
+				type: 'number',
+				typeOptions: { minValue: 0.01, numberPrecision: 2 },
+				default: DEFAULT_MAX_FILE_SIZE_MB,
+				description: 'Larger files are stopped with an error as they arrive (counted after decompression), and nothing is kept',
+			},
+		],
 	},
 ];
 
@@ -47,10 +72,12 @@ export async function execute(
 		'Put Output File in Field',
 		itemIndex,
 	).trim();
-	const { mediaId, binary } = await downloadMedia.call(this, this.getNodeParameter('media', itemIndex), {
+	const options = this.getNodeParameter('options', itemIndex, {}) as { maxFileSize?: unknown; downloadTimeout?: unknown };
+	const { mediaId, binary, mimeTypeAsSent } = await downloadMedia.call(this, this.getNodeParameter('media', itemIndex), {
 		itemIndex,
 		fieldName: 'Media ID or URL',
 		operation: 'Media → Download',
+		limits: downloadLimits(node, options, itemIndex),
 	});
 	// The input item's JSON stays (so a following Reply still finds data.from), the
 	// file is added beside any binary the item already had.
@@ -62,6 +89,8 @@ export async function execute(
 				fileName: binary.fileName,
 				mimeType: binary.mimeType,
 				fileSize: binary.fileSize,
+				// Set when the host's type was one a browser would run (HTML, SVG, script): stored as octet-stream.
+				...(mimeTypeAsSent !== undefined && { mimeTypeAsSent }),
 			},
 		},
 		binary: { ...input.binary, [binaryPropertyName]: binary },
