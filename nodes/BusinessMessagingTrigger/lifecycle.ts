@@ -143,6 +143,16 @@ export function isManualRegistration(this: IHookFunctions | IWebhookFunctions): 
 	return this.getNodeParameter('registration', 'automatic') === 'manual';
 }
 
+/**
+ * Manual registration: workflow and node → the credential's secret as webhook() last read it
+ * (reading a credential costs n8n 2.x an expression isolate, so not on every event).
+ */
+export const manualSecrets = new Map<string, { secret: string; readAtMs: number }>();
+
+export function manualSecretKey(this: IHookFunctions | IWebhookFunctions): string {
+	return `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
+}
+
 /** The credential's Webhook Signing Secret (Manual registration), or undefined when empty. */
 export async function manualSigningSecret(this: IHookFunctions | IWebhookFunctions): Promise<string | undefined> {
 	const credentials = await this.getCredentials(CREDENTIAL_TYPE);
@@ -212,6 +222,8 @@ async function currentDecision(
 /** checkExists: true only when the webhook is ours and we hold its secret (Manual: the credential's). */
 export async function webhookExists(this: IHookFunctions): Promise<boolean> {
 	if (isManualRegistration.call(this)) {
+		// An activation may follow a change of the credential's secret: webhook() reads it afresh.
+		manualSecrets.delete(manualSecretKey.call(this));
 		if (await manualSigningSecret.call(this)) return true;
 		throw new NodeOperationError(this.getNode(), 'Registration is Manual but the credential has no Webhook Signing Secret', {
 			description:

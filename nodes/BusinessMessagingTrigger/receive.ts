@@ -30,10 +30,16 @@ import {
 	type EventEnvelope,
 	type EventType,
 } from './envelope';
-import { isManualRegistration, manualSigningSecret, type TriggerStaticData } from './lifecycle';
+import {
+	isManualRegistration,
+	manualSecretKey,
+	manualSecrets,
+	manualSigningSecret,
+	type TriggerStaticData,
+} from './lifecycle';
 import { LogThrottle, ReplayGuard } from './replay';
 import { openSecret } from './seal';
-import { SIGNATURE_HEADER, verifySignature } from './signature';
+import { SIGNATURE_HEADER, SIGNATURE_MISMATCH, verifySignature } from './signature';
 
 const LOG_PREFIX = 'Business Messaging Trigger';
 
@@ -41,6 +47,13 @@ const LOG_PREFIX = 'Business Messaging Trigger';
 const replays = new ReplayGuard();
 /** Sealed secret → the secret it opens to. */
 const openedSecrets = new Map<string, string>();
+const MANUAL_REREAD_INTERVAL_MS = 10_000;
+
+interface SigningSecret {
+	secret: string;
+	/** Reads the secret again (Manual registration, after a mismatch); undefined when read too recently. */
+	reread?: () => Promise<{ secret: string } | { problem: string }>;
+}
 const rejectionLog = new LogThrottle(10);
 
 interface ReceiveOptions {
@@ -93,20 +106,15 @@ function reject(this: IWebhookFunctions, status: 400 | 401, reason: string): IWe
 }
 
 /** The secret events are verified with, or why there is none (then every event is refused). */
-async function signingSecret(this: IWebhookFunctions): Promise<{ secret: string } | { problem: string }> {
+async function signingSecret(this: IWebhookFunctions): Promise<SigningSecret | { problem: string }> {
 	if (isManualRegistration.call(this)) {
-		let secret: string | undefined;
-		try {
-			secret = await manualSigningSecret.call(this);
-		} catch (error) {
-			return { problem: `the credential could not be read (${(error as Error).message})` };
-		}
-		return secret
-			? { secret }
-			: {
-					problem:
-						'Registration is Manual but the credential has no Webhook Signing Secret, so no event can be verified: every event is rejected until it is set',
-				};
+		const key = manualSecretKey.call(this);
+		const cached = manualSecrets.get(key);
+		const found = cached ?? (await readManualSecret.call(this, key));
+		if ('problem' in found) return found;
+		// A secret rotated in the credential: read it again when a signature does not match, at most every 10 s.
+		const stale = Date.now() - found.readAtMs >= MANUAL_REREAD_INTERVAL_MS;
+		return { secret: found.secret, reread: stale ? async () => await readManualSecret.call(this, key) : undefined };
 	}
 	const { sealedSecret } = this.getWorkflowStaticData('node') as TriggerStaticData;
 	if (typeof sealedSecret !== 'string') {
@@ -133,6 +141,27 @@ async function signingSecret(this: IWebhookFunctions): Promise<{ secret: string 
 	if (openedSecrets.size >= 1000) openedSecrets.clear();
 	openedSecrets.set(sealedSecret, secret);
 	return { secret };
+}
+
+/** The credential's Webhook Signing Secret, read (an expression isolate in n8n 2.x) and kept per node. */
+async function readManualSecret(this: IWebhookFunctions, key: string): Promise<{ secret: string; readAtMs: number } | { problem: string }> {
+	let secret: string | undefined;
+	try {
+		secret = await manualSigningSecret.call(this);
+	} catch (error) {
+		return { problem: `the credential could not be read (${(error as Error).message})` };
+	}
+	if (manualSecrets.size >= 1000) manualSecrets.clear();
+	if (!secret) {
+		manualSecrets.delete(key);
+		return {
+			problem:
+				'Registration is Manual but the credential has no Webhook Signing Secret, so no event can be verified: every event is rejected until it is set',
+		};
+	}
+	const read = { secret, readAtMs: Date.now() };
+	manualSecrets.set(key, read);
+	return read;
 }
 
 /** The request body exactly as it arrived, read now if n8n has not read it yet. */
@@ -295,11 +324,17 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	const headers = this.getHeaderData() as Record<string, string | string[] | undefined>;
 
 	// 2 to 4: signature, envelope, replay window, filters.
-	const accepted = acceptEvent(rawBody, headers[SIGNATURE_HEADER], found.secret, Date.now(), () => ({
-		events: this.getNodeParameter('events', ['message.inbound']) as unknown,
-		options: this.getNodeParameter('options', {}) as IDataObject,
-		separateOutputs: this.getNodeParameter('separateOutputs', false) as unknown,
-	}));
+	const accept = (secret: string) =>
+		acceptEvent(rawBody, headers[SIGNATURE_HEADER], secret, Date.now(), () => ({
+			events: this.getNodeParameter('events', ['message.inbound']) as unknown,
+			options: this.getNodeParameter('options', {}) as IDataObject,
+			separateOutputs: this.getNodeParameter('separateOutputs', false) as unknown,
+		}));
+	let accepted = accept(found.secret);
+	if (accepted.kind === 'reject' && accepted.reason === SIGNATURE_MISMATCH && found.reread) {
+		const fresh = await found.reread();
+		if ('secret' in fresh && fresh.secret !== found.secret) accepted = accept(fresh.secret);
+	}
 	if (accepted.kind === 'reject') return reject.call(this, accepted.status, accepted.reason);
 	if (accepted.kind === 'ignore') {
 		this.logger.debug(`${LOG_PREFIX}: event ignored: ${accepted.reason}`);

@@ -13,6 +13,8 @@ export const SIGNATURE_HEADER = 'x-service-signature';
 
 const HEADER_PATTERN = /^sha256=([0-9a-f]{64})$/i;
 
+export const SIGNATURE_MISMATCH = 'the signature does not match the body';
+
 export type SignatureResult = { valid: true } | { valid: false; reason: string };
 
 export function computeSignature(rawBody: Buffer, secret: string): string {
@@ -53,7 +55,7 @@ export function verifySignature(
 		const received = Buffer.from(match[1].toLowerCase(), 'hex');
 		const expected = Buffer.from(computeSignature(rawBody, secret), 'hex');
 		if (received.length !== expected.length || !timingSafeEqual(received, expected)) {
-			return { valid: false, reason: 'the signature does not match the body' };
+			return { valid: false, reason: SIGNATURE_MISMATCH };
 		}
 		return { valid: true };
 	} catch {

@@ -5,7 +5,8 @@ import { Logger } from '@n8n/backend-common';
 
 import type { WebhookHarness } from '../../harness';
 import { createKey } from '../businessMessaging/helpers';
-import { inboundEnvelope, signedRequest, useSandbox } from '../../support';
+import { HarnessCredentialsHelper } from '../../harness/credentials';
+import { inboundEnvelope, serviceTimestamp, signedRequest, useSandbox } from '../../support';
 import { FOREIGN_URL, api, apiCalls, registerForeign, trigger, storedSecret } from './helpers';
 
 const WEBHOOK = '/v1/console/webhook';
@@ -253,6 +254,39 @@ describe('Manual registration', () => {
 
 		expect((await harness.receive(signedRequest(inboundEnvelope(), foreignSecret))).status).toBe(200);
 		expect((await harness.receive(signedRequest(inboundEnvelope(), 'whsec_wrong'))).status).toBe(401);
+	});
+
+	it('reads the credential once for many events, and again only when a signature does not match, at most every 10 s', async () => {
+		const secret = `whsec_${'ab'.repeat(32)}`;
+		const rotated = `whsec_${'cd'.repeat(32)}`;
+		const harness = await trigger(sb, { registration: 'manual' }, { credentialExtra: { webhookSecret: secret } });
+		await harness.activate();
+		let current = secret;
+		const original = HarnessCredentialsHelper.prototype.getDecrypted;
+		const reads = jest.spyOn(HarnessCredentialsHelper.prototype, 'getDecrypted').mockImplementation(async function (this: HarnessCredentialsHelper, ...args) {
+			const data = await original.apply(this, args);
+			return { ...data, webhookSecret: current };
+		});
+		let now = Date.now();
+		jest.spyOn(Date, 'now').mockImplementation(() => now);
+		const event = (text: string) => signedRequest(inboundEnvelope({ text }, serviceTimestamp(now)), current);
+
+		for (let i = 0; i < 20; i++) expect((await harness.receive(event(`m${i}`))).status).toBe(200);
+		expect(reads.mock.calls.length).toBeLessThanOrEqual(1);
+		const afterFirst = reads.mock.calls.length;
+
+		// Forged signatures do not make the node read the credential again and again.
+		for (let i = 0; i < 20; i++) expect((await harness.receive(signedRequest(inboundEnvelope({ text: `f${i}` }), 'whsec_forged'))).status).toBe(401);
+		now += 11_000;
+		for (let i = 0; i < 20; i++) expect((await harness.receive(signedRequest(inboundEnvelope({ text: `g${i}` }, serviceTimestamp(now)), 'whsec_forged'))).status).toBe(401);
+		expect(reads.mock.calls.length - afterFirst).toBeLessThanOrEqual(1);
+
+		// The secret is rotated in the credential: the first event signed with it is accepted once the interval has passed.
+		current = rotated;
+		now += 11_000;
+		expect((await harness.receive(event('after rotation'))).status).toBe(200);
+		expect((await harness.receive(event('after rotation, again'))).status).toBe(200);
+		jest.restoreAllMocks();
 	});
 
 	it('without a Webhook Signing Secret in the credential, activation fails (fail closed)', async () => {
