@@ -1,6 +1,10 @@
 import type {
 	IHookFunctions,
-	INodeType, INodeTypeDescription, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
+	INodeType,
+	INodeTypeDescription,
+	IWebhookFunctions,
+	IWebhookResponseData,
+} from 'n8n-workflow';
 
 import { CREDENTIAL_TYPE } from '../shared/transport';
 import { OUTPUTS_EXPRESSION, properties } from './description';

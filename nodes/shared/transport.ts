@@ -12,6 +12,7 @@ import type {
 	IHttpRequestOptions,
 	ILoadOptionsFunctions,
 	INode,
+	IPollFunctions,
 	IWebhookFunctions,
 	JsonObject,
 } from 'n8n-workflow';
@@ -25,7 +26,7 @@ export type { RequestContext } from './errors';
 
 export const CREDENTIAL_TYPE = 'businessMessagingApi';
 
-export type ApiContext = IExecuteFunctions | IHookFunctions | IWebhookFunctions | ILoadOptionsFunctions;
+export type ApiContext = IExecuteFunctions | IHookFunctions | IWebhookFunctions | ILoadOptionsFunctions | IPollFunctions;
 
 /** Node's Readable, named without importing 'stream' (the scanner allows no such import). */
 export type Readable = Exclude<Parameters<IExecuteFunctions['helpers']['prepareBinaryData']>[0], Buffer>;

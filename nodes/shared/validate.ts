@@ -157,6 +157,29 @@ export function requireText(node: INode, value: unknown, fieldName: string, item
 	return value;
 }
 
+// Control characters are tested by code rather than with a regular expression: ESLint's
+// no-control-regex (in n8n's default lint config) refuses control characters in a regex.
+
+/** True when the text holds a C0 control character (U+0000 to U+001F: CR, LF, NUL, ...) or DEL (U+007F). */
+function hasControlCharacter(text: string): boolean {
+	for (let i = 0; i < text.length; i++) {
+		const code = text.charCodeAt(i);
+		if (code <= 0x1f || code === 0x7f) return true;
+	}
+	return false;
+}
+
+/** The text without C0 and C1 control characters (CR, LF, NUL, ..., U+007F to U+009F) and the Unicode line separators (U+2028, U+2029). */
+function withoutControlCharacters(text: string): string {
+	let kept = '';
+	for (let i = 0; i < text.length; i++) {
+		const code = text.charCodeAt(i);
+		if (code <= 0x1f || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029) continue;
+		kept += text[i];
+	}
+	return kept;
+}
+
 /**
  * An ID that goes into a URL path: one segment, encoded. Slashes and dot segments are
  * refused outright, because URL normalisation would turn `..` or `a/b` into another endpoint.
@@ -170,7 +193,7 @@ export function pathSegment(node: INode, value: unknown, fieldName: string, item
 		});
 	}
 	const id = requireText(node, text, fieldName, itemIndex).trim();
-	if (id.includes('/') || id.includes('\\') || id === '.' || id === '..' || /[\u0000-\u001f\u007f]/.test(id)) {
+	if (id.includes('/') || id.includes('\\') || id === '.' || id === '..' || hasControlCharacter(id)) {
 		throw new NodeOperationError(node, `${fieldName} "${id.slice(0, 100)}" is not a valid ID`, {
 			itemIndex,
 			description: `${fieldName} must be a single ID, without slashes, dot segments or control characters. ${NOTHING_SENT}`,
@@ -446,9 +469,7 @@ export const MAX_FILE_NAME_LENGTH = 200;
  * `fallback` (the media id) when nothing usable is left.
  */
 export function safeFileName(sent: string | undefined, fallback: string): string {
-	const cleaned = (sent ?? '')
-		// C0 and C1 control characters (CR, LF, NUL, ...) and the Unicode line separators
-		.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, '')
+	const cleaned = withoutControlCharacters(sent ?? '')
 		.replace(/[/\\]/g, '_')
 		.trim()
 		.replace(/^\.+/, '');

@@ -61,6 +61,10 @@ export const PACKAGE_NODE_SOURCES: Record<string, { file: string; className: str
 		file: 'nodes/BusinessMessagingTrigger/BusinessMessagingTrigger.node.ts',
 		className: 'BusinessMessagingTrigger',
 	},
+	'n8n-nodes-business-messaging.businessMessagingPollingTrigger': {
+		file: 'nodes/BusinessMessagingPollingTrigger/BusinessMessagingPollingTrigger.node.ts',
+		className: 'BusinessMessagingPollingTrigger',
+	},
 };
 
 const loadedPackageNodes = new Map<string, INodeType | IVersionedNodeType>();

@@ -3,10 +3,16 @@ import { performance } from 'node:perf_hooks';
 /** Real time plus an offset that tests move forward; every time rule of the sandbox reads this clock. */
 export class SandboxClock {
 	private offsetMs = 0;
+	private lastMicros = 0;
 
-	/** Epoch milliseconds with a sub-millisecond fraction, so timestamps carry real-looking microseconds. */
+	/**
+	 * Epoch milliseconds with a sub-millisecond fraction, so timestamps carry real-looking
+	 * microseconds; never earlier than the last reading (CONTRACT C1: records are ordered by it).
+	 */
 	nowMs(): number {
-		return Date.now() + (performance.now() % 1) + this.offsetMs;
+		const reading = Math.floor((Date.now() + (performance.now() % 1) + this.offsetMs) * 1000);
+		this.lastMicros = Math.max(reading, this.lastMicros + 1);
+		return this.lastMicros / 1000;
 	}
 
 	now(): Date {
@@ -23,6 +29,7 @@ export class SandboxClock {
 
 	reset(): void {
 		this.offsetMs = 0;
+		this.lastMicros = 0;
 	}
 
 	/** The service's timestamp shape: 2026-11-22T10:15:30.123456+00:00. */
@@ -33,7 +40,7 @@ export class SandboxClock {
 
 export function formatMicroTimestamp(epochMs: number): string {
 	const wholeMs = Math.floor(epochMs);
-	const micros = Math.min(999, Math.floor((epochMs - wholeMs) * 1000));
+	const micros = Math.min(999, Math.round((epochMs - wholeMs) * 1000));
 	const iso = new Date(wholeMs).toISOString(); // 2026-11-22T10:15:30.123Z
 	return `${iso.slice(0, 23)}${String(micros).padStart(3, '0')}+00:00`;
 }
