@@ -49,6 +49,8 @@ const keep = process.env.E2E_KEEP === '1';
 if (line !== 1 && line !== 2) throw new Error('--line must be 1 or 2');
 if (!tarball) throw new Error('--tarball <path to the npm pack output> is required');
 
+const POLLING_TYPE = 'n8n-nodes-business-messaging.businessMessagingPollingTrigger';
+const POLLING_NAME = 'Business Messaging Polling Trigger';
 const results: CheckResult[] = [];
 const timings: Record<string, number> = {};
 
@@ -133,11 +135,11 @@ async function runChecks(n8n: N8nProcess, sandbox: Sandbox, installDir: string):
 
 	await check('node types: trigger, action and its AI tool variant are listed', async () => {
 		const names = await client.nodeTypeNames();
-		const missing = [TRIGGER_TYPE, ACTION_TYPE, TOOL_TYPE].filter((type) => !names.includes(type));
+		const missing = [TRIGGER_TYPE, POLLING_TYPE, ACTION_TYPE, TOOL_TYPE].filter((type) => !names.includes(type));
 		expect(missing.length === 0, `missing from /types/nodes.json: ${missing.join(', ')} (package types seen: ${names.filter((n) => n.startsWith('n8n-nodes-business-messaging')).join(', ') || 'none'})`);
 		const credentialTypes = await client.request<Array<{ name: string }>>('GET', '/types/credentials.json');
 		expect(credentialTypes.some((c) => c.name === CREDENTIAL_TYPE), `credential type ${CREDENTIAL_TYPE} not listed`);
-		return `${TRIGGER_TYPE}, ${ACTION_TYPE}, ${TOOL_TYPE}, credential ${CREDENTIAL_TYPE}`;
+		return `${TRIGGER_TYPE}, ${POLLING_TYPE}, ${ACTION_TYPE}, ${TOOL_TYPE}, credential ${CREDENTIAL_TYPE}`;
 	});
 
 	await check("credential Test button: good key OK; revoked key and key without balance:read fail", async () => {
@@ -490,6 +492,54 @@ async function runChecks(n8n: N8nProcess, sandbox: Sandbox, installDir: string):
 		await noNewExecution(3000);
 		await client.deactivate(deliveryStatus.id);
 		return `message ${reply.id}: ${seen.join(', ')}; an inbound event started nothing`;
+	});
+
+	await check('Polling Trigger (no public address): no webhook registered, another system\'s webhook untouched; new messages each emitted once, oldest first, within one poll interval', async () => {
+		// Another system's webhook on the account; deliveries to it fail (connection refused), as for an n8n the service cannot reach.
+		const foreign = 'http://127.0.0.1:9/another-system';
+		const registered = await fetch(`${sandbox.baseUrl}/v1/console/webhook`, {
+			method: 'POST',
+			headers: { authorization: `Bearer ${sandbox.keys.all}`, 'content-type': 'application/json' },
+			body: JSON.stringify({ url: foreign }),
+		});
+		expect(registered.status === 201, `registering the foreign webhook: ${registered.status}`);
+		const webhookBefore = (await control.state()).webhook;
+		await control.inbound({ from: '+33612345678', contact_name: 'Ada', number, text: 'polling: before activation' });
+		const workflow = await client.createWorkflow({
+			name: 'Polling trigger (e2e)',
+			nodes: [
+				{
+					name: POLLING_NAME,
+					type: POLLING_TYPE,
+					typeVersion: 1,
+					position: [0, 0],
+					parameters: { pollTimes: { item: [{ mode: 'everyMinute' }] }, events: ['message.inbound', 'message.echo'] },
+					credentials: { [CREDENTIAL_TYPE]: { id: imported!.credentialId, name: CREDENTIAL_NAME } },
+				},
+				{ name: 'No Operation', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [200, 0], parameters: {} },
+			],
+			connections: { [POLLING_NAME]: { main: [[{ node: 'No Operation', type: 'main', index: 0 }]] } },
+			settings: { executionOrder: 'v1' },
+		});
+		const outcome = await client.activateAndSettle(workflow.id);
+		expect(outcome.ok, `activating the polling workflow failed: ${outcome.ok ? '' : outcome.message}`);
+		const texts = ['polling: one', 'polling: two', 'polling: three'];
+		const sentAt = Date.now();
+		for (const text of texts) await control.inbound({ from: '+33612345678', contact_name: 'Ada', number, text });
+		await control.echo({ to: '+33612345678', number, text: 'polling: echo' });
+		const execution = await nextExecution(workflow.id, 135_000);
+		const latencyS = ((Date.now() - sentAt) / 1000).toFixed(0);
+		expect(execution.status === 'success', `execution ${execution.id} ended ${execution.status}`);
+		const items = (await client.executionOutput(execution.id)).nodes[POLLING_NAME] as Array<{ event: string; polled: boolean; data: { text: string } }>;
+		const got = items.map((item) => `${item.event}:${item.data.text}`);
+		expect(
+			JSON.stringify(got) === JSON.stringify([...texts.map((text) => `message.inbound:${text}`), 'message.echo:polling: echo']),
+			`emitted ${JSON.stringify(got)}`,
+		);
+		const webhookAfter = (await control.state()).webhook;
+		expect(webhookAfter.url === webhookBefore.url && webhookAfter.secret === webhookBefore.secret, `the account's webhook changed: ${JSON.stringify(webhookAfter.url)}`);
+		await client.deactivate(workflow.id);
+		return `${items.length} items in execution ${execution.id}, ${latencyS} s after sending; the message from before activation not emitted; webhook still ${foreign}`;
 	});
 }
 
