@@ -133,13 +133,18 @@ async function runChecks(n8n: N8nProcess, sandbox: Sandbox, installDir: string):
 	const number = sandbox.numbers[0].phone_number_id;
 	await client.setupOwner();
 
-	await check('node types: trigger, action and its AI tool variant are listed', async () => {
+	await check('node types: triggers, action and its AI tool variant are listed; the credential with authenticate (offered in HTTP Request)', async () => {
 		const names = await client.nodeTypeNames();
 		const missing = [TRIGGER_TYPE, POLLING_TYPE, ACTION_TYPE, TOOL_TYPE].filter((type) => !names.includes(type));
 		expect(missing.length === 0, `missing from /types/nodes.json: ${missing.join(', ')} (package types seen: ${names.filter((n) => n.startsWith('n8n-nodes-business-messaging')).join(', ') || 'none'})`);
-		const credentialTypes = await client.request<Array<{ name: string }>>('GET', '/types/credentials.json');
-		expect(credentialTypes.some((c) => c.name === CREDENTIAL_TYPE), `credential type ${CREDENTIAL_TYPE} not listed`);
-		return `${TRIGGER_TYPE}, ${POLLING_TYPE}, ${ACTION_TYPE}, ${TOOL_TYPE}, credential ${CREDENTIAL_TYPE}`;
+		const credentialTypes = await client.request<Array<{ name: string; authenticate?: unknown }>>('GET', '/types/credentials.json');
+		const credentialType = credentialTypes.find((c) => c.name === CREDENTIAL_TYPE);
+		expect(credentialType, `credential type ${CREDENTIAL_TYPE} not listed`);
+		// The editor offers a credential in the HTTP Request node (Predefined Credential Type) only when
+		// its listing carries `authenticate`; n8n copies credential types with an object spread, which
+		// keeps an instance property but drops a class method.
+		expect(credentialType.authenticate !== undefined, `${CREDENTIAL_TYPE} is listed without authenticate: the HTTP Request node would not offer it`);
+		return `${TRIGGER_TYPE}, ${POLLING_TYPE}, ${ACTION_TYPE}, ${TOOL_TYPE}, credential ${CREDENTIAL_TYPE} (with authenticate)`;
 	});
 
 	await check("credential Test button: good key OK; revoked key and key without balance:read fail", async () => {
