@@ -1,6 +1,7 @@
 import type { INodeExecutionData, INodeType, INodeTypeDescription, IPollFunctions } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
+import { MESSAGE_EVENT_OPTIONS } from '../BusinessMessagingTrigger/description';
 import { CREDENTIAL_TYPE } from '../shared/transport';
 import { DEFAULT_MAX_PER_POLL, MAX_RECOVER_MINUTES, pollMessages } from './poll';
 
@@ -39,19 +40,7 @@ export class BusinessMessagingPollingTrigger implements INodeType {
 				type: 'multiOptions',
 				required: true,
 				noDataExpression: true,
-				options: [
-					{
-						name: 'Echo',
-						value: 'message.echo',
-						description:
-							"A message sent from the platform's own business app (not through the API). Leave off for auto-reply flows, or they answer their own messages.",
-					},
-					{
-						name: 'Inbound Message',
-						value: 'message.inbound',
-						description: 'A message an end user sent to one of your numbers',
-					},
-				],
+				options: MESSAGE_EVENT_OPTIONS,
 				default: ['message.inbound'],
 				description: 'Which stored messages start the workflow',
 			},

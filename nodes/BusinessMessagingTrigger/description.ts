@@ -1,4 +1,4 @@
-import type { ExpressionString, INodeProperties } from 'n8n-workflow';
+import type { ExpressionString, INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 
 import { DEFAULT_MAX_AGE_SECONDS, EVENT_TYPES, MAX_EVENT_AGE_SECONDS, type EventType } from './envelope';
 import { DEFAULT_DOWNLOAD_TIMEOUT_SECONDS, DEFAULT_MAX_FILE_SIZE_MB } from '../shared/validate';
@@ -27,6 +27,21 @@ export const OUTPUTS_EXPRESSION = (
 	'const list = ["message.inbound", "message.status", "message.echo"].filter((e) => chosen.includes(e)); ' +
 	'return (list.length ? list : ["message.inbound"]).map((e) => ({ type: "main", displayName: names[e] })); ' +
 	'})($parameter) }}') as ExpressionString;
+
+/** The two events the service also stores (so the Polling Trigger offers them too). */
+export const MESSAGE_EVENT_OPTIONS: INodePropertyOptions[] = [
+	{
+		name: 'Echo',
+		value: 'message.echo',
+		description:
+			"A message sent from the platform's own business app (not through the API). Leave off for auto-reply flows, or they answer their own messages.",
+	},
+	{
+		name: 'Inbound Message',
+		value: 'message.inbound',
+		description: 'A message an end user sent to one of your numbers',
+	},
+];
 
 export const properties: INodeProperties[] = [
 	{
@@ -65,17 +80,7 @@ export const properties: INodeProperties[] = [
 		required: true,
 		noDataExpression: true,
 		options: [
-			{
-				name: 'Echo',
-				value: 'message.echo',
-				description:
-					"A message sent from the platform's own business app (not through the API). Leave off for auto-reply flows, or they answer their own messages.",
-			},
-			{
-				name: 'Inbound Message',
-				value: 'message.inbound',
-				description: 'A message an end user sent to one of your numbers',
-			},
+			...MESSAGE_EVENT_OPTIONS,
 			{
 				name: 'Status Update',
 				value: 'message.status',
