@@ -1,8 +1,8 @@
 /**
  * One poll: for each selected event, read the stored messages newer than the watermark
  * (GET /v1/messages/inbound, newest first, following next_cursor until the watermark is
- * reached), emit them oldest first as the webhook trigger's {event, data, timestamp} items,
- * and move the watermark. The watermark lives in the node's static data, which n8n saves
+ * reached), emit them oldest first (inbound and echo interleaved as stored) as the webhook
+ * trigger's {event, data, timestamp} items, and move the watermark. The watermark lives in the node's static data, which n8n saves
  * when a poll emits; only the instance that polls (the main one in queue mode) writes it.
  */
 import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workflow';
@@ -70,7 +70,7 @@ export async function pollMessages(this: IPollFunctions): Promise<INodeExecution
 	const maxPerPoll = Math.min(Math.max(Number(options.maxPerPoll) || DEFAULT_MAX_PER_POLL, 1), 10_000);
 	const recoverMinutes = Math.min(Math.max(Number(options.recoverMinutes) || 0, 0), MAX_RECOVER_MINUTES);
 
-	const items: INodeExecutionData[] = [];
+	const emitted: Array<{ event: PolledEvent; record: IDataObject }> = [];
 	for (const event of events) {
 		// First poll after the first activation: start now, or as far back as the option says.
 		const watermark = watermarks[event] ?? { createdAt: new Date(Date.now() - recoverMinutes * 60_000).toISOString(), ids: [] };
@@ -82,7 +82,9 @@ export async function pollMessages(this: IPollFunctions): Promise<INodeExecution
 				`Business Messaging Polling Trigger: ${selection.left} more ${event} message(s) wait for the next poll (Max Messages per Poll is ${maxPerPoll})`,
 			);
 		}
-		items.push(...selection.emit.filter(keep).map((record) => asEventItem(event, record)));
+		emitted.push(...selection.emit.filter(keep).map((record) => ({ event, record })));
 	}
-	return items.length > 0 ? [items] : null;
+	// Inbound messages and echoes in the order they were stored, as they happened in the conversation.
+	emitted.sort((a, b) => byAge(a.record, b.record));
+	return emitted.length > 0 ? [emitted.map(({ event, record }) => asEventItem(event, record))] : null;
 }

@@ -41,16 +41,17 @@ describe('Business Messaging Polling Trigger', () => {
 		expect(sb.state().requests.filter((request) => request.path.startsWith('/v1/console/webhook'))).toEqual([]);
 	});
 
-	it('echoes only when selected, as message.echo; Receiving Numbers filters', async () => {
+	it('echoes only when selected, as message.echo, interleaved with inbound messages in stored order; Receiving Numbers filters', async () => {
 		const trigger = await polling(sb, { events: ['message.inbound', 'message.echo'], options: { numbers: sb.numbers[1].phone_number_id } });
 		await trigger.poll();
 		await echo(sb, { text: 'from the app', number: sb.numbers[1].phone_number_id });
 		await inbound(sb, { text: 'other number', number: sb.numbers[0].phone_number_id });
 		await inbound(sb, { text: 'this number', number: sb.numbers[1].phone_number_id });
 		const items = (await trigger.poll())![0].map((entry) => [entry.json.event, (entry.json.data as { text: string }).text]);
+		// In the order they were stored: the echo was sent first.
 		expect(items).toEqual([
-			['message.inbound', 'this number'],
 			['message.echo', 'from the app'],
+			['message.inbound', 'this number'],
 		]);
 		const inboundOnly = await polling(sb);
 		await inboundOnly.poll();
