@@ -141,14 +141,31 @@ async function fire(url: string, events: Array<{ body: Buffer; signature: string
 	return { latencies, ok, non2xx, errors, wallMs, firstProblem };
 }
 
+/**
+ * BENCH_TRIGGER_REGISTRATION=manual measures the trigger in Manual registration instead: its
+ * secret comes from the credential (a second one, with a Webhook Signing Secret), nothing is
+ * registered with the sandbox, and the events are posted to the node's production URL.
+ */
+const REGISTRATION = process.env.BENCH_TRIGGER_REGISTRATION === 'manual' ? 'manual' : 'automatic';
+const MANUAL_SECRET = `whsec_${'5e'.repeat(32)}`;
+
 export async function runWebhookBench(env: BenchEnvironment, options: WebhookOptions = DEFAULT_WEBHOOK_OPTIONS): Promise<WebhookResult> {
-	const { client, control, credential } = env;
+	const { client, control } = env;
 	const number = env.sandbox.numbers[0].phone_number_id;
+	const credential =
+		REGISTRATION === 'manual'
+			? await client.createCredential('Business Messaging (bench, manual)', 'businessMessagingApi', {
+					apiKey: env.sandbox.keys.all,
+					baseUrl: env.sandbox.baseUrl,
+					webhookSecret: MANUAL_SECRET,
+				})
+			: env.credential;
+	const triggerWebhookId = randomUUID();
 	const ours = await client.createWorkflow({
-		name: 'bench: Business Messaging Trigger',
+		name: `bench: Business Messaging Trigger (${REGISTRATION})`,
 		nodes: [
-			node('Business Messaging Trigger', TRIGGER_TYPE, 1, { registration: 'automatic', events: ['message.inbound'], options: {} }, 0, {
-				webhookId: randomUUID(),
+			node('Business Messaging Trigger', TRIGGER_TYPE, 1, { registration: REGISTRATION, events: ['message.inbound'], options: {} }, 0, {
+				webhookId: triggerWebhookId,
 				credentials: { businessMessagingApi: { id: credential.id, name: credential.name } },
 			}),
 		],
@@ -169,12 +186,13 @@ export async function runWebhookBench(env: BenchEnvironment, options: WebhookOpt
 		if (!outcome.ok) throw new Error(`activating "${workflow.name}" failed: ${outcome.message}`);
 	}
 	const state = await control.state();
-	if (!state.webhook.configured || !state.webhook.url || !state.webhook.secret) {
+	if (REGISTRATION === 'automatic' && (!state.webhook.configured || !state.webhook.url || !state.webhook.secret)) {
 		throw new Error('the trigger did not register its webhook with the sandbox');
 	}
-	const secret = state.webhook.secret;
+	const secret = REGISTRATION === 'manual' ? MANUAL_SECRET : (state.webhook.secret as string);
+	const ourUrl = REGISTRATION === 'manual' ? `${env.n8n.url}/webhook/${triggerWebhookId}/webhook` : (state.webhook.url as string);
 	const targets: Record<Side, { url: string; workflowId: string }> = {
-		ours: { url: state.webhook.url, workflowId: ours.id },
+		ours: { url: ourUrl, workflowId: ours.id },
 		theirs: { url: `${env.n8n.url}/webhook/${webhookPath}`, workflowId: theirs.id },
 	};
 	// Production webhooks answer a moment after activation: wait until both take a signed event.
