@@ -8,7 +8,7 @@
  * MAX_MEDIA_REDIRECTS), and the bytes are counted as they stream (after decompression) under
  * a size limit and a deadline for the whole download.
  */
-import type { IBinaryData, IExecuteFunctions, INode, IWebhookFunctions } from 'n8n-workflow';
+import type { IBinaryData, IExecuteFunctions, IWebhookFunctions } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { bodyAsText, type RequestContext } from './errors';
@@ -22,48 +22,19 @@ import {
 	type Readable,
 } from './transport';
 import {
-	DEFAULT_DOWNLOAD_TIMEOUT_SECONDS,
-	DEFAULT_MAX_FILE_SIZE_MB,
+	downloadLimits,
 	mediaAddressProblem,
 	mediaIdFromReference,
 	mediaUrlProblem,
 	safeFileName,
 	storedMimeType,
+	type DownloadLimits,
 } from './validate';
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
 /** Redirects the media host may add after the service's own 302. */
 export const MAX_MEDIA_REDIRECTS = 3;
-
-export interface DownloadLimits {
-	maxFileSizeMb: number;
-	timeoutSeconds: number;
-}
-
-/**
- * The limits from a node's options ("Max File Size (MB)", "Download Timeout (Seconds)"):
- * the defaults when left empty, a NodeOperationError naming the option when not a positive number.
- */
-export function downloadLimits(
-	node: INode,
-	options: { maxFileSize?: unknown; downloadTimeout?: unknown },
-	itemIndex?: number,
-): DownloadLimits {
-	const positive = (value: unknown, fallback: number, label: string): number => {
-		if (value === undefined || value === null || value === '') return fallback;
-		const number = typeof value === 'string' ? Number(value) : value;
-		if (typeof number === 'number' && Number.isFinite(number) && number > 0) return number;
-		throw new NodeOperationError(node, `${label} must be a number above 0, got ${JSON.stringify(value)?.slice(0, 50)}`, {
-			itemIndex,
-			description: 'Nothing was downloaded. Leave it empty for the default.',
-		});
-	};
-	return {
-		maxFileSizeMb: positive(options.maxFileSize, DEFAULT_MAX_FILE_SIZE_MB, 'Max File Size (MB)'),
-		timeoutSeconds: positive(options.downloadTimeout, DEFAULT_DOWNLOAD_TIMEOUT_SECONDS, 'Download Timeout (Seconds)'),
-	};
-}
 
 function header(headers: RawResponse['headers'], name: string): string | undefined {
 	const value = headers[name];

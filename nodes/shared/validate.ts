@@ -431,6 +431,35 @@ export function mediaAddressProblem(address: string, baseUrl: URL): string | und
 export const DEFAULT_MAX_FILE_SIZE_MB = 100;
 export const DEFAULT_DOWNLOAD_TIMEOUT_SECONDS = 300;
 
+export interface DownloadLimits {
+	maxFileSizeMb: number;
+	timeoutSeconds: number;
+}
+
+/**
+ * The limits from a node's options ("Max File Size (MB)", "Download Timeout (Seconds)"):
+ * the defaults when left empty, a NodeOperationError naming the option when not a positive number.
+ */
+export function downloadLimits(
+	node: INode,
+	options: { maxFileSize?: unknown; downloadTimeout?: unknown },
+	itemIndex?: number,
+): DownloadLimits {
+	const positive = (value: unknown, fallback: number, label: string): number => {
+		if (value === undefined || value === null || value === '') return fallback;
+		const number = typeof value === 'string' ? Number(value) : value;
+		if (typeof number === 'number' && Number.isFinite(number) && number > 0) return number;
+		throw new NodeOperationError(node, `${label} must be a number above 0, got ${JSON.stringify(value)?.slice(0, 50)}`, {
+			itemIndex,
+			description: 'Nothing was downloaded. Leave it empty for the default.',
+		});
+	};
+	return {
+		maxFileSizeMb: positive(options.maxFileSize, DEFAULT_MAX_FILE_SIZE_MB, 'Max File Size (MB)'),
+		timeoutSeconds: positive(options.downloadTimeout, DEFAULT_DOWNLOAD_TIMEOUT_SECONDS, 'Download Timeout (Seconds)'),
+	};
+}
+
 /**
  * Types a browser would run or render as a page (script, HTML, SVG, XML with stylesheets):
  * a file from a customer is stored as opaque bytes instead, so opening it from n8n cannot act.

@@ -2,8 +2,9 @@
 // type it is stored under. Literal addresses and names only: nothing here opens a connection.
 import type { IExecuteFunctions, INode } from 'n8n-workflow';
 
-import { checkMediaTarget, downloadLimits } from '../../../nodes/shared/media';
+import { checkMediaTarget } from '../../../nodes/shared/media';
 import {
+	downloadLimits,
 	ipAddressClass,
 	mediaAddressProblem,
 	mediaUrlProblem,

@@ -1,7 +1,7 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
-import { downloadLimits, downloadMedia } from '../../../shared/media';
-import { DEFAULT_DOWNLOAD_TIMEOUT_SECONDS, DEFAULT_MAX_FILE_SIZE_MB, requireText } from '../../../shared/validate';
+import { downloadMedia } from '../../../shared/media';
+import { DEFAULT_DOWNLOAD_TIMEOUT_SECONDS, DEFAULT_MAX_FILE_SIZE_MB, downloadLimits, requireText } from '../../../shared/validate';
 import { updateDisplayOptions } from '../../helpers/descriptions';
 
 const properties: INodeProperties[] = [
