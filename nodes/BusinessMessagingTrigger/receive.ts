@@ -17,9 +17,9 @@ import type {
 	IWebhookResponseData,
 } from 'n8n-workflow';
 
-import { downloadLimits, downloadMedia } from '../shared/media';
+import { downloadMedia } from '../shared/media';
 import { CREDENTIAL_TYPE } from '../shared/transport';
-import { splitList } from '../shared/validate';
+import { downloadLimits, splitList } from '../shared/validate';
 import { outputLayout } from './description';
 import {
 	DEFAULT_MAX_AGE_SECONDS,
@@ -93,12 +93,17 @@ function filterReason(envelope: EventEnvelope, events: string[], options: Receiv
 	return undefined;
 }
 
-function reject(this: IWebhookFunctions, status: 400 | 401, reason: string): IWebhookResponseData {
+/**
+ * Answers a refused request. Its log line (an error when the receiver itself is misconfigured,
+ * `problem`) counts against the same bound as every rejection: a flood must not flood the log.
+ */
+function reject(this: IWebhookFunctions, status: 400 | 401, reason: string, problem?: string): IWebhookResponseData {
 	const meta = { node: this.getNode().name, workflowId: this.getWorkflow().id };
 	const flush = (left: number) =>
 		this.logger.warn(`${LOG_PREFIX}: ${left} more rejected request(s) in the last minute were not logged`, meta);
 	if (rejectionLog.allow(Date.now(), flush)) {
-		this.logger.warn(`${LOG_PREFIX}: rejected a request (${status}): ${reason}`, meta);
+		if (problem) this.logger.error(`${LOG_PREFIX}: ${problem}`, meta);
+		else this.logger.warn(`${LOG_PREFIX}: rejected a request (${status}): ${reason}`, meta);
 	}
 	const res = this.getResponseObject();
 	if (!res.headersSent) res.status(status).json({ error: status === 401 ? 'unauthorized' : 'bad_request', reason });
@@ -314,8 +319,7 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	// 1. The secret: without one nothing is accepted (fail closed).
 	const found = await signingSecret.call(this);
 	if ('problem' in found) {
-		this.logger.error(`${LOG_PREFIX}: ${found.problem}`, { node: this.getNode().name });
-		return reject.call(this, 401, 'no signing secret is configured for this receiver');
+		return reject.call(this, 401, 'no signing secret is configured for this receiver', found.problem);
 	}
 
 	// n8n's form parser has already consumed a multipart body: then there are no raw bytes to verify.

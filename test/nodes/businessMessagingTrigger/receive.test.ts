@@ -249,6 +249,19 @@ describe('requests that are not a signed JSON envelope never cause work', () => 
 		expect(answer.error).toBeUndefined();
 	});
 
+	it('a flood to a receiver without a signing secret writes at most 10 error lines a minute', async () => {
+		const { harness, secret } = await activeTrigger();
+		delete harness.staticData.sealedSecret;
+		const errors: string[] = [];
+		jest.spyOn(Logger.prototype, 'error').mockImplementation((message: string) => {
+			errors.push(message);
+		});
+		for (let i = 0; i < 50; i++) {
+			expect((await harness.receive(signedRequest(inboundEnvelope({ text: `flood ${i}` }), secret))).status).toBe(401);
+		}
+		expect(errors.filter((line) => line.includes('no signing secret is stored')).length).toBeLessThanOrEqual(10);
+	});
+
 	it('a flood of bad requests writes at most 10 warnings a minute to n8n\'s log', async () => {
 		const { harness } = await activeTrigger();
 		const warnings: string[] = [];
