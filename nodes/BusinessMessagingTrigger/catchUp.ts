@@ -11,7 +11,7 @@
  * (the service waits about 8 s and never retries), and recovers those without a successful
  * delivery. Its watermark lives in the node's static data, which n8n saves on each emit.
  */
-import type { IDataObject, INodeExecutionData, ITriggerFunctions, ITriggerResponse } from 'n8n-workflow';
+import type { IDataObject, INodeExecutionData, IRun, ITriggerFunctions, ITriggerResponse } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
 import { MESSAGE_EVENTS, readDeliveries, readHistory, storedMessageItem, type Delivery, type MessageEvent } from '../shared/history';
@@ -25,10 +25,13 @@ import {
 	SETTLE_MS,
 } from './catchUpOptions';
 import { outputLayout } from './description';
+import type { EventType } from './envelope';
 import type { TriggerStaticData } from './lifecycle';
 import { workflowDataFor } from './receive';
 
 const LOG_PREFIX = 'Business Messaging Trigger (catch-up)';
+/** How long a contact's next recovered message waits for the previous execution to end (a workflow may wait for hours). */
+const CONVERSATION_WAIT_MS = 30_000;
 const OPERATION = 'Trigger → Catch Up Missed Messages';
 
 export type OnActivation = 'sinceLastActive' | 'fromActivation';
@@ -122,6 +125,54 @@ export function recoveredItem(recovery: Recovery): INodeExecutionData {
 	return storedMessageItem(recovery.event, recovery.record, { recovered: true, delivery_failure: recovery.reason ?? 'no delivery was logged' });
 }
 
+/** A contact's conversation on one number: its recovered messages run one after another. */
+function conversationOf(recovery: Recovery): string {
+	const { record } = recovery;
+	return `${String(record.number ?? '')}:${String(recovery.event === 'message.echo' ? record.to : record.from)}`;
+}
+
+/**
+ * One execution per recovered message, as the webhook starts them. A contact's messages run one
+ * after another, oldest first (the next is emitted when the previous execution has ended, or
+ * after CONVERSATION_WAIT_MS), so a bot or a CRM sees a conversation in order; different
+ * contacts run side by side. The watermark moves only over the oldest messages that are all
+ * emitted, so a restart never skips one.
+ */
+async function emitInConversationOrder(
+	this: ITriggerFunctions,
+	recover: Recovery[],
+	layout: EventType[] | null,
+	state: CatchUpState,
+	isClosed: () => boolean,
+	persist: () => void,
+): Promise<void> {
+	const emitted = recover.map(() => false);
+	let prefix = 0;
+	const chains = new Map<string, Promise<void>>();
+	recover.forEach((recovery, index) => {
+		const key = conversationOf(recovery);
+		const previous = chains.get(key) ?? Promise.resolve();
+		chains.set(
+			key,
+			previous.then(async () => {
+				if (isClosed()) return;
+				emitted[index] = true;
+				while (prefix < recover.length && emitted[prefix]) {
+					const { event, record } = recover[prefix];
+					state.watermarks[event] = selectNew([record], state.watermarks[event] as Watermark, 1).watermark;
+					prefix++;
+				}
+				// Before emit(): n8n saves the static data as it starts the execution.
+				persist();
+				const done = this.helpers.createDeferredPromise<IRun>();
+				this.emit(workflowDataFor(recoveredItem(recovery), recovery.event, layout), undefined, done);
+				await Promise.race([done.promise.catch(() => undefined), sleep(CONVERSATION_WAIT_MS)]);
+			}),
+		);
+	});
+	await Promise.all(chains.values());
+}
+
 /** One catch-up run: read, decide, emit one execution per message (as the webhook does), move the watermarks. */
 export async function catchUpOnce(
 	this: ITriggerFunctions,
@@ -158,14 +209,7 @@ export async function catchUpOnce(
 		this.logger.info(`${LOG_PREFIX}: recovered ${decision.recover.length}; ${decision.left} more missed message(s) wait for the next run (Max Recovered per Run is ${options.maxRecovered})`);
 	}
 	const layout = outputLayout(selected, this.getNodeParameter('separateOutputs', false));
-	for (const recovery of decision.recover) {
-		if (isClosed()) return 0;
-		// The watermark first: n8n saves the static data as emit() starts the execution.
-		const upTo = selectNew([recovery.record], state.watermarks[recovery.event] as Watermark, 1).watermark;
-		state.watermarks[recovery.event] = upTo;
-		persist();
-		this.emit(workflowDataFor(recoveredItem(recovery), recovery.event, layout));
-	}
+	await emitInConversationOrder.call(this, decision.recover, layout, state, isClosed, persist);
 	if (isClosed()) return decision.recover.length;
 	// Saved with the next emit (n8n saves static data only then); a restart before that reads these messages again and skips them again.
 	state.watermarks = decision.watermarks;

@@ -13,6 +13,7 @@ import type {
 	INodeExecutionData,
 	INodeParameters,
 	INodeType,
+	IRun,
 	ITriggerFunctions,
 	IVersionedNodeType,
 	IWebhookData,
@@ -405,9 +406,11 @@ async function startTrigger(setup: WebhookSetup, activation: WorkflowActivateMod
 	const snapshot = () => {
 		saved = JSON.parse(JSON.stringify(setup.workflow.getStaticData('node', setup.node))) as IDataObject;
 	};
-	const emit = (data: INodeExecutionData[][]) => {
+	// n8n would start an execution here; the harness has none to run, so it has "ended" at once (donePromise).
+	const emit: ITriggerFunctions['emit'] = (data, _responsePromise, donePromise) => {
 		snapshot();
 		emitted.push(data);
+		donePromise?.resolve({} as IRun);
 	};
 	const mode = setup.isTest ? 'manual' : 'trigger';
 	const context = new TriggerContext(setup.workflow, setup.node, additionalDataFor(setup), mode, activation, emit, () => undefined);
