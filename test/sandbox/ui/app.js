@@ -114,7 +114,7 @@ function mediaLine(record) {
 	const media = state.media.find((m) => m.id === record.media_id);
 	const parts = [record.media_mime || media?.mime || record.type];
 	if (media) parts.unshift(media.filename), parts.push(kib(media.size));
-	return el('div', { class: 'media', 'data-media-id': record.media_id, text: `📎 ${parts.join(' · ')}` });
+	return el('div', { class: 'media', 'data-media-id': record.media_id, text: `Attachment: ${parts.join(' · ')}` });
 }
 
 function statusControls(message) {
