@@ -86,8 +86,11 @@ export async function chatChecks(ctx: ChatContext): Promise<void> {
 			must((await webhook('POST', { url: (await control.state()).webhook.url })).status === 201, 'could not re-register the webhook');
 			const repliesBefore = await outBubbles().count();
 			await page!.fill('#text', 'Is anyone there?');
+			const deliveriesBefore = (await control.state()).deliveries.length;
 			await page!.click('#send');
-			const failed = page!.locator('#deliveries tr.delivery[data-delivered="false"]').first();
+			// This message's delivery (the log also holds the earlier checks' failed ones).
+			const delivery = await waitFor('the delivery of "Is anyone there?"', async () => (await control.state()).deliveries[deliveriesBefore], 15_000);
+			const failed = page!.locator(`#deliveries tr.delivery[data-id="${delivery.id}"][data-delivered="false"]`);
 			await failed.waitFor({ timeout: 15_000 });
 			const reason = (await failed.locator('td.result').textContent()) ?? '';
 			const answer = (await failed.locator('td.answer').getAttribute('title')) ?? '';
