@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import type { SandboxContext } from './context';
+import { errorBody, sendJson } from './http';
 import type { DeliveryRecord, KeyView, SandboxState } from './types';
 
 const UI_DIR = join(__dirname, 'ui');
@@ -28,9 +29,13 @@ export function isPageRequest(req: IncomingMessage, pathname: string): boolean {
 
 export async function servePage(req: IncomingMessage, res: ServerResponse, pathname: string): Promise<void> {
 	req.resume();
+	if (req.method !== 'GET' && req.method !== 'HEAD') {
+		sendJson(res, 405, errorBody('method_not_allowed', `${req.method} is not allowed on ${pathname} (allowed: GET, HEAD)`), { Allow: 'GET, HEAD' });
+		return;
+	}
 	const { file, type } = UI_FILES[pathname];
 	const content = await readFile(join(UI_DIR, file));
-	res.writeHead(req.method === 'GET' || req.method === 'HEAD' ? 200 : 405, {
+	res.writeHead(200, {
 		'Content-Type': type,
 		'Content-Length': String(content.length),
 		'Cache-Control': 'no-store',

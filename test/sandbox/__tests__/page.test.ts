@@ -63,6 +63,8 @@ describe('the chat page at the root', () => {
 		for (const path of ['/ui/', '/ui/index.html', '/ui/../control-routes.ts', '/ui/%2e%2e/server.ts', '/ui/app.js.map']) {
 			expect([path, (await call(sb.baseUrl, 'GET', path)).status]).toEqual([path, 404]);
 		}
+		const post = await call(sb.baseUrl, 'POST', '/ui/app.js', { body: {} });
+		expect([post.status, post.headers.allow]).toEqual([405, 'GET, HEAD']);
 	});
 });
 
