@@ -2,11 +2,13 @@
  * The sandbox's chat page in headless Chromium, against the sandbox alone (`npm run test:browser`).
  * A small receiver stands in for an auto-reply workflow: it checks each event's signature and answers an
  * inbound message with POST /v1/messages/reply, as the auto-reply example does. The real-n8n version of these
- * checks is test/e2e/checks/chat.ts.
+ * checks is test/e2e/checks/chat.ts. The last test takes the README's screenshot (docs/screenshots/sandbox-chat.png
+ * with UPDATE_SCREENSHOTS=1, else in the system's temporary folder).
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import type { Browser, Page } from 'playwright-core';
@@ -18,7 +20,8 @@ import { launchChromium } from './lib/chromium';
 jest.setTimeout(60_000);
 
 const CONTACT = '+33612345678';
-const SCREENSHOTS = join(__dirname, '..', '..', 'docs', 'screenshots');
+/** README's screenshot is rewritten only on request (UPDATE_SCREENSHOTS=1), so a test run leaves the tree clean. */
+const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? join(__dirname, '..', '..', 'docs', 'screenshots') : join(tmpdir(), 'business-messaging-screenshots');
 
 interface Workflow {
 	url: string;
