@@ -9,6 +9,7 @@ import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workfl
 
 import { apiRequest } from '../shared/transport';
 import { isPlainObject, splitList } from '../shared/validate';
+import { withReplyWindow } from '../shared/window';
 import { byAge, reachesWatermark, selectNew, type Watermark } from './select';
 
 const PAGE_SIZE = 100;
@@ -47,7 +48,7 @@ async function readHistory(this: IPollFunctions, event: PolledEvent, watermark: 
 }
 
 function asEventItem(event: PolledEvent, record: IDataObject): INodeExecutionData {
-	return { json: { event, data: record, timestamp: record.created_at ?? null, polled: true } };
+	return { json: withReplyWindow({ event, data: record, timestamp: record.created_at ?? null, polled: true }) };
 }
 
 export async function pollMessages(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {

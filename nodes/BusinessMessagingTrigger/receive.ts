@@ -18,6 +18,7 @@ import type {
 } from 'n8n-workflow';
 
 import { downloadMedia } from '../shared/media';
+import { withReplyWindow } from '../shared/window';
 import { CREDENTIAL_TYPE } from '../shared/transport';
 import { downloadLimits, splitList } from '../shared/validate';
 import { outputLayout } from './description';
@@ -190,7 +191,7 @@ async function attachMedia(
 	envelope: EventEnvelope,
 	options: ReceiveOptions,
 ): Promise<{ json: IDataObject; binary?: IBinaryKeyData }> {
-	const json: IDataObject = { ...(envelope as IDataObject) };
+	const json: IDataObject = withReplyWindow({ ...(envelope as IDataObject) });
 	const data = envelope.data;
 	if (envelope.event === 'message.echo') {
 		if (data.media_id !== null && data.media_id !== undefined) {
@@ -238,7 +239,7 @@ async function attachMedia(
 
 /** The item an accepted event becomes: the envelope as the service sent it. */
 export function eventItem(envelope: EventEnvelope): INodeExecutionData {
-	return { json: { ...(envelope as IDataObject) } };
+	return { json: withReplyWindow({ ...(envelope as IDataObject) }) };
 }
 
 /** The node's outputs for one item: one output, or the item on its event's output and the others empty. */
