@@ -1,5 +1,6 @@
 // The node's description as n8n (and an AI Agent choosing a tool) sees it.
 import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
+import { getNodeParameters } from 'n8n-workflow';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -80,7 +81,9 @@ describe('Business Messaging node description', () => {
 	});
 
 	it('Reply needs no typing after the trigger: To and From default to the event', () => {
-		const fields = Object.fromEntries(fieldsOf('message', 'reply').map((p) => [p.name, p]));
+		const fields = Object.fromEntries(
+			fieldsOf('message', 'reply').filter((p) => !p.displayOptions?.show?.['@tool']).map((p) => [p.name, p]),
+		);
 		expect(fields.to.default).toBe('={{ $json.data?.from }}');
 		expect(fields.from.default).toBe('={{ $json.data?.number }}');
 		expect(fields.from.required).toBeFalsy();
@@ -127,5 +130,29 @@ describe('Business Messaging node description', () => {
 		});
 		const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
 		expect(pkg.n8n.nodes).toContain('dist/nodes/BusinessMessaging/BusinessMessaging.node.js');
+	});
+
+	it('as an AI Agent tool, Reply\'s To and Text default to what the model decides ($fromAI), not to the trigger\'s event', () => {
+		// n8n resolves displayOptions' @tool from the type name (the tool variant ends in "Tool").
+		const resolve = (typeName: string) =>
+			getNodeParameters(
+				properties,
+				{ resource: 'message', operation: 'reply' },
+				true,
+				false,
+				{ typeVersion: 1 },
+				{ ...description, name: typeName },
+			) as Record<string, unknown>;
+		const asNode = resolve('businessMessaging');
+		expect(asNode).toMatchObject({ to: '={{ $json.data?.from }}', from: '={{ $json.data?.number }}', text: '' });
+		const asTool = resolve('businessMessagingTool');
+		expect(asTool.to).toMatch(/^=\{\{ \$fromAI\('to', '[^']*leading plus[^']*', 'string'\) \}\}$/);
+		expect(asTool.text).toMatch(/^=\{\{ \$fromAI\('text', /);
+		expect(asTool.from).toBe('');
+		for (const operation of ['reply', 'replyAndWait']) {
+			for (const p of fieldsOf('message', operation).filter((p) => ['to', 'text', 'from'].includes(p.name))) {
+				expect(p.displayOptions?.show?.['@tool'] ?? p.displayOptions?.hide?.['@tool']).toEqual([true]);
+			}
+		}
 	});
 });

@@ -5,6 +5,7 @@ import {
 	type EventParameters,
 } from '../../../nodes/BusinessMessagingTrigger/receive';
 import { signBody } from '../../support';
+import { asEmitted } from './helpers';
 
 const SECRET = 'whsec_accept_test';
 const NOW = Date.UTC(2025, 0, 2, 3, 4, 10);
@@ -73,7 +74,7 @@ describe('acceptEvent (the receive path without n8n context)', () => {
 		if (result.kind !== 'emit') throw new Error(`expected emit, got ${result.kind}`);
 		expect(result.layout).toEqual(['message.inbound', 'message.echo']);
 		expect(workflowDataFor(eventItem(result.envelope), result.envelope.event, result.layout)).toEqual([
-			[{ json: inbound }],
+			[{ json: asEmitted(inbound) }],
 			[],
 		]);
 	});
