@@ -2,6 +2,7 @@ import type { ExpressionString, INodeProperties, INodePropertyOptions } from 'n8
 
 import { DEFAULT_MAX_AGE_SECONDS, EVENT_TYPES, MAX_EVENT_AGE_SECONDS, type EventType } from './envelope';
 import { DEFAULT_DOWNLOAD_TIMEOUT_SECONDS, DEFAULT_MAX_FILE_SIZE_MB } from '../shared/validate';
+import { handOverOptions } from './handover';
 
 /**
  * The event types that get an output of their own, in output order, or null for one
@@ -22,10 +23,11 @@ export function outputLayout(events: unknown, separateOutputs: unknown): EventTy
 export const OUTPUTS_EXPRESSION = (
 	'={{ ((p) => { ' +
 	'const names = { "message.inbound": "Inbound", "message.status": "Status", "message.echo": "Echo" }; ' +
-	'if (p.separateOutputs !== true) return [{ type: "main" }]; ' +
+	'const handOver = (p.options || {}).handOver === "output" ? [{ type: "main", displayName: "Hand Over" }] : []; ' +
+	'if (p.separateOutputs !== true) return [{ type: "main" }].concat(handOver); ' +
 	'const chosen = Array.isArray(p.events) ? p.events : ["message.inbound"]; ' +
 	'const list = ["message.inbound", "message.status", "message.echo"].filter((e) => chosen.includes(e)); ' +
-	'return (list.length ? list : ["message.inbound"]).map((e) => ({ type: "main", displayName: names[e] })); ' +
+	'return (list.length ? list : ["message.inbound"]).map((e) => ({ type: "main", displayName: names[e] })).concat(handOver); ' +
 	'})($parameter) }}') as ExpressionString;
 
 /** The two events the service also stores (so the Polling Trigger offers them too). */
@@ -175,6 +177,7 @@ export const properties: INodeProperties[] = [
 				description:
 					"Whether to replace a webhook registered for another URL. Off: activation fails and names that URL. On: the other receiver stops getting events. Never replaces this workflow's own production webhook while listening for a test event.",
 			},
+	...handOverOptions,
 		],
 	},
 ];

@@ -22,6 +22,7 @@ import { withReplyWindow } from '../shared/window';
 import { CREDENTIAL_TYPE } from '../shared/transport';
 import { downloadLimits, splitList } from '../shared/validate';
 import { outputLayout } from './description';
+import { HAND_OVER_IGNORED, routeHandOver } from './handover';
 import {
 	DEFAULT_MAX_AGE_SECONDS,
 	EVENT_TYPES,
@@ -356,11 +357,16 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	// through on every line), on 2.x only once it has stored the execution: answering here
 	// first would acknowledge events that a busy n8n then fails to store.
 	const received: IDataObject = { received: true };
+	const rawOptions = this.getNodeParameter('options', {}) as IDataObject;
 	if (!options.downloadMedia || envelope.event === 'message.status') {
-		return { webhookResponse: received, workflowData: workflowDataFor(eventItem(envelope), envelope.event, layout) };
+		const item = eventItem(envelope);
+		const workflowData = await routeHandOver.call(this, item, workflowDataFor(item, envelope.event, layout), rawOptions);
+		if (!workflowData) return { webhookResponse: { ...received, ignored: HAND_OVER_IGNORED } };
+		return { webhookResponse: received, workflowData };
 	}
 	// A download must not hold the answer back (the service waits about 8 s): answer first.
 	this.getResponseObject().status(200).json(received);
 	const item = await attachMedia.call(this, envelope, options);
-	return { noWebhookResponse: true, workflowData: workflowDataFor(item, envelope.event, layout) };
+	const workflowData = await routeHandOver.call(this, item, workflowDataFor(item, envelope.event, layout), rawOptions);
+	return workflowData ? { noWebhookResponse: true, workflowData } : { noWebhookResponse: true };
 }
