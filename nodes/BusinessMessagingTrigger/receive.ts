@@ -23,6 +23,7 @@ import { CREDENTIAL_TYPE } from '../shared/transport';
 import { downloadLimits, splitList } from '../shared/validate';
 import { outputLayout } from './description';
 import { HAND_OVER_IGNORED, routeHandOver } from './handover';
+import { resumeWaitingExecution, type ResumeOutcome } from './resume';
 import {
 	DEFAULT_MAX_AGE_SECONDS,
 	EVENT_TYPES,
@@ -362,11 +363,14 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 		const item = eventItem(envelope);
 		const workflowData = await routeHandOver.call(this, item, workflowDataFor(item, envelope.event, layout), rawOptions);
 		if (!workflowData) return { webhookResponse: { ...received, ignored: HAND_OVER_IGNORED } };
+		const resume = await resumeWaitingExecution.call(this, item);
+		if (resume.resumed && !resume.alsoStart) return { webhookResponse: { ...received, resumed: resume.executionId } };
 		return { webhookResponse: received, workflowData };
 	}
 	// A download must not hold the answer back (the service waits about 8 s): answer first.
 	this.getResponseObject().status(200).json(received);
 	const item = await attachMedia.call(this, envelope, options);
 	const workflowData = await routeHandOver.call(this, item, workflowDataFor(item, envelope.event, layout), rawOptions);
-	return workflowData ? { noWebhookResponse: true, workflowData } : { noWebhookResponse: true };
+	const resume: ResumeOutcome = workflowData ? await resumeWaitingExecution.call(this, item) : { resumed: false };
+	return workflowData && !(resume.resumed && !resume.alsoStart) ? { noWebhookResponse: true, workflowData } : { noWebhookResponse: true };
 }
