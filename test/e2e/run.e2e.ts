@@ -10,6 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
+import { conversationChecks } from './checks/conversation';
 import { CREDENTIAL_NAME, EXAMPLES, importExamples, readExample, triggerName, type ExampleKey, type Imported } from './lib/examples';
 import {
 	ACTION_TYPE,
@@ -104,6 +105,8 @@ async function main(): Promise<number> {
 		timings.n8n_start_ms = Date.now() - started;
 		log(`n8n at ${n8n.url} (started in ${(timings.n8n_start_ms / 1000).toFixed(1)} s, log ${logFile})`);
 		await runChecks(n8n, sandbox, installation.dir);
+		const restart = async () => (await n8n!.stop(), (n8n = await N8nProcess.start({ installation, userFolder, logFile, port: n8n!.port })));
+		n8n = await conversationChecks({ check, n8n, sandbox, line, restart });
 	} catch (error) {
 		results.push({ name: 'setup', ok: false, ms: 0, detail: errorText(error) });
 		log(`SETUP FAILED: ${errorText(error)}`);

@@ -161,6 +161,8 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 	const stored = this.getExecuteData();
 	if (forwardsAllOutputs(resumeUrl)) {
 		stored.data.main = [[], timedOut];
+		// Items stored as a second input trace back (pairedItem input 1) through the same source as the first.
+		if (stored.source?.main?.[0]) stored.source.main[1] = stored.source.main[0];
 		stored.metadata = { ...(stored.metadata ?? {}), forwardAllOutputs: true } as typeof stored.metadata;
 	} else {
 		// 1.x forwards only the first: there the timed-out items (timed_out: true) leave on Answer.
