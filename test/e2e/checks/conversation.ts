@@ -130,9 +130,10 @@ export async function conversationChecks(ctx: ConversationContext): Promise<N8nP
 		const seconds = ((Date.now() - started) / 1000).toFixed(0);
 		if (done.status !== 'success') fail(`execution ${done.id} ended ${done.status}`);
 		const run = await outputs(done.id);
-		const timedOut = line === 2 ? run.nodes[TIMED_OUT]?.[0]?.[0] : run.nodes[CONFIRM] ? undefined : run.nodes[ASK]?.[0]?.[0];
-		if (line === 2 && (!timedOut || timedOut.timed_out !== true)) fail(`Timed Out output: ${JSON.stringify(run.nodes)}`);
-		if (line === 1) {
+		if (line === 2) {
+			const timedOut = run.nodes[TIMED_OUT]?.[0]?.[0];
+			if (timedOut?.timed_out !== true || run.nodes[ASK]?.[0]?.length) fail(`Timed Out output: ${JSON.stringify(run.nodes)}`);
+		} else {
 			// 1.x forwards only the first output on resume: the timed-out item leaves on Answer, marked.
 			const onAnswer = run.nodes[ASK]?.[0]?.[0];
 			if (onAnswer?.timed_out !== true) fail(`1.x: Answer output on timeout: ${JSON.stringify(run.nodes[ASK])}`);
