@@ -29,6 +29,11 @@ export const handOverOptions: INodeProperties[] = [
 		type: 'options',
 		options: [
 			{
+				name: 'Do Not Emit',
+				value: 'drop',
+				description: 'Inbound messages of a contact a person answers start no execution',
+			},
+			{
 				name: 'Emit as Usual',
 				value: 'off',
 				description: 'Echoes do not change where inbound messages go',
@@ -37,11 +42,6 @@ export const handOverOptions: INodeProperties[] = [
 				name: 'Send to Hand Over Output',
 				value: 'output',
 				description: 'Inbound messages of a contact a person answers go to an extra output',
-			},
-			{
-				name: 'Do Not Emit',
-				value: 'drop',
-				description: 'Inbound messages of a contact a person answers start no execution',
 			},
 		],
 		default: 'off',

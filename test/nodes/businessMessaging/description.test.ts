@@ -1,6 +1,7 @@
 // The node's description as n8n (and an AI Agent choosing a tool) sees it.
 import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
-import { getNodeParameters } from 'n8n-workflow';
+import type { INode, INodeType, INodeTypes, IVersionedNodeType } from 'n8n-workflow';
+import { NodeHelpers, Workflow, getNodeParameters } from 'n8n-workflow';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -39,7 +40,6 @@ describe('Business Messaging node description', () => {
 			version: 1,
 			usableAsTool: true,
 			inputs: ['main'],
-			outputs: ['main'],
 			credentials: [{ name: 'businessMessagingApi', required: true }],
 			subtitle: '={{$parameter["operation"] + ": " + $parameter["resource"]}}',
 			icon: { light: 'file:../../icons/businessMessaging.svg', dark: 'file:../../icons/businessMessaging.dark.svg' },
@@ -58,7 +58,7 @@ describe('Business Messaging node description', () => {
 			key: ['getMany'],
 			log: ['getMany'],
 			media: ['download'],
-			message: ['getMany', 'getStatus', 'reply'],
+			message: ['getMany', 'getStatus', 'reply', 'replyAndWait'],
 			webhook: ['get'],
 		});
 		for (const resource of resourceOptions) {
@@ -154,5 +154,25 @@ describe('Business Messaging node description', () => {
 				expect(p.displayOptions?.show?.['@tool'] ?? p.displayOptions?.hide?.['@tool']).toEqual([true]);
 			}
 		}
+	});
+
+	it('outputs as n8n computes them: one, and Answer + Timed Out for Reply and Wait for Answer', () => {
+		const node = new BusinessMessaging();
+		const nodeTypes: INodeTypes = {
+			getByName: () => node as INodeType | IVersionedNodeType,
+			getByNameAndVersion: () => node as INodeType,
+			getKnownTypes: () => ({}),
+		};
+		const outputsFor = (parameters: Record<string, unknown>) => {
+			const n: INode = { id: 'n', name: 'B', type: 'n8n-nodes-business-messaging.businessMessaging', typeVersion: 1, position: [0, 0], parameters: parameters as INode['parameters'] };
+			const workflow = new Workflow({ id: 'w', nodes: [n], connections: {}, active: false, nodeTypes });
+			return NodeHelpers.getNodeOutputs(workflow, workflow.getNode('B')!, node.description);
+		};
+		expect(outputsFor({})).toEqual(['main']);
+		expect(outputsFor({ resource: 'media', operation: 'download' })).toEqual(['main']);
+		expect(outputsFor({ resource: 'message', operation: 'replyAndWait' })).toEqual([
+			{ type: 'main', displayName: 'Answer' },
+			{ type: 'main', displayName: 'Timed Out' },
+		]);
 	});
 });

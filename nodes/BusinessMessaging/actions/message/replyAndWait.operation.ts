@@ -60,9 +60,9 @@ const properties: INodeProperties[] = [
 		name: 'waitUnit',
 		type: 'options',
 		options: [
-			{ name: 'Minutes', value: 'minutes' },
-			{ name: 'Hours', value: 'hours' },
 			{ name: 'Days', value: 'days' },
+			{ name: 'Hours', value: 'hours' },
+			{ name: 'Minutes', value: 'minutes' },
 		],
 		default: 'hours',
 		description: 'Unit of the amount',
