@@ -72,6 +72,8 @@ export async function conversationChecks(ctx: ConversationContext): Promise<N8nP
 		...mapExample(example, { [CREDENTIAL_NAME]: credentialId }, {}),
 		name: `${example.name} (e2e)`,
 	});
+	// The account has one webhook: free it from whatever an earlier check left registered.
+	await fetch(`${sandbox.baseUrl}/v1/console/webhook`, { method: 'DELETE', headers: { authorization: `Bearer ${sandbox.keys.all}` } });
 	const activated = await client.activateAndSettle(workflow.id);
 	if (!activated.ok) {
 		await check('conversation: the example workflow activates', async () => fail(activated.message));
