@@ -186,5 +186,86 @@ export async function conversationChecks(ctx: ConversationContext): Promise<N8nP
 	});
 
 	await client.deactivate(workflow.id).catch((error: unknown) => log(`deactivating the conversation workflow: ${String(error)}`));
+
+	await check('AI Agent tool: a (fake, loopback) OpenAI chat model calls Business Messaging Reply; To and Text come from the model ($fromAI defaults)', async () => {
+		const contact = '+33611110009';
+		const key = await control.createKey(['messages:send', 'messages:read'], [number]);
+		await control.inbound({ from: contact, contact_name: 'Ada', number, text: 'opens the window' }).catch(() => undefined);
+		const model = await fakeOpenAi({ to: contact, text: 'Hello from the agent' });
+		try {
+			const bm = await client.createCredential('Business Messaging (one number, agent)', CREDENTIAL_TYPE, { apiKey: key.key, baseUrl: sandbox.baseUrl, webhookSecret: '' });
+			const openAi = await client.createCredential('Fake OpenAI (loopback)', 'openAiApi', { apiKey: 'sk-fake', url: `${model.url}/v1`, header: false });
+			const path = `agent-${Date.now()}`;
+			const agentWorkflow = await client.createWorkflow({
+				name: 'AI Agent with the Business Messaging tool (e2e)',
+				nodes: [
+					{ name: 'Webhook', type: 'n8n-nodes-base.webhook', typeVersion: 2, position: [0, 0], webhookId: crypto.randomUUID(), parameters: { httpMethod: 'POST', path, responseMode: 'lastNode', options: {} } },
+					{ name: 'AI Agent', type: '@n8n/n8n-nodes-langchain.agent', typeVersion: 3, position: [240, 0], parameters: { promptType: 'define', text: '={{ $json.body.message }}', options: {} } },
+					{ name: 'Model', type: '@n8n/n8n-nodes-langchain.lmChatOpenAi', typeVersion: 1.2, position: [200, 220], parameters: { model: { __rl: true, mode: 'id', value: 'gpt-4o-mini' }, options: {} }, credentials: { openAiApi: { id: openAi.id, name: openAi.name } } },
+					{ name: 'Reply to contact', type: 'n8n-nodes-business-messaging.businessMessagingTool', typeVersion: 1, position: [400, 220], parameters: { resource: 'message', operation: 'reply' }, credentials: { [CREDENTIAL_TYPE]: { id: bm.id, name: bm.name } } },
+				],
+				connections: {
+					Webhook: { main: [[{ node: 'AI Agent', type: 'main', index: 0 }]] },
+					Model: { ai_languageModel: [[{ node: 'AI Agent', type: 'ai_languageModel', index: 0 }]] },
+					'Reply to contact': { ai_tool: [[{ node: 'AI Agent', type: 'ai_tool', index: 0 }]] },
+				},
+				settings: { executionOrder: 'v1' },
+			});
+			const activatedAgent = await client.activateAndSettle(agentWorkflow.id);
+			if (!activatedAgent.ok) fail(`activating the agent workflow: ${activatedAgent.message}`);
+			const before = (await repliesTo(contact)).length;
+			const response = await fetch(`${n8n.url}/webhook/${path}`, {
+				method: 'POST',
+				headers: { 'content-type': 'application/json' },
+				body: JSON.stringify({ message: `Say hello to ${contact}` }),
+				signal: AbortSignal.timeout(60_000),
+			});
+			const answerText = await response.text();
+			await client.deactivate(agentWorkflow.id).catch(() => undefined);
+			const replies = (await repliesTo(contact)).slice(before);
+			if (replies.length !== 1 || replies[0].text !== 'Hello from the agent' || replies[0].from !== number) {
+				fail(`replies: ${JSON.stringify(replies)}; webhook answered ${response.status} ${answerText.slice(0, 300)}; model calls ${model.calls.length}`);
+			}
+			const toolNames = model.calls[0]?.tools ?? [];
+			return `the model saw tool(s) ${toolNames.join(', ')}; its call sent "${replies[0].text}" to ${replies[0].to} from ${replies[0].from}; ${model.calls.length} model calls`;
+		} finally {
+			await model.close();
+		}
+	});
 	return n8n;
+}
+
+/**
+ * An OpenAI-compatible chat completions endpoint on loopback that always asks for one call of the
+ * first tool it is offered with the given arguments, then answers "Sent." once the tool's result is in.
+ */
+async function fakeOpenAi(args: Record<string, unknown>): Promise<{ url: string; calls: Array<{ tools: string[] }>; close: () => Promise<void> }> {
+	const { createServer } = await import('node:http');
+	const calls: Array<{ tools: string[] }> = [];
+	const server = createServer((req, res) => {
+		let raw = '';
+		req.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
+		req.on('end', () => {
+			const body = (raw ? JSON.parse(raw) : {}) as { tools?: Array<{ function: { name: string } }>; messages?: Array<{ role: string }> };
+			const tools = (body.tools ?? []).map((t) => t.function.name);
+			calls.push({ tools });
+			const answered = (body.messages ?? []).some((m) => m.role === 'tool');
+			const message = answered || tools.length === 0
+				? { role: 'assistant', content: 'Sent.' }
+				: { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: tools[0], arguments: JSON.stringify(args) } }] };
+			res.writeHead(200, { 'content-type': 'application/json' }).end(
+				JSON.stringify({
+					id: `chatcmpl-${calls.length}`,
+					object: 'chat.completion',
+					created: Math.floor(Date.now() / 1000),
+					model: 'gpt-4o-mini',
+					choices: [{ index: 0, message, finish_reason: message.content === null ? 'tool_calls' : 'stop' }],
+					usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+				}),
+			);
+		});
+	});
+	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+	const { port } = server.address() as { port: number };
+	return { url: `http://127.0.0.1:${port}`, calls, close: async () => await new Promise<void>((r) => server.close(() => r())) };
 }
