@@ -1,8 +1,32 @@
-import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
+import type {
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeType,
+	INodeTypeDescription,
+	IWebhookDescription,
+	IWebhookFunctions,
+	IWebhookResponseData,
+} from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
+import { replyAndWait } from './actions/message/Message.resource';
 import { router } from './actions/router';
 import { versionProperties } from './actions/versionDescription';
+
+/**
+ * The resume URL of Reply and Wait for Answer ($execution.resumeUrl), which the trigger posts the
+ * contact's answer to. A restart webhook, as n8n's Wait node has: n8n serves it only for a waiting
+ * execution, and nothing is registered at the service (so no webhookMethods lifecycle).
+ */
+const RESUME_WEBHOOKS: IWebhookDescription[] = [
+	{
+		name: 'default',
+		httpMethod: 'POST',
+		responseMode: 'onReceived',
+		path: '',
+		restartWebhook: true,
+	},
+];
 
 export class BusinessMessaging implements INodeType {
 	description: INodeTypeDescription = {
@@ -22,15 +46,21 @@ export class BusinessMessaging implements INodeType {
 		},
 		usableAsTool: true,
 		inputs: [NodeConnectionTypes.Main],
-		outputs: [NodeConnectionTypes.Main],
+		// Reply and Wait for Answer has two: Answer and Timed Out (as n8n's Switch node, an expression).
+		outputs: `={{ $parameter.resource === "message" && $parameter.operation === "replyAndWait" ? [{ type: "${NodeConnectionTypes.Main}", displayName: "Answer" }, { type: "${NodeConnectionTypes.Main}", displayName: "Timed Out" }] : ["${NodeConnectionTypes.Main}"] }}`,
 		credentials: [
 			{
 				name: 'businessMessagingApi',
 				required: true,
 			},
 		],
+		webhooks: RESUME_WEBHOOKS,
 		properties: versionProperties,
 	};
+
+	async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
+		return await replyAndWait.webhook.call(this);
+	}
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		return await router.call(this);

@@ -29,7 +29,9 @@ import {
 import { outputLayout } from './description';
 import type { EventType } from './envelope';
 import type { TriggerStaticData } from './lifecycle';
+import { routeHandOver } from './handover';
 import { wasAcceptedHere } from './replay';
+import { resumeWaitingExecution } from './resume';
 import { workflowDataFor } from './receive';
 
 const LOG_PREFIX = 'Business Messaging Trigger (catch-up)';
@@ -145,10 +147,12 @@ async function emitInConversationOrder(
 	this: ITriggerFunctions,
 	recover: Recovery[],
 	layout: EventType[] | null,
+	rawOptions: IDataObject,
 	state: CatchUpState,
 	isClosed: () => boolean,
 	persist: () => void,
 ): Promise<void> {
+	const scope = `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
 	const emitted = recover.map(() => false);
 	let prefix = 0;
 	const chains = new Map<string, Promise<void>>();
@@ -167,8 +171,16 @@ async function emitInConversationOrder(
 				}
 				// Before emit(): n8n saves the static data as it starts the execution.
 				persist();
+				const item = recoveredItem(recovery);
+				// As webhook() would have: hand over to a person, or the answer a waiting execution expects.
+				const outputs = await routeHandOver.call(this, item, workflowDataFor(item, recovery.event, layout), rawOptions);
+				if (!outputs) return;
+				const resume = await resumeWaitingExecution.call(this, item);
+				if (resume.resumed && !resume.alsoStart) return;
 				const done = this.helpers.createDeferredPromise<IRun>();
-				this.emit(workflowDataFor(recoveredItem(recovery), recovery.event, layout), undefined, done);
+				// n8n 2.x stores the key with the execution and refuses a second one: a message recovered before a
+				// restart whose watermark n8n had not saved yet is not run twice (n8n 1.x ignores the key).
+				this.emit(outputs, undefined, done, `business-messaging:${scope}:${String(recovery.record.wa_message_id ?? recovery.record.id)}`);
 				await Promise.race([done.promise.catch(() => undefined), sleep(CONVERSATION_WAIT_MS)]);
 			}),
 		);
@@ -220,7 +232,7 @@ export async function catchUpOnce(
 		this.logger.info(`${LOG_PREFIX}: recovered ${decision.recover.length}; ${decision.left} more missed message(s) wait for the next run (Max Recovered per Run is ${options.maxRecovered})`);
 	}
 	const layout = outputLayout(selected, this.getNodeParameter('separateOutputs', false));
-	await emitInConversationOrder.call(this, decision.recover, layout, state, isClosed, persist);
+	await emitInConversationOrder.call(this, decision.recover, layout, this.getNodeParameter('options', {}) as IDataObject, state, isClosed, persist);
 	if (isClosed()) return decision.recover.length;
 	// Saved with the next emit (n8n saves static data only then); a restart before that reads these messages again and skips them again.
 	state.watermarks = decision.watermarks;

@@ -9,6 +9,7 @@ import {
 	MAX_CATCH_UP_DAYS,
 	MIN_CATCH_UP_INTERVAL_SECONDS,
 } from './catchUpOptions';
+import { handOverOptions } from './handover';
 
 /**
  * The event types that get an output of their own, in output order, or null for one
@@ -29,10 +30,11 @@ export function outputLayout(events: unknown, separateOutputs: unknown): EventTy
 export const OUTPUTS_EXPRESSION = (
 	'={{ ((p) => { ' +
 	'const names = { "message.inbound": "Inbound", "message.status": "Status", "message.echo": "Echo" }; ' +
-	'if (p.separateOutputs !== true) return [{ type: "main" }]; ' +
+	'const handOver = (p.options || {}).handOver === "output" ? [{ type: "main", displayName: "Hand Over" }] : []; ' +
+	'if (p.separateOutputs !== true) return [{ type: "main" }].concat(handOver); ' +
 	'const chosen = Array.isArray(p.events) ? p.events : ["message.inbound"]; ' +
 	'const list = ["message.inbound", "message.status", "message.echo"].filter((e) => chosen.includes(e)); ' +
-	'return (list.length ? list : ["message.inbound"]).map((e) => ({ type: "main", displayName: names[e] })); ' +
+	'return (list.length ? list : ["message.inbound"]).map((e) => ({ type: "main", displayName: names[e] })).concat(handOver); ' +
 	'})($parameter) }}') as ExpressionString;
 
 /** The two events the service also stores (so the Polling Trigger offers them too). */
@@ -239,6 +241,7 @@ export const properties: INodeProperties[] = [
 				description:
 					"Whether to replace a webhook registered for another URL. Off: activation fails and names that URL. On: the other receiver stops getting events. Never replaces this workflow's own production webhook while listening for a test event.",
 			},
+	...handOverOptions,
 		],
 	},
 ];

@@ -19,9 +19,12 @@ import type {
 } from 'n8n-workflow';
 
 import { downloadMedia } from '../shared/media';
+import { withReplyWindow } from '../shared/window';
 import { CREDENTIAL_TYPE } from '../shared/transport';
 import { downloadLimits, splitList } from '../shared/validate';
 import { outputLayout } from './description';
+import { HAND_OVER_IGNORED, routeHandOver } from './handover';
+import { resumeWaitingExecution, type ResumeOutcome } from './resume';
 import {
 	DEFAULT_MAX_AGE_SECONDS,
 	EVENT_TYPES,
@@ -197,7 +200,7 @@ async function attachMedia(
 	envelope: EventEnvelope,
 	options: ReceiveOptions,
 ): Promise<{ json: IDataObject; binary?: IBinaryKeyData }> {
-	const json: IDataObject = { ...(envelope as IDataObject) };
+	const json: IDataObject = withReplyWindow({ ...(envelope as IDataObject) });
 	const data = envelope.data;
 	if (envelope.event === 'message.echo') {
 		if (data.media_id !== null && data.media_id !== undefined) {
@@ -245,7 +248,7 @@ async function attachMedia(
 
 /** The item an accepted event becomes: the envelope as the service sent it. */
 export function eventItem(envelope: EventEnvelope): INodeExecutionData {
-	return { json: { ...(envelope as IDataObject) } };
+	return { json: withReplyWindow({ ...(envelope as IDataObject) }) };
 }
 
 /** The node's outputs for one item: one output, or the item on its event's output and the others empty. */
@@ -382,11 +385,19 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	// through on every line), on 2.x only once it has stored the execution: answering here
 	// first would acknowledge events that a busy n8n then fails to store.
 	const received: IDataObject = { received: true };
+	const rawOptions = this.getNodeParameter('options', {}) as IDataObject;
 	if (!options.downloadMedia || envelope.event === 'message.status') {
-		return { webhookResponse: received, workflowData: workflowDataFor(eventItem(envelope), envelope.event, layout) };
+		const item = eventItem(envelope);
+		const workflowData = await routeHandOver.call(this, item, workflowDataFor(item, envelope.event, layout), rawOptions);
+		if (!workflowData) return { webhookResponse: { ...received, ignored: HAND_OVER_IGNORED } };
+		const resume = await resumeWaitingExecution.call(this, item);
+		if (resume.resumed && !resume.alsoStart) return { webhookResponse: { ...received, resumed: resume.executionId } };
+		return { webhookResponse: received, workflowData };
 	}
 	// A download must not hold the answer back (the service waits about 8 s): answer first.
 	this.getResponseObject().status(200).json(received);
 	const item = await attachMedia.call(this, envelope, options);
-	return { noWebhookResponse: true, workflowData: workflowDataFor(item, envelope.event, layout) };
+	const workflowData = await routeHandOver.call(this, item, workflowDataFor(item, envelope.event, layout), rawOptions);
+	const resume: ResumeOutcome = workflowData ? await resumeWaitingExecution.call(this, item) : { resumed: false };
+	return workflowData && !(resume.resumed && !resume.alsoStart) ? { noWebhookResponse: true, workflowData } : { noWebhookResponse: true };
 }

@@ -8,6 +8,7 @@ import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { apiRequest, type ApiContext } from './transport';
 import { isPlainObject } from './validate';
+import { withReplyWindow } from './window';
 import { reachesWatermark, type Watermark } from './select';
 
 const PAGE_SIZE = 100;
@@ -98,7 +99,7 @@ export async function readDeliveries(
 	return { deliveries, identified, complete: false };
 }
 
-/** A stored message as the item the webhook emits: `{event, data, timestamp}` plus how it came. */
+/** A stored message as the item the webhook emits: `{event, data, timestamp}` (+ reply_window_closes_at for inbound) plus how it came. */
 export function storedMessageItem(event: MessageEvent, record: IDataObject, how: IDataObject): INodeExecutionData {
-	return { json: { event, data: record, timestamp: record.created_at ?? null, ...how } };
+	return { json: withReplyWindow({ event, data: record, timestamp: record.created_at ?? null, ...how }) };
 }

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 import { chatChecks } from './checks/chat';
+import { conversationChecks } from './checks/conversation';
 import { CREDENTIAL_NAME, EXAMPLES, importExamples, readExample, triggerName, type ExampleKey, type Imported } from './lib/examples';
 import {
 	ACTION_TYPE,
@@ -117,6 +118,8 @@ async function main(): Promise<number> {
 			n8n = await N8nProcess.start({ installation, userFolder, logFile, port });
 		};
 		await runChecks(n8n, sandbox, installation.dir, restartWith);
+		const restart = async () => (await n8n!.stop(), (n8n = await N8nProcess.start({ installation, userFolder, logFile, port: n8n!.port })));
+		n8n = await conversationChecks({ check, n8n, sandbox, line, restart });
 	} catch (error) {
 		results.push({ name: 'setup', ok: false, ms: 0, detail: errorText(error) });
 		log(`SETUP FAILED: ${errorText(error)}`);

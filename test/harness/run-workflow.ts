@@ -54,6 +54,11 @@ export interface RunWorkflowOptions {
 	inputItems?: INodeExecutionData[];
 	/** Workflow settings; default { executionOrder: 'v1' } as for workflows made in n8n 1.0+. */
 	settings?: IWorkflowSettings;
+	/**
+	 * Resume a waiting execution: the run data a previous run ended with (its execution.data),
+	 * as n8n's wait tracker does on the timer; it is copied through JSON as n8n stores it.
+	 */
+	resumeFrom?: IRun['data'];
 }
 
 export interface WorkflowRunResult {
@@ -141,10 +146,12 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<Workflow
 	const additionalData = createAdditionalData({ credentialsHelper, hooks });
 
 	// What WorkflowExecute.run() builds, with the start node's input given by the test.
-	const runExecutionData = createRunExecutionData({
-		executionData: { nodeExecutionStack: [{ node: startNode, data: { main: [startItems] }, source: null }] },
-		resultData: { runData: {}, pinData },
-	});
+	const runExecutionData = options.resumeFrom
+		? (JSON.parse(JSON.stringify(options.resumeFrom)) as IRun['data'])
+		: createRunExecutionData({
+				executionData: { nodeExecutionStack: [{ node: startNode, data: { main: [startItems] }, source: null }] },
+				resultData: { runData: {}, pinData },
+			});
 	const execution = await new WorkflowExecute(additionalData, 'manual', runExecutionData).processRunExecutionData(
 		workflow,
 	);

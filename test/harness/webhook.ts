@@ -72,6 +72,8 @@ export interface WebhookHarness {
 	deactivate(): Promise<void>;
 	/** The node's static data (getWorkflowStaticData('node')), one object for the harness's whole life. */
 	readonly staticData: IDataObject;
+	/** The workflow's global static data (getWorkflowStaticData('global')). */
+	readonly globalStaticData: IDataObject;
 	/** Delivers one HTTP request to webhook() as n8n's webhook server would, and answers as n8n would. */
 	receive(req: WebhookRequestInput): Promise<WebhookReceiveResult>;
 	/** The URL n8n gives this node (this.getNodeWebhookUrl('default')): <base>/<webhookId>/<path>. */
@@ -465,6 +467,9 @@ export async function webhookHarness(options: WebhookHarnessOptions): Promise<We
 		node,
 		get staticData() {
 			return workflow.getStaticData('node', node);
+		},
+		get globalStaticData() {
+			return workflow.getStaticData('global');
 		},
 		get webhookUrl() {
 			// n8n-core's own computation (HookContext.getNodeWebhookUrl).

@@ -4,7 +4,7 @@ type BusinessMessagingMap = {
 	key: 'getMany';
 	log: 'getMany';
 	media: 'download';
-	message: 'getMany' | 'getStatus' | 'reply';
+	message: 'getMany' | 'getStatus' | 'reply' | 'replyAndWait';
 	webhook: 'get';
 };
 

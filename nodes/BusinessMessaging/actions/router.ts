@@ -53,6 +53,8 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 			execute = media[chosen.operation]?.execute;
 			break;
 		case 'message':
+			// Two outputs and a wait for the whole execution: not an operation per item.
+			if (chosen.operation === 'replyAndWait') return await message.replyAndWait.execute.call(this);
 			execute = message[chosen.operation]?.execute;
 			break;
 		case 'webhook':

@@ -254,5 +254,7 @@ export async function runCatchUpChecks(ctx: CatchUpContext): Promise<void> {
 	} finally {
 		await proxy.close();
 		await recorder.close();
+		// Free the account's webhook (it points at the proxy) for the checks that follow.
+		await fetch(`${sandbox.baseUrl}/v1/console/webhook`, { method: 'DELETE', headers: { authorization: `Bearer ${sandbox.keys.all}` } }).catch(() => undefined);
 	}
 }

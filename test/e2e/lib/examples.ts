@@ -14,6 +14,7 @@ export const EXAMPLES = {
 	autoReply: 'auto-reply.json',
 	syncToCrm: 'sync-inbound-to-crm.json',
 	deliveryStatus: 'delivery-status.json',
+	conversation: 'conversation.json',
 } as const;
 export type ExampleKey = keyof typeof EXAMPLES;
 

@@ -1,5 +1,7 @@
 // The node's description as n8n (and an AI Agent choosing a tool) sees it.
 import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
+import type { INode, INodeType, INodeTypes, IVersionedNodeType } from 'n8n-workflow';
+import { NodeHelpers, Workflow, getNodeParameters } from 'n8n-workflow';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -38,7 +40,6 @@ describe('Business Messaging node description', () => {
 			version: 1,
 			usableAsTool: true,
 			inputs: ['main'],
-			outputs: ['main'],
 			credentials: [{ name: 'businessMessagingApi', required: true }],
 			subtitle: '={{$parameter["operation"] + ": " + $parameter["resource"]}}',
 			icon: { light: 'file:../../icons/businessMessaging.svg', dark: 'file:../../icons/businessMessaging.dark.svg' },
@@ -57,7 +58,7 @@ describe('Business Messaging node description', () => {
 			key: ['getMany'],
 			log: ['getMany'],
 			media: ['download'],
-			message: ['getMany', 'getStatus', 'reply'],
+			message: ['getMany', 'getStatus', 'reply', 'replyAndWait'],
 			webhook: ['get'],
 		});
 		for (const resource of resourceOptions) {
@@ -80,7 +81,9 @@ describe('Business Messaging node description', () => {
 	});
 
 	it('Reply needs no typing after the trigger: To and From default to the event', () => {
-		const fields = Object.fromEntries(fieldsOf('message', 'reply').map((p) => [p.name, p]));
+		const fields = Object.fromEntries(
+			fieldsOf('message', 'reply').filter((p) => !p.displayOptions?.show?.['@tool']).map((p) => [p.name, p]),
+		);
 		expect(fields.to.default).toBe('={{ $json.data?.from }}');
 		expect(fields.from.default).toBe('={{ $json.data?.number }}');
 		expect(fields.from.required).toBeFalsy();
@@ -127,5 +130,49 @@ describe('Business Messaging node description', () => {
 		});
 		const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
 		expect(pkg.n8n.nodes).toContain('dist/nodes/BusinessMessaging/BusinessMessaging.node.js');
+	});
+
+	it('as an AI Agent tool, Reply\'s To and Text default to what the model decides ($fromAI), not to the trigger\'s event', () => {
+		// n8n resolves displayOptions' @tool from the type name (the tool variant ends in "Tool").
+		const resolve = (typeName: string) =>
+			getNodeParameters(
+				properties,
+				{ resource: 'message', operation: 'reply' },
+				true,
+				false,
+				{ typeVersion: 1 },
+				{ ...description, name: typeName },
+			) as Record<string, unknown>;
+		const asNode = resolve('businessMessaging');
+		expect(asNode).toMatchObject({ to: '={{ $json.data?.from }}', from: '={{ $json.data?.number }}', text: '' });
+		const asTool = resolve('businessMessagingTool');
+		expect(asTool.to).toMatch(/^=\{\{ \$fromAI\('to', '[^']*leading plus[^']*', 'string'\) \}\}$/);
+		expect(asTool.text).toMatch(/^=\{\{ \$fromAI\('text', /);
+		expect(asTool.from).toBe('');
+		for (const operation of ['reply', 'replyAndWait']) {
+			for (const p of fieldsOf('message', operation).filter((p) => ['to', 'text', 'from'].includes(p.name))) {
+				expect(p.displayOptions?.show?.['@tool'] ?? p.displayOptions?.hide?.['@tool']).toEqual([true]);
+			}
+		}
+	});
+
+	it('outputs as n8n computes them: one, and Answer + Timed Out for Reply and Wait for Answer', () => {
+		const node = new BusinessMessaging();
+		const nodeTypes: INodeTypes = {
+			getByName: () => node as INodeType | IVersionedNodeType,
+			getByNameAndVersion: () => node as INodeType,
+			getKnownTypes: () => ({}),
+		};
+		const outputsFor = (parameters: Record<string, unknown>) => {
+			const n: INode = { id: 'n', name: 'B', type: 'n8n-nodes-business-messaging.businessMessaging', typeVersion: 1, position: [0, 0], parameters: parameters as INode['parameters'] };
+			const workflow = new Workflow({ id: 'w', nodes: [n], connections: {}, active: false, nodeTypes });
+			return NodeHelpers.getNodeOutputs(workflow, workflow.getNode('B')!, node.description);
+		};
+		expect(outputsFor({})).toEqual(['main']);
+		expect(outputsFor({ resource: 'media', operation: 'download' })).toEqual(['main']);
+		expect(outputsFor({ resource: 'message', operation: 'replyAndWait' })).toEqual([
+			{ type: 'main', displayName: 'Answer' },
+			{ type: 'main', displayName: 'Timed Out' },
+		]);
 	});
 });

@@ -5,6 +5,7 @@ import {
 	type EventParameters,
 } from '../../../nodes/BusinessMessagingTrigger/receive';
 import { signBody } from '../../support';
+import { asEmitted } from './helpers';
 
 const SECRET = 'whsec_accept_test';
 // 1.9 s after the event's timestamp: within the Late Delivery Cutoff (4 s).
@@ -87,7 +88,7 @@ describe('acceptEvent (the receive path without n8n context)', () => {
 		if (result.kind !== 'emit') throw new Error(`expected emit, got ${result.kind}`);
 		expect(result.layout).toEqual(['message.inbound', 'message.echo']);
 		expect(workflowDataFor(eventItem(result.envelope), result.envelope.event, result.layout)).toEqual([
-			[{ json: inbound }],
+			[{ json: asEmitted(inbound) }],
 			[],
 		]);
 	});

@@ -104,7 +104,15 @@ describe('decideRecoveries (pure)', () => {
 
 	it('the recovered item is the webhook item, marked', () => {
 		const item = recoveredItem({ event: 'message.inbound', record: record('a', 1), reason: 'HTTP 503' });
-		expect(item.json).toEqual({ event: 'message.inbound', data: record('a', 1), timestamp: at(1), recovered: true, delivery_failure: 'HTTP 503' });
+		expect(item.json).toEqual({
+			event: 'message.inbound',
+			data: record('a', 1),
+			timestamp: at(1),
+			recovered: true,
+			delivery_failure: 'HTTP 503',
+			// As the webhook's inbound items: 24 hours after the message was stored.
+			reply_window_closes_at: new Date(T0 + 1000 + 86_400_000).toISOString(),
+		});
 		expect(recoveredItem({ event: 'message.echo', record: record('e', 1), reason: null }).json.delivery_failure).toBe('no delivery was logged');
 	});
 });
@@ -275,6 +283,23 @@ describe('catch-up in n8n (TriggerContext) against the sandbox', () => {
 		const run = await started(harness, 'init');
 		await new Promise((resolve) => setTimeout(resolve, 1500));
 		expect(run.emitted).toHaveLength(0);
+	});
+
+	it('hand over applies to recovered messages: an inbound after a person\'s echo goes to the Hand Over output', async () => {
+		const { harness, down, serve } = await setup({ events: ['message.inbound', 'message.echo'], options: { handOver: 'output' } });
+		await (await started(harness, 'activate')).close();
+		await down();
+		await echo('a person answers from the app');
+		await inbound('thanks, person');
+		await serve();
+		later(SETTLE_MS / 1000 + 5);
+		const run = await started(harness, 'init');
+		await emittedAtLeast(run, 2);
+		// One main output (events share it) + Hand Over; the echo on main, the inbound on Hand Over.
+		const [echoRun, inboundRun] = run.emitted;
+		expect(echoRun[0].map((item) => item.json.event)).toEqual(['message.echo']);
+		expect(inboundRun[0]).toEqual([]);
+		expect(inboundRun[1].map((item) => [(item.json.data as IDataObject).text, item.json.recovered, (item.json.hand_over as IDataObject).active])).toEqual([['thanks, person', true, true]]);
 	});
 
 	it('the Receiving Numbers option and the selected events apply to recovered messages', async () => {

@@ -5,7 +5,7 @@ import type { INodeExecutionData } from 'n8n-workflow';
 import { serveWebhook, type ServedWebhook, type WebhookHarness, type WebhookReceiveResult } from '../../harness';
 import { MEDIA_RETENTION_SECONDS } from '../../sandbox';
 import { inboundEnvelope, signedRequest, useSandbox } from '../../support';
-import { CONTACT, api, control, registerForeign, trigger, type Json, storedSecret } from './helpers';
+import { CONTACT, api, asEmitted, control, registerForeign, trigger, type Json, storedSecret } from './helpers';
 
 /** Reset after each test's servers are closed (below). */
 const sb = useSandbox({ reset: 'never' });
@@ -69,7 +69,7 @@ describe('real deliveries from the sandbox', () => {
 
 		const delivery = lastDelivery();
 		const item = onlyItem(results[0]);
-		expect(item.json).toEqual(JSON.parse(delivery.body));
+		expect(item.json).toEqual(asEmitted(JSON.parse(delivery.body)));
 		expect(item.json).toMatchObject({ event: 'message.inbound', data: { text: 'hello', number: number() } });
 		expect(item.binary).toBeUndefined();
 	});
@@ -189,9 +189,7 @@ describe('media', () => {
 		const item = onlyItem(results[0]);
 		const { event, data, timestamp } = JSON.parse(lastDelivery().body);
 		expect(item.json).toEqual({
-			event,
-			data,
-			timestamp,
+			...asEmitted({ event, data, timestamp }),
 			media_download: {
 				downloaded: true,
 				media_id: data.media_id,

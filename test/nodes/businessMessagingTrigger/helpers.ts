@@ -67,3 +67,9 @@ export function apiCalls(sb: Sandbox, method: string, path: string): number {
 export function storedSecret(staticData: IDataObject, apiKey: string): string | undefined {
 	return openSecret(staticData.sealedSecret, apiKey);
 }
+
+/** An event as the trigger emits it: inbound events also carry reply_window_closes_at (timestamp + 24 h). */
+export function asEmitted<T extends { event?: unknown; timestamp?: unknown }>(event: T): T {
+	if (event.event !== 'message.inbound') return event;
+	return { ...event, reply_window_closes_at: new Date(Date.parse(String(event.timestamp)) + 24 * 60 * 60 * 1000).toISOString() };
+}

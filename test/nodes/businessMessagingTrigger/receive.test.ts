@@ -13,7 +13,7 @@ import {
 	statusEnvelope,
 	useSandbox,
 } from '../../support';
-import { trigger, storedSecret } from './helpers';
+import { asEmitted, trigger, storedSecret } from './helpers';
 
 const sb = useSandbox({ reset: 'afterEach' });
 afterEach(() => {
@@ -40,7 +40,7 @@ describe('signature', () => {
 		// n8n answers (on 2.x once the execution is stored) with the node's webhookResponse.
 		expect(answer.noWebhookResponse).toBeUndefined();
 		expect(answer.body).toEqual({ received: true });
-		expect(answer.workflowData).toEqual([[{ json: event }]]);
+		expect(answer.workflowData).toEqual([[{ json: asEmitted(event) }]]);
 	});
 
 	it('the output never contains the signing secret or the API key', async () => {
@@ -318,7 +318,7 @@ describe('events, filters and outputs', () => {
 		const { harness, secret } = await activeTrigger({ events: ['message.inbound', 'message.status', 'message.echo'] });
 		for (const event of [inboundEnvelope(), statusEnvelope(), echoEnvelope()]) {
 			const answer = await harness.receive(signedRequest(event, secret));
-			expect(answer.workflowData).toEqual([[{ json: event }]]);
+			expect(answer.workflowData).toEqual([[{ json: asEmitted(event) }]]);
 		}
 	});
 
@@ -330,7 +330,7 @@ describe('events, filters and outputs', () => {
 		const inbound = inboundEnvelope();
 		const status = statusEnvelope();
 		const echo = echoEnvelope();
-		expect((await harness.receive(signedRequest(inbound, secret))).workflowData).toEqual([[{ json: inbound }], [], []]);
+		expect((await harness.receive(signedRequest(inbound, secret))).workflowData).toEqual([[{ json: asEmitted(inbound) }], [], []]);
 		expect((await harness.receive(signedRequest(status, secret))).workflowData).toEqual([[], [{ json: status }], []]);
 		expect((await harness.receive(signedRequest(echo, secret))).workflowData).toEqual([[], [], [{ json: echo }]]);
 	});

@@ -3,8 +3,9 @@ import type { INodeProperties } from 'n8n-workflow';
 import * as getMany from './getMany.operation';
 import * as getStatus from './getStatus.operation';
 import * as reply from './reply.operation';
+import * as replyAndWait from './replyAndWait.operation';
 
-export { getMany, getStatus, reply };
+export { getMany, getStatus, reply, replyAndWait };
 
 export const description: INodeProperties[] = [
 	{
@@ -39,10 +40,18 @@ export const description: INodeProperties[] = [
 					'Send a free-text reply to a contact who wrote to the account within the last 24 hours',
 				action: 'Reply to a message',
 			},
+			{
+				name: 'Reply and Wait for Answer',
+				value: 'replyAndWait',
+				description:
+					'Send a reply, then wait until the contact answers (the workflow continues with the answer) or a time limit passes',
+				action: 'Reply and wait for the answer',
+			},
 		],
 		default: 'reply',
 	},
 	...getMany.description,
 	...getStatus.description,
 	...reply.description,
+	...replyAndWait.description,
 ];

@@ -1,0 +1,104 @@
+/**
+ * Reply → Wait for Delivery: after sending, read GET /v1/messages/{id} until the status is
+ * final (delivered, read, failed) or a time limit. One read per interval (at least 1 s), so
+ * a long limit costs a bounded number of requests; when the limit passes without a final
+ * status the item says so (final: false) with the last status the service reported.
+ */
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import { NodeOperationError, sleep } from 'n8n-workflow';
+
+import { apiRequest } from '../../../shared/transport';
+import { isPlainObject } from '../../../shared/validate';
+
+export const FINAL_STATUSES = ['delivered', 'read', 'failed'] as const;
+export const DEFAULT_DELIVERY_LIMIT_SECONDS = 60;
+export const MAX_DELIVERY_LIMIT_SECONDS = 600;
+export const DEFAULT_CHECK_INTERVAL_SECONDS = 2;
+
+export const deliveryOptions: INodeProperties[] = [
+	{
+		displayName: 'Wait for Delivery',
+		name: 'waitForDelivery',
+		type: 'boolean',
+		default: false,
+		description:
+			'Whether to read the message\'s status after sending until it is delivered, read or failed (or the time limit passes); the item then carries "delivery"',
+	},
+	{
+		displayName: 'Delivery Time Limit (Seconds)',
+		name: 'deliveryTimeLimit',
+		type: 'number',
+		typeOptions: { minValue: 1, maxValue: MAX_DELIVERY_LIMIT_SECONDS },
+		default: DEFAULT_DELIVERY_LIMIT_SECONDS,
+		description:
+			'How long Wait for Delivery waits for a final status (1 to 600). After it the item carries the last status seen, with final false.',
+	},
+	{
+		displayName: 'Check Every (Seconds)',
+		name: 'deliveryCheckInterval',
+		type: 'number',
+		typeOptions: { minValue: 1, maxValue: 60 },
+		default: DEFAULT_CHECK_INTERVAL_SECONDS,
+		description: 'Time between two status reads of Wait for Delivery (1 to 60): at most one request per interval',
+	},
+];
+
+function boundedNumber(value: unknown, fallback: number, min: number, max: number): number {
+	const number = typeof value === 'number' ? value : Number(value);
+	if (value === undefined || value === null || value === '' || !Number.isFinite(number)) return fallback;
+	return Math.min(max, Math.max(min, number));
+}
+
+export function isFinalStatus(status: unknown): boolean {
+	return typeof status === 'string' && (FINAL_STATUSES as readonly string[]).includes(status.trim().toLowerCase());
+}
+
+/** `delivery` of the output item. */
+export async function waitForDelivery(
+	this: IExecuteFunctions,
+	itemIndex: number,
+	sent: IDataObject,
+	options: IDataObject,
+): Promise<IDataObject> {
+	const id = sent.id;
+	if (typeof id !== 'string' || id.trim() === '' || /[/?#\\]|^\.\.?$/.test(id)) {
+		throw new NodeOperationError(this.getNode(), 'Wait for Delivery: the service\'s answer to the reply has no message ID to follow', {
+			itemIndex,
+			description: `The reply was sent once and not again. Its answer as it came: ${JSON.stringify(sent).slice(0, 1000)}`,
+		});
+	}
+	const limitMs = boundedNumber(options.deliveryTimeLimit, DEFAULT_DELIVERY_LIMIT_SECONDS, 1, MAX_DELIVERY_LIMIT_SECONDS) * 1000;
+	const intervalMs = boundedNumber(options.deliveryCheckInterval, DEFAULT_CHECK_INTERVAL_SECONDS, 1, 60) * 1000;
+	const startedMs = Date.now();
+	let checks = 0;
+	let status = (sent.status ?? null) as IDataObject[string];
+	let record: IDataObject = sent;
+	for (;;) {
+		const elapsed = Date.now() - startedMs;
+		if (checks > 0 && elapsed + intervalMs > limitMs) break;
+		if (checks > 0) await sleep(intervalMs);
+		const response = await apiRequest.call(this, 'GET', `/v1/messages/${encodeURIComponent(id)}`, {
+			context: { operation: 'Message → Reply (Wait for Delivery)', scope: 'messages:read', itemIndex },
+		});
+		checks++;
+		record = isPlainObject(response) ? response : {};
+		status = (record.status ?? null) as IDataObject[string];
+		if (isFinalStatus(status)) {
+			return {
+				final: true,
+				status,
+				error: record.error ?? null,
+				waited_ms: Date.now() - startedMs,
+				checks,
+			};
+		}
+	}
+	return {
+		final: false,
+		status,
+		error: record.error ?? null,
+		waited_ms: Date.now() - startedMs,
+		checks,
+		reason: `The service reported no final status (delivered, read or failed) within ${limitMs / 1000} s; status is the last one it reported.`,
+	};
+}

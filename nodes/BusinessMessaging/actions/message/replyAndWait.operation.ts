@@ -1,0 +1,201 @@
+/**
+ * Message → Reply and Wait for Answer.
+ *
+ * Sends the reply once (as Reply does), then puts the execution to wait with n8n's own
+ * mechanism (putExecutionToWait: stored, listed as Waiting, survives a restart). It resumes:
+ * - with the contact's answer: the Business Messaging Trigger receiving the next inbound message
+ *   of that contact on that number finds this execution (nodes/shared/waiting.ts) and posts the
+ *   message to its resume URL ($execution.resumeUrl); webhook() below turns it into the item of
+ *   the Answer output;
+ * - or at the time limit: n8n resumes the execution on its timer. A node resumed on a timer is
+ *   not run again (n8n disables it and passes its stored input through), so the timed-out items
+ *   are stored in advance as that input; with n8n's "forward all outputs" (2.x) they leave on
+ *   the Timed Out output, on 1.x on the only output it forwards, the first, marked timed_out.
+ *
+ * Why not resume on a timer and read the contact's newer messages from the inbound history
+ * (no shared state at all)? Because of the same rule: a node resumed on its timer never runs
+ * again, so it cannot re-check and wait again; each check would need a loop of nodes in the
+ * workflow. See docs/conversations.md.
+ */
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INode,
+	INodeExecutionData,
+	INodeProperties,
+	IWebhookFunctions,
+	IWebhookResponseData,
+} from 'n8n-workflow';
+import { NodeApiError, NodeOperationError, WAIT_INDEFINITELY } from 'n8n-workflow';
+
+import { isPlainObject } from '../../../shared/validate';
+import { registerWaiting, waitingKey } from '../../../shared/waiting';
+import { withReplyWindow } from '../../../shared/window';
+import { updateDisplayOptions } from '../../helpers/descriptions';
+import { replyFields, sendReply } from './reply.operation';
+
+const UNIT_MS = { minutes: 60_000, hours: 3_600_000, days: 86_400_000 } as const;
+
+const properties: INodeProperties[] = [
+	...replyFields,
+	{
+		displayName: 'Limit Wait Time',
+		name: 'limitWaitTime',
+		type: 'boolean',
+		default: true,
+		description:
+			'Whether the execution stops waiting after a time and continues on the Timed Out output. Off: it waits until the contact answers.',
+	},
+	{
+		displayName: 'Amount',
+		name: 'waitAmount',
+		type: 'number',
+		typeOptions: { minValue: 0.001, numberPrecision: 3 },
+		default: 1,
+		description: 'How long to wait for the answer',
+		displayOptions: { show: { limitWaitTime: [true] } },
+	},
+	{
+		displayName: 'Unit',
+		name: 'waitUnit',
+		type: 'options',
+		options: [
+			{ name: 'Days', value: 'days' },
+			{ name: 'Hours', value: 'hours' },
+			{ name: 'Minutes', value: 'minutes' },
+		],
+		default: 'hours',
+		description: 'Unit of the amount',
+		displayOptions: { show: { limitWaitTime: [true] } },
+	},
+	{
+		displayName: 'Options',
+		name: 'waitOptions',
+		type: 'collection',
+		placeholder: 'Add option',
+		default: {},
+		options: [
+			{
+				displayName: 'Also Start the Trigger\'s Workflow',
+				name: 'alsoStart',
+				type: 'boolean',
+				default: false,
+				description:
+					'Whether the answer also starts a new execution of the trigger\'s workflow, as any inbound message does. Off: it only resumes this execution.',
+			},
+		],
+	},
+];
+
+const displayOptions = {
+	show: {
+		resource: ['message'],
+		operation: ['replyAndWait'],
+	},
+};
+
+export const description = updateDisplayOptions(displayOptions, properties);
+
+function asNodeError(node: INode, error: unknown, itemIndex: number): NodeApiError | NodeOperationError {
+	if (error instanceof NodeApiError || error instanceof NodeOperationError) return error;
+	return new NodeOperationError(node, error as Error, { itemIndex });
+}
+
+/** The node's outputs for this operation, by output: Answer, then Timed Out. */
+export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+	const node = this.getNode();
+	if (node.type.endsWith('Tool')) {
+		throw new NodeOperationError(node, 'Reply and Wait for Answer cannot be used as an AI Agent tool', {
+			description:
+				'An agent\'s tool call must return at once, and this operation suspends the whole execution until the contact answers. Give the agent Reply instead; the next message of the contact starts the agent\'s workflow again.',
+		});
+	}
+	const items = this.getInputData();
+	const now = Date.now();
+	const limit = this.getNodeParameter('limitWaitTime', 0, true) as boolean;
+	let waitTill = WAIT_INDEFINITELY;
+	if (limit) {
+		const amount = Number(this.getNodeParameter('waitAmount', 0, 1));
+		const unit = this.getNodeParameter('waitUnit', 0, 'hours') as keyof typeof UNIT_MS;
+		if (!Number.isFinite(amount) || amount <= 0 || !(unit in UNIT_MS)) {
+			throw new NodeOperationError(node, 'Amount must be a number greater than 0', {
+				description: 'Set how long to wait for the answer, or turn Limit Wait Time off.',
+			});
+		}
+		waitTill = new Date(now + amount * UNIT_MS[unit]);
+	}
+	const options = this.getNodeParameter('waitOptions', 0, {}) as IDataObject;
+	const resumeUrl = String(this.evaluateExpression('{{ $execution.resumeUrl }}', 0));
+	const executionId = String(this.evaluateExpression('{{ $execution.id }}', 0));
+	const staticData = this.getMode() === 'manual' ? undefined : this.getWorkflowStaticData('global');
+
+	const sent: INodeExecutionData[] = [];
+	const timedOut: INodeExecutionData[] = [];
+	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
+		let reply: IDataObject;
+		try {
+			reply = await sendReply.call(this, itemIndex, 'Message → Reply and Wait for Answer');
+		} catch (error) {
+			if (!this.continueOnFail()) throw asNodeError(node, error, itemIndex);
+			timedOut.push({ json: { error: (error as Error).message }, pairedItem: { item: itemIndex } });
+			continue;
+		}
+		const contact = String(this.getNodeParameter('to', itemIndex)).trim();
+		const fromParameter = this.getNodeParameter('from', itemIndex, '') as unknown;
+		const number = typeof reply.from === 'string' && reply.from ? reply.from : typeof fromParameter === 'string' ? fromParameter : '';
+		registerWaiting(staticData, waitingKey(contact, number), {
+			resumeUrl,
+			executionId,
+			expiresAtMs: waitTill.getTime(),
+			alsoStart: options.alsoStart === true,
+		});
+		sent.push({ json: reply, pairedItem: { item: itemIndex } });
+		timedOut.push({
+			json: { ...items[itemIndex].json, timed_out: true, waited_for: { contact, number: number || null }, reply },
+			pairedItem: { item: itemIndex },
+		});
+	}
+	if (sent.length === 0) return [[], timedOut];
+
+	// What n8n's timer resume will forward (the node is not run again then): the timed-out items.
+	const stored = this.getExecuteData();
+	if (forwardsAllOutputs(resumeUrl)) {
+		stored.data.main = [[], timedOut];
+		// Items stored as a second input trace back (pairedItem input 1) through the same source as the first.
+		if (stored.source?.main?.[0]) stored.source.main[1] = stored.source.main[0];
+		stored.metadata = { ...(stored.metadata ?? {}), forwardAllOutputs: true } as typeof stored.metadata;
+	} else {
+		// 1.x forwards only the first: there the timed-out items (timed_out: true) leave on Answer.
+		stored.data.main = [timedOut];
+	}
+
+	await this.putExecutionToWait(waitTill);
+	return [sent, []];
+}
+
+/**
+ * Whether this n8n forwards every stored output on resume (2.x) or only the first (1.x). Both
+ * arrived with 2.x's resume tokens, which $execution.resumeUrl then carries as a query parameter.
+ */
+function forwardsAllOutputs(resumeUrl: string): boolean {
+	try {
+		return new URL(resumeUrl).search !== '';
+	} catch {
+		return false;
+	}
+}
+
+/** The resume request the trigger posts: the contact's answer, as the trigger emits it. */
+export async function webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
+	const body = this.getBodyData();
+	const event = isPlainObject(body) && isPlainObject(body.answer) ? body.answer : undefined;
+	if (!event || event.event !== 'message.inbound' || !isPlainObject(event.data)) {
+		const res = this.getResponseObject();
+		res.status(400).json({ error: 'bad_request', reason: 'expected {answer: <message.inbound event>}' });
+		return { noWebhookResponse: true };
+	}
+	return {
+		webhookResponse: { resumed: true },
+		workflowData: [[{ json: withReplyWindow(event) }], []],
+	};
+}

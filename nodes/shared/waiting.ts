@@ -1,0 +1,84 @@
+/**
+ * Which execution is waiting for which contact's answer (Message → Reply and Wait for Answer),
+ * so that the trigger receiving that contact's next message resumes it.
+ *
+ * Two places, both allowed to lose an entry: this process's memory (every workflow of the
+ * process, gone on restart) and the workflow's static data (survives a restart, but n8n saves
+ * it per execution, so concurrent executions may overwrite each other's entries). A lost or
+ * stale entry fails safe: the trigger finds nothing, or its resume is refused, and the message
+ * starts a normal execution. The answer is never lost; the waiting execution then times out.
+ */
+import type { IDataObject } from 'n8n-workflow';
+
+import { isPlainObject } from './validate';
+
+export const STATIC_DATA_KEY = 'businessMessagingWaiting';
+/** Entries kept in static data at most (oldest dropped): a bound on what every execution saves. */
+const MAX_STATIC_ENTRIES = 200;
+const MAX_MEMORY_ENTRIES = 10_000;
+
+export interface WaitingEntry {
+	resumeUrl: string;
+	executionId: string;
+	/** When the wait ends anyway (its time limit), ms since epoch. */
+	expiresAtMs: number;
+	/** Also start the trigger's own execution for the answer. */
+	alsoStart: boolean;
+}
+
+const memory = new Map<string, WaitingEntry>();
+
+/** The contact on the number; number '*' when the reply left from the key's only number. */
+export function waitingKey(contact: string, number: string | undefined): string {
+	return `${number && number.trim() !== '' ? number.trim() : '*'}|${contact.trim()}`;
+}
+
+function isEntry(value: unknown): value is WaitingEntry {
+	return (
+		isPlainObject(value) &&
+		typeof value.resumeUrl === 'string' &&
+		typeof value.executionId === 'string' &&
+		typeof value.expiresAtMs === 'number'
+	);
+}
+
+function staticEntries(staticData: IDataObject | undefined): IDataObject | undefined {
+	if (!staticData) return undefined;
+	const entries = staticData[STATIC_DATA_KEY];
+	return isPlainObject(entries) ? entries : undefined;
+}
+
+export function registerWaiting(staticData: IDataObject | undefined, key: string, entry: WaitingEntry, nowMs = Date.now()): void {
+	if (memory.size >= MAX_MEMORY_ENTRIES) {
+		for (const [k, e] of memory) if (e.expiresAtMs <= nowMs) memory.delete(k);
+		if (memory.size >= MAX_MEMORY_ENTRIES) memory.delete(memory.keys().next().value as string);
+	}
+	memory.set(key, entry);
+	if (!staticData) return;
+	const kept = Object.entries(staticEntries(staticData) ?? {}).filter(
+		([k, e]) => k !== key && isEntry(e) && e.expiresAtMs > nowMs,
+	);
+	const entries = Object.fromEntries([...kept.slice(-(MAX_STATIC_ENTRIES - 1)), [key, { ...entry }]]);
+	staticData[STATIC_DATA_KEY] = entries as IDataObject;
+}
+
+/** The live entry for one of the keys, memory first; undefined when none (or only expired ones). */
+export function findWaiting(staticData: IDataObject | undefined, keys: string[], nowMs = Date.now()): { key: string; entry: WaitingEntry } | undefined {
+	const stored = staticEntries(staticData);
+	for (const key of keys) {
+		const entry = memory.get(key) ?? (stored && isEntry(stored[key]) ? (stored[key] as unknown as WaitingEntry) : undefined);
+		if (entry && entry.expiresAtMs > nowMs) return { key, entry };
+	}
+	return undefined;
+}
+
+/** Forgets the entry (answered, or refused), wherever it is, unless another execution took the key since. */
+export function removeWaiting(staticData: IDataObject | undefined, key: string, executionId: string): void {
+	if (memory.get(key)?.executionId === executionId) memory.delete(key);
+	const stored = staticEntries(staticData);
+	if (stored && isEntry(stored[key]) && (stored[key] as unknown as WaitingEntry).executionId === executionId) {
+		const rest = { ...stored };
+		delete rest[key];
+		staticData![STATIC_DATA_KEY] = rest;
+	}
+}

@@ -1,0 +1,271 @@
+/**
+ * Conversations in real n8n (issue 15), on the example workflow examples/conversation.json:
+ * Reply and Wait for Answer resumed by the contact's answer, its time limit, a waiting execution
+ * across an n8n restart, hand over to a person (echo), and Reply → Wait for Delivery.
+ *
+ * Registered in run.e2e.ts after the other checks; restarts n8n once (same port and user
+ * folder) and returns the process now running, which the suite stops.
+ */
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+
+import { CREDENTIAL_NAME, mapExample, readExample } from '../lib/examples';
+import { CREDENTIAL_TYPE, N8nClient, N8nProcess, type Execution, type Line, type SavedWorkflow } from '../lib/n8n';
+import { SandboxControl, type Sandbox } from '../lib/sandbox';
+import { log, sleep, waitFor } from '../lib/util';
+
+export interface ConversationContext {
+	check: (name: string, body: () => Promise<string>) => Promise<boolean>;
+	n8n: N8nProcess;
+	sandbox: Sandbox;
+	line: Line;
+	/** Stops n8n and starts it again on the same port with the same user folder. */
+	restart: () => Promise<N8nProcess>;
+}
+
+const ASK = 'Ask for the order number';
+const CONFIRM = 'Confirm';
+const TIMED_OUT = 'No answer in time';
+const HANDED_OVER = 'A person is answering';
+
+type RunData = Record<string, Array<{ data?: { main?: Array<Array<{ json: Record<string, unknown> }> | null> } }>>;
+
+function fail(message: string): never {
+	throw new Error(message);
+}
+
+export async function conversationChecks(ctx: ConversationContext): Promise<N8nProcess> {
+	const { check, sandbox, line } = ctx;
+	let n8n = ctx.n8n;
+	const installDir = n8n.installation.dir;
+	let client = new N8nClient(n8n.url, line, installDir);
+	await client.login();
+	const control = new SandboxControl(sandbox.baseUrl);
+	const number = sandbox.numbers[0].phone_number_id;
+
+	const requireFromN8n = createRequire(join(installDir, 'node_modules', 'n8n', 'package.json'));
+	const parse = (requireFromN8n('flatted') as { parse: (text: string) => unknown }).parse;
+	/** Items per output of each node's first run. */
+	const outputs = async (id: string): Promise<{ status: string; nodes: Record<string, Array<Array<Record<string, unknown>>>> }> => {
+		const execution = await client.request<{ data: string; status: string }>('GET', `/rest/executions/${id}`);
+		const runData = (parse(execution.data) as { resultData: { runData: RunData } }).resultData.runData ?? {};
+		const nodes: Record<string, Array<Array<Record<string, unknown>>>> = {};
+		for (const [name, runs] of Object.entries(runData)) nodes[name] = (runs[0]?.data?.main ?? []).map((items) => (items ?? []).map((item) => item.json));
+		return { status: execution.status, nodes };
+	};
+
+	// The example, with a time limit of 15 s (5 min when the first message says "slow", for the
+	// restart) and Wait for Delivery on the confirmation.
+	const example = readExample('conversation');
+	const ask = example.nodes.find((node) => node.name === ASK)!;
+	ask.parameters = { ...ask.parameters, waitAmount: '={{ $json.data.text.includes("slow") ? 5 : 0.25 }}', waitUnit: 'minutes' };
+	const confirm = example.nodes.find((node) => node.name === CONFIRM)!;
+	confirm.parameters = { ...confirm.parameters, replyOptions: { waitForDelivery: true, deliveryTimeLimit: 30, deliveryCheckInterval: 1 } };
+	const credentialId = (
+		await client.createCredential(`${CREDENTIAL_NAME} (conversation)`, CREDENTIAL_TYPE, {
+			apiKey: sandbox.keys.all,
+			baseUrl: sandbox.baseUrl,
+			webhookSecret: '',
+		})
+	).id;
+	const workflow: SavedWorkflow = await client.createWorkflow({
+		...mapExample(example, { [CREDENTIAL_NAME]: credentialId }, {}),
+		name: `${example.name} (e2e)`,
+	});
+	// The account has one webhook: free it from whatever an earlier check left registered.
+	await fetch(`${sandbox.baseUrl}/v1/console/webhook`, { method: 'DELETE', headers: { authorization: `Bearer ${sandbox.keys.all}` } });
+	const activated = await client.activateAndSettle(workflow.id);
+	if (!activated.ok) {
+		await check('conversation: the example workflow activates', async () => fail(activated.message));
+		return n8n;
+	}
+
+	const executions = async (): Promise<Execution[]> => await client.executions(workflow.id);
+	const waitingFor = async (known: Set<string>): Promise<Execution> =>
+		await waitFor('a new waiting execution', async () => (await executions()).find((e) => !known.has(e.id) && e.status === 'waiting'), 30_000, 500);
+	const repliesTo = async (contact: string) => (await control.state()).messages.filter((m) => m.to === contact);
+	const write = async (from: string, text: string) => {
+		const sent = await control.inbound({ from, contact_name: 'Ada', number, text });
+		if (!sent.delivery.delivered) fail(`the sandbox could not deliver the inbound event: ${JSON.stringify(sent.delivery)}`);
+	};
+	const finished = async (id: string, timeoutMs: number) =>
+		await waitFor(`execution ${id} to finish`, async () => {
+			const found = (await executions()).find((e) => e.id === id);
+			return found && !['running', 'new', 'waiting'].includes(found.status) ? found : undefined;
+		}, timeoutMs, 1000);
+	const ids = async () => new Set((await executions()).map((e) => e.id));
+
+	await check('conversation: reply and wait; the answer resumes the same execution, which replies again (Wait for Delivery sees "delivered"); no extra execution', async () => {
+		const contact = '+33611110001';
+		const before = await ids();
+		await write(contact, 'hello');
+		const waiting = await waitingFor(before);
+		const asked = await waitFor('the question in the sandbox', async () => ((await repliesTo(contact)).length === 1 ? await repliesTo(contact) : undefined));
+		if (!/order number/.test(asked[0].text)) fail(`question: ${asked[0].text}`);
+		await write(contact, 'A-42');
+		const confirmation = await waitFor('the confirmation in the sandbox', async () => (await repliesTo(contact))[1], 30_000, 500);
+		await sleep(1500);
+		await control.status(confirmation.id, 'delivered');
+		const done = await finished(waiting.id, 45_000);
+		if (done.status !== 'success') fail(`execution ${done.id} ended ${done.status}`);
+		const run = await outputs(done.id);
+		const answer = run.nodes[ASK]?.[0]?.[0];
+		if ((answer?.data as { text?: string })?.text !== 'A-42') fail(`Answer output: ${JSON.stringify(run.nodes[ASK])}`);
+		if (!/A-42/.test(confirmation.text)) fail(`confirmation: ${confirmation.text}`);
+		const delivery = run.nodes[CONFIRM]?.[0]?.[0]?.delivery as { final?: boolean; status?: string; waited_ms?: number } | undefined;
+		if (delivery?.final !== true || delivery.status !== 'delivered') fail(`Wait for Delivery: ${JSON.stringify(delivery)}`);
+		const fresh = (await executions()).filter((e) => !before.has(e.id));
+		if (fresh.length !== 1) fail(`executions started: ${JSON.stringify(fresh.map((e) => ({ id: e.id, status: e.status })))}`);
+		const replies = await repliesTo(contact);
+		if (replies.length !== 2) fail(`${replies.length} replies to the contact`);
+		return `execution ${done.id} waited, resumed with "A-42", replied twice; delivery ${delivery.status} after ${delivery.waited_ms} ms; 1 execution in all`;
+	});
+
+	await check('conversation: a contact who never answers: the execution continues on Timed Out after the limit (15 s)', async () => {
+		const contact = '+33611110002';
+		const before = await ids();
+		const started = Date.now();
+		await write(contact, 'hello');
+		const waiting = await waitingFor(before);
+		// n8n's wait tracker looks for due executions once a minute.
+		const done = await finished(waiting.id, 150_000);
+		const seconds = ((Date.now() - started) / 1000).toFixed(0);
+		if (done.status !== 'success') fail(`execution ${done.id} ended ${done.status}`);
+		const run = await outputs(done.id);
+		if (line === 2) {
+			if (run.nodes[ASK]?.[1]?.[0]?.timed_out !== true || run.nodes[ASK]?.[0]?.length) fail(`Timed Out output: ${JSON.stringify(run.nodes[ASK])}`);
+		} else {
+			// 1.x forwards only the first output on resume: the timed-out item leaves on Answer, marked.
+			if (run.nodes[ASK]?.[0]?.[0]?.timed_out !== true) fail(`1.x: Answer output on timeout: ${JSON.stringify(run.nodes[ASK])}`);
+		}
+		// Either way the example brings it to "No answer in time" (1.x through its IF), never to Confirm.
+		if (run.nodes[TIMED_OUT]?.[0]?.[0]?.timed_out !== true || run.nodes[CONFIRM]) fail(`nodes run: ${JSON.stringify(run.nodes)}`);
+		return `execution ${done.id} continued ${line === 2 ? 'on Timed Out' : 'on Answer (1.x) marked timed_out'} ${seconds} s after the message`;
+	});
+
+	await check('conversation: a waiting execution survives an n8n restart and resumes with the answer', async () => {
+		const contact = '+33611110003';
+		const before = await ids();
+		await write(contact, 'slow please');
+		const waiting = await waitingFor(before);
+		const restartStarted = Date.now();
+		n8n = await ctx.restart();
+		const restartS = ((Date.now() - restartStarted) / 1000).toFixed(0);
+		client = new N8nClient(n8n.url, line, installDir);
+		await client.login();
+		await waitFor('the trigger to be active again', async () => {
+			const response = await fetch(`${n8n.url}/healthz`).catch(() => undefined);
+			return response?.ok;
+		}, 30_000, 500);
+		const stillWaiting = (await executions()).find((e) => e.id === waiting.id);
+		if (stillWaiting?.status !== 'waiting') fail(`after the restart execution ${waiting.id} is ${stillWaiting?.status}`);
+		await write(contact, 'B-7');
+		const done = await finished(waiting.id, 45_000);
+		const run = await outputs(done.id);
+		if ((run.nodes[ASK]?.[0]?.[0]?.data as { text?: string })?.text !== 'B-7') fail(`Answer output: ${JSON.stringify(run.nodes[ASK])}`);
+		const fresh = (await executions()).filter((e) => !before.has(e.id));
+		if (fresh.length !== 1) fail(`executions started: ${JSON.stringify(fresh.map((e) => ({ id: e.id, status: e.status })))}`);
+		return `execution ${done.id} waited across a restart (${restartS} s) and resumed with "B-7": ${done.status}`;
+	});
+
+	await check('conversation: hand over: after an echo the contact\'s next message goes to the Hand Over output; another contact\'s does not', async () => {
+		const person = '+33611110004';
+		const other = '+33611110005';
+		await control.echo({ to: person, number, text: 'Hello, this is Sam from the shop' });
+		const before = await ids();
+		await write(person, 'I need help');
+		const handed = await waitFor('an execution for the handed-over contact', async () => (await executions()).find((e) => !before.has(e.id) && e.status === 'success'), 30_000, 500);
+		const run = await outputs(handed.id);
+		if (!run.nodes[HANDED_OVER] || run.nodes[ASK]) fail(`nodes run: ${Object.keys(run.nodes).join(', ')}`);
+		if ((await repliesTo(person)).length !== 0) fail('the bot replied to a contact a person is answering');
+		const before2 = await ids();
+		await write(other, 'hello');
+		await waitingFor(before2);
+		if ((await repliesTo(other)).length !== 1) fail('the other contact got no question');
+		return `execution ${handed.id} ran "${HANDED_OVER}" only, no reply; the other contact got the question`;
+	});
+
+	await client.deactivate(workflow.id).catch((error: unknown) => log(`deactivating the conversation workflow: ${String(error)}`));
+
+	await check('AI Agent tool: a (fake, loopback) OpenAI chat model calls Business Messaging Reply; To and Text come from the model ($fromAI defaults)', async () => {
+		const contact = '+33611110009';
+		const key = await control.createKey(['messages:send', 'messages:read'], [number]);
+		await control.inbound({ from: contact, contact_name: 'Ada', number, text: 'opens the window' }).catch(() => undefined);
+		const model = await fakeOpenAi({ to: contact, text: 'Hello from the agent' });
+		try {
+			const bm = await client.createCredential('Business Messaging (one number, agent)', CREDENTIAL_TYPE, { apiKey: key.key, baseUrl: sandbox.baseUrl, webhookSecret: '' });
+			const openAi = await client.createCredential('Fake OpenAI (loopback)', 'openAiApi', { apiKey: 'sk-fake', url: `${model.url}/v1`, header: false });
+			const path = `agent-${Date.now()}`;
+			const agentWorkflow = await client.createWorkflow({
+				name: 'AI Agent with the Business Messaging tool (e2e)',
+				nodes: [
+					{ name: 'Webhook', type: 'n8n-nodes-base.webhook', typeVersion: 2, position: [0, 0], webhookId: crypto.randomUUID(), parameters: { httpMethod: 'POST', path, responseMode: 'lastNode', options: {} } },
+					{ name: 'AI Agent', type: '@n8n/n8n-nodes-langchain.agent', typeVersion: 3, position: [240, 0], parameters: { promptType: 'define', text: '={{ $json.body.message }}', options: {} } },
+					{ name: 'Model', type: '@n8n/n8n-nodes-langchain.lmChatOpenAi', typeVersion: 1.2, position: [200, 220], parameters: { model: { __rl: true, mode: 'id', value: 'gpt-4o-mini' }, options: {} }, credentials: { openAiApi: { id: openAi.id, name: openAi.name } } },
+					{ name: 'Reply to contact', type: 'n8n-nodes-business-messaging.businessMessagingTool', typeVersion: 1, position: [400, 220], parameters: { resource: 'message', operation: 'reply' }, credentials: { [CREDENTIAL_TYPE]: { id: bm.id, name: bm.name } } },
+				],
+				connections: {
+					Webhook: { main: [[{ node: 'AI Agent', type: 'main', index: 0 }]] },
+					Model: { ai_languageModel: [[{ node: 'AI Agent', type: 'ai_languageModel', index: 0 }]] },
+					'Reply to contact': { ai_tool: [[{ node: 'AI Agent', type: 'ai_tool', index: 0 }]] },
+				},
+				settings: { executionOrder: 'v1' },
+			});
+			const activatedAgent = await client.activateAndSettle(agentWorkflow.id);
+			if (!activatedAgent.ok) fail(`activating the agent workflow: ${activatedAgent.message}`);
+			const before = (await repliesTo(contact)).length;
+			const response = await fetch(`${n8n.url}/webhook/${path}`, {
+				method: 'POST',
+				headers: { 'content-type': 'application/json' },
+				body: JSON.stringify({ message: `Say hello to ${contact}` }),
+				signal: AbortSignal.timeout(60_000),
+			});
+			const answerText = await response.text();
+			await client.deactivate(agentWorkflow.id).catch(() => undefined);
+			const replies = (await repliesTo(contact)).slice(before);
+			if (replies.length !== 1 || replies[0].text !== 'Hello from the agent' || replies[0].from !== number) {
+				fail(`replies: ${JSON.stringify(replies)}; webhook answered ${response.status} ${answerText.slice(0, 300)}; model calls ${model.calls.length}`);
+			}
+			const toolNames = model.calls[0]?.tools ?? [];
+			return `the model saw tool(s) ${toolNames.join(', ')}; its call sent "${replies[0].text}" to ${replies[0].to} from ${replies[0].from}; ${model.calls.length} model calls`;
+		} finally {
+			await model.close();
+		}
+	});
+	return n8n;
+}
+
+/**
+ * An OpenAI-compatible chat completions endpoint on loopback that always asks for one call of the
+ * first tool it is offered with the given arguments, then answers "Sent." once the tool's result is in.
+ */
+async function fakeOpenAi(args: Record<string, unknown>): Promise<{ url: string; calls: Array<{ tools: string[] }>; close: () => Promise<void> }> {
+	const { createServer } = await import('node:http');
+	const calls: Array<{ tools: string[] }> = [];
+	const server = createServer((req, res) => {
+		let raw = '';
+		req.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
+		req.on('end', () => {
+			const body = (raw ? JSON.parse(raw) : {}) as { tools?: Array<{ function: { name: string } }>; messages?: Array<{ role: string }> };
+			const tools = (body.tools ?? []).map((t) => t.function.name);
+			calls.push({ tools });
+			const answered = (body.messages ?? []).some((m) => m.role === 'tool');
+			const message = answered || tools.length === 0
+				? { role: 'assistant', content: 'Sent.' }
+				: { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: tools[0], arguments: JSON.stringify(args) } }] };
+			res.writeHead(200, { 'content-type': 'application/json' }).end(
+				JSON.stringify({
+					id: `chatcmpl-${calls.length}`,
+					object: 'chat.completion',
+					created: Math.floor(Date.now() / 1000),
+					model: 'gpt-4o-mini',
+					choices: [{ index: 0, message, finish_reason: message.content === null ? 'tool_calls' : 'stop' }],
+					usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+				}),
+			);
+		});
+	});
+	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+	const { port } = server.address() as { port: number };
+	return { url: `http://127.0.0.1:${port}`, calls, close: async () => await new Promise<void>((r) => server.close(() => r())) };
+}

@@ -1,0 +1,130 @@
+// The trigger's side of Reply and Wait for Answer: an inbound message of a contact an execution
+// waits for is posted to that execution's resume URL (here a real HTTP server standing in for
+// n8n's /webhook-waiting/ endpoint; the whole path runs in real n8n in test/e2e/checks/conversation.ts),
+// and every failure falls back to a normal execution: the answer is never lost.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import { STATIC_DATA_KEY, findWaiting, registerWaiting, removeWaiting, waitingKey } from '../../../nodes/shared/waiting';
+import type { WebhookHarness } from '../../harness';
+import { inboundEnvelope, signedRequest, useSandbox } from '../../support';
+import { storedSecret, trigger } from './helpers';
+
+const sb = useSandbox({ reset: 'afterEach' });
+
+interface Resumer {
+	url: string;
+	bodies: unknown[];
+	close: () => Promise<void>;
+}
+
+async function resumer(status: number): Promise<Resumer> {
+	const bodies: unknown[] = [];
+	const server: Server = createServer((req, res) => {
+		let raw = '';
+		req.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
+		req.on('end', () => {
+			bodies.push(JSON.parse(raw || 'null'));
+			res.writeHead(status, { 'content-type': 'application/json' }).end('{}');
+		});
+	});
+	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+	const { port } = server.address() as AddressInfo;
+	return { url: `http://127.0.0.1:${port}/webhook-waiting/41?signature=t`, bodies, close: async () => await new Promise<void>((r) => server.close(() => r())) };
+}
+
+async function activeTrigger(): Promise<{ harness: WebhookHarness; secret: string }> {
+	const harness = await trigger(sb, {} as never);
+	await harness.activate();
+	return { harness, secret: storedSecret(harness.staticData, sb.keys.all) as string };
+}
+
+const CONTACT = '+15551112222';
+const NUMBER = '109876543210';
+
+describe('trigger: an answer resumes the waiting execution', () => {
+	const servers: Resumer[] = [];
+	afterEach(async () => {
+		await Promise.all(servers.splice(0).map(async (s) => await s.close()));
+	});
+
+	it('posts the event to the resume URL and starts no execution; the entry is used once', async () => {
+		const server = await resumer(200);
+		servers.push(server);
+		const { harness, secret } = await activeTrigger();
+		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), { resumeUrl: server.url, executionId: '41', expiresAtMs: Date.now() + 60_000, alsoStart: false });
+		const event = inboundEnvelope({ from: CONTACT, number: NUMBER, text: 'A-42' });
+		const answer = await harness.receive(signedRequest(event, secret));
+		expect(answer.status).toBe(200);
+		expect(answer.workflowData).toBeUndefined();
+		expect(answer.body).toEqual({ received: true, resumed: '41' });
+		expect(server.bodies).toEqual([{ answer: expect.objectContaining({ event: 'message.inbound', data: expect.objectContaining({ text: 'A-42' }) }) }]);
+		// The next message of the contact is a new conversation.
+		const next = await harness.receive(signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER, text: 'again' }), secret));
+		expect(next.workflowData?.[0]).toHaveLength(1);
+		expect(server.bodies).toHaveLength(1);
+	});
+
+	it('after a restart (the entry only in the workflow\'s static data, as n8n loads it): resumes too', async () => {
+		const server = await resumer(200);
+		servers.push(server);
+		const { harness, secret } = await activeTrigger();
+		const entry = { resumeUrl: server.url, executionId: '47', expiresAtMs: Date.now() + 60_000, alsoStart: false };
+		harness.globalStaticData[STATIC_DATA_KEY] = { [waitingKey('+15553334444', NUMBER)]: entry };
+		const answer = await harness.receive(signedRequest(inboundEnvelope({ from: '+15553334444', number: NUMBER }), secret));
+		expect(answer.body).toEqual({ received: true, resumed: '47' });
+		expect(answer.workflowData).toBeUndefined();
+		expect(harness.globalStaticData[STATIC_DATA_KEY]).toEqual({});
+	});
+
+	it('Also Start the Trigger\'s Workflow: resumes and starts an execution', async () => {
+		const server = await resumer(200);
+		servers.push(server);
+		const { harness, secret } = await activeTrigger();
+		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), { resumeUrl: server.url, executionId: '42', expiresAtMs: Date.now() + 60_000, alsoStart: true });
+		const answer = await harness.receive(signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER }), secret));
+		expect(server.bodies).toHaveLength(1);
+		expect(answer.workflowData?.[0]).toHaveLength(1);
+	});
+
+	it('fail safe: a refused resume (the execution finished) starts a normal execution', async () => {
+		const server = await resumer(409);
+		servers.push(server);
+		const { harness, secret } = await activeTrigger();
+		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), { resumeUrl: server.url, executionId: '43', expiresAtMs: Date.now() + 60_000, alsoStart: false });
+		const answer = await harness.receive(signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER }), secret));
+		expect(server.bodies).toHaveLength(1);
+		expect(answer.workflowData?.[0]).toHaveLength(1);
+	});
+
+	it('fail safe: an unreachable resume URL, an expired entry, another contact or number: a normal execution', async () => {
+		const { harness, secret } = await activeTrigger();
+		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), { resumeUrl: 'http://127.0.0.1:9/webhook-waiting/44', executionId: '44', expiresAtMs: Date.now() + 60_000, alsoStart: false });
+		expect((await harness.receive(signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER }), secret))).workflowData?.[0]).toHaveLength(1);
+
+		const server = await resumer(200);
+		servers.push(server);
+		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), { resumeUrl: server.url, executionId: '45', expiresAtMs: Date.now() - 1, alsoStart: false });
+		registerWaiting(harness.staticData, waitingKey('+15550000000', NUMBER), { resumeUrl: server.url, executionId: '46', expiresAtMs: Date.now() + 60_000, alsoStart: false });
+		for (const data of [{ from: CONTACT, number: NUMBER }, { from: '+15550000000', number: '999' }]) {
+			expect((await harness.receive(signedRequest(inboundEnvelope(data), secret))).workflowData?.[0]).toHaveLength(1);
+		}
+		expect(server.bodies).toHaveLength(0);
+	});
+});
+
+describe('the waiting registry (nodes/shared/waiting.ts)', () => {
+	it('static data keeps live entries only; removal is by the same execution only', () => {
+		const staticData: Record<string, unknown> = {};
+		const now = Date.now();
+		registerWaiting(staticData as never, 'n|a', { resumeUrl: 'u1', executionId: '1', expiresAtMs: now + 1000, alsoStart: false }, now);
+		registerWaiting(staticData as never, 'n|b', { resumeUrl: 'u2', executionId: '2', expiresAtMs: now - 1, alsoStart: false }, now - 10);
+		registerWaiting(staticData as never, 'n|c', { resumeUrl: 'u3', executionId: '3', expiresAtMs: now + 1000, alsoStart: false }, now);
+		expect(Object.keys(staticData[STATIC_DATA_KEY] as object).sort()).toEqual(['n|a', 'n|c']);
+		removeWaiting(staticData as never, 'n|a', 'another execution');
+		expect(findWaiting(staticData as never, ['n|a'], now)?.entry.executionId).toBe('1');
+		removeWaiting(staticData as never, 'n|a', '1');
+		expect(findWaiting(staticData as never, ['n|a'], now)).toBeUndefined();
+		expect(findWaiting(staticData as never, ['n|b'], now)).toBeUndefined();
+	});
+});
