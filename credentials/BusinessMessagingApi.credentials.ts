@@ -1,4 +1,6 @@
 import type {
+	IAuthenticateRuleResponseCode,
+	IAuthenticateRuleResponseSuccessBody,
 	ICredentialDataDecryptedObject,
 	ICredentialTestRequest,
 	ICredentialType,
@@ -114,6 +116,9 @@ export class BusinessMessagingApi implements ICredentialType {
 			url: '/v1/ping',
 			method: 'GET',
 		},
+		// n8n types rules as an array of one kind or the other, but both lines' testers go through
+		// one array checking each rule's type: responseCode on a failed answer, responseSuccessBody
+		// on a successful one.
 		rules: [
 			{
 				type: 'responseCode',
@@ -143,6 +148,6 @@ export class BusinessMessagingApi implements ICredentialType {
 						'The Base URL answered, but not as the service: its answer to GET /v1/ping is not JSON. Check the Base URL: the service\'s address without /v1, e.g. https://api.example.com.',
 				},
 			},
-		],
+		] as Array<IAuthenticateRuleResponseCode | IAuthenticateRuleResponseSuccessBody> as IAuthenticateRuleResponseCode[],
 	};
 }
