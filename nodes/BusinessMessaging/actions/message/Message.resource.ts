@@ -29,7 +29,7 @@ export const description: INodeProperties[] = [
 				name: 'Get Status',
 				value: 'getStatus',
 				description:
-					'Get the delivery status of a sent message by its ID',
+					'Get the delivery status of a sent message by its message ID',
 				action: 'Get message status',
 			},
 			{
