@@ -27,6 +27,7 @@ import {
 	type SavedWorkflow,
 } from './lib/n8n';
 import { launchSandbox, SandboxControl, type Sandbox } from './lib/sandbox';
+import { runEditorChecks } from './checks/editor';
 import { errorWorkflow, latestHttpRequestVersion, redirectProbeWorkflow, unsignedRequests } from './lib/security';
 import { serviceTimestamp } from '../support/fixtures';
 import { signBody } from '../support/signature';
@@ -546,6 +547,10 @@ async function runChecks(n8n: N8nProcess, sandbox: Sandbox, installDir: string):
 		await client.deactivate(workflow.id);
 		return `${items.length} items in execution ${execution.id}, ${latencyS} s after sending; the message from before activation not emitted; webhook still ${foreign}`;
 	});
+
+	// The editor in a browser (issue #16): what a user clicks and sees.
+	const credential = { id: imported.credentialId, name: CREDENTIAL_NAME };
+	timings.browser_ms = await runEditorChecks({ line, n8nUrl: n8n.url, client, sandbox, control, credential, check, expect });
 }
 
 main()
