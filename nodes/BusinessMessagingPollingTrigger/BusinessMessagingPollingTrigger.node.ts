@@ -68,13 +68,13 @@ export class BusinessMessagingPollingTrigger implements INodeType {
 						description: 'Comma-separated phone_number_ids. Messages of other numbers are skipped.',
 					},
 					{
-						displayName: 'Recover Messages From Before Activation (Minutes)',
+						displayName: 'Recover Earlier Messages (Minutes)',
 						name: 'recoverMinutes',
 						type: 'number',
 						typeOptions: { minValue: 0, maxValue: MAX_RECOVER_MINUTES },
 						default: 0,
 						description:
-							'On the first activation, also emit messages stored this many minutes earlier. 0: only messages that arrive after the first activation. Later activations carry on where the last poll stopped.',
+							'When the workflow first goes active (published), also emit messages stored this many minutes earlier. 0: only messages that arrive afterwards. Later it carries on where the last poll stopped.',
 					},
 				],
 			},

@@ -54,6 +54,13 @@ export const MESSAGE_EVENT_OPTIONS: INodePropertyOptions[] = [
 
 export const properties: INodeProperties[] = [
 	{
+		displayName:
+			"The account has only one webhook. With Automatic registration, activating (publishing) this workflow takes it; if another one is registered, activation is refused unless Take Over Existing Webhook is on.",
+		name: 'oneWebhookNotice',
+		type: 'notice',
+		default: '',
+	},
+	{
 		displayName: 'Registration',
 		name: 'registration',
 		type: 'options',

@@ -10,8 +10,8 @@
  * In Manual registration the webhook is the user's, managed in the console: nothing is
  * registered or deleted, and the credential must hold its signing secret.
  */
-import type { IDataObject, IHookFunctions, IWebhookFunctions } from 'n8n-workflow';
-import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+import type { IDataObject, IHookFunctions, INode, IWebhookFunctions } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError, WebhookPathTakenError } from 'n8n-workflow';
 
 import { bodyAsText } from '../shared/errors';
 import { CREDENTIAL_TYPE, apiRequest, rawApiRequest, throwForStatus } from '../shared/transport';
@@ -107,13 +107,17 @@ export function decideRegistration(input: DecisionInput): RegistrationDecision {
 	const current = remote.url;
 	const sameNode = isSameNodeUrl(current, webhookId);
 	if (sameNode && isTest) {
+		// The editor shows only the message (toast, about 270 px of text): the advice goes in it.
 		return {
 			action: 'refuse',
-			message: `This workflow is active: the account's webhook points at its production URL ${current}`,
+			message:
+				"This workflow is active (published), so the account's only webhook points at its production URL. " +
+				'To test here, deactivate (unpublish) it first; its real events are in its executions. ' +
+				`Production URL: ${current}`,
 			description:
 				`The account has one webhook: listening for a test event would register the test URL ${ourUrl} in its place and the active workflow would stop receiving events. ` +
 				'This is refused even with "Take Over Existing Webhook". To see real events, open the active workflow\'s executions; ' +
-				'to test in the editor, deactivate the workflow first and activate it again afterwards.',
+				'to test in the editor, deactivate (unpublish) the workflow first and activate (publish) it again afterwards.',
 		};
 	}
 	if (takeOver) {
@@ -121,13 +125,17 @@ export function decideRegistration(input: DecisionInput): RegistrationDecision {
 	}
 	return {
 		action: 'refuse',
-		message: `Another webhook is registered for this account: ${current}`,
+		// The editor shows only the message: the cause and the way out, the URL last (it can be long).
+		message:
+			'Another webhook is registered for this account. To use this trigger, delete it in the console, ' +
+			'turn on Take Over Existing Webhook (Options) or set Registration to Manual. ' +
+			`Registered: ${current}`,
 		description:
 			`${ONE_WEBHOOK} This trigger never replaces a webhook it did not register. ` +
 			(sameNode
 				? "That address ends in this node's webhook ID: it is this workflow at an old n8n address, or a copy of this workflow (e.g. production, if this is a staging copy). "
 				: '') +
-			'If that address is no longer used, delete the webhook in the console (or from its own workflow), then activate again; ' +
+			'If that address is no longer used, delete the webhook in the console (or from its own workflow), then activate (publish) again; ' +
 			'to replace it anyway, turn on "Take Over Existing Webhook" in this node\'s options. ' +
 			(isTest
 				? 'If that address is another active n8n workflow, testing here would stop it from receiving events. '
@@ -138,6 +146,22 @@ export function decideRegistration(input: DecisionInput): RegistrationDecision {
 
 // ---------------------------------------------------------------------------
 // n8n side
+
+/**
+ * A refusal to register: the account's one webhook belongs to someone else. Asking again cannot
+ * change that, but n8n 2.x retries a failed trigger activation 5 times (1, 2, 4, 8 s apart,
+ * `retryTriggerActivation`) unless the error is a WebhookPathTakenError, which it treats as
+ * final (`isTransientActivationError`): so the editor waited ~17 s for the message. This is a
+ * WebhookPathTakenError (a webhook already taken) carrying the node's own message and description.
+ */
+export class AccountWebhookTakenError extends WebhookPathTakenError {
+	constructor(node: INode, message: string, description: string) {
+		super(node.name);
+		this.message = message;
+		this.description = description;
+		this.node = node;
+	}
+}
 
 export function isManualRegistration(this: IHookFunctions | IWebhookFunctions): boolean {
 	return this.getNodeParameter('registration', 'automatic') === 'manual';
@@ -213,9 +237,7 @@ async function currentDecision(
 		isTest: this.getActivationMode() === 'manual' || this.getMode() === 'manual',
 		webhookId: this.getNode().webhookId,
 	});
-	if (decision.action === 'refuse') {
-		throw new NodeOperationError(this.getNode(), decision.message, { description: decision.description });
-	}
+	if (decision.action === 'refuse') throw new AccountWebhookTakenError(this.getNode(), decision.message, decision.description);
 	return { ourUrl, staticData, decision };
 }
 
@@ -263,7 +285,7 @@ export async function registerWebhook(this: IHookFunctions): Promise<boolean> {
 			this.getNode(),
 			`The service refused to register ${ourUrl} (${response.statusCode}): it accepts HTTPS addresses only`,
 			{
-				description: `n8n's webhook URL is plain http. Make n8n reachable over HTTPS and set its public address (WEBHOOK_URL), then activate again. The service answered ${response.statusCode}: ${bodyAsText(response.body)}`,
+				description: `n8n's webhook URL is plain http. Make n8n reachable over HTTPS and set its public address (WEBHOOK_URL), then activate (publish) again. The service answered ${response.statusCode}: ${bodyAsText(response.body)}`,
 			},
 		);
 	}

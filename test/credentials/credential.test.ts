@@ -1,5 +1,8 @@
 // The Business Messaging API credential: its "Test" button (run as n8n's CredentialsTester runs
 // it, over real HTTP against the sandbox) and its authenticate() function.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
 import type { IHttpRequestOptions } from 'n8n-workflow';
 
 import { BusinessMessagingApi } from '../../credentials/BusinessMessagingApi.credentials';
@@ -93,6 +96,30 @@ describe('credential test (GET /v1/ping)', () => {
 		expect(result.status).toBe('Error');
 		expect(result.message).toMatch(/API Key is empty/);
 		expect(requests).toEqual([]);
+	});
+
+	it('a Base URL of another web site (200 with an HTML page, or plain text): Error naming the Base URL', async () => {
+		// Any web site answers 200 to GET /v1/ping; only the service answers it with JSON.
+		const seen: string[] = [];
+		const site = createServer((request, response) => {
+			seen.push(`${request.method} ${request.url} ${request.headers.authorization ? 'with Authorization' : ''}`);
+			const html = request.url?.startsWith('/v1/ping');
+			response.writeHead(200, { 'content-type': html ? 'text/html; charset=utf-8' : 'text/plain' });
+			response.end(html ? '<!doctype html><html><body><h1>Welcome</h1></body></html>' : 'pong');
+		});
+		await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+		const base = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+		try {
+			const html = await testCredential('businessMessagingApi', { apiKey: sb.keys.all, baseUrl: base });
+			expect(html.status).toBe('Error');
+			expect(html.message).toMatch(/^The Base URL answered, but not as the service: .*not JSON\. Check the Base URL/);
+			expect(html.message).not.toContain(sb.keys.all);
+			const text = await testCredential('businessMessagingApi', { apiKey: sb.keys.all, baseUrl: `${base}/text` });
+			expect(text).toEqual({ status: 'Error', message: html.message });
+			expect(seen).toEqual(['GET /v1/ping with Authorization', 'GET /text/v1/ping with Authorization']);
+		} finally {
+			await new Promise((resolve) => site.close(resolve));
+		}
 	});
 
 	it('a key the service does not know: Error, and the key is not echoed', async () => {

@@ -30,6 +30,7 @@ import {
 } from './lib/n8n';
 import { launchSandbox, SandboxControl, type Sandbox } from './lib/sandbox';
 import { runCatchUpChecks } from './checks/catch-up';
+import { runEditorChecks } from './checks/editor';
 import { errorWorkflow, latestHttpRequestVersion, redirectProbeWorkflow, unsignedRequests } from './lib/security';
 import { serviceTimestamp } from '../support/fixtures';
 import { signBody } from '../support/signature';
@@ -580,6 +581,9 @@ async function runChecks(n8n: N8nProcess, sandbox: Sandbox, installDir: string, 
 		},
 		check,
 	});
+	// The editor in a browser (issue #16): what a user clicks and sees.
+	const credential = { id: imported.credentialId, name: CREDENTIAL_NAME };
+	timings.browser_ms = await runEditorChecks({ line, n8nUrl: n8n.url, client, sandbox, control, credential, check, expect });
 }
 
 main()

@@ -171,9 +171,13 @@ export async function testCredential(
 	return { status: 'OK', message: 'Connection successful!' } satisfies INodeCredentialTestResult;
 }
 
+/**
+ * lodash's get, as the cli's tester reads the rule's key (`get(responseData, key)`): it walks
+ * primitives too, so `constructor.name` of a text body is "String".
+ */
 function getPath(value: unknown, key: string): unknown {
 	return key.split('.').reduce<unknown>((current, part) => {
-		if (typeof current !== 'object' || current === null) return undefined;
+		if (current === null || current === undefined) return undefined;
 		return (current as Record<string, unknown>)[part];
 	}, value);
 }

@@ -4,7 +4,7 @@
  */
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 import { importExamples, type Imported } from './examples';
 import {
@@ -63,8 +63,9 @@ async function choosePort(wanted: number, what: string, notes: string[], avoid: 
 
 export async function startEnvironment(options: EnvironmentOptions): Promise<Environment> {
 	const notes: string[] = [];
-	log(`n8n ${options.line === 2 ? '2.41.1' : '1.123.81'}: checking the install (the first run downloads it: a few minutes)`);
-	const installation = installN8n(options.line);
+	const installLog = join(dirname(options.tarball), `install-n8n-line${options.line}.log`);
+	log(`n8n ${options.line === 2 ? '2.41.1' : '1.123.81'}: checking the install (the first run downloads it: a few minutes; npm's log: ${installLog})`);
+	const installation = installN8n(options.line, installLog, true);
 
 	if (options.fresh && existsSync(options.userFolder)) rmSync(options.userFolder, { recursive: true, force: true });
 	const isNew = !existsSync(join(options.userFolder, '.n8n', 'database.sqlite'));

@@ -38,13 +38,17 @@ export interface Installation {
 	n8nBin: string;
 }
 
-/** Runs scripts/install-n8n.sh (a no-op when the cache is complete); its output goes to `logFile`. */
-export function installN8n(line: Line, logFile?: string): Installation {
-	const out = logFile ? openSync(logFile, 'a') : 'inherit';
+/**
+ * Runs scripts/install-n8n.sh (a no-op when the cache is complete). Its output goes to `logFile`;
+ * with `progressOnly`, npm's output goes there and the terminal gets one line per step.
+ */
+export function installN8n(line: Line, logFile?: string, progressOnly = false): Installation {
+	const out = logFile && !progressOnly ? openSync(logFile, 'a') : 'inherit';
 	// Under `npm run`, npm exports this project's settings as npm_config_* (ignore-scripts=true
 	// from .npmrc among them), which would turn the script's `npm rebuild sqlite3` into a no-op
 	// and leave n8n without its database driver. The install must see only the user's own npm setup.
-	const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.toLowerCase().startsWith('npm_')));
+	const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.toLowerCase().startsWith('npm_')));
+	if (logFile && progressOnly) env.N8N_INSTALL_LOG = logFile;
 	const result = spawnSync('bash', [join(REPO_ROOT, 'scripts', 'install-n8n.sh'), String(line)], {
 		stdio: ['ignore', 'pipe', out],
 		encoding: 'utf8',

@@ -124,7 +124,7 @@ describe('Business Messaging node description', () => {
 			categories: ['Communication'],
 			resources: {
 				primaryDocumentation: [
-					{ url: 'https://github.com/n8n-nodes-business-messaging/n8n-nodes-business-messaging#operations' },
+					{ url: 'https://github.com/n8n-nodes-business-messaging/n8n-nodes-business-messaging#business-messaging-action-node' },
 				],
 			},
 		});

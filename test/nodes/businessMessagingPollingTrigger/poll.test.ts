@@ -84,7 +84,7 @@ describe('Business Messaging Polling Trigger', () => {
 		expect(await trigger.poll()).toBeNull();
 	});
 
-	it('Recover Messages From Before Activation: only those of the last N minutes', async () => {
+	it('Recover Earlier Messages: only those of the last N minutes', async () => {
 		await inbound(sb, { text: 'stored earlier' });
 		const later = Date.now() + 10 * 60_000;
 		jest.spyOn(Date, 'now').mockReturnValue(later);

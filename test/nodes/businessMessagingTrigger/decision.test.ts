@@ -81,7 +81,8 @@ describe('decideRegistration', () => {
 		const production = `https://n8n.example.com/webhook/${WEBHOOK_ID}/webhook`;
 		const staging = `https://staging.example.com/webhook/${WEBHOOK_ID}/webhook`;
 		const decision = decideRegistration(input({ ourUrl: staging, remote: { configured: true, url: production } }));
-		expect(decision).toMatchObject({ action: 'refuse', message: `Another webhook is registered for this account: ${production}` });
+		expect(decision).toMatchObject({ action: 'refuse', message: expect.stringMatching(/^Another webhook is registered for this account\. .*Take Over Existing Webhook/) });
+		expect((decision as { message: string }).message.endsWith(`Registered: ${production}`)).toBe(true);
 		expect((decision as { description: string }).description).toMatch(/copy of this workflow/);
 		expect(decideRegistration(input({ ourUrl: staging, remote: { configured: true, url: production }, takeOver: true }))).toMatchObject({
 			action: 'register',

@@ -2,6 +2,7 @@
 import { randomUUID } from 'crypto';
 
 import { Logger } from '@n8n/backend-common';
+import { WebhookPathTakenError } from 'n8n-workflow';
 
 import type { WebhookHarness } from '../../harness';
 import { createKey } from '../businessMessaging/helpers';
@@ -11,13 +12,17 @@ import { FOREIGN_URL, api, apiCalls, registerForeign, trigger, storedSecret } fr
 
 const WEBHOOK = '/v1/console/webhook';
 
+const foreignRefusal = (url: string) =>
+	'Another webhook is registered for this account. To use this trigger, delete it in the console, ' +
+	`turn on Take Over Existing Webhook (Options) or set Registration to Manual. Registered: ${url}`;
+
 /** The error activation failed with (message and the description n8n shows under it). */
-async function activationError(harness: WebhookHarness): Promise<{ message: string; description: string }> {
+async function activationError(harness: WebhookHarness): Promise<{ message: string; description: string; thrown: unknown }> {
 	try {
 		await harness.activate();
 	} catch (error) {
 		const { message, description } = error as { message: string; description?: string };
-		return { message, description: description ?? '' };
+		return { message, description: description ?? '', thrown: error };
 	}
 	throw new Error('activation succeeded');
 }
@@ -110,7 +115,11 @@ describe('Automatic registration', () => {
 		const harness = await trigger(sb);
 
 		const error = await activationError(harness);
-		expect(error.message).toBe(`Another webhook is registered for this account: ${FOREIGN_URL}`);
+		expect(error.message).toBe(foreignRefusal(FOREIGN_URL));
+		// The editor shows only the message: it carries the way out, not only the cause.
+		expect(error.message).toMatch(/delete it in the console, turn on Take Over Existing Webhook \(Options\) or set Registration to Manual/);
+		// A deterministic refusal: n8n 2.x retries other activation errors 5 times (~15 s).
+		expect(error.thrown).toBeInstanceOf(WebhookPathTakenError);
 		expect(error.description).toMatch(/Take Over Existing Webhook/);
 		expect(error.description).toMatch(/console/);
 
@@ -173,8 +182,12 @@ describe('Listen for test event', () => {
 			const test = await trigger(sb, { options: { takeOver } }, { webhookId, isTest: true, staticData: { ...production.staticData } });
 			expect(test.webhookUrl).not.toBe(production.webhookUrl);
 			const error = await activationError(test);
-			expect(error.message).toBe(`This workflow is active: the account's webhook points at its production URL ${production.webhookUrl}`);
-			expect(error.description).toMatch(/deactivate the workflow first/);
+			expect(error.message).toBe(
+				"This workflow is active (published), so the account's only webhook points at its production URL. " +
+					'To test here, deactivate (unpublish) it first; its real events are in its executions. ' +
+					`Production URL: ${production.webhookUrl}`,
+			);
+			expect(error.description).toMatch(/deactivate \(unpublish\) the workflow first/);
 		}
 
 		expect(sb.state().webhook).toEqual({ configured: true, url: production.webhookUrl, secret: prodSecret });
@@ -215,7 +228,7 @@ describe('Listen for test event', () => {
 		await test.activate();
 		const production = await trigger(sb, {}, { webhookId });
 		const refused = await activationError(production);
-		expect(refused.message).toBe(`Another webhook is registered for this account: ${test.webhookUrl}`);
+		expect(refused.message).toBe(foreignRefusal(test.webhookUrl));
 		expect(sb.state().webhook.url).toBe(test.webhookUrl);
 
 		const takingOver = await trigger(sb, { options: { takeOver: true } }, { webhookId });
@@ -233,7 +246,7 @@ describe('Listen for test event', () => {
 		await production.activate();
 		const staging = await trigger(sb, {}, { webhookId, webhookUrl: 'https://staging.example.com/webhook' });
 		const refused = await activationError(staging);
-		expect(refused.message).toBe(`Another webhook is registered for this account: ${production.webhookUrl}`);
+		expect(refused.message).toBe(foreignRefusal(production.webhookUrl));
 		expect(refused.description).toMatch(/copy of this workflow/);
 		expect(sb.state().webhook.url).toBe(production.webhookUrl);
 		expect(apiCalls(sb, 'POST', WEBHOOK)).toBe(1);

@@ -20,7 +20,7 @@ export const description: INodeProperties[] = [
 				name: 'Get Many',
 				value: 'getMany',
 				description:
-					'Get many API keys of the account, each with the numbers it is limited to (allowed_numbers, null for all)',
+					"Get the account's API keys and the numbers each is limited to",
 				action: 'Get many keys',
 			},
 		],

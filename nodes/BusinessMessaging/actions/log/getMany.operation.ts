@@ -30,7 +30,7 @@ const properties: INodeProperties[] = [
 				name: 'Webhook',
 				value: 'webhook',
 				description:
-					'Deliveries to the webhook endpoint, each with success or failure and the failure reason',
+					'Deliveries to your webhook, with success or failure and its reason',
 			},
 		],
 		default: 'webhook',

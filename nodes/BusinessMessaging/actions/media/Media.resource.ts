@@ -20,7 +20,7 @@ export const description: INodeProperties[] = [
 				name: 'Download',
 				value: 'download',
 				description:
-					'Download the file of an inbound media message (image, audio, video, document, sticker) as binary data',
+					'Download the file of an inbound media message as binary data',
 				action: 'Download media',
 			},
 		],

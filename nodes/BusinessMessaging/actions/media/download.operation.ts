@@ -14,7 +14,6 @@ const properties: INodeProperties[] = [
 		placeholder: 'e.g. med_01HZX3 or https://api.example.com/v1/media/med_01HZX3',
 		description:
 			'A media ID, or the media_url of an inbound event (a URL of the credential\'s own service). By default taken from the event coming from the trigger node.',
-		hint: 'Filled from the trigger\'s event (data.media_url, else data.media_id) by default',
 	},
 	{
 		displayName: 'Put Output File in Field',

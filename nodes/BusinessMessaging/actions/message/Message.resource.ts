@@ -23,21 +23,21 @@ export const description: INodeProperties[] = [
 				name: 'Get Many',
 				value: 'getMany',
 				description:
-					'Get many stored messages contacts sent to the account (inbound), or echoes sent from the business app',
+					'Get stored inbound messages, or echoes from the business app',
 				action: 'Get many messages',
 			},
 			{
 				name: 'Get Status',
 				value: 'getStatus',
 				description:
-					'Get the delivery status of a message the account sent, by its message ID (polling alternative to the status webhook)',
+					'Get the delivery status of a sent message by its message ID',
 				action: 'Get message status',
 			},
 			{
 				name: 'Reply',
 				value: 'reply',
 				description:
-					'Send a free-text reply to a contact who wrote to the account within the last 24 hours',
+					'Reply with free text to a contact who wrote in the last 24 hours',
 				action: 'Reply to a message',
 			},
 			{

@@ -16,10 +16,10 @@ const properties: INodeProperties[] = [
 				name: 'Echo',
 				value: 'echo',
 				description:
-					'Messages the account sent from the platform\'s own business app (coexistence), relayed so the history stays complete',
+					'Messages sent from the platform\'s own business app (coexistence)',
 			},
 			{
-				name: 'In',
+				name: 'Inbound',
 				value: 'in',
 				description: 'Messages contacts sent to the account\'s numbers',
 			},

@@ -24,7 +24,6 @@ export const replyFields: INodeProperties[] = [
 		placeholder: 'e.g. +33612345678',
 		description:
 			'Phone number of the contact, in international format with a leading plus. By default the sender of the inbound event coming from the trigger node.',
-		hint: 'Filled from the trigger\'s event (data.from) by default',
 		displayOptions: NOT_TOOL,
 	},
 	{
@@ -72,7 +71,6 @@ export const replyFields: INodeProperties[] = [
 		placeholder: 'e.g. 109876543210',
 		description:
 			'The phone_number_id the reply leaves from: the number field of the inbound event, so the reply comes from the number the contact wrote to. Leave empty when the key is limited to exactly one number. Required when the key is limited to several numbers.',
-		hint: 'Filled from the trigger\'s event (data.number) by default',
 		displayOptions: NOT_TOOL,
 	},
 	{

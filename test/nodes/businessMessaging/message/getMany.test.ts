@@ -27,7 +27,7 @@ describeWithSandbox('Message → Get Many (inbound history)', (sandbox) => {
 		for (let i = 0; i < count; i++) await inbound(sandbox, { text: `m${i}`, ...input });
 	}
 
-	it('direction In: one item per stored inbound record, as the service returns them', async () => {
+	it('direction Inbound: one item per stored inbound record, as the service returns them', async () => {
 		await seedInbound(3);
 		await echo(sandbox, { text: 'from the app' });
 		const result = await run(sandbox, { ...GET_MANY, direction: 'in', returnAll: true });
