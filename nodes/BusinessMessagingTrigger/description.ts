@@ -43,7 +43,7 @@ export const MESSAGE_EVENT_OPTIONS: INodePropertyOptions[] = [
 		name: 'Echo',
 		value: 'message.echo',
 		description:
-			"A message sent from the platform's own business app (not through the API). Leave off for auto-reply flows, or they answer their own messages.",
+			'Sent from the business app, not the API. Leave off for auto-replies.',
 	},
 	{
 		name: 'Inbound Message',
@@ -55,7 +55,7 @@ export const MESSAGE_EVENT_OPTIONS: INodePropertyOptions[] = [
 export const properties: INodeProperties[] = [
 	{
 		displayName:
-			"The account has only one webhook. With Automatic registration, activating (publishing) this workflow takes it; if another one is registered, activation is refused unless Take Over Existing Webhook is on.",
+			"The account has only one webhook. With Automatic registration, activating (publishing) this workflow takes it; if another one is registered, activation is refused unless Take Over Existing Webhook is on. n8n without a public HTTPS address: use the Business Messaging Polling Trigger.",
 		name: 'oneWebhookNotice',
 		type: 'notice',
 		default: '',
@@ -70,13 +70,13 @@ export const properties: INodeProperties[] = [
 				name: 'Automatic',
 				value: 'automatic',
 				description:
-					"The node registers this workflow's webhook URL on activation, keeps the signing secret and deletes the webhook on deactivation",
+					'Registers the webhook when the workflow goes active (published), removes it after',
 			},
 			{
 				name: 'Manual',
 				value: 'manual',
 				description:
-					"You registered this node's URL in the console; events are verified with the credential's Webhook Signing Secret",
+					'You registered the URL in the console; the credential holds its signing secret',
 			},
 		],
 		default: 'automatic',
@@ -219,17 +219,17 @@ export const properties: INodeProperties[] = [
 					{
 						name: 'Messages Since Last Active',
 						value: 'sinceLastActive',
-						description: `What arrived while the workflow was inactive (up to ${MAX_CATCH_UP_DAYS} days); nothing from before its first activation`,
+						description: `What arrived while it was off (up to ${MAX_CATCH_UP_DAYS} days); none from before it first went on`,
 					},
 					{
 						name: 'Nothing From Before',
 						value: 'fromActivation',
-						description: 'Only messages stored after each activation',
+						description: 'Only messages stored after it goes active (published) again',
 					},
 				],
 				default: 'sinceLastActive',
 				displayOptions: { show: { '/catchUp': [true] } },
-				description: 'What the catch-up recovers when the workflow is activated again. A restart of n8n always recovers what it missed.',
+				description: 'What the catch-up recovers when the workflow is published (activated) again. A restart of n8n always recovers what it missed.',
 			},
 			{
 				displayName: 'Status Values',
@@ -246,7 +246,7 @@ export const properties: INodeProperties[] = [
 				default: false,
 				displayOptions: { show: { '/registration': ['automatic'] } },
 				description:
-					"Whether to replace a webhook registered for another URL. Off: activation fails and names that URL. On: the other receiver stops getting events. Never replaces this workflow's own production webhook while listening for a test event.",
+					"Whether to replace a webhook registered for another URL. Off: publishing (activating) fails and names that URL. On: the other receiver stops getting events. Never replaces this workflow's own production webhook while listening for a test event.",
 			},
 	...handOverOptions,
 		],

@@ -135,7 +135,7 @@ async function signingSecret(this: IWebhookFunctions): Promise<SigningSecret | {
 	if (typeof sealedSecret !== 'string') {
 		return {
 			problem:
-				'no signing secret is stored for this trigger (the registration was lost): every event is rejected. Deactivate and activate the workflow to register again',
+				'no signing secret is stored for this trigger (the registration was lost): every event is rejected. Unpublish and publish (deactivate and activate) the workflow to register again',
 		};
 	}
 	// Opening needs the credential, and reading it costs n8n an expression isolate: once per registration, not per event.
@@ -150,7 +150,7 @@ async function signingSecret(this: IWebhookFunctions): Promise<SigningSecret | {
 	if (!secret) {
 		return {
 			problem:
-				"the stored signing secret cannot be opened with the credential's API key (was the key changed?): every event is rejected. Deactivate and activate the workflow to register again",
+				"the stored signing secret cannot be opened with the credential's API key (was the key changed?): every event is rejected. Unpublish and publish (deactivate and activate) the workflow to register again",
 		};
 	}
 	if (openedSecrets.size >= 1000) openedSecrets.clear();
