@@ -362,7 +362,9 @@ export async function runWebhookBench(
 	setup: { tarball: string; minimalTarball: string; outDir: string; keep?: boolean },
 	options: WebhookOptions = DEFAULT_WEBHOOK_OPTIONS,
 ): Promise<WebhookResult> {
-	const instances = options.instances ?? (Object.keys(INSTANCES) as Instance[]);
+	// BENCH_INSTANCES=default,lazy measures only those n8n instances (a shorter run).
+	const chosen = (process.env.BENCH_INSTANCES ?? '').split(',').filter((name): name is Instance => name in INSTANCES);
+	const instances = options.instances ?? (chosen.length ? chosen : (Object.keys(INSTANCES) as Instance[]));
 	const envs = {} as Record<Instance, BenchEnvironment>;
 	const targets = {} as Record<Instance, Record<Variant, Target>>;
 	const variants = Object.keys(VARIANTS) as Variant[];
