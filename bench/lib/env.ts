@@ -57,6 +57,8 @@ export const N8N_SETTINGS: Record<string, string> = {
 
 export async function startBenchEnvironment(options: {
 	tarball: string;
+	/** More packages to install beside ours, the same way (benchmark 2's minimal trigger). */
+	extraTarballs?: string[];
 	outDir: string;
 	keep?: boolean;
 	/** More n8n settings, over N8N_SETTINGS. */
@@ -68,6 +70,7 @@ export async function startBenchEnvironment(options: {
 	const installation = installN8n(2, join(options.outDir, 'install.log'));
 	const userFolder = mkdtempSync(join(tmpdir(), 'bm-bench-n8n-'));
 	installPackage(userFolder, options.tarball);
+	for (const extra of options.extraTarballs ?? []) installAlso(userFolder, extra);
 	const sandbox = await launchSandbox();
 	let n8n: N8nProcess | undefined;
 	try {
@@ -106,6 +109,16 @@ export async function startBenchEnvironment(options: {
 		if (!options.keep) rmSync(userFolder, { recursive: true, force: true });
 		throw error;
 	}
+}
+
+/** npm install of one more tarball into <userFolder>/.n8n/nodes, beside the package installPackage put there. */
+function installAlso(userFolder: string, tarball: string): void {
+	const result = spawnSync(
+		'npm',
+		['install', '--ignore-scripts', '--no-audit', '--no-fund', '--legacy-peer-deps', '--no-package-lock', tarball],
+		{ cwd: join(userFolder, '.n8n', 'nodes'), encoding: 'utf8' },
+	);
+	if (result.status !== 0) throw new Error(`npm install ${tarball} failed:\n${result.stdout}\n${result.stderr}`);
 }
 
 /** n8n's version as its package says. */

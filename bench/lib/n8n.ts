@@ -7,7 +7,18 @@ import { sleep } from '../../test/e2e/lib/util';
 /** Executions of a workflow n8n has recorded (exact on SQLite), optionally only with these statuses. */
 export async function executionCount(client: N8nClient, workflowId: string, status?: string[]): Promise<number> {
 	const filter = encodeURIComponent(JSON.stringify({ workflowId, ...(status ? { status } : {}) }));
-	const data = await client.request<{ count: number; estimated: boolean }>('GET', `/rest/executions?limit=1&filter=${filter}`);
+	// A loaded n8n (SQLite busy) answers 503 "Database is not ready!" now and then: ask again for up to a minute.
+	const deadline = Date.now() + 60_000;
+	let data: { count: number; estimated: boolean };
+	for (;;) {
+		try {
+			data = await client.request<{ count: number; estimated: boolean }>('GET', `/rest/executions?limit=1&filter=${filter}`);
+			break;
+		} catch (error) {
+			if (Date.now() > deadline || !/-> 503|fetch failed|timeout/i.test((error as Error).message)) throw error;
+			await sleep(1000);
+		}
+	}
 	if (data.estimated) throw new Error('n8n only estimated the execution count');
 	return data.count;
 }

@@ -41,7 +41,7 @@ function workflowJson(name: string, recorderUrl: string, trigger: { credentialId
 			{
 				name: TRIGGER,
 				type: TRIGGER_TYPE,
-				typeVersion: 1,
+				typeVersion: 2,
 				position: [0, 0] as [number, number],
 				webhookId: trigger.webhookId,
 				parameters: {
