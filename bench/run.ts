@@ -10,6 +10,7 @@
  *   3     1,000 Get Status items: our node vs the HTTP Request node with our credential
  *   4     a 200 MiB media file: peak RSS of n8n for Media → Download, the trigger's Download Media, HTTP Request
  *   diag  benchmark 2 again in an n8n with N8N_EXPRESSION_ENGINE=legacy: what bounds benchmark 2
+ *   queue benchmark 2 through n8n in queue mode behind haproxy, 1 then 2 webhook processors + workers
  *
  * Benchmarks, not tests: nothing in `npm test` depends on them. About 10 minutes on 2 cores.
  */
@@ -26,6 +27,7 @@ import { buildAndPack, n8nVersion, startBenchEnvironment, type BenchEnvironment 
 import { describeMachine, machineLines, type Machine } from './lib/machine';
 import { fixed, ratioText } from './lib/stats';
 import { runMediaBench, type MediaKind, type MediaResult } from './media';
+import { runQueueBench, type QueueBenchResult } from './queue';
 import { runWebhookBench, type WebhookOptions, type WebhookResult } from './webhooks';
 
 const RESULTS = join(REPO_ROOT, 'bench', 'results');
@@ -48,7 +50,7 @@ interface Options {
 }
 
 function parseArgs(argv: string[]): Options {
-	const options: Options = { only: new Set(['1', '2', '3', '4', 'diag']), quick: false, skipBuild: false, keep: false };
+	const options: Options = { only: new Set(['1', '2', '3', '4', 'diag', 'queue']), quick: false, skipBuild: false, keep: false };
 	for (let i = 0; i < argv.length; i++) {
 		const flag = argv[i];
 		if (flag === '--only') options.only = new Set((argv[++i] ?? '').split(',').map((s) => s.trim()));
@@ -56,7 +58,7 @@ function parseArgs(argv: string[]): Options {
 		else if (flag === '--skip-build') options.skipBuild = true;
 		else if (flag === '--keep') options.keep = true;
 		else if (flag === '--help' || flag === '-h') {
-			console.log('npm run bench [-- --only 1,2,3,4,diag] [--quick] [--skip-build] [--keep]');
+			console.log('npm run bench [-- --only 1,2,3,4,diag,queue] [--quick] [--skip-build] [--keep]');
 			process.exit(0);
 		} else throw new Error(`Unknown argument ${flag}`);
 	}
@@ -73,6 +75,7 @@ export interface Results {
 	webhooks_legacy_engine?: WebhookResult;
 	action?: ActionResult;
 	media?: MediaResult;
+	queue?: QueueBenchResult;
 	errors: string[];
 	table: Row[];
 }
@@ -157,6 +160,19 @@ export function tableRows(r: Results): Row[] {
 			met: met(r.action.ratio.median >= GOALS.actionMinRatio),
 		});
 	}
+	if (r.queue) {
+		for (const run of r.queue.runs) webhookRows(run.result, `Q. queue mode, ${run.processors} webhook processor(s) + ${run.workers} worker(s), through haproxy:`, false);
+		for (const s of r.queue.scaling) {
+			rows.push({
+				benchmark: `Q. queue mode, events/s with 2 webhook processors + 2 workers over 1 + 1, concurrency ${s.concurrency}`,
+				ours: ratioText(s.ours),
+				baseline: `${ratioText(s.theirs)} (Webhook node)`,
+				ratio: '-',
+				goal: `(${r.queue.cores} cores)`,
+				met: '-',
+			});
+		}
+	}
 	if (r.media) {
 		const m = r.media;
 		const label: Record<MediaKind, string> = { download: 'Media → Download', trigger: "Trigger's Download Media", http: 'HTTP Request' };
@@ -193,7 +209,7 @@ async function main(): Promise<void> {
 	mkdirSync(RESULTS, { recursive: true });
 	const outDir = join(RESULTS, 'run.tmp');
 	mkdirSync(outDir, { recursive: true });
-	const needsN8n = ['2', '3', '4', 'diag'].some((part) => options.only.has(part));
+	const needsN8n = ['2', '3', '4', 'diag', 'queue'].some((part) => options.only.has(part));
 
 	let tarball = '';
 	if (needsN8n) {
@@ -261,6 +277,19 @@ async function main(): Promise<void> {
 		} finally {
 			await env.stop();
 			env = undefined;
+		}
+	}
+
+	if (options.only.has('queue') && installation) {
+		log('Q. benchmark 2 through n8n in queue mode (Postgres, Redis, haproxy; 1 then 2 webhook processors + workers)');
+		const queueOptions: WebhookOptions = options.quick
+			? { concurrencies: [8, 32], reps: 1, eventsFor: () => 100 }
+			: { concurrencies: [8, 32], reps: 2, eventsFor: (c) => (c === 8 ? 300 : 450) };
+		try {
+			results.queue = await runQueueBench({ installation, tarball, outDir, keep: options.keep, webhook: queueOptions });
+		} catch (error) {
+			results.errors.push(`queue: ${errorText(error)}`);
+			log(`FAILED: ${errorText(error)}`);
 		}
 	}
 

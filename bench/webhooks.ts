@@ -60,6 +60,8 @@ export interface WebhookOptions {
 	concurrencies: number[];
 	reps: number;
 	eventsFor: (concurrency: number) => number;
+	/** Where the Webhook node's production URL lives (default: the n8n process; queue mode: the balancer). */
+	baseUrl?: string;
 }
 
 export const DEFAULT_WEBHOOK_OPTIONS: WebhookOptions = {
@@ -190,10 +192,11 @@ export async function runWebhookBench(env: BenchEnvironment, options: WebhookOpt
 		throw new Error('the trigger did not register its webhook with the sandbox');
 	}
 	const secret = REGISTRATION === 'manual' ? MANUAL_SECRET : (state.webhook.secret as string);
-	const ourUrl = REGISTRATION === 'manual' ? `${env.n8n.url}/webhook/${triggerWebhookId}/webhook` : (state.webhook.url as string);
+	const base = options.baseUrl ?? env.n8n.url;
+	const ourUrl = REGISTRATION === 'manual' ? `${base}/webhook/${triggerWebhookId}/webhook` : (state.webhook.url as string);
 	const targets: Record<Side, { url: string; workflowId: string }> = {
 		ours: { url: ourUrl, workflowId: ours.id },
-		theirs: { url: `${env.n8n.url}/webhook/${webhookPath}`, workflowId: theirs.id },
+		theirs: { url: `${base}/webhook/${webhookPath}`, workflowId: theirs.id },
 	};
 	// Production webhooks answer a moment after activation: wait until both take a signed event.
 	// Then wait for that probe's execution, so that no run counts an execution it did not cause.

@@ -88,7 +88,6 @@ export class Topology {
 		const workers = options.workers ?? 2;
 		const t0 = Date.now();
 		this.sandbox = await launchSandbox();
-		recordPid(undefined, 'sandbox');
 		this.control = new SandboxControl(this.sandbox.baseUrl);
 		this.postgres = await startPostgres(this.pgDir);
 		this.redis = await startRedis(join(this.root, 'redis'));
@@ -187,7 +186,7 @@ export class Topology {
 
 	async stop(): Promise<void> {
 		const n8n = [...this.workers, ...this.webhooks, this.main].filter((r): r is N8nRole => Boolean(r));
-		await Promise.all(n8n.map((r) => r.process.stop(35_000)));
+		await Promise.all(n8n.map((r) => r.process.stop(20_000)));
 		await this.balancer?.stop();
 		await this.redis?.stop();
 		await this.postgres?.stop();
