@@ -328,7 +328,9 @@ export async function checkSameDelivery(ctx: QueueContext): Promise<void> {
 	await run('twice to processor 1, one after the other', [urls[0], urls[0]], false);
 	await run('to processor 1, then to processor 2', [urls[0], urls[1]], false);
 	await run('to both at the same moment', [urls[0], urls[1]], true);
-	await run('three times through the balancer', [active.url, active.url, active.url], false);
+	await run('three times through the balancer (round robin)', [active.url, active.url, active.url], false);
+	const bySignature = active.url.replace(ctx.topology.url, ctx.topology.balancer.bySignatureUrl);
+	await run('three times through a balancer that hashes the signature header', [bySignature, bySignature, bySignature], false);
 	await sleep(2000);
 	await settle(ctx.topology, active.workflow.id, 0, 30_000);
 	const counts = perMessage(storedExecutions(ctx.topology, active.workflow.id, active.trigger));
@@ -345,6 +347,8 @@ export async function checkSameDelivery(ctx: QueueContext): Promise<void> {
 		across.every((m) => m.executions >= 1 && m.executions <= m.statuses.length),
 		across.map((m) => `${m.label}: ${m.executions}`).join('; '),
 	);
+	const hashed = measured[measured.length - 1];
+	record(ctx, 'same delivery: a balancer routing by the signature header runs it once', hashed.executions === 1, `${hashed.executions} execution(s) of 3 copies`);
 }
 
 // ---- 5. a webhook processor killed mid-stream -----------------------------------------------
@@ -536,11 +540,59 @@ export async function checkKillWorker(ctx: QueueContext, count = 60, concurrency
 	);
 }
 
+// ---- Download Media on a webhook processor, the file read on a worker ------------------------
+
+/** Trigger with Download Media → Extract From File (text): the worker reads the file the processor stored. */
+function mediaWorkflow(ctx: QueueContext): WorkflowJson {
+	const trigger = { id: randomUUID(), name: 'Trigger', type: TRIGGER_TYPE, typeVersion: 1, position: [0, 0], webhookId: randomUUID(), credentials: credentialRef(ctx), parameters: { registration: 'automatic', events: ['message.inbound'], options: { downloadMedia: true } } };
+	const extract = { id: randomUUID(), name: 'Read file', type: 'n8n-nodes-base.extractFromFile', typeVersion: 1.1, position: [260, 0], parameters: { operation: 'text', binaryPropertyName: 'data', destinationKey: 'file_text', options: {} } };
+	return {
+		name: 'Queue: Download Media → Extract From File',
+		nodes: [trigger, extract],
+		connections: { Trigger: { main: [[{ node: 'Read file', type: 'main', index: 0 }]] } },
+		settings: { executionOrder: 'v1' },
+	};
+}
+
+export async function checkMedia(ctx: QueueContext, count = 10): Promise<void> {
+	log(`== media: Download Media runs on the webhook processor, the file is read on a worker (${count} inbound files)`);
+	const active = await ensureActive(ctx, 'media', () => mediaWorkflow(ctx));
+	const sent: Array<{ waId: string; content: string; delivered: boolean }> = [];
+	for (let i = 0; i < count; i++) {
+		const content = `queue-mode media ${i} ${randomUUID()}`;
+		const out = await ctx.topology.control.call<{ record: { wa_message_id: string }; delivery: { delivered: boolean } }>('POST', '/inbound', {
+			from: '+15559990000',
+			contact_name: `Media ${i}`,
+			number: ctx.number,
+			media: { mime: 'text/plain', data_base64: Buffer.from(content).toString('base64'), filename: `note-${i}.txt` },
+		});
+		sent.push({ waId: out.record.wa_message_id, content, delivered: out.delivery.delivered });
+	}
+	await settle(ctx.topology, active.workflow.id, count, 120_000);
+	const executions = storedExecutions(ctx.topology, active.workflow.id, active.trigger);
+	const outcomes: string[] = [];
+	let matched = 0;
+	for (const s of sent) {
+		const execution = executions.find((e) => e.waIds.includes(s.waId));
+		if (!execution) {
+			outcomes.push('no execution');
+			continue;
+		}
+		const output = await ctx.topology.client.executionOutput(execution.id);
+		const item = output.nodes['Read file']?.[0] as { file_text?: string; media_download?: { downloaded?: boolean } } | undefined;
+		if (output.status === 'success' && item?.file_text === s.content && item.media_download?.downloaded === true) matched++;
+		else outcomes.push(`${output.status}: ${JSON.stringify(item ?? output.error).slice(0, 200)}`);
+	}
+	ctx.numbers.media = { files: count, delivered: sent.filter((s) => s.delivered).length, readOnWorker: matched, problems: outcomes };
+	record(ctx, 'media: every file downloaded by a webhook processor is read intact by a worker', matched === count, `${matched}/${count} files read back byte for byte${outcomes.length ? `; ${outcomes.slice(0, 3).join(' | ')}` : ''}`);
+}
+
 export const CHECKS: Record<string, (ctx: QueueContext) => Promise<void>> = {
 	activation: checkActivation,
 	load: checkLoad,
 	'same-delivery': checkSameDelivery,
 	'auto-reply': checkAutoReply,
+	media: checkMedia,
 	'kill-worker': checkKillWorker,
 	'kill-webhook': checkKillWebhook,
 };

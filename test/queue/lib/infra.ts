@@ -230,6 +230,8 @@ export async function startRedis(dir: string): Promise<Service> {
 
 export interface Balancer extends Service {
 	url: string;
+	/** The same processors behind a second frontend that picks the processor by the signature header. */
+	bySignatureUrl: string;
 	configFile: string;
 	/** Sends a command to haproxy's runtime API (stats socket, admin level); returns its answer. */
 	command(line: string): Promise<string>;
@@ -241,18 +243,22 @@ export interface Balancer extends Service {
  * haproxy in front of queue mode: /webhook/ paths round-robin over the webhook processors
  * (health-checked on n8n's /healthz every second; a connection that fails is retried once on
  * another server, a request already sent is not), everything else (editor, REST) to main.
- * Servers listed in `disabled` start out of rotation (benchmark: 1 processor, then 2).
+ * Servers listed in `disabled` start out of rotation (benchmark: 1 processor, then 2). A second
+ * frontend sends each request to the processor its X-Service-Signature hashes to (every copy of
+ * one delivery to the same processor): the layout docs/scaling.md suggests against replays.
  */
 export async function startBalancer(dir: string, mainPort: number, webhookPorts: number[], disabled: number[] = []): Promise<Balancer> {
 	const bin = which('haproxy');
 	if (!bin) throw new Error('No haproxy: apt-get install haproxy (scripts/queue.sh does)');
 	mkdirSync(dir, { recursive: true });
 	const port = await freePort([mainPort, ...webhookPorts]);
+	const hashPort = await freePort([port, mainPort, ...webhookPorts]);
 	const socket = join(dir, 'haproxy.sock');
 	const configFile = join(dir, 'haproxy.cfg');
 	const servers = webhookPorts
 		.map((p, i) => `  server w${i + 1} 127.0.0.1:${p} check inter 1s fall 2 rise 1${disabled.includes(i) ? ' disabled' : ''}`)
 		.join('\n');
+	const hashServers = webhookPorts.map((p, i) => `  server w${i + 1} 127.0.0.1:${p} check inter 1s fall 2 rise 1`).join('\n');
 	writeFileSync(
 		configFile,
 		`global
@@ -281,6 +287,16 @@ ${servers}
 
 backend main
   server main 127.0.0.1:${mainPort}
+
+frontend n8n_by_signature
+  bind 127.0.0.1:${hashPort}
+  default_backend webhook_processors_by_signature
+
+backend webhook_processors_by_signature
+  balance hdr(x-service-signature)
+  hash-type consistent
+  option httpchk GET /healthz
+${hashServers}
 `,
 	);
 	const check = spawnSync(bin, ['-c', '-f', configFile], { encoding: 'utf8' });
@@ -310,6 +326,7 @@ backend main
 	return {
 		...service,
 		url: `http://127.0.0.1:${port}`,
+		bySignatureUrl: `http://127.0.0.1:${hashPort}`,
 		configFile,
 		command,
 		async setServer(name: string, enabled: boolean) {
