@@ -7,59 +7,39 @@
  */
 import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workflow';
 
-import { apiRequest } from '../shared/transport';
-import { isPlainObject, splitList } from '../shared/validate';
-import { byAge, reachesWatermark, selectNew, type Watermark } from './select';
+import { MESSAGE_EVENTS, readHistory, storedMessageItem, type MessageEvent } from '../shared/history';
+import { byAge, selectNew, type Watermark } from '../shared/select';
+import { splitList } from '../shared/validate';
 
-const PAGE_SIZE = 100;
-/** Pages read per event type and poll at most (100 000 messages): a bound, not an expected size. */
-const MAX_PAGES = 1000;
 export const DEFAULT_MAX_PER_POLL = 500;
 export const MAX_RECOVER_MINUTES = 7 * 24 * 60;
-
-const DIRECTIONS = { 'message.inbound': 'in', 'message.echo': 'echo' } as const;
-type PolledEvent = keyof typeof DIRECTIONS;
+const OPERATION = 'Polling Trigger → Read Messages';
 
 interface PollStaticData extends IDataObject {
-	watermarks?: Partial<Record<PolledEvent, Watermark>>;
+	watermarks?: Partial<Record<MessageEvent, Watermark>>;
 }
 
 /** Stored messages of one direction, newest first, back to the watermark (or one page in manual mode). */
-async function readHistory(this: IPollFunctions, event: PolledEvent, watermark: Watermark | undefined): Promise<IDataObject[]> {
-	const records: IDataObject[] = [];
-	let cursor: string | undefined;
-	for (let page = 0; page < MAX_PAGES; page++) {
-		const qs: IDataObject = { limit: PAGE_SIZE, ...(event === 'message.echo' ? { direction: 'echo' } : {}), ...(cursor ? { cursor } : {}) };
-		const body = await apiRequest.call(this, 'GET', '/v1/messages/inbound', {
-			qs,
-			context: { operation: 'Polling Trigger → Read Messages', scope: 'messages:read' },
-		});
-		// The one shape (CONTRACT I4); anything else carries no records we can order.
-		if (!isPlainObject(body) || !Array.isArray(body.data)) return records;
-		const pageRecords = body.data.filter(isPlainObject).filter((record) => record.direction === undefined || record.direction === DIRECTIONS[event]);
-		records.push(...pageRecords);
-		const next = body.has_more !== false && typeof body.next_cursor === 'string' ? body.next_cursor : undefined;
-		if (!watermark || !next || reachesWatermark(pageRecords, watermark)) return records;
-		cursor = next;
-	}
-	this.logger.warn(`Business Messaging Polling Trigger: more than ${MAX_PAGES * PAGE_SIZE} new messages; the oldest of them are not read`);
+async function readNewest(this: IPollFunctions, event: MessageEvent, watermark: Watermark | undefined): Promise<IDataObject[]> {
+	const { records, complete } = await readHistory.call(this, event, watermark, OPERATION);
+	if (!complete) this.logger.warn('Business Messaging Polling Trigger: more than 100000 new messages; the oldest of them are not read');
 	return records;
 }
 
-function asEventItem(event: PolledEvent, record: IDataObject): INodeExecutionData {
-	return { json: { event, data: record, timestamp: record.created_at ?? null, polled: true } };
+function asEventItem(event: MessageEvent, record: IDataObject): INodeExecutionData {
+	return storedMessageItem(event, record, { polled: true });
 }
 
 export async function pollMessages(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
 	const selected = this.getNodeParameter('events', ['message.inbound']) as string[];
-	const events = (Object.keys(DIRECTIONS) as PolledEvent[]).filter((event) => selected.includes(event));
+	const events = MESSAGE_EVENTS.filter((event) => selected.includes(event));
 	const options = this.getNodeParameter('options', {}) as IDataObject;
 	const numbers = splitList(options.numbers);
 	const keep = (record: IDataObject) => numbers.length === 0 || numbers.includes(String(record.number ?? '').trim());
 
 	// "Fetch Test Event": the newest message, and nothing moves.
 	if (this.getMode() === 'manual') {
-		const newest = (await Promise.all(events.map(async (event) => (await readHistory.call(this, event, undefined)).filter(keep).slice(0, 1).map((record) => ({ event, record })))))
+		const newest = (await Promise.all(events.map(async (event) => (await readNewest.call(this, event, undefined)).filter(keep).slice(0, 1).map((record) => ({ event, record })))))
 			.flat()
 			.sort((a, b) => byAge(b.record, a.record))[0];
 		return newest ? [[asEventItem(newest.event, newest.record)]] : null;
@@ -70,11 +50,11 @@ export async function pollMessages(this: IPollFunctions): Promise<INodeExecution
 	const maxPerPoll = Math.min(Math.max(Number(options.maxPerPoll) || DEFAULT_MAX_PER_POLL, 1), 10_000);
 	const recoverMinutes = Math.min(Math.max(Number(options.recoverMinutes) || 0, 0), MAX_RECOVER_MINUTES);
 
-	const emitted: Array<{ event: PolledEvent; record: IDataObject }> = [];
+	const emitted: Array<{ event: MessageEvent; record: IDataObject }> = [];
 	for (const event of events) {
 		// First poll after the first activation: start now, or as far back as the option says.
 		const watermark = watermarks[event] ?? { createdAt: new Date(Date.now() - recoverMinutes * 60_000).toISOString(), ids: [] };
-		const records = await readHistory.call(this, event, watermark);
+		const records = await readNewest.call(this, event, watermark);
 		const selection = selectNew(records, watermark, maxPerPoll);
 		watermarks[event] = selection.watermark;
 		if (selection.left > 0) {

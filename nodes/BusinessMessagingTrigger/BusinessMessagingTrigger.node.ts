@@ -1,13 +1,18 @@
 import type {
+	IExecuteFunctions,
 	IHookFunctions,
+	INodeExecutionData,
 	INodeType,
 	INodeTypeDescription,
+	ITriggerFunctions,
+	ITriggerResponse,
 	IWebhookFunctions,
 	IWebhookResponseData,
 } from 'n8n-workflow';
 
 import { CREDENTIAL_TYPE } from '../shared/transport';
-import { OUTPUTS_EXPRESSION, properties } from './description';
+import { startCatchUp } from './catchUp';
+import { OUTPUTS_EXPRESSION, outputLayout, properties } from './description';
 import { deleteWebhook, registerWebhook, webhookExists } from './lifecycle';
 import { receiveEvent } from './receive';
 
@@ -61,5 +66,22 @@ export class BusinessMessagingTrigger implements INodeType {
 
 	async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 		return await receiveEvent.call(this);
+	}
+
+	/** The catch-up of missed messages (catchUp.ts): n8n runs it while the workflow is active, on the leader main only. */
+	async trigger(this: ITriggerFunctions): Promise<ITriggerResponse> {
+		return await startCatchUp.call(this);
+	}
+
+	/**
+	 * Passes on the items webhook() or the catch-up produced. Without it, n8n would run trigger()
+	 * again in place of passing on a test event (it checks for trigger() before webhooks), and
+	 * the event would be lost; with it, the node is run like n8n's Execute Workflow Trigger.
+	 */
+	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+		// The raw parameters (no expression is evaluated for them): as many outputs as webhook() fills.
+		const { events, separateOutputs } = this.getNode().parameters;
+		const outputs = outputLayout(events, separateOutputs)?.length ?? 1;
+		return Array.from({ length: outputs }, (_, index) => this.getInputData(index));
 	}
 }

@@ -2,6 +2,13 @@ import type { ExpressionString, INodeProperties, INodePropertyOptions } from 'n8
 
 import { DEFAULT_MAX_AGE_SECONDS, EVENT_TYPES, MAX_EVENT_AGE_SECONDS, type EventType } from './envelope';
 import { DEFAULT_DOWNLOAD_TIMEOUT_SECONDS, DEFAULT_MAX_FILE_SIZE_MB } from '../shared/validate';
+import {
+	DEFAULT_CATCH_UP_INTERVAL_SECONDS,
+	DEFAULT_LATE_DELIVERY_CUTOFF_SECONDS,
+	DEFAULT_MAX_RECOVERED,
+	MAX_CATCH_UP_DAYS,
+	MIN_CATCH_UP_INTERVAL_SECONDS,
+} from './catchUpOptions';
 
 /**
  * The event types that get an output of their own, in output order, or null for one
@@ -100,12 +107,30 @@ export const properties: INodeProperties[] = [
 			'Whether each selected event gets an output of its own (in the order Inbound, Status, Echo), so no IF or Switch node is needed',
 	},
 	{
+		displayName: 'Recover Missed Messages',
+		name: 'catchUp',
+		type: 'boolean',
+		noDataExpression: true,
+		default: true,
+		description:
+			'Whether inbound messages and echoes the workflow did not receive (n8n down, restarting, too busy or unreachable) are read from the service and emitted once, marked recovered, within a minute. Status updates are not stored by the service and cannot be recovered.',
+	},
+	{
 		displayName: 'Options',
 		name: 'options',
 		type: 'collection',
 		placeholder: 'Add option',
 		default: {},
 		options: [
+			{
+				displayName: 'Catch-Up Interval (Seconds)',
+				name: 'catchUpInterval',
+				type: 'number',
+				typeOptions: { minValue: MIN_CATCH_UP_INTERVAL_SECONDS },
+				default: DEFAULT_CATCH_UP_INTERVAL_SECONDS,
+				displayOptions: { show: { '/catchUp': [true] } },
+				description: 'How often the service is asked for missed messages (two or more requests each time)',
+			},
 			{
 				displayName: 'Download Media',
 				name: 'downloadMedia',
@@ -124,6 +149,16 @@ export const properties: INodeProperties[] = [
 				description: 'A media download (every redirect and every byte) is stopped after this long; the event is emitted without the file',
 			},
 			{
+				displayName: 'Late Delivery Cutoff (Seconds)',
+				name: 'lateDeliveryCutoff',
+				type: 'number',
+				typeOptions: { minValue: 1, maxValue: 7 },
+				default: DEFAULT_LATE_DELIVERY_CUTOFF_SECONDS,
+				displayOptions: { show: { '/catchUp': [true] } },
+				description:
+					'An event older than this when n8n gets to it is answered 503 and not run: the service (which waits about 8 s) may already count it as failed, and then the catch-up runs it, once',
+			},
+			{
 				displayName: 'Max File Size (MB)',
 				name: 'maxFileSize',
 				type: 'number',
@@ -131,6 +166,15 @@ export const properties: INodeProperties[] = [
 				default: DEFAULT_MAX_FILE_SIZE_MB,
 				displayOptions: { show: { downloadMedia: [true] } },
 				description: 'Larger media is stopped as it arrives (counted after decompression); the event is emitted without the file',
+			},
+			{
+				displayName: 'Max Recovered per Run',
+				name: 'maxRecovered',
+				type: 'number',
+				typeOptions: { minValue: 1, maxValue: 10000 },
+				default: DEFAULT_MAX_RECOVERED,
+				displayOptions: { show: { '/catchUp': [true] } },
+				description: "More missed messages than this wait for the next run (oldest first); n8n's log says so",
 			},
 			{
 				displayName: 'Maximum Event Age (Seconds)',
@@ -157,6 +201,26 @@ export const properties: INodeProperties[] = [
 				placeholder: 'e.g. 109876543210, 109876543211',
 				description:
 					'Comma-separated phone_number_ids. Inbound and echo events of other numbers are ignored. Status events carry no number and are not filtered by it.',
+			},
+			{
+				displayName: 'Recover on Activation',
+				name: 'onActivation',
+				type: 'options',
+				options: [
+					{
+						name: 'Messages Since Last Active',
+						value: 'sinceLastActive',
+						description: `What arrived while the workflow was inactive (up to ${MAX_CATCH_UP_DAYS} days); nothing from before its first activation`,
+					},
+					{
+						name: 'Nothing From Before',
+						value: 'fromActivation',
+						description: 'Only messages stored after each activation',
+					},
+				],
+				default: 'sinceLastActive',
+				displayOptions: { show: { '/catchUp': [true] } },
+				description: 'What the catch-up recovers when the workflow is activated again. A restart of n8n always recovers what it missed.',
 			},
 			{
 				displayName: 'Status Values',

@@ -1,5 +1,6 @@
 /**
- * Receiving one webhook request: verify, validate, filter, emit, and when the answer goes out.
+ * Receiving one webhook request: verify, validate, filter, refuse what is too late, emit, and
+ * when the answer goes out.
  *
  * Order matters: the signature is checked over the raw bytes before the body is looked at,
  * and nothing is executed for a rejected (401/400, answered here) or filtered-out request
@@ -37,6 +38,7 @@ import {
 	manualSigningSecret,
 	type TriggerStaticData,
 } from './lifecycle';
+import { DEFAULT_LATE_DELIVERY_CUTOFF_SECONDS } from './catchUpOptions';
 import { LogThrottle, ReplayGuard } from './replay';
 import { openSecret } from './seal';
 import { SIGNATURE_HEADER, SIGNATURE_MISMATCH, verifySignature } from './signature';
@@ -57,6 +59,8 @@ interface SigningSecret {
 const rejectionLog = new LogThrottle(10);
 
 interface ReceiveOptions {
+	/** Deliveries older than this are refused (503) because the catch-up recovers them; undefined without catch-up. */
+	lateDeliveryCutoffMs?: number;
 	downloadMedia: boolean;
 	binaryPropertyName: string;
 	maxAge: number;
@@ -64,9 +68,11 @@ interface ReceiveOptions {
 	statuses: string[];
 }
 
-function readOptions(raw: IDataObject): ReceiveOptions {
+function readOptions(raw: IDataObject, catchUp: boolean): ReceiveOptions {
 	const maxAge = raw.maxAge === undefined || raw.maxAge === null || raw.maxAge === '' ? DEFAULT_MAX_AGE_SECONDS : Number(raw.maxAge);
+	const cutoff = Number(raw.lateDeliveryCutoff);
 	return {
+		lateDeliveryCutoffMs: catchUp ? (Number.isFinite(cutoff) && cutoff > 0 ? cutoff : DEFAULT_LATE_DELIVERY_CUTOFF_SECONDS) * 1000 : undefined,
 		downloadMedia: raw.downloadMedia === true,
 		binaryPropertyName:
 			typeof raw.binaryPropertyName === 'string' && raw.binaryPropertyName.trim() !== ''
@@ -97,7 +103,7 @@ function filterReason(envelope: EventEnvelope, events: string[], options: Receiv
  * Answers a refused request. Its log line (an error when the receiver itself is misconfigured,
  * `problem`) counts against the same bound as every rejection: a flood must not flood the log.
  */
-function reject(this: IWebhookFunctions, status: 400 | 401, reason: string, problem?: string): IWebhookResponseData {
+function reject(this: IWebhookFunctions, status: 400 | 401 | 503, reason: string, problem?: string): IWebhookResponseData {
 	const meta = { node: this.getNode().name, workflowId: this.getWorkflow().id };
 	const flush = (left: number) =>
 		this.logger.warn(`${LOG_PREFIX}: ${left} more rejected request(s) in the last minute were not logged`, meta);
@@ -106,7 +112,8 @@ function reject(this: IWebhookFunctions, status: 400 | 401, reason: string, prob
 		else this.logger.warn(`${LOG_PREFIX}: rejected a request (${status}): ${reason}`, meta);
 	}
 	const res = this.getResponseObject();
-	if (!res.headersSent) res.status(status).json({ error: status === 401 ? 'unauthorized' : 'bad_request', reason });
+	const error = { 400: 'bad_request', 401: 'unauthorized', 503: 'too_late' }[status];
+	if (!res.headersSent) res.status(status).json({ error, reason });
 	return { noWebhookResponse: true };
 }
 
@@ -250,6 +257,8 @@ export function workflowDataFor(item: INodeExecutionData, event: EventType, layo
 /** What receiving reads from the node's parameters; read only once the signature is valid. */
 export interface EventParameters {
 	events: unknown;
+	/** Recover Missed Messages; absent counts as on, its default. */
+	catchUp?: unknown;
 	options: IDataObject;
 	separateOutputs: unknown;
 }
@@ -257,6 +266,7 @@ export interface EventParameters {
 export type Acceptance =
 	| { kind: 'reject'; status: 400 | 401; reason: string }
 	| { kind: 'ignore'; reason: string }
+	| { kind: 'late'; reason: string }
 	| { kind: 'emit'; envelope: EventEnvelope; timestampMs: number; options: ReceiveOptions; layout: EventType[] | null };
 
 /**
@@ -281,7 +291,7 @@ export function acceptEvent(
 	const { envelope } = parsed;
 
 	const parameters = readParameters();
-	const options = readOptions(parameters.options ?? {});
+	const options = readOptions(parameters.options ?? {}, parameters.catchUp !== false);
 	const age = checkEventAge(parsed.timestampMs, nowMs, options.maxAge);
 	if (!age.ok) return { kind: 'reject', status: 401, reason: `replay protection: ${age.reason}` };
 
@@ -292,6 +302,16 @@ export function acceptEvent(
 	);
 	const ignored = filterReason(envelope, events, options);
 	if (ignored) return { kind: 'ignore', reason: ignored };
+
+	// 5. Too late to be acknowledged within the service's ~8 s: not run, so that the service's
+	// "failed" and "not run" agree and the catch-up runs it once (catchUp.ts).
+	const ageMs = nowMs - parsed.timestampMs;
+	if (options.lateDeliveryCutoffMs !== undefined && ageMs > options.lateDeliveryCutoffMs) {
+		return {
+			kind: 'late',
+			reason: `the event is ${(ageMs / 1000).toFixed(1)} s old (Late Delivery Cutoff ${options.lateDeliveryCutoffMs / 1000} s): not run here, the catch-up recovers it`,
+		};
+	}
 
 	return {
 		kind: 'emit',
@@ -331,6 +351,7 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	const accept = (secret: string) =>
 		acceptEvent(rawBody, headers[SIGNATURE_HEADER], secret, Date.now(), () => ({
 			events: this.getNodeParameter('events', ['message.inbound']) as unknown,
+			catchUp: this.getNodeParameter('catchUp', true) as unknown,
 			options: this.getNodeParameter('options', {}) as IDataObject,
 			separateOutputs: this.getNodeParameter('separateOutputs', false) as unknown,
 		}));
@@ -340,6 +361,7 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 		if ('secret' in fresh && fresh.secret !== found.secret) accepted = accept(fresh.secret);
 	}
 	if (accepted.kind === 'reject') return reject.call(this, accepted.status, accepted.reason);
+	if (accepted.kind === 'late') return reject.call(this, 503, accepted.reason);
 	if (accepted.kind === 'ignore') {
 		this.logger.debug(`${LOG_PREFIX}: event ignored: ${accepted.reason}`);
 		return { webhookResponse: { received: true, ignored: accepted.reason } };
@@ -351,7 +373,7 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 		return { webhookResponse: { received: true, ignored: 'this delivery was already received (replay)' } };
 	}
 
-	// 5. Emit. n8n answers with webhookResponse (the description's empty responseData lets it
+	// 6. Emit. n8n answers with webhookResponse (the description's empty responseData lets it
 	// through on every line), on 2.x only once it has stored the execution: answering here
 	// first would acknowledge events that a busy n8n then fails to store.
 	const received: IDataObject = { received: true };

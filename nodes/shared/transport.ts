@@ -13,6 +13,7 @@ import type {
 	ILoadOptionsFunctions,
 	INode,
 	IPollFunctions,
+	ITriggerFunctions,
 	IWebhookFunctions,
 	JsonObject,
 } from 'n8n-workflow';
@@ -26,7 +27,7 @@ export type { RequestContext } from './errors';
 
 export const CREDENTIAL_TYPE = 'businessMessagingApi';
 
-export type ApiContext = IExecuteFunctions | IHookFunctions | IWebhookFunctions | ILoadOptionsFunctions | IPollFunctions;
+export type ApiContext = IExecuteFunctions | IHookFunctions | IWebhookFunctions | ILoadOptionsFunctions | IPollFunctions | ITriggerFunctions;
 
 /** Node's Readable, named without importing 'stream' (the scanner allows no such import). */
 export type Readable = Exclude<Parameters<IExecuteFunctions['helpers']['prepareBinaryData']>[0], Buffer>;

@@ -19,6 +19,7 @@ export type { CredentialTestResult, TestCredentialOptions } from './credential-t
 export { testCredential } from './credential-test';
 export type {
 	ServedWebhook,
+	StartedTrigger,
 	WebhookHarness,
 	WebhookHarnessOptions,
 	WebhookReceiveResult,

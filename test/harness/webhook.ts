@@ -4,7 +4,7 @@
 // piece of n8n (named in its comment), so that an n8n upgrade changes one of them.
 import 'reflect-metadata';
 
-import { HookContext, WebhookContext } from 'n8n-core';
+import { HookContext, TriggerContext, WebhookContext } from 'n8n-core';
 import type {
 	ICredentialType,
 	IDataObject,
@@ -13,6 +13,8 @@ import type {
 	INodeExecutionData,
 	INodeParameters,
 	INodeType,
+	IRun,
+	ITriggerFunctions,
 	IVersionedNodeType,
 	IWebhookData,
 	IWebhookDescription,
@@ -76,6 +78,20 @@ export interface WebhookHarness {
 	readonly webhookUrl: string;
 	/** The node as it sits in the one-node workflow (name, webhookId, credentials reference). */
 	readonly node: INode;
+	/**
+	 * As n8n after addWebhooks on the leader main (ActiveWorkflows.add → TriggersAndPollers.runTrigger):
+	 * the node's trigger() with n8n-core's real TriggerContext on the same workflow object; `emitted`
+	 * collects what it emits (each emit is one execution), `close()` is the closeFunction n8n calls on
+	 * deactivation. `saved` is the static data as n8n last saved it (on each emit, as n8n does).
+	 */
+	startTrigger(activation?: WorkflowActivateMode): Promise<StartedTrigger>;
+}
+
+export interface StartedTrigger {
+	emitted: INodeExecutionData[][][];
+	close(): Promise<void>;
+	/** The static data n8n would have in its database: a copy taken at each emit. */
+	readonly saved: IDataObject;
 }
 
 export interface WebhookHarnessOptions {
@@ -384,6 +400,32 @@ async function receiveWebhookRequest(setup: WebhookSetup, input: WebhookRequestI
 	};
 }
 
+async function startTrigger(setup: WebhookSetup, activation: WorkflowActivateMode): Promise<StartedTrigger> {
+	const emitted: INodeExecutionData[][][] = [];
+	let saved: IDataObject = {};
+	const snapshot = () => {
+		saved = JSON.parse(JSON.stringify(setup.workflow.getStaticData('node', setup.node))) as IDataObject;
+	};
+	// n8n would start an execution here; the harness has none to run, so it has "ended" at once (donePromise).
+	const emit: ITriggerFunctions['emit'] = (data, _responsePromise, donePromise) => {
+		snapshot();
+		emitted.push(data);
+		donePromise?.resolve({} as IRun);
+	};
+	const mode = setup.isTest ? 'manual' : 'trigger';
+	const context = new TriggerContext(setup.workflow, setup.node, additionalDataFor(setup), mode, activation, emit, () => undefined);
+	const trigger = setup.nodeType.trigger;
+	if (!trigger) throw new Error(`Node type "${setup.node.type}" has no trigger()`);
+	const response = (await trigger.call(context as unknown as ITriggerFunctions)) ?? {};
+	return {
+		emitted,
+		close: async () => await response.closeFunction?.(),
+		get saved() {
+			return saved;
+		},
+	};
+}
+
 export async function webhookHarness(options: WebhookHarnessOptions): Promise<WebhookHarness> {
 	await harnessEnvironment();
 	const isTest = options.isTest === true;
@@ -419,6 +461,7 @@ export async function webhookHarness(options: WebhookHarnessOptions): Promise<We
 		activate: async () => await addWebhooks(setup),
 		deactivate: async () => await clearWebhooks(setup),
 		receive: async (input) => await receiveWebhookRequest(setup, input),
+		startTrigger: async (activation = 'activate') => await startTrigger(setup, activation),
 		node,
 		get staticData() {
 			return workflow.getStaticData('node', node);

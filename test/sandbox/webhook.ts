@@ -53,6 +53,8 @@ export class WebhookDispatcher {
 		this.record(event, webhook.url, body, signature, outcome);
 		this.store.log('webhook', {
 			event,
+			// The message the delivery carried (CONTRACT L2): status events name theirs too.
+			wa_message_id: typeof data.wa_message_id === 'string' ? data.wa_message_id : null,
 			url: webhook.url,
 			success: outcome.delivered,
 			status_code: outcome.status,

@@ -40,7 +40,7 @@ export class SandboxControl {
 	}
 
 	async echo(input: { to: string; number: string; text: string }) {
-		return await this.call<{ record: { id: string }; delivery: DeliveryOutcomeView }>('POST', '/echo', input);
+		return await this.call<{ record: { id: string; wa_message_id: string }; delivery: DeliveryOutcomeView }>('POST', '/echo', input);
 	}
 
 	async status(id: string, status: string) {

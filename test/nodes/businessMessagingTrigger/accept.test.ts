@@ -7,7 +7,8 @@ import {
 import { signBody } from '../../support';
 
 const SECRET = 'whsec_accept_test';
-const NOW = Date.UTC(2025, 0, 2, 3, 4, 10);
+// 1.9 s after the event's timestamp: within the Late Delivery Cutoff (4 s).
+const NOW = Date.UTC(2025, 0, 2, 3, 4, 7);
 const inbound = {
 	event: 'message.inbound',
 	data: { from: '+15550001111', number: '1098', text: 'hi', media_id: null, media_url: null },
@@ -54,7 +55,20 @@ describe('acceptEvent (the receive path without n8n context)', () => {
 		const body = bytes(inbound);
 		const result = acceptEvent(body, signBody(body, SECRET), SECRET, NOW + 400_000, () => params());
 		expect(result).toMatchObject({ kind: 'reject', status: 401, reason: expect.stringMatching(/^replay protection/) });
-		expect(acceptEvent(body, signBody(body, SECRET), SECRET, NOW + 400_000, () => params({ options: { maxAge: 0 } })).kind).toBe('emit');
+		expect(acceptEvent(body, signBody(body, SECRET), SECRET, NOW + 400_000, () => params({ catchUp: false, options: { maxAge: 0 } })).kind).toBe('emit');
+	});
+
+	it('refuses (late) an event older than the Late Delivery Cutoff while catch-up is on, and emits it with catch-up off', () => {
+		const body = bytes(inbound);
+		const at = (ms: number, overrides: Partial<EventParameters> = {}) => acceptEvent(body, signBody(body, SECRET), SECRET, Date.parse(inbound.timestamp) + ms, () => params(overrides));
+		expect(at(3_900).kind).toBe('emit');
+		expect(at(4_100)).toEqual({ kind: 'late', reason: expect.stringMatching(/^the event is 4\.1 s old \(Late Delivery Cutoff 4 s\): not run here, the catch-up recovers it$/) });
+		expect(at(4_100, { catchUp: true }).kind).toBe('late');
+		expect(at(6_500, { options: { lateDeliveryCutoff: 7 } }).kind).toBe('emit');
+		expect(at(7_100, { options: { lateDeliveryCutoff: 7 } }).kind).toBe('late');
+		expect(at(60_000, { catchUp: false }).kind).toBe('emit');
+		// An event from the future (clock skew) is not late.
+		expect(at(-2_000).kind).toBe('emit');
 	});
 
 	it('ignores an event that is not selected', () => {

@@ -164,9 +164,36 @@ describe('envelope', () => {
 	});
 });
 
+describe('late deliveries (Recover Missed Messages on, the default)', () => {
+	it('an event older than the Late Delivery Cutoff is answered 503 and not run; a fresh one runs', async () => {
+		const { harness, secret } = await activeTrigger();
+		const late = await harness.receive(signedRequest(inboundEnvelope({}, serviceTimestamp(Date.now() - 5_000)), secret));
+		expect(late.status).toBe(503);
+		expect(late.body).toEqual({ error: 'too_late', reason: expect.stringMatching(/^the event is 5\.\d s old \(Late Delivery Cutoff 4 s\)/) });
+		expectNoExecution(late);
+		const fresh = await harness.receive(signedRequest(inboundEnvelope({}, serviceTimestamp(Date.now() - 1_000)), secret));
+		expect(fresh.status).toBe(200);
+		expect(fresh.workflowData).toBeDefined();
+	});
+
+	it('a late event that is not selected is still acknowledged 200 (nothing to recover)', async () => {
+		const { harness, secret } = await activeTrigger({ events: ['message.status'] });
+		const late = await harness.receive(signedRequest(inboundEnvelope({}, serviceTimestamp(Date.now() - 5_000)), secret));
+		expect(late.status).toBe(200);
+		expect(late.body).toMatchObject({ ignored: 'event message.inbound is not selected' });
+	});
+
+	it('a late delivery is not remembered as received: refused again, never run', async () => {
+		const { harness, secret } = await activeTrigger();
+		const delivery = signedRequest(inboundEnvelope({}, serviceTimestamp(Date.now() - 6_000)), secret);
+		expect((await harness.receive(delivery)).status).toBe(503);
+		expect((await harness.receive(delivery)).status).toBe(503);
+	});
+});
+
 describe('replay window', () => {
 	it('default 300 s: a 10-minute-old event is rejected, a 4-minute-old one accepted', async () => {
-		const { harness, secret } = await activeTrigger();
+		const { harness, secret } = await activeTrigger({ catchUp: false });
 		const stale = await harness.receive(signedRequest(inboundEnvelope({}, serviceTimestamp(Date.now() - 600_000)), secret));
 		expect(stale.status).toBe(401);
 		expect(stale.body).toEqual({ error: 'unauthorized', reason: expect.stringMatching(/replay protection: the event is 600 s old/) });
@@ -177,7 +204,7 @@ describe('replay window', () => {
 	});
 
 	it('the same signed request replayed later is rejected', async () => {
-		const { harness, secret } = await activeTrigger();
+		const { harness, secret } = await activeTrigger({ catchUp: false });
 		const request = signedRequest(inboundEnvelope(), secret);
 		expect((await harness.receive(request)).status).toBe(200);
 		const now = Date.now();
@@ -188,18 +215,18 @@ describe('replay window', () => {
 	});
 
 	it('a timestamp more than 60 s in the future is rejected', async () => {
-		const { harness, secret } = await activeTrigger();
+		const { harness, secret } = await activeTrigger({ catchUp: false });
 		const answer = await harness.receive(signedRequest(inboundEnvelope({}, serviceTimestamp(Date.now() + 120_000)), secret));
 		expect(answer.status).toBe(401);
 		expect(answer.body).toMatchObject({ reason: expect.stringMatching(/future/) });
 	});
 
 	it('a configured maximum age applies; 0 no longer turns the check off', async () => {
-		const strict = await activeTrigger({ options: { maxAge: 30 } });
+		const strict = await activeTrigger({ catchUp: false, options: { maxAge: 30 } });
 		const minuteOld = inboundEnvelope({}, serviceTimestamp(Date.now() - 60_000));
 		expect((await strict.harness.receive(signedRequest(minuteOld, strict.secret))).status).toBe(401);
 
-		const zero = await activeTrigger({ options: { maxAge: 0 } });
+		const zero = await activeTrigger({ catchUp: false, options: { maxAge: 0 } });
 		for (const timestamp of ['2019-01-01T00:00:00.000000+00:00', '2099-01-01T00:00:00.000000+00:00']) {
 			const answer = await zero.harness.receive(signedRequest(inboundEnvelope({}, timestamp), zero.secret));
 			expect(answer.status).toBe(401);
@@ -211,7 +238,7 @@ describe('replay window', () => {
 	});
 
 	it('the same signed delivery posted again is acknowledged and not executed (the service never retries)', async () => {
-		const { harness, secret } = await activeTrigger();
+		const { harness, secret } = await activeTrigger({ catchUp: false });
 		const delivery = signedRequest(inboundEnvelope(), secret);
 		const first = await harness.receive(delivery);
 		expect(first.status).toBe(200);

@@ -201,6 +201,10 @@ describe('delivery', () => {
 		expect(log.body.data).toEqual([
 			expect.objectContaining({ event: 'message.inbound', success: false, status_code: 500, reason: 'HTTP 500' }),
 		]);
+		// L2: the entry names the message it carried, as stored in the history.
+		const stored = await api(sb, 'GET', '/v1/messages/inbound', sb.keys.all);
+		expect(log.body.data[0].wa_message_id).toBe(stored.body.data[0].wa_message_id);
+		expect(log.body.data[0].wa_message_id).toMatch(/^wamid\./);
 	});
 
 	it('reports connection refused', async () => {

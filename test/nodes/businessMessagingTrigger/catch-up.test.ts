@@ -1,0 +1,285 @@
+// The trigger's catch-up: what it decides (pure), and what it emits in n8n's TriggerContext
+// against the sandbox, with the trigger behind a real HTTP server that goes down and up.
+import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
+
+import {
+	decideRecoveries,
+	readCatchUpOptions,
+	recoveredItem,
+	startingWatermark,
+} from '../../../nodes/BusinessMessagingTrigger/catchUp';
+import { SETTLE_MS } from '../../../nodes/BusinessMessagingTrigger/catchUpOptions';
+import type { Delivery } from '../../../nodes/shared/history';
+import { serveWebhook, type ServedWebhook, type StartedTrigger, type WebhookHarness, type WebhookReceiveResult } from '../../harness';
+import { useSandbox } from '../../support';
+import { control, trigger, type Json } from './helpers';
+
+const T0 = Date.UTC(2026, 10, 23, 12, 0, 0);
+const at = (seconds: number) => new Date(T0 + seconds * 1000).toISOString().replace('Z', '000+00:00');
+const record = (id: string, seconds: number, extra: IDataObject = {}): IDataObject => ({
+	id,
+	direction: 'in',
+	wa_message_id: `wamid.${id}`,
+	created_at: at(seconds),
+	number: '100',
+	...extra,
+});
+const start = { createdAt: at(0), ids: [] };
+const delivered = (...ids: string[]) => new Map<string, Delivery>(ids.map((id) => [`wamid.${id}`, { success: true, reason: null }]));
+
+describe('decideRecoveries (pure)', () => {
+	it('recovers what has no successful delivery, oldest first across inbound and echo, with the logged reason', () => {
+		const deliveries = delivered('b');
+		deliveries.set('wamid.c', { success: false, reason: 'connection refused' });
+		const decision = decideRecoveries(
+			[
+				{ event: 'message.inbound', records: [record('c', 3), record('b', 2), record('a', 1)] },
+				{ event: 'message.echo', records: [record('e', 2.5, { direction: 'echo' })] },
+			],
+			{ 'message.inbound': start, 'message.echo': start },
+			deliveries,
+			T0 + 60_000,
+			500,
+		);
+		expect(decision.recover.map((r) => [r.event, r.record.id, r.reason])).toEqual([
+			['message.inbound', 'a', null],
+			['message.echo', 'e', null],
+			['message.inbound', 'c', 'connection refused'],
+		]);
+		expect(decision.watermarks['message.inbound']).toEqual({ createdAt: at(3), ids: ['c'] });
+		expect(decision.watermarks['message.echo']).toEqual({ createdAt: at(2.5), ids: ['e'] });
+		expect(decision.left).toBe(0);
+	});
+
+	it('a success wins over a failure for the same message (the log holds both when it was re-posted)', () => {
+		const deliveries = delivered('a');
+		const decision = decideRecoveries([{ event: 'message.inbound', records: [record('a', 1)] }], { 'message.inbound': start }, deliveries, T0 + 60_000, 500);
+		expect(decision.recover).toEqual([]);
+		expect(decision.watermarks['message.inbound']).toEqual({ createdAt: at(1), ids: ['a'] });
+	});
+
+	it('leaves messages younger than the settle time (their delivery may still be under way) for the next run', () => {
+		const decision = decideRecoveries(
+			[{ event: 'message.inbound', records: [record('young', 50), record('old', 10)] }],
+			{ 'message.inbound': start },
+			new Map(),
+			T0 + 30_000,
+			500,
+		);
+		expect(decision.recover.map((r) => r.record.id)).toEqual(['old']);
+		expect(decision.watermarks['message.inbound']).toEqual({ createdAt: at(10), ids: ['old'] });
+	});
+
+	it('cuts at the bound: the watermark stops at the last recovered message, the rest is counted as left', () => {
+		const records = [record('d', 4), record('c', 3), record('b', 2), record('a', 1)];
+		const decision = decideRecoveries([{ event: 'message.inbound', records }], { 'message.inbound': start }, delivered('b'), T0 + 60_000, 2);
+		expect(decision.recover.map((r) => r.record.id)).toEqual(['a', 'c']);
+		expect(decision.watermarks['message.inbound']).toEqual({ createdAt: at(3), ids: ['c'] });
+		expect(decision.left).toBe(1);
+	});
+
+	it('skips messages of other numbers without recovering them, and moves past them', () => {
+		const decision = decideRecoveries(
+			[{ event: 'message.inbound', records: [record('mine', 2), record('other', 1, { number: '200' })] }],
+			{ 'message.inbound': start },
+			new Map(),
+			T0 + 60_000,
+			500,
+			(r) => r.number === '100',
+		);
+		expect(decision.recover.map((r) => r.record.id)).toEqual(['mine']);
+		expect(decision.watermarks['message.inbound']?.createdAt).toBe(at(2));
+	});
+
+	it('does nothing with messages at or before the watermark', () => {
+		const decision = decideRecoveries(
+			[{ event: 'message.inbound', records: [record('a', 1)] }],
+			{ 'message.inbound': { createdAt: at(1), ids: ['a'] } },
+			new Map(),
+			T0 + 60_000,
+			500,
+		);
+		expect(decision.recover).toEqual([]);
+	});
+
+	it('the recovered item is the webhook item, marked', () => {
+		const item = recoveredItem({ event: 'message.inbound', record: record('a', 1), reason: 'HTTP 503' });
+		expect(item.json).toEqual({ event: 'message.inbound', data: record('a', 1), timestamp: at(1), recovered: true, delivery_failure: 'HTTP 503' });
+		expect(recoveredItem({ event: 'message.echo', record: record('e', 1), reason: null }).json.delivery_failure).toBe('no delivery was logged');
+	});
+});
+
+describe('startingWatermark and options', () => {
+	const saved = { createdAt: at(-3600), ids: ['x'] };
+	it('first activation: now, so nothing from before it', () => {
+		expect(startingWatermark(undefined, 'activate', 'sinceLastActive', T0)).toEqual({ createdAt: new Date(T0).toISOString(), ids: [] });
+	});
+	it('n8n restarting, the workflow updated or reactivated (default): carries on from the saved watermark', () => {
+		for (const activation of ['init', 'update', 'leadershipChange', 'activate']) {
+			expect(startingWatermark(saved, activation, 'sinceLastActive', T0)).toBe(saved);
+		}
+	});
+	it('"Nothing From Before": a user activation starts now; a restart of n8n still carries on', () => {
+		expect(startingWatermark(saved, 'activate', 'fromActivation', T0).createdAt).toBe(new Date(T0).toISOString());
+		expect(startingWatermark(saved, 'init', 'fromActivation', T0)).toBe(saved);
+	});
+	it('never more than 7 days back', () => {
+		const ancient = { createdAt: at(-30 * 86_400), ids: [] };
+		expect(startingWatermark(ancient, 'init', 'sinceLastActive', T0).createdAt).toBe(new Date(T0 - 7 * 86_400_000).toISOString());
+	});
+	it('options: defaults, and bounds on interval and count', () => {
+		expect(readCatchUpOptions({})).toEqual({ intervalMs: 60_000, onActivation: 'sinceLastActive', maxRecovered: 500, numbers: [] });
+		expect(readCatchUpOptions({ catchUpInterval: 1, maxRecovered: 0, onActivation: 'fromActivation', numbers: '1, 2' })).toEqual({
+			intervalMs: 10_000,
+			onActivation: 'fromActivation',
+			maxRecovered: 500,
+			numbers: ['1', '2'],
+		});
+		expect(readCatchUpOptions({ maxRecovered: 1e9 }).maxRecovered).toBe(10_000);
+	});
+});
+
+describe('catch-up in n8n (TriggerContext) against the sandbox', () => {
+	const sb = useSandbox({ reset: 'never' });
+	const cleanup: Array<() => Promise<void>> = [];
+	afterEach(async () => {
+		jest.restoreAllMocks();
+		for (const fn of cleanup.splice(0).reverse()) await fn();
+		sb.reset();
+	});
+
+	interface Setup {
+		harness: WebhookHarness;
+		results: WebhookReceiveResult[];
+		serve(): Promise<void>;
+		down(): Promise<void>;
+	}
+
+	async function setup(parameters: Record<string, unknown>): Promise<Setup> {
+		const harness = await trigger(sb, parameters as never);
+		const results: WebhookReceiveResult[] = [];
+		const receive = harness.receive.bind(harness);
+		harness.receive = async (input) => {
+			const result = await receive(input);
+			results.push(result);
+			return result;
+		};
+		let server: ServedWebhook | undefined = await serveWebhook(harness);
+		const port = Number(new URL(server.url).port);
+		cleanup.push(async () => await server?.close());
+		await harness.activate();
+		return {
+			harness,
+			results,
+			serve: async () => {
+				server = await serveWebhook(harness, port);
+			},
+			down: async () => {
+				await server?.close();
+				server = undefined;
+			},
+		};
+	}
+
+	async function started(harness: WebhookHarness, activation: 'activate' | 'init'): Promise<StartedTrigger> {
+		const run = await harness.startTrigger(activation);
+		cleanup.push(async () => await run.close());
+		return run;
+	}
+
+	async function emittedAtLeast(run: StartedTrigger, count: number, ms = 10_000): Promise<INodeExecutionData[]> {
+		const until = Date.now() + ms;
+		while (run.emitted.length < count && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 50));
+		return run.emitted.map((data) => data.flat()).flat();
+	}
+
+	const inbound = async (text: string) => (await control(sb, 'POST', '/inbound', { from: '+15557654321', contact_name: 'Ada', number: sb.numbers[0].phone_number_id, text })).body as Json;
+	const echo = async (text: string) => (await control(sb, 'POST', '/echo', { to: '+15557654321', number: sb.numbers[0].phone_number_id, text })).body as Json;
+	/** webhook() runs `ms` after each event arrives (a busy n8n): its clock reads that much later than the service's, during webhook() only. */
+	const webhookRunsLate = (harness: WebhookHarness, ms: number) => {
+		const receive = harness.receive.bind(harness);
+		harness.receive = async (input) => {
+			const spy = jest.spyOn(Date, 'now').mockImplementation(() => performance.timeOrigin + performance.now() + ms);
+			try {
+				return await receive(input);
+			} finally {
+				spy.mockRestore();
+			}
+		};
+	};
+	/** n8n's clock `seconds` later than the service's (the settle time has passed for what is stored now). */
+	const later = (seconds: number) => {
+		const now = Date.now();
+		jest.spyOn(Date, 'now').mockImplementation(() => now + seconds * 1000 + (performance.now() % 1));
+	};
+
+	it('n8n down: what arrived meanwhile is emitted once, oldest first, marked recovered; a delivered message is not emitted again', async () => {
+		const { harness, results, serve, down } = await setup({ events: ['message.inbound', 'message.echo'] });
+		const first = await started(harness, 'activate');
+		await first.close();
+
+		await down();
+		for (const text of ['one', 'two', 'three']) expect((await inbound(text)).delivery).toMatchObject({ delivered: false, reason: 'connection refused' });
+		expect((await echo('from the app')).delivery.delivered).toBe(false);
+		await serve();
+		expect((await inbound('delivered live')).delivery.delivered).toBe(true);
+		expect(results.filter((r) => r.workflowData)).toHaveLength(1);
+
+		later(SETTLE_MS / 1000 + 5);
+		const run = await started(harness, 'init');
+		const items = await emittedAtLeast(run, 4);
+		expect(run.emitted).toHaveLength(4); // one execution per message, as the webhook
+		expect(items.map((item) => [item.json.event, (item.json.data as IDataObject).text, item.json.recovered])).toEqual([
+			['message.inbound', 'one', true],
+			['message.inbound', 'two', true],
+			['message.inbound', 'three', true],
+			['message.echo', 'from the app', true],
+		]);
+		expect(items[0].json.delivery_failure).toBe('connection refused');
+		// n8n saved the watermark with the last emit: a restart from it emits nothing again.
+		await run.close();
+		const again = await started(harness, 'init');
+		await new Promise((resolve) => setTimeout(resolve, 1500));
+		expect(again.emitted).toHaveLength(0);
+		expect(first.emitted).toHaveLength(0);
+	});
+
+	it('a delivery that reaches webhook() too late is answered 503, not run, and recovered once', async () => {
+		const { harness, results } = await setup({});
+		const run = await started(harness, 'activate');
+		webhookRunsLate(harness, 5_000);
+		const sent = await inbound('late');
+		expect(sent.delivery).toMatchObject({ delivered: false, status: 503, reason: 'HTTP 503' });
+		expect(results[results.length - 1].workflowData).toBeUndefined();
+		later(SETTLE_MS / 1000 + 5);
+		const restarted = await started(harness, 'init');
+		const items = await emittedAtLeast(restarted, 1);
+		expect(items.map((item) => [(item.json.data as IDataObject).text, item.json.delivery_failure])).toEqual([['late', 'HTTP 503']]);
+		expect(run.emitted).toHaveLength(0);
+	});
+
+	it('the Receiving Numbers option and the selected events apply to recovered messages', async () => {
+		const { harness, down, serve } = await setup({ events: ['message.inbound'], options: { numbers: sb.numbers[1].phone_number_id } });
+		await (await started(harness, 'activate')).close();
+		await down();
+		await inbound('number 0: not for this workflow');
+		await echo('echo: not selected');
+		await control(sb, 'POST', '/inbound', { from: '+15557654321', contact_name: 'Ada', number: sb.numbers[1].phone_number_id, text: 'number 1' });
+		await serve();
+		later(SETTLE_MS / 1000 + 5);
+		const run = await started(harness, 'init');
+		const items = await emittedAtLeast(run, 1);
+		await new Promise((resolve) => setTimeout(resolve, 500));
+		expect(items.map((item) => (item.json.data as IDataObject).text)).toEqual(['number 1']);
+	});
+
+	it('"Recover Missed Messages" off: trigger() starts nothing, and late deliveries run as before', async () => {
+		const { harness, results } = await setup({ catchUp: false });
+		const run = await started(harness, 'activate');
+		webhookRunsLate(harness, 5_000);
+		expect((await inbound('late but run')).delivery.delivered).toBe(true);
+		expect(results[results.length - 1].workflowData).toBeDefined();
+		expect(run.emitted).toHaveLength(0);
+		expect(sb.state().requests.filter((r: { path: string }) => r.path.startsWith('/v1/logs'))).toHaveLength(0);
+	});
+});
