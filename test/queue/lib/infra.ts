@@ -241,7 +241,7 @@ export interface Balancer extends Service {
 
 /**
  * haproxy in front of queue mode: /webhook/ paths round-robin over the webhook processors
- * (health-checked on n8n's /healthz every second; a connection that fails is retried once on
+ * (health-checked on n8n's /healthz every 2 s, out after 3 failed checks; a connection that fails is retried once on
  * another server, a request already sent is not), everything else (editor, REST) to main.
  * Servers listed in `disabled` start out of rotation (benchmark: 1 processor, then 2). A second
  * frontend sends each request to the processor its X-Service-Signature hashes to (every copy of
@@ -256,9 +256,9 @@ export async function startBalancer(dir: string, mainPort: number, webhookPorts:
 	const socket = join(dir, 'haproxy.sock');
 	const configFile = join(dir, 'haproxy.cfg');
 	const servers = webhookPorts
-		.map((p, i) => `  server w${i + 1} 127.0.0.1:${p} check inter 1s fall 2 rise 1${disabled.includes(i) ? ' disabled' : ''}`)
+		.map((p, i) => `  server w${i + 1} 127.0.0.1:${p} check inter 2s fall 3 rise 1${disabled.includes(i) ? ' disabled' : ''}`)
 		.join('\n');
-	const hashServers = webhookPorts.map((p, i) => `  server w${i + 1} 127.0.0.1:${p} check inter 1s fall 2 rise 1`).join('\n');
+	const hashServers = webhookPorts.map((p, i) => `  server w${i + 1} 127.0.0.1:${p} check inter 2s fall 3 rise 1`).join('\n');
 	writeFileSync(
 		configFile,
 		`global
@@ -271,6 +271,9 @@ defaults
   timeout client 120s
   timeout server 120s
   timeout http-keep-alive 10s
+  # An n8n busy on 2 cores can take seconds to answer /healthz: a short check timeout would take
+  # both processors out of rotation under load and turn slowness into 503s (seen with 2 s).
+  timeout check 10s
   retries 1
   option redispatch
 
