@@ -607,9 +607,10 @@ export async function checkMedia(ctx: QueueContext, count = 10): Promise<void> {
 			continue;
 		}
 		const output = await ctx.topology.client.executionOutput(execution.id);
-		const item = output.nodes['Read file']?.[0] as { file_text?: string; media_download?: { downloaded?: boolean } } | undefined;
-		if (output.status === 'success' && item?.file_text === s.content && item.media_download?.downloaded === true) matched++;
-		else outcomes.push(`${output.status}: ${JSON.stringify(item ?? output.error).slice(0, 200)}`);
+		const item = output.nodes['Read file']?.[0] as { file_text?: string } | undefined;
+		const download = (output.nodes.Trigger?.[0] as { media_download?: { downloaded?: boolean; reason?: string } } | undefined)?.media_download;
+		if (output.status === 'success' && item?.file_text === s.content && download?.downloaded === true) matched++;
+		else outcomes.push(`${output.status}: trigger ${JSON.stringify(download)}, read ${JSON.stringify(item?.file_text ?? (output.error as { message?: string } | undefined)?.message)}`.slice(0, 400));
 	}
 	ctx.numbers.media = { files: count, delivered: sent.filter((s) => s.delivered).length, readOnWorker: matched, problems: outcomes };
 	record(ctx, 'media: every file downloaded by a webhook processor is read intact by a worker', matched === count, `${matched}/${count} files read back byte for byte${outcomes.length ? `; ${outcomes.slice(0, 3).join(' | ')}` : ''}`);
