@@ -22,6 +22,14 @@ export interface QueueBenchResult {
 	scaling: Array<{ concurrency: number; ours: Spread; theirs: Spread }>;
 }
 
+let running: Topology | undefined;
+
+/** Stops the topology of a run in progress (npm run bench's SIGINT/SIGTERM handler). */
+export async function stopQueueBench(): Promise<void> {
+	await running?.stop();
+	running = undefined;
+}
+
 export async function runQueueBench(options: { installation: Installation; tarball: string; outDir: string; keep: boolean; webhook: WebhookOptions }): Promise<QueueBenchResult> {
 	recordPidsIn(`${options.outDir}/queue-pids`);
 	const topology = new Topology({
@@ -35,6 +43,7 @@ export async function runQueueBench(options: { installation: Installation; tarba
 		keep: options.keep,
 	});
 	const runs: QueueBenchResult['runs'] = [];
+	running = topology;
 	try {
 		await topology.start();
 		const credential = await topology.client.createCredential('Business Messaging (bench, queue)', CREDENTIAL_TYPE, {
@@ -63,6 +72,7 @@ export async function runQueueBench(options: { installation: Installation; tarba
 			runs.push({ processors, workers: processors, loadavg: loadavg().map((v) => Math.round(v * 100) / 100), result });
 		}
 	} finally {
+		running = undefined;
 		await topology.stop();
 	}
 	const scaling = options.webhook.concurrencies.map((concurrency) => {

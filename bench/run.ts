@@ -27,7 +27,7 @@ import { buildAndPack, n8nVersion, startBenchEnvironment, type BenchEnvironment 
 import { describeMachine, machineLines, type Machine } from './lib/machine';
 import { fixed, ratioText } from './lib/stats';
 import { runMediaBench, type MediaKind, type MediaResult } from './media';
-import { runQueueBench, type QueueBenchResult } from './queue';
+import { runQueueBench, stopQueueBench, type QueueBenchResult } from './queue';
 import { runWebhookBench, type WebhookOptions, type WebhookResult } from './webhooks';
 
 const RESULTS = join(REPO_ROOT, 'bench', 'results');
@@ -234,6 +234,7 @@ async function main(): Promise<void> {
 		if (stopping) return;
 		stopping = true;
 		await env?.stop();
+		await stopQueueBench();
 	};
 	process.on('SIGINT', () => void stopAll().then(() => process.exit(130)));
 	process.on('SIGTERM', () => void stopAll().then(() => process.exit(143)));

@@ -70,10 +70,13 @@ export const DEFAULT_WEBHOOK_OPTIONS: WebhookOptions = {
 	eventsFor: (c) => (c === 1 ? 400 : c === 8 ? 1000 : 1500),
 };
 
-/** `count` distinct message.inbound envelopes (about 420 bytes each) and their signatures. */
+/**
+ * `count` distinct message.inbound envelopes (about 420 bytes each) and their signatures, each
+ * stamped and signed when it is first read, i.e. when it is sent: the trigger refuses (503) an
+ * event older than its Late Delivery Cutoff (4 s), as the service's own deliveries never are.
+ */
 function signedEvents(count: number, secret: string, number: string): Array<{ body: Buffer; signature: string }> {
-	const timestamp = serviceTimestamp();
-	return Array.from({ length: count }, (_, i) => {
+	const sign = (i: number) => {
 		const body = Buffer.from(
 			JSON.stringify(
 				inboundEnvelope(
@@ -84,11 +87,22 @@ function signedEvents(count: number, secret: string, number: string): Array<{ bo
 						wa_message_id: `wamid.${randomBytes(24).toString('base64url')}`,
 						text: `Hello, is my order ${i} on its way? Merci beaucoup !`,
 					},
-					timestamp,
+					serviceTimestamp(),
 				),
 			),
 		);
 		return { body, signature: signBody(body, secret) };
+	};
+	return Array.from({ length: count }, (_, i) => {
+		let signed: { body: Buffer; signature: string } | undefined;
+		return {
+			get body() {
+				return (signed ??= sign(i)).body;
+			},
+			get signature() {
+				return (signed ??= sign(i)).signature;
+			},
+		};
 	});
 }
 
