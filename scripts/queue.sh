@@ -19,12 +19,15 @@ command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] || missi
 command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || missing+=(haproxy)
 if [ ${#missing[@]} -gt 0 ]; then
 	echo "== apt-get install ${missing[*]}"
-	if [ "$(id -u)" != "0" ]; then echo "not root: install ${missing[*]} (Debian packages) first"; exit 1; fi
+	# Root (CI here), or passwordless sudo (GitHub's runners); otherwise install them first.
+	if [ "$(id -u)" = "0" ]; then sudo=(); elif sudo -n true 2>/dev/null; then sudo=(sudo -n); else
+		echo "not root and no passwordless sudo: install ${missing[*]} (Debian/Ubuntu packages) first"; exit 1
+	fi
 	# policy-rc.d: the packages' own services must not start (we start our own, on other ports).
-	printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
-	(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}") >"$out/apt.log" 2>&1
+	printf '#!/bin/sh\nexit 101\n' | "${sudo[@]}" tee /usr/sbin/policy-rc.d >/dev/null && "${sudo[@]}" chmod +x /usr/sbin/policy-rc.d
+	("${sudo[@]}" apt-get update -qq && "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}") >"$out/apt.log" 2>&1
 	rc=$?
-	rm -f /usr/sbin/policy-rc.d
+	"${sudo[@]}" rm -f /usr/sbin/policy-rc.d
 	[ $rc -eq 0 ] || { tail -20 "$out/apt.log"; exit 1; }
 fi
 

@@ -6,7 +6,9 @@
  * Exactly once without state shared between n8n processes: the webhook answers 503 and runs
  * nothing for a delivery it gets too late (receive.ts, Late Delivery Cutoff), so a delivery the
  * service logged as failed is one the workflow did not run, and a logged success is one it
- * ran. The catch-up runs on one process only (n8n starts triggers on the leader main), looks
+ * ran. What remains, a delivery accepted in time that n8n answered after the service gave up,
+ * is covered in regular mode by the process's memory of what webhook() accepted (replay.ts);
+ * in queue mode it is the residual window the README measures. The catch-up runs on one process only (n8n starts triggers on the leader main), looks
  * only at messages stored at least SETTLE_MS ago, when their one delivery attempt is over
  * (the service waits about 8 s and never retries), and recovers those without a successful
  * delivery. Its watermark lives in the node's static data, which n8n saves on each emit.
@@ -27,6 +29,7 @@ import {
 import { outputLayout } from './description';
 import type { EventType } from './envelope';
 import type { TriggerStaticData } from './lifecycle';
+import { wasAcceptedHere } from './replay';
 import { workflowDataFor } from './receive';
 
 const LOG_PREFIX = 'Business Messaging Trigger (catch-up)';
@@ -202,6 +205,14 @@ export async function catchUpOnce(
 		// Without the message's id in the log (CONTRACT L2), delivered and missed cannot be told apart: recovering would run messages twice.
 		this.logger.warn(`${LOG_PREFIX}: the service's webhook log does not say which message each delivery carried; nothing is recovered`);
 		return 0;
+	}
+	// A message this process's webhook() accepted runs, even when n8n answered after the service gave up.
+	const scope = `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
+	for (const { records } of stored) {
+		for (const record of records) {
+			const id = String(record.wa_message_id);
+			if (wasAcceptedHere(scope, id, nowMs) && log.deliveries.get(id)?.success !== true) log.deliveries.set(id, { success: true, reason: null });
+		}
 	}
 	const keep = (record: IDataObject) => options.numbers.length === 0 || options.numbers.includes(String(record.number ?? '').trim());
 	const decision = decideRecoveries(stored, state.watermarks, log.deliveries, nowMs - SETTLE_MS, options.maxRecovered, keep);

@@ -39,7 +39,7 @@ import {
 	type TriggerStaticData,
 } from './lifecycle';
 import { DEFAULT_LATE_DELIVERY_CUTOFF_SECONDS } from './catchUpOptions';
-import { LogThrottle, ReplayGuard } from './replay';
+import { LogThrottle, ReplayGuard, rememberAccepted } from './replay';
 import { openSecret } from './seal';
 import { SIGNATURE_HEADER, SIGNATURE_MISMATCH, verifySignature } from './signature';
 
@@ -371,6 +371,11 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	if (!replays.firstSighting(replayKey.call(this, headers[SIGNATURE_HEADER]), expiresAtMs, Date.now())) {
 		this.logger.debug(`${LOG_PREFIX}: a delivery received before was acknowledged and not executed again`);
 		return { webhookResponse: { received: true, ignored: 'this delivery was already received (replay)' } };
+	}
+
+	const waMessageId = envelope.data.wa_message_id;
+	if (envelope.event !== 'message.status' && typeof waMessageId === 'string') {
+		rememberAccepted(`${this.getWorkflow().id ?? ''}:${this.getNode().id}`, waMessageId, Date.now());
 	}
 
 	// 6. Emit. n8n answers with webhookResponse (the description's empty responseData lets it

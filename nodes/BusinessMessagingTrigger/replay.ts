@@ -19,6 +19,12 @@ export class ReplayGuard {
 		return true;
 	}
 
+	/** Whether `key` was seen and has not expired; records nothing. */
+	has(key: string, nowMs: number): boolean {
+		const expiry = this.seen.get(key);
+		return expiry !== undefined && expiry > nowMs;
+	}
+
 	get size(): number {
 		return this.seen.size;
 	}
@@ -34,6 +40,24 @@ export class ReplayGuard {
 			}
 		}
 	}
+}
+
+/**
+ * The messages webhook() handed to n8n in this process, per workflow and node, for two hours.
+ * The catch-up (same process in regular mode: triggers and webhooks both run on main) counts
+ * them as received even when n8n answered the service too late (then the service logs a
+ * timeout although the execution runs): exactly once without a shared store. In queue mode
+ * the webhook processors are other processes, and only the Late Delivery Cutoff stands.
+ */
+const acceptedHere = new ReplayGuard();
+const ACCEPTED_MEMORY_MS = 2 * 3600_000;
+
+export function rememberAccepted(scope: string, waMessageId: string, nowMs: number): void {
+	acceptedHere.firstSighting(`${scope}:${waMessageId}`, nowMs + ACCEPTED_MEMORY_MS, nowMs);
+}
+
+export function wasAcceptedHere(scope: string, waMessageId: string, nowMs: number): boolean {
+	return acceptedHere.has(`${scope}:${waMessageId}`, nowMs);
 }
 
 /**

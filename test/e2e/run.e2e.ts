@@ -10,6 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
+import { chatChecks } from './checks/chat';
 import { CREDENTIAL_NAME, EXAMPLES, importExamples, readExample, triggerName, type ExampleKey, type Imported } from './lib/examples';
 import {
 	ACTION_TYPE,
@@ -558,6 +559,9 @@ async function runChecks(n8n: N8nProcess, sandbox: Sandbox, installDir: string, 
 		await client.deactivate(workflow.id);
 		return `${items.length} items in execution ${execution.id}, ${latencyS} s after sending; the message from before activation not emitted; webhook still ${foreign}`;
 	});
+
+	// The sandbox's chat page in Chromium with this n8n behind it (test/e2e/checks/chat.ts).
+	await chatChecks({ check, client, control, sandbox, imported, activate, nextExecution, outDir, line });
 
 	// No message lost: the trigger's catch-up (test/e2e/checks/catch-up.ts). The account's webhook is freed first.
 	await fetch(`${sandbox.baseUrl}/v1/console/webhook`, { method: 'DELETE', headers: { authorization: `Bearer ${sandbox.keys.all}` } });

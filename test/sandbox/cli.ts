@@ -40,6 +40,7 @@ async function main(): Promise<void> {
 		'Messaging API sandbox',
 		`  Base URL      ${sandbox.baseUrl}   (API under /v1)`,
 		`  Media origin  ${sandbox.mediaBaseUrl}   (signed media links)`,
+		`  Chat page     ${sandbox.baseUrl}/   (open in a browser: conversations, statuses, delivery log)`,
 		'',
 		'Numbers (phone_number_id  display number)',
 		...sandbox.numbers.map((n) => `  ${n.phone_number_id}  ${n.display_number}`),

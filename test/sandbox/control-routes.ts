@@ -4,12 +4,16 @@ import type { SandboxContext } from './context';
 import { asHttpError, errorBody, findRoute, HttpError, parseJsonBody, readRawBody, sendJson, validate, type Route } from './http';
 import { generatedMediaBytes, MAX_GENERATED_MEDIA_BYTES } from './media';
 import { receiveInbound, relayEcho, updateStatus } from './messaging';
+import { pageView, streamEvents } from './page';
 import { phoneSchema } from './schemas';
 import { DELIVERY_STATUSES, FAULT_KINDS, MESSAGE_TYPES, SCOPES } from './types';
 
 /** One line per control endpoint; printed by the CLI and served at GET /_sandbox. */
 export const CONTROL_API_SUMMARY: readonly string[] = [
 	'GET    /_sandbox/state                       numbers, keys (no values), messages, inbound, webhook (with secret), deliveries, media_requests, requests, logs',
+	'GET    /_sandbox/view                        what the chat page shows: the state without requests and logs, key values or the webhook secret (masked)',
+	'GET    /_sandbox/events                      server-sent events: "state" (as /view) at once and after every change',
+	'POST   /_sandbox/deliveries/{id}/resend      the same event again: fresh timestamp, current secret and URL -> 201 {delivery}',
 	'POST   /_sandbox/reset                       back to the seed (same key values)',
 	'POST   /_sandbox/clock    {advance_seconds}  move the sandbox clock forward -> {now}',
 	'POST   /_sandbox/keys     {scopes, allowed_numbers}  -> 201 {id, key}',
@@ -113,6 +117,16 @@ function requireAccountNumber(ctx: SandboxContext, number: string, field: string
 const routes: Route<ControlHandler>[] = [
 	{ method: 'GET', pattern: /^\/_sandbox\/?$/, handler: () => ({ status: 200, body: { endpoints: CONTROL_API_SUMMARY } }) },
 	{ method: 'GET', pattern: /^\/_sandbox\/state$/, handler: ({ ctx }) => ({ status: 200, body: ctx.store.snapshot() }) },
+	{ method: 'GET', pattern: /^\/_sandbox\/view$/, handler: ({ ctx }) => ({ status: 200, body: pageView(ctx.store.snapshot()) }) },
+	{
+		method: 'POST',
+		pattern: /^\/_sandbox\/deliveries\/([^/]+)\/resend$/,
+		handler: async ({ ctx, params }) => {
+			const delivery = await ctx.webhooks.resend(params[0]);
+			if (!delivery) throw new HttpError(404, 'delivery_not_found', `No delivery ${params[0]}`);
+			return { status: 201, body: { delivery } };
+		},
+	},
 	{
 		method: 'POST',
 		pattern: /^\/_sandbox\/reset$/,
@@ -206,6 +220,11 @@ const routes: Route<ControlHandler>[] = [
 /** The control API: no auth, never counted as /v1 traffic, never faulted. */
 export async function handleControlRequest(ctx: SandboxContext, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
 	try {
+		// A stream, not a JSON answer.
+		if (url.pathname === '/_sandbox/events' && req.method === 'GET') {
+			streamEvents(ctx, req, res);
+			return;
+		}
 		const rawBody = await readRawBody(req);
 		const route = findRoute(routes, req.method ?? 'GET', url.pathname);
 		if (!route.found) throw route.error;

@@ -180,6 +180,7 @@ export async function updateStatus(
 	message.status = input.status;
 	message.error = input.error === undefined ? defaultError(input.status) : input.error;
 	message.updated_at = store.now();
+	store.touch();
 	const delivery = await ctx.webhooks.deliver('message.status', {
 		id: message.id,
 		wa_message_id: message.wa_message_id,

@@ -6,6 +6,7 @@ import type { SandboxContext } from './context';
 import { handleControlRequest } from './control-routes';
 import { errorBody, sendJson } from './http';
 import { createMediaHostHandler, MediaSigner } from './media';
+import { isPageRequest, servePage } from './page';
 import { DEFAULT_WEBHOOK_TIMEOUT_MS } from './policy';
 import { createSeed, seededKeyIds, seededKeyValues } from './seed';
 import { SandboxStore } from './store';
@@ -71,8 +72,10 @@ async function routeApiServer(ctx: SandboxContext, req: IncomingMessage, res: Se
 			await handleApiRequest(ctx, req, res, url);
 		} else if (url.pathname === '/_sandbox' || url.pathname.startsWith('/_sandbox/')) {
 			await handleControlRequest(ctx, req, res, url);
+		} else if (isPageRequest(req, url.pathname)) {
+			await servePage(req, res, url.pathname);
 		} else if (url.pathname === '/') {
-			sendJson(res, 200, { service: 'messaging sandbox', api: `${ctx.baseUrl}/v1`, control: `${ctx.baseUrl}/_sandbox` });
+			sendJson(res, 200, { service: 'messaging sandbox', api: `${ctx.baseUrl}/v1`, control: `${ctx.baseUrl}/_sandbox`, page: `${ctx.baseUrl}/` });
 		} else {
 			req.resume();
 			sendJson(res, 404, errorBody('not_found', `No endpoint ${url.pathname}: the API lives under /v1`));

@@ -20,6 +20,7 @@ import {
 	type SandboxState,
 	type Scope,
 	type StoredKey,
+	type WebhookEventName,
 } from './types';
 
 /** An item kept in arrival order; `seq` orders lists and backs pagination cursors. */
@@ -58,6 +59,9 @@ export class SandboxStore {
 	private numbersRegisteredAt = '';
 	private creditBalance = INITIAL_CREDIT_BALANCE;
 	private seq = 0;
+	/** What each delivery carried, so that it can be sent again (POST /_sandbox/deliveries/{id}/resend). */
+	private deliveryPayloads = new Map<string, { event: WebhookEventName; data: Record<string, unknown> }>();
+	private changeListeners = new Set<() => void>();
 	/** How the media host answers valid links (POST /_sandbox/media-host/mode); normal after reset. */
 	mediaHostMode: MediaHostMode = { kind: 'normal' };
 
@@ -76,6 +80,7 @@ export class SandboxStore {
 		this.media.clear();
 		this.webhook = null;
 		this.deliveries = [];
+		this.deliveryPayloads.clear();
 		this.mediaRequests = [];
 		this.apiRequests = [];
 		this.logs = [];
@@ -90,6 +95,18 @@ export class SandboxStore {
 			this.insertKey(key.id, key.value, key.scopes, key.allowed_numbers);
 			if (key.revoked) this.revokeKey(key.id);
 		}
+		this.touch();
+	}
+
+	/** Called after any change (GET /_sandbox/events); returns the function that stops the calls. */
+	onChange(listener: () => void): () => void {
+		this.changeListeners.add(listener);
+		return () => this.changeListeners.delete(listener);
+	}
+
+	/** Tells the listeners that something changed; callers that mutate a record in place call it too. */
+	touch(): void {
+		for (const listener of this.changeListeners) listener();
 	}
 
 	now(): string {
@@ -129,6 +146,7 @@ export class SandboxStore {
 			revoked_at: null,
 		};
 		this.keys.set(id, key);
+		this.touch();
 		this.log('keys', { action: 'created', key_id: id, scopes: key.scopes, allowed_numbers: key.allowed_numbers });
 		return key;
 	}
@@ -157,11 +175,13 @@ export class SandboxStore {
 	/** Registering again replaces the URL and always issues a new secret. */
 	registerWebhook(url: string): Webhook {
 		this.webhook = { url, secret: newWebhookSecret() };
+		this.touch();
 		return { ...this.webhook };
 	}
 
 	removeWebhook(): void {
 		this.webhook = null;
+		this.touch();
 	}
 
 	currentWebhook(): Webhook | null {
@@ -172,6 +192,7 @@ export class SandboxStore {
 
 	addMessage(message: MessageRecord): void {
 		this.messages.set(message.id, message);
+		this.touch();
 	}
 
 	getMessage(id: string): MessageRecord | undefined {
@@ -193,6 +214,7 @@ export class SandboxStore {
 
 	addConversationRecord(record: ConversationRecord): void {
 		this.conversation.push({ seq: this.nextSeq(), atMs: this.nowMs(), value: record });
+		this.touch();
 	}
 
 	conversationRecords(): readonly Sequenced<ConversationRecord>[] {
@@ -217,6 +239,7 @@ export class SandboxStore {
 
 	addMedia(media: StoredMedia): void {
 		this.media.set(media.id, media);
+		this.touch();
 	}
 
 	getMedia(id: string): StoredMedia | undefined {
@@ -232,6 +255,7 @@ export class SandboxStore {
 	log(category: LogCategory, details: Record<string, unknown>): LogEntry {
 		const entry: LogEntry = { id: newLogId(), category, created_at: this.now(), ...details };
 		this.logs.push({ seq: this.nextSeq(), atMs: this.nowMs(), value: entry });
+		this.touch();
 		return entry;
 	}
 
@@ -239,8 +263,14 @@ export class SandboxStore {
 		return this.logs.filter((item) => item.value.category === category);
 	}
 
-	recordDelivery(delivery: DeliveryRecord): void {
+	recordDelivery(delivery: DeliveryRecord, payload: { event: WebhookEventName; data: Record<string, unknown> }): void {
 		this.deliveries.push(delivery);
+		this.deliveryPayloads.set(delivery.id, payload);
+		this.touch();
+	}
+
+	deliveryPayload(id: string): { event: WebhookEventName; data: Record<string, unknown> } | undefined {
+		return this.deliveryPayloads.get(id);
 	}
 
 	recordMediaRequest(request: MediaRequestRecord): void {
@@ -251,6 +281,7 @@ export class SandboxStore {
 	recordApiRequest(method: string, path: string): ApiRequestRecord {
 		const record: ApiRequestRecord = { method, path, status: null, fault: null, at: this.now() };
 		this.apiRequests.push(record);
+		this.touch();
 		return record;
 	}
 

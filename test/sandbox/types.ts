@@ -131,6 +131,10 @@ export interface DeliveryRecord extends DeliveryOutcome {
 	body: string | null;
 	signature: string | null;
 	created_at: string;
+	/** The receiver's answer body (first 2048 bytes, utf-8); null when nothing answered. */
+	answer: string | null;
+	/** The delivery this one sends again (POST /_sandbox/deliveries/{id}/resend), else null. */
+	resend_of: string | null;
 }
 
 /**

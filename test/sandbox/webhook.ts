@@ -8,6 +8,8 @@ import type { SandboxStore } from './store';
 import type { DeliveryOutcome, DeliveryRecord, WebhookEventName } from './types';
 
 export const SIGNATURE_HEADER = 'X-Service-Signature';
+/** How much of a receiver's answer each delivery record keeps (state().deliveries[].answer). */
+export const ANSWER_KEPT_BYTES = 2048;
 
 export function signBody(secret: string, rawBody: string | Buffer): string {
 	return `sha256=${createHmac('sha256', secret).update(rawBody).digest('hex')}`;
@@ -41,16 +43,30 @@ export class WebhookDispatcher {
 	) {}
 
 	async deliver(event: WebhookEventName, data: Record<string, unknown>): Promise<DeliveryOutcome> {
+		const { delivered, status, duration_ms, reason } = await this.send(event, data, null);
+		return { delivered, status, duration_ms, reason };
+	}
+
+	/**
+	 * The same event and data again, as a new delivery: a fresh timestamp, signed with the current secret, to the
+	 * currently registered URL (a sandbox-only action; the service never retries). undefined for an unknown id.
+	 */
+	async resend(deliveryId: string): Promise<DeliveryRecord | undefined> {
+		const payload = this.store.deliveryPayload(deliveryId);
+		if (!payload) return undefined;
+		return await this.send(payload.event, payload.data, deliveryId);
+	}
+
+	private async send(event: WebhookEventName, data: Record<string, unknown>, resendOf: string | null): Promise<DeliveryRecord> {
 		const body = JSON.stringify({ event, data, timestamp: this.store.now() });
 		const webhook = this.store.currentWebhook();
 		if (!webhook) {
 			const outcome: DeliveryOutcome = { delivered: false, status: null, duration_ms: null, reason: 'no webhook registered' };
-			this.record(event, null, null, null, outcome);
-			return outcome;
+			return this.record({ event, data }, null, null, null, outcome, null, resendOf);
 		}
 		const signature = signBody(webhook.secret, body);
-		const outcome = await this.post(webhook.url, body, signature);
-		this.record(event, webhook.url, body, signature, outcome);
+		const { answer, ...outcome } = await this.post(webhook.url, body, signature);
+		const record = this.record({ event, data }, webhook.url, body, signature, outcome, answer, resendOf);
 		this.store.log('webhook', {
 			event,
 			// The message the delivery carried (CONTRACT L2): status events name theirs too.
@@ -61,7 +77,7 @@ export class WebhookDispatcher {
 			reason: outcome.reason,
 			duration_ms: outcome.duration_ms,
 		});
-		return outcome;
+		return record;
 	}
 
 	async close(): Promise<void> {
@@ -69,7 +85,7 @@ export class WebhookDispatcher {
 		await this.agent.destroy();
 	}
 
-	private async post(url: string, body: string, signature: string): Promise<DeliveryOutcome> {
+	private async post(url: string, body: string, signature: string): Promise<DeliveryOutcome & { answer: string | null }> {
 		const controller = new AbortController();
 		let timedOut = false;
 		const timer = setTimeout(() => {
@@ -91,9 +107,19 @@ export class WebhookDispatcher {
 				},
 				body,
 			});
-			// The receiver's answer body is not used; read it so the timeout also covers a body that never ends.
-			// Without the signal, dump() resolves (not rejects) when the timer aborts mid-body.
-			await response.body.dump({ limit: 1024 * 1024, signal: controller.signal });
+			// Read the whole answer so the timeout also covers a body that never ends (the signal aborts the
+			// stream); its first ANSWER_KEPT_BYTES are kept for the delivery log, the rest up to 1 MiB discarded.
+			const kept: Buffer[] = [];
+			let size = 0;
+			for await (const chunk of response.body) {
+				const buffer = chunk as Buffer;
+				if (size < ANSWER_KEPT_BYTES) kept.push(buffer.subarray(0, ANSWER_KEPT_BYTES - size));
+				size += buffer.length;
+				if (size > 1024 * 1024) {
+					response.body.destroy();
+					break;
+				}
+			}
 			if (timedOut) throw new Error('timeout');
 			const ok = response.statusCode >= 200 && response.statusCode < 300;
 			return {
@@ -101,9 +127,10 @@ export class WebhookDispatcher {
 				status: response.statusCode,
 				duration_ms: elapsed(),
 				reason: ok ? null : `HTTP ${response.statusCode}`,
+				answer: Buffer.concat(kept).toString('utf8'),
 			};
 		} catch (err) {
-			return { delivered: false, status: null, duration_ms: elapsed(), reason: this.describeFailure(err, timedOut) };
+			return { delivered: false, status: null, duration_ms: elapsed(), reason: this.describeFailure(err, timedOut), answer: null };
 		} finally {
 			clearTimeout(timer);
 			this.inFlight.delete(controller);
@@ -121,13 +148,26 @@ export class WebhookDispatcher {
 	}
 
 	private record(
-		event: WebhookEventName,
+		payload: { event: WebhookEventName; data: Record<string, unknown> },
 		url: string | null,
 		body: string | null,
 		signature: string | null,
 		outcome: DeliveryOutcome,
-	): void {
-		const record: DeliveryRecord = { id: newDeliveryId(), event, url, body, signature, created_at: this.store.now(), ...outcome };
-		this.store.recordDelivery(record);
+		answer: string | null,
+		resendOf: string | null,
+	): DeliveryRecord {
+		const record: DeliveryRecord = {
+			id: newDeliveryId(),
+			event: payload.event,
+			url,
+			body,
+			signature,
+			created_at: this.store.now(),
+			...outcome,
+			answer,
+			resend_of: resendOf,
+		};
+		this.store.recordDelivery(record, payload);
+		return record;
 	}
 }

@@ -97,8 +97,16 @@ export async function runCatchUpChecks(ctx: CatchUpContext): Promise<void> {
 	const inbound = async (text: string, contact = 0) =>
 		await control.inbound({ from: `${CONTACT.slice(0, -2)}${String(contact % 16).padStart(2, '0')}`, contact_name: 'Catch Up', number, text });
 	/** Waits until every sent id was recorded, then one more recovery window for duplicates. Returns the tally. */
-	const settle = async (sent: string[], label: string, waitMs = RECOVERY_WINDOW_MS + 60_000) => {
-		await waitFor(`${label}: all ${sent.length} messages recorded`, () => recorder.tally(sent).lost.length === 0, waitMs, 500).catch(() => undefined);
+	const settle = async (sent: string[], label: string, waitMs = RECOVERY_WINDOW_MS) => {
+		// Until every message is recorded, or nothing new for `waitMs` (a big backlog is recovered 500 a run).
+		let seen = -1;
+		let progressAt = Date.now();
+		while (recorder.tally(sent).lost.length > 0 && Date.now() - progressAt < waitMs) {
+			if (recorder.records.length !== seen) [seen, progressAt] = [recorder.records.length, Date.now()];
+			await sleep(500);
+		}
+		if (recorder.tally(sent).lost.length > 0) log(`  ${label}: nothing new recorded for ${waitMs / 1000} s`);
+		// One more settle time and interval, for a duplicate that would come late.
 		await sleep(RECOVERY_WINDOW_MS - 20_000);
 		return recorder.tally(sent);
 	};

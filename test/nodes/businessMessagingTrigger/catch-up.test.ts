@@ -140,7 +140,8 @@ describe('startingWatermark and options', () => {
 });
 
 describe('catch-up in n8n (TriggerContext) against the sandbox', () => {
-	const sb = useSandbox({ reset: 'never' });
+	// The service gives up on a delivery after 1.5 s here (about 8 s for real), so a slow answer is quick to test.
+	const sb = useSandbox({ reset: 'never', webhookTimeoutMs: 1500 });
 	const cleanup: Array<() => Promise<void>> = [];
 	afterEach(async () => {
 		jest.restoreAllMocks();
@@ -255,6 +256,24 @@ describe('catch-up in n8n (TriggerContext) against the sandbox', () => {
 		const restarted = await started(harness, 'init');
 		const items = await emittedAtLeast(restarted, 1);
 		expect(items.map((item) => [(item.json.data as IDataObject).text, item.json.delivery_failure])).toEqual([['late', 'HTTP 503']]);
+		expect(run.emitted).toHaveLength(0);
+	});
+
+	it('a delivery webhook() accepted but n8n answered after the service gave up runs once: the catch-up does not recover it', async () => {
+		const { harness, results } = await setup({});
+		const receive = harness.receive.bind(harness);
+		harness.receive = async (input) => {
+			const result = await receive(input);
+			await new Promise((resolve) => setTimeout(resolve, 2_000)); // n8n storing the execution, slowly
+			return result;
+		};
+		const sent = await inbound('answered too late');
+		expect(sent.delivery).toMatchObject({ delivered: false, reason: 'timeout after 1500 ms' });
+		await new Promise((resolve) => setTimeout(resolve, 600));
+		expect(results.filter((r) => r.workflowData)).toHaveLength(1);
+		later(SETTLE_MS / 1000 + 5);
+		const run = await started(harness, 'init');
+		await new Promise((resolve) => setTimeout(resolve, 1500));
 		expect(run.emitted).toHaveLength(0);
 	});
 
