@@ -541,6 +541,8 @@ export async function checkKillWorker(ctx: QueueContext, count = 60, concurrency
 	const failedExecutions = executions.filter((e) => e.status !== 'success');
 	const replied = (e: { waIds: string[] }) => e.waIds.some((id) => { const s = sent.find((x) => x.waId === id); return s !== undefined && (perRecipient.get(s.from) ?? 0) > 0; });
 	const failedAfterReply = failedExecutions.filter(replied).length;
+	// n8n replaces a stalled job's execution data with its error: which message it carried is then unknown.
+	const failedWithoutItems = failedExecutions.filter((e) => e.waIds.length === 0).length;
 	const errors: Record<string, number> = {};
 	for (const e of failedExecutions) errors[e.error ?? '(no message)'] = (errors[e.error ?? '(no message)'] ?? 0) + 1;
 	ctx.numbers.killWorker = {
@@ -552,12 +554,12 @@ export async function checkKillWorker(ctx: QueueContext, count = 60, concurrency
 		executions: statuses,
 		failedExecutionErrors: errors,
 		failedAfterTheirReply: failedAfterReply,
-		failedBeforeTheirReply: failedExecutions.length - failedAfterReply,
+		failedWithoutTheirItems: failedWithoutItems,
 		executionsPerMessage,
 		repliesPerMessage: repliesHistogram,
 	};
 	log(`  after the kill: ${timeline.map((t) => `${t.s} s ${JSON.stringify(t.statuses)}`).join(' → ')}`);
-	log(`  executions per message ${JSON.stringify(executionsPerMessage)}; replies per message ${JSON.stringify(repliesHistogram)}; failed executions ${failedExecutions.length} (${failedAfterReply} after their reply went out, ${failedExecutions.length - failedAfterReply} before): ${JSON.stringify(errors)}`);
+	log(`  executions per message ${JSON.stringify(executionsPerMessage)}; replies per message ${JSON.stringify(repliesHistogram)}; failed executions ${failedExecutions.length} (${failedAfterReply} known to have replied first, ${failedWithoutItems} whose stored data no longer names their message): ${JSON.stringify(errors)}`);
 	// Measured and written down, not a property of our nodes: the check holds when n8n settled every
 	// execution (none left running) and nothing ran twice.
 	record(
