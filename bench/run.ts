@@ -11,6 +11,7 @@
  *         node and Webhook → Crypto → IF; concurrency 1, 8, 32; CPU and expression isolates per event
  *   3     1,000 Get Status items: our node vs the HTTP Request node with our credential
  *   4     a 200 MiB media file: peak RSS of n8n for Media → Download, the trigger's Download Media, HTTP Request
+ *   queue benchmark 2 through n8n in queue mode behind haproxy, 1 then 2 webhook processors + workers
  *
  * Benchmarks, not tests: nothing in `npm test` depends on them. About 10 minutes on 2 cores.
  */
@@ -38,6 +39,8 @@ import {
 	type WebhookOptions,
 	type WebhookResult,
 } from './webhooks';
+import { runQueueBench, stopQueueBench, type QueueBenchResult } from './queue';
+import type { WebhookOptions as QueueWebhookOptions, WebhookResult as QueueWebhookResult } from './queue-webhooks';
 
 const RESULTS = join(REPO_ROOT, 'bench', 'results');
 
@@ -62,7 +65,7 @@ interface Options {
 }
 
 function parseArgs(argv: string[]): Options {
-	const options: Options = { only: new Set(['1', '2', '3', '4']), quick: false, skipBuild: false, keep: false };
+	const options: Options = { only: new Set(['1', '2', '3', '4', 'queue']), quick: false, skipBuild: false, keep: false };
 	for (let i = 0; i < argv.length; i++) {
 		const flag = argv[i];
 		if (flag === '--only') options.only = new Set((argv[++i] ?? '').split(',').map((s) => s.trim()));
@@ -70,7 +73,7 @@ function parseArgs(argv: string[]): Options {
 		else if (flag === '--skip-build') options.skipBuild = true;
 		else if (flag === '--keep') options.keep = true;
 		else if (flag === '--help' || flag === '-h') {
-			console.log('npm run bench [-- --only 1,2,3,4] [--quick] [--skip-build] [--keep]');
+			console.log('npm run bench [-- --only 1,2,3,4,queue] [--quick] [--skip-build] [--keep]');
 			process.exit(0);
 		} else throw new Error(`Unknown argument ${flag}`);
 	}
@@ -86,6 +89,7 @@ export interface Results {
 	webhooks?: WebhookResult;
 	action?: ActionResult;
 	media?: MediaResult;
+	queue?: QueueBenchResult;
 	errors: string[];
 	table: Row[];
 }
@@ -137,6 +141,50 @@ export function tableRows(r: Results): Row[] {
 			goal: `≥ ${GOALS.actionMinRatio}x`,
 			met: met(r.action.ratio.median >= GOALS.actionMinRatio),
 		});
+	}
+	if (r.queue) {
+	const queueRows = (w: QueueWebhookResult, label: string, diagnostic: boolean) => {
+		for (const c of w.summary) {
+			rows.push({
+				benchmark: `${label} events/s, concurrency ${c.concurrency} (${c.events_per_run} events × ${w.reps})`,
+				ours: fixed(c.ours.events_per_s, 1),
+				baseline: `${fixed(c.theirs.events_per_s, 1)} (Webhook node)`,
+				ratio: ratioText(c.ratio),
+				goal: '(queue mode: no goal)',
+				met: '-',
+			});
+			if (diagnostic) continue;
+			rows.push({
+				benchmark: `${label} time to 2xx p50 / p99 (worst p99), concurrency ${c.concurrency}`,
+				ours: `${fixed(c.ours.p50_ms, 0)} / ${fixed(c.ours.p99_ms, 0)} (${fixed(c.ours.p99_max_ms, 0)}) ms`,
+				baseline: `${fixed(c.theirs.p50_ms, 0)} / ${fixed(c.theirs.p99_ms, 0)} (${fixed(c.theirs.p99_max_ms, 0)}) ms`,
+				ratio: `${fixed(c.ours.p99_ms / c.theirs.p99_ms)}x (p99)`,
+				goal: `p99 ≤ ${GOALS.webhookMaxP99Ms / 1000} s (timeout 8 s)`,
+				met: met(c.ours.p99_max_ms <= GOALS.webhookMaxP99Ms),
+			});
+		}
+		if (diagnostic) return;
+		const t = w.totals;
+		rows.push({
+			benchmark: `${label} 2xx answers vs executions recorded (all runs)`,
+			ours: `${t.ours.ok_2xx} / ${t.ours.executions_recorded}, lost ${t.ours.lost}`,
+			baseline: `${t.theirs.ok_2xx} / ${t.theirs.executions_recorded}, lost ${t.theirs.lost}`,
+			ratio: '-',
+			goal: 'nothing lost',
+			met: met(t.ours.lost === 0 && t.ours.non_2xx === 0 && t.ours.errors === 0 && t.ours.failed_executions === 0),
+		});
+	};
+		for (const run of r.queue.runs) queueRows(run.result, `Q. queue mode, ${run.processors} webhook processor(s) + ${run.workers} worker(s), through haproxy:`, false);
+		for (const s of r.queue.scaling) {
+			rows.push({
+				benchmark: `Q. queue mode, events/s with 2 webhook processors + 2 workers over 1 + 1, concurrency ${s.concurrency}`,
+				ours: ratioText(s.ours),
+				baseline: `${ratioText(s.theirs)} (Webhook node)`,
+				ratio: '-',
+				goal: `(${r.queue.cores} cores)`,
+				met: '-',
+			});
+		}
 	}
 	if (r.media) {
 		const m = r.media;
@@ -275,7 +323,7 @@ async function main(): Promise<void> {
 	mkdirSync(RESULTS, { recursive: true });
 	const outDir = join(RESULTS, 'run.tmp');
 	mkdirSync(outDir, { recursive: true });
-	const needsN8n = ['2', '3', '4'].some((part) => options.only.has(part));
+	const needsN8n = ['2', '3', '4', 'queue'].some((part) => options.only.has(part));
 
 	let tarball = '';
 	if (needsN8n) {
@@ -300,6 +348,7 @@ async function main(): Promise<void> {
 		if (stopping) return;
 		stopping = true;
 		await env?.stop();
+		await stopQueueBench();
 	};
 	process.on('SIGINT', () => void stopAll().then(() => process.exit(130)));
 	process.on('SIGTERM', () => void stopAll().then(() => process.exit(143)));
@@ -335,6 +384,19 @@ async function main(): Promise<void> {
 		} finally {
 			await env.stop();
 			env = undefined;
+		}
+	}
+
+	if (options.only.has('queue') && installation) {
+		log('Q. benchmark 2 through n8n in queue mode (Postgres, Redis, haproxy; 1 then 2 webhook processors + workers)');
+		const queueOptions: QueueWebhookOptions = options.quick
+			? { concurrencies: [8, 32], reps: 1, eventsFor: () => 100 }
+			: { concurrencies: [8, 32], reps: 2, eventsFor: (c) => (c === 8 ? 300 : 450) };
+		try {
+			results.queue = await runQueueBench({ installation, tarball, outDir, keep: options.keep, webhook: queueOptions });
+		} catch (error) {
+			results.errors.push(`queue: ${errorText(error)}`);
+			log(`FAILED: ${errorText(error)}`);
 		}
 	}
 

@@ -108,7 +108,12 @@ export interface StartOptions {
 	env?: Record<string, string>;
 	/** Milliseconds to wait for "Editor is now accessible via". */
 	readyTimeoutMs?: number;
+	/** n8n's command: `start` (default), or queue mode's `webhook` / `worker` (test/queue). */
+	command?: 'start' | 'webhook' | 'worker';
 }
+
+/** The log line each command writes once it is ready. */
+const READY_LINES = { start: 'Editor is now accessible via', webhook: 'Webhook listener waiting for requests', worker: 'n8n worker is now ready' };
 
 export const ENCRYPTION_KEY = 'business-messaging-e2e-fixed-encryption-key';
 
@@ -164,7 +169,8 @@ export class N8nProcess {
 		// The log may hold earlier runs (npm run dev appends): only what this start writes counts.
 		const offset = existsSync(logFile) ? statSync(logFile).size : 0;
 		const fd = openSync(logFile, 'a');
-		const child = spawn(installation.nodeBin, [installation.n8nBin, 'start'], {
+		const command = options.command ?? 'start';
+		const child = spawn(installation.nodeBin, [installation.n8nBin, command], {
 			cwd: userFolder,
 			env,
 			detached: true,
@@ -174,10 +180,10 @@ export class N8nProcess {
 		const n8n = new N8nProcess(child, url, port, logFile, installation);
 		try {
 			await waitFor(
-				`n8n ${installation.version} to start (log ${logFile})`,
+				`n8n ${installation.version} (${command}) to start (log ${logFile})`,
 				() => {
 					if (n8n.exited) throw new Error(`n8n exited with code ${n8n.exitCode}:\n${n8n.logTail()}`);
-					return readFileSync(logFile).subarray(offset).toString('utf8').includes('Editor is now accessible via');
+					return readFileSync(logFile).subarray(offset).toString('utf8').includes(READY_LINES[command]);
 				},
 				options.readyTimeoutMs ?? 180_000,
 				500,

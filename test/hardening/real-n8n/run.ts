@@ -19,7 +19,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 
 import {
@@ -36,6 +36,7 @@ import { inboundEnvelope } from '../../support/fixtures';
 import { signBody } from '../../support/signature';
 import { launchSandbox, SandboxControl, type Sandbox } from '../../e2e/lib/sandbox';
 import { errorText, log, sleep, waitFor } from '../../e2e/lib/util';
+import { fireLoad, percentile } from './load';
 import { ERRORS_WEBHOOK_PATH, TRIGGER_NAME, loadWorkflow, secretsErrorsWorkflow, secretsTriggerWorkflow } from './workflows';
 
 const args = new Map<string, string>();
@@ -68,11 +69,6 @@ function check(name: string, ok: boolean, detail: string): void {
 const summary: Record<string, unknown> = {};
 
 // ---------------------------------------------------------------------------------------------
-
-function percentile(sorted: number[], p: number): number {
-	if (sorted.length === 0) return Number.NaN;
-	return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
 
 /** Files under `dir` (skipping the installed package), for the byte search of the user folder. */
 function filesUnder(dir: string, skip: string[]): string[] {
@@ -244,41 +240,6 @@ async function secretsPhase(ctx: Context): Promise<void> {
 
 // ---- load phase ------------------------------------------------------------------------------
 
-type Tamper = 'flipped byte' | 'wrong secret' | 'no signature' | 'truncated signature' | 're-serialised body' | 'signature sent twice';
-const TAMPERS: Tamper[] = ['flipped byte', 'wrong secret', 'no signature', 'truncated signature', 're-serialised body', 'signature sent twice'];
-
-interface Outcome {
-	kind: 'genuine' | 'tampered';
-	tamper?: Tamper;
-	status: number | null;
-	ms: number;
-	waId?: string;
-	reason?: string | null;
-}
-
-function tamperedRequest(i: number, tamper: Tamper, secret: string, number: string): { body: string; headers: Record<string, string> } {
-	const event = inboundEnvelope({ from: '+15557650000', contact_name: 'Mallory', number, wa_message_id: `wamid.TAMPERED-${i}`, text: `tampered ${i}` });
-	const body = JSON.stringify(event);
-	const good = signBody(body, secret);
-	const headers: Record<string, string> = { 'content-type': 'application/json' };
-	switch (tamper) {
-		case 'flipped byte': {
-			const at = body.indexOf('tampered');
-			return { body: `${body.slice(0, at)}T${body.slice(at + 1)}`, headers: { ...headers, 'x-service-signature': good } };
-		}
-		case 'wrong secret':
-			return { body, headers: { ...headers, 'x-service-signature': signBody(body, `${secret}x`) } };
-		case 'no signature':
-			return { body, headers };
-		case 'truncated signature':
-			return { body, headers: { ...headers, 'x-service-signature': good.slice(0, -2) } };
-		case 're-serialised body':
-			return { body: JSON.stringify(event, null, 2), headers: { ...headers, 'x-service-signature': good } };
-		case 'signature sent twice':
-			return { body, headers: { ...headers, 'x-service-signature': `${good}, ${good}` } };
-	}
-}
-
 async function loadPhase(ctx: Context): Promise<void> {
 	log(`== load: ${EVENTS} signed events at concurrency ${CONCURRENCY}, 1 tampered in ${TAMPERED_EVERY}`);
 	const { client, sandbox, control } = ctx;
@@ -290,59 +251,15 @@ async function loadPhase(ctx: Context): Promise<void> {
 	const secret = sandbox.state().webhook.secret ?? '';
 	const before = await executionCount(client, workflow.id);
 
-	const tasks: Array<{ kind: 'genuine' } | { kind: 'tampered'; i: number; tamper: Tamper }> = [];
-	let tamperedCount = 0;
-	for (let g = 0; g < EVENTS; g++) {
-		tasks.push({ kind: 'genuine' });
-		if ((g + 1) % TAMPERED_EVERY === 0) {
-			tasks.push({ kind: 'tampered', i: tamperedCount, tamper: TAMPERS[tamperedCount % TAMPERS.length] });
-			tamperedCount++;
-		}
-	}
-
-	const outcomes: Outcome[] = [];
-	let next = 0;
-	const started = Date.now();
-	const load0 = loadavg();
-	const worker = async () => {
-		for (;;) {
-			const index = next++;
-			if (index >= tasks.length) return;
-			const task = tasks[index];
-			const t0 = performance.now();
-			if (task.kind === 'genuine') {
-				try {
-					const sent = await control.call<{ record: { wa_message_id: string }; delivery: { delivered: boolean; status: number | null; duration_ms: number | null; reason: string | null } }>(
-						'POST',
-						'/inbound',
-						{ from: `+1555${String(1000000 + (index % 8999999)).padStart(7, '0')}`, contact_name: 'Load', number, text: `event ${index}` },
-					);
-					outcomes.push({
-						kind: 'genuine',
-						status: sent.delivery.delivered ? (sent.delivery.status ?? 0) : sent.delivery.status,
-						ms: sent.delivery.duration_ms ?? performance.now() - t0,
-						waId: sent.record.wa_message_id,
-						reason: sent.delivery.reason,
-					});
-				} catch (error) {
-					outcomes.push({ kind: 'genuine', status: null, ms: performance.now() - t0, reason: errorText(error) });
-				}
-			} else {
-				const request = tamperedRequest(task.i, task.tamper, secret, number);
-				try {
-					const response = await fetch(url, { method: 'POST', headers: request.headers, body: request.body, signal: AbortSignal.timeout(30_000) });
-					await response.text();
-					outcomes.push({ kind: 'tampered', tamper: task.tamper, status: response.status, ms: performance.now() - t0, waId: `wamid.TAMPERED-${task.i}` });
-				} catch (error) {
-					outcomes.push({ kind: 'tampered', tamper: task.tamper, status: null, ms: performance.now() - t0, reason: errorText(error) });
-				}
-			}
-			if (outcomes.length % 500 === 0) log(`  ${outcomes.length}/${tasks.length} sent (${((Date.now() - started) / 1000).toFixed(0)} s)`);
-		}
-	};
-	await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-	const sendSeconds = (Date.now() - started) / 1000;
-	const load1 = loadavg();
+	const { outcomes, sendSeconds, loadavgBefore: load0, loadavgAfter: load1 } = await fireLoad({
+		control,
+		url,
+		secret,
+		number,
+		events: EVENTS,
+		concurrency: CONCURRENCY,
+		tamperedEvery: TAMPERED_EVERY,
+	});
 
 	const genuine = outcomes.filter((o) => o.kind === 'genuine');
 	const tampered = outcomes.filter((o) => o.kind === 'tampered');
