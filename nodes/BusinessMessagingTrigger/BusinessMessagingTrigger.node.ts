@@ -12,7 +12,7 @@ import type {
 
 import { CREDENTIAL_TYPE } from '../shared/transport';
 import { startCatchUp } from './catchUp';
-import { OUTPUTS_EXPRESSION, outputLayout, properties } from './description';
+import { OUTPUTS_EXPRESSION, outputCount, properties } from './description';
 import { deleteWebhook, registerWebhook, webhookExists } from './lifecycle';
 import { receiveEvent } from './receive';
 
@@ -83,8 +83,7 @@ export class BusinessMessagingTrigger implements INodeType {
 	 */
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		// The raw parameters (no expression is evaluated for them): as many outputs as webhook() fills.
-		const { events, separateOutputs } = this.getNode().parameters;
-		const outputs = outputLayout(events, separateOutputs)?.length ?? 1;
+		const outputs = outputCount(this.getNode().parameters);
 		return Array.from({ length: outputs }, (_, index) => this.getInputData(index));
 	}
 }

@@ -1,4 +1,4 @@
-import type { ExpressionString, INodeProperties, INodePropertyOptions } from 'n8n-workflow';
+import type { ExpressionString, IDataObject, INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 
 import { DEFAULT_MAX_AGE_SECONDS, EVENT_TYPES, MAX_EVENT_AGE_SECONDS, type EventType } from './envelope';
 import { DEFAULT_DOWNLOAD_TIMEOUT_SECONDS, DEFAULT_MAX_FILE_SIZE_MB } from '../shared/validate';
@@ -9,7 +9,7 @@ import {
 	MAX_CATCH_UP_DAYS,
 	MIN_CATCH_UP_INTERVAL_SECONDS,
 } from './catchUpOptions';
-import { handOverOptions } from './handover';
+import { handOverOptions, hasHandOverOutput } from './handover';
 
 /**
  * The event types that get an output of their own, in output order, or null for one
@@ -20,6 +20,12 @@ export function outputLayout(events: unknown, separateOutputs: unknown): EventTy
 	const chosen = Array.isArray(events) ? events : ['message.inbound'];
 	const list = EVENT_TYPES.filter((type) => chosen.includes(type));
 	return list.length > 0 ? list : ['message.inbound'];
+}
+
+/** How many outputs the node has (what OUTPUTS_EXPRESSION gives n8n): the event outputs, plus Hand Over when chosen. */
+export function outputCount(parameters: { events?: unknown; separateOutputs?: unknown; options?: unknown }): number {
+	const options = typeof parameters.options === 'object' && parameters.options !== null ? (parameters.options as IDataObject) : {};
+	return (outputLayout(parameters.events, parameters.separateOutputs)?.length ?? 1) + (hasHandOverOutput(options) ? 1 : 0);
 }
 
 /**

@@ -2,9 +2,15 @@
 // n8n's own expression engine; webhook() routes items with outputLayout. They must agree.
 import type { INode, INodeType, INodeTypes, IVersionedNodeType } from 'n8n-workflow';
 import { NodeHelpers, Workflow } from 'n8n-workflow';
+import { ExecuteContext } from 'n8n-core';
+import type { IExecuteFunctions, IRunExecutionData, INodeExecutionData } from 'n8n-workflow';
+
+import { createAdditionalData } from '../../harness/additional-data';
+import { HarnessCredentialTypes, HarnessCredentialsHelper } from '../../harness/credentials';
+import { harnessEnvironment } from '../../harness/environment';
 
 import { BusinessMessagingTrigger } from '../../../nodes/BusinessMessagingTrigger/BusinessMessagingTrigger.node';
-import { OUTPUTS_EXPRESSION, outputLayout } from '../../../nodes/BusinessMessagingTrigger/description';
+import { OUTPUTS_EXPRESSION, outputCount, outputLayout } from '../../../nodes/BusinessMessagingTrigger/description';
 
 const TYPE = 'n8n-nodes-business-messaging.businessMessagingTrigger';
 const trigger = new BusinessMessagingTrigger();
@@ -58,6 +64,29 @@ describe('outputs', () => {
 		} else {
 			expect(outputs).toEqual(layout.map((event) => ({ type: 'main', displayName: NAMES[event] })));
 		}
+	});
+
+	it.each([
+		[{}],
+		[{ events: ['message.echo', 'message.inbound'], separateOutputs: true }],
+		[{ options: { handOver: 'output' } }],
+		[{ events: ['message.echo', 'message.inbound', 'message.status'], separateOutputs: true, options: { handOver: 'output' } }],
+		[{ options: { handOver: 'drop' } }],
+	])('execute() passes on as many outputs as n8n computes for %j', (parameters) => {
+		expect(outputCount(parameters)).toBe(outputsFor(parameters).length);
+	});
+
+	it("execute() (n8n's ExecuteContext) passes the Hand Over output on: an item there is not dropped", async () => {
+		await harnessEnvironment();
+		const parameters = { events: ['message.inbound'], options: { handOver: 'output' } };
+		const node: INode = { id: 'n1', name: 'T', type: TYPE, typeVersion: 2, position: [0, 0], parameters: parameters as INode['parameters'] };
+		const workflow = new Workflow({ id: 'w1', nodes: [node], connections: {}, active: true, nodeTypes });
+		const item: INodeExecutionData = { json: { event: 'message.inbound', hand_over: { active: true } } };
+		// What webhook() returned: nothing on the main output, the item on Hand Over.
+		const inputData = { main: [[], [item]] };
+		const context = new ExecuteContext(workflow, workflow.getNode('T')!, createAdditionalData({ credentialsHelper: new HarnessCredentialsHelper(new HarnessCredentialTypes()) }), 'webhook', {} as IRunExecutionData, 0, [item], inputData, { node, data: inputData, source: null }, []);
+		const outputs = await trigger.execute!.call(context as unknown as IExecuteFunctions);
+		expect(outputs).toEqual([[], [item]]);
 	});
 
 	it('lays outputs out in a fixed order whatever the selection order', () => {
