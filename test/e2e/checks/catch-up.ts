@@ -189,6 +189,14 @@ export async function runCatchUpChecks(ctx: CatchUpContext): Promise<void> {
 			const saved = await client.createWorkflow(workflowJson(name, recorderUrl, { credentialId: manualCredential.id, registration: 'manual', webhookId, options }) as never);
 			return { ...saved, webhookId };
 		};
+		/** Until n8n no longer takes the workflow's production webhook (2.x deactivates in the background): 404 to an unsigned POST. */
+		const waitInactive = async (webhookId: string) =>
+			await waitFor(
+				'n8n to stop taking the deactivated workflow\'s webhook',
+				async () => (await fetch(`${ctx.n8nUrl()}/webhook/${webhookId}/webhook`, { method: 'POST', body: '{}' })).status === 404,
+				30_000,
+				300,
+			);
 		const lossy = await makeManual('Catch-up through a lossy network (e2e)');
 		proxy.target = `${ctx.n8nUrl()}/webhook/${lossy.webhookId}/webhook`;
 		const activated = await client.activateAndSettle(lossy.id);
@@ -229,6 +237,7 @@ export async function runCatchUpChecks(ctx: CatchUpContext): Promise<void> {
 			recorder.clear();
 			proxy.reset();
 			await client.deactivate(lossy.id);
+			await waitInactive(lossy.webhookId);
 			const whileInactive = await pool(5, 1, async (i) => await inbound(`while inactive ${i}`));
 			const activatedAgain = await client.activateAndSettle(lossy.id);
 			expect(activatedAgain.ok, `reactivation failed: ${activatedAgain.ok ? '' : activatedAgain.message}`);
@@ -241,6 +250,7 @@ export async function runCatchUpChecks(ctx: CatchUpContext): Promise<void> {
 			proxy.target = `${ctx.n8nUrl()}/webhook/${fresh.webhookId}/webhook`;
 			expect((await client.activateAndSettle(fresh.id)).ok, 'activating the "Nothing From Before" workflow');
 			await client.deactivate(fresh.id);
+			await waitInactive(fresh.webhookId);
 			const skipped = await pool(3, 1, async (i) => await inbound(`not recovered ${i}`));
 			expect((await client.activateAndSettle(fresh.id)).ok, 'reactivating the "Nothing From Before" workflow');
 			const after = await inbound('after reactivation');
