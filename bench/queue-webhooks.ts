@@ -74,7 +74,7 @@ export const DEFAULT_WEBHOOK_OPTIONS: WebhookOptions = {
 /**
  * `count` distinct message.inbound envelopes (about 420 bytes each) and their signatures, each
  * stamped and signed when it is first read, i.e. when it is sent: the trigger refuses (503) an
- * event older than its Late Delivery Cutoff (4 s), as the service's own deliveries never are.
+ * event older than its Late Delivery Cutoff (5 s), as the service's own deliveries never are.
  */
 function signedEvents(count: number, secret: string, number: string): Array<{ body: Buffer; signature: string }> {
 	const sign = (i: number) => {

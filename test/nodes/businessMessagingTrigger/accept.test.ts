@@ -8,7 +8,7 @@ import { signBody } from '../../support';
 import { asEmitted } from './helpers';
 
 const SECRET = 'whsec_accept_test';
-// 1.9 s after the event's timestamp: within the Late Delivery Cutoff (4 s).
+// 1.9 s after the event's timestamp: within the Late Delivery Cutoff (5 s).
 const NOW = Date.UTC(2025, 0, 2, 3, 4, 7);
 const inbound = {
 	event: 'message.inbound',
@@ -62,9 +62,9 @@ describe('acceptEvent (the receive path without n8n context)', () => {
 	it('refuses (late) an event older than the Late Delivery Cutoff while catch-up is on, and emits it with catch-up off', () => {
 		const body = bytes(inbound);
 		const at = (ms: number, overrides: Partial<EventParameters> = {}) => acceptEvent(body, signBody(body, SECRET), SECRET, Date.parse(inbound.timestamp) + ms, () => params(overrides));
-		expect(at(3_900).kind).toBe('emit');
-		expect(at(4_100)).toEqual({ kind: 'late', reason: expect.stringMatching(/^the event is 4\.1 s old \(Late Delivery Cutoff 4 s\): not run here, the catch-up recovers it$/) });
-		expect(at(4_100, { catchUp: true }).kind).toBe('late');
+		expect(at(4_900).kind).toBe('emit');
+		expect(at(5_100)).toEqual({ kind: 'late', reason: expect.stringMatching(/^the event is 5\.1 s old \(Late Delivery Cutoff 5 s\): not run here, the catch-up recovers it$/) });
+		expect(at(5_100, { catchUp: true }).kind).toBe('late');
 		expect(at(6_500, { options: { lateDeliveryCutoff: 7 } }).kind).toBe('emit');
 		expect(at(7_100, { options: { lateDeliveryCutoff: 7 } }).kind).toBe('late');
 		expect(at(60_000, { catchUp: false }).kind).toBe('emit');

@@ -256,7 +256,7 @@ describe('catch-up in n8n (TriggerContext) against the sandbox', () => {
 	it('a delivery that reaches webhook() too late is answered 503, not run, and recovered once', async () => {
 		const { harness, results } = await setup({});
 		const run = await started(harness, 'activate');
-		webhookRunsLate(harness, 5_000);
+		webhookRunsLate(harness, 6_000);
 		const sent = await inbound('late');
 		expect(sent.delivery).toMatchObject({ delivered: false, status: 503, reason: 'HTTP 503' });
 		expect(results[results.length - 1].workflowData).toBeUndefined();
@@ -320,7 +320,7 @@ describe('catch-up in n8n (TriggerContext) against the sandbox', () => {
 	it('"Recover Missed Messages" off: trigger() starts nothing, and late deliveries run as before', async () => {
 		const { harness, results } = await setup({ catchUp: false });
 		const run = await started(harness, 'activate');
-		webhookRunsLate(harness, 5_000);
+		webhookRunsLate(harness, 6_000);
 		expect((await inbound('late but run')).delivery.delivered).toBe(true);
 		expect(results[results.length - 1].workflowData).toBeDefined();
 		expect(run.emitted).toHaveLength(0);

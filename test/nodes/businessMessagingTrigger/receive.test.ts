@@ -167,9 +167,9 @@ describe('envelope', () => {
 describe('late deliveries (Recover Missed Messages on, the default)', () => {
 	it('an event older than the Late Delivery Cutoff is answered 503 and not run; a fresh one runs', async () => {
 		const { harness, secret } = await activeTrigger();
-		const late = await harness.receive(signedRequest(inboundEnvelope({}, serviceTimestamp(Date.now() - 5_000)), secret));
+		const late = await harness.receive(signedRequest(inboundEnvelope({}, serviceTimestamp(Date.now() - 6_000)), secret));
 		expect(late.status).toBe(503);
-		expect(late.body).toEqual({ error: 'too_late', reason: expect.stringMatching(/^the event is 5\.\d s old \(Late Delivery Cutoff 4 s\)/) });
+		expect(late.body).toEqual({ error: 'too_late', reason: expect.stringMatching(/^the event is 6\.\d s old \(Late Delivery Cutoff 5 s\)/) });
 		expectNoExecution(late);
 		const fresh = await harness.receive(signedRequest(inboundEnvelope({}, serviceTimestamp(Date.now() - 1_000)), secret));
 		expect(fresh.status).toBe(200);
@@ -178,7 +178,7 @@ describe('late deliveries (Recover Missed Messages on, the default)', () => {
 
 	it('a late event that is not selected is still acknowledged 200 (nothing to recover)', async () => {
 		const { harness, secret } = await activeTrigger({ events: ['message.status'] });
-		const late = await harness.receive(signedRequest(inboundEnvelope({}, serviceTimestamp(Date.now() - 5_000)), secret));
+		const late = await harness.receive(signedRequest(inboundEnvelope({}, serviceTimestamp(Date.now() - 6_000)), secret));
 		expect(late.status).toBe(200);
 		expect(late.body).toMatchObject({ ignored: 'event message.inbound is not selected' });
 	});
