@@ -62,6 +62,8 @@ interface SigningSecret {
 const rejectionLog = new LogThrottle(10);
 
 interface ReceiveOptions {
+	/** The Options collection as set: hand over and the download limits read it too (read from n8n once per request). */
+	raw: IDataObject;
 	/** Deliveries older than this are refused (503) because the catch-up recovers them; undefined without catch-up. */
 	lateDeliveryCutoffMs?: number;
 	downloadMedia: boolean;
@@ -75,6 +77,7 @@ function readOptions(raw: IDataObject, catchUp: boolean): ReceiveOptions {
 	const maxAge = raw.maxAge === undefined || raw.maxAge === null || raw.maxAge === '' ? DEFAULT_MAX_AGE_SECONDS : Number(raw.maxAge);
 	const cutoff = Number(raw.lateDeliveryCutoff);
 	return {
+		raw,
 		lateDeliveryCutoffMs: catchUp ? (Number.isFinite(cutoff) && cutoff > 0 ? cutoff : DEFAULT_LATE_DELIVERY_CUTOFF_SECONDS) * 1000 : undefined,
 		downloadMedia: raw.downloadMedia === true,
 		binaryPropertyName:
@@ -223,11 +226,10 @@ async function attachMedia(
 		return { json };
 	}
 	try {
-		const limitOptions = this.getNodeParameter('options', {}) as { maxFileSize?: unknown; downloadTimeout?: unknown };
 		const { mediaId, binary, mimeTypeAsSent } = await downloadMedia.call(this, mediaUrl, {
 			fieldName: 'media_url',
 			operation: 'Trigger → Download Media',
-			limits: downloadLimits(this.getNode(), limitOptions),
+			limits: downloadLimits(this.getNode(), options.raw),
 		});
 		json.media_download = {
 			downloaded: true,
@@ -385,10 +387,9 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	// through on every line), on 2.x only once it has stored the execution: answering here
 	// first would acknowledge events that a busy n8n then fails to store.
 	const received: IDataObject = { received: true };
-	const rawOptions = this.getNodeParameter('options', {}) as IDataObject;
 	if (!options.downloadMedia || envelope.event === 'message.status') {
 		const item = eventItem(envelope);
-		const workflowData = await routeHandOver.call(this, item, workflowDataFor(item, envelope.event, layout), rawOptions);
+		const workflowData = await routeHandOver.call(this, item, workflowDataFor(item, envelope.event, layout), options.raw);
 		if (!workflowData) return { webhookResponse: { ...received, ignored: HAND_OVER_IGNORED } };
 		const resume = await resumeWaitingExecution.call(this, item);
 		if (resume.resumed && !resume.alsoStart) return { webhookResponse: { ...received, resumed: resume.executionId } };
@@ -397,7 +398,7 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	// A download must not hold the answer back (the service waits about 8 s): answer first.
 	this.getResponseObject().status(200).json(received);
 	const item = await attachMedia.call(this, envelope, options);
-	const workflowData = await routeHandOver.call(this, item, workflowDataFor(item, envelope.event, layout), rawOptions);
+	const workflowData = await routeHandOver.call(this, item, workflowDataFor(item, envelope.event, layout), options.raw);
 	const resume: ResumeOutcome = workflowData ? await resumeWaitingExecution.call(this, item) : { resumed: false };
 	return workflowData && !(resume.resumed && !resume.alsoStart) ? { noWebhookResponse: true, workflowData } : { noWebhookResponse: true };
 }
