@@ -10,9 +10,9 @@ import {
 } from '../../../nodes/BusinessMessagingTrigger/catchUp';
 import { SETTLE_MS } from '../../../nodes/BusinessMessagingTrigger/catchUpOptions';
 import type { Delivery } from '../../../nodes/shared/history';
-import { serveWebhook, type ServedWebhook, type StartedTrigger, type WebhookHarness, type WebhookReceiveResult } from '../../harness';
+import type { StartedTrigger, WebhookHarness } from '../../harness';
 import { useSandbox } from '../../support';
-import { control, trigger, type Json } from './helpers';
+import { control, servedTrigger, type Json, type ServedTrigger } from './helpers';
 
 const T0 = Date.UTC(2026, 10, 23, 12, 0, 0);
 const at = (seconds: number) => new Date(T0 + seconds * 1000).toISOString().replace('Z', '000+00:00');
@@ -157,37 +157,10 @@ describe('catch-up in n8n (TriggerContext) against the sandbox', () => {
 		sb.reset();
 	});
 
-	interface Setup {
-		harness: WebhookHarness;
-		results: WebhookReceiveResult[];
-		serve(): Promise<void>;
-		down(): Promise<void>;
-	}
-
-	async function setup(parameters: Record<string, unknown>): Promise<Setup> {
-		const harness = await trigger(sb, parameters as never);
-		const results: WebhookReceiveResult[] = [];
-		const receive = harness.receive.bind(harness);
-		harness.receive = async (input) => {
-			const result = await receive(input);
-			results.push(result);
-			return result;
-		};
-		let server: ServedWebhook | undefined = await serveWebhook(harness);
-		const port = Number(new URL(server.url).port);
-		cleanup.push(async () => await server?.close());
-		await harness.activate();
-		return {
-			harness,
-			results,
-			serve: async () => {
-				server = await serveWebhook(harness, port);
-			},
-			down: async () => {
-				await server?.close();
-				server = undefined;
-			},
-		};
+	async function setup(parameters: Record<string, unknown>): Promise<ServedTrigger> {
+		const running = await servedTrigger(sb, parameters);
+		cleanup.push(async () => await running.close());
+		return running;
 	}
 
 	async function started(harness: WebhookHarness, activation: 'activate' | 'init'): Promise<StartedTrigger> {
@@ -223,14 +196,14 @@ describe('catch-up in n8n (TriggerContext) against the sandbox', () => {
 	};
 
 	it('n8n down: what arrived meanwhile is emitted once, oldest first, marked recovered; a delivered message is not emitted again', async () => {
-		const { harness, results, serve, down } = await setup({ events: ['message.inbound', 'message.echo'] });
+		const { harness, results, up, down } = await setup({ events: ['message.inbound', 'message.echo'] });
 		const first = await started(harness, 'activate');
 		await first.close();
 
 		await down();
 		for (const text of ['one', 'two', 'three']) expect((await inbound(text)).delivery).toMatchObject({ delivered: false, reason: 'connection refused' });
 		expect((await echo('from the app')).delivery.delivered).toBe(false);
-		await serve();
+		await up();
 		expect((await inbound('delivered live')).delivery.delivered).toBe(true);
 		expect(results.filter((r) => r.workflowData)).toHaveLength(1);
 
@@ -286,12 +259,12 @@ describe('catch-up in n8n (TriggerContext) against the sandbox', () => {
 	});
 
 	it('hand over applies to recovered messages: an inbound after a person\'s echo goes to the Hand Over output', async () => {
-		const { harness, down, serve } = await setup({ events: ['message.inbound', 'message.echo'], options: { handOver: 'output' } });
+		const { harness, down, up } = await setup({ events: ['message.inbound', 'message.echo'], options: { handOver: 'output' } });
 		await (await started(harness, 'activate')).close();
 		await down();
 		await echo('a person answers from the app');
 		await inbound('thanks, person');
-		await serve();
+		await up();
 		later(SETTLE_MS / 1000 + 5);
 		const run = await started(harness, 'init');
 		await emittedAtLeast(run, 2);
@@ -303,13 +276,13 @@ describe('catch-up in n8n (TriggerContext) against the sandbox', () => {
 	});
 
 	it('the Receiving Numbers option and the selected events apply to recovered messages', async () => {
-		const { harness, down, serve } = await setup({ events: ['message.inbound'], options: { numbers: sb.numbers[1].phone_number_id } });
+		const { harness, down, up } = await setup({ events: ['message.inbound'], options: { numbers: sb.numbers[1].phone_number_id } });
 		await (await started(harness, 'activate')).close();
 		await down();
 		await inbound('number 0: not for this workflow');
 		await echo('echo: not selected');
 		await control(sb, 'POST', '/inbound', { from: '+15557654321', contact_name: 'Ada', number: sb.numbers[1].phone_number_id, text: 'number 1' });
-		await serve();
+		await up();
 		later(SETTLE_MS / 1000 + 5);
 		const run = await started(harness, 'init');
 		const items = await emittedAtLeast(run, 1);

@@ -2,10 +2,10 @@
 // sandbox's own signed webhook deliveries (its control API's inbound, echo and status).
 import type { INodeExecutionData } from 'n8n-workflow';
 
-import { serveWebhook, type ServedWebhook, type WebhookHarness, type WebhookReceiveResult } from '../../harness';
+import type { ServedWebhook, WebhookHarness, WebhookReceiveResult } from '../../harness';
 import { MEDIA_RETENTION_SECONDS } from '../../sandbox';
 import { inboundEnvelope, signedRequest, useSandbox } from '../../support';
-import { CONTACT, api, asEmitted, control, registerForeign, trigger, type Json, storedSecret } from './helpers';
+import { CONTACT, api, asEmitted, control, registerForeign, servedTrigger, trigger, type Json, type ServedTrigger, storedSecret } from './helpers';
 
 /** Reset after each test's servers are closed (below). */
 const sb = useSandbox({ reset: 'never' });
@@ -17,7 +17,7 @@ interface Served {
 	results: WebhookReceiveResult[];
 }
 
-const open: ServedWebhook[] = [];
+const open: ServedTrigger[] = [];
 afterEach(async () => {
 	jest.restoreAllMocks();
 	await Promise.all(open.splice(0).map(async (served) => await served.close()));
@@ -25,18 +25,9 @@ afterEach(async () => {
 });
 
 async function served(parameters: Record<string, unknown> = {}, options: Parameters<typeof trigger>[2] = {}): Promise<Served> {
-	const harness = await trigger(sb, parameters as never, options);
-	const results: WebhookReceiveResult[] = [];
-	const receive = harness.receive.bind(harness);
-	harness.receive = async (input) => {
-		const result = await receive(input);
-		results.push(result);
-		return result;
-	};
-	const server = await serveWebhook(harness);
-	open.push(server);
-	await harness.activate();
-	return { harness, served: server, results };
+	const running = await servedTrigger(sb, parameters, options);
+	open.push(running);
+	return { harness: running.harness, served: running.served, results: running.results };
 }
 
 const number = () => sb.numbers[0].phone_number_id;

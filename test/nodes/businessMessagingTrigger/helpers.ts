@@ -1,7 +1,14 @@
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 import { request } from 'undici';
 
-import { webhookHarness, type WebhookHarness, type WebhookHarnessOptions } from '../../harness';
+import {
+	serveWebhook,
+	webhookHarness,
+	type ServedWebhook,
+	type WebhookHarness,
+	type WebhookHarnessOptions,
+	type WebhookReceiveResult,
+} from '../../harness';
 import { openSecret } from '../../../nodes/BusinessMessagingTrigger/seal';
 import type { Sandbox } from '../../sandbox';
 
@@ -27,6 +34,55 @@ export async function trigger(
 		credentials: credentialsFor(sb, credentialExtra),
 		...rest,
 	});
+}
+
+export interface ServedTrigger {
+	harness: WebhookHarness;
+	/** What each request the server got produced (workflowData = the execution n8n would start). */
+	results: WebhookReceiveResult[];
+	/** The server while it is up. */
+	readonly served: ServedWebhook;
+	/** n8n unreachable: the server stops (the service gets "connection refused"). */
+	down(): Promise<void>;
+	/** The server again, on the same port (same registered URL). */
+	up(): Promise<void>;
+	close(): Promise<void>;
+}
+
+/** The trigger behind a real HTTP server, activated against the sandbox, fed by the sandbox's own deliveries. */
+export async function servedTrigger(
+	sb: Sandbox,
+	parameters: Record<string, unknown> = {},
+	options: Parameters<typeof trigger>[2] = {},
+): Promise<ServedTrigger> {
+	const harness = await trigger(sb, parameters as INodeParameters, options);
+	const results: WebhookReceiveResult[] = [];
+	const receive = harness.receive.bind(harness);
+	harness.receive = async (input) => {
+		const result = await receive(input);
+		results.push(result);
+		return result;
+	};
+	let server: ServedWebhook | undefined = await serveWebhook(harness);
+	const port = Number(new URL(server.url).port);
+	await harness.activate();
+	const down = async () => {
+		await server?.close();
+		server = undefined;
+	};
+	return {
+		harness,
+		results,
+		get served() {
+			if (!server) throw new Error('the server is down');
+			return server;
+		},
+		down,
+		up: async () => {
+			server = await serveWebhook(harness, port);
+		},
+		close: down,
+	};
 }
 
 async function http(sb: Sandbox, method: string, path: string, body?: unknown, key?: string) {
