@@ -1,7 +1,6 @@
-// The side-by-side webhook load (ours vs n8n's Webhook node) used by the queue-mode benchmark (bench/queue.ts), through a balancer URL.
 /**
- * Benchmark 2: signed events through real n8n. One n8n, two active workflows receiving the
- * same signed bytes:
+ * The queue-mode benchmark's webhook load (bench/queue.ts), through the balancer: two active
+ * workflows receiving the same signed bytes (requests sent by bench/webhooks.ts's fire()):
  *   ours   = Business Messaging Trigger (Automatic registration with the sandbox, so it holds
  *            the signing secret; it verifies every event),
  *   theirs = n8n's Webhook node (POST, Respond Immediately; it verifies nothing).
@@ -10,17 +9,14 @@
  * answer), p50/p99 of the time to the answer, the 2xx count, and the executions n8n recorded
  * for that run (waited for before the next run starts, so runs do not overlap).
  */
-import { randomBytes, randomUUID } from 'node:crypto';
-import { performance } from 'node:perf_hooks';
-import { Pool } from 'undici';
+import { randomUUID } from 'node:crypto';
 
 import { TRIGGER_TYPE } from '../test/e2e/lib/n8n';
 import { log } from '../test/e2e/lib/util';
-import { inboundEnvelope, serviceTimestamp } from '../test/support/fixtures';
-import { signBody } from '../test/support/signature';
 import type { BenchEnvironment } from './lib/env';
 import { awaitExecutionCount, executionCount, node } from './lib/n8n';
 import { median, quantile, spread, type Spread } from './lib/stats';
+import { fire, signedEvents } from './webhooks';
 
 export type Side = 'ours' | 'theirs';
 
@@ -70,93 +66,6 @@ export const DEFAULT_WEBHOOK_OPTIONS: WebhookOptions = {
 	reps: 3,
 	eventsFor: (c) => (c === 1 ? 400 : c === 8 ? 1000 : 1500),
 };
-
-/**
- * `count` distinct message.inbound envelopes (about 420 bytes each) and their signatures, each
- * stamped and signed when it is first read, i.e. when it is sent: the trigger refuses (503) an
- * event older than its Late Delivery Cutoff (5 s), as the service's own deliveries never are.
- */
-function signedEvents(count: number, secret: string, number: string): Array<{ body: Buffer; signature: string }> {
-	const sign = (i: number) => {
-		const body = Buffer.from(
-			JSON.stringify(
-				inboundEnvelope(
-					{
-						from: `+1555${String(1_000_000 + i).padStart(7, '0')}`,
-						contact_name: `Bench contact ${i}`,
-						number,
-						wa_message_id: `wamid.${randomBytes(24).toString('base64url')}`,
-						text: `Hello, is my order ${i} on its way? Merci beaucoup !`,
-					},
-					serviceTimestamp(),
-				),
-			),
-		);
-		return { body, signature: signBody(body, secret) };
-	};
-	return Array.from({ length: count }, (_, i) => {
-		let signed: { body: Buffer; signature: string } | undefined;
-		return {
-			get body() {
-				return (signed ??= sign(i)).body;
-			},
-			get signature() {
-				return (signed ??= sign(i)).signature;
-			},
-		};
-	});
-}
-
-interface Fired {
-	latencies: number[];
-	ok: number;
-	non2xx: number;
-	errors: number;
-	wallMs: number;
-	firstProblem?: string;
-}
-
-/** Sends every event once, `concurrency` at a time over as many keep-alive connections. */
-async function fire(url: string, events: Array<{ body: Buffer; signature: string }>, concurrency: number): Promise<Fired> {
-	const target = new URL(url);
-	const pool = new Pool(target.origin, { connections: concurrency, pipelining: 1, headersTimeout: 30_000, bodyTimeout: 30_000 });
-	const latencies: number[] = [];
-	let ok = 0;
-	let non2xx = 0;
-	let errors = 0;
-	let firstProblem: string | undefined;
-	let next = 0;
-	const worker = async () => {
-		for (;;) {
-			const i = next++;
-			if (i >= events.length) return;
-			const started = performance.now();
-			try {
-				const response = await pool.request({
-					path: target.pathname,
-					method: 'POST',
-					headers: { 'content-type': 'application/json', 'x-service-signature': events[i].signature },
-					body: events[i].body,
-				});
-				const text = await response.body.text();
-				latencies.push(performance.now() - started);
-				if (response.statusCode >= 200 && response.statusCode < 300) ok++;
-				else {
-					non2xx++;
-					firstProblem ??= `${response.statusCode} ${text.slice(0, 200)}`;
-				}
-			} catch (error) {
-				errors++;
-				firstProblem ??= (error as Error).message;
-			}
-		}
-	};
-	const started = performance.now();
-	await Promise.all(Array.from({ length: concurrency }, worker));
-	const wallMs = performance.now() - started;
-	await pool.close();
-	return { latencies, ok, non2xx, errors, wallMs, firstProblem };
-}
 
 /**
  * BENCH_TRIGGER_REGISTRATION=manual measures the trigger in Manual registration instead: its

@@ -113,10 +113,16 @@ export const DEFAULT_WEBHOOK_OPTIONS: WebhookOptions = {
 
 const MANUAL_SECRET = `whsec_${'5e'.repeat(32)}`;
 
-/** `count` distinct message.inbound envelopes (about 420 bytes each) and their signatures. */
-function signedEvents(count: number, secret: string, number: string): Array<{ body: Buffer; signature: string }> {
-	const timestamp = serviceTimestamp();
-	return Array.from({ length: count }, (_, i) => {
+/** A signed event, built when it is sent. */
+export type SignedEvent = () => { body: Buffer; signature: string };
+
+/**
+ * `count` distinct message.inbound envelopes (about 420 bytes each), each stamped and signed when
+ * it is sent, as the service does: a batch built ahead would look late to the trigger's Late
+ * Delivery Cutoff (5 s) by the end of a slow run and be answered 503.
+ */
+export function signedEvents(count: number, secret: string, number: string): SignedEvent[] {
+	return Array.from({ length: count }, (_, i) => () => {
 		const body = Buffer.from(
 			JSON.stringify(
 				inboundEnvelope(
@@ -127,7 +133,7 @@ function signedEvents(count: number, secret: string, number: string): Array<{ bo
 						wa_message_id: `wamid.${randomBytes(24).toString('base64url')}`,
 						text: `Hello, is my order ${i} on its way? Merci beaucoup !`,
 					},
-					timestamp,
+					serviceTimestamp(),
 				),
 			),
 		);
@@ -145,7 +151,7 @@ interface Fired {
 }
 
 /** Sends every event once, `concurrency` at a time over as many keep-alive connections. */
-async function fire(url: string, events: Array<{ body: Buffer; signature: string }>, concurrency: number): Promise<Fired> {
+export async function fire(url: string, events: SignedEvent[], concurrency: number): Promise<Fired> {
 	const target = new URL(url);
 	const pool = new Pool(target.origin, { connections: concurrency, pipelining: 1, headersTimeout: 30_000, bodyTimeout: 30_000 });
 	const latencies: number[] = [];
@@ -158,13 +164,14 @@ async function fire(url: string, events: Array<{ body: Buffer; signature: string
 		for (;;) {
 			const i = next++;
 			if (i >= events.length) return;
+			const event = events[i]();
 			const started = performance.now();
 			try {
 				const response = await pool.request({
 					path: target.pathname,
 					method: 'POST',
-					headers: { 'content-type': 'application/json', 'x-service-signature': events[i].signature },
-					body: events[i].body,
+					headers: { 'content-type': 'application/json', 'x-service-signature': event.signature },
+					body: event.body,
 				});
 				const text = await response.body.text();
 				latencies.push(performance.now() - started);
