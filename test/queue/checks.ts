@@ -618,11 +618,122 @@ export async function checkMedia(ctx: QueueContext, count = 10): Promise<void> {
 	record(ctx, 'media: every file downloaded by a webhook processor is read intact by a worker', matched === count, `${matched}/${count} files read back byte for byte${outcomes.length ? `; ${outcomes.slice(0, 3).join(' | ')}` : ''}`);
 }
 
+
+const ASK = 'Ask for the order number';
+const QUESTION = /order number\?/;
+const CONFIRMATION = /looking up order (\S+)/;
+
+/** The example conversation (examples/conversation.json): 2 min to answer, 15 s when the first message says "never". */
+function conversationWorkflow(ctx: QueueContext): WorkflowJson {
+	const example = readExample('conversation');
+	const ask = example.nodes.find((n) => n.name === ASK);
+	if (!ask) throw new Error(`examples/conversation.json has no "${ASK}" node`);
+	ask.parameters = { ...ask.parameters, waitAmount: '={{ $json.data.text.includes("never") ? 0.25 : 2 }}', waitUnit: 'minutes' };
+	return { ...mapExample(example, { [CREDENTIAL_NAME]: ctx.credential.id }, {}), name: 'Queue: conversation (Reply and Wait for Answer)' };
+}
+
+/**
+ * Reply and Wait for Answer in queue mode (issue 15): the question is sent and the execution put
+ * to wait on a worker; the answer reaches a webhook processor, whose trigger resumes the waiting
+ * execution through n8n's resume URL (the balancer), and a worker runs the rest. Contacts who
+ * write one at a time, contacts who write at the same moment (their waiting entries are saved
+ * in the workflow's static data by concurrent executions, which n8n overwrites whole: a lost
+ * entry must fail safe, the answer starting a normal execution), and one who never answers.
+ */
+export async function checkConversation(ctx: QueueContext, oneByOne = 6, together = 12): Promise<void> {
+	log(`== conversation: Reply and Wait for Answer across processes (${oneByOne} contacts one at a time, ${together} at once, 1 never answers)`);
+	const active = await ensureActive(ctx, 'conversation', () => conversationWorkflow(ctx));
+	const { control, client } = ctx.topology;
+	const write = async (from: string, text: string) => {
+		const sent = await control.inbound({ from, contact_name: 'Ada', number: ctx.number, text });
+		if (!sent.delivery.delivered) throw new Error(`the sandbox could not deliver ${from}'s message: ${JSON.stringify(sent.delivery)}`);
+	};
+	const texts = async (contact: string) => (await control.state()).messages.filter((m) => m.to === contact).map((m) => m.text);
+	const questionsTo = async (contact: string) => (await texts(contact)).filter((t) => QUESTION.test(t)).length;
+	const contact = (group: number, i: number) => `+3361${group}${String(100_000 + i).slice(1)}`;
+	const started = Date.now();
+
+	const silent = contact(9, 0);
+	await write(silent, 'I will never answer');
+	await waitFor(`the question to ${silent}`, async () => (await questionsTo(silent)) === 1, 30_000, 250);
+
+	const first = Array.from({ length: oneByOne }, (_, i) => contact(1, i));
+	for (const c of first) {
+		await write(c, 'hello');
+		await waitFor(`the question to ${c}`, async () => (await questionsTo(c)) === 1, 30_000, 250);
+	}
+	const second = Array.from({ length: together }, (_, i) => contact(2, i));
+	await Promise.all(second.map(async (c) => await write(c, 'hello')));
+	await waitFor(`the question to ${together} contacts`, async () => {
+		for (const c of second) if ((await questionsTo(c)) !== 1) return false;
+		return true;
+	}, 60_000, 500);
+	// Every asking execution saves its static data when it goes to wait: let the last ones land.
+	await sleep(3000);
+	const waiting = (await client.executions(active.workflow.id)).filter((e) => e.status === 'waiting').length;
+
+	const outcome = async (c: string, answer: string) => {
+		const sent = await texts(c);
+		const confirmed = sent.filter((t) => CONFIRMATION.exec(t)?.[1]?.startsWith(answer)).length;
+		const askedAgain = sent.filter((t) => QUESTION.test(t)).length - 1;
+		return { confirmed, askedAgain };
+	};
+	const answerAll = async (contacts: string[], prefix: string) => {
+		await Promise.all(contacts.map(async (c, i) => await write(c, `${prefix}-${i}`)));
+		await waitFor(`an outcome for every answer of ${prefix}`, async () => {
+			const all = await Promise.all(contacts.map(async (c, i) => await outcome(c, `${prefix}-${i}`)));
+			return all.every((o) => o.confirmed + o.askedAgain >= 1) || undefined;
+		}, 90_000, 1000).catch(() => undefined);
+		// Late second outcomes (an answer both resumed and started anew) show up here.
+		await sleep(3000);
+		const final = await Promise.all(contacts.map(async (c, i) => await outcome(c, `${prefix}-${i}`)));
+		return {
+			resumed: final.filter((o) => o.confirmed === 1 && o.askedAgain === 0).length,
+			failedSafe: final.filter((o) => o.confirmed === 0 && o.askedAgain === 1).length,
+			twice: final.filter((o) => o.confirmed + o.askedAgain > 1).length,
+		};
+	};
+	const a = await answerAll(first, 'A');
+	const b = await answerAll(second, 'B');
+
+	// n8n's wait tracker (on main) looks for due executions once a minute and hands them to a worker.
+	const silentDone = await waitFor('the silent contact\'s execution to time out', async () => {
+		for (const e of await client.executions(active.workflow.id)) {
+			if (e.status !== 'success') continue;
+			const output = await client.executionOutput(e.id);
+			const timedOut = (output.nodes['No answer in time']?.[0] as { timed_out?: boolean; data?: { from?: string } } | undefined);
+			if (timedOut?.timed_out === true) return { id: e.id, seconds: (Date.now() - started) / 1000 };
+		}
+		return undefined;
+	}, 150_000, 5000).catch(() => undefined);
+	const statuses = executionStatuses(ctx.topology, active.workflow.id);
+	ctx.numbers.conversation = { oneByOne: { contacts: oneByOne, ...a }, together: { contacts: together, ...b }, waitingBeforeAnswers: waiting, silent: silentDone ?? null, statuses };
+	record(
+		ctx,
+		'conversation: contacts who write one at a time are each answered in the same execution (asked on a worker, resumed through a webhook processor)',
+		a.resumed === oneByOne,
+		`${a.resumed}/${oneByOne} resumed, ${a.failedSafe} started a new execution instead, ${a.twice} twice; ${waiting} executions waiting before the answers`,
+	);
+	record(
+		ctx,
+		`conversation: ${together} contacts writing at once: every answer is either resumed or starts a normal execution, never lost, never both`,
+		b.resumed + b.failedSafe === together && b.twice === 0,
+		`${b.resumed}/${together} resumed, ${b.failedSafe} failed safe (waiting entry overwritten in static data: the answer started a normal execution), ${b.twice} both or twice, ${together - b.resumed - b.failedSafe - b.twice} lost`,
+	);
+	record(
+		ctx,
+		'conversation: a contact who never answers: the execution continues on Timed Out (wait tracker on main, run on a worker)',
+		silentDone !== undefined,
+		silentDone ? `execution ${silentDone.id} timed out ${silentDone.seconds.toFixed(0)} s after the first message (limit 15 s; n8n checks once a minute)` : 'no timed-out execution within 150 s',
+	);
+}
+
 export const CHECKS: Record<string, (ctx: QueueContext) => Promise<void>> = {
 	activation: checkActivation,
 	load: checkLoad,
 	'same-delivery': checkSameDelivery,
 	'auto-reply': checkAutoReply,
+	conversation: checkConversation,
 	media: checkMedia,
 	'kill-worker': checkKillWorker,
 	'kill-webhook': checkKillWebhook,
