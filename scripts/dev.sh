@@ -7,10 +7,6 @@ cd "$(dirname "$0")/.."
 
 out="${TMPDIR:-/tmp}/business-messaging-dev"
 mkdir -p "$out"
-echo "== build"
-npm run build >"$out/build.log" 2>&1 || { cat "$out/build.log"; echo "build failed"; exit 1; }
-rm -f "$out"/*.tgz
-tarball=$(npm pack --silent --pack-destination "$out" 2>>"$out/build.log" | tail -n 1)
-[ -f "$out/$tarball" ] || { cat "$out/build.log"; echo "npm pack failed"; exit 1; }
-echo "== packed $out/$tarball"
+. scripts/lib/build-and-pack.sh
+build_and_pack "$out"
 exec node node_modules/ts-node/dist/bin.js --transpile-only scripts/dev.ts --tarball "$out/$tarball" "$@"

@@ -16,14 +16,9 @@ out="${E2E_OUT:-/tmp/business-messaging-e2e}"
 mkdir -p "$out"
 
 t0=$(date +%s)
-if [ "${E2E_SKIP_BUILD:-}" != "1" ]; then
-	echo "== build"
-	npm run build >"$out/build.log" 2>&1 || { cat "$out/build.log"; echo "build failed"; exit 1; }
-fi
-rm -f "$out"/*.tgz
-tarball=$(npm pack --silent --pack-destination "$out" 2>>"$out/build.log" | tail -n 1)
-[ -f "$out/$tarball" ] || { cat "$out/build.log"; echo "npm pack failed"; exit 1; }
-echo "== packed $out/$tarball ($(( $(date +%s) - t0 )) s)"
+. scripts/lib/build-and-pack.sh
+build_and_pack "$out" "${E2E_SKIP_BUILD:-}"
+echo "   ($(( $(date +%s) - t0 )) s)"
 
 status=0
 declare -A line_status

@@ -12,12 +12,6 @@ cd "$(dirname "$0")/.."
 
 out="${LOAD_OUT:-/tmp/business-messaging-hardening}"
 mkdir -p "$out"
-if [ "${LOAD_SKIP_BUILD:-}" != "1" ]; then
-	echo "== build"
-	npm run build >"$out/build.log" 2>&1 || { cat "$out/build.log"; echo "build failed"; exit 1; }
-fi
-rm -f "$out"/*.tgz
-tarball=$(npm pack --silent --pack-destination "$out" 2>>"$out/build.log" | tail -n 1)
-[ -f "$out/$tarball" ] || { cat "$out/build.log"; echo "npm pack failed"; exit 1; }
-echo "== packed $out/$tarball"
+. scripts/lib/build-and-pack.sh
+build_and_pack "$out" "${LOAD_SKIP_BUILD:-}"
 exec npx --no-install ts-node --transpile-only test/hardening/real-n8n/run.ts --tarball "$out/$tarball" --out "$out" "$@"

@@ -31,14 +31,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 	[ $rc -eq 0 ] || { tail -20 "$out/apt.log"; exit 1; }
 fi
 
-if [ "${QUEUE_SKIP_BUILD:-}" != "1" ]; then
-	echo "== build"
-	npm run build >"$out/build.log" 2>&1 || { cat "$out/build.log"; echo "build failed"; exit 1; }
-fi
-rm -f "$out"/*.tgz
-tarball=$(npm pack --silent --pack-destination "$out" 2>>"$out/build.log" | tail -n 1)
-[ -f "$out/$tarball" ] || { cat "$out/build.log"; echo "npm pack failed"; exit 1; }
-echo "== packed $out/$tarball"
+. scripts/lib/build-and-pack.sh
+build_and_pack "$out" "${QUEUE_SKIP_BUILD:-}"
 
 # Whatever the run started (pids recorded by test/queue/lib/infra.ts) is ended here too, even if
 # the run itself was killed: only those pids, each only if it is still alive.
