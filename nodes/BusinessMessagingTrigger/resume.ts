@@ -33,7 +33,7 @@ export async function resumeWaitingExecution(this: IWebhookFunctions | ITriggerF
 		const response = (await this.helpers.httpRequest({
 			method: 'POST',
 			url: entry.resumeUrl,
-			body: { answer: json },
+			body: { answer: json, token: entry.token },
 			json: true,
 			timeout: RESUME_TIMEOUT_MS,
 			returnFullResponse: true,

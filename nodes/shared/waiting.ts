@@ -8,6 +8,7 @@
  * stale entry fails safe: the trigger finds nothing, or its resume is refused, and the message
  * starts a normal execution. The answer is never lost; the waiting execution then times out.
  */
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IDataObject } from 'n8n-workflow';
 
 import { isPlainObject } from './validate';
@@ -24,9 +25,30 @@ export interface WaitingEntry {
 	expiresAtMs: number;
 	/** Also start the trigger's own execution for the answer. */
 	alsoStart: boolean;
+	/** Proof that the resume request comes from a trigger that read this entry (resumeToken). */
+	token: string;
 }
 
 const memory = new Map<string, WaitingEntry>();
+
+/**
+ * What the trigger sends with an answer so the waiting execution can tell it from a forged one.
+ * n8n 1.x's resume URLs are /webhook-waiting/<execution id> with nothing secret in them (ids are
+ * sequential), so anyone who can reach n8n could otherwise post an "answer". Derived from the
+ * credential's API key (which the waiting node reads again to check it) and the execution id:
+ * nothing to store in the execution, and it says nothing about the key.
+ */
+export function resumeToken(apiKey: string, executionId: string): string {
+	return createHmac('sha256', apiKey).update(`business-messaging resume token v1|${executionId}`).digest('base64url');
+}
+
+/** Whether `candidate` is the resume token of this execution; constant time, false for anything but a string. */
+export function isResumeToken(apiKey: string, executionId: string, candidate: unknown): boolean {
+	if (typeof candidate !== 'string' || apiKey === '' || executionId === '') return false;
+	const expected = Buffer.from(resumeToken(apiKey, executionId));
+	const given = Buffer.from(candidate);
+	return given.length === expected.length && timingSafeEqual(given, expected);
+}
 
 /** The contact on the number; number '*' when the reply left from the key's only number. */
 export function waitingKey(contact: string, number: string | undefined): string {
@@ -38,7 +60,8 @@ function isEntry(value: unknown): value is WaitingEntry {
 		isPlainObject(value) &&
 		typeof value.resumeUrl === 'string' &&
 		typeof value.executionId === 'string' &&
-		typeof value.expiresAtMs === 'number'
+		typeof value.expiresAtMs === 'number' &&
+		typeof value.token === 'string'
 	);
 }
 

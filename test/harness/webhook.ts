@@ -119,6 +119,8 @@ export interface WebhookHarnessOptions {
 	webhookId?: string;
 	/** Which of the node's webhooks (description.webhooks[].name) to drive; default 'default'. */
 	webhookName?: WebhookType;
+	/** The execution a waiting webhook (restartWebhook) belongs to, as n8n's /webhook-waiting/<id> sets it. */
+	executionId?: string;
 }
 
 /** The shape of n8n's error answers (response-helper sendErrorResponse). */
@@ -130,6 +132,7 @@ function errorAnswer(status: number, code: number, message: string, hint?: strin
 interface WebhookSetup {
 	isTest: boolean;
 	workflowId: string;
+	executionId?: string;
 	workflow: Workflow;
 	node: INode;
 	nodeType: INodeType;
@@ -213,6 +216,7 @@ function additionalDataFor(setup: WebhookSetup, extra: Partial<IWorkflowExecuteA
 			webhookBaseUrl: setup.isTest ? undefined : setup.webhookBase,
 			webhookTestBaseUrl: setup.isTest ? setup.webhookBase : undefined,
 		}),
+		...(setup.executionId !== undefined ? { executionId: setup.executionId } : {}),
 		...extra,
 	};
 }
@@ -286,7 +290,7 @@ async function addWebhooks(setup: WebhookSetup): Promise<void> {
  */
 function findWebhook(setup: WebhookSetup, method: string, requestPath: string): WebhookReceiveResult | undefined {
 	const { isTest, webhookPath, basePath, httpMethods } = setup;
-	const expectedPath = `${basePath}/${webhookPath}`.replace(/^\/+/, '');
+	const expectedPath = `${basePath}/${webhookPath}`.replace(/^\/+/, '').replace(/\/+$/, '');
 	if (!setup.registered || requestPath !== expectedPath) {
 		const hint = isTest
 			? "Click the 'Execute workflow' button on the canvas, then try again. (In test mode, the webhook only works for one call after you click this button)"
@@ -446,6 +450,7 @@ export async function webhookHarness(options: WebhookHarnessOptions): Promise<We
 	const setup: WebhookSetup = {
 		isTest,
 		workflowId,
+		executionId: options.executionId,
 		workflow,
 		node,
 		nodeType: nodeTypes.getByNameAndVersion(node.type, node.typeVersion),

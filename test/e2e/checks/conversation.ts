@@ -95,13 +95,24 @@ export async function conversationChecks(ctx: ConversationContext): Promise<N8nP
 		}, timeoutMs, 1000);
 	const ids = async () => new Set((await executions()).map((e) => e.id));
 
-	await check('conversation: reply and wait; the answer resumes the same execution, which replies again (Wait for Delivery sees "delivered"); no extra execution', async () => {
+	await check('conversation: reply and wait; a forged answer to the resume URL is refused; the answer resumes the same execution, which replies again (Wait for Delivery sees "delivered"); no extra execution', async () => {
 		const contact = '+33611110001';
 		const before = await ids();
 		await write(contact, 'hello');
 		const waiting = await waitingFor(before);
 		const asked = await waitFor('the question in the sandbox', async () => ((await repliesTo(contact)).length === 1 ? await repliesTo(contact) : undefined));
 		if (!/order number/.test(asked[0].text)) fail(`question: ${asked[0].text}`);
+		// An attacker who guesses the execution id (sequential) posts an "answer" to its resume URL.
+		const forged = await fetch(`${n8n.url}/webhook-waiting/${waiting.id}`, {
+			method: 'POST',
+			headers: { 'content-type': 'application/json' },
+			body: JSON.stringify({ answer: { event: 'message.inbound', data: { from: contact, number, text: 'FORGED' } } }),
+			signal: AbortSignal.timeout(15_000),
+		});
+		const forgedText = await forged.text();
+		await sleep(1000);
+		const afterForgery = (await executions()).find((e) => e.id === waiting.id);
+		if (forged.ok || afterForgery?.status !== 'waiting') fail(`forged answer: ${forged.status} ${forgedText.slice(0, 200)}; execution ${afterForgery?.status}`);
 		await write(contact, 'A-42');
 		const confirmation = await waitFor('the confirmation in the sandbox', async () => (await repliesTo(contact))[1], 30_000, 500);
 		await sleep(1500);
@@ -118,7 +129,7 @@ export async function conversationChecks(ctx: ConversationContext): Promise<N8nP
 		if (fresh.length !== 1) fail(`executions started: ${JSON.stringify(fresh.map((e) => ({ id: e.id, status: e.status })))}`);
 		const replies = await repliesTo(contact);
 		if (replies.length !== 2) fail(`${replies.length} replies to the contact`);
-		return `execution ${done.id} waited, resumed with "A-42", replied twice; delivery ${delivery.status} after ${delivery.waited_ms} ms; 1 execution in all`;
+		return `execution ${done.id} waited (a forged answer to its resume URL: ${forged.status}, still waiting), resumed with "A-42", replied twice; delivery ${delivery.status} after ${delivery.waited_ms} ms; 1 execution in all`;
 	});
 
 	await check('conversation: a contact who never answers: the execution continues on Timed Out after the limit (15 s)', async () => {

@@ -5,7 +5,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import { STATIC_DATA_KEY, findWaiting, registerWaiting, removeWaiting, waitingKey } from '../../../nodes/shared/waiting';
+import { STATIC_DATA_KEY, findWaiting, isResumeToken, registerWaiting, removeWaiting, resumeToken, waitingKey } from '../../../nodes/shared/waiting';
 import type { WebhookHarness } from '../../harness';
 import { inboundEnvelope, signedRequest, useSandbox } from '../../support';
 import { storedSecret, trigger } from './helpers';
@@ -52,13 +52,13 @@ describe('trigger: an answer resumes the waiting execution', () => {
 		const server = await resumer(200);
 		servers.push(server);
 		const { harness, secret } = await activeTrigger();
-		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), { resumeUrl: server.url, executionId: '41', expiresAtMs: Date.now() + 60_000, alsoStart: false });
+		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), { resumeUrl: server.url, executionId: '41', expiresAtMs: Date.now() + 60_000, alsoStart: false, token: 'token-41' });
 		const event = inboundEnvelope({ from: CONTACT, number: NUMBER, text: 'A-42' });
 		const answer = await harness.receive(signedRequest(event, secret));
 		expect(answer.status).toBe(200);
 		expect(answer.workflowData).toBeUndefined();
 		expect(answer.body).toEqual({ received: true, resumed: '41' });
-		expect(server.bodies).toEqual([{ answer: expect.objectContaining({ event: 'message.inbound', data: expect.objectContaining({ text: 'A-42' }) }) }]);
+		expect(server.bodies).toEqual([{ answer: expect.objectContaining({ event: 'message.inbound', data: expect.objectContaining({ text: 'A-42' }) }), token: 'token-41' }]);
 		// The next message of the contact is a new conversation.
 		const next = await harness.receive(signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER, text: 'again' }), secret));
 		expect(next.workflowData?.[0]).toHaveLength(1);
@@ -69,7 +69,7 @@ describe('trigger: an answer resumes the waiting execution', () => {
 		const server = await resumer(200);
 		servers.push(server);
 		const { harness, secret } = await activeTrigger();
-		const entry = { resumeUrl: server.url, executionId: '47', expiresAtMs: Date.now() + 60_000, alsoStart: false };
+		const entry = { resumeUrl: server.url, executionId: '47', expiresAtMs: Date.now() + 60_000, alsoStart: false, token: 'token-41' };
 		harness.globalStaticData[STATIC_DATA_KEY] = { [waitingKey('+15553334444', NUMBER)]: entry };
 		const answer = await harness.receive(signedRequest(inboundEnvelope({ from: '+15553334444', number: NUMBER }), secret));
 		expect(answer.body).toEqual({ received: true, resumed: '47' });
@@ -81,7 +81,7 @@ describe('trigger: an answer resumes the waiting execution', () => {
 		const server = await resumer(200);
 		servers.push(server);
 		const { harness, secret } = await activeTrigger();
-		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), { resumeUrl: server.url, executionId: '42', expiresAtMs: Date.now() + 60_000, alsoStart: true });
+		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), { resumeUrl: server.url, executionId: '42', expiresAtMs: Date.now() + 60_000, alsoStart: true, token: 'token-41' });
 		const answer = await harness.receive(signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER }), secret));
 		expect(server.bodies).toHaveLength(1);
 		expect(answer.workflowData?.[0]).toHaveLength(1);
@@ -91,7 +91,7 @@ describe('trigger: an answer resumes the waiting execution', () => {
 		const server = await resumer(409);
 		servers.push(server);
 		const { harness, secret } = await activeTrigger();
-		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), { resumeUrl: server.url, executionId: '43', expiresAtMs: Date.now() + 60_000, alsoStart: false });
+		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), { resumeUrl: server.url, executionId: '43', expiresAtMs: Date.now() + 60_000, alsoStart: false, token: 'token-41' });
 		const answer = await harness.receive(signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER }), secret));
 		expect(server.bodies).toHaveLength(1);
 		expect(answer.workflowData?.[0]).toHaveLength(1);
@@ -99,13 +99,13 @@ describe('trigger: an answer resumes the waiting execution', () => {
 
 	it('fail safe: an unreachable resume URL, an expired entry, another contact or number: a normal execution', async () => {
 		const { harness, secret } = await activeTrigger();
-		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), { resumeUrl: 'http://127.0.0.1:9/webhook-waiting/44', executionId: '44', expiresAtMs: Date.now() + 60_000, alsoStart: false });
+		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), { resumeUrl: 'http://127.0.0.1:9/webhook-waiting/44', executionId: '44', expiresAtMs: Date.now() + 60_000, alsoStart: false, token: 'token-41' });
 		expect((await harness.receive(signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER }), secret))).workflowData?.[0]).toHaveLength(1);
 
 		const server = await resumer(200);
 		servers.push(server);
-		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), { resumeUrl: server.url, executionId: '45', expiresAtMs: Date.now() - 1, alsoStart: false });
-		registerWaiting(harness.staticData, waitingKey('+15550000000', NUMBER), { resumeUrl: server.url, executionId: '46', expiresAtMs: Date.now() + 60_000, alsoStart: false });
+		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), { resumeUrl: server.url, executionId: '45', expiresAtMs: Date.now() - 1, alsoStart: false, token: 'token-41' });
+		registerWaiting(harness.staticData, waitingKey('+15550000000', NUMBER), { resumeUrl: server.url, executionId: '46', expiresAtMs: Date.now() + 60_000, alsoStart: false, token: 'token-41' });
 		for (const data of [{ from: CONTACT, number: NUMBER }, { from: '+15550000000', number: '999' }]) {
 			expect((await harness.receive(signedRequest(inboundEnvelope(data), secret))).workflowData?.[0]).toHaveLength(1);
 		}
@@ -117,14 +117,30 @@ describe('the waiting registry (nodes/shared/waiting.ts)', () => {
 	it('static data keeps live entries only; removal is by the same execution only', () => {
 		const staticData: Record<string, unknown> = {};
 		const now = Date.now();
-		registerWaiting(staticData as never, 'n|a', { resumeUrl: 'u1', executionId: '1', expiresAtMs: now + 1000, alsoStart: false }, now);
-		registerWaiting(staticData as never, 'n|b', { resumeUrl: 'u2', executionId: '2', expiresAtMs: now - 1, alsoStart: false }, now - 10);
-		registerWaiting(staticData as never, 'n|c', { resumeUrl: 'u3', executionId: '3', expiresAtMs: now + 1000, alsoStart: false }, now);
+		registerWaiting(staticData as never, 'n|a', { resumeUrl: 'u1', executionId: '1', expiresAtMs: now + 1000, alsoStart: false, token: 't' }, now);
+		registerWaiting(staticData as never, 'n|b', { resumeUrl: 'u2', executionId: '2', expiresAtMs: now - 1, alsoStart: false, token: 't' }, now - 10);
+		registerWaiting(staticData as never, 'n|c', { resumeUrl: 'u3', executionId: '3', expiresAtMs: now + 1000, alsoStart: false, token: 't' }, now);
 		expect(Object.keys(staticData[STATIC_DATA_KEY] as object).sort()).toEqual(['n|a', 'n|c']);
 		removeWaiting(staticData as never, 'n|a', 'another execution');
 		expect(findWaiting(staticData as never, ['n|a'], now)?.entry.executionId).toBe('1');
 		removeWaiting(staticData as never, 'n|a', '1');
 		expect(findWaiting(staticData as never, ['n|a'], now)).toBeUndefined();
 		expect(findWaiting(staticData as never, ['n|b'], now)).toBeUndefined();
+	});
+
+	it('resume tokens: one per execution and key, compared in constant time, nothing but the exact string matches', () => {
+		const key = 'sk_live_0123456789abcdef';
+		const token = resumeToken(key, '57');
+		expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+		expect(isResumeToken(key, '57', token)).toBe(true);
+		expect(isResumeToken(key, '570', token)).toBe(false);
+		expect(isResumeToken(`${key}0`, '57', token)).toBe(false);
+		expect(isResumeToken(key, '57', token.slice(1))).toBe(false);
+		expect(isResumeToken(key, '57', undefined)).toBe(false);
+		expect(isResumeToken('', '57', resumeToken('', '57'))).toBe(false);
+		expect(isResumeToken(key, '', resumeToken(key, ''))).toBe(false);
+		// An entry without a token (an older version's) is not used: the answer starts a normal execution.
+		const staticData: Record<string, unknown> = { [STATIC_DATA_KEY]: { 'n|a': { resumeUrl: 'u', executionId: '1', expiresAtMs: Date.now() + 1000, alsoStart: false } } };
+		expect(findWaiting(staticData as never, ['n|a'])).toBeUndefined();
 	});
 });

@@ -28,8 +28,9 @@ import type {
 } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError, WAIT_INDEFINITELY } from 'n8n-workflow';
 
+import { CREDENTIAL_TYPE } from '../../../shared/transport';
 import { isPlainObject } from '../../../shared/validate';
-import { registerWaiting, waitingKey } from '../../../shared/waiting';
+import { isResumeToken, registerWaiting, resumeToken, waitingKey } from '../../../shared/waiting';
 import { withReplyWindow } from '../../../shared/window';
 import { updateDisplayOptions } from '../../helpers/descriptions';
 import { replyFields, sendReply } from './reply.operation';
@@ -127,6 +128,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 	const options = this.getNodeParameter('waitOptions', 0, {}) as IDataObject;
 	const resumeUrl = String(this.evaluateExpression('{{ $execution.resumeUrl }}', 0));
 	const executionId = String(this.evaluateExpression('{{ $execution.id }}', 0));
+	const token = resumeToken(String((await this.getCredentials(CREDENTIAL_TYPE)).apiKey ?? ''), executionId);
 	const staticData = this.getMode() === 'manual' ? undefined : this.getWorkflowStaticData('global');
 
 	const sent: INodeExecutionData[] = [];
@@ -148,6 +150,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 			executionId,
 			expiresAtMs: waitTill.getTime(),
 			alsoStart: options.alsoStart === true,
+			token,
 		});
 		sent.push({ json: reply, pairedItem: { item: itemIndex } });
 		timedOut.push({
@@ -185,14 +188,23 @@ function forwardsAllOutputs(resumeUrl: string): boolean {
 	}
 }
 
-/** The resume request the trigger posts: the contact's answer, as the trigger emits it. */
+/**
+ * The resume request the trigger posts: the contact's answer, as the trigger emits it, and the
+ * execution's resume token. Anything else is refused and the execution keeps waiting.
+ */
 export async function webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	const body = this.getBodyData();
-	const event = isPlainObject(body) && isPlainObject(body.answer) ? body.answer : undefined;
-	if (!event || event.event !== 'message.inbound' || !isPlainObject(event.data)) {
-		const res = this.getResponseObject();
-		res.status(400).json({ error: 'bad_request', reason: 'expected {answer: <message.inbound event>}' });
+	const refuse = (status: number, error: string, reason: string): IWebhookResponseData => {
+		this.getResponseObject().status(status).json({ error, reason });
 		return { noWebhookResponse: true };
+	};
+	const { apiKey } = await this.getCredentials(CREDENTIAL_TYPE);
+	if (!isPlainObject(body) || !isResumeToken(String(apiKey ?? ''), this.getExecutionId() ?? '', body.token)) {
+		return refuse(403, 'forbidden', 'not an answer sent by the Business Messaging Trigger');
+	}
+	const event = isPlainObject(body.answer) ? body.answer : undefined;
+	if (!event || event.event !== 'message.inbound' || !isPlainObject(event.data)) {
+		return refuse(400, 'bad_request', 'expected {answer: <message.inbound event>}');
 	}
 	return {
 		webhookResponse: { resumed: true },

@@ -5,9 +5,9 @@
 // posting to the resume URL) runs in real n8n: test/e2e/checks/conversation.ts.
 import type { INode } from 'n8n-workflow';
 
-import { findWaiting, waitingKey } from '../../../../nodes/shared/waiting';
-import { MANUAL_TRIGGER_NODE_NAME, MANUAL_TRIGGER_TYPE, runWorkflow } from '../../../harness';
-import { describeWithSandbox, inboundItem } from '../../../support';
+import { findWaiting, isResumeToken, resumeToken, waitingKey } from '../../../../nodes/shared/waiting';
+import { MANUAL_TRIGGER_NODE_NAME, MANUAL_TRIGGER_TYPE, runWorkflow, webhookHarness } from '../../../harness';
+import { describeWithSandbox, inboundEnvelope, inboundItem } from '../../../support';
 import { CONTACT, NODE_TYPE, credentialsFor, inbound } from '../helpers';
 
 const ASK = 'Ask';
@@ -48,6 +48,9 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 		const found = findWaiting(undefined, [waitingKey(CONTACT, sandbox.numbers[1].phone_number_id)]);
 		expect(found?.entry).toMatchObject({ expiresAtMs: waitTill, alsoStart: false });
 		expect(found?.entry.resumeUrl).toMatch(/\/webhook-waiting\//);
+		// The trigger sends the token with the answer; it belongs to this execution and this key.
+		expect(isResumeToken(sandbox.keys.all, found!.entry.executionId, found!.entry.token)).toBe(true);
+		expect(found!.entry.token).not.toContain(sandbox.keys.all);
 
 		const resumed = await runWorkflow({
 			...workflow({ limitWaitTime: true, waitAmount: 2, waitUnit: 'minutes' }),
@@ -89,5 +92,43 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 		});
 		expect(result.execution.status).not.toBe('waiting');
 		expect(result.nodeError(ASK)?.message).toMatch(/24-hour reply window is closed/);
+	});
+
+	// n8n 1.x's resume URL is /webhook-waiting/<execution id>, ids are sequential and nothing in it
+	// is secret: without the token anyone who can reach n8n could post an "answer" into a conversation.
+	it('the resume URL takes the trigger\'s answer only: no token, another execution\'s token, a token of another key: 403, nothing resumed', async () => {
+		const harness = await webhookHarness({
+			type: NODE_TYPE,
+			parameters: { resource: 'message', operation: 'replyAndWait', text: 'What is your order number?' },
+			credentials: credentialsFor(sandbox, 'all'),
+			executionId: '57',
+		});
+		// n8n serves a restart webhook for the waiting execution; the harness serves what is active.
+		await harness.activate();
+		const answer = inboundEnvelope({ from: CONTACT, text: 'A-42' });
+		const post = async (body: unknown) =>
+			await harness.receive({ headers: { 'content-type': 'application/json' }, rawBody: JSON.stringify(body) });
+		const forged = [
+			{ answer },
+			{ answer, token: '' },
+			{ answer, token: resumeToken(sandbox.keys.all, '58') },
+			{ answer, token: resumeToken(sandbox.keys.oneNumber, '57') },
+			{ answer, token: `${resumeToken(sandbox.keys.all, '57')}x` },
+			{ answer, token: ['x'] },
+		];
+		for (const body of forged) {
+			const refused = await post(body);
+			expect({ status: refused.status, body: refused.body, resumed: refused.workflowData }).toEqual({
+				status: 403,
+				body: { error: 'forbidden', reason: 'not an answer sent by the Business Messaging Trigger' },
+				resumed: undefined,
+			});
+		}
+		const token = resumeToken(sandbox.keys.all, '57');
+		expect((await post({ answer: { event: 'message.status' }, token })).status).toBe(400);
+		const taken = await post({ answer, token });
+		expect(taken.status).toBe(200);
+		expect(taken.workflowData?.[0]).toEqual([{ json: expect.objectContaining({ event: 'message.inbound', data: expect.objectContaining({ text: 'A-42' }) }) }]);
+		expect(JSON.stringify(taken)).not.toContain(sandbox.keys.all);
 	});
 });
