@@ -4,6 +4,7 @@
  * bench/results/latest.json (and latest.md, the table as in the README).
  *
  *   npm run bench [-- --only 1,2,3,4] [--quick] [--skip-build] [--keep]
+ *   (part 2 only: BENCH_INSTANCES=default,lazy BENCH_REPS=5 BENCH_CONCURRENCIES=1,8 for a focused run)
  *
  *   1     the trigger's receive path in-process vs HMAC + timingSafeEqual + JSON.parse (Node 20 and 24)
  *   2     signed events through three n8n 2.41.1 (default, lazy isolate acquire, legacy engine): our
@@ -355,7 +356,14 @@ async function main(): Promise<void> {
 
 	const webhookOptions: WebhookOptions = options.quick
 		? { concurrencies: [1, 8, 32], reps: 1, eventsFor: (instance, c) => (instance === 'default' ? 1 : 2) * (c === 1 ? 20 : 40) }
-		: DEFAULT_WEBHOOK_OPTIONS;
+		: {
+				...DEFAULT_WEBHOOK_OPTIONS,
+				// BENCH_REPS=5 BENCH_CONCURRENCIES=1,8: more repetitions of fewer settings (a focused run).
+				reps: Number(process.env.BENCH_REPS) || DEFAULT_WEBHOOK_OPTIONS.reps,
+				concurrencies: (process.env.BENCH_CONCURRENCIES ?? '').split(',').map(Number).filter((c) => c > 0).length
+					? (process.env.BENCH_CONCURRENCIES ?? '').split(',').map(Number).filter((c) => c > 0)
+					: DEFAULT_WEBHOOK_OPTIONS.concurrencies,
+			};
 
 	if (options.only.has('2')) {
 		log('2. signed events through three n8n (default, lazy isolate acquire, legacy engine): six workflows each, interleaved rounds');
