@@ -11,6 +11,7 @@ import type {
 } from 'n8n-workflow';
 
 import { CREDENTIAL_TYPE } from '../shared/transport';
+import { markTriggerWorkflow } from '../shared/waiting';
 import { startCatchUp } from './catchUp';
 import { OUTPUTS_EXPRESSION, outputCount, properties } from './description';
 import { deleteWebhook, registerWebhook, webhookExists } from './lifecycle';
@@ -73,6 +74,8 @@ export class BusinessMessagingTrigger implements INodeType {
 
 	/** The catch-up of missed messages (catchUp.ts): n8n runs it while the workflow is active, on the leader main only. */
 	async trigger(this: ITriggerFunctions): Promise<ITriggerResponse> {
+		// Saved by n8n with the activation: tells Reply and Wait in this workflow that it may keep its waiting entries here.
+		if (this.getMode() !== 'manual') markTriggerWorkflow(this.getWorkflowStaticData('global'));
 		return await startCatchUp.call(this);
 	}
 

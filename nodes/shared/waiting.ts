@@ -3,8 +3,9 @@
  * so that the trigger receiving that contact's next message resumes it.
  *
  * Two places, both allowed to lose an entry: this process's memory (every workflow of the
- * process, gone on restart) and the workflow's static data (survives a restart, but n8n saves
- * it per execution, so concurrent executions may overwrite each other's entries). A lost or
+ * process, gone on restart) and the workflow's static data when the trigger is in the same
+ * workflow (survives a restart, but n8n saves it per execution, so concurrent executions may
+ * overwrite each other's entries; see TRIGGER_MARKER_KEY for when it is not written at all). A lost or
  * stale entry fails safe: the trigger finds nothing, or its resume is refused, and the message
  * starts a normal execution. The answer is never lost; the waiting execution then times out.
  */
@@ -14,6 +15,27 @@ import type { IDataObject } from 'n8n-workflow';
 import { isPlainObject } from './validate';
 
 export const STATIC_DATA_KEY = 'businessMessagingWaiting';
+/**
+ * Set by the Business Messaging Trigger in its workflow's global static data when the workflow is
+ * activated. Its presence in an execution's copy of the static data means two things: the trigger
+ * that will receive the answer reads this workflow's static data (an entry in another workflow's
+ * is never read), and the copy was loaded from the database, so saving it keeps what is there.
+ * n8n 2.x in queue mode runs a new execution on a worker with an EMPTY copy and, when a node
+ * changed it, saves that copy whole: the trigger's sealed signing secret and catch-up watermark
+ * were wiped (every event refused with 401) by the first Reply and Wait. Without the marker the
+ * entry stays in this process's memory only.
+ */
+export const TRIGGER_MARKER_KEY = 'businessMessagingTrigger';
+
+/** The trigger's side: marks its workflow's static data (only when missing, so nothing else is saved for it). */
+export function markTriggerWorkflow(globalStaticData: IDataObject): void {
+	if (globalStaticData[TRIGGER_MARKER_KEY] !== true) globalStaticData[TRIGGER_MARKER_KEY] = true;
+}
+
+/** The static data to register in: the execution's copy when it carries the trigger's marker, else none (memory only). */
+export function persistableStaticData(globalStaticData: IDataObject | undefined): IDataObject | undefined {
+	return globalStaticData?.[TRIGGER_MARKER_KEY] === true ? globalStaticData : undefined;
+}
 /** Entries kept in static data at most (oldest dropped): a bound on what every execution saves. */
 const MAX_STATIC_ENTRIES = 200;
 const MAX_MEMORY_ENTRIES = 10_000;

@@ -8,6 +8,8 @@ import type {
 	ExecutionError,
 	ICredentialType,
 	IConnections,
+	IDataObject,
+	WorkflowExecuteMode,
 	INode,
 	INodeExecutionData,
 	INodeParameters,
@@ -59,6 +61,14 @@ export interface RunWorkflowOptions {
 	 * as n8n's wait tracker does on the timer; it is copied through JSON as n8n stores it.
 	 */
 	resumeFrom?: IRun['data'];
+	/**
+	 * The workflow's static data as n8n hands it to the execution (default {}): this very object
+	 * is used, so a test sees what the nodes changed and n8n's __dataChanged flag (n8n saves the
+	 * whole object after the execution when it is true).
+	 */
+	staticData?: IDataObject;
+	/** n8n's execution mode; default 'manual' (the editor's Execute workflow). 'webhook' or 'trigger' as for an active workflow. */
+	mode?: WorkflowExecuteMode;
 }
 
 export interface WorkflowRunResult {
@@ -117,7 +127,7 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<Workflow
 		connections,
 		active: false,
 		nodeTypes,
-		staticData: {},
+		staticData: options.staticData ?? {},
 		settings,
 	});
 
@@ -142,7 +152,7 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<Workflow
 	};
 	// Real hooks object; real n8n adds handlers that save the execution, push progress to the
 	// editor and save static data. None are needed here: the run's result is returned.
-	const hooks = new ExecutionLifecycleHooks('manual', randomUUID(), workflowData);
+	const hooks = new ExecutionLifecycleHooks(options.mode ?? 'manual', randomUUID(), workflowData);
 	const additionalData = createAdditionalData({ credentialsHelper, hooks });
 
 	// What WorkflowExecute.run() builds, with the start node's input given by the test.
@@ -152,7 +162,7 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<Workflow
 				executionData: { nodeExecutionStack: [{ node: startNode, data: { main: [startItems] }, source: null }] },
 				resultData: { runData: {}, pinData },
 			});
-	const execution = await new WorkflowExecute(additionalData, 'manual', runExecutionData).processRunExecutionData(
+	const execution = await new WorkflowExecute(additionalData, options.mode ?? 'manual', runExecutionData).processRunExecutionData(
 		workflow,
 	);
 	return toResult(execution);

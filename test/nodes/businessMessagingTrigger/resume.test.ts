@@ -5,7 +5,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import { STATIC_DATA_KEY, findWaiting, isResumeToken, registerWaiting, removeWaiting, resumeToken, waitingKey } from '../../../nodes/shared/waiting';
+import { STATIC_DATA_KEY, TRIGGER_MARKER_KEY, findWaiting, isResumeToken, registerWaiting, removeWaiting, resumeToken, waitingKey } from '../../../nodes/shared/waiting';
 import type { WebhookHarness } from '../../harness';
 import { inboundEnvelope, signedRequest, useSandbox } from '../../support';
 import { storedSecret, trigger } from './helpers';
@@ -63,6 +63,17 @@ describe('trigger: an answer resumes the waiting execution', () => {
 		const next = await harness.receive(signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER, text: 'again' }), secret));
 		expect(next.workflowData?.[0]).toHaveLength(1);
 		expect(server.bodies).toHaveLength(1);
+	});
+
+	it('activation marks the workflow\'s static data (saved with it), so Reply and Wait in this workflow keeps its entries there', async () => {
+		const { harness } = await activeTrigger();
+		expect(harness.globalStaticData[TRIGGER_MARKER_KEY]).toBeUndefined();
+		const started = await harness.startTrigger();
+		try {
+			expect(harness.globalStaticData[TRIGGER_MARKER_KEY]).toBe(true);
+		} finally {
+			await started.close();
+		}
 	});
 
 	it('after a restart (the entry only in the workflow\'s static data, as n8n loads it): resumes too', async () => {

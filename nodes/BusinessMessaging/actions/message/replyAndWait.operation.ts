@@ -30,7 +30,7 @@ import { NodeApiError, NodeOperationError, WAIT_INDEFINITELY } from 'n8n-workflo
 
 import { CREDENTIAL_TYPE } from '../../../shared/transport';
 import { isPlainObject } from '../../../shared/validate';
-import { isResumeToken, registerWaiting, resumeToken, waitingKey } from '../../../shared/waiting';
+import { isResumeToken, persistableStaticData, registerWaiting, resumeToken, waitingKey } from '../../../shared/waiting';
 import { withReplyWindow } from '../../../shared/window';
 import { updateDisplayOptions } from '../../helpers/descriptions';
 import { replyFields, sendReply } from './reply.operation';
@@ -129,7 +129,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 	const resumeUrl = String(this.evaluateExpression('{{ $execution.resumeUrl }}', 0));
 	const executionId = String(this.evaluateExpression('{{ $execution.id }}', 0));
 	const token = resumeToken(String((await this.getCredentials(CREDENTIAL_TYPE)).apiKey ?? ''), executionId);
-	const staticData = this.getMode() === 'manual' ? undefined : this.getWorkflowStaticData('global');
+	const staticData = this.getMode() === 'manual' ? undefined : persistableStaticData(this.getWorkflowStaticData('global'));
 
 	const sent: INodeExecutionData[] = [];
 	const timedOut: INodeExecutionData[] = [];

@@ -3,9 +3,9 @@
 // registered, and a resume on n8n's timer (as the wait tracker does it: the stored run data run
 // again) continues on the Timed Out output without sending again. The answer's path (the trigger
 // posting to the resume URL) runs in real n8n: test/e2e/checks/conversation.ts.
-import type { INode } from 'n8n-workflow';
+import type { IDataObject, INode } from 'n8n-workflow';
 
-import { findWaiting, isResumeToken, resumeToken, waitingKey } from '../../../../nodes/shared/waiting';
+import { STATIC_DATA_KEY, TRIGGER_MARKER_KEY, findWaiting, isResumeToken, resumeToken, waitingKey } from '../../../../nodes/shared/waiting';
 import { MANUAL_TRIGGER_NODE_NAME, MANUAL_TRIGGER_TYPE, runWorkflow, webhookHarness } from '../../../harness';
 import { describeWithSandbox, inboundEnvelope, inboundItem } from '../../../support';
 import { CONTACT, NODE_TYPE, credentialsFor, inbound } from '../helpers';
@@ -130,5 +130,36 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 		expect(taken.status).toBe(200);
 		expect(taken.workflowData?.[0]).toEqual([{ json: expect.objectContaining({ event: 'message.inbound', data: expect.objectContaining({ text: 'A-42' }) }) }]);
 		expect(JSON.stringify(taken)).not.toContain(sandbox.keys.all);
+	});
+
+	// n8n 2.x in queue mode gives a new execution on a worker an EMPTY copy of the static data and
+	// saves it whole when a node changed it: registering there wiped the trigger's sealed secret
+	// (every event then refused with 401, measured in npm run test:queue).
+	it('static data: written only when the execution\'s copy carries the trigger\'s marker; an empty copy (a queue-mode worker) is left unchanged', async () => {
+		const record = await inbound(sandbox);
+		const emptyCopy: IDataObject = {};
+		const onWorker = await runWorkflow({
+			...workflow({ limitWaitTime: true, waitAmount: 1, waitUnit: 'minutes' }),
+			credentials: credentialsFor(sandbox, 'all'),
+			inputItems: [inboundItem(record)],
+			staticData: emptyCopy,
+			mode: 'webhook',
+		});
+		expect(onWorker.execution.status).toBe('waiting');
+		expect((emptyCopy as { __dataChanged?: boolean }).__dataChanged).toBe(false);
+		expect(JSON.stringify(emptyCopy)).not.toContain(STATIC_DATA_KEY);
+
+		const loaded: IDataObject = { global: { [TRIGGER_MARKER_KEY]: true }, 'node:Trigger': { sealedSecret: 'v1.sealed' } };
+		const withTrigger = await runWorkflow({
+			...workflow({ limitWaitTime: true, waitAmount: 1, waitUnit: 'minutes' }),
+			credentials: credentialsFor(sandbox, 'all'),
+			inputItems: [inboundItem(await inbound(sandbox, { from: '+15557659999' }))],
+			staticData: loaded,
+			mode: 'webhook',
+		});
+		expect(withTrigger.execution.status).toBe('waiting');
+		expect((loaded as { __dataChanged?: boolean }).__dataChanged).toBe(true);
+		expect(findWaiting(loaded.global as never, [waitingKey('+15557659999', sandbox.numbers[0].phone_number_id)])?.entry.executionId).toBeDefined();
+		expect(loaded['node:Trigger']).toEqual({ sealedSecret: 'v1.sealed' });
 	});
 });
