@@ -19,12 +19,13 @@ import type {
 } from 'n8n-workflow';
 
 import { downloadMedia } from '../shared/media';
+import { REGISTRATION_HEADER } from '../shared/waiting';
 import { withReplyWindow } from '../shared/window';
 import { CREDENTIAL_TYPE } from '../shared/transport';
 import { downloadLimits, splitList } from '../shared/validate';
 import { outputLayout } from './description';
 import { HAND_OVER_IGNORED, routeHandOver } from './handover';
-import { resumeWaitingExecution, type ResumeOutcome } from './resume';
+import { receiveWaitRegistration, resumeWaitingExecution, type ResumeOutcome } from './resume';
 import {
 	DEFAULT_MAX_AGE_SECONDS,
 	EVENT_TYPES,
@@ -341,6 +342,12 @@ export async function receiveEvent(this: IWebhookFunctions): Promise<IWebhookRes
 }
 
 async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
+	// Not an event: Reply and Wait for Answer registering what it waits for (signed with the API key).
+	const registration = (this.getHeaderData() as Record<string, unknown>)[REGISTRATION_HEADER];
+	if (registration !== undefined) {
+		return await receiveWaitRegistration.call(this, await rawBodyOf.call(this).catch(() => undefined), registration);
+	}
+
 	// 1. The secret: without one nothing is accepted (fail closed).
 	const found = await signingSecret.call(this);
 	if ('problem' in found) {

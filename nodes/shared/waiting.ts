@@ -72,6 +72,53 @@ export function isResumeToken(apiKey: string, executionId: string, candidate: un
 	return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
+/**
+ * Registration through the trigger: a worker of n8n's queue mode cannot keep a waiting entry
+ * where a webhook processor finds it (see TRIGGER_MARKER_KEY), so Reply and Wait posts its
+ * entries to the account's webhook (the trigger's own URL), and the trigger stores them in its
+ * workflow's static data from a copy n8n has just loaded, as with any request it receives.
+ * Signed with a key derived from the API key, so only a holder of the key can register; the
+ * trigger takes them only for resume URLs of its own n8n.
+ */
+export const REGISTRATION_HEADER = 'x-business-messaging-wait';
+const REGISTRATION_KEY_LABEL = 'business-messaging wait registration v1';
+
+export interface WaitRegistration {
+	key: string;
+	entry: WaitingEntry;
+}
+
+/** The signature header value for a registration body: sha256=<hex HMAC> with a key derived from the API key. */
+export function signRegistration(apiKey: string, rawBody: string | Buffer): string {
+	const key = createHmac('sha256', apiKey).update(REGISTRATION_KEY_LABEL).digest();
+	return `sha256=${createHmac('sha256', key).update(rawBody).digest('hex')}`;
+}
+
+/** Whether the header signs these bytes with this API key (constant time; false for anything but a string). */
+export function isRegistrationSignature(apiKey: string, rawBody: Buffer, header: unknown): boolean {
+	if (typeof header !== 'string' || apiKey === '') return false;
+	const expected = Buffer.from(signRegistration(apiKey, rawBody));
+	const given = Buffer.from(header.trim());
+	return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+/**
+ * The registrations in a verified body, keeping only well-formed entries whose resume URL is a
+ * waiting-execution URL of `ownOrigin` (this n8n): the trigger later posts the contact's answer there.
+ */
+export function parseRegistrations(body: unknown, ownOrigin: string): WaitRegistration[] {
+	const list = isPlainObject(body) && Array.isArray(body.business_messaging_wait) ? body.business_messaging_wait : [];
+	return list.filter((item): item is WaitRegistration => {
+		if (!isPlainObject(item) || typeof item.key !== 'string' || !isEntry(item.entry)) return false;
+		try {
+			const url = new URL(item.entry.resumeUrl);
+			return url.origin === ownOrigin && /\/webhook-waiting\/[^/]+/.test(url.pathname);
+		} catch {
+			return false;
+		}
+	});
+}
+
 /** The contact on the number; number '*' when the reply left from the key's only number. */
 export function waitingKey(contact: string, number: string | undefined): string {
 	return `${number && number.trim() !== '' ? number.trim() : '*'}|${contact.trim()}`;

@@ -18,6 +18,8 @@ export interface AdditionalDataOptions {
 	webhookBaseUrl?: string;
 	/** Base of test webhook URLs, n8n's `${WEBHOOK_URL}webhook-test`. */
 	webhookTestBaseUrl?: string;
+	/** Base of waiting executions' resume URLs ($execution.resumeUrl), n8n's `${WEBHOOK_URL}webhook-waiting`. */
+	webhookWaitingBaseUrl?: string;
 }
 
 export function createAdditionalData(options: AdditionalDataOptions): IWorkflowExecuteAdditionalData {
@@ -36,7 +38,7 @@ export function createAdditionalData(options: AdditionalDataOptions): IWorkflowE
 		formWaitingBaseUrl: `${base}/form-waiting`,
 		formTestBaseUrl: `${base}/form-test`,
 		webhookBaseUrl: options.webhookBaseUrl ?? `${base}/webhook`,
-		webhookWaitingBaseUrl: `${base}/webhook-waiting`,
+		webhookWaitingBaseUrl: options.webhookWaitingBaseUrl ?? `${base}/webhook-waiting`,
 		webhookTestBaseUrl: options.webhookTestBaseUrl ?? `${base}/webhook-test`,
 		mcpBaseUrl: `${base}/mcp`,
 		mcpTestBaseUrl: `${base}/mcp-test`,

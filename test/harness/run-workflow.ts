@@ -69,6 +69,8 @@ export interface RunWorkflowOptions {
 	staticData?: IDataObject;
 	/** n8n's execution mode; default 'manual' (the editor's Execute workflow). 'webhook' or 'trigger' as for an active workflow. */
 	mode?: WorkflowExecuteMode;
+	/** Base of resume URLs ($execution.resumeUrl); default http://localhost:5678/webhook-waiting. */
+	webhookWaitingBaseUrl?: string;
 }
 
 export interface WorkflowRunResult {
@@ -153,7 +155,7 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<Workflow
 	// Real hooks object; real n8n adds handlers that save the execution, push progress to the
 	// editor and save static data. None are needed here: the run's result is returned.
 	const hooks = new ExecutionLifecycleHooks(options.mode ?? 'manual', randomUUID(), workflowData);
-	const additionalData = createAdditionalData({ credentialsHelper, hooks });
+	const additionalData = createAdditionalData({ credentialsHelper, hooks, webhookWaitingBaseUrl: options.webhookWaitingBaseUrl });
 
 	// What WorkflowExecute.run() builds, with the start node's input given by the test.
 	const runExecutionData = options.resumeFrom

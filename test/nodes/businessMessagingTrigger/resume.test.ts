@@ -5,10 +5,11 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import { STATIC_DATA_KEY, TRIGGER_MARKER_KEY, findWaiting, isResumeToken, registerWaiting, removeWaiting, resumeToken, waitingKey } from '../../../nodes/shared/waiting';
+import { REGISTRATION_HEADER, STATIC_DATA_KEY, TRIGGER_MARKER_KEY, findWaiting, isResumeToken, registerWaiting, removeWaiting, resumeToken, signRegistration, waitingKey } from '../../../nodes/shared/waiting';
+import { MANUAL_TRIGGER_NODE_NAME, MANUAL_TRIGGER_TYPE, runWorkflow } from '../../harness';
 import type { WebhookHarness } from '../../harness';
-import { inboundEnvelope, signedRequest, useSandbox } from '../../support';
-import { storedSecret, trigger } from './helpers';
+import { inboundEnvelope, inboundItem, signedRequest, useSandbox } from '../../support';
+import { control, credentialsFor, servedTrigger, storedSecret, trigger } from './helpers';
 
 const sb = useSandbox({ reset: 'afterEach' });
 
@@ -153,5 +154,74 @@ describe('the waiting registry (nodes/shared/waiting.ts)', () => {
 		// An entry without a token (an older version's) is not used: the answer starts a normal execution.
 		const staticData: Record<string, unknown> = { [STATIC_DATA_KEY]: { 'n|a': { resumeUrl: 'u', executionId: '1', expiresAtMs: Date.now() + 1000, alsoStart: false } } };
 		expect(findWaiting(staticData as never, ['n|a'])).toBeUndefined();
+	});
+});
+
+// Queue mode: Reply and Wait runs on a worker with an empty static data copy it must not save, and
+// the answer reaches a webhook processor. So it posts its entries to the account's webhook (the
+// trigger), which keeps them in its workflow's static data: what every n8n process reads.
+describe('Reply and Wait registers through the trigger (no shared memory, as between n8n processes)', () => {
+	it('the entry lands in the trigger\'s static data from a worker-like execution (empty copy, nothing saved there)', async () => {
+		const served = await servedTrigger(sb);
+		try {
+			const origin = new URL(served.served.url).origin;
+			const number = sb.numbers[0].phone_number_id;
+			// Written before the trigger listens for it (hand over etc. are not under test here).
+			const sent = await control(sb, 'POST', '/inbound', { from: CONTACT, contact_name: 'Ada', number, text: 'hello' });
+			const emptyCopy = {};
+			const run = await runWorkflow({
+				nodes: [
+					{ id: 'm', name: MANUAL_TRIGGER_NODE_NAME, type: MANUAL_TRIGGER_TYPE, typeVersion: 1, position: [0, 0], parameters: {} },
+					{
+						id: 'a',
+						name: 'Ask',
+						type: 'n8n-nodes-business-messaging.businessMessaging',
+						typeVersion: 1,
+						position: [200, 0],
+						parameters: { resource: 'message', operation: 'replyAndWait', text: 'What is your order number?', limitWaitTime: true, waitAmount: 5, waitUnit: 'minutes' },
+						credentials: { businessMessagingApi: { id: '1', name: 'sandbox' } },
+					},
+				],
+				connections: { [MANUAL_TRIGGER_NODE_NAME]: { main: [[{ node: 'Ask', type: 'main', index: 0 }]] } },
+				credentials: credentialsFor(sb),
+				inputItems: [inboundItem(sent.body.record)],
+				mode: 'webhook',
+				staticData: emptyCopy,
+				webhookWaitingBaseUrl: `${origin}/webhook-waiting`,
+			});
+			expect(run.execution.status).toBe('waiting');
+			// Nothing for n8n to save from the worker's copy (reading it created an empty "global", not a change).
+			expect((emptyCopy as { __dataChanged?: boolean }).__dataChanged).toBe(false);
+			expect(JSON.stringify(emptyCopy)).not.toContain(STATIC_DATA_KEY);
+			const registrations = served.results.filter((r) => (r.body as { registered?: number })?.registered !== undefined);
+			expect(registrations.map((r) => [r.status, r.body, r.workflowData])).toEqual([[200, { registered: 1 }, undefined]]);
+			const stored = findWaiting(served.harness.globalStaticData, [waitingKey(CONTACT, number)]);
+			expect(stored?.entry.resumeUrl.startsWith(`${origin}/webhook-waiting/`)).toBe(true);
+			expect(isResumeToken(sb.keys.all, stored!.entry.executionId, stored!.entry.token)).toBe(true);
+		} finally {
+			await served.down();
+		}
+	});
+
+	it('refuses a registration not signed with its API key (401), and keeps none whose resume URL is not of its own n8n', async () => {
+		const { harness } = await activeTrigger();
+		const origin = new URL(harness.webhookUrl).origin;
+		const entry = { resumeUrl: `${origin}/webhook-waiting/77?signature=s`, executionId: '77', expiresAtMs: Date.now() + 60_000, alsoStart: false, token: 't' };
+		const register = async (body: unknown, sign: (raw: string) => string) => {
+			const raw = JSON.stringify(body);
+			return await harness.receive({ headers: { 'content-type': 'application/json', [REGISTRATION_HEADER]: sign(raw) }, rawBody: raw });
+		};
+		const body = { business_messaging_wait: [{ key: waitingKey(CONTACT, NUMBER), entry }] };
+		for (const sign of [(raw: string) => signRegistration(sb.keys.oneNumber, raw), () => 'sha256=00', (raw: string) => signRegistration(sb.keys.all, `${raw} `)]) {
+			const refused = await register(body, sign);
+			expect([refused.status, refused.body, refused.workflowData]).toEqual([401, { error: 'unauthorized', reason: "not signed with this trigger's API key" }, undefined]);
+		}
+		expect(harness.globalStaticData[STATIC_DATA_KEY]).toBeUndefined();
+		const elsewhere = { business_messaging_wait: [{ key: waitingKey(CONTACT, NUMBER), entry: { ...entry, resumeUrl: 'https://attacker.example/webhook-waiting/77' } }] };
+		expect((await register(elsewhere, (raw) => signRegistration(sb.keys.all, raw))).body).toEqual({ registered: 0 });
+		expect(harness.globalStaticData[STATIC_DATA_KEY]).toBeUndefined();
+		const taken = await register(body, (raw) => signRegistration(sb.keys.all, raw));
+		expect([taken.status, taken.body, taken.workflowData]).toEqual([200, { registered: 1 }, undefined]);
+		expect(findWaiting(harness.globalStaticData, [waitingKey(CONTACT, NUMBER)])?.entry.executionId).toBe('77');
 	});
 });

@@ -28,9 +28,18 @@ import type {
 } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError, WAIT_INDEFINITELY } from 'n8n-workflow';
 
-import { CREDENTIAL_TYPE } from '../../../shared/transport';
 import { isPlainObject } from '../../../shared/validate';
-import { isResumeToken, persistableStaticData, registerWaiting, resumeToken, waitingKey } from '../../../shared/waiting';
+import { CREDENTIAL_TYPE, apiRequest } from '../../../shared/transport';
+import {
+	REGISTRATION_HEADER,
+	isResumeToken,
+	persistableStaticData,
+	registerWaiting,
+	resumeToken,
+	signRegistration,
+	waitingKey,
+	type WaitRegistration,
+} from '../../../shared/waiting';
 import { withReplyWindow } from '../../../shared/window';
 import { updateDisplayOptions } from '../../helpers/descriptions';
 import { replyFields, sendReply } from './reply.operation';
@@ -128,7 +137,9 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 	const options = this.getNodeParameter('waitOptions', 0, {}) as IDataObject;
 	const resumeUrl = String(this.evaluateExpression('{{ $execution.resumeUrl }}', 0));
 	const executionId = String(this.evaluateExpression('{{ $execution.id }}', 0));
-	const token = resumeToken(String((await this.getCredentials(CREDENTIAL_TYPE)).apiKey ?? ''), executionId);
+	const apiKey = String((await this.getCredentials(CREDENTIAL_TYPE)).apiKey ?? '');
+	const token = resumeToken(apiKey, executionId);
+	const registrations: WaitRegistration[] = [];
 	const staticData = this.getMode() === 'manual' ? undefined : persistableStaticData(this.getWorkflowStaticData('global'));
 
 	const sent: INodeExecutionData[] = [];
@@ -145,13 +156,12 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 		const contact = String(this.getNodeParameter('to', itemIndex)).trim();
 		const fromParameter = this.getNodeParameter('from', itemIndex, '') as unknown;
 		const number = typeof reply.from === 'string' && reply.from ? reply.from : typeof fromParameter === 'string' ? fromParameter : '';
-		registerWaiting(staticData, waitingKey(contact, number), {
-			resumeUrl,
-			executionId,
-			expiresAtMs: waitTill.getTime(),
-			alsoStart: options.alsoStart === true,
-			token,
-		});
+		const registration: WaitRegistration = {
+			key: waitingKey(contact, number),
+			entry: { resumeUrl, executionId, expiresAtMs: waitTill.getTime(), alsoStart: options.alsoStart === true, token },
+		};
+		registerWaiting(staticData, registration.key, registration.entry);
+		registrations.push(registration);
 		sent.push({ json: reply, pairedItem: { item: itemIndex } });
 		timedOut.push({
 			json: { ...items[itemIndex].json, timed_out: true, waited_for: { contact, number: number || null }, reply },
@@ -172,8 +182,40 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 		stored.data.main = [timedOut];
 	}
 
+	if (this.getMode() !== 'manual') await registerWithTrigger.call(this, apiKey, resumeUrl, registrations);
 	await this.putExecutionToWait(waitTill);
 	return [sent, []];
+}
+
+/**
+ * Posts the entries to the account's webhook, i.e. the Business Messaging Trigger that will
+ * receive the answer, wherever it runs (another workflow, a webhook processor in queue mode): it
+ * keeps them in its workflow's static data. Only to this n8n (the resume URL's origin): the
+ * entries carry resume URLs and their tokens. Any failure leaves the entries where they are
+ * (this process's memory): the answer then starts a normal execution, as the fail-safe says.
+ */
+async function registerWithTrigger(this: IExecuteFunctions, apiKey: string, resumeUrl: string, registrations: WaitRegistration[]): Promise<void> {
+	const why = (reason: string) =>
+		this.logger.info(`Business Messaging: Reply and Wait for Answer kept its waiting entry in this process only (${reason})`);
+	try {
+		const webhook = await apiRequest.call(this, 'GET', '/v1/console/webhook', { context: { operation: 'Reply and Wait for Answer' } });
+		const url = isPlainObject(webhook) && webhook.configured === true && typeof webhook.url === 'string' ? webhook.url : undefined;
+		if (!url) return why('no webhook is registered for the account');
+		if (new URL(url).origin !== new URL(resumeUrl).origin) return why('the account\'s webhook is not this n8n');
+		const body = JSON.stringify({ business_messaging_wait: registrations });
+		const response = (await this.helpers.httpRequest({
+			method: 'POST',
+			url,
+			body,
+			headers: { 'content-type': 'application/json', [REGISTRATION_HEADER]: signRegistration(apiKey, body) },
+			timeout: 4000,
+			returnFullResponse: true,
+			ignoreHttpStatusErrors: true,
+		})) as { statusCode: number };
+		if (response.statusCode !== 200) why(`the trigger answered ${response.statusCode}`);
+	} catch (error) {
+		why((error as Error).message);
+	}
 }
 
 /**
