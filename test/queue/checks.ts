@@ -640,14 +640,13 @@ function conversationWorkflow(ctx: QueueContext): WorkflowJson {
 
 /**
  * Reply and Wait for Answer in queue mode (issue 15). The question is sent and the execution put
- * to wait on a worker; the answer reaches a webhook processor. n8n 2.x gives a new execution on a
- * worker an empty copy of the workflow's static data and saves it whole when changed, so the
- * waiting entry is kept in the worker's memory only (nodes/shared/waiting.ts), where a webhook
- * processor cannot see it: the answer fails safe and starts a normal execution, the waiting one
- * times out. What this checks is that nothing breaks or is lost on the way: every message is
- * delivered (before the fix the first question wiped the trigger's sealed secret and every event
- * after it got 401), every answer is either resumed or runs as a new execution, never both, the
- * trigger's registration is still in static data, and the time limit ends the wait.
+ * to wait on a worker, which n8n gives an empty copy of the workflow's static data (saved whole
+ * if changed: the first version wiped the trigger's sealed secret there, every event after it got
+ * 401). So Reply and Wait posts its waiting entry to the account's webhook; the trigger on a
+ * webhook processor keeps it in static data; the answer, on any processor, resumes the execution.
+ * Contacts who write one at a time (each must resume), contacts who write at the same moment
+ * (their registrations are saved by concurrent requests, which n8n saves whole: a lost entry
+ * must fail safe, the answer starting a normal execution), and one who never answers.
  */
 export async function checkConversation(ctx: QueueContext, oneByOne = 6, together = 12): Promise<void> {
 	log(`== conversation: Reply and Wait for Answer across processes (${oneByOne} contacts one at a time, ${together} at once, 1 never answers)`);
@@ -719,6 +718,12 @@ export async function checkConversation(ctx: QueueContext, oneByOne = 6, togethe
 	ctx.numbers.conversation = { oneByOne: { contacts: oneByOne, ...a }, together: { contacts: together, ...b }, waitingBeforeAnswers: waiting, silent: silentDone ?? null, statuses };
 	const registration = ctx.topology.postgres.psql(`SELECT "staticData"::text FROM workflow_entity WHERE id = '${active.workflow.id.replace(/'/g, "''")}'`);
 	const all = { resumed: a.resumed + b.resumed, failedSafe: a.failedSafe + b.failedSafe, twice: a.twice + b.twice, contacts: oneByOne + together };
+	record(
+		ctx,
+		'conversation: contacts who write one at a time are each answered in the same execution (asked on a worker, registered through the trigger on a webhook processor, resumed by the answer)',
+		a.resumed === oneByOne,
+		`${a.resumed}/${oneByOne} resumed, ${a.failedSafe} as a new execution instead`,
+	);
 	record(
 		ctx,
 		`conversation: ${all.contacts} contacts asked on workers and answering through webhook processors: every message delivered (no 401), every answer resumed or run as a new execution, never lost, never both`,

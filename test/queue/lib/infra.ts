@@ -279,7 +279,8 @@ defaults
 
 frontend n8n
   bind 127.0.0.1:${port}
-  acl is_webhook path_beg /webhook/
+  # Waiting executions' resume URLs too: a main with production webhooks disabled serves neither.
+  acl is_webhook path_beg /webhook/ /webhook-waiting/
   use_backend webhook_processors if is_webhook
   default_backend main
 
@@ -325,7 +326,7 @@ ${hashServers}
 		20_000,
 		200,
 	);
-	log(`haproxy on 127.0.0.1:${port} (pid ${service.child.pid}): /webhook/ round-robin over ${webhookPorts.map((p) => `127.0.0.1:${p}`).join(', ')}; the rest to main 127.0.0.1:${mainPort}`);
+	log(`haproxy on 127.0.0.1:${port} (pid ${service.child.pid}): /webhook/ and /webhook-waiting/ round-robin over ${webhookPorts.map((p) => `127.0.0.1:${p}`).join(', ')}; the rest to main 127.0.0.1:${mainPort}`);
 	return {
 		...service,
 		url: `http://127.0.0.1:${port}`,
