@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
 import { CREDENTIAL_NAME, mapExample, readExample } from '../lib/examples';
-import { CREDENTIAL_TYPE, N8nClient, N8nProcess, type Execution, type Line, type SavedWorkflow } from '../lib/n8n';
+import { ACTION_TYPE, CREDENTIAL_TYPE, N8nClient, N8nProcess, TRIGGER_TYPE, type Execution, type Line, type SavedWorkflow } from '../lib/n8n';
 import { SandboxControl, type Sandbox } from '../lib/sandbox';
 import { log, sleep, waitFor } from '../lib/util';
 
@@ -197,6 +197,59 @@ export async function conversationChecks(ctx: ConversationContext): Promise<N8nP
 	});
 
 	await client.deactivate(workflow.id).catch((error: unknown) => log(`deactivating the conversation workflow: ${String(error)}`));
+
+	await check('conversation: Reply and Wait in another workflow than the trigger: the answer resumes it after an n8n restart (entry registered through the trigger, kept in its static data); the trigger\'s workflow starts nothing', async () => {
+		const contact = '+33611110010';
+		const credentials = { [CREDENTIAL_TYPE]: { id: credentialId, name: `${CREDENTIAL_NAME} (conversation)` } };
+		const path = `ask-elsewhere-${Date.now()}`;
+		const triggerOnly = await client.createWorkflow({
+			name: 'Trigger only (e2e)',
+			nodes: [
+				{ name: 'Trigger', type: TRIGGER_TYPE, typeVersion: 2, position: [0, 0], webhookId: crypto.randomUUID(), parameters: { registration: 'automatic', events: ['message.inbound'], options: {} }, credentials },
+				{ name: 'Received', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [240, 0], parameters: {} },
+			],
+			connections: { Trigger: { main: [[{ node: 'Received', type: 'main', index: 0 }]] } },
+			settings: { executionOrder: 'v1' },
+		});
+		const asking = await client.createWorkflow({
+			name: 'Ask from another workflow (e2e)',
+			nodes: [
+				{ name: 'Webhook', type: 'n8n-nodes-base.webhook', typeVersion: 2, position: [0, 0], webhookId: crypto.randomUUID(), parameters: { httpMethod: 'POST', path, responseMode: 'onReceived', options: {} } },
+				{ name: 'Ask', type: ACTION_TYPE, typeVersion: 1, position: [240, 0], parameters: { resource: 'message', operation: 'replyAndWait', to: '={{ $json.body.to }}', from: '={{ $json.body.from }}', text: 'Which size?', limitWaitTime: true, waitAmount: 10, waitUnit: 'minutes', waitOptions: {} }, credentials },
+				{ name: 'Got it', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [480, 0], parameters: {} },
+			],
+			connections: { Webhook: { main: [[{ node: 'Ask', type: 'main', index: 0 }]] }, Ask: { main: [[{ node: 'Got it', type: 'main', index: 0 }]] } },
+			settings: { executionOrder: 'v1' },
+		});
+		for (const id of [triggerOnly.id, asking.id]) {
+			const outcome = await client.activateAndSettle(id);
+			if (!outcome.ok) fail(`activating ${id}: ${outcome.message}`);
+		}
+		// The contact opens the reply window (an ordinary message: the trigger's workflow runs once).
+		await write(contact, 'hi');
+		const triggerRuns = async () => (await client.executions(triggerOnly.id)).length;
+		await waitFor('the trigger workflow to run the first message', async () => (await triggerRuns()) === 1, 30_000, 500);
+		const started = await fetch(`${n8n.url}/webhook/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ to: contact, from: number }) });
+		if (!started.ok) fail(`starting the asking workflow: ${started.status} ${await started.text()}`);
+		const waiting = await waitFor('the asking execution to wait', async () => (await client.executions(asking.id)).find((e) => e.status === 'waiting'), 30_000, 500);
+		n8n = await ctx.restart();
+		client = new N8nClient(n8n.url, line, installDir);
+		await client.login();
+		await waitFor('n8n to answer again', async () => (await fetch(`${n8n.url}/healthz`).catch(() => undefined))?.ok, 30_000, 500);
+		await write(contact, 'size M');
+		const done = await waitFor('the asking execution to finish', async () => {
+			const found = (await client.executions(asking.id)).find((e) => e.id === waiting.id);
+			return found && !['running', 'new', 'waiting'].includes(found.status) ? found : undefined;
+		}, 45_000, 1000);
+		const run = await outputs(done.id);
+		const answer = run.nodes['Got it']?.[0]?.[0]?.data as { text?: string } | undefined;
+		const after = await triggerRuns();
+		await client.deactivate(asking.id).catch(() => undefined);
+		await client.deactivate(triggerOnly.id).catch(() => undefined);
+		if (done.status !== 'success' || answer?.text !== 'size M') fail(`execution ${done.id} ${done.status}; Got it: ${JSON.stringify(run.nodes['Got it'])}`);
+		if (after !== 1) fail(`the trigger's workflow ran ${after - 1} more time(s)`);
+		return `execution ${done.id} of the asking workflow waited across a restart and resumed with "${answer.text}"; the trigger's workflow ran only the first message`;
+	});
 
 	await check('AI Agent tool: a (fake, loopback) OpenAI chat model calls Business Messaging Reply; To and Text come from the model ($fromAI defaults)', async () => {
 		const contact = '+33611110009';
