@@ -345,7 +345,9 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	// Not an event: Reply and Wait for Answer registering what it waits for (signed with the API key).
 	const registration = (this.getHeaderData() as Record<string, unknown>)[REGISTRATION_HEADER];
 	if (registration !== undefined) {
-		return await receiveWaitRegistration.call(this, await rawBodyOf.call(this).catch(() => undefined), registration);
+		const outcome = await receiveWaitRegistration.call(this, await rawBodyOf.call(this).catch(() => undefined), registration);
+		if ('reason' in outcome) return reject.call(this, outcome.status, `waiting registration refused: ${outcome.reason}`);
+		return { webhookResponse: outcome };
 	}
 
 	// 1. The secret: without one nothing is accepted (fail closed).

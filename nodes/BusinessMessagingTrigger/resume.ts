@@ -4,7 +4,7 @@
  * starting a new one. Fail safe: no entry, an expired one, or a refused resume (the execution
  * finished, timed out, was deleted) means the message starts a normal execution.
  */
-import type { IDataObject, INodeExecutionData, ITriggerFunctions, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
+import type { IDataObject, INodeExecutionData, ITriggerFunctions, IWebhookFunctions } from 'n8n-workflow';
 
 import { CREDENTIAL_TYPE } from '../shared/transport';
 import { isPlainObject } from '../shared/validate';
@@ -57,32 +57,32 @@ export async function resumeWaitingExecution(this: IWebhookFunctions | ITriggerF
 /**
  * A Reply and Wait for Answer registering its waiting entries (REGISTRATION_HEADER): stored in
  * this workflow's static data, which n8n loaded for this request and saves after it, so a
- * webhook processor receiving the answer later finds them. Starts no execution.
+ * webhook processor receiving the answer later finds them. Starts no execution. A refusal is
+ * answered (and logged, within the bound on rejections) by the caller.
  */
-export async function receiveWaitRegistration(this: IWebhookFunctions, rawBody: Buffer | undefined, signature: unknown): Promise<IWebhookResponseData> {
-	const answer = (status: number, body: IDataObject): IWebhookResponseData => {
-		this.getResponseObject().status(status).json(body);
-		return { noWebhookResponse: true };
-	};
-	if (!rawBody) return answer(400, { error: 'bad_request', reason: 'the raw request body is not available' });
+export async function receiveWaitRegistration(
+	this: IWebhookFunctions,
+	rawBody: Buffer | undefined,
+	signature: unknown,
+): Promise<{ registered: number } | { status: 400 | 401; reason: string }> {
+	if (!rawBody) return { status: 400, reason: 'the raw request body is not available' };
 	let apiKey = '';
 	try {
 		apiKey = String((await this.getCredentials(CREDENTIAL_TYPE)).apiKey ?? '');
 	} catch (error) {
-		return answer(401, { error: 'unauthorized', reason: `the credential could not be read (${(error as Error).message})` });
+		return { status: 401, reason: `the credential could not be read (${(error as Error).message})` };
 	}
 	if (!isRegistrationSignature(apiKey, rawBody, Array.isArray(signature) ? signature[0] : signature)) {
-		this.logger.warn('Business Messaging Trigger: refused a waiting registration that is not signed with this trigger\'s API key');
-		return answer(401, { error: 'unauthorized', reason: "not signed with this trigger's API key" });
+		return { status: 401, reason: "not signed with this trigger's API key" };
 	}
 	let body: unknown;
 	try {
 		body = JSON.parse(rawBody.toString('utf8'));
 	} catch {
-		return answer(400, { error: 'bad_request', reason: 'the body is not JSON' });
+		return { status: 400, reason: 'the body is not JSON' };
 	}
 	const registrations = parseRegistrations(body, new URL(this.getNodeWebhookUrl('default') ?? 'http://invalid').origin);
 	const staticData = this.getWorkflowStaticData('global') as IDataObject;
 	for (const { key, entry } of registrations) registerWaiting(staticData, key, entry);
-	return answer(200, { registered: registrations.length });
+	return { registered: registrations.length };
 }

@@ -2,12 +2,14 @@
  * Which execution is waiting for which contact's answer (Message → Reply and Wait for Answer),
  * so that the trigger receiving that contact's next message resumes it.
  *
- * Two places, both allowed to lose an entry: this process's memory (every workflow of the
- * process, gone on restart) and the workflow's static data when the trigger is in the same
- * workflow (survives a restart, but n8n saves it per execution, so concurrent executions may
- * overwrite each other's entries; see TRIGGER_MARKER_KEY for when it is not written at all). A lost or
- * stale entry fails safe: the trigger finds nothing, or its resume is refused, and the message
- * starts a normal execution. The answer is never lost; the waiting execution then times out.
+ * Places, each allowed to lose an entry: this process's memory (every workflow of the process,
+ * gone on restart), and the trigger's workflow's static data, written by the waiting execution
+ * when its copy carries the trigger's marker (TRIGGER_MARKER_KEY) and by the trigger itself when
+ * Reply and Wait registers through it (REGISTRATION_HEADER; what works across n8n processes).
+ * n8n saves static data whole per execution and per request, so writes at the same instant may
+ * overwrite each other's entries. A lost or stale entry fails safe: the trigger finds nothing,
+ * or its resume is refused, and the message starts a normal execution. The answer is never
+ * lost; the waiting execution then times out.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IDataObject } from 'n8n-workflow';

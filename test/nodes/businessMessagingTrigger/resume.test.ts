@@ -214,7 +214,7 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 		const body = { business_messaging_wait: [{ key: waitingKey(CONTACT, NUMBER), entry }] };
 		for (const sign of [(raw: string) => signRegistration(sb.keys.oneNumber, raw), () => 'sha256=00', (raw: string) => signRegistration(sb.keys.all, `${raw} `)]) {
 			const refused = await register(body, sign);
-			expect([refused.status, refused.body, refused.workflowData]).toEqual([401, { error: 'unauthorized', reason: "not signed with this trigger's API key" }, undefined]);
+			expect([refused.status, refused.body, refused.workflowData]).toEqual([401, { error: 'unauthorized', reason: "waiting registration refused: not signed with this trigger's API key" }, undefined]);
 		}
 		expect(harness.globalStaticData[STATIC_DATA_KEY]).toBeUndefined();
 		const elsewhere = { business_messaging_wait: [{ key: waitingKey(CONTACT, NUMBER), entry: { ...entry, resumeUrl: 'https://attacker.example/webhook-waiting/77' } }] };
