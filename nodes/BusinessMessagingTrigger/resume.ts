@@ -63,7 +63,7 @@ export async function resumeWaitingExecution(this: IWebhookFunctions | ITriggerF
 export async function receiveWaitRegistration(
 	this: IWebhookFunctions,
 	rawBody: Buffer | undefined,
-	signature: unknown,
+	signature: string | string[] | undefined,
 ): Promise<{ registered: number } | { status: 400 | 401; reason: string }> {
 	if (!rawBody) return { status: 400, reason: 'the raw request body is not available' };
 	let apiKey = '';
@@ -72,7 +72,7 @@ export async function receiveWaitRegistration(
 	} catch (error) {
 		return { status: 401, reason: `the credential could not be read (${(error as Error).message})` };
 	}
-	if (!isRegistrationSignature(apiKey, rawBody, Array.isArray(signature) ? signature[0] : signature)) {
+	if (!isRegistrationSignature(apiKey, rawBody, signature)) {
 		return { status: 401, reason: "not signed with this trigger's API key" };
 	}
 	let body: unknown;

@@ -14,6 +14,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IDataObject } from 'n8n-workflow';
 
+import { computeSignature, verifySignature } from '../BusinessMessagingTrigger/signature';
 import { isPlainObject } from './validate';
 
 export const STATIC_DATA_KEY = 'businessMessagingWaiting';
@@ -90,18 +91,22 @@ export interface WaitRegistration {
 	entry: WaitingEntry;
 }
 
-/** The signature header value for a registration body: sha256=<hex HMAC> with a key derived from the API key. */
-export function signRegistration(apiKey: string, rawBody: string | Buffer): string {
-	const key = createHmac('sha256', apiKey).update(REGISTRATION_KEY_LABEL).digest();
-	return `sha256=${createHmac('sha256', key).update(rawBody).digest('hex')}`;
+/**
+ * The registration is signed as the service signs its events (signature.ts: `sha256=<hex HMAC>`
+ * of the raw body), with a key derived from the API key instead of the signing secret.
+ */
+function registrationKey(apiKey: string): string {
+	return createHmac('sha256', apiKey).update(REGISTRATION_KEY_LABEL).digest('hex');
 }
 
-/** Whether the header signs these bytes with this API key (constant time; false for anything but a string). */
-export function isRegistrationSignature(apiKey: string, rawBody: Buffer, header: unknown): boolean {
-	if (typeof header !== 'string' || apiKey === '') return false;
-	const expected = Buffer.from(signRegistration(apiKey, rawBody));
-	const given = Buffer.from(header.trim());
-	return given.length === expected.length && timingSafeEqual(given, expected);
+/** The signature header value for a registration body. */
+export function signRegistration(apiKey: string, rawBody: string | Buffer): string {
+	return `sha256=${computeSignature(Buffer.from(rawBody), registrationKey(apiKey))}`;
+}
+
+/** Whether the header signs these bytes with this API key (verifySignature: strict header, constant time). */
+export function isRegistrationSignature(apiKey: string, rawBody: Buffer, header: string | string[] | undefined): boolean {
+	return apiKey !== '' && verifySignature(rawBody, header, registrationKey(apiKey)).valid;
 }
 
 /**
