@@ -342,8 +342,9 @@ export async function receiveEvent(this: IWebhookFunctions): Promise<IWebhookRes
 }
 
 async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
+	const headers = this.getHeaderData() as Record<string, string | string[] | undefined>;
 	// Not an event: Reply and Wait for Answer registering what it waits for (signed with the API key).
-	const registration = (this.getHeaderData() as Record<string, unknown>)[REGISTRATION_HEADER];
+	const registration = headers[REGISTRATION_HEADER];
 	if (registration !== undefined) {
 		const outcome = await receiveWaitRegistration.call(this, await rawBodyOf.call(this).catch(() => undefined), registration);
 		if ('reason' in outcome) return reject.call(this, outcome.status, `waiting registration refused: ${outcome.reason}`);
@@ -359,7 +360,6 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	// n8n's form parser has already consumed a multipart body: then there are no raw bytes to verify.
 	const rawBody = await rawBodyOf.call(this).catch(() => undefined);
 	if (!rawBody) return reject.call(this, 401, 'the raw request body is not available, so the signature cannot be checked');
-	const headers = this.getHeaderData() as Record<string, string | string[] | undefined>;
 
 	// 2 to 4: signature, envelope, replay window, filters.
 	const accept = (secret: string) =>
