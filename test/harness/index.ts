@@ -25,7 +25,7 @@ export type {
 	WebhookReceiveResult,
 	WebhookRequestInput,
 } from './webhook';
-export { serveWebhook, webhookHarness } from './webhook';
+export { recordReceived, serveWebhook, webhookHarness } from './webhook';
 export { MANUAL_TRIGGER_NODE_NAME, MANUAL_TRIGGER_TYPE, ManualTrigger, PACKAGE_NODE_SOURCES } from './node-types';
 export type { PollHarness, PollHarnessOptions } from './poll';
 export { pollHarness } from './poll';

@@ -500,6 +500,21 @@ export interface ServedWebhook {
 }
 
 /**
+ * Keeps what each request delivered to the harness produced (as n8n would answer it and the
+ * execution it would start), in order; `keep` leaves out results a test does not count.
+ */
+export function recordReceived(harness: WebhookHarness, keep: (result: WebhookReceiveResult) => boolean = () => true): WebhookReceiveResult[] {
+	const results: WebhookReceiveResult[] = [];
+	const receive = harness.receive.bind(harness);
+	harness.receive = async (input) => {
+		const result = await receive(input);
+		if (keep(result)) results.push(result);
+		return result;
+	};
+	return results;
+}
+
+/**
  * Serves the harness's webhook over real HTTP on 127.0.0.1, so another process (the sandbox)
  * can deliver to it: each request's raw bytes are collected and handed to harness.receive(),
  * and its status, headers and body are sent back. Points the harness's webhook base at this

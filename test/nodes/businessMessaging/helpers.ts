@@ -1,8 +1,8 @@
 // Shared by the Business Messaging node tests (the sandbox itself comes from test/support): the
 // node run through the workflow harness (n8n-core's WorkflowExecute), and the sandbox's control API.
-import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
+import type { IDataObject, INode, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
-import { runNode, type RunNodeOptions } from '../../harness';
+import { MANUAL_TRIGGER_NODE_NAME, MANUAL_TRIGGER_TYPE, runNode, type RunNodeOptions } from '../../harness';
 import type { Sandbox, SeededKeyLabel, FaultSpec } from '../../sandbox';
 
 export const NODE_TYPE = 'n8n-nodes-business-messaging.businessMessaging';
@@ -121,4 +121,23 @@ export async function createKey(
 /** /v1 requests the sandbox received, optionally only those whose path starts with a prefix. */
 export function apiRequests(sandbox: Sandbox, prefix = '/v1') {
 	return sandbox.state().requests.filter((request) => request.path.startsWith(prefix));
+}
+
+export const ASK = 'Ask';
+
+/** Manual Trigger → "Ask" (Message → Reply and Wait for Answer, `parameters` over its defaults): for runWorkflow. */
+export function replyAndWaitWorkflow(parameters: Record<string, unknown>, type = NODE_TYPE) {
+	const nodes: INode[] = [
+		{ id: 'm', name: MANUAL_TRIGGER_NODE_NAME, type: MANUAL_TRIGGER_TYPE, typeVersion: 1, position: [0, 0], parameters: {} },
+		{
+			id: 'a',
+			name: ASK,
+			type,
+			typeVersion: 1,
+			position: [200, 0],
+			parameters: { resource: 'message', operation: 'replyAndWait', text: 'What is your order number?', ...parameters },
+			credentials: { businessMessagingApi: { id: '1', name: 'sandbox' } },
+		},
+	];
+	return { nodes, connections: { [MANUAL_TRIGGER_NODE_NAME]: { main: [[{ node: ASK, type: 'main' as const, index: 0 }]] } } };
 }

@@ -3,7 +3,7 @@
 // what the Business Messaging nodes get, with their parameters left at their defaults.
 import type { INode, INodeExecutionData } from 'n8n-workflow';
 
-import { runWorkflow, serveWebhook, webhookHarness, type ServedWebhook, type WebhookReceiveResult } from '../../harness';
+import { recordReceived, runWorkflow, serveWebhook, webhookHarness, type ServedWebhook } from '../../harness';
 import { describeWithSandbox } from '../../support';
 import { CONTACT, credentialsFor, inbound, pairedIndexes } from './helpers';
 
@@ -23,13 +23,7 @@ describeWithSandbox('Trigger → Download → Reply workflow', (sandbox) => {
 			parameters: { registration: 'automatic' },
 			credentials: credentialsFor(sandbox, 'all'),
 		});
-		const results: WebhookReceiveResult[] = [];
-		const receive = harness.receive.bind(harness);
-		harness.receive = async (input) => {
-			const result = await receive(input);
-			results.push(result);
-			return result;
-		};
+		const results = recordReceived(harness);
 		served = await serveWebhook(harness);
 		await harness.activate();
 		await send();

@@ -5,7 +5,7 @@ import { NodeHelpers, Workflow } from 'n8n-workflow';
 
 import { BusinessMessagingTrigger } from '../../../nodes/BusinessMessagingTrigger/BusinessMessagingTrigger.node';
 import { handOverDecision, handOverSettings } from '../../../nodes/BusinessMessagingTrigger/handover';
-import { serveWebhook, type ServedWebhook, type WebhookReceiveResult } from '../../harness';
+import { recordReceived, serveWebhook, type ServedWebhook } from '../../harness';
 import { useSandbox } from '../../support';
 import { CONTACT, control, trigger, type Json } from './helpers';
 
@@ -81,14 +81,8 @@ describe('hand over with real deliveries from the sandbox', () => {
 
 	async function served(parameters: Record<string, unknown>) {
 		const harness = await trigger(sb, parameters as never);
-		const results: WebhookReceiveResult[] = [];
-		const receive = harness.receive.bind(harness);
-		harness.receive = async (input) => {
-			const result = await receive(input);
-			// The echoes themselves reach the trigger too (acknowledged, not selected): not counted here.
-			if (!/not selected/.test(String((result.body as Json)?.ignored))) results.push(result);
-			return result;
-		};
+		// The echoes themselves reach the trigger too (acknowledged, not selected): not counted here.
+		const results = recordReceived(harness, (result) => !/not selected/.test(String((result.body as Json)?.ignored)));
 		const server = await serveWebhook(harness);
 		open.push(server);
 		await harness.activate();

@@ -2,6 +2,7 @@ import type { IDataObject, INodeParameters } from 'n8n-workflow';
 import { request } from 'undici';
 
 import {
+	recordReceived,
 	serveWebhook,
 	webhookHarness,
 	type ServedWebhook,
@@ -56,13 +57,7 @@ export async function servedTrigger(
 	options: Parameters<typeof trigger>[2] = {},
 ): Promise<ServedTrigger> {
 	const harness = await trigger(sb, parameters as INodeParameters, options);
-	const results: WebhookReceiveResult[] = [];
-	const receive = harness.receive.bind(harness);
-	harness.receive = async (input) => {
-		const result = await receive(input);
-		results.push(result);
-		return result;
-	};
+	const results = recordReceived(harness);
 	let server: ServedWebhook | undefined = await serveWebhook(harness);
 	const port = Number(new URL(server.url).port);
 	await harness.activate();

@@ -6,7 +6,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import { REGISTRATION_HEADER, STATIC_DATA_KEY, TRIGGER_MARKER_KEY, findWaiting, isResumeToken, registerWaiting, removeWaiting, resumeToken, signRegistration, waitingKey } from '../../../nodes/shared/waiting';
-import { MANUAL_TRIGGER_NODE_NAME, MANUAL_TRIGGER_TYPE, runWorkflow } from '../../harness';
+import { runWorkflow } from '../../harness';
+import { replyAndWaitWorkflow } from '../businessMessaging/helpers';
 import type { WebhookHarness } from '../../harness';
 import { inboundEnvelope, inboundItem, signedRequest, useSandbox } from '../../support';
 import { control, credentialsFor, servedTrigger, storedSecret, trigger } from './helpers';
@@ -170,19 +171,7 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 			const sent = await control(sb, 'POST', '/inbound', { from: CONTACT, contact_name: 'Ada', number, text: 'hello' });
 			const emptyCopy = {};
 			const run = await runWorkflow({
-				nodes: [
-					{ id: 'm', name: MANUAL_TRIGGER_NODE_NAME, type: MANUAL_TRIGGER_TYPE, typeVersion: 1, position: [0, 0], parameters: {} },
-					{
-						id: 'a',
-						name: 'Ask',
-						type: 'n8n-nodes-business-messaging.businessMessaging',
-						typeVersion: 1,
-						position: [200, 0],
-						parameters: { resource: 'message', operation: 'replyAndWait', text: 'What is your order number?', limitWaitTime: true, waitAmount: 5, waitUnit: 'minutes' },
-						credentials: { businessMessagingApi: { id: '1', name: 'sandbox' } },
-					},
-				],
-				connections: { [MANUAL_TRIGGER_NODE_NAME]: { main: [[{ node: 'Ask', type: 'main', index: 0 }]] } },
+				...replyAndWaitWorkflow({ limitWaitTime: true, waitAmount: 5, waitUnit: 'minutes' }),
 				credentials: credentialsFor(sb),
 				inputItems: [inboundItem(sent.body.record)],
 				mode: 'webhook',

@@ -3,37 +3,19 @@
 // registered, and a resume on n8n's timer (as the wait tracker does it: the stored run data run
 // again) continues on the Timed Out output without sending again. The answer's path (the trigger
 // posting to the resume URL) runs in real n8n: test/e2e/checks/conversation.ts.
-import type { IDataObject, INode } from 'n8n-workflow';
+import type { IDataObject } from 'n8n-workflow';
 
 import { STATIC_DATA_KEY, TRIGGER_MARKER_KEY, findWaiting, isResumeToken, resumeToken, waitingKey } from '../../../../nodes/shared/waiting';
-import { MANUAL_TRIGGER_NODE_NAME, MANUAL_TRIGGER_TYPE, runWorkflow, webhookHarness } from '../../../harness';
+import { runWorkflow, webhookHarness } from '../../../harness';
 import { describeWithSandbox, inboundEnvelope, inboundItem } from '../../../support';
-import { CONTACT, NODE_TYPE, credentialsFor, inbound } from '../helpers';
-
-const ASK = 'Ask';
-
-function workflow(parameters: Record<string, unknown>, type = NODE_TYPE) {
-	const nodes: INode[] = [
-		{ id: 'm', name: MANUAL_TRIGGER_NODE_NAME, type: MANUAL_TRIGGER_TYPE, typeVersion: 1, position: [0, 0], parameters: {} },
-		{
-			id: 'a',
-			name: ASK,
-			type,
-			typeVersion: 1,
-			position: [200, 0],
-			parameters: { resource: 'message', operation: 'replyAndWait', text: 'What is your order number?', ...parameters },
-			credentials: { businessMessagingApi: { id: '1', name: 'sandbox' } },
-		},
-	];
-	return { nodes, connections: { [MANUAL_TRIGGER_NODE_NAME]: { main: [[{ node: ASK, type: 'main' as const, index: 0 }]] } } };
-}
+import { ASK, CONTACT, NODE_TYPE, credentialsFor, inbound, replyAndWaitWorkflow } from '../helpers';
 
 describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 	it('sends the reply once, waits until the limit, registers the wait; the timer resume continues on Timed Out without sending again', async () => {
 		const record = await inbound(sandbox, { number: sandbox.numbers[1].phone_number_id });
 		const started = Date.now();
 		const first = await runWorkflow({
-			...workflow({ limitWaitTime: true, waitAmount: 2, waitUnit: 'minutes' }),
+			...replyAndWaitWorkflow({ limitWaitTime: true, waitAmount: 2, waitUnit: 'minutes' }),
 			credentials: credentialsFor(sandbox, 'all'),
 			inputItems: [inboundItem(record)],
 		});
@@ -53,7 +35,7 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 		expect(found!.entry.token).not.toContain(sandbox.keys.all);
 
 		const resumed = await runWorkflow({
-			...workflow({ limitWaitTime: true, waitAmount: 2, waitUnit: 'minutes' }),
+			...replyAndWaitWorkflow({ limitWaitTime: true, waitAmount: 2, waitUnit: 'minutes' }),
 			credentials: credentialsFor(sandbox, 'all'),
 			resumeFrom: first.execution.data,
 		});
@@ -74,7 +56,7 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 	it('without a limit it waits indefinitely (as n8n\'s Wait node)', async () => {
 		const record = await inbound(sandbox);
 		const result = await runWorkflow({
-			...workflow({ limitWaitTime: false }),
+			...replyAndWaitWorkflow({ limitWaitTime: false }),
 			credentials: credentialsFor(sandbox, 'all'),
 			inputItems: [inboundItem(record)],
 		});
@@ -86,7 +68,7 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 		const record = await inbound(sandbox);
 		sandbox.advanceClock(24 * 60 * 60 + 60);
 		const result = await runWorkflow({
-			...workflow({ limitWaitTime: true, waitAmount: 1, waitUnit: 'minutes' }),
+			...replyAndWaitWorkflow({ limitWaitTime: true, waitAmount: 1, waitUnit: 'minutes' }),
 			credentials: credentialsFor(sandbox, 'all'),
 			inputItems: [inboundItem(record)],
 		});
@@ -139,7 +121,7 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 		const record = await inbound(sandbox);
 		const emptyCopy: IDataObject = {};
 		const onWorker = await runWorkflow({
-			...workflow({ limitWaitTime: true, waitAmount: 1, waitUnit: 'minutes' }),
+			...replyAndWaitWorkflow({ limitWaitTime: true, waitAmount: 1, waitUnit: 'minutes' }),
 			credentials: credentialsFor(sandbox, 'all'),
 			inputItems: [inboundItem(record)],
 			staticData: emptyCopy,
@@ -151,7 +133,7 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 
 		const loaded: IDataObject = { global: { [TRIGGER_MARKER_KEY]: true }, 'node:Trigger': { sealedSecret: 'v1.sealed' } };
 		const withTrigger = await runWorkflow({
-			...workflow({ limitWaitTime: true, waitAmount: 1, waitUnit: 'minutes' }),
+			...replyAndWaitWorkflow({ limitWaitTime: true, waitAmount: 1, waitUnit: 'minutes' }),
 			credentials: credentialsFor(sandbox, 'all'),
 			inputItems: [inboundItem(await inbound(sandbox, { from: '+15557659999' }))],
 			staticData: loaded,
