@@ -354,15 +354,14 @@ async function main(): Promise<void> {
 	process.on('SIGINT', () => void stopAll().then(() => process.exit(130)));
 	process.on('SIGTERM', () => void stopAll().then(() => process.exit(143)));
 
+	const chosenConcurrencies = (process.env.BENCH_CONCURRENCIES ?? '').split(',').map(Number).filter((c) => c > 0);
 	const webhookOptions: WebhookOptions = options.quick
 		? { concurrencies: [1, 8, 32], reps: 1, eventsFor: (instance, c) => (instance === 'default' ? 1 : 2) * (c === 1 ? 20 : 40) }
 		: {
 				...DEFAULT_WEBHOOK_OPTIONS,
 				// BENCH_REPS=5 BENCH_CONCURRENCIES=1,8: more repetitions of fewer settings (a focused run).
 				reps: Number(process.env.BENCH_REPS) || DEFAULT_WEBHOOK_OPTIONS.reps,
-				concurrencies: (process.env.BENCH_CONCURRENCIES ?? '').split(',').map(Number).filter((c) => c > 0).length
-					? (process.env.BENCH_CONCURRENCIES ?? '').split(',').map(Number).filter((c) => c > 0)
-					: DEFAULT_WEBHOOK_OPTIONS.concurrencies,
+				concurrencies: chosenConcurrencies.length ? chosenConcurrencies : DEFAULT_WEBHOOK_OPTIONS.concurrencies,
 			};
 
 	if (options.only.has('2')) {
