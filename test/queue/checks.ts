@@ -12,7 +12,7 @@ import { fireLoad, percentile, tamperedRequest, TAMPERS } from '../hardening/rea
 import { loadWorkflow, TRIGGER_NAME } from '../hardening/real-n8n/workflows';
 import { inboundEnvelope } from '../support/fixtures';
 import { signBody } from '../support/signature';
-import { executionStatuses, perMessage, settle, storedExecutions } from './lib/executions';
+import { executionStatuses, perMessage, settle, storedExecutions, storedStaticData } from './lib/executions';
 import type { Topology } from './lib/topology';
 
 export interface CheckResult {
@@ -63,8 +63,7 @@ async function ensureActive(ctx: QueueContext, key: string, build: () => Workflo
 	// main saves once every trigger of the workflow has started: events the service sends before
 	// that get 401 (and are recovered by the catch-up). Wait for it, and say how long it took.
 	const registered = Date.now();
-	const quoted = `'${workflow.id.replace(/'/g, "''")}'`;
-	await waitFor('main to save the sealed secret in static data', () => ctx.topology.postgres.psql(`SELECT "staticData"::text FROM workflow_entity WHERE id = ${quoted}`).includes('sealedSecret'), 30_000, 50);
+	await waitFor('main to save the sealed secret in static data', () => storedStaticData(ctx.topology, workflow.id).includes('sealedSecret'), 30_000, 50);
 	ctx.active = { key, workflow, trigger, url, secret };
 	log(`  active: "${workflow.name}" (${workflow.id}), registered ${url}; static data saved ${Date.now() - registered} ms after the service had the webhook`);
 	return ctx.active;
@@ -716,7 +715,7 @@ export async function checkConversation(ctx: QueueContext, oneByOne = 6, togethe
 	}, 150_000, 5000).catch(() => undefined);
 	const statuses = executionStatuses(ctx.topology, active.workflow.id);
 	ctx.numbers.conversation = { oneByOne: { contacts: oneByOne, ...a }, together: { contacts: together, ...b }, waitingBeforeAnswers: waiting, silent: silentDone ?? null, statuses };
-	const registration = ctx.topology.postgres.psql(`SELECT "staticData"::text FROM workflow_entity WHERE id = '${active.workflow.id.replace(/'/g, "''")}'`);
+	const registration = storedStaticData(ctx.topology, active.workflow.id);
 	const all = { resumed: a.resumed + b.resumed, failedSafe: a.failedSafe + b.failedSafe, twice: a.twice + b.twice, contacts: oneByOne + together };
 	record(
 		ctx,

@@ -31,6 +31,11 @@ function quote(value: string): string {
 	return `'${value.replace(/'/g, "''")}'`;
 }
 
+/** The workflow's static data as n8n stored it (JSON text): where the trigger keeps its sealed secret and waiting entries. */
+export function storedStaticData(topology: Topology, workflowId: string): string {
+	return topology.postgres.psql(`SELECT "staticData"::text FROM workflow_entity WHERE id = ${quote(workflowId)}`);
+}
+
 /** Executions of `workflowId` (counts only, no data). */
 export function executionStatuses(topology: Topology, workflowId: string): Record<string, number> {
 	const out = topology.postgres.psql(`SELECT status, COUNT(*) FROM execution_entity WHERE "workflowId" = ${quote(workflowId)} GROUP BY status`);
