@@ -9,7 +9,7 @@ import type {
 	Icon,
 } from 'n8n-workflow';
 
-import { apiKeyProblem, insecureTransportProblem, normalizeBaseUrl } from '../nodes/shared/validate';
+import { apiKeyProblem, insecureTransportProblem, normalizeBaseUrl } from '../nodes/shared/credentialRules';
 
 /**
  * A request carrying the key never follows a redirect, whatever the caller asked: n8n would

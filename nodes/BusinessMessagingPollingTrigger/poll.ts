@@ -8,8 +8,8 @@
 import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workflow';
 
 import { MESSAGE_EVENTS, readHistory, storedMessageItem, type MessageEvent } from '../shared/history';
-import { byAge, selectNew, type Watermark } from '../shared/select';
-import { splitList } from '../shared/validate';
+import { byAge, selectNew, type Watermark } from '../shared/watermark';
+import { splitList } from '../shared/fields';
 
 export const DEFAULT_MAX_PER_POLL = 500;
 export const MAX_RECOVER_MINUTES = 7 * 24 * 60;

@@ -17,8 +17,8 @@ import type { IDataObject, INodeExecutionData, IRun, ITriggerFunctions, ITrigger
 import { sleep } from 'n8n-workflow';
 
 import { MESSAGE_EVENTS, readDeliveries, readHistory, storedMessageItem, type Delivery, type MessageEvent } from '../shared/history';
-import { byAge, isAfter, selectNew, type Watermark } from '../shared/select';
-import { splitList } from '../shared/validate';
+import { byAge, isAfter, selectNew, type Watermark } from '../shared/watermark';
+import { splitList } from '../shared/fields';
 import {
 	DEFAULT_CATCH_UP_INTERVAL_SECONDS,
 	DEFAULT_MAX_RECOVERED,

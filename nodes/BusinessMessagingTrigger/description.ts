@@ -1,7 +1,7 @@
 import type { ExpressionString, IDataObject, INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 
 import { DEFAULT_MAX_AGE_SECONDS, EVENT_TYPES, MAX_EVENT_AGE_SECONDS, type EventType } from './envelope';
-import { DEFAULT_DOWNLOAD_TIMEOUT_SECONDS, DEFAULT_MAX_FILE_SIZE_MB } from '../shared/validate';
+import { DEFAULT_DOWNLOAD_TIMEOUT_SECONDS, DEFAULT_MAX_FILE_SIZE_MB } from '../shared/mediaPolicy';
 import {
 	DEFAULT_CATCH_UP_INTERVAL_SECONDS,
 	DEFAULT_LATE_DELIVERY_CUTOFF_SECONDS,

@@ -2,7 +2,7 @@
  * Event envelope: parsing, validation and the replay window. Pure, never throws. Runs only
  * after the signature has been verified.
  */
-import { isPlainObject } from '../shared/validate';
+import { isPlainObject } from '../shared/json';
 
 export const EVENT_TYPES = ['message.inbound', 'message.status', 'message.echo'] as const;
 

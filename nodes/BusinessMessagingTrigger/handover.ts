@@ -11,7 +11,7 @@
 import type { IDataObject, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import { apiRequest, type ApiContext } from '../shared/transport';
-import { isPlainObject } from '../shared/validate';
+import { isPlainObject } from '../shared/json';
 
 export const HAND_OVER_IGNORED = 'a person is answering this contact (While a Person Answers: Do Not Emit)';
 

@@ -15,7 +15,7 @@ import { NodeApiError, NodeOperationError, WebhookPathTakenError } from 'n8n-wor
 
 import { bodyAsText } from '../shared/errors';
 import { CREDENTIAL_TYPE, apiRequest, rawApiRequest, throwForStatus } from '../shared/transport';
-import { isPlainObject } from '../shared/validate';
+import { isPlainObject } from '../shared/json';
 import { openSecret, sealSecret } from './seal';
 
 const WEBHOOK_PATH = '/v1/console/webhook';

@@ -18,11 +18,12 @@ import type {
 	IWebhookResponseData,
 } from 'n8n-workflow';
 
-import { downloadMedia } from '../shared/media';
+import { downloadMedia } from '../shared/mediaDownload';
 import { REGISTRATION_HEADER } from '../shared/waiting';
-import { withReplyWindow } from '../shared/window';
+import { withReplyWindow } from '../shared/replyWindow';
 import { CREDENTIAL_TYPE } from '../shared/transport';
-import { downloadLimits, splitList } from '../shared/validate';
+import { downloadLimits } from '../shared/mediaPolicy';
+import { splitList } from '../shared/fields';
 import { outputLayout } from './description';
 import { HAND_OVER_IGNORED, routeHandOver } from './handover';
 import { receiveWaitRegistration, resumeWaitingExecution, type ResumeOutcome } from './resume';
@@ -45,7 +46,7 @@ import {
 import { DEFAULT_LATE_DELIVERY_CUTOFF_SECONDS } from './catchUpOptions';
 import { LogThrottle, ReplayGuard, rememberAccepted } from './replay';
 import { openSecret } from './seal';
-import { SIGNATURE_HEADER, SIGNATURE_MISMATCH, verifySignature } from './signature';
+import { SIGNATURE_HEADER, SIGNATURE_MISMATCH, verifySignature } from '../shared/signature';
 
 const LOG_PREFIX = 'Business Messaging Trigger';
 

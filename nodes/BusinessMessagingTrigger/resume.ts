@@ -7,7 +7,7 @@
 import type { IDataObject, INodeExecutionData, ITriggerFunctions, IWebhookFunctions } from 'n8n-workflow';
 
 import { CREDENTIAL_TYPE } from '../shared/transport';
-import { isPlainObject } from '../shared/validate';
+import { isPlainObject } from '../shared/json';
 import { findWaiting, isRegistrationSignature, parseRegistrations, registerWaiting, removeWaiting, waitingKey } from '../shared/waiting';
 
 /** How long the resume request may take: the service waits about 8 s for the trigger's answer. */

@@ -4,7 +4,7 @@
  * closed 24-hour window are not shown, so those messages are inferred from what the
  * request was (a reply, with or without `from`) and hedged where the body does not say.
  */
-import { isPlainObject } from './validate';
+import { isPlainObject } from './json';
 
 export interface RequestContext {
 	/** Label used in messages, e.g. "Message → Get Status". */

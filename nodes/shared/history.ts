@@ -7,9 +7,9 @@
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { apiRequest, type ApiContext } from './transport';
-import { isPlainObject } from './validate';
-import { withReplyWindow } from './window';
-import { reachesWatermark, type Watermark } from './select';
+import { isPlainObject } from './json';
+import { withReplyWindow } from './replyWindow';
+import { reachesWatermark, type Watermark } from './watermark';
 
 const PAGE_SIZE = 100;
 /** Pages read per list and run at most (100 000 entries): a bound, not an expected size. */

@@ -21,7 +21,7 @@ import { NodeApiError, NodeOperationError, sleep } from 'n8n-workflow';
 
 import { explainHttpError, retryAfterMs, type RequestContext, type ResponseHeaders } from './errors';
 import { redact, redactText } from './redact';
-import { apiKeyProblem, normalizeBaseUrl } from './validate';
+import { apiKeyProblem, normalizeBaseUrl } from './credentialRules';
 
 export type { RequestContext } from './errors';
 

@@ -14,8 +14,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IDataObject } from 'n8n-workflow';
 
-import { computeSignature, verifySignature } from '../BusinessMessagingTrigger/signature';
-import { isPlainObject } from './validate';
+import { computeSignature, verifySignature } from './signature';
+import { isPlainObject } from './json';
 
 export const STATIC_DATA_KEY = 'businessMessagingWaiting';
 /**

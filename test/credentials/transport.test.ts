@@ -8,7 +8,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import { BusinessMessagingApi } from '../../credentials/BusinessMessagingApi.credentials';
-import { isLoopbackHost, normalizeBaseUrl } from '../../nodes/shared/validate';
+import { isLoopbackHost } from '../../nodes/shared/ipAddress';
+import { normalizeBaseUrl } from '../../nodes/shared/credentialRules';
 import { runNode, testCredential } from '../harness';
 import { startSandbox } from '../sandbox';
 

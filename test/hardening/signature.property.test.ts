@@ -19,7 +19,7 @@
 // NUM_RUNS cases per property; the seed is printed once (test/hardening/seed.ts).
 import fc from 'fast-check';
 
-import { verifySignature } from '../../nodes/BusinessMessagingTrigger/signature';
+import { verifySignature } from '../../nodes/shared/signature';
 import { signBody } from '../support';
 import { configureSeed } from './seed';
 

@@ -1,7 +1,8 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { apiRequest, type RequestContext } from '../../shared/transport';
-import { isPlainObject, requirePositiveInteger } from '../../shared/validate';
+import { isPlainObject } from '../../shared/json';
+import { requirePositiveInteger } from '../../shared/fields';
 import { asJsonObject } from './output';
 
 /** Safety bound on pages followed for one item. */

@@ -1,6 +1,6 @@
 import type { IDataObject } from 'n8n-workflow';
 
-import { isPlainObject } from '../../shared/validate';
+import { isPlainObject } from '../../shared/json';
 
 /**
  * A response body as the JSON of one output item: an object as it came, nothing as an

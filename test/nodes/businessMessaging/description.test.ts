@@ -1,6 +1,5 @@
 // The node's description as n8n (and an AI Agent choosing a tool) sees it.
-import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
-import type { INode, INodeType, INodeTypes, IVersionedNodeType } from 'n8n-workflow';
+import type { INodeProperties, INodePropertyOptions, INode, INodeType, INodeTypes, IVersionedNodeType } from 'n8n-workflow';
 import { NodeHelpers, Workflow, getNodeParameters } from 'n8n-workflow';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';

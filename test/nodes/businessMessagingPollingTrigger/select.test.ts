@@ -1,7 +1,7 @@
 // Which stored messages a poll emits: after the watermark, oldest first, ties at one instant by id.
 import type { IDataObject } from 'n8n-workflow';
 
-import { isAfter, selectNew, type Watermark } from '../../../nodes/shared/select';
+import { isAfter, selectNew, type Watermark } from '../../../nodes/shared/watermark';
 
 const at = (second: number, micro = 0) => `2026-11-23T10:00:${String(second).padStart(2, '0')}.${String(micro).padStart(6, '0')}+00:00`;
 const record = (id: string, createdAt: string): IDataObject => ({ id, created_at: createdAt, direction: 'in' });

@@ -1,9 +1,8 @@
 // The editor and the engine compute the trigger's outputs from OUTPUTS_EXPRESSION with
 // n8n's own expression engine; webhook() routes items with outputLayout. They must agree.
-import type { INode, INodeType, INodeTypes, IVersionedNodeType } from 'n8n-workflow';
+import type { INode, INodeType, INodeTypes, IVersionedNodeType, IExecuteFunctions, IRunExecutionData, INodeExecutionData } from 'n8n-workflow';
 import { NodeHelpers, Workflow } from 'n8n-workflow';
 import { ExecuteContext } from 'n8n-core';
-import type { IExecuteFunctions, IRunExecutionData, INodeExecutionData } from 'n8n-workflow';
 
 import { createAdditionalData } from '../../harness/additional-data';
 import { HarnessCredentialTypes, HarnessCredentialsHelper } from '../../harness/credentials';

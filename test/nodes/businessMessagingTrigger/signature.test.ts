@@ -1,6 +1,6 @@
 import { createHmac } from 'crypto';
 
-import { computeSignature, verifySignature } from '../../../nodes/BusinessMessagingTrigger/signature';
+import { computeSignature, verifySignature } from '../../../nodes/shared/signature';
 
 const SECRET = 'whsec_0123456789abcdef0123456789abcdef';
 const body = Buffer.from(

@@ -1,7 +1,8 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
-import { downloadMedia } from '../../../shared/media';
-import { DEFAULT_DOWNLOAD_TIMEOUT_SECONDS, DEFAULT_MAX_FILE_SIZE_MB, downloadLimits, requireText } from '../../../shared/validate';
+import { downloadMedia } from '../../../shared/mediaDownload';
+import { DEFAULT_DOWNLOAD_TIMEOUT_SECONDS, DEFAULT_MAX_FILE_SIZE_MB, downloadLimits } from '../../../shared/mediaPolicy';
+import { requireText } from '../../../shared/fields';
 import { updateDisplayOptions } from '../../helpers/descriptions';
 
 const properties: INodeProperties[] = [

@@ -8,7 +8,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { NodeOperationError, sleep } from 'n8n-workflow';
 
 import { apiRequest } from '../../../shared/transport';
-import { isPlainObject } from '../../../shared/validate';
+import { isPlainObject } from '../../../shared/json';
 
 export const FINAL_STATUSES = ['delivered', 'read', 'failed'] as const;
 export const DEFAULT_DELIVERY_LIMIT_SECONDS = 60;

@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
-import { optionalId, passThroughQuery, requireOneOf } from '../../../shared/validate';
+import { optionalId, passThroughQuery, requireOneOf } from '../../../shared/fields';
 import { additionalQueryParameters, returnAllOrLimit, updateDisplayOptions } from '../../helpers/descriptions';
 import { getList } from '../../helpers/list';
 

@@ -1,7 +1,7 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import { apiRequest } from '../../../shared/transport';
-import { pathSegment } from '../../../shared/validate';
+import { pathSegment } from '../../../shared/fields';
 import { updateDisplayOptions } from '../../helpers/descriptions';
 import { asJsonObject } from '../../helpers/output';
 

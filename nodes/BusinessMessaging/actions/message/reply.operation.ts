@@ -2,8 +2,9 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodePropertie
 import { NodeOperationError } from 'n8n-workflow';
 
 import { apiRequest } from '../../../shared/transport';
-import { isPlainObject, optionalId, requireText } from '../../../shared/validate';
-import { closedWindow } from '../../../shared/window';
+import { isPlainObject } from '../../../shared/json';
+import { optionalId, requireText } from '../../../shared/fields';
+import { closedWindow } from '../../../shared/replyWindow';
 import { updateDisplayOptions } from '../../helpers/descriptions';
 import { asJsonObject } from '../../helpers/output';
 import { deliveryOptions, waitForDelivery } from './delivery';

@@ -28,7 +28,7 @@ import type {
 } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError, WAIT_INDEFINITELY } from 'n8n-workflow';
 
-import { isPlainObject } from '../../../shared/validate';
+import { isPlainObject } from '../../../shared/json';
 import { CREDENTIAL_TYPE, apiRequest } from '../../../shared/transport';
 import {
 	REGISTRATION_HEADER,
@@ -40,7 +40,7 @@ import {
 	waitingKey,
 	type WaitRegistration,
 } from '../../../shared/waiting';
-import { withReplyWindow } from '../../../shared/window';
+import { withReplyWindow } from '../../../shared/replyWindow';
 import { updateDisplayOptions } from '../../helpers/descriptions';
 import { replyFields, sendReply } from './reply.operation';
 

@@ -6,7 +6,7 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { isPlainObject } from './validate';
+import { isPlainObject } from './json';
 
 export const REPLY_WINDOW_MS = 24 * 60 * 60 * 1000;
 /** Disagreement between n8n's clock and the service's that is left for the service to judge. */

@@ -21,15 +21,8 @@ import {
 	type RawResponse,
 	type Readable,
 } from './transport';
-import {
-	downloadLimits,
-	mediaAddressProblem,
-	mediaIdFromReference,
-	mediaUrlProblem,
-	safeFileName,
-	storedMimeType,
-	type DownloadLimits,
-} from './validate';
+import { downloadLimits, mediaAddressProblem, mediaUrlProblem, safeFileName, storedMimeType, type DownloadLimits } from './mediaPolicy';
+import { mediaIdFromReference } from './fields';
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 

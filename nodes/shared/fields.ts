@@ -1,0 +1,212 @@
+/**
+ * Checks of what a user (or an expression) put into a node's fields. Each one refuses bad
+ * input with a NodeOperationError that names the field and what to do, before any request
+ * is made.
+ */
+import type { IDataObject, INode } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
+
+import { describeType } from './json';
+
+const NOTHING_SENT = 'Nothing was sent.';
+
+/** A value quoted for a message, shortened: never a whole 100k-character expression result. */
+function quoted(value: unknown): string {
+	return typeof value === 'string' || typeof value === 'number' ? `"${String(value).slice(0, 50)}"` : describeType(value);
+}
+
+/**
+ * An ID that an expression turned into a number, as its decimal text, but only when the number
+ * is exact: 12345678901234567890 has already lost digits and 1.5 or NaN is no ID, so sending
+ * them would address another record (or none) without saying so.
+ */
+function idFromNumber(node: INode, value: number, fieldName: string, itemIndex?: number): string {
+	if (Number.isSafeInteger(value)) return String(value);
+	throw new NodeOperationError(node, `${fieldName} must be text: the number ${String(value)} is not an exact ID`, {
+		itemIndex,
+		description: `An expression made ${fieldName} a number that cannot be an ID exactly (numbers of more than 15 digits lose digits; IDs have no fractions). Pass the ID as text, as the service sends it. ${NOTHING_SENT}`,
+	});
+}
+
+/**
+ * A required text field: a string that is not blank. Anything else (empty, whitespace,
+ * a number or object from an expression) is refused.
+ */
+export function requireText(node: INode, value: unknown, fieldName: string, itemIndex?: number, hint = ''): string {
+	const sentence = (...parts: string[]) => parts.filter(Boolean).join(' ');
+	if (value !== undefined && value !== null && typeof value !== 'string') {
+		throw new NodeOperationError(node, `${fieldName} must be text, got ${describeType(value)}`, {
+			itemIndex,
+			description: sentence(`Check the expression that fills ${fieldName}: it should resolve to a string.`, hint, NOTHING_SENT),
+		});
+	}
+	if (value === undefined || value === null || value.trim() === '') {
+		throw new NodeOperationError(node, `${fieldName} is empty`, {
+			itemIndex,
+			description: sentence(
+				`Enter ${fieldName}, or check that the expression that fills it resolves for this item.`,
+				hint,
+				NOTHING_SENT,
+			),
+		});
+	}
+	return value;
+}
+
+// Control characters are tested by code rather than with a regular expression: ESLint's
+// no-control-regex (in n8n's default lint config) refuses control characters in a regex.
+
+/** True when the text holds a C0 control character (U+0000 to U+001F: CR, LF, NUL, ...) or DEL (U+007F). */
+function hasControlCharacter(text: string): boolean {
+	for (let i = 0; i < text.length; i++) {
+		const code = text.charCodeAt(i);
+		if (code <= 0x1f || code === 0x7f) return true;
+	}
+	return false;
+}
+
+/**
+ * An ID that goes into a URL path: one segment, encoded. Slashes and dot segments are
+ * refused outright, because URL normalisation would turn `..` or `a/b` into another endpoint.
+ */
+export function pathSegment(node: INode, value: unknown, fieldName: string, itemIndex?: number): string {
+	const text = typeof value === 'number' ? idFromNumber(node, value, fieldName, itemIndex) : value;
+	if (typeof text !== 'string') {
+		throw new NodeOperationError(node, `${fieldName} must be text, got ${describeType(text)}`, {
+			itemIndex,
+			description: `Check the expression that fills ${fieldName}: it should resolve to an ID string. ${NOTHING_SENT}`,
+		});
+	}
+	const id = requireText(node, text, fieldName, itemIndex).trim();
+	if (id.includes('/') || id.includes('\\') || id === '.' || id === '..' || hasControlCharacter(id)) {
+		throw new NodeOperationError(node, `${fieldName} "${id.slice(0, 100)}" is not a valid ID`, {
+			itemIndex,
+			description: `${fieldName} must be a single ID, without slashes, dot segments or control characters. ${NOTHING_SENT}`,
+		});
+	}
+	return encodeURIComponent(id);
+}
+
+/**
+ * An optional ID: undefined when left blank (empty, whitespace, null, undefined), the
+ * trimmed string otherwise. Exact whole numbers are taken as their decimal text, like path IDs.
+ */
+export function optionalId(node: INode, value: unknown, fieldName: string, itemIndex: number): string | undefined {
+	if (value === undefined || value === null) return undefined;
+	if (typeof value === 'number') return idFromNumber(node, value, fieldName, itemIndex);
+	if (typeof value !== 'string') {
+		throw new NodeOperationError(node, `${fieldName} must be text, got ${describeType(value)}`, {
+			itemIndex,
+			description: `Check the expression that fills ${fieldName}: it should resolve to an ID string, or be left empty. ${NOTHING_SENT}`,
+		});
+	}
+	const trimmed = value.trim();
+	return trimmed === '' ? undefined : trimmed;
+}
+
+/** One of a fixed set of values (an expression can put anything into an options field). */
+export function requireOneOf<T extends string>(
+	node: INode,
+	value: unknown,
+	allowed: readonly T[],
+	fieldName: string,
+	itemIndex: number,
+): T {
+	if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
+	throw new NodeOperationError(node, `${fieldName} must be one of ${allowed.join(', ')}, got ${quoted(value)}`, {
+		itemIndex,
+		description: NOTHING_SENT,
+	});
+}
+
+/** A positive whole number, e.g. Limit. */
+export function requirePositiveInteger(node: INode, value: unknown, fieldName: string, itemIndex: number): number {
+	const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+	if (typeof number !== 'number' || !Number.isInteger(number) || number < 1) {
+		throw new NodeOperationError(node, `${fieldName} must be a whole number of 1 or more, got ${quoted(value)}`, {
+			itemIndex,
+			description: NOTHING_SENT,
+		});
+	}
+	return number;
+}
+
+/**
+ * The pairs of an "Additional Query Parameters" collection as a query object. A name
+ * that a field of the node already sets is refused, so a pass-through pair cannot
+ * silently override the operation's own parameters.
+ */
+export function passThroughQuery(node: INode, collection: unknown, reserved: readonly string[], itemIndex: number): IDataObject {
+	const qs: IDataObject = {};
+	const pairs = (collection as { parameter?: Array<{ name?: unknown; value?: unknown }> } | undefined)?.parameter;
+	if (!Array.isArray(pairs)) return qs;
+	const refuse = (message: string, description: string) =>
+		new NodeOperationError(node, `Additional Query Parameters: ${message}`, { itemIndex, description });
+	for (const pair of pairs) {
+		const name = typeof pair.name === 'string' ? pair.name.trim() : '';
+		if (!name) throw refuse('a parameter has no name', `Give every added parameter a name, or remove it. ${NOTHING_SENT}`);
+		if (reserved.includes(name)) {
+			throw refuse(`"${name}" is set by the node itself`, `Use the node's own field for ${name}. ${NOTHING_SENT}`);
+		}
+		const value = pair.value;
+		if (value !== null && typeof value === 'object') {
+			throw refuse(`the value of "${name}" must be text or a number`, NOTHING_SENT);
+		}
+		qs[name] = value === undefined || value === null ? '' : String(value);
+	}
+	return qs;
+}
+
+/**
+ * The media ID behind a reference: a bare ID, or a media_url of the credential's own
+ * service (`{base_url}/v1/media/{id}`), returned encoded for the path. A URL of any other
+ * host is refused, so the API key is only ever presented to the service itself.
+ */
+export function mediaIdFromReference(
+	node: INode,
+	reference: unknown,
+	baseUrl: string,
+	fieldName: string,
+	itemIndex?: number,
+): string {
+	if (typeof reference !== 'string' || !/^https?:\/\//i.test(reference.trim())) {
+		return pathSegment(node, reference, fieldName, itemIndex);
+	}
+	const base = new URL(baseUrl);
+	const basePath = base.pathname.replace(/\/$/, '');
+	const expected = `${base.origin}${basePath}/v1/media/{id} (the media_url of an inbound event) or a bare media ID`;
+	const invalid = (message: string, why: string) =>
+		new NodeOperationError(node, message, { itemIndex, description: `${why} Expected ${expected}.` });
+	let url: URL;
+	try {
+		url = new URL(reference.trim());
+	} catch {
+		throw invalid(`${fieldName} is not a valid media URL`, `"${reference.trim().slice(0, 200)}" does not parse as a URL. ${NOTHING_SENT}`);
+	}
+	const match = /^\/v1\/media\/([^/]+)\/?$/.exec(url.pathname.slice(basePath.length));
+	if (url.origin !== base.origin || !url.pathname.startsWith(basePath) || !match) {
+		throw invalid(
+			`${fieldName} is not a media URL of this credential's service`,
+			`Got ${url.origin}${url.pathname}. The API key is only sent to the credential's Base URL.`,
+		);
+	}
+	let id: string;
+	try {
+		id = decodeURIComponent(match[1]);
+	} catch {
+		throw invalid(
+			`${fieldName} is not a valid media URL`,
+			`The media ID in it, "${match[1].slice(0, 100)}", is not valid percent-encoding. ${NOTHING_SENT}`,
+		);
+	}
+	return pathSegment(node, id, fieldName, itemIndex);
+}
+
+/** A comma- or line-separated list field, e.g. Receiving Numbers, without blanks. */
+export function splitList(value: unknown): string[] {
+	if (typeof value !== 'string') return [];
+	return value
+		.split(/[,\n]/)
+		.map((entry) => entry.trim())
+		.filter((entry) => entry !== '');
+}

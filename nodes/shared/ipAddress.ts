@@ -1,0 +1,82 @@
+/**
+ * IP address literals, pure: parsing IPv4 and IPv6 text and classifying where an address points
+ * (loopback, private, link-local, ...). No lookup: a host name is not an address.
+ */
+
+/**
+ * A loopback host as the URL parser gives it (IPv4 already normalised, IPv6 in brackets):
+ * 127.0.0.0/8, ::1 or localhost. Nothing else reaches only this machine.
+ */
+export function isLoopbackHost(hostname: string): boolean {
+	const host = hostname.toLowerCase();
+	if (host === 'localhost' || host === '[::1]' || host === '::1') return true;
+	return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+/** Where an address points: only `public` is a place a media file may come from. */
+export type AddressClass = 'public' | 'loopback' | 'private' | 'link-local' | 'unspecified' | 'reserved';
+
+function ipv4Class(octets: number[]): AddressClass {
+	const [a, b] = octets;
+	if (a === 0) return 'unspecified'; // 0.0.0.0/8 ("this network"; 0.0.0.0 reaches loopback on Linux)
+	if (a === 127) return 'loopback';
+	if (a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168)) return 'private';
+	if (a === 100 && b >= 64 && b <= 127) return 'private'; // 100.64.0.0/10, carrier-grade NAT
+	if (a === 169 && b === 254) return 'link-local'; // cloud metadata services live here
+	if (a >= 224) return 'reserved'; // multicast, 240/4 and broadcast
+	if ((a === 192 && b === 0 && octets[2] === 0) || (a === 198 && (b === 18 || b === 19))) return 'reserved';
+	return 'public';
+}
+
+function parseIpv4(text: string): number[] | undefined {
+	const parts = text.split('.');
+	if (parts.length !== 4 || !parts.every((part) => /^\d{1,3}$/.test(part))) return undefined;
+	const octets = parts.map(Number);
+	return octets.every((octet) => octet <= 255) ? octets : undefined;
+}
+
+/** The eight 16-bit groups of an IPv6 literal (brackets, zone and embedded IPv4 allowed), or undefined. */
+function parseIpv6(text: string): number[] | undefined {
+	let value = text.replace(/^\[|\]$/g, '').replace(/%.*$/, '').toLowerCase();
+	const dotted = /^(.*:)(\d+\.\d+\.\d+\.\d+)$/.exec(value);
+	if (dotted) {
+		const octets = parseIpv4(dotted[2]);
+		if (!octets) return undefined;
+		value = `${dotted[1]}${((octets[0] << 8) | octets[1]).toString(16)}:${((octets[2] << 8) | octets[3]).toString(16)}`;
+	}
+	const halves = value.split('::');
+	if (halves.length > 2) return undefined;
+	const groups = (half: string) => (half === '' ? [] : half.split(':'));
+	const head = groups(halves[0]);
+	const tail = halves.length === 2 ? groups(halves[1]) : [];
+	const missing = 8 - head.length - tail.length;
+	if ((halves.length === 1 && missing !== 0) || (halves.length === 2 && missing < 1)) return undefined;
+	const all = [...head, ...Array<string>(halves.length === 2 ? missing : 0).fill('0'), ...tail];
+	if (!all.every((group) => /^[0-9a-f]{1,4}$/.test(group))) return undefined;
+	return all.map((group) => parseInt(group, 16));
+}
+
+/**
+ * The class of an IP literal (IPv4, or IPv6 with or without brackets), or undefined when the
+ * text is not an IP address (a host name, to be resolved first). IPv6 forms that carry an IPv4
+ * address (mapped ::ffff:a.b.c.d, compatible ::a.b.c.d, NAT64 64:ff9b::a.b.c.d) take its class.
+ */
+export function ipAddressClass(address: string): AddressClass | undefined {
+	const v4 = parseIpv4(address);
+	if (v4) return ipv4Class(v4);
+	const v6 = parseIpv6(address);
+	if (!v6) return undefined;
+	const embeddedV4 = [v6[6] >> 8, v6[6] & 0xff, v6[7] >> 8, v6[7] & 0xff];
+	const firstFiveZero = v6.slice(0, 5).every((group) => group === 0);
+	if (firstFiveZero && v6[5] === 0xffff) return ipv4Class(embeddedV4);
+	if (v6[0] === 0x64 && v6[1] === 0xff9b && v6.slice(2, 6).every((group) => group === 0)) return ipv4Class(embeddedV4);
+	if (firstFiveZero && v6[5] === 0) {
+		if (v6[6] === 0 && v6[7] === 0) return 'unspecified';
+		if (v6[6] === 0 && v6[7] === 1) return 'loopback';
+		return ipv4Class(embeddedV4);
+	}
+	if ((v6[0] & 0xfe00) === 0xfc00) return 'private'; // fc00::/7, unique local
+	if ((v6[0] & 0xffc0) === 0xfe80) return 'link-local'; // fe80::/10
+	if ((v6[0] & 0xff00) === 0xff00) return 'reserved'; // multicast
+	return 'public';
+}

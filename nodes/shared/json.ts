@@ -1,0 +1,13 @@
+/** What a JSON value is, for the checks and messages of every module. */
+import type { IDataObject } from 'n8n-workflow';
+
+export function isPlainObject(value: unknown): value is IDataObject {
+	return typeof value === 'object' && value !== null && !Array.isArray(value) && !Buffer.isBuffer(value);
+}
+
+/** How a value's type reads in a message: "null", "a list", "an object", "a number", ... */
+export function describeType(value: unknown): string {
+	if (value === null) return 'null';
+	if (Array.isArray(value)) return 'a list';
+	return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}

@@ -1,0 +1,131 @@
+/**
+ * The media download policy, pure (no lookup, no request): which addresses a media file may be
+ * fetched from, the size and time limits, and the type and file name it is stored under.
+ */
+import type { INode } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
+
+import { ipAddressClass, isLoopbackHost } from './ipAddress';
+
+/**
+ * Why a media URL may not be fetched, judged on its text alone, or undefined. Only http and
+ * https, and never a step down from an https Base URL; a literal address must be public
+ * (loopback allowed only when the Base URL itself is loopback, as for a local sandbox).
+ * Host names are checked again on their resolved addresses (mediaAddressProblem).
+ */
+export function mediaUrlProblem(target: URL, baseUrl: URL): string | undefined {
+	if (target.protocol !== 'http:' && target.protocol !== 'https:') {
+		return `its scheme is "${target.protocol}" (only https, or http when the Base URL is http, is fetched)`;
+	}
+	if (baseUrl.protocol === 'https:' && target.protocol !== 'https:') {
+		return 'it is http while the Base URL is https (the file would travel unencrypted)';
+	}
+	if (target.username || target.password) return 'it carries a user name or password';
+	const host = target.hostname.toLowerCase().replace(/\.$/, '');
+	if ((host === 'localhost' || host.endsWith('.localhost')) && !isLoopbackHost(baseUrl.hostname)) {
+		return `its host ${host} is this machine`;
+	}
+	return ipAddressClass(host) === undefined ? undefined : mediaAddressProblem(host, baseUrl);
+}
+
+/** Why a (resolved) address may not be connected to, or undefined when it is public. */
+export function mediaAddressProblem(address: string, baseUrl: URL): string | undefined {
+	const kind = ipAddressClass(address);
+	if (kind === undefined) return `${address} is not an IP address`;
+	if (kind === 'public') return undefined;
+	if (kind === 'loopback' && isLoopbackHost(baseUrl.hostname)) return undefined;
+	return `its address ${address} is ${kind === 'reserved' ? 'a reserved' : kind === 'unspecified' ? 'an unspecified' : `a ${kind}`} address`;
+}
+
+/** Default and bounds of the download limits (node options). */
+export const DEFAULT_MAX_FILE_SIZE_MB = 100;
+export const DEFAULT_DOWNLOAD_TIMEOUT_SECONDS = 300;
+
+export interface DownloadLimits {
+	maxFileSizeMb: number;
+	timeoutSeconds: number;
+}
+
+/**
+ * The limits from a node's options ("Max File Size (MB)", "Download Timeout (Seconds)"):
+ * the defaults when left empty, a NodeOperationError naming the option when not a positive number.
+ */
+export function downloadLimits(
+	node: INode,
+	options: { maxFileSize?: unknown; downloadTimeout?: unknown },
+	itemIndex?: number,
+): DownloadLimits {
+	const positive = (value: unknown, fallback: number, label: string): number => {
+		if (value === undefined || value === null || value === '') return fallback;
+		const number = typeof value === 'string' ? Number(value) : value;
+		if (typeof number === 'number' && Number.isFinite(number) && number > 0) return number;
+		throw new NodeOperationError(node, `${label} must be a number above 0, got ${JSON.stringify(value)?.slice(0, 50)}`, {
+			itemIndex,
+			description: 'Nothing was downloaded. Leave it empty for the default.',
+		});
+	};
+	return {
+		maxFileSizeMb: positive(options.maxFileSize, DEFAULT_MAX_FILE_SIZE_MB, 'Max File Size (MB)'),
+		timeoutSeconds: positive(options.downloadTimeout, DEFAULT_DOWNLOAD_TIMEOUT_SECONDS, 'Download Timeout (Seconds)'),
+	};
+}
+
+/** The text without C0 and C1 control characters (CR, LF, NUL, ..., U+007F to U+009F) and the Unicode line separators (U+2028, U+2029). */
+function withoutControlCharacters(text: string): string {
+	let kept = '';
+	for (let i = 0; i < text.length; i++) {
+		const code = text.charCodeAt(i);
+		if (code <= 0x1f || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029) continue;
+		kept += text[i];
+	}
+	return kept;
+}
+
+/**
+ * Types a browser would run or render as a page (script, HTML, SVG, XML with stylesheets):
+ * a file from a customer is stored as opaque bytes instead, so opening it from n8n cannot act.
+ */
+const ACTIVE_CONTENT_TYPES = new Set([
+	'text/html',
+	'application/xhtml+xml',
+	'image/svg+xml',
+	'text/javascript',
+	'application/javascript',
+	'application/x-javascript',
+	'application/ecmascript',
+	'text/ecmascript',
+	'text/xml',
+	'application/xml',
+	'text/xsl',
+	'multipart/x-mixed-replace',
+]);
+
+/** The type to store a file under, and the type as sent when it was not kept. */
+export function storedMimeType(sent: string | undefined): { mimeType: string; mimeTypeAsSent?: string } {
+	const type = (sent ?? '').split(';')[0].trim().toLowerCase();
+	if (!type) return { mimeType: 'application/octet-stream' };
+	const wellFormed = /^[a-z0-9][\w.+-]*\/[a-z0-9][\w.+-]*$/.test(type);
+	if (!wellFormed || ACTIVE_CONTENT_TYPES.has(type) || type.endsWith('+xml')) {
+		return { mimeType: 'application/octet-stream', mimeTypeAsSent: (sent ?? '').slice(0, 200) };
+	}
+	return { mimeType: type };
+}
+
+export const MAX_FILE_NAME_LENGTH = 200;
+
+/**
+ * A file name safe to store and offer for download: no control characters (CR, LF, NUL, ...),
+ * no path separators, no leading dots, at most 200 characters with its extension kept.
+ * `fallback` (the media id) when nothing usable is left.
+ */
+export function safeFileName(sent: string | undefined, fallback: string): string {
+	const cleaned = withoutControlCharacters(sent ?? '')
+		.replace(/[/\\]/g, '_')
+		.trim()
+		.replace(/^\.+/, '');
+	const characters = Array.from(cleaned || fallback.replace(/[/\\]/g, '_'));
+	if (characters.length <= MAX_FILE_NAME_LENGTH) return characters.join('');
+	const dot = characters.lastIndexOf('.');
+	const extension = dot > 0 && characters.length - dot <= 16 ? characters.slice(dot) : [];
+	return [...characters.slice(0, MAX_FILE_NAME_LENGTH - extension.length), ...extension].join('');
+}
