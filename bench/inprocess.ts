@@ -17,7 +17,8 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-import { acceptEvent, eventItem, workflowDataFor, type EventParameters } from '../nodes/BusinessMessagingTrigger/receive';
+import { acceptEvent, type EventParameters } from '../nodes/BusinessMessagingTrigger/receiving/accept';
+import { eventItem, workflowDataFor } from '../nodes/BusinessMessagingTrigger/routing/route';
 import { inboundEnvelope } from '../test/support/fixtures';
 import { signBody } from '../test/support/signature';
 import { spread, median, type Spread } from './lib/stats';

@@ -1,7 +1,7 @@
 import type { INodeExecutionData, INodeType, INodeTypeDescription, IPollFunctions } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
-import { MESSAGE_EVENT_OPTIONS } from '../BusinessMessagingTrigger/description';
+import { MESSAGE_EVENT_OPTIONS } from '../shared/history';
 import { CREDENTIAL_TYPE } from '../shared/transport';
 import { DEFAULT_MAX_PER_POLL, MAX_RECOVER_MINUTES, pollMessages } from './poll';
 

@@ -15,6 +15,16 @@ export const DEFAULT_MAX_PER_POLL = 500;
 export const MAX_RECOVER_MINUTES = 7 * 24 * 60;
 const OPERATION = 'Polling Trigger → Read Messages';
 
+/** The Polling Trigger's options, read and bounded in one place. */
+export function readPollOptions(raw: IDataObject): { numbers: string[]; maxPerPoll: number; recoverMinutes: number } {
+	return {
+		numbers: splitList(raw.numbers),
+		// Empty or 0: the default; below 1 otherwise: 1.
+		maxPerPoll: Math.min(Math.max(Number(raw.maxPerPoll) || DEFAULT_MAX_PER_POLL, 1), 10_000),
+		recoverMinutes: Math.min(Math.max(Number(raw.recoverMinutes) || 0, 0), MAX_RECOVER_MINUTES),
+	};
+}
+
 interface PollStaticData extends IDataObject {
 	watermarks?: Partial<Record<MessageEvent, Watermark>>;
 }
@@ -33,8 +43,7 @@ function asEventItem(event: MessageEvent, record: IDataObject): INodeExecutionDa
 export async function pollMessages(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
 	const selected = this.getNodeParameter('events', ['message.inbound']) as string[];
 	const events = MESSAGE_EVENTS.filter((event) => selected.includes(event));
-	const options = this.getNodeParameter('options', {}) as IDataObject;
-	const numbers = splitList(options.numbers);
+	const { numbers, maxPerPoll, recoverMinutes } = readPollOptions(this.getNodeParameter('options', {}) as IDataObject);
 	const keep = (record: IDataObject) => numbers.length === 0 || numbers.includes(String(record.number ?? '').trim());
 
 	// "Fetch Test Event": the newest message, and nothing moves.
@@ -47,8 +56,6 @@ export async function pollMessages(this: IPollFunctions): Promise<INodeExecution
 
 	const staticData = this.getWorkflowStaticData('node') as PollStaticData;
 	const watermarks = (staticData.watermarks ??= {});
-	const maxPerPoll = Math.min(Math.max(Number(options.maxPerPoll) || DEFAULT_MAX_PER_POLL, 1), 10_000);
-	const recoverMinutes = Math.min(Math.max(Number(options.recoverMinutes) || 0, 0), MAX_RECOVER_MINUTES);
 
 	const emitted: Array<{ event: MessageEvent; record: IDataObject }> = [];
 	for (const event of events) {

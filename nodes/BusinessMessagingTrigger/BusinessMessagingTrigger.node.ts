@@ -10,12 +10,12 @@ import type {
 	IWebhookResponseData,
 } from 'n8n-workflow';
 
+import { markTriggerWorkflow } from '../shared/replyAndWait';
 import { CREDENTIAL_TYPE } from '../shared/transport';
-import { markTriggerWorkflow } from '../shared/waiting';
-import { startCatchUp } from './catchUp';
+import { startCatchUp } from './catchUp/catchUp';
 import { OUTPUTS_EXPRESSION, outputCount, properties } from './description';
-import { deleteWebhook, registerWebhook, webhookExists } from './lifecycle';
-import { receiveEvent } from './receive';
+import { receiveEvent } from './receiving/receive';
+import { deleteWebhook, registerWebhook, webhookExists } from './registration/webhookMethods';
 
 export class BusinessMessagingTrigger implements INodeType {
 	description: INodeTypeDescription = {
@@ -72,7 +72,7 @@ export class BusinessMessagingTrigger implements INodeType {
 		return await receiveEvent.call(this);
 	}
 
-	/** The catch-up of missed messages (catchUp.ts): n8n runs it while the workflow is active, on the leader main only. */
+	/** The catch-up of missed messages (catchUp/): n8n runs it while the workflow is active, on the leader main only. */
 	async trigger(this: ITriggerFunctions): Promise<ITriggerResponse> {
 		// Saved by n8n with the activation: tells Reply and Wait in this workflow that it may keep its waiting entries here.
 		if (this.getMode() !== 'manual') markTriggerWorkflow(this.getWorkflowStaticData('global'));

@@ -1,15 +1,21 @@
-import type { ExpressionString, IDataObject, INodeProperties, INodePropertyOptions } from 'n8n-workflow';
+import type { ExpressionString, IDataObject, INodeProperties } from 'n8n-workflow';
 
-import { DEFAULT_MAX_AGE_SECONDS, EVENT_TYPES, MAX_EVENT_AGE_SECONDS, type EventType } from './envelope';
 import { DEFAULT_DOWNLOAD_TIMEOUT_SECONDS, DEFAULT_MAX_FILE_SIZE_MB } from '../shared/mediaPolicy';
+import { MESSAGE_EVENT_OPTIONS } from '../shared/history';
 import {
 	DEFAULT_CATCH_UP_INTERVAL_SECONDS,
+	DEFAULT_HAND_OVER_MINUTES,
 	DEFAULT_LATE_DELIVERY_CUTOFF_SECONDS,
+	DEFAULT_MAX_AGE_SECONDS,
 	DEFAULT_MAX_RECOVERED,
 	MAX_CATCH_UP_DAYS,
+	MAX_EVENT_AGE_SECONDS,
+	MAX_HAND_OVER_MINUTES,
+	MAX_RECOVERED,
 	MIN_CATCH_UP_INTERVAL_SECONDS,
-} from './catchUpOptions';
-import { handOverOptions, hasHandOverOutput } from './handover';
+	handOverSettings,
+} from './options';
+import { EVENT_TYPES, type EventType } from './receiving/envelope';
 
 /**
  * The event types that get an output of their own, in output order, or null for one
@@ -25,7 +31,7 @@ export function outputLayout(events: unknown, separateOutputs: unknown): EventTy
 /** How many outputs the node has (what OUTPUTS_EXPRESSION gives n8n): the event outputs, plus Hand Over when chosen. */
 export function outputCount(parameters: { events?: unknown; separateOutputs?: unknown; options?: unknown }): number {
 	const options = typeof parameters.options === 'object' && parameters.options !== null ? (parameters.options as IDataObject) : {};
-	return (outputLayout(parameters.events, parameters.separateOutputs)?.length ?? 1) + (hasHandOverOutput(options) ? 1 : 0);
+	return (outputLayout(parameters.events, parameters.separateOutputs)?.length ?? 1) + (handOverSettings(options).mode === 'output' ? 1 : 0);
 }
 
 /**
@@ -43,18 +49,41 @@ export const OUTPUTS_EXPRESSION = (
 	'return (list.length ? list : ["message.inbound"]).map((e) => ({ type: "main", displayName: names[e] })).concat(handOver); ' +
 	'})($parameter) }}') as ExpressionString;
 
-/** The two events the service also stores (so the Polling Trigger offers them too). */
-export const MESSAGE_EVENT_OPTIONS: INodePropertyOptions[] = [
+/** While a Person Answers: placed at the END of the Options collection. */
+const handOverOptions: INodeProperties[] = [
 	{
-		name: 'Echo',
-		value: 'message.echo',
+		displayName: 'While a Person Answers',
+		name: 'handOver',
+		type: 'options',
+		options: [
+			{
+				name: 'Do Not Emit',
+				value: 'drop',
+				description: 'Inbound messages of a contact a person answers start no execution',
+			},
+			{
+				name: 'Emit as Usual',
+				value: 'off',
+				description: 'Echoes do not change where inbound messages go',
+			},
+			{
+				name: 'Send to Hand Over Output',
+				value: 'output',
+				description: 'Inbound messages of a contact a person answers go to an extra output',
+			},
+		],
+		default: 'off',
 		description:
-			'Sent from the business app, not the API. Leave off for auto-replies.',
+			'Where inbound messages go while a person of the business answers that contact from the business app (an echo to them on that number in the last minutes below), so the bot stays quiet',
 	},
 	{
-		name: 'Inbound Message',
-		value: 'message.inbound',
-		description: 'A message an end user sent to one of your numbers',
+		displayName: 'While a Person Answers (Minutes)',
+		name: 'handOverMinutes',
+		type: 'number',
+		typeOptions: { minValue: 1, maxValue: MAX_HAND_OVER_MINUTES },
+		default: DEFAULT_HAND_OVER_MINUTES,
+		displayOptions: { hide: { handOver: ['off'] } },
+		description: 'How long after the last echo to a contact the person is still answering them (1 to 10080)',
 	},
 ];
 
@@ -186,7 +215,7 @@ export const properties: INodeProperties[] = [
 				displayName: 'Max Recovered per Run',
 				name: 'maxRecovered',
 				type: 'number',
-				typeOptions: { minValue: 1, maxValue: 10000 },
+				typeOptions: { minValue: 1, maxValue: MAX_RECOVERED },
 				default: DEFAULT_MAX_RECOVERED,
 				displayOptions: { show: { '/catchUp': [true] } },
 				description: "More missed messages than this wait for the next run (oldest first); n8n's log says so",

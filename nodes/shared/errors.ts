@@ -4,6 +4,9 @@
  * closed 24-hour window are not shown, so those messages are inferred from what the
  * request was (a reply, with or without `from`) and hedged where the body does not say.
  */
+import type { INode } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+
 import { isPlainObject } from './json';
 
 export interface RequestContext {
@@ -180,4 +183,13 @@ export function explainHttpError(
 	}
 
 	return { message: `${context.operation} failed (${status})`, description: served };
+}
+
+/** A node's own errors as they are (they already say what to do), anything else wrapped; all with the item's index. */
+export function asNodeError(node: INode, error: unknown, itemIndex: number): NodeApiError | NodeOperationError {
+	if (error instanceof NodeApiError || error instanceof NodeOperationError) {
+		error.context.itemIndex ??= itemIndex;
+		return error;
+	}
+	return new NodeOperationError(node, error as Error, { itemIndex });
 }

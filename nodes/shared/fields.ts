@@ -210,3 +210,10 @@ export function splitList(value: unknown): string[] {
 		.map((entry) => entry.trim())
 		.filter((entry) => entry !== '');
 }
+
+/** A number option within [min, max]; `fallback` when it is empty or not a number. */
+export function boundedNumber(value: unknown, fallback: number, min: number, max: number): number {
+	const number = typeof value === 'number' ? value : Number(value);
+	if (value === undefined || value === null || value === '' || !Number.isFinite(number)) return fallback;
+	return Math.min(max, Math.max(min, number));
+}

@@ -4,29 +4,20 @@
  * page by page, only as far back as needed (CONTRACT I4, L1, L2). Used by the Polling Trigger and
  * by the Business Messaging Trigger's catch-up.
  */
-import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
+import type { IDataObject, INodeExecutionData, INodePropertyOptions } from 'n8n-workflow';
 
-import { apiRequest, type ApiContext } from './transport';
+import { readPages } from './pagination';
+import type { ApiContext } from './transport';
 import { isPlainObject } from './json';
 import { withReplyWindow } from './replyWindow';
 import { reachesWatermark, type Watermark } from './watermark';
 
 const PAGE_SIZE = 100;
-/** Pages read per list and run at most (100 000 entries): a bound, not an expected size. */
-const MAX_PAGES = 1000;
 
 /** The stored message events and the `direction` that selects them. */
 export const DIRECTIONS = { 'message.inbound': 'in', 'message.echo': 'echo' } as const;
 export type MessageEvent = keyof typeof DIRECTIONS;
 export const MESSAGE_EVENTS = Object.keys(DIRECTIONS) as MessageEvent[];
-
-/** One page of a list in the one shape the nodes read (CONTRACT I4), or undefined for any other answer. */
-async function readPage(this: ApiContext, path: string, qs: IDataObject, operation: string, scope?: string) {
-	const body = await apiRequest.call(this, 'GET', path, { qs: { limit: PAGE_SIZE, ...qs }, context: { operation, scope } });
-	if (!isPlainObject(body) || !Array.isArray(body.data)) return undefined;
-	const next = body.has_more !== false && typeof body.next_cursor === 'string' ? body.next_cursor : undefined;
-	return { entries: body.data.filter(isPlainObject), next };
-}
 
 /**
  * Stored messages of one direction, newest first, back to the watermark (or one page without
@@ -39,22 +30,21 @@ export async function readHistory(
 	operation: string,
 ): Promise<{ records: IDataObject[]; complete: boolean }> {
 	const records: IDataObject[] = [];
-	let cursor: string | undefined;
-	for (let page = 0; page < MAX_PAGES; page++) {
-		const qs: IDataObject = { ...(event === 'message.echo' ? { direction: 'echo' } : {}), ...(cursor ? { cursor } : {}) };
-		const read = await readPage.call(this, '/v1/messages/inbound', qs, operation, 'messages:read');
+	const qs: IDataObject = { limit: PAGE_SIZE, ...(event === 'message.echo' ? { direction: 'echo' } : {}) };
+	const complete = await readPages.call(this, '/v1/messages/inbound', qs, { operation, scope: 'messages:read' }, (page) => {
 		// Anything but the one shape carries no records we can order.
-		if (!read) return { records, complete: true };
-		const pageRecords = read.entries.filter((record) => record.direction === undefined || record.direction === DIRECTIONS[event]);
+		if (!page) return false;
+		const pageRecords = page.entries
+			.filter(isPlainObject)
+			.filter((record) => record.direction === undefined || record.direction === DIRECTIONS[event]);
 		records.push(...pageRecords);
-		if (!watermark || !read.next || reachesWatermark(pageRecords, watermark)) return { records, complete: true };
-		cursor = read.next;
-	}
-	return { records, complete: false };
+		return watermark !== undefined && !reachesWatermark(pageRecords, watermark);
+	});
+	return { records, complete };
 }
 
-/** What the delivery log says about one message. */
-export interface Delivery {
+/** What the webhook log says about the delivery of one message's event. */
+export interface WebhookAttempt {
 	success: boolean;
 	reason: string | null;
 }
@@ -66,20 +56,22 @@ export interface Delivery {
  * can be told apart. Only deliveries to `url` count when one is given (the account's
  * webhook may have pointed elsewhere while this workflow was inactive).
  */
-export async function readDeliveries(
+export async function readWebhookLog(
 	this: ApiContext,
 	sinceMs: number,
 	url: string | undefined,
 	operation: string,
-): Promise<{ deliveries: Map<string, Delivery>; identified: boolean; complete: boolean }> {
-	const deliveries = new Map<string, Delivery>();
+): Promise<{ attempts: Map<string, WebhookAttempt>; identified: boolean; complete: boolean }> {
+	const attempts = new Map<string, WebhookAttempt>();
 	let identified = true;
-	let cursor: string | undefined;
-	for (let page = 0; page < MAX_PAGES; page++) {
-		const read = await readPage.call(this, '/v1/logs', { category: 'webhook', ...(cursor ? { cursor } : {}) }, operation);
-		if (!read) return { deliveries, identified: false, complete: true };
+	const qs = { limit: PAGE_SIZE, category: 'webhook' };
+	const complete = await readPages.call(this, '/v1/logs', qs, { operation }, (page) => {
+		if (!page) {
+			identified = false;
+			return false;
+		}
 		let older = false;
-		for (const entry of read.entries) {
+		for (const entry of page.entries.filter(isPlainObject)) {
 			const at = typeof entry.created_at === 'string' ? Date.parse(entry.created_at) : Number.NaN;
 			if (at < sinceMs) older = true;
 			if (entry.event !== 'message.inbound' && entry.event !== 'message.echo') continue;
@@ -89,17 +81,31 @@ export async function readDeliveries(
 			}
 			if (url !== undefined && typeof entry.url === 'string' && entry.url !== url) continue;
 			const success = entry.success === true;
-			const known = deliveries.get(entry.wa_message_id);
-			if (known?.success) continue;
-			deliveries.set(entry.wa_message_id, { success, reason: success ? null : typeof entry.reason === 'string' ? entry.reason : null });
+			if (attempts.get(entry.wa_message_id)?.success) continue;
+			const reason = success ? null : typeof entry.reason === 'string' ? entry.reason : null;
+			attempts.set(entry.wa_message_id, { success, reason });
 		}
-		if (older || !read.next) return { deliveries, identified, complete: true };
-		cursor = read.next;
-	}
-	return { deliveries, identified, complete: false };
+		return !older;
+	});
+	return { attempts, identified, complete };
 }
 
 /** A stored message as the item the webhook emits: `{event, data, timestamp}` (+ reply_window_closes_at for inbound) plus how it came. */
 export function storedMessageItem(event: MessageEvent, record: IDataObject, how: IDataObject): INodeExecutionData {
 	return { json: withReplyWindow({ event, data: record, timestamp: record.created_at ?? null, ...how }) };
 }
+
+/** The two events the service also stores (so the Polling Trigger offers them too). */
+export const MESSAGE_EVENT_OPTIONS: INodePropertyOptions[] = [
+	{
+		name: 'Echo',
+		value: 'message.echo',
+		description:
+			'Sent from the business app, not the API. Leave off for auto-replies.',
+	},
+	{
+		name: 'Inbound Message',
+		value: 'message.inbound',
+		description: 'A message an end user sent to one of your numbers',
+	},
+];

@@ -47,38 +47,37 @@ export interface DownloadLimits {
 }
 
 /**
- * The limits from a node's options ("Max File Size (MB)", "Download Timeout (Seconds)"):
- * the defaults when left empty, a NodeOperationError naming the option when not a positive number.
+ * The limits from a node's options ("Max File Size (MB)", "Download Timeout (Seconds)"): the
+ * defaults when left empty, or the sentence that names an option that is not a positive number.
  */
+export function readDownloadLimits(options: { maxFileSize?: unknown; downloadTimeout?: unknown }): DownloadLimits | { problem: string } {
+	const positive = (value: unknown, fallback: number, label: string): number | string => {
+		if (value === undefined || value === null || value === '') return fallback;
+		const number = typeof value === 'string' ? Number(value) : value;
+		if (typeof number === 'number' && Number.isFinite(number) && number > 0) return number;
+		return `${label} must be a number above 0, got ${JSON.stringify(value)?.slice(0, 50)}`;
+	};
+	const maxFileSizeMb = positive(options.maxFileSize, DEFAULT_MAX_FILE_SIZE_MB, 'Max File Size (MB)');
+	const timeoutSeconds = positive(options.downloadTimeout, DEFAULT_DOWNLOAD_TIMEOUT_SECONDS, 'Download Timeout (Seconds)');
+	if (typeof maxFileSizeMb === 'string') return { problem: maxFileSizeMb };
+	if (typeof timeoutSeconds === 'string') return { problem: timeoutSeconds };
+	return { maxFileSizeMb, timeoutSeconds };
+}
+
+/** readDownloadLimits for an action: a NodeOperationError naming the option when one is not a positive number. */
 export function downloadLimits(
 	node: INode,
 	options: { maxFileSize?: unknown; downloadTimeout?: unknown },
 	itemIndex?: number,
 ): DownloadLimits {
-	const positive = (value: unknown, fallback: number, label: string): number => {
-		if (value === undefined || value === null || value === '') return fallback;
-		const number = typeof value === 'string' ? Number(value) : value;
-		if (typeof number === 'number' && Number.isFinite(number) && number > 0) return number;
-		throw new NodeOperationError(node, `${label} must be a number above 0, got ${JSON.stringify(value)?.slice(0, 50)}`, {
+	const limits = readDownloadLimits(options);
+	if ('problem' in limits) {
+		throw new NodeOperationError(node, limits.problem, {
 			itemIndex,
 			description: 'Nothing was downloaded. Leave it empty for the default.',
 		});
-	};
-	return {
-		maxFileSizeMb: positive(options.maxFileSize, DEFAULT_MAX_FILE_SIZE_MB, 'Max File Size (MB)'),
-		timeoutSeconds: positive(options.downloadTimeout, DEFAULT_DOWNLOAD_TIMEOUT_SECONDS, 'Download Timeout (Seconds)'),
-	};
-}
-
-/** The text without C0 and C1 control characters (CR, LF, NUL, ..., U+007F to U+009F) and the Unicode line separators (U+2028, U+2029). */
-function withoutControlCharacters(text: string): string {
-	let kept = '';
-	for (let i = 0; i < text.length; i++) {
-		const code = text.charCodeAt(i);
-		if (code <= 0x1f || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029) continue;
-		kept += text[i];
 	}
-	return kept;
+	return limits;
 }
 
 /**
@@ -109,6 +108,17 @@ export function storedMimeType(sent: string | undefined): { mimeType: string; mi
 		return { mimeType: 'application/octet-stream', mimeTypeAsSent: (sent ?? '').slice(0, 200) };
 	}
 	return { mimeType: type };
+}
+
+/** The text without C0 and C1 control characters (CR, LF, NUL, ..., U+007F to U+009F) and the Unicode line separators (U+2028, U+2029). */
+function withoutControlCharacters(text: string): string {
+	let kept = '';
+	for (let i = 0; i < text.length; i++) {
+		const code = text.charCodeAt(i);
+		if (code <= 0x1f || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029) continue;
+		kept += text[i];
+	}
+	return kept;
 }
 
 export const MAX_FILE_NAME_LENGTH = 200;

@@ -1,5 +1,7 @@
-import type { IExecuteFunctions, INode, INodeExecutionData } from 'n8n-workflow';
-import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
+
+import { asNodeError } from '../../shared/errors';
 
 import * as account from './account/Account.resource';
 import * as key from './key/Key.resource';
@@ -15,14 +17,6 @@ type OperationExecute = (
 	item: INodeExecutionData,
 ) => Promise<INodeExecutionData | INodeExecutionData[]>;
 
-/** The operations' own errors as they are (they already say what to do), anything else wrapped; all with the item. */
-function asNodeError(node: INode, error: unknown, itemIndex: number): NodeApiError | NodeOperationError {
-	if (error instanceof NodeApiError || error instanceof NodeOperationError) {
-		error.context.itemIndex ??= itemIndex;
-		return error;
-	}
-	return new NodeOperationError(node, error as Error, { itemIndex });
-}
 
 /**
  * Runs the chosen operation once per input item and owns what every operation shares: the

@@ -1,28 +1,25 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { apiRequest, type RequestContext } from '../../shared/transport';
-import { isPlainObject } from '../../shared/json';
 import { requirePositiveInteger } from '../../shared/fields';
+import { listPage, readPages } from '../../shared/pagination';
+import type { RequestContext } from '../../shared/transport';
 import { asJsonObject } from './output';
 
-/** Safety bound on pages followed for one item. */
-const MAX_PAGES = 1000;
-
 /**
- * One list answer in the shape the sandbox's CONTRACT.md fixed (I4): `{data: [...], has_more,
- * next_cursor}`. An answer without a `data` list is not guessed at: it is one record, as it came.
+ * One list answer as output records: the list's entries, or, for an answer without a `data`
+ * list, one record as it came (not guessed at).
  */
 export function splitPage(body: unknown): { records: IDataObject[]; cursor?: string } {
-	if (!isPlainObject(body) || !Array.isArray(body.data)) {
+	const page = listPage(body);
+	if (!page) {
 		return { records: body === undefined || body === null || body === '' ? [] : [asJsonObject(body)] };
 	}
-	const cursor = body.has_more !== false && typeof body.next_cursor === 'string' && body.next_cursor !== '' ? body.next_cursor : undefined;
-	return { records: body.data.map(asJsonObject), cursor };
+	return { records: page.entries.map(asJsonObject), cursor: page.cursor };
 }
 
 /**
  * GET a list endpoint for one item, by its Return All and Limit fields: one page, or every
- * page following `next_cursor` (sent back as `cursor`), stopping as soon as the limit is reached.
+ * page following `next_cursor`, stopping as soon as the limit is reached.
  */
 export async function getList(
 	this: IExecuteFunctions,
@@ -38,15 +35,10 @@ export async function getList(
 		? Infinity
 		: requirePositiveInteger(this.getNode(), this.getNodeParameter('limit', itemIndex, 50), 'Limit', itemIndex);
 	const records: IDataObject[] = [];
-	const seen = new Set<string>();
-	let cursor: string | undefined;
-	for (let page = 0; page < MAX_PAGES; page++) {
-		const body = await apiRequest.call(this, 'GET', path, { qs: cursor === undefined ? qs : { ...qs, cursor }, context });
+	await readPages.call(this, path, qs, context, (_page, body) => {
 		const split = splitPage(body);
 		records.push(...split.records.filter(keep));
-		if (records.length >= limit || !split.cursor || split.records.length === 0 || seen.has(split.cursor)) break;
-		seen.add(split.cursor);
-		cursor = split.cursor;
-	}
+		return records.length < limit && split.cursor !== undefined && split.records.length > 0;
+	});
 	return records.slice(0, limit);
 }

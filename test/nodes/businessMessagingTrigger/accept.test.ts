@@ -1,9 +1,5 @@
-import {
-	acceptEvent,
-	eventItem,
-	workflowDataFor,
-	type EventParameters,
-} from '../../../nodes/BusinessMessagingTrigger/receive';
+import { acceptEvent, type EventParameters } from '../../../nodes/BusinessMessagingTrigger/receiving/accept';
+import { eventItem, workflowDataFor } from '../../../nodes/BusinessMessagingTrigger/routing/route';
 import { signBody } from '../../support';
 import { asEmitted } from './helpers';
 
@@ -31,7 +27,7 @@ describe('acceptEvent (the receive path without n8n context)', () => {
 			kind: 'emit',
 			envelope: inbound,
 			timestampMs: Date.parse(inbound.timestamp),
-			options: expect.objectContaining({ maxAge: 300 }),
+			options: expect.objectContaining({ maxAgeSeconds: 300 }),
 			layout: null,
 		});
 	});

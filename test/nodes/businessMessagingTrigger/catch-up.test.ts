@@ -2,14 +2,9 @@
 // against the sandbox, with the trigger behind a real HTTP server that goes down and up.
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
-import {
-	decideRecoveries,
-	readCatchUpOptions,
-	recoveredItem,
-	startingWatermark,
-} from '../../../nodes/BusinessMessagingTrigger/catchUp';
-import { SETTLE_MS } from '../../../nodes/BusinessMessagingTrigger/catchUpOptions';
-import type { Delivery } from '../../../nodes/shared/history';
+import { decideRecoveries, recoveredItem, startingWatermark, SETTLE_MS } from '../../../nodes/BusinessMessagingTrigger/catchUp/recoveries';
+import { catchUpSettings } from '../../../nodes/BusinessMessagingTrigger/options';
+import type { WebhookAttempt } from '../../../nodes/shared/history';
 import type { StartedTrigger, WebhookHarness } from '../../harness';
 import { useSandbox } from '../../support';
 import { control, servedTrigger, type Json, type ServedTrigger } from './helpers';
@@ -25,7 +20,7 @@ const record = (id: string, seconds: number, extra: IDataObject = {}): IDataObje
 	...extra,
 });
 const start = { createdAt: at(0), ids: [] };
-const delivered = (...ids: string[]) => new Map<string, Delivery>(ids.map((id) => [`wamid.${id}`, { success: true, reason: null }]));
+const delivered = (...ids: string[]) => new Map<string, WebhookAttempt>(ids.map((id) => [`wamid.${id}`, { success: true, reason: null }]));
 
 describe('decideRecoveries (pure)', () => {
 	it('recovers what has no successful delivery, oldest first across inbound and echo, with the logged reason', () => {
@@ -136,14 +131,14 @@ describe('startingWatermark and options', () => {
 		expect(startingWatermark(ancient, 'init', 'sinceLastActive', T0).createdAt).toBe(new Date(T0 - 7 * 86_400_000).toISOString());
 	});
 	it('options: defaults, and bounds on interval and count', () => {
-		expect(readCatchUpOptions({})).toEqual({ intervalMs: 60_000, onActivation: 'sinceLastActive', maxRecovered: 500, numbers: [] });
-		expect(readCatchUpOptions({ catchUpInterval: 1, maxRecovered: 0, onActivation: 'fromActivation', numbers: '1, 2' })).toEqual({
+		expect(catchUpSettings({})).toEqual({ intervalMs: 60_000, onActivation: 'sinceLastActive', maxRecovered: 500, numbers: [] });
+		expect(catchUpSettings({ catchUpInterval: 1, maxRecovered: 0, onActivation: 'fromActivation', numbers: '1, 2' })).toEqual({
 			intervalMs: 10_000,
 			onActivation: 'fromActivation',
 			maxRecovered: 500,
 			numbers: ['1', '2'],
 		});
-		expect(readCatchUpOptions({ maxRecovered: 1e9 }).maxRecovered).toBe(10_000);
+		expect(catchUpSettings({ maxRecovered: 1e9 }).maxRecovered).toBe(10_000);
 	});
 });
 

@@ -1,9 +1,4 @@
-import {
-	decideRegistration,
-	isSameNodeUrl,
-	sameUrl,
-	type DecisionInput,
-} from '../../../nodes/BusinessMessagingTrigger/lifecycle';
+import { decideRegistration, isSameNodeUrl, sameUrl, type DecisionInput } from '../../../nodes/BusinessMessagingTrigger/registration/decision';
 
 const WEBHOOK_ID = '3f0c8c4e-1b2a-4c5d-9e8f-0a1b2c3d4e5f';
 const PROD = `https://n8n.example.com/webhook/${WEBHOOK_ID}/webhook`;

@@ -1,15 +1,8 @@
 import { readFileSync } from 'fs';
 import { join } from 'path';
 
-import {
-	DEFAULT_MAX_AGE_SECONDS,
-	FUTURE_TOLERANCE_SECONDS,
-	MAX_EVENT_AGE_SECONDS,
-	boundedMaxAge,
-	checkEventAge,
-	parseEnvelope,
-	parseTimestamp,
-} from '../../../nodes/BusinessMessagingTrigger/envelope';
+import { DEFAULT_MAX_AGE_SECONDS, MAX_EVENT_AGE_SECONDS, boundedMaxAge } from '../../../nodes/BusinessMessagingTrigger/options';
+import { FUTURE_TOLERANCE_SECONDS, checkEventAge, parseEnvelope, parseTimestamp } from '../../../nodes/BusinessMessagingTrigger/receiving/envelope';
 
 const body = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
 const inbound = {
@@ -125,8 +118,8 @@ describe('checkEventAge', () => {
 });
 
 describe('purity', () => {
-	it.each(['signature.ts', 'envelope.ts'])('%s imports nothing from n8n', (file) => {
-		const source = readFileSync(join(__dirname, '../../../nodes/BusinessMessagingTrigger', file), 'utf8');
+	it.each(['shared/signature.ts', 'BusinessMessagingTrigger/receiving/envelope.ts'])('%s imports nothing from n8n', (file) => {
+		const source = readFileSync(join(__dirname, '../../../nodes', file), 'utf8');
 		const imports = [...source.matchAll(/from '([^']+)'/g)].map((match) => match[1]);
 		expect(imports.filter((name) => /n8n/.test(name))).toEqual([]);
 	});

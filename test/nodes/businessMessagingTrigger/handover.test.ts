@@ -4,7 +4,8 @@ import type { INode, INodeType, INodeTypes, IVersionedNodeType } from 'n8n-workf
 import { NodeHelpers, Workflow } from 'n8n-workflow';
 
 import { BusinessMessagingTrigger } from '../../../nodes/BusinessMessagingTrigger/BusinessMessagingTrigger.node';
-import { handOverDecision, handOverSettings } from '../../../nodes/BusinessMessagingTrigger/handover';
+import { handOverDecision } from '../../../nodes/BusinessMessagingTrigger/routing/handOver';
+import { handOverSettings } from '../../../nodes/BusinessMessagingTrigger/options';
 import { recordReceived, serveWebhook, type ServedWebhook } from '../../harness';
 import { useSandbox } from '../../support';
 import { CONTACT, control, trigger, type Json } from './helpers';

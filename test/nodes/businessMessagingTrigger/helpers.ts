@@ -10,7 +10,7 @@ import {
 	type WebhookHarnessOptions,
 	type WebhookReceiveResult,
 } from '../../harness';
-import { openSecret } from '../../../nodes/BusinessMessagingTrigger/seal';
+import { openSecret } from '../../../nodes/BusinessMessagingTrigger/registration/seal';
 import type { Sandbox } from '../../sandbox';
 
 export const TRIGGER_TYPE = 'n8n-nodes-business-messaging.businessMessagingTrigger';

@@ -5,7 +5,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import { REGISTRATION_HEADER, STATIC_DATA_KEY, TRIGGER_MARKER_KEY, findWaiting, isResumeToken, registerWaiting, removeWaiting, resumeToken, signRegistration, waitingKey } from '../../../nodes/shared/waiting';
+import { REGISTRATION_HEADER, STATIC_DATA_KEY, TRIGGER_MARKER_KEY, findWaiting, isResumeToken, registerWaiting, removeWaiting, resumeToken, signRegistration, waitingKey } from '../../../nodes/shared/replyAndWait';
 import { runWorkflow } from '../../harness';
 import { replyAndWaitWorkflow } from '../businessMessaging/helpers';
 import type { WebhookHarness } from '../../harness';

@@ -1,5 +1,5 @@
 // The signing secret is stored sealed under the API key (security item 4).
-import { openSecret, sealSecret } from '../../../nodes/BusinessMessagingTrigger/seal';
+import { openSecret, sealSecret } from '../../../nodes/BusinessMessagingTrigger/registration/seal';
 
 const KEY = `sk_live_${'a1'.repeat(24)}`;
 const SECRET = `whsec_${'b2'.repeat(32)}`;

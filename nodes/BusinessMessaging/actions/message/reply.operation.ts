@@ -7,7 +7,7 @@ import { optionalId, requireText } from '../../../shared/fields';
 import { closedWindow } from '../../../shared/replyWindow';
 import { updateDisplayOptions } from '../../helpers/descriptions';
 import { asJsonObject } from '../../helpers/output';
-import { deliveryOptions, waitForDelivery } from './delivery';
+import { deliveryOptions, waitForDelivery } from './waitForDelivery';
 
 /** After a trigger: the event fills To and From. */
 const NOT_TOOL = { hide: { '@tool': [true] } };

@@ -4,7 +4,7 @@
  * Sends the reply once (as Reply does), then puts the execution to wait with n8n's own
  * mechanism (putExecutionToWait: stored, listed as Waiting, survives a restart). It resumes:
  * - with the contact's answer: the Business Messaging Trigger receiving the next inbound message
- *   of that contact on that number finds this execution (nodes/shared/waiting.ts) and posts the
+ *   of that contact on that number finds this execution (nodes/shared/replyAndWait.ts) and posts the
  *   message to its resume URL ($execution.resumeUrl); webhook() below turns it into the item of
  *   the Answer output;
  * - or at the time limit: n8n resumes the execution on its timer. A node resumed on a timer is
@@ -20,27 +20,26 @@
 import type {
 	IDataObject,
 	IExecuteFunctions,
-	INode,
 	INodeExecutionData,
 	INodeProperties,
 	IWebhookFunctions,
 	IWebhookResponseData,
 } from 'n8n-workflow';
-import { NodeApiError, NodeOperationError, WAIT_INDEFINITELY } from 'n8n-workflow';
+import { NodeOperationError, WAIT_INDEFINITELY } from 'n8n-workflow';
 
+import { asNodeError } from '../../../shared/errors';
 import { isPlainObject } from '../../../shared/json';
-import { CREDENTIAL_TYPE, apiRequest } from '../../../shared/transport';
 import {
-	REGISTRATION_HEADER,
 	isResumeToken,
 	persistableStaticData,
 	registerWaiting,
+	registerWithTrigger,
 	resumeToken,
-	signRegistration,
 	waitingKey,
 	type WaitRegistration,
-} from '../../../shared/waiting';
+} from '../../../shared/replyAndWait';
 import { withReplyWindow } from '../../../shared/replyWindow';
+import { CREDENTIAL_TYPE } from '../../../shared/transport';
 import { updateDisplayOptions } from '../../helpers/descriptions';
 import { replyFields, sendReply } from './reply.operation';
 
@@ -106,10 +105,6 @@ const displayOptions = {
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
-function asNodeError(node: INode, error: unknown, itemIndex: number): NodeApiError | NodeOperationError {
-	if (error instanceof NodeApiError || error instanceof NodeOperationError) return error;
-	return new NodeOperationError(node, error as Error, { itemIndex });
-}
 
 /** The node's outputs for this operation, by output: Answer, then Timed Out. */
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
@@ -185,37 +180,6 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 	if (this.getMode() !== 'manual') await registerWithTrigger.call(this, apiKey, resumeUrl, registrations);
 	await this.putExecutionToWait(waitTill);
 	return [sent, []];
-}
-
-/**
- * Posts the entries to the account's webhook, i.e. the Business Messaging Trigger that will
- * receive the answer, wherever it runs (another workflow, a webhook processor in queue mode): it
- * keeps them in its workflow's static data. Only to this n8n (the resume URL's origin): the
- * entries carry resume URLs and their tokens. Any failure leaves the entries where they are
- * (this process's memory): the answer then starts a normal execution, as the fail-safe says.
- */
-async function registerWithTrigger(this: IExecuteFunctions, apiKey: string, resumeUrl: string, registrations: WaitRegistration[]): Promise<void> {
-	const why = (reason: string) =>
-		this.logger.info(`Business Messaging: Reply and Wait for Answer kept its waiting entry in this process only (${reason})`);
-	try {
-		const webhook = await apiRequest.call(this, 'GET', '/v1/console/webhook', { context: { operation: 'Reply and Wait for Answer' } });
-		const url = isPlainObject(webhook) && webhook.configured === true && typeof webhook.url === 'string' ? webhook.url : undefined;
-		if (!url) return why('no webhook is registered for the account');
-		if (new URL(url).origin !== new URL(resumeUrl).origin) return why('the account\'s webhook is not this n8n');
-		const body = JSON.stringify({ business_messaging_wait: registrations });
-		const response = (await this.helpers.httpRequest({
-			method: 'POST',
-			url,
-			body,
-			headers: { 'content-type': 'application/json', [REGISTRATION_HEADER]: signRegistration(apiKey, body) },
-			timeout: 4000,
-			returnFullResponse: true,
-			ignoreHttpStatusErrors: true,
-		})) as { statusCode: number };
-		if (response.statusCode !== 200) why(`the trigger answered ${response.statusCode}`);
-	} catch (error) {
-		why((error as Error).message);
-	}
 }
 
 /**

@@ -5,7 +5,7 @@
 // posting to the resume URL) runs in real n8n: test/e2e/checks/conversation.ts.
 import type { IDataObject } from 'n8n-workflow';
 
-import { STATIC_DATA_KEY, TRIGGER_MARKER_KEY, findWaiting, isResumeToken, resumeToken, waitingKey } from '../../../../nodes/shared/waiting';
+import { STATIC_DATA_KEY, TRIGGER_MARKER_KEY, findWaiting, isResumeToken, resumeToken, waitingKey } from '../../../../nodes/shared/replyAndWait';
 import { runWorkflow, webhookHarness } from '../../../harness';
 import { describeWithSandbox, inboundEnvelope, inboundItem } from '../../../support';
 import { ASK, CONTACT, NODE_TYPE, credentialsFor, inbound, replyAndWaitWorkflow } from '../helpers';

@@ -1,21 +1,45 @@
 /**
- * Which execution is waiting for which contact's answer (Message → Reply and Wait for Answer),
- * so that the trigger receiving that contact's next message resumes it.
+ * Reply and Wait for Answer, both ends in one place: the waiting execution's side (register
+ * what it waits for, the resume token it will accept) and the trigger's side (take a
+ * registration, find the entry for a contact's message, resume the execution).
  *
- * Places, each allowed to lose an entry: this process's memory (every workflow of the process,
- * gone on restart), and the trigger's workflow's static data, written by the waiting execution
- * when its copy carries the trigger's marker (TRIGGER_MARKER_KEY) and by the trigger itself when
- * Reply and Wait registers through it (REGISTRATION_HEADER; what works across n8n processes).
- * n8n saves static data whole per execution and per request, so writes at the same instant may
- * overwrite each other's entries. A lost or stale entry fails safe: the trigger finds nothing,
- * or its resume is refused, and the message starts a normal execution. The answer is never
- * lost; the waiting execution then times out.
+ * WHERE ENTRIES LIVE, AND WHY
+ *
+ * An entry says: execution E waits for contact C on number N; post the answer to E's resume
+ * URL with this token. The execution that waits and the trigger that receives the answer may
+ * be different workflows and, in queue mode, different n8n processes (a worker asks, a webhook
+ * processor receives). n8n gives a node two stores it saves for it: memory (one process) and
+ * the workflow's static data (database, saved whole after each execution and webhook request).
+ *
+ * 1. This process's memory: every workflow of the process; gone on restart.
+ * 2. The trigger's workflow's static data, written by the waiting execution itself only when
+ *    its copy carries the trigger's marker (TRIGGER_MARKER_KEY): n8n 2.x in queue mode gives a
+ *    worker's new execution an EMPTY copy and saves it whole, so writing there without the
+ *    marker wiped the trigger's sealed secret and watermark.
+ * 3. Through the trigger (REGISTRATION_HEADER): the waiting execution posts its entries,
+ *    signed with a key derived from the API key, to the account's webhook when it is this n8n;
+ *    the trigger stores them in the static data n8n loaded for that request. This is what
+ *    works across processes and for a trigger in another workflow.
+ *
+ * Saves of static data at the same instant may overwrite each other's entries. Every loss
+ * fails safe: the trigger finds nothing (or the resume is refused), the message starts a
+ * normal execution, and the waiting execution times out. The answer itself is never lost.
+ * The resume URL is guessable on n8n 1.x (/webhook-waiting/<sequential id>), so the waiting
+ * node accepts only a body carrying the resume token (HMAC of its execution id with the API key).
+ * docs/conversations.md has the measurements behind these choices.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { IDataObject } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	ITriggerFunctions,
+	IWebhookFunctions,
+} from 'n8n-workflow';
 
-import { computeSignature, verifySignature } from './signature';
 import { isPlainObject } from './json';
+import { computeSignature, verifySignature } from './signature';
+import { CREDENTIAL_TYPE, apiRequest } from './transport';
 
 export const STATIC_DATA_KEY = 'businessMessagingWaiting';
 /**
@@ -180,4 +204,118 @@ export function removeWaiting(staticData: IDataObject | undefined, key: string, 
 		delete rest[key];
 		staticData![STATIC_DATA_KEY] = rest;
 	}
+}
+
+// ---------------------------------------------------------------------------
+// The waiting execution's side: registering through the trigger
+
+/**
+ * Posts the entries to the account's webhook, i.e. the Business Messaging Trigger that will
+ * receive the answer, wherever it runs (another workflow, a webhook processor in queue mode): it
+ * keeps them in its workflow's static data. Only to this n8n (the resume URL's origin): the
+ * entries carry resume URLs and their tokens. Any failure leaves the entries where they are
+ * (this process's memory): the answer then starts a normal execution, as the fail-safe says.
+ */
+export async function registerWithTrigger(this: IExecuteFunctions, apiKey: string, resumeUrl: string, registrations: WaitRegistration[]): Promise<void> {
+	const why = (reason: string) =>
+		this.logger.info(`Business Messaging: Reply and Wait for Answer kept its waiting entry in this process only (${reason})`);
+	try {
+		const webhook = await apiRequest.call(this, 'GET', '/v1/console/webhook', { context: { operation: 'Reply and Wait for Answer' } });
+		const url = isPlainObject(webhook) && webhook.configured === true && typeof webhook.url === 'string' ? webhook.url : undefined;
+		if (!url) return why('no webhook is registered for the account');
+		if (new URL(url).origin !== new URL(resumeUrl).origin) return why('the account\'s webhook is not this n8n');
+		const body = JSON.stringify({ business_messaging_wait: registrations });
+		const response = (await this.helpers.httpRequest({
+			method: 'POST',
+			url,
+			body,
+			headers: { 'content-type': 'application/json', [REGISTRATION_HEADER]: signRegistration(apiKey, body) },
+			timeout: 4000,
+			returnFullResponse: true,
+			ignoreHttpStatusErrors: true,
+		})) as { statusCode: number };
+		if (response.statusCode !== 200) why(`the trigger answered ${response.statusCode}`);
+	} catch (error) {
+		why((error as Error).message);
+	}
+}
+
+// ---------------------------------------------------------------------------
+// The trigger's side: taking registrations, resuming a waiting execution
+
+/** How long the resume request may take: the service waits about 8 s for the trigger's answer. */
+const RESUME_TIMEOUT_MS = 4000;
+
+export type ResumeOutcome = { resumed: false } | { resumed: true; executionId: string; alsoStart: boolean };
+
+/** From webhook(), and from the catch-up for an answer that arrived while n8n could not receive it. */
+export async function resumeWaitingExecution(this: IWebhookFunctions | ITriggerFunctions, item: INodeExecutionData): Promise<ResumeOutcome> {
+	const json = item.json;
+	if (json.event !== 'message.inbound' || (isPlainObject(json.hand_over) && json.hand_over.active === true)) {
+		return { resumed: false };
+	}
+	const data = isPlainObject(json.data) ? json.data : {};
+	const contact = typeof data.from === 'string' ? data.from.trim() : '';
+	const number = typeof data.number === 'string' ? data.number.trim() : '';
+	if (!contact) return { resumed: false };
+	const staticData = this.getWorkflowStaticData('global') as IDataObject;
+	const found = findWaiting(staticData, [waitingKey(contact, number), waitingKey(contact, undefined)]);
+	if (!found) return { resumed: false };
+	const { key, entry } = found;
+	removeWaiting(staticData, key, entry.executionId);
+	try {
+		const response = (await this.helpers.httpRequest({
+			method: 'POST',
+			url: entry.resumeUrl,
+			body: { answer: json, token: entry.token },
+			json: true,
+			timeout: RESUME_TIMEOUT_MS,
+			returnFullResponse: true,
+			ignoreHttpStatusErrors: true,
+		})) as { statusCode: number };
+		if (response.statusCode >= 200 && response.statusCode < 300) {
+			return { resumed: true, executionId: entry.executionId, alsoStart: entry.alsoStart };
+		}
+		this.logger.info(
+			`Business Messaging Trigger: execution ${entry.executionId} was waiting for this contact but refused the answer (${response.statusCode}); the message starts a new execution`,
+		);
+	} catch (error) {
+		this.logger.warn(
+			`Business Messaging Trigger: execution ${entry.executionId} waiting for this contact could not be resumed (${(error as Error).message}); the message starts a new execution`,
+		);
+	}
+	return { resumed: false };
+}
+
+/**
+ * A Reply and Wait for Answer registering its waiting entries (REGISTRATION_HEADER): stored in
+ * this workflow's static data, which n8n loaded for this request and saves after it, so a
+ * webhook processor receiving the answer later finds them. Starts no execution. A refusal is
+ * answered (and logged, within the bound on rejections) by the caller.
+ */
+export async function receiveWaitRegistration(
+	this: IWebhookFunctions,
+	rawBody: Buffer | undefined,
+	signature: string | string[] | undefined,
+): Promise<{ registered: number } | { status: 400 | 401; reason: string }> {
+	if (!rawBody) return { status: 400, reason: 'the raw request body is not available' };
+	let apiKey = '';
+	try {
+		apiKey = String((await this.getCredentials(CREDENTIAL_TYPE)).apiKey ?? '');
+	} catch (error) {
+		return { status: 401, reason: `the credential could not be read (${(error as Error).message})` };
+	}
+	if (!isRegistrationSignature(apiKey, rawBody, signature)) {
+		return { status: 401, reason: "not signed with this trigger's API key" };
+	}
+	let body: unknown;
+	try {
+		body = JSON.parse(rawBody.toString('utf8'));
+	} catch {
+		return { status: 400, reason: 'the body is not JSON' };
+	}
+	const registrations = parseRegistrations(body, new URL(this.getNodeWebhookUrl('default') ?? 'http://invalid').origin);
+	const staticData = this.getWorkflowStaticData('global') as IDataObject;
+	for (const { key, entry } of registrations) registerWaiting(staticData, key, entry);
+	return { registered: registrations.length };
 }

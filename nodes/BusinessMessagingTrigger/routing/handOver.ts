@@ -8,72 +8,15 @@
  * function; routeHandOver() applies it to an event's outputs, for the webhook and for any other
  * path that emits inbound messages (a catch-up of missed ones).
  */
-import type { IDataObject, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type { INodeExecutionData } from 'n8n-workflow';
 
-import { apiRequest, type ApiContext } from '../shared/transport';
-import { isPlainObject } from '../shared/json';
+import { isPlainObject } from '../../shared/json';
+import { apiRequest, type ApiContext } from '../../shared/transport';
+import type { HandOverSettings } from '../options';
 
 export const HAND_OVER_IGNORED = 'a person is answering this contact (While a Person Answers: Do Not Emit)';
-
-export type HandOverMode = 'off' | 'output' | 'drop';
-export const DEFAULT_HAND_OVER_MINUTES = 30;
-export const MAX_HAND_OVER_MINUTES = 7 * 24 * 60;
 /** An echo stamped up to this far in the future (service clock ahead of n8n's) still counts. */
 const FUTURE_SKEW_MS = 60 * 1000;
-
-/** The trigger's two options, to be placed at the END of its Options collection. */
-export const handOverOptions: INodeProperties[] = [
-	{
-		displayName: 'While a Person Answers',
-		name: 'handOver',
-		type: 'options',
-		options: [
-			{
-				name: 'Do Not Emit',
-				value: 'drop',
-				description: 'Inbound messages of a contact a person answers start no execution',
-			},
-			{
-				name: 'Emit as Usual',
-				value: 'off',
-				description: 'Echoes do not change where inbound messages go',
-			},
-			{
-				name: 'Send to Hand Over Output',
-				value: 'output',
-				description: 'Inbound messages of a contact a person answers go to an extra output',
-			},
-		],
-		default: 'off',
-		description:
-			'Where inbound messages go while a person of the business answers that contact from the business app (an echo to them on that number in the last minutes below), so the bot stays quiet',
-	},
-	{
-		displayName: 'While a Person Answers (Minutes)',
-		name: 'handOverMinutes',
-		type: 'number',
-		typeOptions: { minValue: 1, maxValue: MAX_HAND_OVER_MINUTES },
-		default: DEFAULT_HAND_OVER_MINUTES,
-		displayOptions: { hide: { handOver: ['off'] } },
-		description: 'How long after the last echo to a contact the person is still answering them (1 to 10080)',
-	},
-];
-
-export interface HandOverSettings {
-	mode: HandOverMode;
-	minutes: number;
-}
-
-export function handOverSettings(options: IDataObject | undefined): HandOverSettings {
-	const raw = options?.handOver;
-	const mode: HandOverMode = raw === 'output' || raw === 'drop' ? raw : 'off';
-	const minutesRaw = Number(options?.handOverMinutes);
-	const minutes =
-		options?.handOverMinutes === undefined || options?.handOverMinutes === '' || !Number.isFinite(minutesRaw) || minutesRaw <= 0
-			? DEFAULT_HAND_OVER_MINUTES
-			: Math.min(MAX_HAND_OVER_MINUTES, minutesRaw);
-	return { mode, minutes };
-}
 
 export interface HandOverDecision {
 	handedOver: boolean;
@@ -108,11 +51,6 @@ export function handOverDecision(
 	return { handedOver, lastEchoAt: newestAt };
 }
 
-/** Whether the node has the Hand Over output (the editor's outputs expression says the same). */
-export function hasHandOverOutput(options: IDataObject | undefined): boolean {
-	return handOverSettings(options).mode === 'output';
-}
-
 /**
  * The outputs for one emitted item, hand over applied: `outputs` are the trigger's outputs for
  * the item without hand over (one, or one per event). Returns them with the Hand Over output
@@ -124,10 +62,9 @@ export async function routeHandOver(
 	this: ApiContext,
 	item: INodeExecutionData,
 	outputs: INodeExecutionData[][],
-	options: IDataObject | undefined,
+	settings: HandOverSettings,
 	nowMs = Date.now(),
 ): Promise<INodeExecutionData[][] | null> {
-	const settings = handOverSettings(options);
 	if (settings.mode === 'off') return outputs;
 	const withOutput = (handOver: INodeExecutionData[]) => (settings.mode === 'output' ? [...outputs, handOver] : outputs);
 	const json = item.json;

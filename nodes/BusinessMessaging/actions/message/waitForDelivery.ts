@@ -8,6 +8,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { NodeOperationError, sleep } from 'n8n-workflow';
 
 import { apiRequest } from '../../../shared/transport';
+import { boundedNumber } from '../../../shared/fields';
 import { isPlainObject } from '../../../shared/json';
 
 export const FINAL_STATUSES = ['delivered', 'read', 'failed'] as const;
@@ -42,12 +43,6 @@ export const deliveryOptions: INodeProperties[] = [
 		description: 'Time between two status reads of Wait for Delivery (1 to 60): at most one request per interval',
 	},
 ];
-
-function boundedNumber(value: unknown, fallback: number, min: number, max: number): number {
-	const number = typeof value === 'number' ? value : Number(value);
-	if (value === undefined || value === null || value === '' || !Number.isFinite(number)) return fallback;
-	return Math.min(max, Math.max(min, number));
-}
 
 export function isFinalStatus(status: unknown): boolean {
 	return typeof status === 'string' && (FINAL_STATUSES as readonly string[]).includes(status.trim().toLowerCase());

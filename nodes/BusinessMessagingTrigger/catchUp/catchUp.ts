@@ -4,131 +4,39 @@
  * once, oldest first, marked `recovered: true`.
  *
  * Exactly once without state shared between n8n processes: the webhook answers 503 and runs
- * nothing for a delivery it gets too late (receive.ts, Late Delivery Cutoff), so a delivery the
+ * nothing for a delivery it gets too late (receiving/, Late Delivery Cutoff), so a delivery the
  * service logged as failed is one the workflow did not run, and a logged success is one it
  * ran. What remains, a delivery accepted in time that n8n answered after the service gave up,
- * is covered in regular mode by the process's memory of what webhook() accepted (replay.ts);
- * in queue mode it is the residual window the README measures. The catch-up runs on one process only (n8n starts triggers on the leader main), looks
- * only at messages stored at least SETTLE_MS ago, when their one delivery attempt is over
+ * is covered in regular mode by the process's memory of what webhook() accepted (replayGuard.ts);
+ * in queue mode it is the residual window docs/reliability.md measures. The catch-up runs on
+ * one process only (n8n starts triggers on the leader main), looks only at messages stored at least SETTLE_MS ago, when their one delivery attempt is over
  * (the service waits about 8 s and never retries), and recovers those without a successful
  * delivery. Its watermark lives in the node's static data, which n8n saves on each emit.
  */
-import type { IDataObject, INodeExecutionData, IRun, ITriggerFunctions, ITriggerResponse } from 'n8n-workflow';
+import type { IDataObject, IRun, ITriggerFunctions, ITriggerResponse } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
-import { MESSAGE_EVENTS, readDeliveries, readHistory, storedMessageItem, type Delivery, type MessageEvent } from '../shared/history';
-import { byAge, isAfter, selectNew, type Watermark } from '../shared/watermark';
-import { splitList } from '../shared/fields';
+import { MESSAGE_EVENTS, readHistory, readWebhookLog } from '../../shared/history';
+import { isAfter, selectNew, type Watermark } from '../../shared/watermark';
+import { outputLayout } from '../description';
+import { readTriggerOptions, type CatchUpSettings, type HandOverSettings } from '../options';
+import type { EventType } from '../receiving/envelope';
+import { wasAcceptedHere } from '../receiving/replayGuard';
+import type { TriggerStaticData } from '../registration/signingSecrets';
+import { routeEvent } from '../routing/route';
 import {
-	DEFAULT_CATCH_UP_INTERVAL_SECONDS,
-	DEFAULT_MAX_RECOVERED,
-	MAX_CATCH_UP_DAYS,
-	MIN_CATCH_UP_INTERVAL_SECONDS,
 	SETTLE_MS,
-} from './catchUpOptions';
-import { outputLayout } from './description';
-import type { EventType } from './envelope';
-import type { TriggerStaticData } from './lifecycle';
-import { routeHandOver } from './handover';
-import { wasAcceptedHere } from './replay';
-import { resumeWaitingExecution } from './resume';
-import { workflowDataFor } from './receive';
+	decideRecoveries,
+	recoveredItem,
+	startingWatermark,
+	type CatchUpState,
+	type Recovery,
+} from './recoveries';
 
 const LOG_PREFIX = 'Business Messaging Trigger (catch-up)';
 /** How long a contact's next recovered message waits for the previous execution to end (a workflow may wait for hours). */
 const CONVERSATION_WAIT_MS = 30_000;
 const OPERATION = 'Trigger → Catch Up Missed Messages';
-
-export type OnActivation = 'sinceLastActive' | 'fromActivation';
-
-export interface CatchUpState extends IDataObject {
-	/** Per event: the newest stored message the catch-up has looked at. */
-	watermarks: Partial<Record<MessageEvent, Watermark>>;
-}
-
-export interface CatchUpOptions {
-	intervalMs: number;
-	onActivation: OnActivation;
-	maxRecovered: number;
-	numbers: string[];
-}
-
-export function readCatchUpOptions(raw: IDataObject): CatchUpOptions {
-	const interval = Number(raw.catchUpInterval);
-	const max = Number(raw.maxRecovered);
-	return {
-		intervalMs: Math.max(Number.isFinite(interval) && interval > 0 ? interval : DEFAULT_CATCH_UP_INTERVAL_SECONDS, MIN_CATCH_UP_INTERVAL_SECONDS) * 1000,
-		onActivation: raw.onActivation === 'fromActivation' ? 'fromActivation' : 'sinceLastActive',
-		maxRecovered: Math.min(Math.max(Number.isFinite(max) && max >= 1 ? Math.floor(max) : DEFAULT_MAX_RECOVERED, 1), 10_000),
-		numbers: splitList(raw.numbers),
-	};
-}
-
-/**
- * Where the catch-up starts when the trigger starts. A user's activation with "from
- * activation", or no watermark yet (first activation), starts now: nothing from before.
- * Otherwise (n8n restarted, the workflow was updated or reactivated) it carries on from the
- * saved watermark, bounded to MAX_CATCH_UP_DAYS.
- */
-export function startingWatermark(saved: Watermark | undefined, activation: string, onActivation: OnActivation, nowMs: number): Watermark {
-	const now = { createdAt: new Date(nowMs).toISOString(), ids: [] };
-	if (!saved || (activation === 'activate' && onActivation === 'fromActivation')) return now;
-	const oldest = { createdAt: new Date(nowMs - MAX_CATCH_UP_DAYS * 86_400_000).toISOString(), ids: [] };
-	return isAfter({ created_at: saved.createdAt, id: '' }, oldest) ? saved : oldest;
-}
-
-export interface Recovery {
-	event: MessageEvent;
-	record: IDataObject;
-	/** The failure the service logged, or null when no delivery was logged at all. */
-	reason: string | null;
-}
-
-/**
- * One catch-up decision, pure. `stored` are the messages after each watermark; those younger
- * than the settle time wait. A message with a successful delivery was run by the webhook;
- * every other one is recovered, oldest first, at most `max`; the watermarks move past what
- * was looked at (and no further than the last recovery when the bound cuts).
- */
-export function decideRecoveries(
-	stored: Array<{ event: MessageEvent; records: IDataObject[] }>,
-	watermarks: Partial<Record<MessageEvent, Watermark>>,
-	deliveries: Map<string, Delivery>,
-	settledBeforeMs: number,
-	max: number,
-	keep: (record: IDataObject) => boolean = () => true,
-): { recover: Recovery[]; watermarks: Partial<Record<MessageEvent, Watermark>>; left: number } {
-	const settled = stored.flatMap(({ event, records }) => {
-		const watermark = watermarks[event] as Watermark;
-		const fresh = selectNew(records, watermark, Number.MAX_SAFE_INTEGER).emit;
-		return fresh.filter((record) => Date.parse(String(record.created_at)) <= settledBeforeMs).map((record) => ({ event, record }));
-	});
-	// Inbound messages and echoes in the order they were stored, as the conversation happened.
-	settled.sort((a, b) => byAge(a.record, b.record));
-
-	const recover: Recovery[] = [];
-	let looked = 0;
-	for (const { event, record } of settled) {
-		const delivery = deliveries.get(String(record.wa_message_id));
-		if (delivery?.success !== true && keep(record)) {
-			if (recover.length === max) break;
-			recover.push({ event, record, reason: delivery?.reason ?? null });
-		}
-		looked++;
-	}
-	const next = { ...watermarks };
-	for (const event of MESSAGE_EVENTS) {
-		const seen = settled.slice(0, looked).filter((entry) => entry.event === event).map((entry) => entry.record);
-		if (seen.length > 0 && next[event]) next[event] = selectNew(seen, next[event] as Watermark, seen.length).watermark;
-	}
-	const left = settled.slice(looked).filter(({ record }) => deliveries.get(String(record.wa_message_id))?.success !== true && keep(record)).length;
-	return { recover, watermarks: next, left };
-}
-
-/** The item of a recovered message: the webhook's `{event, data, timestamp}`, marked. */
-export function recoveredItem(recovery: Recovery): INodeExecutionData {
-	return storedMessageItem(recovery.event, recovery.record, { recovered: true, delivery_failure: recovery.reason ?? 'no delivery was logged' });
-}
 
 /** A contact's conversation on one number: its recovered messages run one after another. */
 function conversationOf(recovery: Recovery): string {
@@ -147,7 +55,7 @@ async function emitInConversationOrder(
 	this: ITriggerFunctions,
 	recover: Recovery[],
 	layout: EventType[] | null,
-	rawOptions: IDataObject,
+	handOver: HandOverSettings,
 	state: CatchUpState,
 	isClosed: () => boolean,
 	persist: () => void,
@@ -171,16 +79,13 @@ async function emitInConversationOrder(
 				}
 				// Before emit(): n8n saves the static data as it starts the execution.
 				persist();
-				const item = recoveredItem(recovery);
 				// As webhook() would have: hand over to a person, or the answer a waiting execution expects.
-				const outputs = await routeHandOver.call(this, item, workflowDataFor(item, recovery.event, layout), rawOptions);
-				if (!outputs) return;
-				const resume = await resumeWaitingExecution.call(this, item);
-				if (resume.resumed && !resume.alsoStart) return;
+				const route = await routeEvent.call(this, recoveredItem(recovery), recovery.event, layout, handOver);
+				if (route.kind !== 'start') return;
 				const done = this.helpers.createDeferredPromise<IRun>();
 				// n8n 2.x stores the key with the execution and refuses a second one: a message recovered before a
 				// restart whose watermark n8n had not saved yet is not run twice (n8n 1.x ignores the key).
-				this.emit(outputs, undefined, done, `business-messaging:${scope}:${String(recovery.record.wa_message_id ?? recovery.record.id)}`);
+				this.emit(route.workflowData, undefined, done, `business-messaging:${scope}:${String(recovery.record.wa_message_id ?? recovery.record.id)}`);
 				await Promise.race([done.promise.catch(() => undefined), sleep(CONVERSATION_WAIT_MS)]);
 			}),
 		);
@@ -192,7 +97,8 @@ async function emitInConversationOrder(
 export async function catchUpOnce(
 	this: ITriggerFunctions,
 	state: CatchUpState,
-	options: CatchUpOptions,
+	options: CatchUpSettings,
+	handOver: HandOverSettings,
 	isClosed: () => boolean,
 	persist: () => void,
 ): Promise<number> {
@@ -212,7 +118,7 @@ export async function catchUpOnce(
 	if (!pending) return 0;
 
 	const { webhookUrl } = this.getWorkflowStaticData('node') as TriggerStaticData;
-	const log = await readDeliveries.call(this, oldest - 1000, typeof webhookUrl === 'string' ? webhookUrl : undefined, OPERATION);
+	const log = await readWebhookLog.call(this, oldest - 1000, typeof webhookUrl === 'string' ? webhookUrl : undefined, OPERATION);
 	if (!log.identified) {
 		// Without the message's id in the log (CONTRACT L2), delivered and missed cannot be told apart: recovering would run messages twice.
 		this.logger.warn(`${LOG_PREFIX}: the service's webhook log does not say which message each delivery carried; nothing is recovered`);
@@ -223,16 +129,18 @@ export async function catchUpOnce(
 	for (const { records } of stored) {
 		for (const record of records) {
 			const id = String(record.wa_message_id);
-			if (wasAcceptedHere(scope, id, nowMs) && log.deliveries.get(id)?.success !== true) log.deliveries.set(id, { success: true, reason: null });
+			if (wasAcceptedHere(scope, id, nowMs) && log.attempts.get(id)?.success !== true) {
+				log.attempts.set(id, { success: true, reason: null });
+			}
 		}
 	}
 	const keep = (record: IDataObject) => options.numbers.length === 0 || options.numbers.includes(String(record.number ?? '').trim());
-	const decision = decideRecoveries(stored, state.watermarks, log.deliveries, nowMs - SETTLE_MS, options.maxRecovered, keep);
+	const decision = decideRecoveries(stored, state.watermarks, log.attempts, nowMs - SETTLE_MS, options.maxRecovered, keep);
 	if (decision.left > 0) {
 		this.logger.info(`${LOG_PREFIX}: recovered ${decision.recover.length}; ${decision.left} more missed message(s) wait for the next run (Max Recovered per Run is ${options.maxRecovered})`);
 	}
 	const layout = outputLayout(selected, this.getNodeParameter('separateOutputs', false));
-	await emitInConversationOrder.call(this, decision.recover, layout, this.getNodeParameter('options', {}) as IDataObject, state, isClosed, persist);
+	await emitInConversationOrder.call(this, decision.recover, layout, handOver, state, isClosed, persist);
 	if (isClosed()) return decision.recover.length;
 	// Saved with the next emit (n8n saves static data only then); a restart before that reads these messages again and skips them again.
 	state.watermarks = decision.watermarks;
@@ -246,7 +154,7 @@ export async function catchUpOnce(
 /** n8n's trigger(): starts the catch-up loop (right away, then every interval) while the workflow is active. */
 export async function startCatchUp(this: ITriggerFunctions): Promise<ITriggerResponse> {
 	if (this.getMode() === 'manual' || this.getNodeParameter('catchUp', true) !== true) return {};
-	const options = readCatchUpOptions(this.getNodeParameter('options', {}) as IDataObject);
+	const { catchUp: options, handOver } = readTriggerOptions(this.getNodeParameter('options', {}) as IDataObject);
 	const staticData = this.getWorkflowStaticData('node') as TriggerStaticData & { catchUp?: CatchUpState };
 	const saved = staticData.catchUp?.watermarks ?? {};
 	const nowMs = Date.now();
@@ -266,7 +174,7 @@ export async function startCatchUp(this: ITriggerFunctions): Promise<ITriggerRes
 	const loop = async () => {
 		while (!closed) {
 			try {
-				await catchUpOnce.call(this, state, options, () => closed, persist);
+				await catchUpOnce.call(this, state, options, handOver, () => closed, persist);
 				lastError = '';
 			} catch (error) {
 				// Logged once per distinct failure; the next run tries again, nothing is lost meanwhile.

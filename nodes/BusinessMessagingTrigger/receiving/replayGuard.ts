@@ -59,31 +59,3 @@ export function rememberAccepted(scope: string, waMessageId: string, nowMs: numb
 export function wasAcceptedHere(scope: string, waMessageId: string, nowMs: number): boolean {
 	return acceptedHere.has(`${scope}:${waMessageId}`, nowMs);
 }
-
-/**
- * At most `perMinute` lines a minute; past that, one line at the start of the next minute
- * says how many were left out. A flood of bad requests must not flood n8n's log.
- */
-export class LogThrottle {
-	private windowStartMs = 0;
-	private logged = 0;
-	private suppressed = 0;
-
-	constructor(private readonly perMinute = 10) {}
-
-	/** Whether to write this line now; `flush` receives the count of lines left out of the last window. */
-	allow(nowMs: number, flush: (suppressed: number) => void): boolean {
-		if (nowMs - this.windowStartMs >= 60_000) {
-			if (this.suppressed > 0) flush(this.suppressed);
-			this.windowStartMs = nowMs;
-			this.logged = 0;
-			this.suppressed = 0;
-		}
-		if (this.logged < this.perMinute) {
-			this.logged++;
-			return true;
-		}
-		this.suppressed++;
-		return false;
-	}
-}

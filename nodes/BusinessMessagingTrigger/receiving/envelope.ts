@@ -2,7 +2,8 @@
  * Event envelope: parsing, validation and the replay window. Pure, never throws. Runs only
  * after the signature has been verified.
  */
-import { isPlainObject } from '../shared/json';
+import { isPlainObject } from '../../shared/json';
+import { boundedMaxAge } from '../options';
 
 export const EVENT_TYPES = ['message.inbound', 'message.status', 'message.echo'] as const;
 
@@ -19,17 +20,6 @@ export interface EventEnvelope {
 export type EnvelopeResult =
 	| { ok: true; envelope: EventEnvelope; timestampMs: number }
 	| { ok: false; reason: string };
-
-/**
- * Default maximum age of an event, in seconds. The service answers within about 8 s and
- * never retries, so a genuine event reaches n8n seconds after its timestamp; 5 minutes
- * leaves ample room for clock skew between the service and n8n and for a slow network,
- * while a captured request replayed later is refused.
- */
-export const DEFAULT_MAX_AGE_SECONDS = 300;
-
-/** The largest maximum age that can be set; there is no "off": an old capture must never pass. */
-export const MAX_EVENT_AGE_SECONDS = 3600;
 
 /** How far in the future a timestamp may be (clock skew) before the event is refused. */
 export const FUTURE_TOLERANCE_SECONDS = 60;
@@ -77,15 +67,6 @@ export function parseEnvelope(rawBody: Buffer): EnvelopeResult {
 		return { ok: false, reason: '"timestamp" must be an ISO 8601 date-time with a UTC offset' };
 	}
 	return { ok: true, envelope: parsed as EventEnvelope, timestampMs };
-}
-
-/**
- * The maximum age in force: the setting within 1 s .. 1 hour. 0 (which used to turn the check
- * off) and anything larger mean the bound; a value that is not a number means the default.
- */
-export function boundedMaxAge(seconds: number): number {
-	if (!Number.isFinite(seconds) || seconds < 0) return DEFAULT_MAX_AGE_SECONDS;
-	return seconds === 0 ? MAX_EVENT_AGE_SECONDS : Math.min(Math.max(seconds, 1), MAX_EVENT_AGE_SECONDS);
 }
 
 export type AgeResult = { ok: true } | { ok: false; reason: string };

@@ -1,0 +1,121 @@
+/**
+ * Every option of the Business Messaging Trigger, read and bounded in one place, with its
+ * default and bounds beside the reading. description.ts shows these defaults in the editor;
+ * receiving, routing, the catch-up and the registration take what they need from here.
+ * Pure: an option that is empty, not a number or out of bounds never throws, it falls back.
+ */
+import type { IDataObject } from 'n8n-workflow';
+
+import { splitList } from '../shared/fields';
+import { readDownloadLimits, type DownloadLimits } from '../shared/mediaPolicy';
+
+// Maximum Event Age: the service answers within about 8 s and never retries, so a genuine event
+// reaches n8n seconds after its timestamp; 5 minutes leaves room for clock skew and a slow
+// network while a captured request replayed later is refused. No "off": an old capture must never pass.
+export const DEFAULT_MAX_AGE_SECONDS = 300;
+export const MAX_EVENT_AGE_SECONDS = 3600;
+
+/**
+ * Late Delivery Cutoff: a delivery whose event is older than this when webhook() runs is refused
+ * (503). n8n still has to store the execution and answer before the service's ~8 s timeout:
+ * 3 s are left for that (measured under load: 2xx at most 3.9 s after the event, queue mode included).
+ */
+export const DEFAULT_LATE_DELIVERY_CUTOFF_SECONDS = 5;
+
+// Recover Missed Messages (the catch-up).
+export const DEFAULT_CATCH_UP_INTERVAL_SECONDS = 60;
+export const MIN_CATCH_UP_INTERVAL_SECONDS = 10;
+export const DEFAULT_MAX_RECOVERED = 500;
+export const MAX_RECOVERED = 10_000;
+/** Never further back than this, whatever the watermark says (how long the service keeps messages is not shown). */
+export const MAX_CATCH_UP_DAYS = 7;
+
+// While a Person Answers (hand over).
+export const DEFAULT_HAND_OVER_MINUTES = 30;
+export const MAX_HAND_OVER_MINUTES = 7 * 24 * 60;
+
+export type HandOverMode = 'off' | 'output' | 'drop';
+export type OnActivation = 'sinceLastActive' | 'fromActivation';
+
+export interface HandOverSettings {
+	mode: HandOverMode;
+	minutes: number;
+}
+
+export interface CatchUpSettings {
+	intervalMs: number;
+	onActivation: OnActivation;
+	maxRecovered: number;
+	numbers: string[];
+}
+
+export interface TriggerOptions {
+	maxAgeSeconds: number;
+	/** Deliveries older than this are refused (503) because the catch-up recovers them; undefined without catch-up. */
+	lateDeliveryCutoffMs?: number;
+	downloadMedia: boolean;
+	binaryPropertyName: string;
+	/** The download limits, or why the options set cannot be used (the event is then emitted without its file). */
+	downloadLimits: DownloadLimits | { problem: string };
+	numbers: string[];
+	statuses: string[];
+	handOver: HandOverSettings;
+	catchUp: CatchUpSettings;
+	takeOver: boolean;
+}
+
+const isEmpty = (value: unknown) => value === undefined || value === null || value === '';
+
+/**
+ * The maximum age in force: the setting within 1 s .. 1 hour. 0 (which used to turn the check
+ * off) and anything larger mean the bound; a value that is not a number means the default.
+ */
+export function boundedMaxAge(seconds: number): number {
+	if (!Number.isFinite(seconds) || seconds < 0) return DEFAULT_MAX_AGE_SECONDS;
+	return seconds === 0 ? MAX_EVENT_AGE_SECONDS : Math.min(Math.max(seconds, 1), MAX_EVENT_AGE_SECONDS);
+}
+
+export function handOverSettings(raw: IDataObject | undefined): HandOverSettings {
+	const mode: HandOverMode = raw?.handOver === 'output' || raw?.handOver === 'drop' ? raw.handOver : 'off';
+	const minutes = Number(raw?.handOverMinutes);
+	return {
+		mode,
+		minutes:
+			isEmpty(raw?.handOverMinutes) || !Number.isFinite(minutes) || minutes <= 0
+				? DEFAULT_HAND_OVER_MINUTES
+				: Math.min(MAX_HAND_OVER_MINUTES, minutes),
+	};
+}
+
+export function catchUpSettings(raw: IDataObject): CatchUpSettings {
+	const interval = Number(raw.catchUpInterval);
+	const max = Number(raw.maxRecovered);
+	const intervalSeconds = Number.isFinite(interval) && interval > 0 ? interval : DEFAULT_CATCH_UP_INTERVAL_SECONDS;
+	const maxRecovered = Number.isFinite(max) && max >= 1 ? Math.floor(max) : DEFAULT_MAX_RECOVERED;
+	return {
+		intervalMs: Math.max(intervalSeconds, MIN_CATCH_UP_INTERVAL_SECONDS) * 1000,
+		onActivation: raw.onActivation === 'fromActivation' ? 'fromActivation' : 'sinceLastActive',
+		maxRecovered: Math.min(Math.max(maxRecovered, 1), MAX_RECOVERED),
+		numbers: splitList(raw.numbers),
+	};
+}
+
+/** The Options collection as set (`raw`), with Recover Missed Messages on or off (`catchUp`). */
+export function readTriggerOptions(raw: IDataObject, catchUp = true): TriggerOptions {
+	const maxAge = isEmpty(raw.maxAge) ? DEFAULT_MAX_AGE_SECONDS : Number(raw.maxAge);
+	const cutoff = Number(raw.lateDeliveryCutoff);
+	const cutoffSeconds = Number.isFinite(cutoff) && cutoff > 0 ? cutoff : DEFAULT_LATE_DELIVERY_CUTOFF_SECONDS;
+	const binaryPropertyName = typeof raw.binaryPropertyName === 'string' ? raw.binaryPropertyName.trim() : '';
+	return {
+		maxAgeSeconds: boundedMaxAge(maxAge),
+		lateDeliveryCutoffMs: catchUp ? cutoffSeconds * 1000 : undefined,
+		downloadMedia: raw.downloadMedia === true,
+		binaryPropertyName: binaryPropertyName || 'data',
+		downloadLimits: readDownloadLimits(raw),
+		numbers: splitList(raw.numbers),
+		statuses: splitList(raw.statuses).map((status) => status.toLowerCase()),
+		handOver: handOverSettings(raw),
+		catchUp: catchUpSettings(raw),
+		takeOver: raw.takeOver === true,
+	};
+}

@@ -1,0 +1,123 @@
+/**
+ * Receiving one webhook request: verify, accept, route. Nothing else lives here.
+ *
+ * Order matters: the signature is checked over the raw bytes before the body is looked at,
+ * and nothing is executed for a rejected (401/400, answered here) or filtered-out request
+ * (200 with the reason). An accepted event is answered 200 {received: true} by n8n itself
+ * once it has started the execution (on 2.x once it has stored it), so a 2xx means the event
+ * is in n8n; the workflow itself is never waited for (responseMode onReceived). The one
+ * exception is Download Media: the 200 is sent here before the download starts, because the
+ * service waits only about 8 s.
+ */
+import type { IDataObject, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
+
+import { REGISTRATION_HEADER, receiveWaitRegistration } from '../../shared/replyAndWait';
+import { SIGNATURE_HEADER, SIGNATURE_MISMATCH } from '../../shared/signature';
+import { signingSecret } from '../registration/signingSecrets';
+import { HAND_OVER_IGNORED } from '../routing/handOver';
+import { eventItem, routeEvent } from '../routing/route';
+import { acceptEvent } from './accept';
+import { attachMedia } from './eventMedia';
+import { reject } from './rejection';
+import { ReplayGuard, rememberAccepted } from './replayGuard';
+
+const LOG_PREFIX = 'Business Messaging Trigger';
+
+/** Shared by every trigger of this n8n process. */
+const replays = new ReplayGuard();
+
+/** The request body exactly as it arrived, read now if n8n has not read it yet. */
+async function rawBodyOf(this: IWebhookFunctions): Promise<Buffer | undefined> {
+	const req = this.getRequestObject();
+	if (!Buffer.isBuffer(req.rawBody) && typeof req.readRawBody === 'function') {
+		await req.readRawBody();
+	}
+	return Buffer.isBuffer(req.rawBody) ? req.rawBody : undefined;
+}
+
+/** The same delivery to the same node, whatever else differs. */
+function replayKey(this: IWebhookFunctions, signatureHeader: unknown): string {
+	const header = Array.isArray(signatureHeader) ? String(signatureHeader[0]) : String(signatureHeader);
+	return `${this.getWorkflow().id ?? ''}:${this.getNode().id}:${header.trim().toLowerCase()}`;
+}
+
+/**
+ * n8n's webhook(): never throws. A throw would make n8n answer 500, store an error execution
+ * and run the Error Workflow, for a request nobody signed (a multipart POST whose body n8n's
+ * form parser consumed, say): any failure is a 400 with no execution instead.
+ */
+export async function receiveEvent(this: IWebhookFunctions): Promise<IWebhookResponseData> {
+	try {
+		return await receive.call(this);
+	} catch (error) {
+		const reason = `the request could not be processed (${(error as Error)?.message ?? 'unknown error'})`;
+		return reject.call(this, 400, reason);
+	}
+}
+
+async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
+	const headers = this.getHeaderData() as Record<string, string | string[] | undefined>;
+	// Not an event: Reply and Wait for Answer registering what it waits for (signed with the API key).
+	const registration = headers[REGISTRATION_HEADER];
+	if (registration !== undefined) {
+		const body = await rawBodyOf.call(this).catch(() => undefined);
+		const outcome = await receiveWaitRegistration.call(this, body, registration);
+		if ('reason' in outcome) return reject.call(this, outcome.status, `waiting registration refused: ${outcome.reason}`);
+		return { webhookResponse: outcome };
+	}
+
+	// 1. Verify: without a secret nothing is accepted (fail closed).
+	const found = await signingSecret.call(this);
+	if ('problem' in found) {
+		return reject.call(this, 401, 'no signing secret is configured for this receiver', found.problem);
+	}
+	// n8n's form parser has already consumed a multipart body: then there are no raw bytes to verify.
+	const rawBody = await rawBodyOf.call(this).catch(() => undefined);
+	if (!rawBody) return reject.call(this, 401, 'the raw request body is not available, so the signature cannot be checked');
+
+	// 2. Accept: signature, envelope, replay window, filters, Late Delivery Cutoff.
+	const accept = (secret: string) =>
+		acceptEvent(rawBody, headers[SIGNATURE_HEADER], secret, Date.now(), () => ({
+			events: this.getNodeParameter('events', ['message.inbound']) as unknown,
+			catchUp: this.getNodeParameter('catchUp', true) as unknown,
+			options: this.getNodeParameter('options', {}) as IDataObject,
+			separateOutputs: this.getNodeParameter('separateOutputs', false) as unknown,
+		}));
+	let accepted = accept(found.secret);
+	if (accepted.kind === 'reject' && accepted.reason === SIGNATURE_MISMATCH && found.reread) {
+		const fresh = await found.reread();
+		if ('secret' in fresh && fresh.secret !== found.secret) accepted = accept(fresh.secret);
+	}
+	if (accepted.kind === 'reject') return reject.call(this, accepted.status, accepted.reason);
+	if (accepted.kind === 'late') return reject.call(this, 503, accepted.reason);
+	if (accepted.kind === 'ignore') {
+		this.logger.debug(`${LOG_PREFIX}: event ignored: ${accepted.reason}`);
+		return { webhookResponse: { received: true, ignored: accepted.reason } };
+	}
+	const { envelope, options, layout } = accepted;
+	const expiresAtMs = accepted.timestampMs + options.maxAgeSeconds * 1000 + 1000;
+	if (!replays.firstSighting(replayKey.call(this, headers[SIGNATURE_HEADER]), expiresAtMs, Date.now())) {
+		this.logger.debug(`${LOG_PREFIX}: a delivery received before was acknowledged and not executed again`);
+		return { webhookResponse: { received: true, ignored: 'this delivery was already received (replay)' } };
+	}
+	const waMessageId = envelope.data.wa_message_id;
+	if (envelope.event !== 'message.status' && typeof waMessageId === 'string') {
+		rememberAccepted(`${this.getWorkflow().id ?? ''}:${this.getNode().id}`, waMessageId, Date.now());
+	}
+
+	// 3. Route. n8n answers with webhookResponse (the description's empty responseData lets it
+	// through on every line), on 2.x only once it has stored the execution: answering here
+	// first would acknowledge events that a busy n8n then fails to store.
+	const received: IDataObject = { received: true };
+	if (!options.downloadMedia || envelope.event === 'message.status') {
+		const route = await routeEvent.call(this, eventItem(envelope), envelope.event, layout, options.handOver);
+		if (route.kind === 'handedOver') return { webhookResponse: { ...received, ignored: HAND_OVER_IGNORED } };
+		if (route.kind === 'resumed') return { webhookResponse: { ...received, resumed: route.executionId } };
+		return { webhookResponse: received, workflowData: route.workflowData };
+	}
+	// A download must not hold the answer back (the service waits about 8 s): answer first.
+	this.getResponseObject().status(200).json(received);
+	const item = await attachMedia.call(this, envelope, options);
+	const route = await routeEvent.call(this, item, envelope.event, layout, options.handOver);
+	return route.kind === 'start' ? { noWebhookResponse: true, workflowData: route.workflowData } : { noWebhookResponse: true };
+}

@@ -1,0 +1,62 @@
+/**
+ * Answering a refused request (400, 401, 503) without flooding n8n's log: a flood of bad
+ * requests is answered in full but logged at most LINES_PER_MINUTE lines a minute.
+ */
+import type { IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
+
+const LOG_PREFIX = 'Business Messaging Trigger';
+const LINES_PER_MINUTE = 10;
+
+/**
+ * At most `perMinute` lines a minute; past that, one line at the start of the next minute
+ * says how many were left out. A flood of bad requests must not flood n8n's log.
+ */
+export class LogThrottle {
+	private windowStartMs = 0;
+	private logged = 0;
+	private suppressed = 0;
+
+	constructor(private readonly perMinute = 10) {}
+
+	/** Whether to write this line now; `flush` receives the count of lines left out of the last window. */
+	allow(nowMs: number, flush: (suppressed: number) => void): boolean {
+		if (nowMs - this.windowStartMs >= 60_000) {
+			if (this.suppressed > 0) flush(this.suppressed);
+			this.windowStartMs = nowMs;
+			this.logged = 0;
+			this.suppressed = 0;
+		}
+		if (this.logged < this.perMinute) {
+			this.logged++;
+			return true;
+		}
+		this.suppressed++;
+		return false;
+	}
+}
+
+/** Shared by every trigger of this n8n process. */
+const rejectionLog = new LogThrottle(LINES_PER_MINUTE);
+
+/**
+ * Answers a refused request. Its log line (an error when the receiver itself is misconfigured,
+ * `problem`) counts against the same bound as every rejection: a flood must not flood the log.
+ */
+export function reject(
+	this: IWebhookFunctions,
+	status: 400 | 401 | 503,
+	reason: string,
+	problem?: string,
+): IWebhookResponseData {
+	const meta = { node: this.getNode().name, workflowId: this.getWorkflow().id };
+	const flush = (left: number) =>
+		this.logger.warn(`${LOG_PREFIX}: ${left} more rejected request(s) in the last minute were not logged`, meta);
+	if (rejectionLog.allow(Date.now(), flush)) {
+		if (problem) this.logger.error(`${LOG_PREFIX}: ${problem}`, meta);
+		else this.logger.warn(`${LOG_PREFIX}: rejected a request (${status}): ${reason}`, meta);
+	}
+	const res = this.getResponseObject();
+	const error = { 400: 'bad_request', 401: 'unauthorized', 503: 'too_late' }[status];
+	if (!res.headersSent) res.status(status).json({ error, reason });
+	return { noWebhookResponse: true };
+}

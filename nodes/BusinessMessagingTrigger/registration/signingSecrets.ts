@@ -1,0 +1,147 @@
+/**
+ * The signing secret events are verified with, in both registrations, and where it is kept.
+ *
+ * Automatic: the secret the service returned once at registration, kept sealed under the API
+ * key (seal.ts) in the node's static data. Manual: the credential's Webhook Signing Secret.
+ * Reading a credential costs n8n 2.x an expression isolate (~30 ms CPU), so webhook() reads it
+ * once per registration (Automatic: to open the seal) or per node (Manual), not per event: the
+ * two caches below are this process's memory of what it read.
+ */
+import type { IDataObject, IHookFunctions, IWebhookFunctions } from 'n8n-workflow';
+
+import { CREDENTIAL_TYPE } from '../../shared/transport';
+import { openSecret, sealSecret } from './seal';
+
+/** What the trigger keeps in the node's static data. Never output. */
+export interface TriggerStaticData extends IDataObject {
+	webhookUrl?: string;
+	/** The signing secret sealed under the API key (seal.ts): useless without the credential. */
+	sealedSecret?: string;
+	/** Versions before 0.2 kept the secret here in plain text; it is removed and registered again. */
+	secret?: string;
+}
+
+type TriggerContext = IHookFunctions | IWebhookFunctions;
+
+const CACHE_BOUND = 1000;
+const MANUAL_REREAD_INTERVAL_MS = 10_000;
+
+/** Sealed secret → the secret it opens to. */
+const openedSecrets = new Map<string, string>();
+/** Manual registration: workflow and node → the credential's secret as webhook() last read it. */
+const manualSecrets = new Map<string, { secret: string; readAtMs: number }>();
+
+export function isManualRegistration(this: TriggerContext): boolean {
+	return this.getNodeParameter('registration', 'automatic') === 'manual';
+}
+
+export function forgetRegistration(staticData: TriggerStaticData): void {
+	delete staticData.webhookUrl;
+	delete staticData.sealedSecret;
+	delete staticData.secret;
+}
+
+/** Keeps a registration's secret, sealed under the API key. */
+export function storeRegistration(staticData: TriggerStaticData, webhookUrl: string, secret: string, apiKey: string): void {
+	staticData.webhookUrl = webhookUrl;
+	staticData.sealedSecret = sealSecret(secret, apiKey);
+}
+
+/** Whether the stored secret opens with the credential's API key; says so in the log when it does not. */
+export async function canOpenStoredSecret(this: IHookFunctions, staticData: TriggerStaticData): Promise<boolean> {
+	if (staticData.secret !== undefined) {
+		this.logger.info(
+			'Business Messaging Trigger: the signing secret was stored in plain text by an older version; registering again to store it sealed',
+		);
+		return false;
+	}
+	if (staticData.sealedSecret === undefined) return false;
+	const { apiKey } = await this.getCredentials(CREDENTIAL_TYPE);
+	if (openSecret(staticData.sealedSecret, apiKey) !== undefined) return true;
+	this.logger.warn(
+		"Business Messaging Trigger: the stored signing secret cannot be opened with the credential's API key (was the key changed?); registering again to get a new secret",
+	);
+	return false;
+}
+
+function manualSecretKey(this: TriggerContext): string {
+	return `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
+}
+
+/** The credential's Webhook Signing Secret (Manual registration), or undefined when empty. */
+export async function manualSigningSecret(this: TriggerContext): Promise<string | undefined> {
+	const credentials = await this.getCredentials(CREDENTIAL_TYPE);
+	const secret = typeof credentials.webhookSecret === 'string' ? credentials.webhookSecret.trim() : '';
+	return secret || undefined;
+}
+
+/** An activation may follow a change of the credential's secret: webhook() reads it afresh. */
+export function forgetManualSecret(this: IHookFunctions): void {
+	manualSecrets.delete(manualSecretKey.call(this));
+}
+
+export interface SigningSecret {
+	secret: string;
+	/** Reads the secret again (Manual registration, after a mismatch); undefined when read too recently. */
+	reread?: () => Promise<{ secret: string } | { problem: string }>;
+}
+
+/** The secret events are verified with, or why there is none (then every event is refused). */
+export async function signingSecret(this: IWebhookFunctions): Promise<SigningSecret | { problem: string }> {
+	if (isManualRegistration.call(this)) {
+		const key = manualSecretKey.call(this);
+		const found = manualSecrets.get(key) ?? (await readManualSecret.call(this, key));
+		if ('problem' in found) return found;
+		// A secret rotated in the credential: read it again when a signature does not match, at most every 10 s.
+		const stale = Date.now() - found.readAtMs >= MANUAL_REREAD_INTERVAL_MS;
+		return { secret: found.secret, reread: stale ? async () => await readManualSecret.call(this, key) : undefined };
+	}
+	const { sealedSecret } = this.getWorkflowStaticData('node') as TriggerStaticData;
+	if (typeof sealedSecret !== 'string') {
+		return {
+			problem:
+				'no signing secret is stored for this trigger (the registration was lost): every event is rejected. Unpublish and publish (deactivate and activate) the workflow to register again',
+		};
+	}
+	const opened = openedSecrets.get(sealedSecret);
+	if (opened) return { secret: opened };
+	let secret: string | undefined;
+	try {
+		secret = openSecret(sealedSecret, (await this.getCredentials(CREDENTIAL_TYPE)).apiKey);
+	} catch (error) {
+		return { problem: `the credential could not be read (${(error as Error).message})` };
+	}
+	if (!secret) {
+		return {
+			problem:
+				"the stored signing secret cannot be opened with the credential's API key (was the key changed?): every event is rejected. Unpublish and publish (deactivate and activate) the workflow to register again",
+		};
+	}
+	if (openedSecrets.size >= CACHE_BOUND) openedSecrets.clear();
+	openedSecrets.set(sealedSecret, secret);
+	return { secret };
+}
+
+/** The credential's Webhook Signing Secret, read (an expression isolate in n8n 2.x) and kept per node. */
+async function readManualSecret(
+	this: IWebhookFunctions,
+	key: string,
+): Promise<{ secret: string; readAtMs: number } | { problem: string }> {
+	let secret: string | undefined;
+	try {
+		secret = await manualSigningSecret.call(this);
+	} catch (error) {
+		return { problem: `the credential could not be read (${(error as Error).message})` };
+	}
+	if (manualSecrets.size >= CACHE_BOUND) manualSecrets.clear();
+	if (!secret) {
+		manualSecrets.delete(key);
+		return {
+			problem:
+				'Registration is Manual but the credential has no Webhook Signing Secret, so no event can be verified: every event is rejected until it is set',
+		};
+	}
+	const read = { secret, readAtMs: Date.now() };
+	manualSecrets.set(key, read);
+	return read;
+}

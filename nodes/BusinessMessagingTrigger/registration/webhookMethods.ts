@@ -1,0 +1,177 @@
+/**
+ * n8n's webhook methods for the trigger: checkExists, create and delete, called with the hook
+ * context as `this`. What may be done with the account's one webhook is decided by
+ * decideRegistration (decision.ts); the secret is kept by signingSecrets.ts. In Manual
+ * registration the webhook is the user's, managed in the console: nothing is registered or
+ * deleted, and the credential must hold its signing secret.
+ */
+import type { IDataObject, IHookFunctions, INode } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError, WebhookPathTakenError } from 'n8n-workflow';
+
+import { bodyAsText } from '../../shared/errors';
+import { isPlainObject } from '../../shared/json';
+import { CREDENTIAL_TYPE, apiRequest, rawApiRequest, throwForStatus } from '../../shared/transport';
+import { readTriggerOptions } from '../options';
+import { decideRegistration, sameUrl, type RegistrationDecision, type RemoteWebhook } from './decision';
+import {
+	canOpenStoredSecret,
+	forgetManualSecret,
+	forgetRegistration,
+	isManualRegistration,
+	manualSigningSecret,
+	storeRegistration,
+	type TriggerStaticData,
+} from './signingSecrets';
+
+const WEBHOOK_PATH = '/v1/console/webhook';
+
+/**
+ * A refusal to register: the account's one webhook belongs to someone else. Asking again cannot
+ * change that, but n8n 2.x retries a failed trigger activation 5 times (1, 2, 4, 8 s apart,
+ * `retryTriggerActivation`) unless the error is a WebhookPathTakenError, which it treats as
+ * final (`isTransientActivationError`): so the editor waited ~17 s for the message. This is a
+ * WebhookPathTakenError (a webhook already taken) carrying the node's own message and description.
+ */
+export class AccountWebhookTakenError extends WebhookPathTakenError {
+	constructor(node: INode, message: string, description: string) {
+		super(node.name);
+		this.message = message;
+		this.description = description;
+		this.node = node;
+	}
+}
+
+/**
+ * GET /v1/console/webhook, read in the one shape the spec gives: `{url, configured}`. Any
+ * other answer fails the activation, showing it as it came: guessing could mean replacing
+ * a webhook that is not ours.
+ */
+async function readRemoteWebhook(this: IHookFunctions, operation: string): Promise<RemoteWebhook> {
+	const body = await apiRequest.call(this, 'GET', WEBHOOK_PATH, { context: { operation } });
+	if (!isPlainObject(body) || typeof body.configured !== 'boolean' || !(typeof body.url === 'string' || body.url === null)) {
+		throw new NodeApiError(this.getNode(), { body: bodyAsText(body) }, {
+			message: `${operation}: the service's webhook configuration is not in the expected shape {url, configured}`,
+			description: `Nothing was registered or deleted. The body as it came: ${bodyAsText(body)}`,
+		});
+	}
+	const url = typeof body.url === 'string' ? body.url.trim() : '';
+	return body.configured && url ? { configured: true, url } : { configured: false, url: null };
+}
+
+/** The URL n8n gives this node now, and where the decision about it stands. */
+async function currentDecision(
+	this: IHookFunctions,
+	operation: string,
+): Promise<{ ourUrl: string; staticData: TriggerStaticData; decision: Exclude<RegistrationDecision, { action: 'refuse' }> }> {
+	const ourUrl = this.getNodeWebhookUrl('default');
+	if (!ourUrl) {
+		throw new NodeOperationError(this.getNode(), 'n8n did not provide a webhook URL for this trigger', {
+			description: 'Save the workflow and try again.',
+		});
+	}
+	const remote = await readRemoteWebhook.call(this, operation);
+	const staticData = this.getWorkflowStaticData('node') as TriggerStaticData;
+	const decision = decideRegistration({
+		remote,
+		ourUrl,
+		hasSecret: sameUrl(staticData.webhookUrl, ourUrl) && (await canOpenStoredSecret.call(this, staticData)),
+		takeOver: readTriggerOptions(this.getNodeParameter('options', {}) as IDataObject).takeOver,
+		isTest: this.getActivationMode() === 'manual' || this.getMode() === 'manual',
+		webhookId: this.getNode().webhookId,
+	});
+	if (decision.action === 'refuse') throw new AccountWebhookTakenError(this.getNode(), decision.message, decision.description);
+	return { ourUrl, staticData, decision };
+}
+
+/** checkExists: true only when the webhook is ours and we hold its secret (Manual: the credential's). */
+export async function webhookExists(this: IHookFunctions): Promise<boolean> {
+	if (isManualRegistration.call(this)) {
+		forgetManualSecret.call(this);
+		if (await manualSigningSecret.call(this)) return true;
+		throw new NodeOperationError(this.getNode(), 'Registration is Manual but the credential has no Webhook Signing Secret', {
+			description:
+				"Paste the signing secret shown when the webhook was registered in the console into the credential's Webhook Signing Secret. Without it every event would be rejected.",
+		});
+	}
+	const { decision } = await currentDecision.call(this, 'Trigger → Check Webhook');
+	return decision.action === 'keep';
+}
+
+/** create: registers our URL and stores the secret shown once in the response. */
+export async function registerWebhook(this: IHookFunctions): Promise<boolean> {
+	if (isManualRegistration.call(this)) return true;
+	// Read again rather than trust an earlier checkExists: the decision must hold now.
+	const operation = 'Trigger → Register Webhook';
+	const { ourUrl, staticData, decision } = await currentDecision.call(this, operation);
+	if (decision.action === 'keep') return true;
+
+	forgetRegistration(staticData);
+	if (decision.replacing) {
+		this.logger.warn(
+			`Business Messaging Trigger: replacing the account's webhook ${decision.replacing} with ${ourUrl} (${decision.reason})`,
+		);
+	} else {
+		this.logger.info(`Business Messaging Trigger: registering ${ourUrl} (${decision.reason})`);
+	}
+
+	const response = await rawApiRequest.call(this, 'POST', WEBHOOK_PATH, {
+		body: { url: ourUrl },
+		context: { operation },
+		unredacted: true,
+	});
+	// Only a refusal of the request itself (400/422) can be about the URL; a 401, 403 or 429
+	// means something else, which throwForStatus explains.
+	if (/^http:\/\//i.test(ourUrl) && (response.statusCode === 400 || response.statusCode === 422)) {
+		throw new NodeOperationError(
+			this.getNode(),
+			`The service refused to register ${ourUrl} (${response.statusCode}): it accepts HTTPS addresses only`,
+			{
+				description: `n8n's webhook URL is plain http. Make n8n reachable over HTTPS and set its public address (WEBHOOK_URL), then activate (publish) again. The service answered ${response.statusCode}: ${bodyAsText(response.body)}`,
+			},
+		);
+	}
+	throwForStatus(this.getNode(), response, { operation });
+
+	// The one shape of the registration answer (CONTRACT W3): the secret under `secret`.
+	const answer = response.unredactedBody;
+	const secret = isPlainObject(answer) && typeof answer.secret === 'string' ? answer.secret.trim() : '';
+	if (!secret) {
+		// Events for this URL could never be verified: take the registration back.
+		const undo = await rawApiRequest.call(this, 'DELETE', WEBHOOK_PATH, { context: { operation: 'Trigger → Delete Webhook' } });
+		throw new NodeOperationError(this.getNode(), 'The service registered the webhook but its answer carried no signing secret', {
+			description:
+				`Without the secret no event can be verified, so none would be accepted. ` +
+				(undo.statusCode < 300
+					? 'The registration was deleted again. '
+					: `Deleting the registration failed (${undo.statusCode}): delete it in the console. `) +
+				`Register the webhook in the console instead and use Registration: Manual with the secret in the credential. The answer as it came: ${bodyAsText(response.body)}`,
+		});
+	}
+	const { apiKey } = await this.getCredentials(CREDENTIAL_TYPE);
+	storeRegistration(staticData, ourUrl, secret, String(apiKey));
+	return true;
+}
+
+/** delete: removes the webhook only while it still points at this node's URL. */
+export async function deleteWebhook(this: IHookFunctions): Promise<boolean> {
+	if (isManualRegistration.call(this)) return true;
+	const staticData = this.getWorkflowStaticData('node') as TriggerStaticData;
+	try {
+		const ourUrl = this.getNodeWebhookUrl('default');
+		const remote = await readRemoteWebhook.call(this, 'Trigger → Delete Webhook');
+		if (!ourUrl || !remote.configured || !sameUrl(remote.url, ourUrl)) {
+			this.logger.info(
+				remote.configured
+					? `Business Messaging Trigger: the account's webhook now points at ${remote.url}, not at ${ourUrl}; left in place`
+					: 'Business Messaging Trigger: no webhook is configured any more; nothing to delete',
+			);
+			return true;
+		}
+		await apiRequest.call(this, 'DELETE', WEBHOOK_PATH, { context: { operation: 'Trigger → Delete Webhook' } });
+		return true;
+	} finally {
+		// Whatever happened, the stored secret no longer belongs to a registration we
+		// rely on: a later activation registers again and gets a new one.
+		forgetRegistration(staticData);
+	}
+}
