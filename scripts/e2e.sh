@@ -2,6 +2,7 @@
 # End-to-end suite in real n8n (npm run test:e2e).
 #   scripts/e2e.sh            both lines: n8n 2.41.1 (Node 24), then n8n 1.123.81 (Node 20)
 #   scripts/e2e.sh 2          one line
+#   E2E_PARALLEL=1 scripts/e2e.sh   both lines side by side (CI)
 # Builds, packs, installs n8n into the cache on first use (scripts/install-n8n.sh), installs the
 # tarball into a fresh N8N_USER_FOLDER/.n8n/nodes, starts the sandbox and n8n on free loopback
 # ports, runs test/e2e/run.e2e.ts, stops everything. Exits non-zero if any check failed.
@@ -22,16 +23,38 @@ echo "   ($(( $(date +%s) - t0 )) s)"
 
 status=0
 declare -A line_status
-for line in "${lines[@]}"; do
-	echo
-	echo "================ n8n line $line ================"
-	rm -f "$out/summary-line$line.json"
+run_line() {
+	local line="$1" ls_start rc
+	rm -f "$out/summary-line$line.json" "$out/status-line$line"
 	ls_start=$(date +%s)
 	npx --no-install ts-node --transpile-only test/e2e/run.e2e.ts --line "$line" --tarball "$out/$tarball" --out "$out"
 	rc=$?
-	line_status[$line]="$([ $rc -eq 0 ] && echo PASS || echo FAIL) ($(( $(date +%s) - ls_start )) s)"
-	[ $rc -eq 0 ] || status=1
-done
+	echo "$([ $rc -eq 0 ] && echo PASS || echo FAIL) ($(( $(date +%s) - ls_start )) s)" > "$out/status-line$line"
+	return $rc
+}
+if [ "${E2E_PARALLEL:-}" = "1" ] && [ ${#lines[@]} -gt 1 ]; then
+	# The lines side by side (each its own n8n, sandbox, ports and folders): much of a line is
+	# waiting (restarts, polls, time limits). Each line's output goes to its log, shown after.
+	declare -A pids
+	for line in "${lines[@]}"; do
+		echo "== n8n line $line started in parallel (log: $out/line$line.log)"
+		run_line "$line" >"$out/line$line.log" 2>&1 &
+		pids[$line]=$!
+	done
+	for line in "${lines[@]}"; do
+		wait "${pids[$line]}" || status=1
+		echo
+		echo "================ n8n line $line ================"
+		cat "$out/line$line.log"
+	done
+else
+	for line in "${lines[@]}"; do
+		echo
+		echo "================ n8n line $line ================"
+		run_line "$line" || status=1
+	done
+fi
+for line in "${lines[@]}"; do line_status[$line]="$(cat "$out/status-line$line" 2>/dev/null || echo "FAIL (no status)")"; done
 
 echo
 echo "================ end-to-end summary ================"
