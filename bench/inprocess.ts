@@ -18,7 +18,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 import { acceptEvent, eventItem, workflowDataFor, type EventParameters } from '../nodes/BusinessMessagingTrigger/receive';
-import { inboundEnvelope } from '../test/support/fixtures';
+import { CONTACT, inboundEnvelope } from '../test/support/fixtures';
 import { signBody } from '../test/support/signature';
 import { spread, median, type Spread } from './lib/stats';
 
@@ -43,7 +43,7 @@ export function inboundBody(bytes: number): Buffer {
 		JSON.stringify(
 			inboundEnvelope(
 				{
-					from: '+15551234567',
+					from: CONTACT,
 					contact_name: 'Ada Lovelace',
 					number: '100000000000001',
 					wa_message_id: 'wamid.HBgLMTU1NTEyMzQ1NjcVAgASGBQzQUVCNTM0QzE4',

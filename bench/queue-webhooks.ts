@@ -11,10 +11,11 @@
  */
 import { randomUUID } from 'node:crypto';
 
-import { TRIGGER_TYPE } from '../test/e2e/lib/n8n';
 import { log } from '../test/e2e/lib/util';
+import { CREDENTIAL_TYPE, TRIGGER_NAME, TRIGGER_TYPE } from '../test/support/constants';
+import { SIGNING_SECRET } from '../test/support/fixtures';
 import type { BenchEnvironment } from './lib/env';
-import { awaitExecutionCount, executionCount, node } from './lib/n8n';
+import { awaitExecutionCount, createManualCredential, executionCount, node } from './lib/n8n';
 import { median, quantile, spread, type Spread } from './lib/stats';
 import { fire, signedEvents } from './webhooks';
 
@@ -73,26 +74,18 @@ export const DEFAULT_WEBHOOK_OPTIONS: WebhookOptions = {
  * registered with the sandbox, and the events are posted to the node's production URL.
  */
 const REGISTRATION = process.env.BENCH_TRIGGER_REGISTRATION === 'manual' ? 'manual' : 'automatic';
-const MANUAL_SECRET = `whsec_${'5e'.repeat(32)}`;
 
 export async function runWebhookBench(env: BenchEnvironment, options: WebhookOptions = DEFAULT_WEBHOOK_OPTIONS): Promise<WebhookResult> {
 	const { client, control } = env;
 	const number = env.sandbox.numbers[0].phone_number_id;
-	const credential =
-		REGISTRATION === 'manual'
-			? await client.createCredential('Business Messaging (bench, manual)', 'businessMessagingApi', {
-					apiKey: env.sandbox.keys.all,
-					baseUrl: env.sandbox.baseUrl,
-					webhookSecret: MANUAL_SECRET,
-				})
-			: env.credential;
+	const credential = REGISTRATION === 'manual' ? await createManualCredential(client, env.sandbox) : env.credential;
 	const triggerWebhookId = randomUUID();
 	const ours = await client.createWorkflow({
 		name: `bench: Business Messaging Trigger (${REGISTRATION})`,
 		nodes: [
-			node('Business Messaging Trigger', TRIGGER_TYPE, 1, { registration: REGISTRATION, events: ['message.inbound'], options: {} }, 0, {
+			node(TRIGGER_NAME, TRIGGER_TYPE, 1, { registration: REGISTRATION, events: ['message.inbound'], options: {} }, 0, {
 				webhookId: triggerWebhookId,
-				credentials: { businessMessagingApi: { id: credential.id, name: credential.name } },
+				credentials: { [CREDENTIAL_TYPE]: { id: credential.id, name: credential.name } },
 			}),
 		],
 		connections: {},
@@ -115,7 +108,7 @@ export async function runWebhookBench(env: BenchEnvironment, options: WebhookOpt
 	if (REGISTRATION === 'automatic' && (!state.webhook.configured || !state.webhook.url || !state.webhook.secret)) {
 		throw new Error('the trigger did not register its webhook with the sandbox');
 	}
-	const secret = REGISTRATION === 'manual' ? MANUAL_SECRET : (state.webhook.secret as string);
+	const secret = REGISTRATION === 'manual' ? SIGNING_SECRET : (state.webhook.secret as string);
 	const base = options.baseUrl ?? env.n8n.url;
 	const ourUrl = REGISTRATION === 'manual' ? `${base}/webhook/${triggerWebhookId}/webhook` : (state.webhook.url as string);
 	const targets: Record<Side, { url: string; workflowId: string }> = {

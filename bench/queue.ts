@@ -6,7 +6,8 @@
  */
 import { cpus, loadavg } from 'node:os';
 
-import { CREDENTIAL_TYPE, type Installation } from '../test/e2e/lib/n8n';
+import type { Installation } from '../test/e2e/lib/n8n';
+import { CREDENTIAL_TYPE } from '../test/support/constants';
 import { log } from '../test/e2e/lib/util';
 import { recordPidsIn } from '../test/queue/lib/infra';
 import { Topology } from '../test/queue/lib/topology';

@@ -10,7 +10,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import {
-	CREDENTIAL_TYPE,
 	installN8n,
 	installPackage,
 	N8nClient,
@@ -18,6 +17,7 @@ import {
 	REPO_ROOT,
 	type Installation,
 } from '../../test/e2e/lib/n8n';
+import { CREDENTIAL_TYPE } from '../../test/support/constants';
 import { launchSandbox, SandboxControl, type Sandbox } from '../../test/e2e/lib/sandbox';
 import { log } from '../../test/e2e/lib/util';
 

@@ -11,6 +11,7 @@ import { BusinessMessagingApi } from '../../credentials/BusinessMessagingApi.cre
 import { isLoopbackHost, normalizeBaseUrl } from '../../nodes/shared/validate';
 import { runNode, testCredential } from '../harness';
 import { startSandbox } from '../sandbox';
+import { CREDENTIAL_TYPE } from '../support';
 
 type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
 
@@ -32,7 +33,7 @@ class KeyRequest implements INodeType {
 		defaults: { name: 'Key Request' },
 		inputs: [NodeConnectionTypes.Main],
 		outputs: [NodeConnectionTypes.Main],
-		credentials: [{ name: 'businessMessagingApi', required: true }],
+		credentials: [{ name: CREDENTIAL_TYPE, required: true }],
 		properties: [
 			{ displayName: 'Style', name: 'style', type: 'string', default: 'http' },
 			{ displayName: 'Options', name: 'options', type: 'string', default: '{}' },
@@ -43,7 +44,7 @@ class KeyRequest implements INodeType {
 		const style = this.getNodeParameter('style', 0) as string;
 		const options = JSON.parse(String(this.getNodeParameter('options', 0))) as IDataObject;
 		if (style === 'legacy') {
-			const response = (await this.helpers.requestWithAuthentication.call(this, 'businessMessagingApi', {
+			const response = (await this.helpers.requestWithAuthentication.call(this, CREDENTIAL_TYPE, {
 				method: 'GET',
 				resolveWithFullResponse: true,
 				simple: false,
@@ -51,7 +52,7 @@ class KeyRequest implements INodeType {
 			} as never)) as { statusCode: number; headers: IDataObject };
 			return [[{ json: { statusCode: response.statusCode, location: response.headers.location ?? null } }]];
 		}
-		const response = (await this.helpers.httpRequestWithAuthentication.call(this, 'businessMessagingApi', {
+		const response = (await this.helpers.httpRequestWithAuthentication.call(this, CREDENTIAL_TYPE, {
 			method: 'GET',
 			returnFullResponse: true,
 			ignoreHttpStatusErrors: true,
@@ -115,7 +116,7 @@ async function sendWithKey(style: 'http' | 'legacy', options: IDataObject, baseU
 	const run = await runNode({
 		type: KEY_REQUEST,
 		parameters: { style, options: JSON.stringify(options) },
-		credentials: { businessMessagingApi: { apiKey: sb.keys.all, baseUrl, webhookSecret: '' } },
+		credentials: { [CREDENTIAL_TYPE]: { apiKey: sb.keys.all, baseUrl, webhookSecret: '' } },
 		nodeTypes: { [KEY_REQUEST]: new KeyRequest() },
 	});
 	const error = run.nodeError(run.nodeName);
@@ -224,7 +225,7 @@ describe('plain http only to loopback', () => {
 	it('an http Base URL of a non-loopback host: Test button, nodes and authenticate refuse it; the server gets nothing', async () => {
 		const baseUrl = `http://0.0.0.0:${recorder.port}`;
 		const before = recorder.requests.length;
-		const tested = await testCredential('businessMessagingApi', { apiKey: sb.keys.all, baseUrl });
+		const tested = await testCredential(CREDENTIAL_TYPE, { apiKey: sb.keys.all, baseUrl });
 		expect(tested.status).toBe('Error');
 		expect(tested.message).toMatch(/^Base URL must use https:\/\/: plain http would send the API key unencrypted to 0\.0\.0\.0/);
 		const viaNode = await sendWithKey('http', { url: '/v1/ping', baseURL: baseUrl }, baseUrl);

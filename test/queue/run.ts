@@ -14,7 +14,8 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 import { CREDENTIAL_NAME } from '../e2e/lib/examples';
-import { CREDENTIAL_TYPE, installN8n } from '../e2e/lib/n8n';
+import { installN8n } from '../e2e/lib/n8n';
+import { CREDENTIAL_TYPE } from '../support/constants';
 import { errorText, log } from '../e2e/lib/util';
 import { CHECKS, record, type QueueContext } from './checks';
 import { recordPidsIn } from './lib/infra';

@@ -12,6 +12,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync, wri
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 
+import { PACKAGE_NAME } from '../../support/constants';
 import { freePort, log, sleep, waitFor } from './util';
 
 export type Line = 1 | 2;
@@ -22,11 +23,6 @@ export const LINES: Record<Line, { version: string; node: string }> = {
 };
 
 export const REPO_ROOT = resolve(__dirname, '..', '..', '..');
-export const PACKAGE_NAME = 'n8n-nodes-business-messaging';
-export const TRIGGER_TYPE = `${PACKAGE_NAME}.businessMessagingTrigger`;
-export const ACTION_TYPE = `${PACKAGE_NAME}.businessMessaging`;
-export const TOOL_TYPE = `${PACKAGE_NAME}.businessMessagingTool`;
-export const CREDENTIAL_TYPE = 'businessMessagingApi';
 
 export interface Installation {
 	line: Line;

@@ -6,7 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 
-import { CREDENTIAL_TYPE, type WorkflowJson } from './n8n';
+import type { WorkflowJson } from './n8n';
+import { CREDENTIAL_TYPE } from '../../support/constants';
+import { WRONG_SECRET } from '../../support/fixtures';
 import { signBody } from '../../support/signature';
 
 export const HTTP_REQUEST_TYPE = 'n8n-nodes-base.httpRequest';
@@ -142,7 +144,7 @@ export interface UnsignedRequest {
  * gzip-encoded body; each once without a signature and once signed with another secret.
  */
 export function unsignedRequests(envelope: string): UnsignedRequest[] {
-	const wrong = (bytes: string | Buffer) => signBody(bytes, 'whsec_not_the_secret');
+	const wrong = (bytes: string | Buffer) => signBody(bytes, WRONG_SECRET);
 	const multipart = () => {
 		const form = new FormData();
 		form.append('payload', envelope);

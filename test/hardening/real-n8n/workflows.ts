@@ -6,16 +6,15 @@
 import { randomUUID } from 'node:crypto';
 
 import type { WorkflowJson } from '../../e2e/lib/n8n';
-import { ACTION_TYPE, TRIGGER_TYPE } from '../../e2e/lib/n8n';
+import { ACTION_TYPE, CREDENTIAL_TYPE, TRIGGER_NAME, TRIGGER_TYPE } from '../../support/constants';
 
 type Node = WorkflowJson['nodes'][number];
 type Credential = { id: string; name: string };
 
-export const TRIGGER_NAME = 'Business Messaging Trigger';
 export const ERRORS_WEBHOOK_PATH = 'hardening-secrets-errors';
 
 function credentialRef(credential: Credential) {
-	return { businessMessagingApi: { id: credential.id, name: credential.name } };
+	return { [CREDENTIAL_TYPE]: { id: credential.id, name: credential.name } };
 }
 
 function action(name: string, parameters: Record<string, unknown>, credential: Credential, x: number, y: number, continueOnFail = true): Node {

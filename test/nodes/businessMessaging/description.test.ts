@@ -12,6 +12,7 @@ import * as log from '../../../nodes/BusinessMessaging/actions/log/Log.resource'
 import * as media from '../../../nodes/BusinessMessaging/actions/media/Media.resource';
 import * as message from '../../../nodes/BusinessMessaging/actions/message/Message.resource';
 import * as webhook from '../../../nodes/BusinessMessaging/actions/webhook/Webhook.resource';
+import { ACTION_TYPE } from '../../support';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const { description } = new BusinessMessaging();
@@ -164,7 +165,7 @@ describe('Business Messaging node description', () => {
 			getKnownTypes: () => ({}),
 		};
 		const outputsFor = (parameters: Record<string, unknown>) => {
-			const n: INode = { id: 'n', name: 'B', type: 'n8n-nodes-business-messaging.businessMessaging', typeVersion: 1, position: [0, 0], parameters: parameters as INode['parameters'] };
+			const n: INode = { id: 'n', name: 'B', type: ACTION_TYPE, typeVersion: 1, position: [0, 0], parameters: parameters as INode['parameters'] };
 			const workflow = new Workflow({ id: 'w', nodes: [n], connections: {}, active: false, nodeTypes });
 			return NodeHelpers.getNodeOutputs(workflow, workflow.getNode('B')!, node.description);
 		};

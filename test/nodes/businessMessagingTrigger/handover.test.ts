@@ -6,11 +6,9 @@ import { NodeHelpers, Workflow } from 'n8n-workflow';
 import { BusinessMessagingTrigger } from '../../../nodes/BusinessMessagingTrigger/BusinessMessagingTrigger.node';
 import { handOverDecision, handOverSettings } from '../../../nodes/BusinessMessagingTrigger/handover';
 import { recordReceived, serveWebhook, type ServedWebhook } from '../../harness';
-import { useSandbox } from '../../support';
-import { CONTACT, control, trigger, type Json } from './helpers';
+import { CONTACT, NUMBER, OTHER_CONTACT, TRIGGER_TYPE, useSandbox } from '../../support';
+import { control, trigger, type Json } from './helpers';
 
-const OTHER = '+15551230000';
-const NUMBER = '109876543210';
 const NOW = Date.parse('2026-01-01T12:00:00Z');
 const at = (minutesAgo: number) => new Date(NOW - minutesAgo * 60 * 1000).toISOString();
 const echo = (minutesAgo: number, to = CONTACT, number = NUMBER) => ({ direction: 'echo', to, number, created_at: at(minutesAgo) });
@@ -24,7 +22,7 @@ describe('handOverDecision (pure)', () => {
 		expect(handOverDecision([echo(45), echo(5), echo(31)], CONTACT, NUMBER, NOW, 30).handedOver).toBe(true);
 	});
 	it('echoes to another contact or from another number do not count', () => {
-		expect(handOverDecision([echo(1, OTHER), echo(1, CONTACT, '999')], CONTACT, NUMBER, NOW, 30)).toEqual({ handedOver: false });
+		expect(handOverDecision([echo(1, OTHER_CONTACT), echo(1, CONTACT, '999')], CONTACT, NUMBER, NOW, 30)).toEqual({ handedOver: false });
 	});
 	it('compared on the service\'s clock: an echo stamped after the message (clock skew) beyond 1 minute is not counted', () => {
 		expect(handOverDecision([echo(-0.5)], CONTACT, NUMBER, NOW, 30).handedOver).toBe(true);
@@ -52,7 +50,7 @@ describe('the Hand Over output in the editor', () => {
 		const n: INode = {
 			id: 'n1',
 			name: 'T',
-			type: 'n8n-nodes-business-messaging.businessMessagingTrigger',
+			type: TRIGGER_TYPE,
 			typeVersion: 1,
 			position: [0, 0],
 			parameters: parameters as INode['parameters'],
@@ -99,7 +97,7 @@ describe('hand over with real deliveries from the sandbox', () => {
 		await write(CONTACT, 'before');
 		await personAnswers(CONTACT);
 		await write(CONTACT, 'after');
-		await write(OTHER, 'someone else');
+		await write(OTHER_CONTACT, 'someone else');
 		expect(results.map((r) => r.workflowData?.map((output) => output.map((item) => item.json.data && (item.json.data as Json).text)))).toEqual([
 			[['before'], []],
 			[[], ['after']],
@@ -116,7 +114,7 @@ describe('hand over with real deliveries from the sandbox', () => {
 		expect(results).toHaveLength(1);
 		expect(results[0].workflowData).toBeUndefined();
 		expect(results[0].body).toMatchObject({ received: true, ignored: expect.stringMatching(/person is answering/) });
-		await write(OTHER, 'not quiet');
+		await write(OTHER_CONTACT, 'not quiet');
 		expect(results[1].workflowData).toEqual([[expect.objectContaining({ json: expect.objectContaining({ event: 'message.inbound' }) })]]);
 	});
 

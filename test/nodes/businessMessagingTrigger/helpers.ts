@@ -12,15 +12,12 @@ import {
 } from '../../harness';
 import { openSecret } from '../../../nodes/BusinessMessagingTrigger/seal';
 import type { Sandbox } from '../../sandbox';
-
-export const TRIGGER_TYPE = 'n8n-nodes-business-messaging.businessMessagingTrigger';
-export const FOREIGN_URL = 'https://crm.example.org/hooks/messaging';
-export const CONTACT = '+15551234567';
+import { CREDENTIAL_TYPE, FOREIGN_URL, TRIGGER_TYPE } from '../../support';
 
 export type Json = any;
 
 export function credentialsFor(sb: Sandbox, extra: Record<string, unknown> = {}) {
-	return { businessMessagingApi: { apiKey: sb.keys.all, baseUrl: sb.baseUrl, ...extra } };
+	return { [CREDENTIAL_TYPE]: { apiKey: sb.keys.all, baseUrl: sb.baseUrl, ...extra } };
 }
 
 export async function trigger(

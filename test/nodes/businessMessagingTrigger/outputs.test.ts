@@ -11,8 +11,8 @@ import { harnessEnvironment } from '../../harness/environment';
 
 import { BusinessMessagingTrigger } from '../../../nodes/BusinessMessagingTrigger/BusinessMessagingTrigger.node';
 import { OUTPUTS_EXPRESSION, outputCount, outputLayout } from '../../../nodes/BusinessMessagingTrigger/description';
+import { TRIGGER_TYPE } from '../../support';
 
-const TYPE = 'n8n-nodes-business-messaging.businessMessagingTrigger';
 const trigger = new BusinessMessagingTrigger();
 const nodeTypes: INodeTypes = {
 	getByName: () => trigger as INodeType | IVersionedNodeType,
@@ -24,7 +24,7 @@ function outputsFor(parameters: Record<string, unknown>) {
 	const node: INode = {
 		id: 'n1',
 		name: 'Business Messaging Trigger',
-		type: TYPE,
+		type: TRIGGER_TYPE,
 		typeVersion: 1,
 		position: [0, 0],
 		webhookId: '3f0c8c4e-1b2a-4c5d-9e8f-0a1b2c3d4e5f',
@@ -79,7 +79,7 @@ describe('outputs', () => {
 	it("execute() (n8n's ExecuteContext) passes the Hand Over output on: an item there is not dropped", async () => {
 		await harnessEnvironment();
 		const parameters = { events: ['message.inbound'], options: { handOver: 'output' } };
-		const node: INode = { id: 'n1', name: 'T', type: TYPE, typeVersion: 2, position: [0, 0], parameters: parameters as INode['parameters'] };
+		const node: INode = { id: 'n1', name: 'T', type: TRIGGER_TYPE, typeVersion: 2, position: [0, 0], parameters: parameters as INode['parameters'] };
 		const workflow = new Workflow({ id: 'w1', nodes: [node], connections: {}, active: true, nodeTypes });
 		const item: INodeExecutionData = { json: { event: 'message.inbound', hand_over: { active: true } } };
 		// What webhook() returned: nothing on the main output, the item on Hand Over.

@@ -6,8 +6,8 @@ import type { INode, INodeType, INodeTypes, IVersionedNodeType } from 'n8n-workf
 import { nodeParametersAreStatic, webhookDescriptionIsNativelyResolvable, Workflow } from 'n8n-workflow';
 
 import { BusinessMessagingTrigger } from '../../../nodes/BusinessMessagingTrigger/BusinessMessagingTrigger.node';
+import { TRIGGER_TYPE } from '../../support';
 
-const TYPE = 'n8n-nodes-business-messaging.businessMessagingTrigger';
 const trigger = new BusinessMessagingTrigger();
 const nodeTypes: INodeTypes = {
 	getByName: () => trigger as INodeType | IVersionedNodeType,
@@ -20,7 +20,7 @@ function workflowNode(typeVersion: number, parameters: Record<string, unknown>):
 	const node: INode = {
 		id: 'n1',
 		name: 'Business Messaging Trigger',
-		type: TYPE,
+		type: TRIGGER_TYPE,
 		typeVersion,
 		position: [0, 0],
 		webhookId: '3f0c8c4e-1b2a-4c5d-9e8f-0a1b2c3d4e5f',

@@ -1,5 +1,5 @@
-import { startReceiver, useSandbox, type Receiver } from '../../support';
-import { api, CONTACT, control, inbound, registerWebhook, type Json } from './helpers';
+import { CONTACT, startReceiver, useSandbox, type Receiver } from '../../support';
+import { api, control, inbound, registerWebhook, type Json } from './helpers';
 
 const sb = useSandbox();
 let receiver: Receiver;

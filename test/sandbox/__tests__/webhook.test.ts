@@ -1,9 +1,8 @@
 import { startSandbox } from '..';
-import { signBody, startReceiver, useSandbox, type Receiver } from '../../support';
+import { CONTACT, signBody, startReceiver, useSandbox, WRONG_SECRET, type Receiver } from '../../support';
 import {
 	api,
 	closedPort,
-	CONTACT,
 	control,
 	inbound,
 	MICRO_TIMESTAMP,
@@ -108,7 +107,7 @@ describe('delivery', () => {
 		expect(received.headers['x-service-signature']).toBe(signBody(received.raw, secret));
 		// Re-serialising would not necessarily give the same bytes; the sandbox signs what it sends.
 		expect(received.raw.toString('utf8')).toBe(sb.state().deliveries[0].body);
-		expect(received.headers['x-service-signature']).not.toBe(signBody(received.raw, 'whsec_wrong'));
+		expect(received.headers['x-service-signature']).not.toBe(signBody(received.raw, WRONG_SECRET));
 	});
 
 	it('message.inbound: envelope {event, data, timestamp} and exactly the spec data fields', async () => {
