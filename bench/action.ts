@@ -8,7 +8,7 @@
  * executionTime as n8n records it in the execution's run data; the whole execution's time is
  * kept beside it.
  */
-import { log } from '../test/e2e/lib/util';
+import { log } from '../test/real-n8n/util';
 import type { BenchEnvironment } from './lib/env';
 import { awaitExecution, chain, MANUAL_TRIGGER, node, readExecution, runManually } from './lib/n8n';
 import { median, spread, type Spread } from './lib/stats';

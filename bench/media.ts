@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 
-import { log, sleep, waitFor } from '../test/e2e/lib/util';
+import { log, sleep, waitFor } from '../test/real-n8n/util';
 import type { BenchEnvironment } from './lib/env';
 import { awaitExecution, chain, MANUAL_TRIGGER, node, readExecution, runManually } from './lib/n8n';
 import { baselineRss, RssSampler } from './lib/rss';

@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 
-import { log } from '../test/e2e/lib/util';
+import { log } from '../test/real-n8n/util';
 import { CREDENTIAL_TYPE, TRIGGER_NAME, TRIGGER_TYPE } from '../test/support/constants';
 import { SIGNING_SECRET } from '../test/support/fixtures';
 import type { BenchEnvironment } from './lib/env';

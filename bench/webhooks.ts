@@ -28,9 +28,9 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
 
-import { REPO_ROOT } from '../test/e2e/lib/n8n';
+import { REPO_ROOT } from '../test/real-n8n/n8n';
 import { CREDENTIAL_TYPE, TRIGGER_TYPE } from '../test/support/constants';
-import { log } from '../test/e2e/lib/util';
+import { log } from '../test/real-n8n/util';
 import { inboundEnvelope, serviceTimestamp, SIGNING_SECRET } from '../test/support/fixtures';
 import { signBody } from '../test/support/signature';
 import { startBenchEnvironment, type BenchEnvironment } from './lib/env';

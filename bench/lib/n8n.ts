@@ -1,9 +1,9 @@
-/** What the benchmarks need from n8n beyond test/e2e/lib's client: counting and reading executions. */
+/** What the benchmarks need from n8n beyond test/real-n8n's client: counting and reading executions. */
 import { randomUUID } from 'node:crypto';
 
-import type { N8nClient } from '../../test/e2e/lib/n8n';
-import type { Sandbox } from '../../test/e2e/lib/sandbox';
-import { sleep } from '../../test/e2e/lib/util';
+import type { N8nClient } from '../../test/real-n8n/n8n';
+import type { Sandbox } from '../../test/real-n8n/sandbox';
+import { sleep } from '../../test/real-n8n/util';
 import { CREDENTIAL_TYPE } from '../../test/support/constants';
 import { SIGNING_SECRET } from '../../test/support/fixtures';
 

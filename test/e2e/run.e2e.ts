@@ -12,7 +12,7 @@ import { join, resolve } from 'node:path';
 
 import { chatChecks } from './checks/chat';
 import { conversationChecks } from './checks/conversation';
-import { CREDENTIAL_NAME, EXAMPLES, importExamples, readExample, triggerName, type ExampleKey, type Imported } from './lib/examples';
+import { CREDENTIAL_NAME, EXAMPLES, importExamples, readExample, triggerName, type ExampleKey, type Imported } from '../real-n8n/examples';
 import {
 	installN8n,
 	installPackage,
@@ -23,15 +23,15 @@ import {
 	type Execution,
 	type Line,
 	type SavedWorkflow,
-} from './lib/n8n';
+} from '../real-n8n/n8n';
 import { ACTION_TYPE, CREDENTIAL_TYPE, POLLING_NAME, POLLING_TYPE, TOOL_TYPE, TRIGGER_TYPE } from '../support/constants';
-import { launchSandbox, SandboxControl, type Sandbox } from './lib/sandbox';
+import { launchSandbox, SandboxControl, type Sandbox } from '../real-n8n/sandbox';
 import { runCatchUpChecks } from './checks/catch-up';
 import { runEditorChecks } from './checks/editor';
 import { errorWorkflow, latestHttpRequestVersion, redirectProbeWorkflow, unsignedRequests } from './lib/security';
 import { serviceTimestamp, WRONG_SECRET } from '../support/fixtures';
 import { signBody } from '../support/signature';
-import { errorText, log, sleep, waitFor } from './lib/util';
+import { errorText, log, sleep, waitFor } from '../real-n8n/util';
 
 interface CheckResult {
 	name: string;

@@ -5,10 +5,10 @@
  */
 import { randomUUID } from 'node:crypto';
 
-import { CREDENTIAL_NAME, mapExample, readExample, triggerName } from '../e2e/lib/examples';
-import type { SavedWorkflow, WorkflowJson } from '../e2e/lib/n8n';
+import { CREDENTIAL_NAME, mapExample, readExample, triggerName } from '../real-n8n/examples';
+import type { SavedWorkflow, WorkflowJson } from '../real-n8n/n8n';
 import { ACTION_TYPE, CREDENTIAL_TYPE, TRIGGER_NAME, TRIGGER_TYPE } from '../support/constants';
-import { errorText, log, sleep, waitFor } from '../e2e/lib/util';
+import { errorText, log, sleep, waitFor } from '../real-n8n/util';
 import { fireLoad, percentile, tamperedRequest, TAMPERS } from '../hardening/real-n8n/load';
 import { loadWorkflow } from '../hardening/real-n8n/workflows';
 import { inboundEnvelope } from '../support/fixtures';

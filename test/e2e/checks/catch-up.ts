@@ -7,10 +7,10 @@
 import { randomUUID } from 'node:crypto';
 
 import { DeliveryProxy, Recorder, type Fate } from '../lib/delivery-proxy';
-import type { N8nClient, SavedWorkflow } from '../lib/n8n';
+import type { N8nClient, SavedWorkflow } from '../../real-n8n/n8n';
 import { CREDENTIAL_TYPE, TRIGGER_NAME, TRIGGER_TYPE } from '../../support/constants';
-import type { Sandbox, SandboxControl } from '../lib/sandbox';
-import { log, sleep, waitFor } from '../lib/util';
+import type { Sandbox, SandboxControl } from '../../real-n8n/sandbox';
+import { log, sleep, waitFor } from '../../real-n8n/util';
 
 export interface CatchUpContext {
 	client: N8nClient;

@@ -9,11 +9,11 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 
 import { launchChromium } from '../../browser/lib/chromium';
-import type { Imported } from '../lib/examples';
-import type { Execution, N8nClient, SavedWorkflow } from '../lib/n8n';
+import type { Imported } from '../../real-n8n/examples';
+import type { Execution, N8nClient, SavedWorkflow } from '../../real-n8n/n8n';
 import { TRIGGER_TYPE } from '../../support/constants';
-import type { Sandbox, SandboxControl } from '../lib/sandbox';
-import { log, waitFor } from '../lib/util';
+import type { Sandbox, SandboxControl } from '../../real-n8n/sandbox';
+import { log, waitFor } from '../../real-n8n/util';
 
 export interface ChatContext {
 	check(name: string, body: () => Promise<string>): Promise<boolean>;

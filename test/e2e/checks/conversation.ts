@@ -9,11 +9,11 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
-import { CREDENTIAL_NAME, mapExample, readExample } from '../lib/examples';
-import { N8nClient, N8nProcess, type Execution, type Line, type SavedWorkflow } from '../lib/n8n';
+import { CREDENTIAL_NAME, mapExample, readExample } from '../../real-n8n/examples';
+import { N8nClient, N8nProcess, type Execution, type Line, type SavedWorkflow } from '../../real-n8n/n8n';
 import { ACTION_TYPE, CREDENTIAL_TYPE, TOOL_TYPE, TRIGGER_TYPE } from '../../support/constants';
-import { SandboxControl, type Sandbox } from '../lib/sandbox';
-import { log, sleep, waitFor } from '../lib/util';
+import { SandboxControl, type Sandbox } from '../../real-n8n/sandbox';
+import { log, sleep, waitFor } from '../../real-n8n/util';
 
 export interface ConversationContext {
 	check: (name: string, body: () => Promise<string>) => Promise<boolean>;

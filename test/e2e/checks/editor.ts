@@ -19,10 +19,10 @@ import type { Browser } from 'playwright-core';
 
 import { chromiumInstalled, CHROMIUM_PATH, launchChromium } from '../../browser/lib/chromium';
 import { N8nEditor, type ToastReading } from '../../browser/lib/n8n-editor';
-import { LINES, OWNER, REPO_ROOT, type Line, type N8nClient } from '../lib/n8n';
+import { LINES, OWNER, REPO_ROOT, type Line, type N8nClient } from '../../real-n8n/n8n';
 import { CREDENTIAL_TYPE, TRIGGER_NAME, TRIGGER_TYPE } from '../../support/constants';
-import type { Sandbox, SandboxControl } from '../lib/sandbox';
-import { log, sleep, waitFor } from '../lib/util';
+import type { Sandbox, SandboxControl } from '../../real-n8n/sandbox';
+import { log, sleep, waitFor } from '../../real-n8n/util';
 
 export interface EditorChecksContext {
 	line: Line;

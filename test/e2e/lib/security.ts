@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 
-import type { WorkflowJson } from './n8n';
+import type { WorkflowJson } from '../../real-n8n/n8n';
 import { CREDENTIAL_TYPE } from '../../support/constants';
 import { WRONG_SECRET } from '../../support/fixtures';
 import { signBody } from '../../support/signature';

@@ -30,12 +30,12 @@ import {
 	N8nProcess,
 	type Line,
 	type SavedWorkflow,
-} from '../../e2e/lib/n8n';
+} from '../../real-n8n/n8n';
 import { CREDENTIAL_TYPE, TRIGGER_NAME } from '../../support/constants';
 import { inboundEnvelope, WRONG_SECRET } from '../../support/fixtures';
 import { signBody } from '../../support/signature';
-import { launchSandbox, SandboxControl, type Sandbox } from '../../e2e/lib/sandbox';
-import { errorText, log, sleep, waitFor } from '../../e2e/lib/util';
+import { launchSandbox, SandboxControl, type Sandbox } from '../../real-n8n/sandbox';
+import { errorText, log, sleep, waitFor } from '../../real-n8n/util';
 import { fireLoad, percentile } from './load';
 import { ERRORS_WEBHOOK_PATH, loadWorkflow, secretsErrorsWorkflow, secretsTriggerWorkflow } from './workflows';
 

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 
-import type { WorkflowJson } from '../../e2e/lib/n8n';
+import type { WorkflowJson } from '../../real-n8n/n8n';
 import { ACTION_TYPE, CREDENTIAL_TYPE, TRIGGER_NAME, TRIGGER_TYPE } from '../../support/constants';
 
 type Node = WorkflowJson['nodes'][number];

@@ -1,9 +1,10 @@
 /**
- * Real n8n for the end-to-end suite and `npm run dev`: install (through scripts/install-n8n.sh,
+ * Real n8n for the suites that drive it (test/e2e, test/hardening/real-n8n, test/queue), the
+ * benchmarks and `npm run dev`: install (through scripts/install-n8n.sh,
  * cached outside git), load the packed package the way users do (npm install into
  * <N8N_USER_FOLDER>/.n8n/nodes), start/stop the process, and drive the editor's REST API.
  *
- * Facts this relies on are in ../../../../shared/docs/real-n8n.md (owner setup with a
+ * Facts this relies on are in ../../../shared/docs/real-n8n.md (owner setup with a
  * browser-id header, 1.x vs 2.x activation, ready log line, broker port).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -12,7 +13,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync, wri
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 
-import { PACKAGE_NAME } from '../../support/constants';
+import { PACKAGE_NAME } from '../support/constants';
 import { freePort, log, sleep, waitFor } from './util';
 
 export type Line = 1 | 2;
@@ -22,7 +23,7 @@ export const LINES: Record<Line, { version: string; node: string }> = {
 	1: { version: '1.123.81', node: `${process.version} (system)` },
 };
 
-export const REPO_ROOT = resolve(__dirname, '..', '..', '..');
+export const REPO_ROOT = resolve(__dirname, '..', '..');
 
 export interface Installation {
 	line: Line;

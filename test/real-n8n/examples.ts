@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { REPO_ROOT, type N8nClient, type SavedWorkflow, type WorkflowJson } from './n8n';
-import { CREDENTIAL_TYPE } from '../../support/constants';
+import { CREDENTIAL_TYPE } from '../support/constants';
 
 export const CREDENTIAL_NAME = 'Business Messaging (sandbox)';
 

@@ -17,7 +17,7 @@ import {
 	type Installation,
 	type Line,
 } from './n8n';
-import { TRIGGER_TYPE } from '../../support/constants';
+import { TRIGGER_TYPE } from '../support/constants';
 import { launchSandbox, type Sandbox } from './sandbox';
 import { freePort, log } from './util';
 
