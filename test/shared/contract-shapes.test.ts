@@ -4,8 +4,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import { runNode, webhookHarness } from '../../harness';
-import { ACTION_TYPE, API_KEY, CREDENTIAL_TYPE, TRIGGER_TYPE } from '../../support';
+import { runNode, webhookHarness } from '../harness';
+import { ACTION_TYPE, API_KEY, CREDENTIAL_TYPE, TRIGGER_TYPE } from '../support';
 
 type Route = (req: IncomingMessage, body: string) => { status: number; json?: unknown };
 

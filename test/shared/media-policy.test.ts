@@ -2,7 +2,7 @@
 // type it is stored under. Literal addresses and names only: nothing here opens a connection.
 import type { IExecuteFunctions, INode } from 'n8n-workflow';
 
-import { checkMediaTarget } from '../../../nodes/shared/media';
+import { checkMediaTarget } from '../../nodes/shared/media';
 import {
 	downloadLimits,
 	ipAddressClass,
@@ -10,7 +10,7 @@ import {
 	mediaUrlProblem,
 	safeFileName,
 	storedMimeType,
-} from '../../../nodes/shared/validate';
+} from '../../nodes/shared/validate';
 
 const PUBLIC_BASE = new URL('https://api.example.com/');
 const LOOPBACK_BASE = new URL('http://127.0.0.1:4010/');
