@@ -1,13 +1,10 @@
 // While a Person Answers (hand over): the pure decision, the outputs the editor shows, and the
 // trigger fed by the sandbox's own signed deliveries (echoes from the business app, then inbound).
-import type { INode, INodeType, INodeTypes, IVersionedNodeType } from 'n8n-workflow';
-import { NodeHelpers, Workflow } from 'n8n-workflow';
-
 import { BusinessMessagingTrigger } from '../../../nodes/BusinessMessagingTrigger/BusinessMessagingTrigger.node';
 import { handOverDecision, handOverSettings } from '../../../nodes/BusinessMessagingTrigger/handover';
-import { recordReceived, serveWebhook, type ServedWebhook } from '../../harness';
-import { CONTACT, NUMBER, OTHER_CONTACT, TRIGGER_TYPE, useSandbox } from '../../support';
-import { control, trigger, type Json } from './helpers';
+import { nodeOutputs, recordReceived, serveWebhook, type ServedWebhook } from '../../harness';
+import { CONTACT, NUMBER, OTHER_CONTACT, useSandbox } from '../../support';
+import { control, trigger, triggerNode, type Json } from './helpers';
 
 const NOW = Date.parse('2026-01-01T12:00:00Z');
 const at = (minutesAgo: number) => new Date(NOW - minutesAgo * 60 * 1000).toISOString();
@@ -41,23 +38,7 @@ describe('handOverDecision (pure)', () => {
 
 describe('the Hand Over output in the editor', () => {
 	const node = new BusinessMessagingTrigger();
-	const nodeTypes: INodeTypes = {
-		getByName: () => node as INodeType | IVersionedNodeType,
-		getByNameAndVersion: () => node as INodeType,
-		getKnownTypes: () => ({}),
-	};
-	const outputsFor = (parameters: Record<string, unknown>) => {
-		const n: INode = {
-			id: 'n1',
-			name: 'T',
-			type: TRIGGER_TYPE,
-			typeVersion: 1,
-			position: [0, 0],
-			parameters: parameters as INode['parameters'],
-		};
-		const workflow = new Workflow({ id: 'w1', nodes: [n], connections: {}, active: false, nodeTypes });
-		return NodeHelpers.getNodeOutputs(workflow, workflow.getNode('T')!, node.description);
-	};
+	const outputsFor = (parameters: Record<string, unknown>) => nodeOutputs(node, triggerNode(parameters));
 	it('appears last only with "Send to Hand Over Output"', () => {
 		expect(outputsFor({ options: { handOver: 'output' } })).toEqual([{ type: 'main' }, { type: 'main', displayName: 'Hand Over' }]);
 		expect(outputsFor({ options: { handOver: 'drop' } })).toEqual([{ type: 'main' }]);

@@ -1,4 +1,4 @@
-import type { IDataObject, INodeParameters } from 'n8n-workflow';
+import type { IDataObject, INode, INodeParameters } from 'n8n-workflow';
 import { request } from 'undici';
 
 import {
@@ -12,9 +12,22 @@ import {
 } from '../../harness';
 import { openSecret } from '../../../nodes/BusinessMessagingTrigger/seal';
 import type { Sandbox } from '../../sandbox';
-import { CREDENTIAL_TYPE, FOREIGN_URL, TRIGGER_TYPE } from '../../support';
+import { CREDENTIAL_TYPE, FOREIGN_URL, TRIGGER_NAME, TRIGGER_TYPE } from '../../support';
 
 export type Json = any;
+
+/** The trigger as a node of a workflow, for what n8n computes from the node alone (nodeOutputs, nodeWithDefaults). */
+export function triggerNode(parameters: Record<string, unknown>, typeVersion = 1): INode {
+	return {
+		id: 'n1',
+		name: TRIGGER_NAME,
+		type: TRIGGER_TYPE,
+		typeVersion,
+		position: [0, 0],
+		webhookId: '3f0c8c4e-1b2a-4c5d-9e8f-0a1b2c3d4e5f',
+		parameters: parameters as INode['parameters'],
+	};
+}
 
 export function credentialsFor(sb: Sandbox, extra: Record<string, unknown> = {}) {
 	return { [CREDENTIAL_TYPE]: { apiKey: sb.keys.all, baseUrl: sb.baseUrl, ...extra } };
