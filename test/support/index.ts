@@ -30,4 +30,4 @@ export {
 	serviceTimestamp,
 	statusEnvelope,
 } from './fixtures';
-export { startReceiver, type ReceivedRequest, type Receiver, type ReceiverMode } from './receiver';
+export { startReceiver, useReceiver, type ReceivedRequest, type Receiver, type ReceiverMode } from './receiver';

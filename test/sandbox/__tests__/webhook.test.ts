@@ -1,5 +1,5 @@
 import { startSandbox } from '..';
-import { CONTACT, signBody, startReceiver, useSandbox, WRONG_SECRET, type Receiver } from '../../support';
+import { CONTACT, signBody, startReceiver, useReceiver, useSandbox, WRONG_SECRET } from '../../support';
 import {
 	api,
 	closedPort,
@@ -11,14 +11,10 @@ import {
 } from './helpers';
 
 const sb = useSandbox();
-let receiver: Receiver;
+const receiver = useReceiver();
 let n0: string;
-beforeAll(async () => {
-	receiver = await startReceiver();
+beforeAll(() => {
 	n0 = sb.numbers[0].phone_number_id;
-});
-afterAll(async () => {
-	await receiver.close();
 });
 beforeEach(() => {
 	receiver.requests.length = 0;
