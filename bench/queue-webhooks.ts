@@ -16,26 +16,13 @@ import { CREDENTIAL_TYPE, TRIGGER_NAME, TRIGGER_TYPE } from '../test/support/con
 import { SIGNING_SECRET } from '../test/support/fixtures';
 import type { BenchEnvironment } from './lib/env';
 import { awaitExecutionCount, createManualCredential, executionCount, node } from './lib/n8n';
-import { median, quantile, spread, type Spread } from './lib/stats';
-import { fire, signedEvents } from './webhooks';
+import { median, spread, type Spread } from './lib/stats';
+import { eventRunMeasures, fire, signedEvents, type EventRunMeasures } from './webhooks';
 
 export type Side = 'ours' | 'theirs';
 
-export interface WebhookRun {
+export interface WebhookRun extends EventRunMeasures {
 	side: Side;
-	concurrency: number;
-	rep: number;
-	events: number;
-	ok_2xx: number;
-	non_2xx: number;
-	errors: number;
-	wall_ms: number;
-	events_per_s: number;
-	p50_ms: number;
-	p99_ms: number;
-	max_ms: number;
-	executions_recorded: number;
-	failed_executions: number;
 }
 
 export interface WebhookConcurrencySummary {
@@ -137,22 +124,7 @@ export async function runWebhookBench(env: BenchEnvironment, options: WebhookOpt
 		const fired = await fire(url, signedEvents(events, secret, number), concurrency);
 		const recorded = (await awaitExecutionCount(client, workflowId, before + fired.ok)) - before;
 		const failed = (await executionCount(client, workflowId, ['error', 'crashed'])) - failedBefore;
-		const run: WebhookRun = {
-			side,
-			concurrency,
-			rep,
-			events,
-			ok_2xx: fired.ok,
-			non_2xx: fired.non2xx,
-			errors: fired.errors,
-			wall_ms: fired.wallMs,
-			events_per_s: (events / fired.wallMs) * 1000,
-			p50_ms: quantile(fired.latencies, 0.5),
-			p99_ms: quantile(fired.latencies, 0.99),
-			max_ms: Math.max(...fired.latencies),
-			executions_recorded: recorded,
-			failed_executions: failed,
-		};
+		const run: WebhookRun = { side, ...eventRunMeasures(concurrency, rep, events, fired, recorded, failed) };
 		log(
 			`  webhooks ${record ? '' : '(warm-up) '}${side.padEnd(6)} c=${String(concurrency).padEnd(2)} rep ${rep}: ${run.events_per_s.toFixed(0)} ev/s, p50 ${run.p50_ms.toFixed(1)} ms, p99 ${run.p99_ms.toFixed(1)} ms, 2xx ${run.ok_2xx}/${events}, executions ${recorded}${fired.firstProblem ? `; first problem: ${fired.firstProblem}` : ''}`,
 		);

@@ -54,9 +54,8 @@ export const VARIANTS = {
 } as const;
 export type Variant = keyof typeof VARIANTS;
 
-export interface WebhookRun {
-	instance: Instance;
-	variant: Variant;
+/** What every run of signed events through n8n measures (this benchmark's and the queue-mode one's). */
+export interface EventRunMeasures {
 	concurrency: number;
 	rep: number;
 	events: number;
@@ -70,6 +69,11 @@ export interface WebhookRun {
 	max_ms: number;
 	executions_recorded: number;
 	failed_executions: number;
+}
+
+export interface WebhookRun extends EventRunMeasures {
+	instance: Instance;
+	variant: Variant;
 	cpu_ms_per_event: number;
 	isolates_per_event: number | null;
 	load_average_1m: number;
@@ -150,6 +154,25 @@ interface Fired {
 }
 
 /** Sends every event once, `concurrency` at a time over as many keep-alive connections. */
+/** A run's measures from what fire() saw and the executions n8n recorded for it. */
+export function eventRunMeasures(concurrency: number, rep: number, events: number, fired: Fired, recorded: number, failed: number): EventRunMeasures {
+	return {
+		concurrency,
+		rep,
+		events,
+		ok_2xx: fired.ok,
+		non_2xx: fired.non2xx,
+		errors: fired.errors,
+		wall_ms: fired.wallMs,
+		events_per_s: (events / fired.wallMs) * 1000,
+		p50_ms: quantile(fired.latencies, 0.5),
+		p99_ms: quantile(fired.latencies, 0.99),
+		max_ms: Math.max(...fired.latencies),
+		executions_recorded: recorded,
+		failed_executions: failed,
+	};
+}
+
 export async function fire(url: string, events: SignedEvent[], concurrency: number): Promise<Fired> {
 	const target = new URL(url);
 	const pool = new Pool(target.origin, { connections: concurrency, pipelining: 1, headersTimeout: 30_000, bodyTimeout: 30_000 });
@@ -404,19 +427,7 @@ export async function runWebhookBench(
 			const run: WebhookRun = {
 				instance,
 				variant,
-				concurrency,
-				rep,
-				events,
-				ok_2xx: fired.ok,
-				non_2xx: fired.non2xx,
-				errors: fired.errors,
-				wall_ms: fired.wallMs,
-				events_per_s: (events / fired.wallMs) * 1000,
-				p50_ms: quantile(fired.latencies, 0.5),
-				p99_ms: quantile(fired.latencies, 0.99),
-				max_ms: Math.max(...fired.latencies),
-				executions_recorded: recorded,
-				failed_executions: failed,
+				...eventRunMeasures(concurrency, rep, events, fired, recorded, failed),
 				cpu_ms_per_event: (cpuAfter - cpuBefore) / events,
 				isolates_per_event: isolatesBefore === null || isolatesAfter === null ? null : (isolatesAfter - isolatesBefore) / events,
 				load_average_1m: Math.round(loadavg()[0] * 100) / 100,

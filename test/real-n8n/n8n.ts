@@ -269,6 +269,23 @@ export interface WorkflowJson {
 	[key: string]: unknown;
 }
 
+/** n8n's Webhook node (version 2), named "Webhook", at the start of a workflow. */
+export function webhookNode(
+	httpMethod: 'GET' | 'POST',
+	path: string,
+	responseMode: 'onReceived' | 'lastNode',
+): WorkflowJson['nodes'][number] {
+	return {
+		id: randomUUID(),
+		name: 'Webhook',
+		type: 'n8n-nodes-base.webhook',
+		typeVersion: 2,
+		position: [0, 0],
+		webhookId: randomUUID(),
+		parameters: { httpMethod, path, responseMode, options: {} },
+	};
+}
+
 export interface SavedWorkflow {
 	id: string;
 	versionId: string;

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 
-import type { WorkflowJson } from '../../real-n8n/n8n';
+import { webhookNode, type WorkflowJson } from '../../real-n8n/n8n';
 import { CREDENTIAL_TYPE } from '../../support/constants';
 import { WRONG_SECRET } from '../../support/fixtures';
 import { signBody } from '../../support/signature';
@@ -49,17 +49,7 @@ export function redirectProbeWorkflow(input: {
 	pointerMediaId: string;
 }): RedirectProbe {
 	const webhookPath = randomUUID();
-	const nodes: WorkflowJson['nodes'] = [
-		{
-			id: randomUUID(),
-			name: 'Webhook',
-			type: 'n8n-nodes-base.webhook',
-			typeVersion: 2,
-			position: [0, 0],
-			webhookId: randomUUID(),
-			parameters: { httpMethod: 'GET', path: webhookPath, responseMode: 'lastNode', options: {} },
-		},
-	];
+	const nodes: WorkflowJson['nodes'] = [webhookNode('GET', webhookPath, 'lastNode')];
 	const byNode: RedirectProbe['byNode'] = {};
 	const withCredential = (name: string, version: number, mediaId: string, options: Record<string, unknown>) => ({
 		id: randomUUID(),
