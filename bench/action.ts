@@ -8,11 +8,12 @@
  * executionTime as n8n records it in the execution's run data; the whole execution's time is
  * kept beside it.
  */
-import { ACTION_TYPE, CREDENTIAL_TYPE } from '../test/e2e/lib/n8n';
-import { log } from '../test/e2e/lib/util';
+import { log } from '../test/real-n8n/util';
 import type { BenchEnvironment } from './lib/env';
 import { awaitExecution, chain, MANUAL_TRIGGER, node, readExecution, runManually } from './lib/n8n';
 import { median, spread, type Spread } from './lib/stats';
+import { ACTION_TYPE, CREDENTIAL_TYPE } from '../test/support/constants';
+import { CONTACT } from '../test/support/fixtures';
 
 type Side = 'ours' | 'theirs';
 
@@ -42,12 +43,11 @@ const NODE_NAME: Record<Side, string> = { ours: 'Get Status', theirs: 'HTTP Requ
 /** Sends a reply through the sandbox API (after an inbound message opens the window); returns its message id. */
 async function sentMessageId(env: BenchEnvironment): Promise<string> {
 	const number = env.sandbox.numbers[0].phone_number_id;
-	const contact = '+15557654321';
-	await env.control.call('POST', '/inbound', { from: contact, contact_name: 'Bench', number, text: 'hello' });
+	await env.control.call('POST', '/inbound', { from: CONTACT, contact_name: 'Bench', number, text: 'hello' });
 	const response = await fetch(`${env.sandbox.baseUrl}/v1/messages/reply`, {
 		method: 'POST',
 		headers: { authorization: `Bearer ${env.sandbox.keys.all}`, 'content-type': 'application/json' },
-		body: JSON.stringify({ to: contact, from: number, text: 'Your order is on its way.' }),
+		body: JSON.stringify({ to: CONTACT, from: number, text: 'Your order is on its way.' }),
 	});
 	const body = (await response.json()) as { id?: string };
 	if (!response.ok || !body.id) throw new Error(`the sandbox refused the reply: ${response.status} ${JSON.stringify(body)}`);

@@ -19,7 +19,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 
 import { acceptEvent, type EventParameters } from '../nodes/BusinessMessagingTrigger/receiving/accept';
 import { eventItem, workflowDataFor } from '../nodes/BusinessMessagingTrigger/routing/route';
-import { inboundEnvelope } from '../test/support/fixtures';
+import { CONTACT, inboundEnvelope } from '../test/support/fixtures';
 import { signBody } from '../test/support/signature';
 import { spread, median, type Spread } from './lib/stats';
 
@@ -44,7 +44,7 @@ export function inboundBody(bytes: number): Buffer {
 		JSON.stringify(
 			inboundEnvelope(
 				{
-					from: '+15551234567',
+					from: CONTACT,
 					contact_name: 'Ada Lovelace',
 					number: '100000000000001',
 					wa_message_id: 'wamid.HBgLMTU1NTEyMzQ1NjcVAgASGBQzQUVCNTM0QzE4',

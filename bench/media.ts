@@ -10,12 +10,12 @@
  */
 import { randomUUID } from 'node:crypto';
 
-import { ACTION_TYPE, CREDENTIAL_TYPE, TRIGGER_TYPE } from '../test/e2e/lib/n8n';
-import { log, sleep, waitFor } from '../test/e2e/lib/util';
+import { log, sleep, waitFor } from '../test/real-n8n/util';
 import type { BenchEnvironment } from './lib/env';
 import { awaitExecution, chain, MANUAL_TRIGGER, node, readExecution, runManually } from './lib/n8n';
 import { baselineRss, RssSampler } from './lib/rss';
 import { median } from './lib/stats';
+import { ACTION_TYPE, CREDENTIAL_TYPE, TRIGGER_NAME, TRIGGER_TYPE } from '../test/support/constants';
 
 export type MediaKind = 'download' | 'trigger' | 'http';
 export const MEDIA_KINDS: MediaKind[] = ['download', 'trigger', 'http'];
@@ -43,7 +43,7 @@ export interface MediaResult {
 	growth_bytes: Record<MediaKind, number>;
 }
 
-const NODE_NAME: Record<MediaKind, string> = { download: 'Download', trigger: 'Business Messaging Trigger', http: 'HTTP Request' };
+const NODE_NAME: Record<MediaKind, string> = { download: 'Download', trigger: TRIGGER_NAME, http: 'HTTP Request' };
 
 export async function runMediaBench(env: BenchEnvironment, options: { sizeBytes: number; reps: number }): Promise<MediaResult> {
 	const { client, control, credential } = env;

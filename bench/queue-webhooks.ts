@@ -11,30 +11,18 @@
  */
 import { randomUUID } from 'node:crypto';
 
-import { TRIGGER_TYPE } from '../test/e2e/lib/n8n';
-import { log } from '../test/e2e/lib/util';
+import { log } from '../test/real-n8n/util';
+import { CREDENTIAL_TYPE, TRIGGER_NAME, TRIGGER_TYPE } from '../test/support/constants';
+import { SIGNING_SECRET } from '../test/support/fixtures';
 import type { BenchEnvironment } from './lib/env';
-import { awaitExecutionCount, executionCount, node } from './lib/n8n';
-import { median, quantile, spread, type Spread } from './lib/stats';
-import { fire, signedEvents } from './webhooks';
+import { awaitExecutionCount, createManualCredential, executionCount, node } from './lib/n8n';
+import { median, spread, type Spread } from './lib/stats';
+import { eventRunMeasures, fire, signedEvents, type EventRunMeasures } from './webhooks';
 
 export type Side = 'ours' | 'theirs';
 
-export interface WebhookRun {
+export interface WebhookRun extends EventRunMeasures {
 	side: Side;
-	concurrency: number;
-	rep: number;
-	events: number;
-	ok_2xx: number;
-	non_2xx: number;
-	errors: number;
-	wall_ms: number;
-	events_per_s: number;
-	p50_ms: number;
-	p99_ms: number;
-	max_ms: number;
-	executions_recorded: number;
-	failed_executions: number;
 }
 
 export interface WebhookConcurrencySummary {
@@ -73,26 +61,18 @@ export const DEFAULT_WEBHOOK_OPTIONS: WebhookOptions = {
  * registered with the sandbox, and the events are posted to the node's production URL.
  */
 const REGISTRATION = process.env.BENCH_TRIGGER_REGISTRATION === 'manual' ? 'manual' : 'automatic';
-const MANUAL_SECRET = `whsec_${'5e'.repeat(32)}`;
 
 export async function runWebhookBench(env: BenchEnvironment, options: WebhookOptions = DEFAULT_WEBHOOK_OPTIONS): Promise<WebhookResult> {
 	const { client, control } = env;
 	const number = env.sandbox.numbers[0].phone_number_id;
-	const credential =
-		REGISTRATION === 'manual'
-			? await client.createCredential('Business Messaging (bench, manual)', 'businessMessagingApi', {
-					apiKey: env.sandbox.keys.all,
-					baseUrl: env.sandbox.baseUrl,
-					webhookSecret: MANUAL_SECRET,
-				})
-			: env.credential;
+	const credential = REGISTRATION === 'manual' ? await createManualCredential(client, env.sandbox) : env.credential;
 	const triggerWebhookId = randomUUID();
 	const ours = await client.createWorkflow({
 		name: `bench: Business Messaging Trigger (${REGISTRATION})`,
 		nodes: [
-			node('Business Messaging Trigger', TRIGGER_TYPE, 1, { registration: REGISTRATION, events: ['message.inbound'], options: {} }, 0, {
+			node(TRIGGER_NAME, TRIGGER_TYPE, 1, { registration: REGISTRATION, events: ['message.inbound'], options: {} }, 0, {
 				webhookId: triggerWebhookId,
-				credentials: { businessMessagingApi: { id: credential.id, name: credential.name } },
+				credentials: { [CREDENTIAL_TYPE]: { id: credential.id, name: credential.name } },
 			}),
 		],
 		connections: {},
@@ -115,7 +95,7 @@ export async function runWebhookBench(env: BenchEnvironment, options: WebhookOpt
 	if (REGISTRATION === 'automatic' && (!state.webhook.configured || !state.webhook.url || !state.webhook.secret)) {
 		throw new Error('the trigger did not register its webhook with the sandbox');
 	}
-	const secret = REGISTRATION === 'manual' ? MANUAL_SECRET : (state.webhook.secret as string);
+	const secret = REGISTRATION === 'manual' ? SIGNING_SECRET : (state.webhook.secret as string);
 	const base = options.baseUrl ?? env.n8n.url;
 	const ourUrl = REGISTRATION === 'manual' ? `${base}/webhook/${triggerWebhookId}/webhook` : (state.webhook.url as string);
 	const targets: Record<Side, { url: string; workflowId: string }> = {
@@ -144,22 +124,7 @@ export async function runWebhookBench(env: BenchEnvironment, options: WebhookOpt
 		const fired = await fire(url, signedEvents(events, secret, number), concurrency);
 		const recorded = (await awaitExecutionCount(client, workflowId, before + fired.ok)) - before;
 		const failed = (await executionCount(client, workflowId, ['error', 'crashed'])) - failedBefore;
-		const run: WebhookRun = {
-			side,
-			concurrency,
-			rep,
-			events,
-			ok_2xx: fired.ok,
-			non_2xx: fired.non2xx,
-			errors: fired.errors,
-			wall_ms: fired.wallMs,
-			events_per_s: (events / fired.wallMs) * 1000,
-			p50_ms: quantile(fired.latencies, 0.5),
-			p99_ms: quantile(fired.latencies, 0.99),
-			max_ms: Math.max(...fired.latencies),
-			executions_recorded: recorded,
-			failed_executions: failed,
-		};
+		const run: WebhookRun = { side, ...eventRunMeasures(concurrency, rep, events, fired, recorded, failed) };
 		log(
 			`  webhooks ${record ? '' : '(warm-up) '}${side.padEnd(6)} c=${String(concurrency).padEnd(2)} rep ${rep}: ${run.events_per_s.toFixed(0)} ev/s, p50 ${run.p50_ms.toFixed(1)} ms, p99 ${run.p99_ms.toFixed(1)} ms, 2xx ${run.ok_2xx}/${events}, executions ${recorded}${fired.firstProblem ? `; first problem: ${fired.firstProblem}` : ''}`,
 		);

@@ -6,8 +6,9 @@
  */
 import { cpus, loadavg } from 'node:os';
 
-import { CREDENTIAL_TYPE, type Installation } from '../test/e2e/lib/n8n';
-import { log } from '../test/e2e/lib/util';
+import type { Installation } from '../test/real-n8n/n8n';
+import { CREDENTIAL_TYPE } from '../test/support/constants';
+import { log } from '../test/real-n8n/util';
 import { recordPidsIn } from '../test/queue/lib/infra';
 import { Topology } from '../test/queue/lib/topology';
 import type { BenchEnvironment } from './lib/env';

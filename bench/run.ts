@@ -21,8 +21,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 
-import { installationAt, installN8n, REPO_ROOT } from '../test/e2e/lib/n8n';
-import { errorText, log } from '../test/e2e/lib/util';
+import { installationAt, installN8n, REPO_ROOT } from '../test/real-n8n/n8n';
+import { errorText, log } from '../test/real-n8n/util';
 import { runActionBench, type ActionResult } from './action';
 import type { InProcessResult } from './inprocess';
 import { buildAndPack, n8nVersion, startBenchEnvironment, type BenchEnvironment } from './lib/env';

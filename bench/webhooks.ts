@@ -28,12 +28,13 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
 
-import { REPO_ROOT, TRIGGER_TYPE } from '../test/e2e/lib/n8n';
-import { log } from '../test/e2e/lib/util';
-import { inboundEnvelope, serviceTimestamp } from '../test/support/fixtures';
+import { REPO_ROOT } from '../test/real-n8n/n8n';
+import { CREDENTIAL_TYPE, TRIGGER_TYPE } from '../test/support/constants';
+import { log } from '../test/real-n8n/util';
+import { inboundEnvelope, serviceTimestamp, SIGNING_SECRET } from '../test/support/fixtures';
 import { signBody } from '../test/support/signature';
 import { startBenchEnvironment, type BenchEnvironment } from './lib/env';
-import { awaitExecutionCount, executionCount, node, readExecution } from './lib/n8n';
+import { awaitExecutionCount, createManualCredential, executionCount, node, readExecution } from './lib/n8n';
 import { median, quantile, spread, type Spread } from './lib/stats';
 
 export const INSTANCES = {
@@ -53,9 +54,8 @@ export const VARIANTS = {
 } as const;
 export type Variant = keyof typeof VARIANTS;
 
-export interface WebhookRun {
-	instance: Instance;
-	variant: Variant;
+/** What every run of signed events through n8n measures (this benchmark's and the queue-mode one's). */
+export interface EventRunMeasures {
 	concurrency: number;
 	rep: number;
 	events: number;
@@ -69,6 +69,11 @@ export interface WebhookRun {
 	max_ms: number;
 	executions_recorded: number;
 	failed_executions: number;
+}
+
+export interface WebhookRun extends EventRunMeasures {
+	instance: Instance;
+	variant: Variant;
 	cpu_ms_per_event: number;
 	isolates_per_event: number | null;
 	load_average_1m: number;
@@ -111,8 +116,6 @@ export const DEFAULT_WEBHOOK_OPTIONS: WebhookOptions = {
 	eventsFor: (instance, c) => (instance === 'default' ? 1 : 2) * (c === 1 ? 40 : c === 8 ? 80 : 100),
 };
 
-const MANUAL_SECRET = `whsec_${'5e'.repeat(32)}`;
-
 /** A signed event, built when it is sent. */
 export type SignedEvent = () => { body: Buffer; signature: string };
 
@@ -151,6 +154,25 @@ interface Fired {
 }
 
 /** Sends every event once, `concurrency` at a time over as many keep-alive connections. */
+/** A run's measures from what fire() saw and the executions n8n recorded for it. */
+export function eventRunMeasures(concurrency: number, rep: number, events: number, fired: Fired, recorded: number, failed: number): EventRunMeasures {
+	return {
+		concurrency,
+		rep,
+		events,
+		ok_2xx: fired.ok,
+		non_2xx: fired.non2xx,
+		errors: fired.errors,
+		wall_ms: fired.wallMs,
+		events_per_s: (events / fired.wallMs) * 1000,
+		p50_ms: quantile(fired.latencies, 0.5),
+		p99_ms: quantile(fired.latencies, 0.99),
+		max_ms: Math.max(...fired.latencies),
+		executions_recorded: recorded,
+		failed_executions: failed,
+	};
+}
+
 export async function fire(url: string, events: SignedEvent[], concurrency: number): Promise<Fired> {
 	const target = new URL(url);
 	const pool = new Pool(target.origin, { connections: concurrency, pipelining: 1, headersTimeout: 30_000, bodyTimeout: 30_000 });
@@ -254,12 +276,8 @@ interface Target {
 /** Creates and activates the six workflows in one instance; returns where to post and how to sign. */
 async function setUp(env: BenchEnvironment): Promise<Record<Variant, Target>> {
 	const { client, control } = env;
-	const manualCredential = await client.createCredential('Business Messaging (bench, manual)', 'businessMessagingApi', {
-		apiKey: env.sandbox.keys.all,
-		baseUrl: env.sandbox.baseUrl,
-		webhookSecret: MANUAL_SECRET,
-	});
-	const cryptoCredential = await client.createCredential('HMAC (bench)', 'crypto', { hmacSecret: MANUAL_SECRET });
+	const manualCredential = await createManualCredential(client, env.sandbox);
+	const cryptoCredential = await client.createCredential('HMAC (bench)', 'crypto', { hmacSecret: SIGNING_SECRET });
 	const noOp = (x: number) => node('Done', 'n8n-nodes-base.noOp', 1, {}, x);
 	const toDone = (from: string) => ({ [from]: { main: [[{ node: 'Done', type: 'main', index: 0 }]] } });
 	const webhookNode = (path: string) =>
@@ -270,7 +288,7 @@ async function setUp(env: BenchEnvironment): Promise<Record<Variant, Target>> {
 	const ourTrigger = (version: number, registration: string, webhookId: string, credential: { id: string; name: string }) =>
 		node('Trigger', TRIGGER_TYPE, version, { registration, events: ['message.inbound'], options: {} }, 0, {
 			webhookId,
-			credentials: { businessMessagingApi: { id: credential.id, name: credential.name } },
+			credentials: { [CREDENTIAL_TYPE]: { id: credential.id, name: credential.name } },
 		});
 	const webhookPath = `bench-${randomUUID()}`;
 	const pipelinePath = `bench-${randomUUID()}`;
@@ -333,12 +351,12 @@ async function setUp(env: BenchEnvironment): Promise<Record<Variant, Target>> {
 	const base = env.n8n.url;
 	const at = (webhookId: string) => `${base}/webhook/${webhookId}/webhook`;
 	return {
-		webhook: { url: `${base}/webhook/${webhookPath}`, workflowId: workflowIds.webhook, secret: MANUAL_SECRET, lastNode: 'Done' },
-		pipeline: { url: `${base}/webhook/${pipelinePath}`, workflowId: workflowIds.pipeline, secret: MANUAL_SECRET, lastNode: 'Done' },
-		minimal: { url: at(ids.minimal), workflowId: workflowIds.minimal, secret: MANUAL_SECRET, lastNode: 'Done' },
+		webhook: { url: `${base}/webhook/${webhookPath}`, workflowId: workflowIds.webhook, secret: SIGNING_SECRET, lastNode: 'Done' },
+		pipeline: { url: `${base}/webhook/${pipelinePath}`, workflowId: workflowIds.pipeline, secret: SIGNING_SECRET, lastNode: 'Done' },
+		minimal: { url: at(ids.minimal), workflowId: workflowIds.minimal, secret: SIGNING_SECRET, lastNode: 'Done' },
 		'ours-auto': { url: state.webhook.url as string, workflowId: workflowIds['ours-auto'], secret: state.webhook.secret as string, lastNode: 'Done' },
-		'ours-manual': { url: at(ids.manual), workflowId: workflowIds['ours-manual'], secret: MANUAL_SECRET, lastNode: 'Done' },
-		'ours-v1': { url: at(ids.v1), workflowId: workflowIds['ours-v1'], secret: MANUAL_SECRET, lastNode: 'Done' },
+		'ours-manual': { url: at(ids.manual), workflowId: workflowIds['ours-manual'], secret: SIGNING_SECRET, lastNode: 'Done' },
+		'ours-v1': { url: at(ids.v1), workflowId: workflowIds['ours-v1'], secret: SIGNING_SECRET, lastNode: 'Done' },
 	};
 }
 
@@ -409,19 +427,7 @@ export async function runWebhookBench(
 			const run: WebhookRun = {
 				instance,
 				variant,
-				concurrency,
-				rep,
-				events,
-				ok_2xx: fired.ok,
-				non_2xx: fired.non2xx,
-				errors: fired.errors,
-				wall_ms: fired.wallMs,
-				events_per_s: (events / fired.wallMs) * 1000,
-				p50_ms: quantile(fired.latencies, 0.5),
-				p99_ms: quantile(fired.latencies, 0.99),
-				max_ms: Math.max(...fired.latencies),
-				executions_recorded: recorded,
-				failed_executions: failed,
+				...eventRunMeasures(concurrency, rep, events, fired, recorded, failed),
 				cpu_ms_per_event: (cpuAfter - cpuBefore) / events,
 				isolates_per_event: isolatesBefore === null || isolatesAfter === null ? null : (isolatesAfter - isolatesBefore) / events,
 				load_average_1m: Math.round(loadavg()[0] * 100) / 100,

@@ -12,10 +12,10 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { EXAMPLES, type ExampleKey } from '../test/e2e/lib/examples';
-import { startEnvironment, type Environment } from '../test/e2e/lib/environment';
-import { OWNER, REPO_ROOT, type Line } from '../test/e2e/lib/n8n';
-import { errorText, log, sleep, waitFor } from '../test/e2e/lib/util';
+import { EXAMPLES, type ExampleKey } from '../test/real-n8n/examples';
+import { startEnvironment, type Environment } from '../test/real-n8n/environment';
+import { OWNER, REPO_ROOT, type Line } from '../test/real-n8n/n8n';
+import { errorText, log, sleep, waitFor } from '../test/real-n8n/util';
 
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const WIDTH = 1280;

@@ -11,11 +11,11 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
-import { CREDENTIAL_NAME, EXAMPLES } from '../test/e2e/lib/examples';
-import { startEnvironment, type Environment } from '../test/e2e/lib/environment';
-import { OWNER, type Line } from '../test/e2e/lib/n8n';
-import { inboundCurl, type SandboxState } from '../test/e2e/lib/sandbox';
-import { errorText, log } from '../test/e2e/lib/util';
+import { CREDENTIAL_NAME, EXAMPLES } from '../test/real-n8n/examples';
+import { startEnvironment, type Environment } from '../test/real-n8n/environment';
+import { OWNER, type Line } from '../test/real-n8n/n8n';
+import { inboundCurl, type SandboxState } from '../test/real-n8n/sandbox';
+import { errorText, log } from '../test/real-n8n/util';
 
 const USAGE = 'Usage: npm run dev -- [--line 2|1] [--port 5678] [--sandbox-port 4010] [--fresh]';
 

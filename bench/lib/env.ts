@@ -1,7 +1,7 @@
 /**
  * One real n8n 2.41.1 (the e2e install, Node 24) with the packed package, the sandbox in this
  * process, an owner and a credential: what benchmarks 2 to 4 run against. Everything is the
- * end-to-end suite's own machinery (test/e2e/lib), started with the settings the benchmarks need.
+ * real-n8n driver the end-to-end suite uses (test/real-n8n), started with the settings the benchmarks need.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -10,16 +10,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import {
-	CREDENTIAL_TYPE,
 	installN8n,
 	installPackage,
 	N8nClient,
 	N8nProcess,
 	REPO_ROOT,
 	type Installation,
-} from '../../test/e2e/lib/n8n';
-import { launchSandbox, SandboxControl, type Sandbox } from '../../test/e2e/lib/sandbox';
-import { log } from '../../test/e2e/lib/util';
+} from '../../test/real-n8n/n8n';
+import { CREDENTIAL_TYPE } from '../../test/support/constants';
+import { launchSandbox, SandboxControl, type Sandbox } from '../../test/real-n8n/sandbox';
+import { log } from '../../test/real-n8n/util';
 
 export interface BenchEnvironment {
 	installation: Installation;

@@ -2,7 +2,7 @@
 import { spawnSync } from 'node:child_process';
 import { cpus, loadavg, release, totalmem } from 'node:os';
 
-import { REPO_ROOT } from '../../test/e2e/lib/n8n';
+import { REPO_ROOT } from '../../test/real-n8n/n8n';
 
 export interface Machine {
 	date: string;

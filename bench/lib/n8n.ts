@@ -1,8 +1,23 @@
-/** What the benchmarks need from n8n beyond test/e2e/lib's client: counting and reading executions. */
+/** What the benchmarks need from n8n beyond test/real-n8n's client: counting and reading executions. */
 import { randomUUID } from 'node:crypto';
 
-import type { N8nClient } from '../../test/e2e/lib/n8n';
-import { sleep } from '../../test/e2e/lib/util';
+import type { N8nClient } from '../../test/real-n8n/n8n';
+import type { Sandbox } from '../../test/real-n8n/sandbox';
+import { sleep } from '../../test/real-n8n/util';
+import { CREDENTIAL_TYPE } from '../../test/support/constants';
+import { SIGNING_SECRET } from '../../test/support/fixtures';
+
+/**
+ * The credential of the Manual-registration runs: the sandbox's key and a Webhook Signing Secret,
+ * SIGNING_SECRET, which the events for those runs are signed with.
+ */
+export async function createManualCredential(client: N8nClient, sandbox: Pick<Sandbox, 'keys' | 'baseUrl'>): Promise<{ id: string; name: string }> {
+	return await client.createCredential('Business Messaging (bench, manual)', CREDENTIAL_TYPE, {
+		apiKey: sandbox.keys.all,
+		baseUrl: sandbox.baseUrl,
+		webhookSecret: SIGNING_SECRET,
+	});
+}
 
 /** Executions of a workflow n8n has recorded (exact on SQLite), optionally only with these statuses. */
 export async function executionCount(client: N8nClient, workflowId: string, status?: string[]): Promise<number> {

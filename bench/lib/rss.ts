@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 
-import { sleep } from '../../test/e2e/lib/util';
+import { sleep } from '../../test/real-n8n/util';
 import { median } from './stats';
 
 export function rssBytes(pid: number): number {

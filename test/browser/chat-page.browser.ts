@@ -19,7 +19,7 @@ import { launchChromium } from './lib/chromium';
 
 jest.setTimeout(60_000);
 
-const CONTACT = '+33612345678';
+const NEW_CONTACT = '+33612345678';
 /** README's screenshot is rewritten only on request (UPDATE_SCREENSHOTS=1), so a test run leaves the tree clean. */
 const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? join(__dirname, '..', '..', 'docs', 'screenshots') : join(tmpdir(), 'business-messaging-screenshots');
 
@@ -103,7 +103,7 @@ const deliveryRows = () => page.locator('#deliveries tr.delivery');
 
 test('a contact writes on the page; the workflow\'s reply appears without reloading', async () => {
 	await page.selectOption('#new-number', sandbox.numbers[0].phone_number_id);
-	await page.fill('#new-contact', CONTACT);
+	await page.fill('#new-contact', NEW_CONTACT);
 	await page.fill('#new-name', 'Ada');
 	await page.click('#new-conversation button[type="submit"]');
 	await page.fill('#text', 'Hello, is my order on its way?');
@@ -113,9 +113,9 @@ test('a contact writes on the page; the workflow\'s reply appears without reload
 	await bubbles('out').filter({ hasText: 'Thanks Ada, we got: Hello, is my order on its way?' }).waitFor();
 	await expect(page.locator('#send-result').textContent()).resolves.toMatch(/^message\.inbound: delivered to the webhook, HTTP 200 in \d+ ms$/);
 	expect(workflow.events.map((e) => e.event)).toEqual(['message.inbound']);
-	expect(workflow.events[0].data).toMatchObject({ from: CONTACT, contact_name: 'Ada', number: sandbox.numbers[0].phone_number_id });
+	expect(workflow.events[0].data).toMatchObject({ from: NEW_CONTACT, contact_name: 'Ada', number: sandbox.numbers[0].phone_number_id });
 	// The conversation is listed under its business number, with the reply as its last message.
-	const listed = page.locator(`#conversations .number-group[data-number="${sandbox.numbers[0].phone_number_id}"] .conversation[data-contact="${CONTACT}"]`);
+	const listed = page.locator(`#conversations .number-group[data-number="${sandbox.numbers[0].phone_number_id}"] .conversation[data-contact="${NEW_CONTACT}"]`);
 	await expect(listed.textContent()).resolves.toContain('Reply: Thanks Ada');
 	await expect(page.locator('#deliveries tr.delivery').first().textContent()).resolves.toMatch(/message\.inbound.*HTTP 200 in \d+ ms.*received/);
 });

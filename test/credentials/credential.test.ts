@@ -8,6 +8,7 @@ import type { IHttpRequestOptions } from 'n8n-workflow';
 import { BusinessMessagingApi } from '../../credentials/BusinessMessagingApi.credentials';
 import { testCredential } from '../harness';
 import { startSandbox } from '../sandbox';
+import { CREDENTIAL_TYPE } from '../support';
 
 type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
 
@@ -29,7 +30,7 @@ async function apiRequests(): Promise<Array<{ method: string; path: string; stat
 /** Runs the credential test and returns its result with the API requests it caused. */
 async function test(apiKey: string, baseUrl = sb.baseUrl) {
 	const before = (await apiRequests()).length;
-	const result = await testCredential('businessMessagingApi', { apiKey, baseUrl });
+	const result = await testCredential(CREDENTIAL_TYPE, { apiKey, baseUrl });
 	const requests = (await apiRequests()).slice(before);
 	return { result, requests };
 }
@@ -110,11 +111,11 @@ describe('credential test (GET /v1/ping)', () => {
 		await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
 		const base = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
 		try {
-			const html = await testCredential('businessMessagingApi', { apiKey: sb.keys.all, baseUrl: base });
+			const html = await testCredential(CREDENTIAL_TYPE, { apiKey: sb.keys.all, baseUrl: base });
 			expect(html.status).toBe('Error');
 			expect(html.message).toMatch(/^The Base URL answered, but not as the service: .*not JSON\. Check the Base URL/);
 			expect(html.message).not.toContain(sb.keys.all);
-			const text = await testCredential('businessMessagingApi', { apiKey: sb.keys.all, baseUrl: `${base}/text` });
+			const text = await testCredential(CREDENTIAL_TYPE, { apiKey: sb.keys.all, baseUrl: `${base}/text` });
 			expect(text).toEqual({ status: 'Error', message: html.message });
 			expect(seen).toEqual(['GET /v1/ping with Authorization', 'GET /text/v1/ping with Authorization']);
 		} finally {

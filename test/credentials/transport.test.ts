@@ -12,6 +12,7 @@ import { isLoopbackHost } from '../../nodes/shared/ipAddress';
 import { normalizeBaseUrl } from '../../nodes/shared/credentialRules';
 import { runNode, testCredential } from '../harness';
 import { startSandbox } from '../sandbox';
+import { CREDENTIAL_TYPE } from '../support';
 
 type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
 
@@ -33,7 +34,7 @@ class KeyRequest implements INodeType {
 		defaults: { name: 'Key Request' },
 		inputs: [NodeConnectionTypes.Main],
 		outputs: [NodeConnectionTypes.Main],
-		credentials: [{ name: 'businessMessagingApi', required: true }],
+		credentials: [{ name: CREDENTIAL_TYPE, required: true }],
 		properties: [
 			{ displayName: 'Style', name: 'style', type: 'string', default: 'http' },
 			{ displayName: 'Options', name: 'options', type: 'string', default: '{}' },
@@ -44,7 +45,7 @@ class KeyRequest implements INodeType {
 		const style = this.getNodeParameter('style', 0) as string;
 		const options = JSON.parse(String(this.getNodeParameter('options', 0))) as IDataObject;
 		if (style === 'legacy') {
-			const response = (await this.helpers.requestWithAuthentication.call(this, 'businessMessagingApi', {
+			const response = (await this.helpers.requestWithAuthentication.call(this, CREDENTIAL_TYPE, {
 				method: 'GET',
 				resolveWithFullResponse: true,
 				simple: false,
@@ -52,7 +53,7 @@ class KeyRequest implements INodeType {
 			} as never)) as { statusCode: number; headers: IDataObject };
 			return [[{ json: { statusCode: response.statusCode, location: response.headers.location ?? null } }]];
 		}
-		const response = (await this.helpers.httpRequestWithAuthentication.call(this, 'businessMessagingApi', {
+		const response = (await this.helpers.httpRequestWithAuthentication.call(this, CREDENTIAL_TYPE, {
 			method: 'GET',
 			returnFullResponse: true,
 			ignoreHttpStatusErrors: true,
@@ -116,7 +117,7 @@ async function sendWithKey(style: 'http' | 'legacy', options: IDataObject, baseU
 	const run = await runNode({
 		type: KEY_REQUEST,
 		parameters: { style, options: JSON.stringify(options) },
-		credentials: { businessMessagingApi: { apiKey: sb.keys.all, baseUrl, webhookSecret: '' } },
+		credentials: { [CREDENTIAL_TYPE]: { apiKey: sb.keys.all, baseUrl, webhookSecret: '' } },
 		nodeTypes: { [KEY_REQUEST]: new KeyRequest() },
 	});
 	const error = run.nodeError(run.nodeName);
@@ -225,7 +226,7 @@ describe('plain http only to loopback', () => {
 	it('an http Base URL of a non-loopback host: Test button, nodes and authenticate refuse it; the server gets nothing', async () => {
 		const baseUrl = `http://0.0.0.0:${recorder.port}`;
 		const before = recorder.requests.length;
-		const tested = await testCredential('businessMessagingApi', { apiKey: sb.keys.all, baseUrl });
+		const tested = await testCredential(CREDENTIAL_TYPE, { apiKey: sb.keys.all, baseUrl });
 		expect(tested.status).toBe('Error');
 		expect(tested.message).toMatch(/^Base URL must use https:\/\/: plain http would send the API key unencrypted to 0\.0\.0\.0/);
 		const viaNode = await sendWithKey('http', { url: '/v1/ping', baseURL: baseUrl }, baseUrl);

@@ -12,29 +12,26 @@ import { join, resolve } from 'node:path';
 
 import { chatChecks } from './checks/chat';
 import { conversationChecks } from './checks/conversation';
-import { CREDENTIAL_NAME, EXAMPLES, importExamples, readExample, triggerName, type ExampleKey, type Imported } from './lib/examples';
+import { CREDENTIAL_NAME, EXAMPLES, importExamples, readExample, triggerName, type ExampleKey, type Imported } from '../real-n8n/examples';
 import {
-	ACTION_TYPE,
-	CREDENTIAL_TYPE,
 	installN8n,
 	installPackage,
 	LINES,
 	N8nClient,
 	N8nProcess,
 	RestError,
-	TOOL_TYPE,
-	TRIGGER_TYPE,
 	type Execution,
 	type Line,
 	type SavedWorkflow,
-} from './lib/n8n';
-import { launchSandbox, SandboxControl, type Sandbox } from './lib/sandbox';
+} from '../real-n8n/n8n';
+import { ACTION_TYPE, CREDENTIAL_TYPE, POLLING_NAME, POLLING_TYPE, TOOL_TYPE, TRIGGER_TYPE } from '../support/constants';
+import { launchSandbox, SandboxControl, type Sandbox } from '../real-n8n/sandbox';
 import { runCatchUpChecks } from './checks/catch-up';
 import { runEditorChecks } from './checks/editor';
 import { errorWorkflow, latestHttpRequestVersion, redirectProbeWorkflow, unsignedRequests } from './lib/security';
-import { serviceTimestamp } from '../support/fixtures';
+import { serviceTimestamp, WRONG_SECRET } from '../support/fixtures';
 import { signBody } from '../support/signature';
-import { errorText, log, sleep, waitFor } from './lib/util';
+import { errorText, log, sleep, waitFor } from '../real-n8n/util';
 
 interface CheckResult {
 	name: string;
@@ -53,8 +50,6 @@ const keep = process.env.E2E_KEEP === '1';
 if (line !== 1 && line !== 2) throw new Error('--line must be 1 or 2');
 if (!tarball) throw new Error('--tarball <path to the npm pack output> is required');
 
-const POLLING_TYPE = 'n8n-nodes-business-messaging.businessMessagingPollingTrigger';
-const POLLING_NAME = 'Business Messaging Polling Trigger';
 const results: CheckResult[] = [];
 const timings: Record<string, number> = {};
 
@@ -376,7 +371,7 @@ async function runChecks(n8n: N8nProcess, sandbox: Sandbox, installDir: string, 
 		expect(altered !== genuine.body, 'could not alter the body');
 		const r1 = await post(altered, genuine.signature);
 		const forged = JSON.stringify({ ...JSON.parse(genuine.body), timestamp: serviceTimestamp() });
-		const r2 = await post(forged, signBody(forged, 'whsec_not_the_secret'));
+		const r2 = await post(forged, signBody(forged, WRONG_SECRET));
 		const r3 = await post(forged, '');
 		expect(r1.status === 401, `body altered, original signature: HTTP ${r1.status} ${await r1.text()}`);
 		expect(r2.status === 401, `signed with another secret: HTTP ${r2.status} ${await r2.text()}`);

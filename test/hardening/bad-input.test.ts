@@ -18,8 +18,8 @@
 // - Operations without fields (Account → Ping, Webhook → Get) take no input to get wrong.
 import type { INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
-import { CONTACT, NODE_NAME, errorOf, inbound, run } from '../nodes/businessMessaging/helpers';
-import { inboundItem, useSandbox } from '../support';
+import { errorOf, inbound, run } from '../nodes/businessMessaging/helpers';
+import { ACTION_NAME, CONTACT, inboundItem, useSandbox } from '../support';
 
 const sandbox = useSandbox();
 let event: INodeExecutionData;
@@ -111,7 +111,7 @@ async function expectRefused(field: Field, value: unknown, message: RegExp) {
 	const error = errorOf(result);
 	expect(error.message.startsWith(`${field.label} `)).toBe(true);
 	expect(error.message).toMatch(message);
-	expect((result.nodeError(NODE_NAME) as { name?: string } | undefined)?.name).toBe('NodeOperationError');
+	expect((result.nodeError(ACTION_NAME) as { name?: string } | undefined)?.name).toBe('NodeOperationError');
 	expect(apiRequests().length - before).toBe(0);
 	return error;
 }

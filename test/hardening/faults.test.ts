@@ -15,11 +15,9 @@ import type { IDataObject } from 'n8n-workflow';
 import { webhookHarness } from '../harness';
 import { apiRequests, errorOf, injectFault, run, type Sandbox } from '../nodes/businessMessaging/helpers';
 import { startSandbox, type FaultKind } from '../sandbox';
-import { startReceiver } from '../support';
+import { CONTACT, CREDENTIAL_TYPE, startReceiver, TRIGGER_TYPE } from '../support';
 import { OPERATIONS, READS, REPLY, atMs, type Operation, type Prepared } from './helpers';
 import { storedSecret } from '../nodes/businessMessagingTrigger/helpers';
-
-const TRIGGER_TYPE = 'n8n-nodes-business-messaging.businessMessagingTrigger';
 
 /** Faults survived / attempts counted, printed at the end (README → Reliability). */
 const figures: Record<string, { survived: number; exhausted: number; attempts: number }> = {};
@@ -272,7 +270,7 @@ describe('trigger registration under faults', () => {
 		return await webhookHarness({
 			type: TRIGGER_TYPE,
 			parameters: {},
-			credentials: { businessMessagingApi: { apiKey: sandbox.keys.all, baseUrl: sandbox.baseUrl } },
+			credentials: { [CREDENTIAL_TYPE]: { apiKey: sandbox.keys.all, baseUrl: sandbox.baseUrl } },
 		});
 	}
 
@@ -327,7 +325,7 @@ describe('webhook receivers that hang: one attempt, given up at the timeout, log
 				const control = await fetch(`${sandbox.baseUrl}/_sandbox/inbound`, {
 					method: 'POST',
 					headers: { 'content-type': 'application/json' },
-					body: JSON.stringify({ from: '+15557654321', contact_name: 'Ada', number: sandbox.numbers[0].phone_number_id, text: 'Hi' }),
+					body: JSON.stringify({ from: CONTACT, contact_name: 'Ada', number: sandbox.numbers[0].phone_number_id, text: 'Hi' }),
 				});
 				const elapsed = Date.now() - started;
 				const { delivery } = (await control.json()) as { delivery: IDataObject };
@@ -373,7 +371,7 @@ describe('webhook receivers that hang: one attempt, given up at the timeout, log
 					await fetch(`${sandbox.baseUrl}/_sandbox/echo`, {
 						method: 'POST',
 						headers: { 'content-type': 'application/json' },
-						body: JSON.stringify({ to: '+15557654321', number: sandbox.numbers[0].phone_number_id, text: 'Hi' }),
+						body: JSON.stringify({ to: CONTACT, number: sandbox.numbers[0].phone_number_id, text: 'Hi' }),
 					});
 					const [entry] = sandbox.state().logs.filter((log) => log.category === 'webhook');
 					expect(entry).toMatchObject({ success: delivered, reason });

@@ -2,8 +2,8 @@
 // needs to succeed against a fresh sandbox.
 import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
-import { CONTACT, inbound, type Sandbox } from '../nodes/businessMessaging/helpers';
-import { inboundItem } from '../support';
+import { inbound, type Sandbox } from '../nodes/businessMessaging/helpers';
+import { CONTACT, inboundItem } from '../support';
 
 export const PNG_1PX = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 

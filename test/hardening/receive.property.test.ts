@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { request } from 'undici';
 
 import { serveWebhook, webhookHarness, type ServedWebhook, type WebhookHarness } from '../harness';
-import { signBody, useSandbox } from '../support';
+import { CONTACT, CREDENTIAL_TYPE, signBody, TRIGGER_TYPE, useSandbox } from '../support';
 import { configureSeed } from './seed';
 import { asEmitted, storedSecret } from '../nodes/businessMessagingTrigger/helpers';
 
@@ -18,7 +18,6 @@ const HARNESS_RUNS = 2_000;
 const HTTP_RUNS = 500;
 configureSeed('receive.property');
 
-const TRIGGER_TYPE = 'n8n-nodes-business-messaging.businessMessagingTrigger';
 const OTHER_SECRET = `whsec_${'a1'.repeat(32)}`;
 /** The secret the sandbox issued when the trigger registered (set in beforeAll). */
 let SECRET = '';
@@ -30,7 +29,7 @@ const timestamp = () => `${new Date().toISOString().slice(0, 23)}123+00:00`;
 const eventArb = fc.record({
 	event: fc.constant('message.inbound'),
 	data: fc.record({
-		from: fc.constant('+15551234567'),
+		from: fc.constant(CONTACT),
 		contact_name: fc.string({ maxLength: 20 }),
 		number: fc.constant('100000000000001'),
 		wa_message_id: fc.stringMatching(/^wamid\.[A-Za-z0-9_-]{8,32}$/),
@@ -113,7 +112,7 @@ async function activeHarness(serve = false): Promise<{ harness: WebhookHarness; 
 	const harness = await webhookHarness({
 		type: TRIGGER_TYPE,
 		parameters: {},
-		credentials: { businessMessagingApi: { apiKey: sandbox.keys.all, baseUrl: sandbox.baseUrl } },
+		credentials: { [CREDENTIAL_TYPE]: { apiKey: sandbox.keys.all, baseUrl: sandbox.baseUrl } },
 	});
 	const served = serve ? await serveWebhook(harness) : undefined;
 	await harness.activate();

@@ -17,15 +17,14 @@ import { BusinessMessagingApi } from '../../credentials/BusinessMessagingApi.cre
 import { BusinessMessaging } from '../../nodes/BusinessMessaging/BusinessMessaging.node';
 import { BusinessMessagingTrigger } from '../../nodes/BusinessMessagingTrigger/BusinessMessagingTrigger.node';
 import { runNode, testCredential, webhookHarness, type WebhookHarness, type WorkflowRunResult } from '../harness';
-import { NODE_TYPE, createKey, inbound, injectFault, type Sandbox } from '../nodes/businessMessaging/helpers';
+import { createKey, inbound, injectFault, type Sandbox } from '../nodes/businessMessaging/helpers';
 import { startSandbox } from '../sandbox';
-import { inboundEnvelope, signBody, signedRequest } from '../support';
+import { ACTION_TYPE, CREDENTIAL_TYPE, inboundEnvelope, signBody, signedRequest, TRIGGER_TYPE, WRONG_SECRET } from '../support';
 import { OPERATIONS, PNG_1PX } from './helpers';
 
 // The retries' waits (0.5 s, 1 s, 2 s) are not what this file tests: they are skipped here.
 jest.mock('n8n-workflow', () => ({ ...jest.requireActual('n8n-workflow'), sleep: async () => undefined }));
 
-const TRIGGER_TYPE = 'n8n-nodes-business-messaging.businessMessagingTrigger';
 /** What a user would paste into the credential for a console-registered webhook (Manual mode). */
 const CREDENTIAL_SECRET = `whsec_${'c0ffee'.repeat(10)}abcd`;
 
@@ -148,7 +147,7 @@ async function registerWebhook(url = 'https://hooks.example.com/in'): Promise<st
 
 function credentials(apiKey: string, extra: Record<string, unknown> = {}) {
 	remember(apiKey);
-	return { businessMessagingApi: { apiKey, baseUrl: sandbox.baseUrl, webhookSecret: CREDENTIAL_SECRET, ...extra } };
+	return { [CREDENTIAL_TYPE]: { apiKey, baseUrl: sandbox.baseUrl, webhookSecret: CREDENTIAL_SECRET, ...extra } };
 }
 
 /**
@@ -171,12 +170,12 @@ class RecordingBusinessMessaging extends BusinessMessaging {
 async function runOp(parameters: INodeParameters, apiKey: string, options: { inputItems?: never[] | unknown[]; continueOnFail?: boolean; baseUrl?: string } = {}) {
 	thrownErrors.length = 0;
 	const result = await runNode({
-		type: NODE_TYPE,
+		type: ACTION_TYPE,
 		parameters,
 		credentials: credentials(apiKey, options.baseUrl !== undefined ? { baseUrl: options.baseUrl } : {}),
 		inputItems: options.inputItems as never,
 		nodeSettings: options.continueOnFail ? { continueOnFail: true } : undefined,
-		nodeTypes: { [NODE_TYPE]: new RecordingBusinessMessaging() },
+		nodeTypes: { [ACTION_TYPE]: new RecordingBusinessMessaging() },
 	});
 	expectNoSecret('the error as thrown (with its cause)', thrownErrors);
 	return result;
@@ -278,7 +277,7 @@ describe('action node: every operation, success and failure, with and without Co
 	it("the credential's Test button: success and failures say nothing of the key", async () => {
 		for (const apiKey of [sandbox.keys.all, sandbox.keys.revoked, sandbox.keys.noBalance, `sk_live_${'5d'.repeat(24)}`, 'not-a-key-1234567890abcdef']) {
 			remember(apiKey);
-			const result = await testCredential('businessMessagingApi', { apiKey, baseUrl: sandbox.baseUrl });
+			const result = await testCredential(CREDENTIAL_TYPE, { apiKey, baseUrl: sandbox.baseUrl });
 			expectNoSecret(`credential test (${result.status})`, result);
 		}
 	});
@@ -354,7 +353,7 @@ describe('trigger: registration, receiving, media, failures', () => {
 		const body = Buffer.from(JSON.stringify(event()));
 		const answers = [
 			await harness.receive(signedRequest(body, secret)),
-			await harness.receive(signedRequest(body, 'whsec_wrong')),
+			await harness.receive(signedRequest(body, WRONG_SECRET)),
 			await harness.receive({ headers: { 'content-type': 'application/json' }, rawBody: body }),
 			await harness.receive({
 				headers: { 'content-type': 'application/json', 'x-service-signature': signBody(body, secret) },

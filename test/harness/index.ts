@@ -6,6 +6,7 @@
 //   testCredential(type, data)                         the credential's "Test" button
 //   webhookHarness({ type, parameters, ... })          a webhook trigger: activate / receive / deactivate
 //   serveWebhook(harness)                              that trigger behind a real HTTP server
+//   nodeOutputs(nodeType, node)                        a node's outputs as n8n computes them
 //
 // 'reflect-metadata' must load before n8n-core's DI-decorated classes; every module here
 // imports it first, so importing the harness is enough.
@@ -29,3 +30,4 @@ export { recordReceived, serveWebhook, webhookHarness } from './webhook';
 export { MANUAL_TRIGGER_NODE_NAME, MANUAL_TRIGGER_TYPE, ManualTrigger, PACKAGE_NODE_SOURCES } from './node-types';
 export type { PollHarness, PollHarnessOptions } from './poll';
 export { pollHarness } from './poll';
+export { nodeOutputs, nodeWithDefaults, singleNodeWorkflow } from './single-node';

@@ -5,11 +5,12 @@
  */
 import { randomUUID } from 'node:crypto';
 
-import { CREDENTIAL_NAME, mapExample, readExample, triggerName } from '../e2e/lib/examples';
-import { ACTION_TYPE, TRIGGER_TYPE, type SavedWorkflow, type WorkflowJson } from '../e2e/lib/n8n';
-import { errorText, log, sleep, waitFor } from '../e2e/lib/util';
+import { CREDENTIAL_NAME, mapExample, readExample, triggerName } from '../real-n8n/examples';
+import type { SavedWorkflow, WorkflowJson } from '../real-n8n/n8n';
+import { ACTION_TYPE, CREDENTIAL_TYPE, TRIGGER_NAME, TRIGGER_TYPE } from '../support/constants';
+import { errorText, log, sleep, waitFor } from '../real-n8n/util';
 import { fireLoad, percentile, tamperedRequest, TAMPERS } from '../hardening/real-n8n/load';
-import { loadWorkflow, TRIGGER_NAME } from '../hardening/real-n8n/workflows';
+import { loadWorkflow } from '../hardening/real-n8n/workflows';
 import { inboundEnvelope } from '../support/fixtures';
 import { signBody } from '../support/signature';
 import { executionStatuses, perMessage, settle, storedExecutions, storedStaticData } from './lib/executions';
@@ -69,7 +70,7 @@ async function ensureActive(ctx: QueueContext, key: string, build: () => Workflo
 	return ctx.active;
 }
 
-const credentialRef = (ctx: QueueContext) => ({ businessMessagingApi: { id: ctx.credential.id, name: ctx.credential.name } });
+const credentialRef = (ctx: QueueContext) => ({ [CREDENTIAL_TYPE]: { id: ctx.credential.id, name: ctx.credential.name } });
 
 function loadWorkflowFor(ctx: QueueContext, catchUpInterval?: number): WorkflowJson {
 	const workflow = loadWorkflow(ctx.credential);

@@ -13,9 +13,10 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-import { CREDENTIAL_NAME } from '../e2e/lib/examples';
-import { CREDENTIAL_TYPE, installN8n } from '../e2e/lib/n8n';
-import { errorText, log } from '../e2e/lib/util';
+import { CREDENTIAL_NAME } from '../real-n8n/examples';
+import { installN8n } from '../real-n8n/n8n';
+import { CREDENTIAL_TYPE } from '../support/constants';
+import { errorText, log } from '../real-n8n/util';
 import { CHECKS, record, type QueueContext } from './checks';
 import { recordPidsIn } from './lib/infra';
 import { Topology } from './lib/topology';

@@ -4,22 +4,39 @@
 import { randomUUID } from 'node:crypto';
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
-/** The contact the envelopes come from (and echoes go to) unless told otherwise. */
-export const ENVELOPE_CONTACT = '+15551234567';
+/**
+ * The contact the tests write as: the envelopes come from it (and echoes go to it) unless told
+ * otherwise, and the sandbox's inbound messages come from it. The sandbox's tests count on its
+ * last three digits (recipient_masked +1555****567).
+ */
+export const CONTACT = '+15551234567';
+/** A second contact, for what must tell two apart. */
+export const OTHER_CONTACT = '+15557650000';
+/** The account's number the envelopes name (phone_number_id) unless told otherwise. */
+export const NUMBER = '109876543210';
+
+/** A well-formed API key (sk_live_ + 48 hex) that is none of the sandbox's keys. */
+export const API_KEY = `sk_live_${'ab'.repeat(24)}`;
+/** A well-formed signing secret, the service's form (whsec_ + 64 hex). */
+export const SIGNING_SECRET = `whsec_${'ab'.repeat(32)}`;
+/** A secret that is not the one the receiver holds: what it signs must be refused. */
+export const WRONG_SECRET = 'whsec_wrong';
+/** A webhook URL that another system (the console, another tool) registered with the service. */
+export const FOREIGN_URL = 'https://crm.example.org/hooks/messaging';
 
 /** The service's timestamp shape, microseconds and +00:00, e.g. 2026-11-22T10:15:30.123456+00:00. */
 export function serviceTimestamp(ms = Date.now()): string {
 	return `${new Date(ms).toISOString().slice(0, 23)}456+00:00`;
 }
 
-/** A message.inbound envelope; `data` overrides the fields of a text from ENVELOPE_CONTACT. */
+/** A message.inbound envelope; `data` overrides the fields of a text from CONTACT. */
 export function inboundEnvelope(data: IDataObject = {}, timestamp = serviceTimestamp()) {
 	return {
 		event: 'message.inbound',
 		data: {
-			from: ENVELOPE_CONTACT,
+			from: CONTACT,
 			contact_name: 'Ada',
-			number: '109876543210',
+			number: NUMBER,
 			wa_message_id: `wamid.${randomUUID()}`,
 			type: 'text',
 			text: 'hello',
@@ -52,8 +69,8 @@ export function echoEnvelope(data: IDataObject = {}, timestamp = serviceTimestam
 	return {
 		event: 'message.echo',
 		data: {
-			to: ENVELOPE_CONTACT,
-			number: '109876543210',
+			to: CONTACT,
+			number: NUMBER,
 			wa_message_id: 'wamid.2',
 			type: 'text',
 			text: 'sent from the app',

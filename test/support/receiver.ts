@@ -3,6 +3,8 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+import { startedForTests } from './hooks';
+
 export type ReceiverMode =
 	/** Answers at once with this status (text/plain "ok"). */
 	| { kind: 'status'; status: number }
@@ -62,4 +64,13 @@ export async function startReceiver(mode: ReceiverMode = { kind: 'status', statu
 			server.closeAllConnections();
 		});
 	return receiver;
+}
+
+/**
+ * A receiver for the tests of the current describe block (or file): started in beforeAll, closed
+ * in afterAll. What it returns stands for the receiver beforeAll starts (its mode and fields can
+ * be set through it): use it inside hooks and tests.
+ */
+export function useReceiver(mode?: ReceiverMode): Receiver {
+	return startedForTests('receiver', () => startReceiver(mode), (receiver) => receiver.close()).stand;
 }

@@ -1,6 +1,7 @@
 // The sandbox set-up the tests share: one sandbox per describe block (or file), started before
 // its tests, reset between them, closed after.
 import { startSandbox, type Sandbox, type SandboxOptions } from '../sandbox';
+import { startedForTests } from './hooks';
 
 export interface SandboxHooksOptions extends SandboxOptions {
 	/**
@@ -17,23 +18,10 @@ export interface SandboxHooksOptions extends SandboxOptions {
  */
 export function useSandbox(options: SandboxHooksOptions = {}): Sandbox {
 	const { reset = 'beforeEach', ...startOptions } = options;
-	let current: Sandbox | undefined;
-	const started = (): Sandbox => {
-		if (!current) throw new Error('The sandbox starts in beforeAll: use it inside hooks and tests');
-		return current;
-	};
-	beforeAll(async () => {
-		current = await startSandbox(startOptions);
-	});
-	afterAll(async () => {
-		await current?.close();
-	});
+	const { stand, started } = startedForTests('sandbox', () => startSandbox(startOptions), (sandbox) => sandbox.close());
 	if (reset === 'beforeEach') beforeEach(() => started().reset());
 	if (reset === 'afterEach') afterEach(() => started().reset());
-	return new Proxy({} as Sandbox, {
-		get: (_target, property) => Reflect.get(started(), property),
-		has: (_target, property) => Reflect.has(started(), property),
-	});
+	return stand;
 }
 
 /** describe() with a sandbox for its tests (see useSandbox). */

@@ -7,9 +7,10 @@
 import { randomUUID } from 'node:crypto';
 
 import { DeliveryProxy, Recorder, type Fate } from '../lib/delivery-proxy';
-import { CREDENTIAL_TYPE, TRIGGER_TYPE, type N8nClient, type SavedWorkflow } from '../lib/n8n';
-import type { Sandbox, SandboxControl } from '../lib/sandbox';
-import { log, sleep, waitFor } from '../lib/util';
+import type { N8nClient, SavedWorkflow } from '../../real-n8n/n8n';
+import { CREDENTIAL_TYPE, TRIGGER_NAME, TRIGGER_TYPE } from '../../support/constants';
+import type { Sandbox, SandboxControl } from '../../real-n8n/sandbox';
+import { log, sleep, waitFor } from '../../real-n8n/util';
 
 export interface CatchUpContext {
 	client: N8nClient;
@@ -27,8 +28,7 @@ export interface CatchUpContext {
 const INTERVAL_S = 10;
 /** Settle time (15 s) + one interval + margin: when a missed message must have been recovered. */
 const RECOVERY_WINDOW_MS = (15 + INTERVAL_S + 20) * 1000;
-const CONTACT = '+4915200000000';
-const TRIGGER = 'Business Messaging Trigger';
+const CATCH_UP_CONTACT = '+4915200000000';
 
 function expect(condition: unknown, message: string): asserts condition {
 	if (!condition) throw new Error(message);
@@ -39,7 +39,7 @@ function workflowJson(name: string, recorderUrl: string, trigger: { credentialId
 		name,
 		nodes: [
 			{
-				name: TRIGGER,
+				name: TRIGGER_NAME,
 				type: TRIGGER_TYPE,
 				typeVersion: 2,
 				position: [0, 0] as [number, number],
@@ -66,7 +66,7 @@ function workflowJson(name: string, recorderUrl: string, trigger: { credentialId
 				},
 			},
 		],
-		connections: { [TRIGGER]: { main: [[{ node: 'Record', type: 'main', index: 0 }]] } },
+		connections: { [TRIGGER_NAME]: { main: [[{ node: 'Record', type: 'main', index: 0 }]] } },
 		settings: { executionOrder: 'v1' },
 	};
 }
@@ -95,7 +95,7 @@ export async function runCatchUpChecks(ctx: CatchUpContext): Promise<void> {
 	const proxyUrl = await proxy.start();
 	/** From one of 16 contacts (`contact` picks which; 0 by default). */
 	const inbound = async (text: string, contact = 0) =>
-		await control.inbound({ from: `${CONTACT.slice(0, -2)}${String(contact % 16).padStart(2, '0')}`, contact_name: 'Catch Up', number, text });
+		await control.inbound({ from: `${CATCH_UP_CONTACT.slice(0, -2)}${String(contact % 16).padStart(2, '0')}`, contact_name: 'Catch Up', number, text });
 	/** Waits until every sent id was recorded, then one more recovery window for duplicates. Returns the tally. */
 	const settle = async (sent: string[], label: string, waitMs = RECOVERY_WINDOW_MS) => {
 		// Until every message is recorded, or nothing new for `waitMs` (a big backlog is recovered 500 a run).
@@ -119,7 +119,7 @@ export async function runCatchUpChecks(ctx: CatchUpContext): Promise<void> {
 				workflowJson('Test event with catch-up (e2e)', recorderUrl, { credentialId: ctx.credentialId, registration: 'automatic', webhookId: randomUUID() }) as never,
 			);
 			recorder.clear();
-			await client.listenForTestEvent(workflow.id, TRIGGER);
+			await client.listenForTestEvent(workflow.id, TRIGGER_NAME);
 			await waitFor('the test URL to be registered', async () => ((await control.state()).webhook.url ?? '').includes('/webhook-test/'), 20_000, 300);
 			const sent = await inbound('catch-up: a test event');
 			expect(sent.delivery.delivered, `test delivery: ${JSON.stringify(sent.delivery)}`);
@@ -147,7 +147,7 @@ export async function runCatchUpChecks(ctx: CatchUpContext): Promise<void> {
 					const text = `catch-up: while down ${String(i).padStart(2, '0')}`;
 					const outcome =
 						i % 6 === 5
-							? await control.echo({ to: CONTACT, number, text })
+							? await control.echo({ to: CATCH_UP_CONTACT, number, text })
 							: await inbound(text);
 					if (!outcome.delivery.delivered) failures++;
 					sent.push({ id: outcome.record.wa_message_id, text });

@@ -9,10 +9,11 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 
 import { launchChromium } from '../../browser/lib/chromium';
-import type { Imported } from '../lib/examples';
-import { TRIGGER_TYPE, type Execution, type N8nClient, type SavedWorkflow } from '../lib/n8n';
-import type { Sandbox, SandboxControl } from '../lib/sandbox';
-import { log, waitFor } from '../lib/util';
+import type { Imported } from '../../real-n8n/examples';
+import type { Execution, N8nClient, SavedWorkflow } from '../../real-n8n/n8n';
+import { TRIGGER_TYPE } from '../../support/constants';
+import type { Sandbox, SandboxControl } from '../../real-n8n/sandbox';
+import { log, waitFor } from '../../real-n8n/util';
 
 export interface ChatContext {
 	check(name: string, body: () => Promise<string>): Promise<boolean>;
@@ -26,7 +27,7 @@ export interface ChatContext {
 	line: number;
 }
 
-const CONTACT = '+447700900555';
+const NEW_CONTACT = '+447700900555';
 const NAME = 'Margaret';
 
 function must(condition: unknown, message: string): asserts condition {
@@ -63,7 +64,7 @@ export async function chatChecks(ctx: ChatContext): Promise<void> {
 			await page.goto(`${sandbox.baseUrl}/`);
 			await page.locator('#connection[data-state="live"]').waitFor({ timeout: 10_000 });
 			await page.selectOption('#new-number', number);
-			await page.fill('#new-contact', CONTACT);
+			await page.fill('#new-contact', NEW_CONTACT);
 			await page.fill('#new-name', NAME);
 			await page.click('#new-conversation button[type="submit"]');
 			await page.fill('#text', 'Hello from the chat page');

@@ -9,10 +9,11 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
-import { CREDENTIAL_NAME, mapExample, readExample } from '../lib/examples';
-import { ACTION_TYPE, CREDENTIAL_TYPE, N8nClient, N8nProcess, TRIGGER_TYPE, type Execution, type Line, type SavedWorkflow } from '../lib/n8n';
-import { SandboxControl, type Sandbox } from '../lib/sandbox';
-import { log, sleep, waitFor } from '../lib/util';
+import { CREDENTIAL_NAME, mapExample, readExample } from '../../real-n8n/examples';
+import { N8nClient, N8nProcess, type Execution, type Line, type SavedWorkflow } from '../../real-n8n/n8n';
+import { ACTION_TYPE, CREDENTIAL_TYPE, TOOL_TYPE, TRIGGER_TYPE } from '../../support/constants';
+import { SandboxControl, type Sandbox } from '../../real-n8n/sandbox';
+import { log, sleep, waitFor } from '../../real-n8n/util';
 
 export interface ConversationContext {
 	check: (name: string, body: () => Promise<string>) => Promise<boolean>;
@@ -266,7 +267,7 @@ export async function conversationChecks(ctx: ConversationContext): Promise<N8nP
 					{ name: 'Webhook', type: 'n8n-nodes-base.webhook', typeVersion: 2, position: [0, 0], webhookId: crypto.randomUUID(), parameters: { httpMethod: 'POST', path, responseMode: 'lastNode', options: {} } },
 					{ name: 'AI Agent', type: '@n8n/n8n-nodes-langchain.agent', typeVersion: 3, position: [240, 0], parameters: { promptType: 'define', text: '={{ $json.body.message }}', options: {} } },
 					{ name: 'Model', type: '@n8n/n8n-nodes-langchain.lmChatOpenAi', typeVersion: 1.2, position: [200, 220], parameters: { model: { __rl: true, mode: 'id', value: 'gpt-4o-mini' }, options: {} }, credentials: { openAiApi: { id: openAi.id, name: openAi.name } } },
-					{ name: 'Reply to contact', type: 'n8n-nodes-business-messaging.businessMessagingTool', typeVersion: 1, position: [400, 220], parameters: { resource: 'message', operation: 'reply' }, credentials: { [CREDENTIAL_TYPE]: { id: bm.id, name: bm.name } } },
+					{ name: 'Reply to contact', type: TOOL_TYPE, typeVersion: 1, position: [400, 220], parameters: { resource: 'message', operation: 'reply' }, credentials: { [CREDENTIAL_TYPE]: { id: bm.id, name: bm.name } } },
 				],
 				connections: {
 					Webhook: { main: [[{ node: 'AI Agent', type: 'main', index: 0 }]] },

@@ -19,9 +19,10 @@ import type { Browser } from 'playwright-core';
 
 import { chromiumInstalled, CHROMIUM_PATH, launchChromium } from '../../browser/lib/chromium';
 import { N8nEditor, type ToastReading } from '../../browser/lib/n8n-editor';
-import { CREDENTIAL_TYPE, LINES, OWNER, REPO_ROOT, TRIGGER_TYPE, type Line, type N8nClient } from '../lib/n8n';
-import type { Sandbox, SandboxControl } from '../lib/sandbox';
-import { log, sleep, waitFor } from '../lib/util';
+import { LINES, OWNER, REPO_ROOT, type Line, type N8nClient } from '../../real-n8n/n8n';
+import { CREDENTIAL_TYPE, TRIGGER_NAME, TRIGGER_TYPE } from '../../support/constants';
+import type { Sandbox, SandboxControl } from '../../real-n8n/sandbox';
+import { log, sleep, waitFor } from '../../real-n8n/util';
 
 export interface EditorChecksContext {
 	line: Line;
@@ -69,7 +70,7 @@ export async function runEditorChecks(ctx: EditorChecksContext): Promise<number>
 			settings: { executionOrder: 'v1' },
 			nodes: [
 				{
-					name: 'Business Messaging Trigger',
+					name: TRIGGER_NAME,
 					type: TRIGGER_TYPE,
 					typeVersion: 1,
 					position: [0, 0],
@@ -79,7 +80,7 @@ export async function runEditorChecks(ctx: EditorChecksContext): Promise<number>
 				},
 				{ name: 'No Operation', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [220, 0], parameters: {} },
 			],
-			connections: { 'Business Messaging Trigger': { main: [[{ node: 'No Operation', type: 'main', index: 0 }]] } },
+			connections: { [TRIGGER_NAME]: { main: [[{ node: 'No Operation', type: 'main', index: 0 }]] } },
 		});
 	const describeToast = (t: ToastReading) =>
 		`toast after ${(t.ms / 1000).toFixed(1)} s: "${t.text}" (${Object.entries(t.phraseBottoms).map(([p, px]) => `"${p}" ends at ${px} px`).join(', ')}; ${t.visibleHeight} px shown)`;
@@ -153,7 +154,7 @@ export async function runEditorChecks(ctx: EditorChecksContext): Promise<number>
 			expect(outcome.ok, `activating: ${outcome.ok ? '' : outcome.message}`);
 			await waitFor('the production webhook', async () => (await control.state()).webhook.configured, 20_000);
 			await ui.openWorkflow(workflow.id);
-			const ndv = await ui.openNode('Business Messaging Trigger');
+			const ndv = await ui.openNode(TRIGGER_NAME);
 			const notice = ndv.getByText('The account has only one webhook.', { exact: false }).first();
 			await notice.waitFor();
 			const noticeText = (await notice.textContent())?.trim() ?? '';

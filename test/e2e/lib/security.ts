@@ -6,7 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 
-import { CREDENTIAL_TYPE, type WorkflowJson } from './n8n';
+import { webhookNode, type WorkflowJson } from '../../real-n8n/n8n';
+import { CREDENTIAL_TYPE } from '../../support/constants';
+import { WRONG_SECRET } from '../../support/fixtures';
 import { signBody } from '../../support/signature';
 
 export const HTTP_REQUEST_TYPE = 'n8n-nodes-base.httpRequest';
@@ -47,17 +49,7 @@ export function redirectProbeWorkflow(input: {
 	pointerMediaId: string;
 }): RedirectProbe {
 	const webhookPath = randomUUID();
-	const nodes: WorkflowJson['nodes'] = [
-		{
-			id: randomUUID(),
-			name: 'Webhook',
-			type: 'n8n-nodes-base.webhook',
-			typeVersion: 2,
-			position: [0, 0],
-			webhookId: randomUUID(),
-			parameters: { httpMethod: 'GET', path: webhookPath, responseMode: 'lastNode', options: {} },
-		},
-	];
+	const nodes: WorkflowJson['nodes'] = [webhookNode('GET', webhookPath, 'lastNode')];
 	const byNode: RedirectProbe['byNode'] = {};
 	const withCredential = (name: string, version: number, mediaId: string, options: Record<string, unknown>) => ({
 		id: randomUUID(),
@@ -142,7 +134,7 @@ export interface UnsignedRequest {
  * gzip-encoded body; each once without a signature and once signed with another secret.
  */
 export function unsignedRequests(envelope: string): UnsignedRequest[] {
-	const wrong = (bytes: string | Buffer) => signBody(bytes, 'whsec_not_the_secret');
+	const wrong = (bytes: string | Buffer) => signBody(bytes, WRONG_SECRET);
 	const multipart = () => {
 		const form = new FormData();
 		form.append('payload', envelope);

@@ -7,8 +7,8 @@
  */
 import { loadavg } from 'node:os';
 
-import type { SandboxControl } from '../../e2e/lib/sandbox';
-import { errorText, log } from '../../e2e/lib/util';
+import type { SandboxControl } from '../../real-n8n/sandbox';
+import { errorText, log } from '../../real-n8n/util';
 import { inboundEnvelope } from '../../support/fixtures';
 import { signBody } from '../../support/signature';
 

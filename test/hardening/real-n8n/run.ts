@@ -23,7 +23,6 @@ import { cpus, tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 
 import {
-	CREDENTIAL_TYPE,
 	installN8n,
 	installPackage,
 	LINES,
@@ -31,13 +30,14 @@ import {
 	N8nProcess,
 	type Line,
 	type SavedWorkflow,
-} from '../../e2e/lib/n8n';
-import { inboundEnvelope } from '../../support/fixtures';
+} from '../../real-n8n/n8n';
+import { CREDENTIAL_TYPE, TRIGGER_NAME } from '../../support/constants';
+import { inboundEnvelope, WRONG_SECRET } from '../../support/fixtures';
 import { signBody } from '../../support/signature';
-import { launchSandbox, SandboxControl, type Sandbox } from '../../e2e/lib/sandbox';
-import { errorText, log, sleep, waitFor } from '../../e2e/lib/util';
+import { launchSandbox, SandboxControl, type Sandbox } from '../../real-n8n/sandbox';
+import { errorText, log, sleep, waitFor } from '../../real-n8n/util';
 import { fireLoad, percentile } from './load';
-import { ERRORS_WEBHOOK_PATH, TRIGGER_NAME, loadWorkflow, secretsErrorsWorkflow, secretsTriggerWorkflow } from './workflows';
+import { ERRORS_WEBHOOK_PATH, loadWorkflow, secretsErrorsWorkflow, secretsTriggerWorkflow } from './workflows';
 
 const args = new Map<string, string>();
 for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i].replace(/^--/, ''), process.argv[i + 1]);
@@ -183,7 +183,7 @@ async function secretsPhase(ctx: Context): Promise<void> {
 	const secret = sandbox.state().webhook.secret ?? '';
 	const body = JSON.stringify(inboundEnvelope({ from: '+1', contact_name: 'x', number, wa_message_id: 'wamid.TAMPERED-SECRETS', text: 'x' }));
 	const tamperedStatuses: number[] = [];
-	for (const signature of [signBody(body, 'whsec_wrong'), signBody(`${body} `, secret), '']) {
+	for (const signature of [signBody(body, WRONG_SECRET), signBody(`${body} `, secret), '']) {
 		const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-signature': signature }, body });
 		tamperedStatuses.push(response.status);
 		await response.text();

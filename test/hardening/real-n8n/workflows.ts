@@ -5,17 +5,16 @@
  */
 import { randomUUID } from 'node:crypto';
 
-import type { WorkflowJson } from '../../e2e/lib/n8n';
-import { ACTION_TYPE, TRIGGER_TYPE } from '../../e2e/lib/n8n';
+import { webhookNode, type WorkflowJson } from '../../real-n8n/n8n';
+import { ACTION_TYPE, CREDENTIAL_TYPE, TRIGGER_NAME, TRIGGER_TYPE } from '../../support/constants';
 
 type Node = WorkflowJson['nodes'][number];
 type Credential = { id: string; name: string };
 
-export const TRIGGER_NAME = 'Business Messaging Trigger';
 export const ERRORS_WEBHOOK_PATH = 'hardening-secrets-errors';
 
 function credentialRef(credential: Credential) {
-	return { businessMessagingApi: { id: credential.id, name: credential.name } };
+	return { [CREDENTIAL_TYPE]: { id: credential.id, name: credential.name } };
 }
 
 function action(name: string, parameters: Record<string, unknown>, credential: Credential, x: number, y: number, continueOnFail = true): Node {
@@ -46,22 +45,26 @@ function everyOperation(prefix: string, credential: Credential, y: number, input
 	return ops.map(([label, parameters], i) => action(`${prefix} ${label}`, parameters, credential, 300, y + i * 120));
 }
 
-function fanOut(from: string, to: Node[]) {
-	return { [from]: { main: [to.map((node) => ({ node: node.name, type: 'main', index: 0 }))] } };
-}
-
-/** Trigger (inbound, status; media downloaded) → every operation with the good key. */
-export function secretsTriggerWorkflow(credential: Credential): WorkflowJson {
-	const trigger: Node = {
+/** The trigger, Automatic registration, with these events and options. */
+function trigger(credential: Credential, events: string[], options: Record<string, unknown>): Node {
+	return {
 		id: randomUUID(),
 		name: TRIGGER_NAME,
 		type: TRIGGER_TYPE,
 		typeVersion: 1,
 		position: [0, 0],
 		webhookId: randomUUID(),
-		parameters: { registration: 'automatic', events: ['message.inbound', 'message.status'], options: { downloadMedia: true } },
+		parameters: { registration: 'automatic', events, options },
 		credentials: credentialRef(credential),
 	};
+}
+
+function fanOut(from: string, to: Node[]) {
+	return { [from]: { main: [to.map((node) => ({ node: node.name, type: 'main', index: 0 }))] } };
+}
+
+/** Trigger (inbound, status; media downloaded) → every operation with the good key. */
+export function secretsTriggerWorkflow(credential: Credential): WorkflowJson {
 	const nodes = everyOperation('Good', credential, 0, {
 		to: '={{ $json.data?.from ?? "+15550001111" }}',
 		from: '={{ $json.data?.number }}',
@@ -70,7 +73,7 @@ export function secretsTriggerWorkflow(credential: Credential): WorkflowJson {
 	});
 	return {
 		name: 'Hardening: secrets (trigger → every operation)',
-		nodes: [trigger, ...nodes],
+		nodes: [trigger(credential, ['message.inbound', 'message.status'], { downloadMedia: true }), ...nodes],
 		connections: fanOut(TRIGGER_NAME, nodes),
 		settings: { executionOrder: 'v1' },
 	};
@@ -81,15 +84,7 @@ export function secretsTriggerWorkflow(credential: Credential): WorkflowJson {
  * (Continue On Fail), then one node with the revoked key that stops the execution with its error.
  */
 export function secretsErrorsWorkflow(revoked: Credential, noScopes: Credential): WorkflowJson {
-	const hook: Node = {
-		id: randomUUID(),
-		name: 'Webhook',
-		type: 'n8n-nodes-base.webhook',
-		typeVersion: 2,
-		position: [0, 0],
-		webhookId: randomUUID(),
-		parameters: { httpMethod: 'POST', path: ERRORS_WEBHOOK_PATH, responseMode: 'onReceived', options: {} },
-	};
+	const hook = webhookNode('POST', ERRORS_WEBHOOK_PATH, 'onReceived');
 	const inputs = { to: '+15550001111', from: '100000000000001', messageId: 'msg_unknown', media: '1234567890123456' };
 	const revokedNodes = everyOperation('Revoked', revoked, 0, inputs);
 	const scopeNodes = everyOperation('No scope', noScopes, 1000, inputs);
@@ -110,16 +105,7 @@ export function loadWorkflow(credential: Credential): WorkflowJson {
 	return {
 		name: 'Hardening: load (trigger → no-op)',
 		nodes: [
-			{
-				id: randomUUID(),
-				name: TRIGGER_NAME,
-				type: TRIGGER_TYPE,
-				typeVersion: 1,
-				position: [0, 0],
-				webhookId: randomUUID(),
-				parameters: { registration: 'automatic', events: ['message.inbound'], options: {} },
-				credentials: credentialRef(credential),
-			},
+			trigger(credential, ['message.inbound'], {}),
 			{ id: randomUUID(), name: 'Done', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [260, 0], parameters: {} },
 		],
 		connections: { [TRIGGER_NAME]: { main: [[{ node: 'Done', type: 'main', index: 0 }]] } },

@@ -1,6 +1,6 @@
 // The node's description as n8n (and an AI Agent choosing a tool) sees it.
-import type { INodeProperties, INodePropertyOptions, INode, INodeType, INodeTypes, IVersionedNodeType } from 'n8n-workflow';
-import { NodeHelpers, Workflow, getNodeParameters } from 'n8n-workflow';
+import type { INode, INodeProperties, INodePropertyOptions } from 'n8n-workflow';
+import { getNodeParameters } from 'n8n-workflow';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -11,6 +11,8 @@ import * as log from '../../../nodes/BusinessMessaging/actions/log/Log.resource'
 import * as media from '../../../nodes/BusinessMessaging/actions/media/Media.resource';
 import * as message from '../../../nodes/BusinessMessaging/actions/message/Message.resource';
 import * as webhook from '../../../nodes/BusinessMessaging/actions/webhook/Webhook.resource';
+import { nodeOutputs } from '../../harness';
+import { ACTION_TYPE } from '../../support';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const { description } = new BusinessMessaging();
@@ -156,17 +158,8 @@ describe('Business Messaging node description', () => {
 	});
 
 	it('outputs as n8n computes them: one, and Answer + Timed Out for Reply and Wait for Answer', () => {
-		const node = new BusinessMessaging();
-		const nodeTypes: INodeTypes = {
-			getByName: () => node as INodeType | IVersionedNodeType,
-			getByNameAndVersion: () => node as INodeType,
-			getKnownTypes: () => ({}),
-		};
-		const outputsFor = (parameters: Record<string, unknown>) => {
-			const n: INode = { id: 'n', name: 'B', type: 'n8n-nodes-business-messaging.businessMessaging', typeVersion: 1, position: [0, 0], parameters: parameters as INode['parameters'] };
-			const workflow = new Workflow({ id: 'w', nodes: [n], connections: {}, active: false, nodeTypes });
-			return NodeHelpers.getNodeOutputs(workflow, workflow.getNode('B')!, node.description);
-		};
+		const outputsFor = (parameters: Record<string, unknown>) =>
+			nodeOutputs(new BusinessMessaging(), { id: 'n', name: 'B', type: ACTION_TYPE, typeVersion: 1, position: [0, 0], parameters: parameters as INode['parameters'] });
 		expect(outputsFor({})).toEqual(['main']);
 		expect(outputsFor({ resource: 'media', operation: 'download' })).toEqual(['main']);
 		expect(outputsFor({ resource: 'message', operation: 'replyAndWait' })).toEqual([

@@ -2,6 +2,7 @@
 import { updateDisplayOptions } from '../../../nodes/BusinessMessaging/helpers/descriptions';
 import { splitPage } from '../../../nodes/BusinessMessaging/helpers/list';
 import { asJsonObject, withoutSecrets } from '../../../nodes/BusinessMessaging/helpers/output';
+import { API_KEY } from '../../support';
 
 describe('splitPage: the one list shape, {data, has_more, next_cursor} (CONTRACT I4)', () => {
 	it('takes the records of data and the cursor of the next page', () => {
@@ -65,8 +66,7 @@ describe('withoutSecrets', () => {
 	});
 
 	it('drops API key values, but keeps the bare prefix a key list shows', () => {
-		const key = `sk_live_${'ab'.repeat(24)}`;
-		expect(withoutSecrets({ id: 'key_1', prefix: 'sk_live_', key, value: ` ${key}`, allowed_numbers: null })).toEqual({
+		expect(withoutSecrets({ id: 'key_1', prefix: 'sk_live_', key: API_KEY, value: ` ${API_KEY}`, allowed_numbers: null })).toEqual({
 			id: 'key_1',
 			prefix: 'sk_live_',
 			allowed_numbers: null,

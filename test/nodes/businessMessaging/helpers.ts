@@ -4,18 +4,13 @@ import type { IDataObject, INode, INodeExecutionData, INodeParameters } from 'n8
 
 import { MANUAL_TRIGGER_NODE_NAME, MANUAL_TRIGGER_TYPE, runNode, type RunNodeOptions } from '../../harness';
 import type { Sandbox, SeededKeyLabel, FaultSpec } from '../../sandbox';
-
-export const NODE_TYPE = 'n8n-nodes-business-messaging.businessMessaging';
-export const NODE_NAME = 'Business Messaging';
-
-export const CONTACT = '+15557654321';
-export const OTHER_CONTACT = '+15557650000';
+import { ACTION_NAME, ACTION_TYPE, CONTACT, CREDENTIAL_TYPE } from '../../support';
 
 export type { Sandbox };
 
 export function credentialsFor(sandbox: Sandbox, key: SeededKeyLabel | { value: string }) {
 	return {
-		businessMessagingApi: {
+		[CREDENTIAL_TYPE]: {
 			apiKey: typeof key === 'string' ? sandbox.keys[key] : key.value,
 			baseUrl: sandbox.baseUrl,
 		},
@@ -32,7 +27,7 @@ export interface RunOptions {
 /** Manual trigger → Business Messaging with these parameters, against the sandbox. */
 export async function run(sandbox: Sandbox, parameters: INodeParameters, options: RunOptions = {}) {
 	return await runNode({
-		type: NODE_TYPE,
+		type: ACTION_TYPE,
 		parameters,
 		credentials: credentialsFor(sandbox, options.key ?? 'all'),
 		inputItems: options.inputItems,
@@ -43,7 +38,7 @@ export async function run(sandbox: Sandbox, parameters: INodeParameters, options
 
 /** The message of the node's error (thrown when Continue On Fail is off). */
 export function errorOf(result: Awaited<ReturnType<typeof run>>): { message: string; description: string } {
-	const error = result.nodeError(NODE_NAME) ?? result.error;
+	const error = result.nodeError(ACTION_NAME) ?? result.error;
 	if (!error) throw new Error(`The node did not fail; it output ${JSON.stringify(result.items)}`);
 	return { message: error.message, description: String((error as { description?: unknown }).description ?? '') };
 }
@@ -126,7 +121,7 @@ export function apiRequests(sandbox: Sandbox, prefix = '/v1') {
 export const ASK = 'Ask';
 
 /** Manual Trigger → "Ask" (Message → Reply and Wait for Answer, `parameters` over its defaults): for runWorkflow. */
-export function replyAndWaitWorkflow(parameters: Record<string, unknown>, type = NODE_TYPE) {
+export function replyAndWaitWorkflow(parameters: Record<string, unknown>, type = ACTION_TYPE) {
 	const nodes: INode[] = [
 		{ id: 'm', name: MANUAL_TRIGGER_NODE_NAME, type: MANUAL_TRIGGER_TYPE, typeVersion: 1, position: [0, 0], parameters: {} },
 		{
@@ -136,7 +131,7 @@ export function replyAndWaitWorkflow(parameters: Record<string, unknown>, type =
 			typeVersion: 1,
 			position: [200, 0],
 			parameters: { resource: 'message', operation: 'replyAndWait', text: 'What is your order number?', ...parameters },
-			credentials: { businessMessagingApi: { id: '1', name: 'sandbox' } },
+			credentials: { [CREDENTIAL_TYPE]: { id: '1', name: 'sandbox' } },
 		},
 	];
 	return { nodes, connections: { [MANUAL_TRIGGER_NODE_NAME]: { main: [[{ node: ASK, type: 'main' as const, index: 0 }]] } } };

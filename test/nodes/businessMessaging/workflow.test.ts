@@ -4,11 +4,9 @@
 import type { INode, INodeExecutionData } from 'n8n-workflow';
 
 import { recordReceived, runWorkflow, serveWebhook, webhookHarness, type ServedWebhook } from '../../harness';
-import { describeWithSandbox } from '../../support';
-import { CONTACT, credentialsFor, inbound, pairedIndexes } from './helpers';
+import { ACTION_TYPE, CONTACT, CREDENTIAL_TYPE, describeWithSandbox, TRIGGER_NAME, TRIGGER_TYPE } from '../../support';
+import { credentialsFor, inbound, pairedIndexes } from './helpers';
 
-const TRIGGER_TYPE = 'n8n-nodes-business-messaging.businessMessagingTrigger';
-const NODE_TYPE = 'n8n-nodes-business-messaging.businessMessaging';
 const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
 
 describeWithSandbox('Trigger → Download → Reply workflow', (sandbox) => {
@@ -40,11 +38,11 @@ describeWithSandbox('Trigger → Download → Reply workflow', (sandbox) => {
 		return {
 			id: name,
 			name,
-			type: NODE_TYPE,
+			type: ACTION_TYPE,
 			typeVersion: 1,
 			position: [x, 0],
 			parameters,
-			credentials: { businessMessagingApi: { id: 'bm', name: 'Business Messaging account' } },
+			credentials: { [CREDENTIAL_TYPE]: { id: 'bm', name: 'Business Messaging account' } },
 		};
 	}
 
@@ -63,12 +61,12 @@ describeWithSandbox('Trigger → Download → Reply workflow', (sandbox) => {
 
 		const trigger: INode = {
 			id: 'trigger',
-			name: 'Business Messaging Trigger',
+			name: TRIGGER_NAME,
 			type: TRIGGER_TYPE,
 			typeVersion: 1,
 			position: [0, 0],
 			parameters: { registration: 'automatic' },
-			credentials: { businessMessagingApi: { id: 'bm', name: 'Business Messaging account' } },
+			credentials: { [CREDENTIAL_TYPE]: { id: 'bm', name: 'Business Messaging account' } },
 			webhookId: 'wh',
 		};
 		const result = await runWorkflow({

@@ -4,14 +4,13 @@ import { Logger } from '@n8n/backend-common';
 import type { INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
 import { pollHarness, type PollHarness } from '../../harness';
-import { useSandbox } from '../../support';
+import { CREDENTIAL_TYPE, POLLING_TYPE, useSandbox } from '../../support';
 import { createKey, echo, inbound, type Sandbox } from '../businessMessaging/helpers';
 
-const TYPE = 'n8n-nodes-business-messaging.businessMessagingPollingTrigger';
 const sb = useSandbox();
 
 async function polling(sandbox: Sandbox, parameters: INodeParameters = {}, key = sandbox.keys.all): Promise<PollHarness> {
-	return await pollHarness({ type: TYPE, parameters, credentials: { businessMessagingApi: { apiKey: key, baseUrl: sandbox.baseUrl } } });
+	return await pollHarness({ type: POLLING_TYPE, parameters, credentials: { [CREDENTIAL_TYPE]: { apiKey: key, baseUrl: sandbox.baseUrl } } });
 }
 
 const texts = (result: INodeExecutionData[][] | null) => (result?.[0] ?? []).map((item) => (item.json.data as { text: string }).text);

@@ -1,9 +1,8 @@
 import { acceptEvent, type EventParameters } from '../../../nodes/BusinessMessagingTrigger/receiving/accept';
 import { eventItem, workflowDataFor } from '../../../nodes/BusinessMessagingTrigger/routing/route';
-import { signBody } from '../../support';
+import { signBody, SIGNING_SECRET, WRONG_SECRET } from '../../support';
 import { asEmitted } from './helpers';
 
-const SECRET = 'whsec_accept_test';
 // 1.9 s after the event's timestamp: within the Late Delivery Cutoff (5 s).
 const NOW = Date.UTC(2025, 0, 2, 3, 4, 7);
 const inbound = {
@@ -22,7 +21,7 @@ const params = (overrides: Partial<EventParameters> = {}): EventParameters => ({
 describe('acceptEvent (the receive path without n8n context)', () => {
 	it('emits a verified inbound event with its options and layout', () => {
 		const body = bytes(inbound);
-		const result = acceptEvent(body, signBody(body, SECRET), SECRET, NOW, () => params());
+		const result = acceptEvent(body, signBody(body, SIGNING_SECRET), SIGNING_SECRET, NOW, () => params());
 		expect(result).toEqual({
 			kind: 'emit',
 			envelope: inbound,
@@ -35,7 +34,7 @@ describe('acceptEvent (the receive path without n8n context)', () => {
 	it('rejects a wrong signature with 401 before reading the parameters or the body', () => {
 		const body = Buffer.from('not even json');
 		const readParameters = jest.fn(params);
-		const result = acceptEvent(body, signBody(body, 'other secret'), SECRET, NOW, readParameters);
+		const result = acceptEvent(body, signBody(body, WRONG_SECRET), SIGNING_SECRET, NOW, readParameters);
 		expect(result).toEqual({ kind: 'reject', status: 401, reason: 'the signature does not match the body' });
 		expect(readParameters).not.toHaveBeenCalled();
 	});
@@ -43,21 +42,21 @@ describe('acceptEvent (the receive path without n8n context)', () => {
 	it('rejects a signed body that is not an envelope with 400, without reading the parameters', () => {
 		const body = bytes({ hello: 'world' });
 		const readParameters = jest.fn(params);
-		const result = acceptEvent(body, signBody(body, SECRET), SECRET, NOW, readParameters);
+		const result = acceptEvent(body, signBody(body, SIGNING_SECRET), SIGNING_SECRET, NOW, readParameters);
 		expect(result).toMatchObject({ kind: 'reject', status: 400, reason: expect.stringMatching(/^not a valid event envelope/) });
 		expect(readParameters).not.toHaveBeenCalled();
 	});
 
 	it('rejects an event older than Maximum Event Age with 401', () => {
 		const body = bytes(inbound);
-		const result = acceptEvent(body, signBody(body, SECRET), SECRET, NOW + 400_000, () => params());
+		const result = acceptEvent(body, signBody(body, SIGNING_SECRET), SIGNING_SECRET, NOW + 400_000, () => params());
 		expect(result).toMatchObject({ kind: 'reject', status: 401, reason: expect.stringMatching(/^replay protection/) });
-		expect(acceptEvent(body, signBody(body, SECRET), SECRET, NOW + 400_000, () => params({ catchUp: false, options: { maxAge: 0 } })).kind).toBe('emit');
+		expect(acceptEvent(body, signBody(body, SIGNING_SECRET), SIGNING_SECRET, NOW + 400_000, () => params({ catchUp: false, options: { maxAge: 0 } })).kind).toBe('emit');
 	});
 
 	it('refuses (late) an event older than the Late Delivery Cutoff while catch-up is on, and emits it with catch-up off', () => {
 		const body = bytes(inbound);
-		const at = (ms: number, overrides: Partial<EventParameters> = {}) => acceptEvent(body, signBody(body, SECRET), SECRET, Date.parse(inbound.timestamp) + ms, () => params(overrides));
+		const at = (ms: number, overrides: Partial<EventParameters> = {}) => acceptEvent(body, signBody(body, SIGNING_SECRET), SIGNING_SECRET, Date.parse(inbound.timestamp) + ms, () => params(overrides));
 		expect(at(4_900).kind).toBe('emit');
 		expect(at(5_100)).toEqual({ kind: 'late', reason: expect.stringMatching(/^the event is 5\.1 s old \(Late Delivery Cutoff 5 s\): not run here, the catch-up recovers it$/) });
 		expect(at(5_100, { catchUp: true }).kind).toBe('late');
@@ -70,7 +69,7 @@ describe('acceptEvent (the receive path without n8n context)', () => {
 
 	it('ignores an event that is not selected', () => {
 		const body = bytes(inbound);
-		expect(acceptEvent(body, signBody(body, SECRET), SECRET, NOW, () => params({ events: ['message.status'] }))).toEqual({
+		expect(acceptEvent(body, signBody(body, SIGNING_SECRET), SIGNING_SECRET, NOW, () => params({ events: ['message.status'] }))).toEqual({
 			kind: 'ignore',
 			reason: 'event message.inbound is not selected',
 		});
@@ -78,7 +77,7 @@ describe('acceptEvent (the receive path without n8n context)', () => {
 
 	it('with separate outputs, puts the item on its event output', () => {
 		const body = bytes(inbound);
-		const result = acceptEvent(body, signBody(body, SECRET), SECRET, NOW, () =>
+		const result = acceptEvent(body, signBody(body, SIGNING_SECRET), SIGNING_SECRET, NOW, () =>
 			params({ events: ['message.echo', 'message.inbound'], separateOutputs: true }),
 		);
 		if (result.kind !== 'emit') throw new Error(`expected emit, got ${result.kind}`);

@@ -6,7 +6,7 @@ import { decideRecoveries, recoveredItem, startingWatermark, SETTLE_MS } from '.
 import { catchUpSettings } from '../../../nodes/BusinessMessagingTrigger/options';
 import type { WebhookAttempt } from '../../../nodes/shared/history';
 import type { StartedTrigger, WebhookHarness } from '../../harness';
-import { useSandbox } from '../../support';
+import { CONTACT, useSandbox } from '../../support';
 import { control, servedTrigger, type Json, type ServedTrigger } from './helpers';
 
 const T0 = Date.UTC(2026, 10, 23, 12, 0, 0);
@@ -170,8 +170,8 @@ describe('catch-up in n8n (TriggerContext) against the sandbox', () => {
 		return run.emitted.map((data) => data.flat()).flat();
 	}
 
-	const inbound = async (text: string) => (await control(sb, 'POST', '/inbound', { from: '+15557654321', contact_name: 'Ada', number: sb.numbers[0].phone_number_id, text })).body as Json;
-	const echo = async (text: string) => (await control(sb, 'POST', '/echo', { to: '+15557654321', number: sb.numbers[0].phone_number_id, text })).body as Json;
+	const inbound = async (text: string) => (await control(sb, 'POST', '/inbound', { from: CONTACT, contact_name: 'Ada', number: sb.numbers[0].phone_number_id, text })).body as Json;
+	const echo = async (text: string) => (await control(sb, 'POST', '/echo', { to: CONTACT, number: sb.numbers[0].phone_number_id, text })).body as Json;
 	/** webhook() runs `ms` after each event arrives (a busy n8n): its clock reads that much later than the service's, during webhook() only. */
 	const webhookRunsLate = (harness: WebhookHarness, ms: number) => {
 		const receive = harness.receive.bind(harness);
@@ -276,7 +276,7 @@ describe('catch-up in n8n (TriggerContext) against the sandbox', () => {
 		await down();
 		await inbound('number 0: not for this workflow');
 		await echo('echo: not selected');
-		await control(sb, 'POST', '/inbound', { from: '+15557654321', contact_name: 'Ada', number: sb.numbers[1].phone_number_id, text: 'number 1' });
+		await control(sb, 'POST', '/inbound', { from: CONTACT, contact_name: 'Ada', number: sb.numbers[1].phone_number_id, text: 'number 1' });
 		await up();
 		later(SETTLE_MS / 1000 + 5);
 		const run = await started(harness, 'init');

@@ -1,9 +1,9 @@
 import { decideRegistration, isSameNodeUrl, sameUrl, type DecisionInput } from '../../../nodes/BusinessMessagingTrigger/registration/decision';
+import { FOREIGN_URL } from '../../support';
 
 const WEBHOOK_ID = '3f0c8c4e-1b2a-4c5d-9e8f-0a1b2c3d4e5f';
 const PROD = `https://n8n.example.com/webhook/${WEBHOOK_ID}/webhook`;
 const TEST = `https://n8n.example.com/webhook-test/${WEBHOOK_ID}/webhook`;
-const FOREIGN = 'https://crm.example.org/hooks/messaging';
 
 const input = (overrides: Partial<DecisionInput>): DecisionInput => ({
 	remote: { configured: false, url: null },
@@ -32,19 +32,19 @@ describe('decideRegistration', () => {
 	});
 
 	it('refuses a foreign webhook, naming it and what to do', () => {
-		const decision = decideRegistration(input({ remote: { configured: true, url: FOREIGN } }));
+		const decision = decideRegistration(input({ remote: { configured: true, url: FOREIGN_URL } }));
 		expect(decision).toMatchObject({ action: 'refuse' });
 		if (decision.action !== 'refuse') throw new Error('expected refuse');
-		expect(decision.message).toContain(FOREIGN);
+		expect(decision.message).toContain(FOREIGN_URL);
 		expect(decision.description).toMatch(/Take Over Existing Webhook/);
 		expect(decision.description).toMatch(/console/);
 	});
 
 	it('replaces a foreign webhook only with take-over', () => {
-		expect(decideRegistration(input({ remote: { configured: true, url: FOREIGN }, takeOver: true }))).toEqual({
+		expect(decideRegistration(input({ remote: { configured: true, url: FOREIGN_URL }, takeOver: true }))).toEqual({
 			action: 'register',
 			reason: expect.any(String),
-			replacing: FOREIGN,
+			replacing: FOREIGN_URL,
 		});
 	});
 
@@ -62,11 +62,11 @@ describe('decideRegistration', () => {
 
 	it('a test listener on a foreign webhook is refused, or replaces it with take-over', () => {
 		expect(
-			decideRegistration(input({ remote: { configured: true, url: FOREIGN }, ourUrl: TEST, isTest: true })).action,
+			decideRegistration(input({ remote: { configured: true, url: FOREIGN_URL }, ourUrl: TEST, isTest: true })).action,
 		).toBe('refuse');
 		expect(
 			decideRegistration(
-				input({ remote: { configured: true, url: FOREIGN }, ourUrl: TEST, isTest: true, takeOver: true }),
+				input({ remote: { configured: true, url: FOREIGN_URL }, ourUrl: TEST, isTest: true, takeOver: true }),
 			).action,
 		).toBe('register');
 	});
@@ -106,7 +106,7 @@ describe('helpers', () => {
 
 	it('isSameNodeUrl matches by webhookId and path', () => {
 		expect(isSameNodeUrl(TEST, WEBHOOK_ID)).toBe(true);
-		expect(isSameNodeUrl(FOREIGN, WEBHOOK_ID)).toBe(false);
+		expect(isSameNodeUrl(FOREIGN_URL, WEBHOOK_ID)).toBe(false);
 		expect(isSameNodeUrl(TEST, undefined)).toBe(false);
 		expect(isSameNodeUrl('not a url', WEBHOOK_ID)).toBe(false);
 	});

@@ -4,8 +4,8 @@ import type { INodeExecutionData } from 'n8n-workflow';
 
 import type { ServedWebhook, WebhookHarness, WebhookReceiveResult } from '../../harness';
 import { MEDIA_RETENTION_SECONDS } from '../../sandbox';
-import { inboundEnvelope, signedRequest, useSandbox } from '../../support';
-import { CONTACT, api, asEmitted, control, registerForeign, servedTrigger, trigger, type Json, type ServedTrigger, storedSecret } from './helpers';
+import { CONTACT, inboundEnvelope, signedRequest, useSandbox } from '../../support';
+import { api, asEmitted, control, registerForeign, servedTrigger, trigger, type Json, type ServedTrigger, storedSecret } from './helpers';
 
 /** Reset after each test's servers are closed (below). */
 const sb = useSandbox({ reset: 'never' });

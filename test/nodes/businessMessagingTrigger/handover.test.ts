@@ -1,17 +1,12 @@
 // While a Person Answers (hand over): the pure decision, the outputs the editor shows, and the
 // trigger fed by the sandbox's own signed deliveries (echoes from the business app, then inbound).
-import type { INode, INodeType, INodeTypes, IVersionedNodeType } from 'n8n-workflow';
-import { NodeHelpers, Workflow } from 'n8n-workflow';
-
 import { BusinessMessagingTrigger } from '../../../nodes/BusinessMessagingTrigger/BusinessMessagingTrigger.node';
 import { handOverDecision } from '../../../nodes/BusinessMessagingTrigger/routing/handOver';
 import { handOverSettings } from '../../../nodes/BusinessMessagingTrigger/options';
-import { recordReceived, serveWebhook, type ServedWebhook } from '../../harness';
-import { useSandbox } from '../../support';
-import { CONTACT, control, trigger, type Json } from './helpers';
+import { nodeOutputs, recordReceived, serveWebhook, type ServedWebhook } from '../../harness';
+import { CONTACT, NUMBER, OTHER_CONTACT, useSandbox } from '../../support';
+import { control, trigger, triggerNode, type Json } from './helpers';
 
-const OTHER = '+15551230000';
-const NUMBER = '109876543210';
 const NOW = Date.parse('2026-01-01T12:00:00Z');
 const at = (minutesAgo: number) => new Date(NOW - minutesAgo * 60 * 1000).toISOString();
 const echo = (minutesAgo: number, to = CONTACT, number = NUMBER) => ({ direction: 'echo', to, number, created_at: at(minutesAgo) });
@@ -25,7 +20,7 @@ describe('handOverDecision (pure)', () => {
 		expect(handOverDecision([echo(45), echo(5), echo(31)], CONTACT, NUMBER, NOW, 30).handedOver).toBe(true);
 	});
 	it('echoes to another contact or from another number do not count', () => {
-		expect(handOverDecision([echo(1, OTHER), echo(1, CONTACT, '999')], CONTACT, NUMBER, NOW, 30)).toEqual({ handedOver: false });
+		expect(handOverDecision([echo(1, OTHER_CONTACT), echo(1, CONTACT, '999')], CONTACT, NUMBER, NOW, 30)).toEqual({ handedOver: false });
 	});
 	it('compared on the service\'s clock: an echo stamped after the message (clock skew) beyond 1 minute is not counted', () => {
 		expect(handOverDecision([echo(-0.5)], CONTACT, NUMBER, NOW, 30).handedOver).toBe(true);
@@ -44,23 +39,7 @@ describe('handOverDecision (pure)', () => {
 
 describe('the Hand Over output in the editor', () => {
 	const node = new BusinessMessagingTrigger();
-	const nodeTypes: INodeTypes = {
-		getByName: () => node as INodeType | IVersionedNodeType,
-		getByNameAndVersion: () => node as INodeType,
-		getKnownTypes: () => ({}),
-	};
-	const outputsFor = (parameters: Record<string, unknown>) => {
-		const n: INode = {
-			id: 'n1',
-			name: 'T',
-			type: 'n8n-nodes-business-messaging.businessMessagingTrigger',
-			typeVersion: 1,
-			position: [0, 0],
-			parameters: parameters as INode['parameters'],
-		};
-		const workflow = new Workflow({ id: 'w1', nodes: [n], connections: {}, active: false, nodeTypes });
-		return NodeHelpers.getNodeOutputs(workflow, workflow.getNode('T')!, node.description);
-	};
+	const outputsFor = (parameters: Record<string, unknown>) => nodeOutputs(node, triggerNode(parameters));
 	it('appears last only with "Send to Hand Over Output"', () => {
 		expect(outputsFor({ options: { handOver: 'output' } })).toEqual([{ type: 'main' }, { type: 'main', displayName: 'Hand Over' }]);
 		expect(outputsFor({ options: { handOver: 'drop' } })).toEqual([{ type: 'main' }]);
@@ -100,7 +79,7 @@ describe('hand over with real deliveries from the sandbox', () => {
 		await write(CONTACT, 'before');
 		await personAnswers(CONTACT);
 		await write(CONTACT, 'after');
-		await write(OTHER, 'someone else');
+		await write(OTHER_CONTACT, 'someone else');
 		expect(results.map((r) => r.workflowData?.map((output) => output.map((item) => item.json.data && (item.json.data as Json).text)))).toEqual([
 			[['before'], []],
 			[[], ['after']],
@@ -117,7 +96,7 @@ describe('hand over with real deliveries from the sandbox', () => {
 		expect(results).toHaveLength(1);
 		expect(results[0].workflowData).toBeUndefined();
 		expect(results[0].body).toMatchObject({ received: true, ignored: expect.stringMatching(/person is answering/) });
-		await write(OTHER, 'not quiet');
+		await write(OTHER_CONTACT, 'not quiet');
 		expect(results[1].workflowData).toEqual([[expect.objectContaining({ json: expect.objectContaining({ event: 'message.inbound' }) })]]);
 	});
 

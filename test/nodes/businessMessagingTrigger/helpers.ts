@@ -1,4 +1,4 @@
-import type { IDataObject, INodeParameters } from 'n8n-workflow';
+import type { IDataObject, INode, INodeParameters } from 'n8n-workflow';
 import { request } from 'undici';
 
 import {
@@ -12,15 +12,25 @@ import {
 } from '../../harness';
 import { openSecret } from '../../../nodes/BusinessMessagingTrigger/registration/seal';
 import type { Sandbox } from '../../sandbox';
-
-export const TRIGGER_TYPE = 'n8n-nodes-business-messaging.businessMessagingTrigger';
-export const FOREIGN_URL = 'https://crm.example.org/hooks/messaging';
-export const CONTACT = '+15551234567';
+import { CREDENTIAL_TYPE, FOREIGN_URL, TRIGGER_NAME, TRIGGER_TYPE } from '../../support';
 
 export type Json = any;
 
+/** The trigger as a node of a workflow, for what n8n computes from the node alone (nodeOutputs, nodeWithDefaults). */
+export function triggerNode(parameters: Record<string, unknown>, typeVersion = 1): INode {
+	return {
+		id: 'n1',
+		name: TRIGGER_NAME,
+		type: TRIGGER_TYPE,
+		typeVersion,
+		position: [0, 0],
+		webhookId: '3f0c8c4e-1b2a-4c5d-9e8f-0a1b2c3d4e5f',
+		parameters: parameters as INode['parameters'],
+	};
+}
+
 export function credentialsFor(sb: Sandbox, extra: Record<string, unknown> = {}) {
-	return { businessMessagingApi: { apiKey: sb.keys.all, baseUrl: sb.baseUrl, ...extra } };
+	return { [CREDENTIAL_TYPE]: { apiKey: sb.keys.all, baseUrl: sb.baseUrl, ...extra } };
 }
 
 export async function trigger(

@@ -7,8 +7,8 @@ import { WebhookPathTakenError } from 'n8n-workflow';
 import type { WebhookHarness } from '../../harness';
 import { createKey } from '../businessMessaging/helpers';
 import { HarnessCredentialsHelper } from '../../harness/credentials';
-import { inboundEnvelope, serviceTimestamp, signedRequest, useSandbox } from '../../support';
-import { FOREIGN_URL, api, apiCalls, registerForeign, trigger, storedSecret } from './helpers';
+import { CREDENTIAL_TYPE, FOREIGN_URL, inboundEnvelope, serviceTimestamp, signedRequest, SIGNING_SECRET, useSandbox, WRONG_SECRET } from '../../support';
+import { api, apiCalls, registerForeign, trigger, storedSecret } from './helpers';
 
 const WEBHOOK = '/v1/console/webhook';
 
@@ -165,7 +165,7 @@ describe('Automatic registration', () => {
 	});
 
 	it('a revoked key: activation fails with the transport’s explanation', async () => {
-		const harness = await trigger(sb, {}, { credentials: { businessMessagingApi: { apiKey: sb.keys.revoked, baseUrl: sb.baseUrl } } });
+		const harness = await trigger(sb, {}, { credentials: { [CREDENTIAL_TYPE]: { apiKey: sb.keys.revoked, baseUrl: sb.baseUrl } } });
 		await expect(harness.activate()).rejects.toThrow(/revoked or unknown \(401\)/);
 	});
 });
@@ -266,15 +266,14 @@ describe('Manual registration', () => {
 		expect(harness.staticData).toEqual({});
 
 		expect((await harness.receive(signedRequest(inboundEnvelope(), foreignSecret))).status).toBe(200);
-		expect((await harness.receive(signedRequest(inboundEnvelope(), 'whsec_wrong'))).status).toBe(401);
+		expect((await harness.receive(signedRequest(inboundEnvelope(), WRONG_SECRET))).status).toBe(401);
 	});
 
 	it('reads the credential once for many events, and again only when a signature does not match, at most every 10 s', async () => {
-		const secret = `whsec_${'ab'.repeat(32)}`;
 		const rotated = `whsec_${'cd'.repeat(32)}`;
-		const harness = await trigger(sb, { registration: 'manual' }, { credentialExtra: { webhookSecret: secret } });
+		const harness = await trigger(sb, { registration: 'manual' }, { credentialExtra: { webhookSecret: SIGNING_SECRET } });
 		await harness.activate();
-		let current = secret;
+		let current = SIGNING_SECRET;
 		const original = HarnessCredentialsHelper.prototype.getDecrypted;
 		const reads = jest.spyOn(HarnessCredentialsHelper.prototype, 'getDecrypted').mockImplementation(async function (this: HarnessCredentialsHelper, ...args) {
 			const data = await original.apply(this, args);
@@ -289,9 +288,9 @@ describe('Manual registration', () => {
 		const afterFirst = reads.mock.calls.length;
 
 		// Forged signatures do not make the node read the credential again and again.
-		for (let i = 0; i < 20; i++) expect((await harness.receive(signedRequest(inboundEnvelope({ text: `f${i}` }), 'whsec_forged'))).status).toBe(401);
+		for (let i = 0; i < 20; i++) expect((await harness.receive(signedRequest(inboundEnvelope({ text: `f${i}` }), WRONG_SECRET))).status).toBe(401);
 		now += 11_000;
-		for (let i = 0; i < 20; i++) expect((await harness.receive(signedRequest(inboundEnvelope({ text: `g${i}` }, serviceTimestamp(now)), 'whsec_forged'))).status).toBe(401);
+		for (let i = 0; i < 20; i++) expect((await harness.receive(signedRequest(inboundEnvelope({ text: `g${i}` }, serviceTimestamp(now)), WRONG_SECRET))).status).toBe(401);
 		expect(reads.mock.calls.length - afterFirst).toBeLessThanOrEqual(1);
 
 		// The secret is rotated in the credential: the first event signed with it is accepted once the interval has passed.

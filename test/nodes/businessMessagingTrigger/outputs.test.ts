@@ -1,7 +1,6 @@
 // The editor and the engine compute the trigger's outputs from OUTPUTS_EXPRESSION with
 // n8n's own expression engine; webhook() routes items with outputLayout. They must agree.
-import type { INode, INodeType, INodeTypes, IVersionedNodeType, IExecuteFunctions, IRunExecutionData, INodeExecutionData } from 'n8n-workflow';
-import { NodeHelpers, Workflow } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData, IRunExecutionData } from 'n8n-workflow';
 import { ExecuteContext } from 'n8n-core';
 
 import { createAdditionalData } from '../../harness/additional-data';
@@ -10,29 +9,13 @@ import { harnessEnvironment } from '../../harness/environment';
 
 import { BusinessMessagingTrigger } from '../../../nodes/BusinessMessagingTrigger/BusinessMessagingTrigger.node';
 import { OUTPUTS_EXPRESSION, outputCount, outputLayout } from '../../../nodes/BusinessMessagingTrigger/description';
+import { nodeOutputs, singleNodeWorkflow } from '../../harness';
+import { triggerNode } from './helpers';
 
-const TYPE = 'n8n-nodes-business-messaging.businessMessagingTrigger';
 const trigger = new BusinessMessagingTrigger();
-const nodeTypes: INodeTypes = {
-	getByName: () => trigger as INodeType | IVersionedNodeType,
-	getByNameAndVersion: () => trigger as INodeType,
-	getKnownTypes: () => ({}),
-};
 
-function outputsFor(parameters: Record<string, unknown>) {
-	const node: INode = {
-		id: 'n1',
-		name: 'Business Messaging Trigger',
-		type: TYPE,
-		typeVersion: 1,
-		position: [0, 0],
-		webhookId: '3f0c8c4e-1b2a-4c5d-9e8f-0a1b2c3d4e5f',
-		parameters: parameters as INode['parameters'],
-	};
-	// The Workflow constructor fills in parameter defaults, as n8n does.
-	const workflow = new Workflow({ id: 'w1', nodes: [node], connections: {}, active: false, nodeTypes });
-	return NodeHelpers.getNodeOutputs(workflow, workflow.getNode(node.name)!, trigger.description);
-}
+/** The outputs n8n computes (the workflow fills in parameter defaults first, as n8n does). */
+const outputsFor = (parameters: Record<string, unknown>) => nodeOutputs(trigger, triggerNode(parameters));
 
 const NAMES = { 'message.inbound': 'Inbound', 'message.status': 'Status', 'message.echo': 'Echo' } as const;
 
@@ -78,12 +61,12 @@ describe('outputs', () => {
 	it("execute() (n8n's ExecuteContext) passes the Hand Over output on: an item there is not dropped", async () => {
 		await harnessEnvironment();
 		const parameters = { events: ['message.inbound'], options: { handOver: 'output' } };
-		const node: INode = { id: 'n1', name: 'T', type: TYPE, typeVersion: 2, position: [0, 0], parameters: parameters as INode['parameters'] };
-		const workflow = new Workflow({ id: 'w1', nodes: [node], connections: {}, active: true, nodeTypes });
+		const node = triggerNode(parameters, 2);
+		const workflow = singleNodeWorkflow(trigger, node, true);
 		const item: INodeExecutionData = { json: { event: 'message.inbound', hand_over: { active: true } } };
 		// What webhook() returned: nothing on the main output, the item on Hand Over.
 		const inputData = { main: [[], [item]] };
-		const context = new ExecuteContext(workflow, workflow.getNode('T')!, createAdditionalData({ credentialsHelper: new HarnessCredentialsHelper(new HarnessCredentialTypes()) }), 'webhook', {} as IRunExecutionData, 0, [item], inputData, { node, data: inputData, source: null }, []);
+		const context = new ExecuteContext(workflow, workflow.getNode(node.name)!, createAdditionalData({ credentialsHelper: new HarnessCredentialsHelper(new HarnessCredentialTypes()) }), 'webhook', {} as IRunExecutionData, 0, [item], inputData, { node, data: inputData, source: null }, []);
 		const outputs = await trigger.execute!.call(context as unknown as IExecuteFunctions);
 		expect(outputs).toEqual([[], [item]]);
 	});

@@ -2,33 +2,18 @@
 // an isolate (about 30 ms of CPU) is built only for a request whose handling reaches the expression
 // engine; these are n8n's own rules (n8n-workflow, and parseRequestBody in n8n's webhook-helpers),
 // applied to the node's description and to what the Workflow constructor makes of its parameters.
-import type { INode, INodeType, INodeTypes, IVersionedNodeType } from 'n8n-workflow';
-import { nodeParametersAreStatic, webhookDescriptionIsNativelyResolvable, Workflow } from 'n8n-workflow';
+import type { INode } from 'n8n-workflow';
+import { nodeParametersAreStatic, webhookDescriptionIsNativelyResolvable } from 'n8n-workflow';
 
 import { BusinessMessagingTrigger } from '../../../nodes/BusinessMessagingTrigger/BusinessMessagingTrigger.node';
+import { nodeWithDefaults } from '../../harness';
+import { triggerNode } from './helpers';
 
-const TYPE = 'n8n-nodes-business-messaging.businessMessagingTrigger';
 const trigger = new BusinessMessagingTrigger();
-const nodeTypes: INodeTypes = {
-	getByName: () => trigger as INodeType | IVersionedNodeType,
-	getByNameAndVersion: () => trigger as INodeType,
-	getKnownTypes: () => ({}),
-};
 
 /** The node as n8n holds it while handling a request: parameters with the defaults filled in. */
-function workflowNode(typeVersion: number, parameters: Record<string, unknown>): INode {
-	const node: INode = {
-		id: 'n1',
-		name: 'Business Messaging Trigger',
-		type: TYPE,
-		typeVersion,
-		position: [0, 0],
-		webhookId: '3f0c8c4e-1b2a-4c5d-9e8f-0a1b2c3d4e5f',
-		parameters: parameters as INode['parameters'],
-	};
-	const workflow = new Workflow({ id: 'w1', nodes: [node], connections: {}, active: true, nodeTypes });
-	return workflow.getNode(node.name)!;
-}
+const workflowNode = (typeVersion: number, parameters: Record<string, unknown>): INode =>
+	nodeWithDefaults(trigger, triggerNode(parameters, typeVersion), true);
 
 describe('per-request expressions', () => {
 	it('new triggers are version 2, and version-1 workflows still load', () => {

@@ -12,6 +12,7 @@ import {
 	signedRequest,
 	statusEnvelope,
 	useSandbox,
+	WRONG_SECRET,
 } from '../../support';
 import { asEmitted, trigger, storedSecret } from './helpers';
 
@@ -63,7 +64,7 @@ describe('signature', () => {
 
 	it('wrong secret: 401, no execution', async () => {
 		const { harness } = await activeTrigger();
-		const answer = await harness.receive(signedRequest(inboundEnvelope(), 'whsec_not_the_secret'));
+		const answer = await harness.receive(signedRequest(inboundEnvelope(), WRONG_SECRET));
 		expect(answer.status).toBe(401);
 		expect(answer.noWebhookResponse).toBe(true);
 		expect(answer.body).toEqual({ error: 'unauthorized', reason: expect.stringMatching(/does not match/) });

@@ -9,7 +9,7 @@ import { REGISTRATION_HEADER, STATIC_DATA_KEY, TRIGGER_MARKER_KEY, findWaiting, 
 import { runWorkflow } from '../../harness';
 import { replyAndWaitWorkflow } from '../businessMessaging/helpers';
 import type { WebhookHarness } from '../../harness';
-import { inboundEnvelope, inboundItem, signedRequest, useSandbox } from '../../support';
+import { CONTACT, inboundEnvelope, inboundItem, NUMBER, signedRequest, useSandbox } from '../../support';
 import { control, credentialsFor, servedTrigger, storedSecret, trigger } from './helpers';
 
 const sb = useSandbox({ reset: 'afterEach' });
@@ -40,9 +40,6 @@ async function activeTrigger(): Promise<{ harness: WebhookHarness; secret: strin
 	await harness.activate();
 	return { harness, secret: storedSecret(harness.staticData, sb.keys.all) as string };
 }
-
-const CONTACT = '+15551112222';
-const NUMBER = '109876543210';
 
 describe('trigger: an answer resumes the waiting execution', () => {
 	const servers: Resumer[] = [];

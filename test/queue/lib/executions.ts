@@ -2,7 +2,7 @@
  * What n8n stored, read straight from its Postgres database (the truth every process writes
  * to): executions of a workflow, their status, and the items the trigger emitted in each.
  */
-import { sleep } from '../../e2e/lib/util';
+import { sleep } from '../../real-n8n/util';
 import type { Topology } from './topology';
 
 export interface StoredExecution {

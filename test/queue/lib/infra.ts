@@ -12,7 +12,7 @@ import { appendFileSync, chownSync, closeSync, existsSync, mkdirSync, openSync, 
 import { connect } from 'node:net';
 import { join } from 'node:path';
 
-import { freePort, log, sleep, waitFor } from '../../e2e/lib/util';
+import { freePort, log, sleep, waitFor } from '../../real-n8n/util';
 
 export interface Service {
 	name: string;

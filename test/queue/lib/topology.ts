@@ -15,9 +15,9 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { ENCRYPTION_KEY, installPackage, N8nClient, N8nProcess, type Installation } from '../../e2e/lib/n8n';
-import { launchSandbox, SandboxControl, type Sandbox } from '../../e2e/lib/sandbox';
-import { freePort, log } from '../../e2e/lib/util';
+import { ENCRYPTION_KEY, installPackage, N8nClient, N8nProcess, type Installation } from '../../real-n8n/n8n';
+import { launchSandbox, SandboxControl, type Sandbox } from '../../real-n8n/sandbox';
+import { freePort, log } from '../../real-n8n/util';
 import { recordPid, startBalancer, startPostgres, startRedis, type Balancer, type Postgres, type Service } from './infra';
 
 /**

@@ -1,4 +1,4 @@
-import { useSandbox } from '../../support';
+import { CONTACT, useSandbox } from '../../support';
 import { api, call, control, inbound } from './helpers';
 
 const sb = useSandbox();
@@ -13,7 +13,7 @@ const everyEndpoint = (): Array<[string, string, unknown?]> => [
 	['GET', '/v1/logs?category=sends'],
 	['GET', '/v1/messages/msg_000'],
 	['GET', '/v1/messages/inbound'],
-	['POST', '/v1/messages/reply', { to: '+15551234567', text: 'hi', from: sb.numbers[0].phone_number_id }],
+	['POST', '/v1/messages/reply', { to: CONTACT, text: 'hi', from: sb.numbers[0].phone_number_id }],
 	['GET', '/v1/media/123'],
 	['GET', '/v1/no-such-endpoint'],
 ];
@@ -84,7 +84,7 @@ describe('403 missing scope', () => {
 		expect(ping.body.error).toEqual({ code: 'missing_scope', message: expect.stringContaining('balance:read') });
 		await inbound(sb, sb.numbers[0].phone_number_id);
 		const reply = await api(sb, 'POST', '/v1/messages/reply', sb.keys.noSend, {
-			to: '+15551234567',
+			to: CONTACT,
 			text: 'hi',
 			from: sb.numbers[0].phone_number_id,
 		});

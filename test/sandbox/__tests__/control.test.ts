@@ -1,6 +1,6 @@
 import { request } from 'undici';
-import { useSandbox } from '../../support';
-import { api, call, CONTACT, control, inbound, registerWebhook } from './helpers';
+import { CONTACT, useSandbox } from '../../support';
+import { api, call, control, inbound, registerWebhook } from './helpers';
 
 const sb = useSandbox();
 let n0: string;

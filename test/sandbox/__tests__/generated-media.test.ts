@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { request } from 'undici';
 import { generatedMediaBytes, MAX_GENERATED_MEDIA_BYTES } from '../media';
 import { MAX_BODY_BYTES } from '../http';
-import { useSandbox } from '../../support';
+import { CONTACT, useSandbox } from '../../support';
 import { api, control, inbound } from './helpers';
 
 const sb = useSandbox();
@@ -57,7 +57,7 @@ describe('POST /_sandbox/inbound with media.size_bytes', () => {
 		[{ mime: 'image/png', size_bytes: MAX_GENERATED_MEDIA_BYTES + 1 }, 'over the maximum'],
 	])('refuses media %j (%s) with 400 naming media', async (media: Record<string, unknown>, _case: string) => {
 		const result = await control(sb, 'POST', '/inbound', {
-			from: '+15551234567',
+			from: CONTACT,
 			contact_name: 'Ada',
 			number: sb.numbers[0].phone_number_id,
 			media,

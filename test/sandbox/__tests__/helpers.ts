@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request, type Dispatcher } from 'undici';
 import type { Sandbox } from '../types';
+import { CONTACT } from '../../support/fixtures';
 
 /** Bodies are asserted field by field; a loose type keeps the tests readable. */
 export type Json = any;
@@ -49,8 +50,6 @@ export const api = (sb: Sandbox, method: string, path: string, key: string | und
 /** /_sandbox call, no auth. */
 export const control = (sb: Sandbox, method: string, path: string, body?: unknown): Promise<HttpResult> =>
 	call(sb.baseUrl, method, `/_sandbox${path}`, { body });
-
-export const CONTACT = '+15551234567';
 
 /** An inbound text from CONTACT on the given number: opens the reply window. */
 export async function inbound(sb: Sandbox, number: string, extra: Record<string, unknown> = {}): Promise<HttpResult> {

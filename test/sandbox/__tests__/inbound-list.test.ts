@@ -1,5 +1,5 @@
-import { useSandbox } from '../../support';
-import { api, CONTACT, control, inbound } from './helpers';
+import { CONTACT, OTHER_CONTACT, useSandbox } from '../../support';
+import { api, control, inbound } from './helpers';
 
 const sb = useSandbox();
 let n0: string;
@@ -84,7 +84,7 @@ describe('GET /v1/messages/inbound', () => {
 	it('filters by number and contact', async () => {
 		await inbound(sb, n0, { text: 'a' });
 		await inbound(sb, n1, { text: 'b' });
-		await inbound(sb, n1, { text: 'c', from: '+15557654321' });
+		await inbound(sb, n1, { text: 'c', from: OTHER_CONTACT });
 		const texts = (body: { data: Array<{ text: string }> }) => body.data.map((r) => r.text);
 		expect(texts((await list(`?number=${n1}`)).body)).toEqual(['c', 'b']);
 		expect(texts((await list(`?contact=${encodeURIComponent(CONTACT)}`)).body)).toEqual(['b', 'a']);

@@ -1,15 +1,11 @@
-import { startReceiver, useSandbox, type Receiver } from '../../support';
-import { api, CONTACT, control, inbound, registerWebhook, type Json } from './helpers';
+import { CONTACT, useReceiver, useSandbox } from '../../support';
+import { api, control, inbound, registerWebhook, type Json } from './helpers';
 
 const sb = useSandbox();
-let receiver: Receiver;
+const receiver = useReceiver();
 let n0: string;
-beforeAll(async () => {
-	receiver = await startReceiver();
+beforeAll(() => {
 	n0 = sb.numbers[0].phone_number_id;
-});
-afterAll(async () => {
-	await receiver.close();
 });
 
 async function logs(category: string, query = ''): Promise<Json[]> {

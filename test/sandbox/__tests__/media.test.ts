@@ -1,5 +1,5 @@
 import { request } from 'undici';
-import { useSandbox } from '../../support';
+import { CONTACT, useSandbox } from '../../support';
 import { api, call, control, inbound } from './helpers';
 
 /** CONTRACT.md values, written out so that a change of the constants fails here. */
@@ -115,7 +115,7 @@ describe('GET /v1/media/{id}', () => {
 	});
 
 	it('echo media ids are metadata only: not downloadable', async () => {
-		const echo = await control(sb, 'POST', '/echo', { to: '+15551234567', number: sb.numbers[0].phone_number_id, media_mime: 'image/jpeg' });
+		const echo = await control(sb, 'POST', '/echo', { to: CONTACT, number: sb.numbers[0].phone_number_id, media_mime: 'image/jpeg' });
 		expect(echo.body.record.media_id).toEqual(expect.any(String));
 		expect((await api(sb, 'GET', `/v1/media/${echo.body.record.media_id}`, sb.keys.all)).status).toBe(404);
 	});

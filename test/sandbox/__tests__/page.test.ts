@@ -1,6 +1,6 @@
 import { request } from 'undici';
-import { signBody, startReceiver, useSandbox } from '../../support';
-import { api, call, CONTACT, closedPort, control, inbound, registerWebhook } from './helpers';
+import { CONTACT, signBody, startReceiver, useSandbox } from '../../support';
+import { api, call, closedPort, control, inbound, registerWebhook } from './helpers';
 
 const sb = useSandbox();
 let n0: string;

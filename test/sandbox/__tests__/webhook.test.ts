@@ -1,9 +1,8 @@
 import { startSandbox } from '..';
-import { signBody, startReceiver, useSandbox, type Receiver } from '../../support';
+import { CONTACT, signBody, startReceiver, useReceiver, useSandbox, WRONG_SECRET } from '../../support';
 import {
 	api,
 	closedPort,
-	CONTACT,
 	control,
 	inbound,
 	MICRO_TIMESTAMP,
@@ -12,14 +11,10 @@ import {
 } from './helpers';
 
 const sb = useSandbox();
-let receiver: Receiver;
+const receiver = useReceiver();
 let n0: string;
-beforeAll(async () => {
-	receiver = await startReceiver();
+beforeAll(() => {
 	n0 = sb.numbers[0].phone_number_id;
-});
-afterAll(async () => {
-	await receiver.close();
 });
 beforeEach(() => {
 	receiver.requests.length = 0;
@@ -108,7 +103,7 @@ describe('delivery', () => {
 		expect(received.headers['x-service-signature']).toBe(signBody(received.raw, secret));
 		// Re-serialising would not necessarily give the same bytes; the sandbox signs what it sends.
 		expect(received.raw.toString('utf8')).toBe(sb.state().deliveries[0].body);
-		expect(received.headers['x-service-signature']).not.toBe(signBody(received.raw, 'whsec_wrong'));
+		expect(received.headers['x-service-signature']).not.toBe(signBody(received.raw, WRONG_SECRET));
 	});
 
 	it('message.inbound: envelope {event, data, timestamp} and exactly the spec data fields', async () => {

@@ -1,6 +1,4 @@
 import {
-	CONTACT,
-	OTHER_CONTACT,
 	apiRequests,
 	createKey,
 	echo,
@@ -10,7 +8,7 @@ import {
 	pairedIndexes,
 	run,
 } from '../helpers';
-import { describeWithSandbox } from '../../../support';
+import { CONTACT, describeWithSandbox, OTHER_CONTACT } from '../../../support';
 
 const GET_MANY = { resource: 'message', operation: 'getMany' };
 

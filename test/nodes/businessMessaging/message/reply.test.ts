@@ -1,6 +1,4 @@
 import {
-	CONTACT,
-	OTHER_CONTACT,
 	apiRequests,
 	createKey,
 	errorOf,
@@ -9,7 +7,7 @@ import {
 	pairedIndexes,
 	run,
 } from '../helpers';
-import { describeWithSandbox, inboundItem } from '../../../support';
+import { CONTACT, describeWithSandbox, inboundItem, OTHER_CONTACT } from '../../../support';
 
 const REPLY = { resource: 'message', operation: 'reply' };
 

@@ -7,8 +7,8 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { STATIC_DATA_KEY, TRIGGER_MARKER_KEY, findWaiting, isResumeToken, resumeToken, waitingKey } from '../../../../nodes/shared/replyAndWait';
 import { runWorkflow, webhookHarness } from '../../../harness';
-import { describeWithSandbox, inboundEnvelope, inboundItem } from '../../../support';
-import { ASK, CONTACT, NODE_TYPE, credentialsFor, inbound, replyAndWaitWorkflow } from '../helpers';
+import { ACTION_TYPE, CONTACT, describeWithSandbox, inboundEnvelope, inboundItem } from '../../../support';
+import { ASK, credentialsFor, inbound, replyAndWaitWorkflow } from '../helpers';
 
 describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 	it('sends the reply once, waits until the limit, registers the wait; the timer resume continues on Timed Out without sending again', async () => {
@@ -80,7 +80,7 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 	// is secret: without the token anyone who can reach n8n could post an "answer" into a conversation.
 	it('the resume URL takes the trigger\'s answer only: no token, another execution\'s token, a token of another key: 403, nothing resumed', async () => {
 		const harness = await webhookHarness({
-			type: NODE_TYPE,
+			type: ACTION_TYPE,
 			parameters: { resource: 'message', operation: 'replyAndWait', text: 'What is your order number?' },
 			credentials: credentialsFor(sandbox, 'all'),
 			executionId: '57',

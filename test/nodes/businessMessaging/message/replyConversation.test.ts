@@ -1,7 +1,7 @@
 // Reply's conversation options through the harness against the sandbox: the 24-hour window
 // read from the item (reply_window_closes_at) and Wait for Delivery.
-import { CONTACT, OTHER_CONTACT, apiRequests, errorOf, inbound, run } from '../helpers';
-import { describeWithSandbox, inboundItem } from '../../../support';
+import { apiRequests, errorOf, inbound, run } from '../helpers';
+import { CONTACT, describeWithSandbox, inboundItem, OTHER_CONTACT } from '../../../support';
 
 const REPLY = { resource: 'message', operation: 'reply' };
 

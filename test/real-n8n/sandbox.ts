@@ -1,9 +1,9 @@
 /**
- * The sandbox as the end-to-end suite and `npm run dev` use it: started in this process
+ * The sandbox as the real-n8n runs and `npm run dev` use it: started in this process
  * (startSandbox from test/sandbox) and driven through its control API over HTTP, exactly
  * as the printed curl command does.
  */
-import { startSandbox, type Sandbox, type SandboxState } from '../../sandbox';
+import { startSandbox, type Sandbox, type SandboxState } from '../sandbox';
 
 export type { Sandbox, SandboxState };
 

@@ -1,9 +1,10 @@
 /**
- * Real n8n for the end-to-end suite and `npm run dev`: install (through scripts/install-n8n.sh,
+ * Real n8n for the suites that drive it (test/e2e, test/hardening/real-n8n, test/queue), the
+ * benchmarks and `npm run dev`: install (through scripts/install-n8n.sh,
  * cached outside git), load the packed package the way users do (npm install into
  * <N8N_USER_FOLDER>/.n8n/nodes), start/stop the process, and drive the editor's REST API.
  *
- * Facts this relies on are in ../../../../shared/docs/real-n8n.md (owner setup with a
+ * Facts this relies on are in ../../../shared/docs/real-n8n.md (owner setup with a
  * browser-id header, 1.x vs 2.x activation, ready log line, broker port).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -12,6 +13,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync, wri
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 
+import { PACKAGE_NAME } from '../support/constants';
 import { freePort, log, sleep, waitFor } from './util';
 
 export type Line = 1 | 2;
@@ -21,12 +23,7 @@ export const LINES: Record<Line, { version: string; node: string }> = {
 	1: { version: '1.123.81', node: `${process.version} (system)` },
 };
 
-export const REPO_ROOT = resolve(__dirname, '..', '..', '..');
-export const PACKAGE_NAME = 'n8n-nodes-business-messaging';
-export const TRIGGER_TYPE = `${PACKAGE_NAME}.businessMessagingTrigger`;
-export const ACTION_TYPE = `${PACKAGE_NAME}.businessMessaging`;
-export const TOOL_TYPE = `${PACKAGE_NAME}.businessMessagingTool`;
-export const CREDENTIAL_TYPE = 'businessMessagingApi';
+export const REPO_ROOT = resolve(__dirname, '..', '..');
 
 export interface Installation {
 	line: Line;
@@ -270,6 +267,23 @@ export interface WorkflowJson {
 	connections: Record<string, unknown>;
 	settings?: Record<string, unknown>;
 	[key: string]: unknown;
+}
+
+/** n8n's Webhook node (version 2), named "Webhook", at the start of a workflow. */
+export function webhookNode(
+	httpMethod: 'GET' | 'POST',
+	path: string,
+	responseMode: 'onReceived' | 'lastNode',
+): WorkflowJson['nodes'][number] {
+	return {
+		id: randomUUID(),
+		name: 'Webhook',
+		type: 'n8n-nodes-base.webhook',
+		typeVersion: 2,
+		position: [0, 0],
+		webhookId: randomUUID(),
+		parameters: { httpMethod, path, responseMode, options: {} },
+	};
 }
 
 export interface SavedWorkflow {

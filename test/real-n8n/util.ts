@@ -1,4 +1,4 @@
-/** Small helpers for the end-to-end driver and `npm run dev`: ports, waiting, timing, logging. */
+/** Small helpers for the real-n8n driver, its runs and `npm run dev`: ports, waiting, timing, logging. */
 import { createServer } from 'node:net';
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

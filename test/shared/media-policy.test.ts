@@ -2,9 +2,9 @@
 // type it is stored under. Literal addresses and names only: nothing here opens a connection.
 import type { IExecuteFunctions, INode } from 'n8n-workflow';
 
-import { checkMediaTarget } from '../../../nodes/shared/mediaDownload';
-import { downloadLimits, mediaAddressProblem, mediaUrlProblem, safeFileName, storedMimeType } from '../../../nodes/shared/mediaPolicy';
-import { ipAddressClass } from '../../../nodes/shared/ipAddress';
+import { checkMediaTarget } from '../../nodes/shared/mediaDownload';
+import { downloadLimits, mediaAddressProblem, mediaUrlProblem, safeFileName, storedMimeType } from '../../nodes/shared/mediaPolicy';
+import { ipAddressClass } from '../../nodes/shared/ipAddress';
 
 const PUBLIC_BASE = new URL('https://api.example.com/');
 const LOOPBACK_BASE = new URL('http://127.0.0.1:4010/');

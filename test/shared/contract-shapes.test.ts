@@ -4,11 +4,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import { runNode, webhookHarness } from '../../harness';
-
-const NODE_TYPE = 'n8n-nodes-business-messaging.businessMessaging';
-const TRIGGER_TYPE = 'n8n-nodes-business-messaging.businessMessagingTrigger';
-const API_KEY = `sk_live_${'ab'.repeat(24)}`;
+import { runNode, webhookHarness } from '../harness';
+import { ACTION_TYPE, API_KEY, CREDENTIAL_TYPE, TRIGGER_TYPE } from '../support';
 
 type Route = (req: IncomingMessage, body: string) => { status: number; json?: unknown };
 
@@ -39,7 +36,7 @@ beforeEach(() => {
 	requests.length = 0;
 });
 
-const credentials = () => ({ businessMessagingApi: { apiKey: API_KEY, baseUrl } });
+const credentials = () => ({ [CREDENTIAL_TYPE]: { apiKey: API_KEY, baseUrl } });
 
 async function activationError(parameters = {}) {
 	const harness = await webhookHarness({ type: TRIGGER_TYPE, parameters, credentials: credentials() });
@@ -91,7 +88,7 @@ describe('list answers: {data, has_more, next_cursor} (I4), anything else one it
 		const answer = { items: [{ id: 'log_1' }, { id: 'log_2' }], next_cursor: 'c2', has_more: true };
 		route = () => ({ status: 200, json: answer });
 		const result = await runNode({
-			type: NODE_TYPE,
+			type: ACTION_TYPE,
 			parameters: { resource: 'log', operation: 'getMany', category: 'webhook', returnAll: true },
 			credentials: credentials(),
 		});
@@ -106,7 +103,7 @@ describe('list answers: {data, has_more, next_cursor} (I4), anything else one it
 				? { status: 200, json: { data: [{ id: 'log_2' }], has_more: false, next_cursor: null } }
 				: { status: 200, json: { data: [{ id: 'log_1' }], has_more: true, next_cursor: 'c2' } };
 		const result = await runNode({
-			type: NODE_TYPE,
+			type: ACTION_TYPE,
 			parameters: { resource: 'log', operation: 'getMany', category: 'webhook', returnAll: true },
 			credentials: credentials(),
 		});
@@ -123,7 +120,7 @@ describe('service text never carries a secret into an error or an item (security
 		});
 		for (const continueOnFail of [false, true]) {
 			const result = await runNode({
-				type: NODE_TYPE,
+				type: ACTION_TYPE,
 				parameters: { resource: 'message', operation: 'getStatus', messageId: 'msg_1' },
 				credentials: credentials(),
 				nodeSettings: continueOnFail ? { continueOnFail: true } : undefined,
@@ -138,7 +135,7 @@ describe('service text never carries a secret into an error or an item (security
 	it('a 2xx read that carries key values or secret tokens: redacted in the output item', async () => {
 		route = () => ({ status: 200, json: { id: 'msg_1', note: `used ${API_KEY} and whsec_${'ef'.repeat(32)}` } });
 		const result = await runNode({
-			type: NODE_TYPE,
+			type: ACTION_TYPE,
 			parameters: { resource: 'message', operation: 'getStatus', messageId: 'msg_1' },
 			credentials: credentials(),
 		});

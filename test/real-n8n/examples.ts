@@ -6,7 +6,8 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { CREDENTIAL_TYPE, REPO_ROOT, type N8nClient, type SavedWorkflow, type WorkflowJson } from './n8n';
+import { REPO_ROOT, type N8nClient, type SavedWorkflow, type WorkflowJson } from './n8n';
+import { CREDENTIAL_TYPE } from '../support/constants';
 
 export const CREDENTIAL_NAME = 'Business Messaging (sandbox)';
 

@@ -14,10 +14,10 @@ import {
 	N8nProcess,
 	OWNER,
 	RestError,
-	TRIGGER_TYPE,
 	type Installation,
 	type Line,
 } from './n8n';
+import { TRIGGER_TYPE } from '../support/constants';
 import { launchSandbox, type Sandbox } from './sandbox';
 import { freePort, log } from './util';
 
