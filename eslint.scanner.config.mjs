@@ -43,7 +43,18 @@ export const scannerLayers = [
 ];
 
 export default [
-	{ ignores: ['node_modules/**', 'test/**', 'bench/**', 'scripts/**', 'examples/**', '*.js', '*.mjs', 'package-lock.json'] },
+	{
+		ignores: [
+			'node_modules/**',
+			'test/**',
+			'bench/**',
+			'scripts/**',
+			'examples/**',
+			'*.js',
+			'*.mjs',
+			'package-lock.json',
+		],
+	},
 	{ plugins: { 'n8n-nodes-base': n8nNodesBase } },
 	...scannerLayers,
 	{ files: ['**/*.json', '**/*.ts'], languageOptions: { parser: tsParser } },

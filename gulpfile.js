@@ -4,7 +4,9 @@ const { task, src, dest, parallel } = require('gulp');
 // n8n resolves `icon: 'file:…'` relative to the built .js file, so dist/ must keep the
 // source layout: icons/ next to credentials/ and nodes/, and any SVG inside a node folder.
 function copySharedIcons() {
-	return src(path.resolve('icons', '*.svg'), { encoding: false }).pipe(dest(path.resolve('dist', 'icons')));
+	return src(path.resolve('icons', '*.svg'), { encoding: false }).pipe(
+		dest(path.resolve('dist', 'icons')),
+	);
 }
 
 function copyNodeIcons() {

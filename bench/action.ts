@@ -43,29 +43,54 @@ const NODE_NAME: Record<Side, string> = { ours: 'Get Status', theirs: 'HTTP Requ
 /** Sends a reply through the sandbox API (after an inbound message opens the window); returns its message id. */
 async function sentMessageId(env: BenchEnvironment): Promise<string> {
 	const number = env.sandbox.numbers[0].phone_number_id;
-	await env.control.call('POST', '/inbound', { from: CONTACT, contact_name: 'Bench', number, text: 'hello' });
+	await env.control.call('POST', '/inbound', {
+		from: CONTACT,
+		contact_name: 'Bench',
+		number,
+		text: 'hello',
+	});
 	const response = await fetch(`${env.sandbox.baseUrl}/v1/messages/reply`, {
 		method: 'POST',
-		headers: { authorization: `Bearer ${env.sandbox.keys.all}`, 'content-type': 'application/json' },
+		headers: {
+			authorization: `Bearer ${env.sandbox.keys.all}`,
+			'content-type': 'application/json',
+		},
 		body: JSON.stringify({ to: CONTACT, from: number, text: 'Your order is on its way.' }),
 	});
 	const body = (await response.json()) as { id?: string };
-	if (!response.ok || !body.id) throw new Error(`the sandbox refused the reply: ${response.status} ${JSON.stringify(body)}`);
+	if (!response.ok || !body.id)
+		throw new Error(`the sandbox refused the reply: ${response.status} ${JSON.stringify(body)}`);
 	return body.id;
 }
 
-export async function runActionBench(env: BenchEnvironment, options: { items: number; reps: number } = { items: 1000, reps: 5 }): Promise<ActionResult> {
+export async function runActionBench(
+	env: BenchEnvironment,
+	options: { items: number; reps: number } = { items: 1000, reps: 5 },
+): Promise<ActionResult> {
 	const { client, credential } = env;
 	const messageId = await sentMessageId(env);
 	const credentials = { [CREDENTIAL_TYPE]: { id: credential.id, name: credential.name } };
-	const items = node('Items', 'n8n-nodes-base.code', 2, { jsCode: `return Array.from({ length: ${options.items} }, (_, i) => ({ json: { i } }));` }, 220);
+	const items = node(
+		'Items',
+		'n8n-nodes-base.code',
+		2,
+		{ jsCode: `return Array.from({ length: ${options.items} }, (_, i) => ({ json: { i } }));` },
+		220,
+	);
 	const workflows: Record<Side, { id: string }> = {
 		ours: await client.createWorkflow({
 			name: 'bench: Business Messaging Get Status × items',
 			nodes: [
 				{ ...MANUAL_TRIGGER },
 				items,
-				node(NODE_NAME.ours, ACTION_TYPE, 1, { resource: 'message', operation: 'getStatus', messageId }, 440, { credentials }),
+				node(
+					NODE_NAME.ours,
+					ACTION_TYPE,
+					1,
+					{ resource: 'message', operation: 'getStatus', messageId },
+					440,
+					{ credentials },
+				),
 			],
 			connections: chain(MANUAL_TRIGGER.name, 'Items', NODE_NAME.ours),
 		}),
@@ -129,7 +154,9 @@ export async function runActionBench(env: BenchEnvironment, options: { items: nu
 	const sandboxRequests = (await env.control.state()).requests_count - requestsBefore;
 
 	const of = (side: Side) => runs.filter((r) => r.side === side);
-	const ratios = of('ours').map((r) => r.items_per_s / (of('theirs').find((t) => t.rep === r.rep)?.items_per_s ?? Number.NaN));
+	const ratios = of('ours').map(
+		(r) => r.items_per_s / (of('theirs').find((t) => t.rep === r.rep)?.items_per_s ?? Number.NaN),
+	);
 	return {
 		items: options.items,
 		reps: options.reps,

@@ -17,7 +17,10 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-import { acceptEvent, type EventParameters } from '../nodes/BusinessMessagingTrigger/receiving/accept';
+import {
+	acceptEvent,
+	type EventParameters,
+} from '../nodes/BusinessMessagingTrigger/receiving/accept';
 import { eventItem, workflowDataFor } from '../nodes/BusinessMessagingTrigger/routing/route';
 import { CONTACT, inboundEnvelope } from '../test/support/fixtures';
 import { signBody } from '../test/support/signature';
@@ -32,7 +35,11 @@ export const BODY_SIZES = [
 const SECRET = 'whsec_bench_0123456789abcdef0123456789abcdef';
 const TIMESTAMP = '2026-11-22T10:15:30.123456+00:00';
 const NOW_MS = Date.parse('2026-11-22T10:15:31Z');
-const PARAMETERS: EventParameters = { events: ['message.inbound'], options: {}, separateOutputs: false };
+const PARAMETERS: EventParameters = {
+	events: ['message.inbound'],
+	options: {},
+	separateOutputs: false,
+};
 const readParameters = (): EventParameters => PARAMETERS;
 
 /**
@@ -71,8 +78,13 @@ let sink = 0;
 /** The trigger's path for one accepted event. */
 function ours(body: Buffer, header: string): void {
 	const accepted = acceptEvent(body, header, SECRET, NOW_MS, readParameters);
-	if (accepted.kind !== 'emit') throw new Error(`the benchmark event was not accepted: ${JSON.stringify(accepted)}`);
-	const output = workflowDataFor(eventItem(accepted.envelope), accepted.envelope.event, accepted.layout);
+	if (accepted.kind !== 'emit')
+		throw new Error(`the benchmark event was not accepted: ${JSON.stringify(accepted)}`);
+	const output = workflowDataFor(
+		eventItem(accepted.envelope),
+		accepted.envelope.event,
+		accepted.layout,
+	);
 	sink += (output[0][0].json.timestamp as string).length;
 }
 
@@ -80,7 +92,8 @@ function ours(body: Buffer, header: string): void {
 function floor(body: Buffer, header: string): void {
 	const expected = createHmac('sha256', SECRET).update(body).digest();
 	const received = Buffer.from(header.slice('sha256='.length), 'hex');
-	if (received.length !== expected.length || !timingSafeEqual(received, expected)) throw new Error('floor: bad signature');
+	if (received.length !== expected.length || !timingSafeEqual(received, expected))
+		throw new Error('floor: bad signature');
 	const parsed = JSON.parse(body.toString('utf8')) as { timestamp: string };
 	sink += parsed.timestamp.length;
 }
@@ -89,7 +102,12 @@ function floor(body: Buffer, header: string): void {
  * CPU time per call (user + system of this process, which runs nothing else), not wall time:
  * the machine is shared, and time spent descheduled must not count against either side.
  */
-function timeCalls(fn: (body: Buffer, header: string) => void, body: Buffer, header: string, iterations: number): number {
+function timeCalls(
+	fn: (body: Buffer, header: string) => void,
+	body: Buffer,
+	header: string,
+	iterations: number,
+): number {
 	const started = process.cpuUsage();
 	for (let i = 0; i < iterations; i++) fn(body, header);
 	const used = process.cpuUsage(started);

@@ -15,7 +15,12 @@ import type { BenchEnvironment } from './lib/env';
 import { awaitExecution, chain, MANUAL_TRIGGER, node, readExecution, runManually } from './lib/n8n';
 import { baselineRss, RssSampler } from './lib/rss';
 import { median } from './lib/stats';
-import { ACTION_TYPE, CREDENTIAL_TYPE, TRIGGER_NAME, TRIGGER_TYPE } from '../test/support/constants';
+import {
+	ACTION_TYPE,
+	CREDENTIAL_TYPE,
+	TRIGGER_NAME,
+	TRIGGER_TYPE,
+} from '../test/support/constants';
 
 export type MediaKind = 'download' | 'trigger' | 'http';
 export const MEDIA_KINDS: MediaKind[] = ['download', 'trigger', 'http'];
@@ -43,16 +48,26 @@ export interface MediaResult {
 	growth_bytes: Record<MediaKind, number>;
 }
 
-const NODE_NAME: Record<MediaKind, string> = { download: 'Download', trigger: TRIGGER_NAME, http: 'HTTP Request' };
+const NODE_NAME: Record<MediaKind, string> = {
+	download: 'Download',
+	trigger: TRIGGER_NAME,
+	http: 'HTTP Request',
+};
 
-export async function runMediaBench(env: BenchEnvironment, options: { sizeBytes: number; reps: number }): Promise<MediaResult> {
+export async function runMediaBench(
+	env: BenchEnvironment,
+	options: { sizeBytes: number; reps: number },
+): Promise<MediaResult> {
 	const { client, control, credential } = env;
 	const pid = env.n8n.child.pid;
 	if (pid === undefined) throw new Error('no pid for n8n');
 	const number = env.sandbox.numbers[0].phone_number_id;
 	const credentials = { [CREDENTIAL_TYPE]: { id: credential.id, name: credential.name } };
 	const inbound = () =>
-		control.call<{ record: { media_id: string }; delivery: { delivered: boolean; reason: string | null } }>('POST', '/inbound', {
+		control.call<{
+			record: { media_id: string };
+			delivery: { delivered: boolean; reason: string | null };
+		}>('POST', '/inbound', {
 			from: '+15559876543',
 			contact_name: 'Bench',
 			number,
@@ -64,19 +79,42 @@ export async function runMediaBench(env: BenchEnvironment, options: { sizeBytes:
 		name: 'bench: Media → Download',
 		nodes: [
 			{ ...MANUAL_TRIGGER },
-			node(NODE_NAME.download, ACTION_TYPE, 1, { resource: 'media', operation: 'download', media: 'set below', binaryPropertyName: 'data' }, 220, {
-				credentials,
-			}),
+			node(
+				NODE_NAME.download,
+				ACTION_TYPE,
+				1,
+				{
+					resource: 'media',
+					operation: 'download',
+					media: 'set below',
+					binaryPropertyName: 'data',
+				},
+				220,
+				{
+					credentials,
+				},
+			),
 		],
 		connections: chain(MANUAL_TRIGGER.name, NODE_NAME.download),
 	});
 	const trigger = await client.createWorkflow({
 		name: 'bench: Trigger with Download Media',
 		nodes: [
-			node(NODE_NAME.trigger, TRIGGER_TYPE, 1, { registration: 'automatic', events: ['message.inbound'], options: { downloadMedia: true } }, 0, {
-				webhookId: randomUUID(),
-				credentials,
-			}),
+			node(
+				NODE_NAME.trigger,
+				TRIGGER_TYPE,
+				1,
+				{
+					registration: 'automatic',
+					events: ['message.inbound'],
+					options: { downloadMedia: true },
+				},
+				0,
+				{
+					webhookId: randomUUID(),
+					credentials,
+				},
+			),
 		],
 		connections: {},
 	});
@@ -89,7 +127,9 @@ export async function runMediaBench(env: BenchEnvironment, options: { sizeBytes:
 	const mediaId = record.media_id;
 	await client.request('PATCH', `/rest/workflows/${download.id}`, {
 		versionId: (await client.getWorkflow(download.id)).versionId,
-		nodes: download.nodes.map((n) => (n.name === NODE_NAME.download ? { ...n, parameters: { ...n.parameters, media: mediaId } } : n)),
+		nodes: download.nodes.map((n) =>
+			n.name === NODE_NAME.download ? { ...n, parameters: { ...n.parameters, media: mediaId } } : n,
+		),
 		connections: chain(MANUAL_TRIGGER.name, NODE_NAME.download),
 	});
 
@@ -100,7 +140,8 @@ export async function runMediaBench(env: BenchEnvironment, options: { sizeBytes:
 			redirect: 'manual',
 		});
 		const location = response.headers.get('location');
-		if (response.status !== 302 || !location) throw new Error(`GET /v1/media/${mediaId} -> ${response.status}`);
+		if (response.status !== 302 || !location)
+			throw new Error(`GET /v1/media/${mediaId} -> ${response.status}`);
 		return location;
 	};
 
@@ -120,7 +161,13 @@ export async function runMediaBench(env: BenchEnvironment, options: { sizeBytes:
 						NODE_NAME.http,
 						'n8n-nodes-base.httpRequest',
 						4.2,
-						{ method: 'GET', url: await signedUrl(), options: { response: { response: { responseFormat: 'file', outputPropertyName: 'data' } } } },
+						{
+							method: 'GET',
+							url: await signedUrl(),
+							options: {
+								response: { response: { responseFormat: 'file', outputPropertyName: 'data' } },
+							},
+						},
 						220,
 					),
 				],
@@ -133,7 +180,8 @@ export async function runMediaBench(env: BenchEnvironment, options: { sizeBytes:
 		trigger: async () => {
 			const seen = new Set((await client.executions(trigger.id)).map((e) => e.id));
 			const sent = await inbound();
-			if (!sent.delivery.delivered) throw new Error(`the event was not delivered: ${sent.delivery.reason}`);
+			if (!sent.delivery.delivered)
+				throw new Error(`the event was not delivered: ${sent.delivery.reason}`);
 			const execution = await waitFor(
 				'the trigger execution',
 				async () => (await client.executions(trigger.id)).find((e) => !seen.has(e.id)),
@@ -187,7 +235,8 @@ export async function runMediaBench(env: BenchEnvironment, options: { sizeBytes:
 	}
 	await client.deactivate(trigger.id);
 
-	const per = <T>(f: (kind: MediaKind) => T) => Object.fromEntries(MEDIA_KINDS.map((k) => [k, f(k)])) as Record<MediaKind, T>;
+	const per = <T>(f: (kind: MediaKind) => T) =>
+		Object.fromEntries(MEDIA_KINDS.map((k) => [k, f(k)])) as Record<MediaKind, T>;
 	const of = (kind: MediaKind) => runs.filter((r) => r.kind === kind);
 	return {
 		size_bytes: options.sizeBytes,

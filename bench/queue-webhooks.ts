@@ -38,7 +38,17 @@ export interface WebhookResult {
 	reps: number;
 	runs: WebhookRun[];
 	summary: WebhookConcurrencySummary[];
-	totals: Record<Side, { ok_2xx: number; executions_recorded: number; lost: number; non_2xx: number; errors: number; failed_executions: number }>;
+	totals: Record<
+		Side,
+		{
+			ok_2xx: number;
+			executions_recorded: number;
+			lost: number;
+			non_2xx: number;
+			errors: number;
+			failed_executions: number;
+		}
+	>;
 }
 
 export interface WebhookOptions {
@@ -62,18 +72,29 @@ export const DEFAULT_WEBHOOK_OPTIONS: WebhookOptions = {
  */
 const REGISTRATION = process.env.BENCH_TRIGGER_REGISTRATION === 'manual' ? 'manual' : 'automatic';
 
-export async function runWebhookBench(env: BenchEnvironment, options: WebhookOptions = DEFAULT_WEBHOOK_OPTIONS): Promise<WebhookResult> {
+export async function runWebhookBench(
+	env: BenchEnvironment,
+	options: WebhookOptions = DEFAULT_WEBHOOK_OPTIONS,
+): Promise<WebhookResult> {
 	const { client, control } = env;
 	const number = env.sandbox.numbers[0].phone_number_id;
-	const credential = REGISTRATION === 'manual' ? await createManualCredential(client, env.sandbox) : env.credential;
+	const credential =
+		REGISTRATION === 'manual' ? await createManualCredential(client, env.sandbox) : env.credential;
 	const triggerWebhookId = randomUUID();
 	const ours = await client.createWorkflow({
 		name: `bench: Business Messaging Trigger (${REGISTRATION})`,
 		nodes: [
-			node(TRIGGER_NAME, TRIGGER_TYPE, 1, { registration: REGISTRATION, events: ['message.inbound'], options: {} }, 0, {
-				webhookId: triggerWebhookId,
-				credentials: { [CREDENTIAL_TYPE]: { id: credential.id, name: credential.name } },
-			}),
+			node(
+				TRIGGER_NAME,
+				TRIGGER_TYPE,
+				1,
+				{ registration: REGISTRATION, events: ['message.inbound'], options: {} },
+				0,
+				{
+					webhookId: triggerWebhookId,
+					credentials: { [CREDENTIAL_TYPE]: { id: credential.id, name: credential.name } },
+				},
+			),
 		],
 		connections: {},
 	});
@@ -81,9 +102,16 @@ export async function runWebhookBench(env: BenchEnvironment, options: WebhookOpt
 	const theirs = await client.createWorkflow({
 		name: "bench: n8n's Webhook node",
 		nodes: [
-			node('Webhook', 'n8n-nodes-base.webhook', 2, { httpMethod: 'POST', path: webhookPath, responseMode: 'onReceived', options: {} }, 0, {
-				webhookId: randomUUID(),
-			}),
+			node(
+				'Webhook',
+				'n8n-nodes-base.webhook',
+				2,
+				{ httpMethod: 'POST', path: webhookPath, responseMode: 'onReceived', options: {} },
+				0,
+				{
+					webhookId: randomUUID(),
+				},
+			),
 		],
 		connections: {},
 	});
@@ -92,12 +120,18 @@ export async function runWebhookBench(env: BenchEnvironment, options: WebhookOpt
 		if (!outcome.ok) throw new Error(`activating "${workflow.name}" failed: ${outcome.message}`);
 	}
 	const state = await control.state();
-	if (REGISTRATION === 'automatic' && (!state.webhook.configured || !state.webhook.url || !state.webhook.secret)) {
+	if (
+		REGISTRATION === 'automatic' &&
+		(!state.webhook.configured || !state.webhook.url || !state.webhook.secret)
+	) {
 		throw new Error('the trigger did not register its webhook with the sandbox');
 	}
 	const secret = REGISTRATION === 'manual' ? SIGNING_SECRET : (state.webhook.secret as string);
 	const base = options.baseUrl ?? env.n8n.url;
-	const ourUrl = REGISTRATION === 'manual' ? `${base}/webhook/${triggerWebhookId}/webhook` : (state.webhook.url as string);
+	const ourUrl =
+		REGISTRATION === 'manual'
+			? `${base}/webhook/${triggerWebhookId}/webhook`
+			: (state.webhook.url as string);
 	const targets: Record<Side, { url: string; workflowId: string }> = {
 		ours: { url: ourUrl, workflowId: ours.id },
 		theirs: { url: `${base}/webhook/${webhookPath}`, workflowId: theirs.id },
@@ -110,21 +144,31 @@ export async function runWebhookBench(env: BenchEnvironment, options: WebhookOpt
 		for (;;) {
 			const probe = await fire(targets[side].url, signedEvents(1, secret, number), 1);
 			if (probe.ok === 1) break;
-			if (Date.now() > deadline) throw new Error(`${side}: the webhook does not answer 2xx: ${probe.firstProblem}`);
+			if (Date.now() > deadline)
+				throw new Error(`${side}: the webhook does not answer 2xx: ${probe.firstProblem}`);
 			await new Promise((resolve) => setTimeout(resolve, 500));
 		}
 		await awaitExecutionCount(client, targets[side].workflowId, before + 1);
 	}
 
 	const runs: WebhookRun[] = [];
-	const runOne = async (side: Side, concurrency: number, rep: number, events: number, record: boolean) => {
+	const runOne = async (
+		side: Side,
+		concurrency: number,
+		rep: number,
+		events: number,
+		record: boolean,
+	) => {
 		const { url, workflowId } = targets[side];
 		const before = await executionCount(client, workflowId);
 		const failedBefore = await executionCount(client, workflowId, ['error', 'crashed']);
 		const fired = await fire(url, signedEvents(events, secret, number), concurrency);
 		const recorded = (await awaitExecutionCount(client, workflowId, before + fired.ok)) - before;
 		const failed = (await executionCount(client, workflowId, ['error', 'crashed'])) - failedBefore;
-		const run: WebhookRun = { side, ...eventRunMeasures(concurrency, rep, events, fired, recorded, failed) };
+		const run: WebhookRun = {
+			side,
+			...eventRunMeasures(concurrency, rep, events, fired, recorded, failed),
+		};
 		log(
 			`  webhooks ${record ? '' : '(warm-up) '}${side.padEnd(6)} c=${String(concurrency).padEnd(2)} rep ${rep}: ${run.events_per_s.toFixed(0)} ev/s, p50 ${run.p50_ms.toFixed(1)} ms, p99 ${run.p99_ms.toFixed(1)} ms, 2xx ${run.ok_2xx}/${events}, executions ${recorded}${fired.firstProblem ? `; first problem: ${fired.firstProblem}` : ''}`,
 		);
@@ -140,7 +184,8 @@ export async function runWebhookBench(env: BenchEnvironment, options: WebhookOpt
 	for (let rep = 1; rep <= options.reps; rep++) {
 		for (const concurrency of options.concurrencies) {
 			const order: Side[] = flip++ % 2 === 0 ? ['ours', 'theirs'] : ['theirs', 'ours'];
-			for (const side of order) await runOne(side, concurrency, rep, options.eventsFor(concurrency), true);
+			for (const side of order)
+				await runOne(side, concurrency, rep, options.eventsFor(concurrency), true);
 		}
 	}
 

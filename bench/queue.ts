@@ -31,7 +31,13 @@ export async function stopQueueBench(): Promise<void> {
 	running = undefined;
 }
 
-export async function runQueueBench(options: { installation: Installation; tarball: string; outDir: string; keep: boolean; webhook: WebhookOptions }): Promise<QueueBenchResult> {
+export async function runQueueBench(options: {
+	installation: Installation;
+	tarball: string;
+	outDir: string;
+	keep: boolean;
+	webhook: WebhookOptions;
+}): Promise<QueueBenchResult> {
 	recordPidsIn(`${options.outDir}/queue-pids`);
 	const topology = new Topology({
 		installation: options.installation,
@@ -47,11 +53,15 @@ export async function runQueueBench(options: { installation: Installation; tarba
 	running = topology;
 	try {
 		await topology.start();
-		const credential = await topology.client.createCredential('Business Messaging (bench, queue)', CREDENTIAL_TYPE, {
-			apiKey: topology.sandbox.keys.all,
-			baseUrl: topology.sandbox.baseUrl,
-			webhookSecret: '',
-		});
+		const credential = await topology.client.createCredential(
+			'Business Messaging (bench, queue)',
+			CREDENTIAL_TYPE,
+			{
+				apiKey: topology.sandbox.keys.all,
+				baseUrl: topology.sandbox.baseUrl,
+				webhookSecret: '',
+			},
+		);
 		const env = {
 			installation: options.installation,
 			n8n: topology.main.process,
@@ -68,9 +78,16 @@ export async function runQueueBench(options: { installation: Installation; tarba
 				log('Q. starting the second webhook processor and worker');
 				await Promise.all([topology.addWebhookProcessor(1), topology.addWorker(1)]);
 			}
-			log(`Q. queue mode, ${processors} webhook processor(s) + ${processors} worker(s) behind haproxy`);
+			log(
+				`Q. queue mode, ${processors} webhook processor(s) + ${processors} worker(s) behind haproxy`,
+			);
 			const result = await runWebhookBench(env, { ...options.webhook, baseUrl: topology.url });
-			runs.push({ processors, workers: processors, loadavg: loadavg().map((v) => Math.round(v * 100) / 100), result });
+			runs.push({
+				processors,
+				workers: processors,
+				loadavg: loadavg().map((v) => Math.round(v * 100) / 100),
+				result,
+			});
 		}
 	} finally {
 		running = undefined;
@@ -78,9 +95,14 @@ export async function runQueueBench(options: { installation: Installation; tarba
 	}
 	const scaling = options.webhook.concurrencies.map((concurrency) => {
 		const ratios = (side: 'ours' | 'theirs') => {
-			const of = (processors: number) => runs.find((r) => r.processors === processors)?.result.runs.filter((x) => x.side === side && x.concurrency === concurrency) ?? [];
+			const of = (processors: number) =>
+				runs
+					.find((r) => r.processors === processors)
+					?.result.runs.filter((x) => x.side === side && x.concurrency === concurrency) ?? [];
 			const two = of(2);
-			return spread(of(1).map((one, i) => (two[i] ? two[i].events_per_s / one.events_per_s : Number.NaN)));
+			return spread(
+				of(1).map((one, i) => (two[i] ? two[i].events_per_s / one.events_per_s : Number.NaN)),
+			);
 		};
 		return { concurrency, ours: ratios('ours'), theirs: ratios('theirs') };
 	});

@@ -41,7 +41,10 @@ import {
 	type WebhookResult,
 } from './webhooks';
 import { runQueueBench, stopQueueBench, type QueueBenchResult } from './queue';
-import type { WebhookOptions as QueueWebhookOptions, WebhookResult as QueueWebhookResult } from './queue-webhooks';
+import type {
+	WebhookOptions as QueueWebhookOptions,
+	WebhookResult as QueueWebhookResult,
+} from './queue-webhooks';
 
 const RESULTS = join(REPO_ROOT, 'bench', 'results');
 
@@ -66,10 +69,16 @@ interface Options {
 }
 
 function parseArgs(argv: string[]): Options {
-	const options: Options = { only: new Set(['1', '2', '3', '4', 'queue']), quick: false, skipBuild: false, keep: false };
+	const options: Options = {
+		only: new Set(['1', '2', '3', '4', 'queue']),
+		quick: false,
+		skipBuild: false,
+		keep: false,
+	};
 	for (let i = 0; i < argv.length; i++) {
 		const flag = argv[i];
-		if (flag === '--only') options.only = new Set((argv[++i] ?? '').split(',').map((s) => s.trim()));
+		if (flag === '--only')
+			options.only = new Set((argv[++i] ?? '').split(',').map((s) => s.trim()));
 		else if (flag === '--quick') options.quick = true;
 		else if (flag === '--skip-build') options.skipBuild = true;
 		else if (flag === '--keep') options.keep = true;
@@ -108,10 +117,21 @@ export interface Row {
 function inProcess(nodeBin: string, quick: boolean): InProcessResult {
 	const result = spawnSync(
 		nodeBin,
-		['-r', join(REPO_ROOT, 'node_modules', 'ts-node', 'register', 'transpile-only'), join(REPO_ROOT, 'bench', 'inprocess.ts'), '--json', ...(quick ? ['--rounds', '10'] : [])],
-		{ cwd: REPO_ROOT, encoding: 'utf8', env: { ...process.env, TS_NODE_PROJECT: join(REPO_ROOT, 'tsconfig.json') } },
+		[
+			'-r',
+			join(REPO_ROOT, 'node_modules', 'ts-node', 'register', 'transpile-only'),
+			join(REPO_ROOT, 'bench', 'inprocess.ts'),
+			'--json',
+			...(quick ? ['--rounds', '10'] : []),
+		],
+		{
+			cwd: REPO_ROOT,
+			encoding: 'utf8',
+			env: { ...process.env, TS_NODE_PROJECT: join(REPO_ROOT, 'tsconfig.json') },
+		},
 	);
-	if (result.status !== 0) throw new Error(`bench/inprocess.ts under ${nodeBin} failed:\n${result.stderr}`);
+	if (result.status !== 0)
+		throw new Error(`bench/inprocess.ts under ${nodeBin} failed:\n${result.stderr}`);
 	return JSON.parse(result.stdout.trim().split('\n').pop() ?? '') as InProcessResult;
 }
 
@@ -144,38 +164,48 @@ export function tableRows(r: Results): Row[] {
 		});
 	}
 	if (r.queue) {
-	const queueRows = (w: QueueWebhookResult, label: string, diagnostic: boolean) => {
-		for (const c of w.summary) {
+		const queueRows = (w: QueueWebhookResult, label: string, diagnostic: boolean) => {
+			for (const c of w.summary) {
+				rows.push({
+					benchmark: `${label} events/s, concurrency ${c.concurrency} (${c.events_per_run} events × ${w.reps})`,
+					ours: fixed(c.ours.events_per_s, 1),
+					baseline: `${fixed(c.theirs.events_per_s, 1)} (Webhook node)`,
+					ratio: ratioText(c.ratio),
+					goal: '(queue mode: no goal)',
+					met: '-',
+				});
+				if (diagnostic) continue;
+				rows.push({
+					benchmark: `${label} time to 2xx p50 / p99 (worst p99), concurrency ${c.concurrency}`,
+					ours: `${fixed(c.ours.p50_ms, 0)} / ${fixed(c.ours.p99_ms, 0)} (${fixed(c.ours.p99_max_ms, 0)}) ms`,
+					baseline: `${fixed(c.theirs.p50_ms, 0)} / ${fixed(c.theirs.p99_ms, 0)} (${fixed(c.theirs.p99_max_ms, 0)}) ms`,
+					ratio: `${fixed(c.ours.p99_ms / c.theirs.p99_ms)}x (p99)`,
+					goal: `p99 ≤ ${GOALS.webhookMaxP99Ms / 1000} s (timeout 8 s)`,
+					met: met(c.ours.p99_max_ms <= GOALS.webhookMaxP99Ms),
+				});
+			}
+			if (diagnostic) return;
+			const t = w.totals;
 			rows.push({
-				benchmark: `${label} events/s, concurrency ${c.concurrency} (${c.events_per_run} events × ${w.reps})`,
-				ours: fixed(c.ours.events_per_s, 1),
-				baseline: `${fixed(c.theirs.events_per_s, 1)} (Webhook node)`,
-				ratio: ratioText(c.ratio),
-				goal: '(queue mode: no goal)',
-				met: '-',
+				benchmark: `${label} 2xx answers vs executions recorded (all runs)`,
+				ours: `${t.ours.ok_2xx} / ${t.ours.executions_recorded}, lost ${t.ours.lost}`,
+				baseline: `${t.theirs.ok_2xx} / ${t.theirs.executions_recorded}, lost ${t.theirs.lost}`,
+				ratio: '-',
+				goal: 'nothing lost',
+				met: met(
+					t.ours.lost === 0 &&
+						t.ours.non_2xx === 0 &&
+						t.ours.errors === 0 &&
+						t.ours.failed_executions === 0,
+				),
 			});
-			if (diagnostic) continue;
-			rows.push({
-				benchmark: `${label} time to 2xx p50 / p99 (worst p99), concurrency ${c.concurrency}`,
-				ours: `${fixed(c.ours.p50_ms, 0)} / ${fixed(c.ours.p99_ms, 0)} (${fixed(c.ours.p99_max_ms, 0)}) ms`,
-				baseline: `${fixed(c.theirs.p50_ms, 0)} / ${fixed(c.theirs.p99_ms, 0)} (${fixed(c.theirs.p99_max_ms, 0)}) ms`,
-				ratio: `${fixed(c.ours.p99_ms / c.theirs.p99_ms)}x (p99)`,
-				goal: `p99 ≤ ${GOALS.webhookMaxP99Ms / 1000} s (timeout 8 s)`,
-				met: met(c.ours.p99_max_ms <= GOALS.webhookMaxP99Ms),
-			});
-		}
-		if (diagnostic) return;
-		const t = w.totals;
-		rows.push({
-			benchmark: `${label} 2xx answers vs executions recorded (all runs)`,
-			ours: `${t.ours.ok_2xx} / ${t.ours.executions_recorded}, lost ${t.ours.lost}`,
-			baseline: `${t.theirs.ok_2xx} / ${t.theirs.executions_recorded}, lost ${t.theirs.lost}`,
-			ratio: '-',
-			goal: 'nothing lost',
-			met: met(t.ours.lost === 0 && t.ours.non_2xx === 0 && t.ours.errors === 0 && t.ours.failed_executions === 0),
-		});
-	};
-		for (const run of r.queue.runs) queueRows(run.result, `Q. queue mode, ${run.processors} webhook processor(s) + ${run.workers} worker(s), through haproxy:`, false);
+		};
+		for (const run of r.queue.runs)
+			queueRows(
+				run.result,
+				`Q. queue mode, ${run.processors} webhook processor(s) + ${run.workers} worker(s), through haproxy:`,
+				false,
+			);
 		for (const s of r.queue.scaling) {
 			rows.push({
 				benchmark: `Q. queue mode, events/s with 2 webhook processors + 2 workers over 1 + 1, concurrency ${s.concurrency}`,
@@ -189,7 +219,11 @@ export function tableRows(r: Results): Row[] {
 	}
 	if (r.media) {
 		const m = r.media;
-		const label: Record<MediaKind, string> = { download: 'Media → Download', trigger: "Trigger's Download Media", http: 'HTTP Request' };
+		const label: Record<MediaKind, string> = {
+			download: 'Media → Download',
+			trigger: "Trigger's Download Media",
+			http: 'HTTP Request',
+		};
 		for (const kind of ['download', 'trigger'] as const) {
 			rows.push({
 				benchmark: `4. Peak RSS growth, ${mib(m.size_bytes)} file, ${label[kind]} (× ${m.reps})`,
@@ -205,7 +239,9 @@ export function tableRows(r: Results): Row[] {
 }
 
 const find = (w: WebhookResult, instance: Instance, variant: Variant, concurrency: number) =>
-	w.summary.find((s) => s.instance === instance && s.variant === variant && s.concurrency === concurrency);
+	w.summary.find(
+		(s) => s.instance === instance && s.variant === variant && s.concurrency === concurrency,
+	);
 
 /** Benchmark 2's goals as rows of the main table; the whole story is in webhookTable(). */
 function webhookGoalRows(w: WebhookResult, rows: Row[]): void {
@@ -254,8 +290,10 @@ function webhookGoalRows(w: WebhookResult, rows: Row[]): void {
 		});
 	}
 	type Totals = WebhookResult['totals'];
-	const sum = (list: Totals, key: 'ok_2xx' | 'executions_recorded' | 'lost' | 'events' | 'failed_executions') =>
-		list.reduce((total, t) => total + t[key], 0);
+	const sum = (
+		list: Totals,
+		key: 'ok_2xx' | 'executions_recorded' | 'lost' | 'events' | 'failed_executions',
+	) => list.reduce((total, t) => total + t[key], 0);
 	const ours = w.totals.filter((t) => t.variant.startsWith('ours'));
 	const others = w.totals.filter((t) => !t.variant.startsWith('ours'));
 	rows.push({
@@ -264,7 +302,11 @@ function webhookGoalRows(w: WebhookResult, rows: Row[]): void {
 		baseline: `${sum(others, 'ok_2xx')} / ${sum(others, 'executions_recorded')} of ${sum(others, 'events')}, lost ${sum(others, 'lost')} (the other three)`,
 		ratio: '-',
 		goal: 'nothing lost',
-		met: met(sum(ours, 'lost') === 0 && sum(ours, 'ok_2xx') === sum(ours, 'events') && sum(ours, 'failed_executions') === 0),
+		met: met(
+			sum(ours, 'lost') === 0 &&
+				sum(ours, 'ok_2xx') === sum(ours, 'events') &&
+				sum(ours, 'failed_executions') === 0,
+		),
 	});
 }
 
@@ -285,7 +327,10 @@ export function webhookTable(w: WebhookResult): string {
 	];
 	const lines = [`| ${titles.join(' | ')} |`, `|${titles.map(() => '---').join('|')}|`];
 	for (const s of w.summary) {
-		const runs = w.runs.filter((r) => r.instance === s.instance && r.variant === s.variant && r.concurrency === s.concurrency);
+		const runs = w.runs.filter(
+			(r) =>
+				r.instance === s.instance && r.variant === s.variant && r.concurrency === s.concurrency,
+		);
 		const ok = runs.every((r) => r.ok_2xx === r.events && r.executions_recorded === r.ok_2xx);
 		const cells = [
 			INSTANCES[s.instance].label,
@@ -320,7 +365,14 @@ async function main(): Promise<void> {
 	const options = parseArgs(process.argv.slice(2));
 	const started = Date.now();
 	const machine = describeMachine();
-	const results: Results = { machine, runtime_s: 0, quick: options.quick, goals: GOALS, errors: [], table: [] };
+	const results: Results = {
+		machine,
+		runtime_s: 0,
+		quick: options.quick,
+		goals: GOALS,
+		errors: [],
+		table: [],
+	};
 	mkdirSync(RESULTS, { recursive: true });
 	const outDir = join(RESULTS, 'run.tmp');
 	mkdirSync(outDir, { recursive: true });
@@ -331,10 +383,15 @@ async function main(): Promise<void> {
 		log(options.skipBuild ? 'packing dist/ as it is' : 'building and packing the package');
 		tarball = buildAndPack(outDir, options.skipBuild);
 	}
-	const installation = needsN8n || options.only.has('1') ? installN8n(2, join(outDir, 'install.log')) : undefined;
+	const installation =
+		needsN8n || options.only.has('1') ? installN8n(2, join(outDir, 'install.log')) : undefined;
 	if (installation) {
 		machine.n8n_version = n8nVersion(installation);
-		machine.n8n_node = spawnSync(installationAt(2, installation.dir).nodeBin, ['--version'], { encoding: 'utf8' }).stdout.trim().replace(/^v/, '');
+		machine.n8n_node = spawnSync(installationAt(2, installation.dir).nodeBin, ['--version'], {
+			encoding: 'utf8',
+		})
+			.stdout.trim()
+			.replace(/^v/, '');
 	}
 
 	if (options.only.has('1')) {
@@ -354,20 +411,34 @@ async function main(): Promise<void> {
 	process.on('SIGINT', () => void stopAll().then(() => process.exit(130)));
 	process.on('SIGTERM', () => void stopAll().then(() => process.exit(143)));
 
-	const chosenConcurrencies = (process.env.BENCH_CONCURRENCIES ?? '').split(',').map(Number).filter((c) => c > 0);
+	const chosenConcurrencies = (process.env.BENCH_CONCURRENCIES ?? '')
+		.split(',')
+		.map(Number)
+		.filter((c) => c > 0);
 	const webhookOptions: WebhookOptions = options.quick
-		? { concurrencies: [1, 8, 32], reps: 1, eventsFor: (instance, c) => (instance === 'default' ? 1 : 2) * (c === 1 ? 20 : 40) }
+		? {
+				concurrencies: [1, 8, 32],
+				reps: 1,
+				eventsFor: (instance, c) => (instance === 'default' ? 1 : 2) * (c === 1 ? 20 : 40),
+			}
 		: {
 				...DEFAULT_WEBHOOK_OPTIONS,
 				// BENCH_REPS=5 BENCH_CONCURRENCIES=1,8: more repetitions of fewer settings (a focused run).
 				reps: Number(process.env.BENCH_REPS) || DEFAULT_WEBHOOK_OPTIONS.reps,
-				concurrencies: chosenConcurrencies.length ? chosenConcurrencies : DEFAULT_WEBHOOK_OPTIONS.concurrencies,
+				concurrencies: chosenConcurrencies.length
+					? chosenConcurrencies
+					: DEFAULT_WEBHOOK_OPTIONS.concurrencies,
 			};
 
 	if (options.only.has('2')) {
-		log('2. signed events through three n8n (default, lazy isolate acquire, legacy engine): six workflows each, interleaved rounds');
+		log(
+			'2. signed events through three n8n (default, lazy isolate acquire, legacy engine): six workflows each, interleaved rounds',
+		);
 		try {
-			results.webhooks = await runWebhookBench({ tarball, minimalTarball: packMinimalTrigger(outDir), outDir, keep: options.keep }, webhookOptions);
+			results.webhooks = await runWebhookBench(
+				{ tarball, minimalTarball: packMinimalTrigger(outDir), outDir, keep: options.keep },
+				webhookOptions,
+			);
 		} catch (error) {
 			results.errors.push(`2: ${errorText(error)}`);
 			log(`FAILED: ${errorText(error)}`);
@@ -383,7 +454,10 @@ async function main(): Promise<void> {
 			}
 			if (options.only.has('4')) {
 				log('4. media memory: Media → Download, trigger Download Media, HTTP Request');
-				results.media = await runMediaBench(env, { sizeBytes: (options.quick ? 50 : 200) * 2 ** 20, reps: options.quick ? 1 : 3 });
+				results.media = await runMediaBench(env, {
+					sizeBytes: (options.quick ? 50 : 200) * 2 ** 20,
+					reps: options.quick ? 1 : 3,
+				});
 			}
 		} catch (error) {
 			results.errors.push(errorText(error));
@@ -395,12 +469,20 @@ async function main(): Promise<void> {
 	}
 
 	if (options.only.has('queue') && installation) {
-		log('Q. benchmark 2 through n8n in queue mode (Postgres, Redis, haproxy; 1 then 2 webhook processors + workers)');
+		log(
+			'Q. benchmark 2 through n8n in queue mode (Postgres, Redis, haproxy; 1 then 2 webhook processors + workers)',
+		);
 		const queueOptions: QueueWebhookOptions = options.quick
 			? { concurrencies: [8, 32], reps: 1, eventsFor: () => 100 }
 			: { concurrencies: [8, 32], reps: 2, eventsFor: (c) => (c === 8 ? 300 : 450) };
 		try {
-			results.queue = await runQueueBench({ installation, tarball, outDir, keep: options.keep, webhook: queueOptions });
+			results.queue = await runQueueBench({
+				installation,
+				tarball,
+				outDir,
+				keep: options.keep,
+				webhook: queueOptions,
+			});
 		} catch (error) {
 			results.errors.push(`queue: ${errorText(error)}`);
 			log(`FAILED: ${errorText(error)}`);
@@ -415,7 +497,12 @@ async function main(): Promise<void> {
 		table,
 		'',
 		...(results.webhooks
-			? ['Benchmark 2 in full (median of the repetitions, min–max; floor = the minimal community trigger):', '', webhookTable(results.webhooks), '']
+			? [
+					'Benchmark 2 in full (median of the repetitions, min–max; floor = the minimal community trigger):',
+					'',
+					webhookTable(results.webhooks),
+					'',
+				]
 			: []),
 		...machineLines(machine),
 		`Runtime ${Math.floor(results.runtime_s / 60)} min ${results.runtime_s % 60} s${options.quick ? ' (--quick: fewer events and repetitions, a 50 MiB file)' : ''}.`,
@@ -436,4 +523,3 @@ if (require.main === module) {
 		process.exit(1);
 	});
 }
-

@@ -34,12 +34,21 @@ import { log } from '../test/real-n8n/util';
 import { inboundEnvelope, serviceTimestamp, SIGNING_SECRET } from '../test/support/fixtures';
 import { signBody } from '../test/support/signature';
 import { startBenchEnvironment, type BenchEnvironment } from './lib/env';
-import { awaitExecutionCount, createManualCredential, executionCount, node, readExecution } from './lib/n8n';
+import {
+	awaitExecutionCount,
+	createManualCredential,
+	executionCount,
+	node,
+	readExecution,
+} from './lib/n8n';
 import { median, quantile, spread, type Spread } from './lib/stats';
 
 export const INSTANCES = {
 	default: { label: 'default settings', env: {} as Record<string, string> },
-	lazy: { label: 'N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE=true', env: { N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE: 'true' } },
+	lazy: {
+		label: 'N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE=true',
+		env: { N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE: 'true' },
+	},
 	legacy: { label: 'N8N_EXPRESSION_ENGINE=legacy', env: { N8N_EXPRESSION_ENGINE: 'legacy' } },
 } as const;
 export type Instance = keyof typeof INSTANCES;
@@ -99,7 +108,15 @@ export interface WebhookResult {
 	reps: number;
 	runs: WebhookRun[];
 	summary: VariantSummary[];
-	totals: Array<{ instance: Instance; variant: Variant; events: number; ok_2xx: number; executions_recorded: number; lost: number; failed_executions: number }>;
+	totals: Array<{
+		instance: Instance;
+		variant: Variant;
+		events: number;
+		ok_2xx: number;
+		executions_recorded: number;
+		lost: number;
+		failed_executions: number;
+	}>;
 }
 
 export interface WebhookOptions {
@@ -113,7 +130,8 @@ export const DEFAULT_WEBHOOK_OPTIONS: WebhookOptions = {
 	concurrencies: [1, 8, 32],
 	reps: 3,
 	// The default engine takes 5-25 events/s on a shared 2-core machine, the other two several times more.
-	eventsFor: (instance, c) => (instance === 'default' ? 1 : 2) * (c === 1 ? 40 : c === 8 ? 80 : 100),
+	eventsFor: (instance, c) =>
+		(instance === 'default' ? 1 : 2) * (c === 1 ? 40 : c === 8 ? 80 : 100),
 };
 
 /** A signed event, built when it is sent. */
@@ -155,7 +173,14 @@ interface Fired {
 
 /** Sends every event once, `concurrency` at a time over as many keep-alive connections. */
 /** A run's measures from what fire() saw and the executions n8n recorded for it. */
-export function eventRunMeasures(concurrency: number, rep: number, events: number, fired: Fired, recorded: number, failed: number): EventRunMeasures {
+export function eventRunMeasures(
+	concurrency: number,
+	rep: number,
+	events: number,
+	fired: Fired,
+	recorded: number,
+	failed: number,
+): EventRunMeasures {
 	return {
 		concurrency,
 		rep,
@@ -173,9 +198,18 @@ export function eventRunMeasures(concurrency: number, rep: number, events: numbe
 	};
 }
 
-export async function fire(url: string, events: SignedEvent[], concurrency: number): Promise<Fired> {
+export async function fire(
+	url: string,
+	events: SignedEvent[],
+	concurrency: number,
+): Promise<Fired> {
 	const target = new URL(url);
-	const pool = new Pool(target.origin, { connections: concurrency, pipelining: 1, headersTimeout: 30_000, bodyTimeout: 30_000 });
+	const pool = new Pool(target.origin, {
+		connections: concurrency,
+		pipelining: 1,
+		headersTimeout: 30_000,
+		bodyTimeout: 30_000,
+	});
 	const latencies: number[] = [];
 	let ok = 0;
 	let non2xx = 0;
@@ -215,7 +249,8 @@ export async function fire(url: string, events: SignedEvent[], concurrency: numb
 	return { latencies, ok, non2xx, errors, wallMs, firstProblem };
 }
 
-const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+const CLOCK_TICKS =
+	Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 
 /** CPU time (user + system, ms) of a process and its descendants, from /proc. */
 export function cpuMs(pid: number): number {
@@ -232,7 +267,11 @@ export function cpuMs(pid: number): number {
 	const children = (p: number): number[] => {
 		try {
 			return readdirSync(`/proc/${p}/task`).flatMap((task) =>
-				readFileSync(`/proc/${p}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number),
+				readFileSync(`/proc/${p}/task/${task}/children`, 'utf8')
+					.trim()
+					.split(/\s+/)
+					.filter(Boolean)
+					.map(Number),
 			);
 		} catch {
 			return [];
@@ -251,17 +290,28 @@ export function cpuMs(pid: number): number {
 /** n8n_expression_pool_acquired_total from /metrics (null when the engine exposes none: legacy). */
 async function isolatesAcquired(baseUrl: string): Promise<number | null> {
 	const response = await fetch(`${baseUrl}/metrics`, { signal: AbortSignal.timeout(10_000) });
-	if (!response.ok) throw new Error(`GET /metrics answered ${response.status}: start n8n with N8N_METRICS=true`);
+	if (!response.ok)
+		throw new Error(`GET /metrics answered ${response.status}: start n8n with N8N_METRICS=true`);
 	const text = await response.text();
-	const line = text.split('\n').find((l) => /^n8n_expression_pool_acquired_total(\{[^}]*\})? /.test(l));
+	const line = text
+		.split('\n')
+		.find((l) => /^n8n_expression_pool_acquired_total(\{[^}]*\})? /.test(l));
 	return line ? Number(line.split(' ').pop()) : null;
 }
 
 /** npm pack of bench/minimal-trigger into outDir. */
 export function packMinimalTrigger(outDir: string): string {
 	const dir = join(REPO_ROOT, 'bench', 'minimal-trigger');
-	for (const file of readdirSync(outDir)) if (file.startsWith('n8n-nodes-bench-minimal-trigger')) rmSync(join(outDir, file));
-	const name = execFileSync('npm', ['pack', '--silent', '--pack-destination', outDir], { cwd: dir, encoding: 'utf8' }).trim().split('\n').pop() ?? '';
+	for (const file of readdirSync(outDir))
+		if (file.startsWith('n8n-nodes-bench-minimal-trigger')) rmSync(join(outDir, file));
+	const name =
+		execFileSync('npm', ['pack', '--silent', '--pack-destination', outDir], {
+			cwd: dir,
+			encoding: 'utf8',
+		})
+			.trim()
+			.split('\n')
+			.pop() ?? '';
 	return join(outDir, name);
 }
 
@@ -277,19 +327,42 @@ interface Target {
 async function setUp(env: BenchEnvironment): Promise<Record<Variant, Target>> {
 	const { client, control } = env;
 	const manualCredential = await createManualCredential(client, env.sandbox);
-	const cryptoCredential = await client.createCredential('HMAC (bench)', 'crypto', { hmacSecret: SIGNING_SECRET });
+	const cryptoCredential = await client.createCredential('HMAC (bench)', 'crypto', {
+		hmacSecret: SIGNING_SECRET,
+	});
 	const noOp = (x: number) => node('Done', 'n8n-nodes-base.noOp', 1, {}, x);
-	const toDone = (from: string) => ({ [from]: { main: [[{ node: 'Done', type: 'main', index: 0 }]] } });
+	const toDone = (from: string) => ({
+		[from]: { main: [[{ node: 'Done', type: 'main', index: 0 }]] },
+	});
 	const webhookNode = (path: string) =>
-		node('Webhook', 'n8n-nodes-base.webhook', 2.1, { httpMethod: 'POST', path, responseMode: 'onReceived', options: {} }, 0, {
-			webhookId: randomUUID(),
-		});
+		node(
+			'Webhook',
+			'n8n-nodes-base.webhook',
+			2.1,
+			{ httpMethod: 'POST', path, responseMode: 'onReceived', options: {} },
+			0,
+			{
+				webhookId: randomUUID(),
+			},
+		);
 	const ids = { auto: randomUUID(), manual: randomUUID(), v1: randomUUID(), minimal: randomUUID() };
-	const ourTrigger = (version: number, registration: string, webhookId: string, credential: { id: string; name: string }) =>
-		node('Trigger', TRIGGER_TYPE, version, { registration, events: ['message.inbound'], options: {} }, 0, {
-			webhookId,
-			credentials: { [CREDENTIAL_TYPE]: { id: credential.id, name: credential.name } },
-		});
+	const ourTrigger = (
+		version: number,
+		registration: string,
+		webhookId: string,
+		credential: { id: string; name: string },
+	) =>
+		node(
+			'Trigger',
+			TRIGGER_TYPE,
+			version,
+			{ registration, events: ['message.inbound'], options: {} },
+			0,
+			{
+				webhookId,
+				credentials: { [CREDENTIAL_TYPE]: { id: credential.id, name: credential.name } },
+			},
+		);
 	const webhookPath = `bench-${randomUUID()}`;
 	const pipelinePath = `bench-${randomUUID()}`;
 	const definitions: Record<Variant, { nodes: unknown[]; connections: Record<string, unknown> }> = {
@@ -297,9 +370,22 @@ async function setUp(env: BenchEnvironment): Promise<Record<Variant, Target>> {
 		pipeline: {
 			nodes: [
 				webhookNode(pipelinePath),
-				node('Crypto', 'n8n-nodes-base.crypto', 2, { action: 'hmac', type: 'SHA256', value: '={{ JSON.stringify($json.body) }}', dataPropertyName: 'hmac', encoding: 'hex' }, 220, {
-					credentials: { crypto: { id: cryptoCredential.id, name: cryptoCredential.name } },
-				}),
+				node(
+					'Crypto',
+					'n8n-nodes-base.crypto',
+					2,
+					{
+						action: 'hmac',
+						type: 'SHA256',
+						value: '={{ JSON.stringify($json.body) }}',
+						dataPropertyName: 'hmac',
+						encoding: 'hex',
+					},
+					220,
+					{
+						credentials: { crypto: { id: cryptoCredential.id, name: cryptoCredential.name } },
+					},
+				),
 				node(
 					'IF',
 					'n8n-nodes-base.if',
@@ -330,16 +416,33 @@ async function setUp(env: BenchEnvironment): Promise<Record<Variant, Target>> {
 			},
 		},
 		minimal: {
-			nodes: [node('Trigger', 'n8n-nodes-bench-minimal-trigger.minimalTrigger', 2, {}, 0, { webhookId: ids.minimal }), noOp(220)],
+			nodes: [
+				node('Trigger', 'n8n-nodes-bench-minimal-trigger.minimalTrigger', 2, {}, 0, {
+					webhookId: ids.minimal,
+				}),
+				noOp(220),
+			],
 			connections: toDone('Trigger'),
 		},
-		'ours-auto': { nodes: [ourTrigger(2, 'automatic', ids.auto, env.credential), noOp(220)], connections: toDone('Trigger') },
-		'ours-manual': { nodes: [ourTrigger(2, 'manual', ids.manual, manualCredential), noOp(220)], connections: toDone('Trigger') },
-		'ours-v1': { nodes: [ourTrigger(1, 'manual', ids.v1, manualCredential), noOp(220)], connections: toDone('Trigger') },
+		'ours-auto': {
+			nodes: [ourTrigger(2, 'automatic', ids.auto, env.credential), noOp(220)],
+			connections: toDone('Trigger'),
+		},
+		'ours-manual': {
+			nodes: [ourTrigger(2, 'manual', ids.manual, manualCredential), noOp(220)],
+			connections: toDone('Trigger'),
+		},
+		'ours-v1': {
+			nodes: [ourTrigger(1, 'manual', ids.v1, manualCredential), noOp(220)],
+			connections: toDone('Trigger'),
+		},
 	};
 	const workflowIds = {} as Record<Variant, string>;
 	for (const variant of Object.keys(VARIANTS) as Variant[]) {
-		const workflow = await client.createWorkflow({ name: `bench: ${VARIANTS[variant]}`, ...definitions[variant] } as never);
+		const workflow = await client.createWorkflow({
+			name: `bench: ${VARIANTS[variant]}`,
+			...definitions[variant],
+		} as never);
 		const outcome = await client.activateAndSettle(workflow.id);
 		if (!outcome.ok) throw new Error(`activating "${workflow.name}" failed: ${outcome.message}`);
 		workflowIds[variant] = workflow.id;
@@ -351,12 +454,42 @@ async function setUp(env: BenchEnvironment): Promise<Record<Variant, Target>> {
 	const base = env.n8n.url;
 	const at = (webhookId: string) => `${base}/webhook/${webhookId}/webhook`;
 	return {
-		webhook: { url: `${base}/webhook/${webhookPath}`, workflowId: workflowIds.webhook, secret: SIGNING_SECRET, lastNode: 'Done' },
-		pipeline: { url: `${base}/webhook/${pipelinePath}`, workflowId: workflowIds.pipeline, secret: SIGNING_SECRET, lastNode: 'Done' },
-		minimal: { url: at(ids.minimal), workflowId: workflowIds.minimal, secret: SIGNING_SECRET, lastNode: 'Done' },
-		'ours-auto': { url: state.webhook.url as string, workflowId: workflowIds['ours-auto'], secret: state.webhook.secret as string, lastNode: 'Done' },
-		'ours-manual': { url: at(ids.manual), workflowId: workflowIds['ours-manual'], secret: SIGNING_SECRET, lastNode: 'Done' },
-		'ours-v1': { url: at(ids.v1), workflowId: workflowIds['ours-v1'], secret: SIGNING_SECRET, lastNode: 'Done' },
+		webhook: {
+			url: `${base}/webhook/${webhookPath}`,
+			workflowId: workflowIds.webhook,
+			secret: SIGNING_SECRET,
+			lastNode: 'Done',
+		},
+		pipeline: {
+			url: `${base}/webhook/${pipelinePath}`,
+			workflowId: workflowIds.pipeline,
+			secret: SIGNING_SECRET,
+			lastNode: 'Done',
+		},
+		minimal: {
+			url: at(ids.minimal),
+			workflowId: workflowIds.minimal,
+			secret: SIGNING_SECRET,
+			lastNode: 'Done',
+		},
+		'ours-auto': {
+			url: state.webhook.url as string,
+			workflowId: workflowIds['ours-auto'],
+			secret: state.webhook.secret as string,
+			lastNode: 'Done',
+		},
+		'ours-manual': {
+			url: at(ids.manual),
+			workflowId: workflowIds['ours-manual'],
+			secret: SIGNING_SECRET,
+			lastNode: 'Done',
+		},
+		'ours-v1': {
+			url: at(ids.v1),
+			workflowId: workflowIds['ours-v1'],
+			secret: SIGNING_SECRET,
+			lastNode: 'Done',
+		},
 	};
 }
 
@@ -365,21 +498,36 @@ async function setUp(env: BenchEnvironment): Promise<Record<Variant, Target>> {
  * then for that probe's execution (so no run counts an execution it did not cause), and check
  * that the event went all the way (the pipeline's IF accepted the signature).
  */
-async function probe(env: BenchEnvironment, variant: Variant, target: Target, number: string): Promise<void> {
+async function probe(
+	env: BenchEnvironment,
+	variant: Variant,
+	target: Target,
+	number: string,
+): Promise<void> {
 	const before = await executionCount(env.client, target.workflowId);
 	const deadline = Date.now() + 30_000;
 	for (;;) {
 		const fired = await fire(target.url, signedEvents(1, target.secret, number), 1);
 		if (fired.ok === 1) break;
-		if (Date.now() > deadline) throw new Error(`${variant}: the webhook does not answer 2xx: ${fired.firstProblem}`);
+		if (Date.now() > deadline)
+			throw new Error(`${variant}: the webhook does not answer 2xx: ${fired.firstProblem}`);
 		await new Promise((resolve) => setTimeout(resolve, 500));
 	}
 	await awaitExecutionCount(env.client, target.workflowId, before + 1);
 	const filter = encodeURIComponent(JSON.stringify({ workflowId: target.workflowId }));
-	const list = await env.client.request<{ results: Array<{ id: string }> }>('GET', `/rest/executions?limit=1&filter=${filter}`);
-	const execution = await readExecution(env.client, (text) => env.parseExecutionData(text), list.results[0].id);
+	const list = await env.client.request<{ results: Array<{ id: string }> }>(
+		'GET',
+		`/rest/executions?limit=1&filter=${filter}`,
+	);
+	const execution = await readExecution(
+		env.client,
+		(text) => env.parseExecutionData(text),
+		list.results[0].id,
+	);
 	if (!(execution.nodeItems[target.lastNode] > 0)) {
-		throw new Error(`${variant}: the probe event did not reach "${target.lastNode}" (status ${execution.status})`);
+		throw new Error(
+			`${variant}: the probe event did not reach "${target.lastNode}" (status ${execution.status})`,
+		);
 	}
 }
 
@@ -388,8 +536,11 @@ export async function runWebhookBench(
 	options: WebhookOptions = DEFAULT_WEBHOOK_OPTIONS,
 ): Promise<WebhookResult> {
 	// BENCH_INSTANCES=default,lazy measures only those n8n instances (a shorter run).
-	const chosen = (process.env.BENCH_INSTANCES ?? '').split(',').filter((name): name is Instance => name in INSTANCES);
-	const instances = options.instances ?? (chosen.length ? chosen : (Object.keys(INSTANCES) as Instance[]));
+	const chosen = (process.env.BENCH_INSTANCES ?? '')
+		.split(',')
+		.filter((name): name is Instance => name in INSTANCES);
+	const instances =
+		options.instances ?? (chosen.length ? chosen : (Object.keys(INSTANCES) as Instance[]));
 	const envs = {} as Record<Instance, BenchEnvironment>;
 	const targets = {} as Record<Instance, Record<Variant, Target>>;
 	const variants = Object.keys(VARIANTS) as Variant[];
@@ -405,12 +556,20 @@ export async function runWebhookBench(
 			});
 			targets[instance] = await setUp(envs[instance]);
 			const number = envs[instance].sandbox.numbers[0].phone_number_id;
-			for (const variant of variants) await probe(envs[instance], variant, targets[instance][variant], number);
+			for (const variant of variants)
+				await probe(envs[instance], variant, targets[instance][variant], number);
 			log(`  ${instance}: six workflows active and answering (${INSTANCES[instance].label})`);
 		}
 
 		const runs: WebhookRun[] = [];
-		const runOne = async (instance: Instance, variant: Variant, concurrency: number, rep: number, events: number, record: boolean) => {
+		const runOne = async (
+			instance: Instance,
+			variant: Variant,
+			concurrency: number,
+			rep: number,
+			events: number,
+			record: boolean,
+		) => {
 			const env = envs[instance];
 			const { url, workflowId, secret } = targets[instance][variant];
 			const signed = signedEvents(events, secret, env.sandbox.numbers[0].phone_number_id);
@@ -420,16 +579,21 @@ export async function runWebhookBench(
 			const pid = env.n8n.child.pid as number;
 			const cpuBefore = cpuMs(pid);
 			const fired = await fire(url, signed, concurrency);
-			const recorded = (await awaitExecutionCount(env.client, workflowId, before + fired.ok)) - before;
+			const recorded =
+				(await awaitExecutionCount(env.client, workflowId, before + fired.ok)) - before;
 			const cpuAfter = cpuMs(pid);
 			const isolatesAfter = await isolatesAcquired(env.n8n.url);
-			const failed = (await executionCount(env.client, workflowId, ['error', 'crashed'])) - failedBefore;
+			const failed =
+				(await executionCount(env.client, workflowId, ['error', 'crashed'])) - failedBefore;
 			const run: WebhookRun = {
 				instance,
 				variant,
 				...eventRunMeasures(concurrency, rep, events, fired, recorded, failed),
 				cpu_ms_per_event: (cpuAfter - cpuBefore) / events,
-				isolates_per_event: isolatesBefore === null || isolatesAfter === null ? null : (isolatesAfter - isolatesBefore) / events,
+				isolates_per_event:
+					isolatesBefore === null || isolatesAfter === null
+						? null
+						: (isolatesAfter - isolatesBefore) / events,
 				load_average_1m: Math.round(loadavg()[0] * 100) / 100,
 			};
 			log(
@@ -439,7 +603,8 @@ export async function runWebhookBench(
 		};
 
 		// Warm-up: every workflow once, moderate load, not reported.
-		for (const instance of instances) for (const variant of variants) await runOne(instance, variant, 8, 0, 40, false);
+		for (const instance of instances)
+			for (const variant of variants) await runOne(instance, variant, 8, 0, 40, false);
 
 		let turn = 0;
 		const rotate = <T>(list: T[], by: number) => list.map((_, i) => list[(i + by) % list.length]);
@@ -447,7 +612,14 @@ export async function runWebhookBench(
 			for (const concurrency of options.concurrencies) {
 				for (const instance of rotate(instances, turn)) {
 					for (const variant of rotate(variants, turn)) {
-						await runOne(instance, variant, concurrency, rep, options.eventsFor(instance, concurrency), true);
+						await runOne(
+							instance,
+							variant,
+							concurrency,
+							rep,
+							options.eventsFor(instance, concurrency),
+							true,
+						);
 					}
 				}
 				turn++;
@@ -458,7 +630,11 @@ export async function runWebhookBench(
 		const totals: WebhookResult['totals'] = [];
 		for (const instance of instances) {
 			for (const concurrency of options.concurrencies) {
-				const of = (variant: Variant) => runs.filter((r) => r.instance === instance && r.variant === variant && r.concurrency === concurrency);
+				const of = (variant: Variant) =>
+					runs.filter(
+						(r) =>
+							r.instance === instance && r.variant === variant && r.concurrency === concurrency,
+					);
 				for (const variant of variants) {
 					const mine = of(variant);
 					const ratioTo = (baseline: Variant) =>
@@ -468,7 +644,9 @@ export async function runWebhookBench(
 								return other ? r.events_per_s / other.events_per_s : Number.NaN;
 							}),
 						);
-					const isolates = mine.map((r) => r.isolates_per_event).filter((v): v is number => v !== null);
+					const isolates = mine
+						.map((r) => r.isolates_per_event)
+						.filter((v): v is number => v !== null);
 					summary.push({
 						instance,
 						variant,
@@ -487,7 +665,8 @@ export async function runWebhookBench(
 			}
 			for (const variant of variants) {
 				const mine = runs.filter((r) => r.instance === instance && r.variant === variant);
-				const sum = (key: keyof WebhookRun) => mine.reduce((total, r) => total + (r[key] as number), 0);
+				const sum = (key: keyof WebhookRun) =>
+					mine.reduce((total, r) => total + (r[key] as number), 0);
 				totals.push({
 					instance,
 					variant,

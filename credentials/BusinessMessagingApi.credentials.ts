@@ -9,7 +9,11 @@ import type {
 	Icon,
 } from 'n8n-workflow';
 
-import { apiKeyProblem, insecureTransportProblem, normalizeBaseUrl } from '../nodes/shared/credentialRules';
+import {
+	apiKeyProblem,
+	insecureTransportProblem,
+	normalizeBaseUrl,
+} from '../nodes/shared/credentialRules';
 
 /**
  * A request carrying the key never follows a redirect, whatever the caller asked: n8n would
@@ -42,9 +46,13 @@ export class BusinessMessagingApi implements ICredentialType {
 
 	displayName = 'Business Messaging API';
 
-	icon: Icon = { light: 'file:../icons/businessMessaging.svg', dark: 'file:../icons/businessMessaging.dark.svg' };
+	icon: Icon = {
+		light: 'file:../icons/businessMessaging.svg',
+		dark: 'file:../icons/businessMessaging.dark.svg',
+	};
 
-	documentationUrl = 'https://github.com/n8n-nodes-business-messaging/n8n-nodes-business-messaging#credentials';
+	documentationUrl =
+		'https://github.com/n8n-nodes-business-messaging/n8n-nodes-business-messaging#credentials';
 
 	properties: INodeProperties[] = [
 		{
@@ -65,7 +73,8 @@ export class BusinessMessagingApi implements ICredentialType {
 			default: '',
 			required: true,
 			placeholder: 'e.g. https://api.example.com',
-			description: 'Address of the service, without /v1. For the local sandbox: http://127.0.0.1:4010.',
+			description:
+				'Address of the service, without /v1. For the local sandbox: http://127.0.0.1:4010.',
 		},
 		{
 			displayName: 'Webhook Signing Secret',
@@ -125,7 +134,7 @@ export class BusinessMessagingApi implements ICredentialType {
 				properties: {
 					value: 401,
 					message:
-						'The API key is revoked or unknown (401). Make a new key in the console\'s Keys tab and paste it here.',
+						"The API key is revoked or unknown (401). Make a new key in the console's Keys tab and paste it here.",
 				},
 			},
 			{
@@ -133,7 +142,7 @@ export class BusinessMessagingApi implements ICredentialType {
 				properties: {
 					value: 403,
 					message:
-						'The API key lacks the balance:read scope, which the connection test (GET /v1/ping) needs (403). Make a key with balance:read in the console\'s Keys tab.',
+						"The API key lacks the balance:read scope, which the connection test (GET /v1/ping) needs (403). Make a key with balance:read in the console's Keys tab.",
 				},
 			},
 			{
@@ -145,9 +154,11 @@ export class BusinessMessagingApi implements ICredentialType {
 					key: 'constructor.name',
 					value: 'String',
 					message:
-						'The Base URL answered, but not as the service: its answer to GET /v1/ping is not JSON. Check the Base URL: the service\'s address without /v1, e.g. https://api.example.com.',
+						"The Base URL answered, but not as the service: its answer to GET /v1/ping is not JSON. Check the Base URL: the service's address without /v1, e.g. https://api.example.com.",
 				},
 			},
-		] as Array<IAuthenticateRuleResponseCode | IAuthenticateRuleResponseSuccessBody> as IAuthenticateRuleResponseCode[],
+		] as Array<
+			IAuthenticateRuleResponseCode | IAuthenticateRuleResponseSuccessBody
+		> as IAuthenticateRuleResponseCode[],
 	};
 }

@@ -24,12 +24,19 @@ const HEIGHT = 720;
 /** Minimal DevTools protocol client over one page session. */
 class Cdp {
 	private nextId = 1;
-	private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+	private readonly pending = new Map<
+		number,
+		{ resolve: (v: unknown) => void; reject: (e: Error) => void }
+	>();
 	private sessionId: string | undefined;
 
 	private constructor(private readonly socket: WebSocket) {
 		socket.addEventListener('message', (event: MessageEvent) => {
-			const message = JSON.parse(String(event.data)) as { id?: number; result?: unknown; error?: { message: string } };
+			const message = JSON.parse(String(event.data)) as {
+				id?: number;
+				result?: unknown;
+				error?: { message: string };
+			};
 			if (message.id === undefined) return;
 			const waiter = this.pending.get(message.id);
 			if (!waiter) return;
@@ -43,41 +50,68 @@ class Cdp {
 		const socket = new WebSocket(url);
 		await new Promise<void>((resolve, reject) => {
 			socket.addEventListener('open', () => resolve(), { once: true });
-			socket.addEventListener('error', () => reject(new Error(`cannot connect to ${url}`)), { once: true });
+			socket.addEventListener('error', () => reject(new Error(`cannot connect to ${url}`)), {
+				once: true,
+			});
 		});
 		return new Cdp(socket);
 	}
 
-	async send<T = Record<string, unknown>>(method: string, params: Record<string, unknown> = {}, browserLevel = false): Promise<T> {
+	async send<T = Record<string, unknown>>(
+		method: string,
+		params: Record<string, unknown> = {},
+		browserLevel = false,
+	): Promise<T> {
 		const id = this.nextId++;
 		const message: Record<string, unknown> = { id, method, params };
 		if (!browserLevel && this.sessionId) message.sessionId = this.sessionId;
-		const result = new Promise<unknown>((resolve, reject) => this.pending.set(id, { resolve, reject }));
+		const result = new Promise<unknown>((resolve, reject) =>
+			this.pending.set(id, { resolve, reject }),
+		);
 		this.socket.send(JSON.stringify(message));
 		return (await result) as T;
 	}
 
 	async openPage(): Promise<void> {
-		const { targetId } = await this.send<{ targetId: string }>('Target.createTarget', { url: 'about:blank' }, true);
-		const { sessionId } = await this.send<{ sessionId: string }>('Target.attachToTarget', { targetId, flatten: true }, true);
+		const { targetId } = await this.send<{ targetId: string }>(
+			'Target.createTarget',
+			{ url: 'about:blank' },
+			true,
+		);
+		const { sessionId } = await this.send<{ sessionId: string }>(
+			'Target.attachToTarget',
+			{ targetId, flatten: true },
+			true,
+		);
 		this.sessionId = sessionId;
 		await this.send('Page.enable');
 		await this.send('Runtime.enable');
-		await this.send('Emulation.setDeviceMetricsOverride', { width: WIDTH, height: HEIGHT, deviceScaleFactor: 1, mobile: false });
+		await this.send('Emulation.setDeviceMetricsOverride', {
+			width: WIDTH,
+			height: HEIGHT,
+			deviceScaleFactor: 1,
+			mobile: false,
+		});
 	}
 
 	async evaluate<T>(expression: string): Promise<T> {
-		const { result, exceptionDetails } = await this.send<{ result: { value: T }; exceptionDetails?: { text: string; exception?: { description?: string } } }>(
-			'Runtime.evaluate',
-			{ expression, awaitPromise: true, returnByValue: true },
-		);
-		if (exceptionDetails) throw new Error(exceptionDetails.exception?.description ?? exceptionDetails.text);
+		const { result, exceptionDetails } = await this.send<{
+			result: { value: T };
+			exceptionDetails?: { text: string; exception?: { description?: string } };
+		}>('Runtime.evaluate', { expression, awaitPromise: true, returnByValue: true });
+		if (exceptionDetails)
+			throw new Error(exceptionDetails.exception?.description ?? exceptionDetails.text);
 		return result.value;
 	}
 
 	async navigate(url: string): Promise<void> {
 		await this.send('Page.navigate', { url });
-		await waitFor(`${url} to load`, async () => (await this.evaluate<string>('document.readyState')) === 'complete', 60_000, 250);
+		await waitFor(
+			`${url} to load`,
+			async () => (await this.evaluate<string>('document.readyState')) === 'complete',
+			60_000,
+			250,
+		);
 	}
 
 	async screenshot(file: string): Promise<void> {
@@ -170,7 +204,9 @@ async function main(): Promise<void> {
 			await waitFor(
 				`the canvas of "${workflow.name}"`,
 				async () =>
-					(await cdp.evaluate<number>(`document.querySelectorAll('[data-test-id="canvas-node"], [data-test-id="canvas-sticky-note-node"], .vue-flow__node').length`)) >= nodes,
+					(await cdp.evaluate<number>(
+						`document.querySelectorAll('[data-test-id="canvas-node"], [data-test-id="canvas-sticky-note-node"], .vue-flow__node').length`,
+					)) >= nodes,
 				60_000,
 				500,
 			);

@@ -30,7 +30,8 @@ function parseArgs(argv: string[]) {
 		};
 		if (flag === '--line') {
 			const line = Number(value());
-			if (line !== 1 && line !== 2) throw new Error(`--line is 1 (n8n 1.123.81) or 2 (n8n 2.41.1)\n${USAGE}`);
+			if (line !== 1 && line !== 2)
+				throw new Error(`--line is 1 (n8n 1.123.81) or 2 (n8n 2.41.1)\n${USAGE}`);
 			options.line = line;
 		} else if (flag === '--port') options.port = Number(value());
 		else if (flag === '--sandbox-port') options.sandboxPort = Number(value());
@@ -57,7 +58,9 @@ function watchSandbox(env: Environment): NodeJS.Timeout {
 			return;
 		}
 		for (const d of state.deliveries.slice(deliveries)) {
-			const outcome = d.delivered ? `${d.status} in ${d.duration_ms} ms` : `NOT delivered: ${d.reason}`;
+			const outcome = d.delivered
+				? `${d.status} in ${d.duration_ms} ms`
+				: `NOT delivered: ${d.reason}`;
 			log(`sandbox -> webhook  ${d.event}  ${outcome}`);
 		}
 		for (const m of state.messages.slice(messages)) {
@@ -70,7 +73,12 @@ function watchSandbox(env: Environment): NodeJS.Timeout {
 
 async function main(): Promise<void> {
 	const options = parseArgs(process.argv.slice(2));
-	const userFolder = join(homedir(), '.cache', 'n8n-nodes-business-messaging', `dev-n8n${options.line}`);
+	const userFolder = join(
+		homedir(),
+		'.cache',
+		'n8n-nodes-business-messaging',
+		`dev-n8n${options.line}`,
+	);
 	let env: Environment | undefined;
 	let stopping = false;
 	const stop = async (signal: string) => {

@@ -39,12 +39,17 @@ export function buildAndPack(outDir: string, skipBuild = false): string {
 	mkdirSync(outDir, { recursive: true });
 	if (!skipBuild) {
 		const build = spawnSync('npm', ['run', 'build'], { cwd: REPO_ROOT, encoding: 'utf8' });
-		if (build.status !== 0) throw new Error(`npm run build failed:\n${build.stdout}\n${build.stderr}`);
+		if (build.status !== 0)
+			throw new Error(`npm run build failed:\n${build.stdout}\n${build.stderr}`);
 	}
 	for (const file of readdirSync(outDir)) if (file.endsWith('.tgz')) rmSync(join(outDir, file));
-	const pack = spawnSync('npm', ['pack', '--silent', '--pack-destination', outDir], { cwd: REPO_ROOT, encoding: 'utf8' });
+	const pack = spawnSync('npm', ['pack', '--silent', '--pack-destination', outDir], {
+		cwd: REPO_ROOT,
+		encoding: 'utf8',
+	});
 	const name = pack.stdout.trim().split('\n').pop() ?? '';
-	if (pack.status !== 0 || !name.endsWith('.tgz')) throw new Error(`npm pack failed:\n${pack.stdout}\n${pack.stderr}`);
+	if (pack.status !== 0 || !name.endsWith('.tgz'))
+		throw new Error(`npm pack failed:\n${pack.stdout}\n${pack.stderr}`);
 	return join(outDir, name);
 }
 
@@ -76,16 +81,29 @@ export async function startBenchEnvironment(options: {
 	try {
 		const logFile = join(options.outDir, options.logName ?? 'n8n.log');
 		rmSync(logFile, { force: true });
-		n8n = await N8nProcess.start({ installation, userFolder, logFile, env: { ...N8N_SETTINGS, ...options.env } });
-		log(`n8n ${installation.version} at ${n8n.url} (pid ${n8n.child.pid}, log ${logFile}); sandbox at ${sandbox.baseUrl}`);
+		n8n = await N8nProcess.start({
+			installation,
+			userFolder,
+			logFile,
+			env: { ...N8N_SETTINGS, ...options.env },
+		});
+		log(
+			`n8n ${installation.version} at ${n8n.url} (pid ${n8n.child.pid}, log ${logFile}); sandbox at ${sandbox.baseUrl}`,
+		);
 		const client = new N8nClient(n8n.url, 2, installation.dir);
 		await client.setupOwner();
-		const credential = await client.createCredential('Business Messaging (bench)', CREDENTIAL_TYPE, {
-			apiKey: sandbox.keys.all,
-			baseUrl: sandbox.baseUrl,
-			webhookSecret: '',
-		});
-		const requireFromN8n = createRequire(join(installation.dir, 'node_modules', 'n8n', 'package.json'));
+		const credential = await client.createCredential(
+			'Business Messaging (bench)',
+			CREDENTIAL_TYPE,
+			{
+				apiKey: sandbox.keys.all,
+				baseUrl: sandbox.baseUrl,
+				webhookSecret: '',
+			},
+		);
+		const requireFromN8n = createRequire(
+			join(installation.dir, 'node_modules', 'n8n', 'package.json'),
+		);
 		const flatted = requireFromN8n('flatted') as { parse: (text: string) => unknown };
 		const started = n8n;
 		return {
@@ -115,13 +133,26 @@ export async function startBenchEnvironment(options: {
 function installAlso(userFolder: string, tarball: string): void {
 	const result = spawnSync(
 		'npm',
-		['install', '--ignore-scripts', '--no-audit', '--no-fund', '--legacy-peer-deps', '--no-package-lock', tarball],
+		[
+			'install',
+			'--ignore-scripts',
+			'--no-audit',
+			'--no-fund',
+			'--legacy-peer-deps',
+			'--no-package-lock',
+			tarball,
+		],
 		{ cwd: join(userFolder, '.n8n', 'nodes'), encoding: 'utf8' },
 	);
-	if (result.status !== 0) throw new Error(`npm install ${tarball} failed:\n${result.stdout}\n${result.stderr}`);
+	if (result.status !== 0)
+		throw new Error(`npm install ${tarball} failed:\n${result.stdout}\n${result.stderr}`);
 }
 
 /** n8n's version as its package says. */
 export function n8nVersion(installation: Installation): string {
-	return (JSON.parse(readFileSync(join(installation.dir, 'node_modules', 'n8n', 'package.json'), 'utf8')) as { version: string }).version;
+	return (
+		JSON.parse(
+			readFileSync(join(installation.dir, 'node_modules', 'n8n', 'package.json'), 'utf8'),
+		) as { version: string }
+	).version;
 }

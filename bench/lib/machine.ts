@@ -21,7 +21,8 @@ export interface Machine {
 }
 
 export function describeMachine(): Machine {
-	const git = (...args: string[]) => spawnSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8' }).stdout.trim();
+	const git = (...args: string[]) =>
+		spawnSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8' }).stdout.trim();
 	return {
 		date: new Date().toISOString(),
 		cpu: cpus()[0]?.model ?? 'unknown',

@@ -11,7 +11,10 @@ import { SIGNING_SECRET } from '../../test/support/fixtures';
  * The credential of the Manual-registration runs: the sandbox's key and a Webhook Signing Secret,
  * SIGNING_SECRET, which the events for those runs are signed with.
  */
-export async function createManualCredential(client: N8nClient, sandbox: Pick<Sandbox, 'keys' | 'baseUrl'>): Promise<{ id: string; name: string }> {
+export async function createManualCredential(
+	client: N8nClient,
+	sandbox: Pick<Sandbox, 'keys' | 'baseUrl'>,
+): Promise<{ id: string; name: string }> {
 	return await client.createCredential('Business Messaging (bench, manual)', CREDENTIAL_TYPE, {
 		apiKey: sandbox.keys.all,
 		baseUrl: sandbox.baseUrl,
@@ -20,17 +23,25 @@ export async function createManualCredential(client: N8nClient, sandbox: Pick<Sa
 }
 
 /** Executions of a workflow n8n has recorded (exact on SQLite), optionally only with these statuses. */
-export async function executionCount(client: N8nClient, workflowId: string, status?: string[]): Promise<number> {
+export async function executionCount(
+	client: N8nClient,
+	workflowId: string,
+	status?: string[],
+): Promise<number> {
 	const filter = encodeURIComponent(JSON.stringify({ workflowId, ...(status ? { status } : {}) }));
 	// A loaded n8n (SQLite busy) answers 503 "Database is not ready!" now and then: ask again for up to a minute.
 	const deadline = Date.now() + 60_000;
 	let data: { count: number; estimated: boolean };
 	for (;;) {
 		try {
-			data = await client.request<{ count: number; estimated: boolean }>('GET', `/rest/executions?limit=1&filter=${filter}`);
+			data = await client.request<{ count: number; estimated: boolean }>(
+				'GET',
+				`/rest/executions?limit=1&filter=${filter}`,
+			);
 			break;
 		} catch (error) {
-			if (Date.now() > deadline || !/-> 503|fetch failed|timeout/i.test((error as Error).message)) throw error;
+			if (Date.now() > deadline || !/-> 503|fetch failed|timeout/i.test((error as Error).message))
+				throw error;
 			await sleep(1000);
 		}
 	}
@@ -74,7 +85,11 @@ export interface ExecutionSummary {
 	/** Node name -> number of output items of its first run (all outputs). */
 	nodeItems: Record<string, number>;
 	/** Node name -> the binary of its first output item, if any. */
-	nodeBinary: Record<string, Record<string, { fileSize?: string; bytes?: number; mimeType?: string; id?: string }> | undefined>;
+	nodeBinary: Record<
+		string,
+		| Record<string, { fileSize?: string; bytes?: number; mimeType?: string; id?: string }>
+		| undefined
+	>;
 	error?: unknown;
 }
 
@@ -82,7 +97,12 @@ type RunData = Record<
 	string,
 	Array<{
 		executionTime?: number;
-		data?: { main?: Array<Array<{ json: unknown; binary?: ExecutionSummary['nodeBinary'][string] }> | null> };
+		data?: {
+			main?: Array<Array<{
+				json: unknown;
+				binary?: ExecutionSummary['nodeBinary'][string];
+			}> | null>;
+		};
 	}>
 >;
 
@@ -91,10 +111,13 @@ export async function readExecution(
 	parse: (text: string) => unknown,
 	executionId: string,
 ): Promise<ExecutionSummary> {
-	const execution = await client.request<{ id: string; data: string; status: string; startedAt: string; stoppedAt: string }>(
-		'GET',
-		`/rest/executions/${executionId}`,
-	);
+	const execution = await client.request<{
+		id: string;
+		data: string;
+		status: string;
+		startedAt: string;
+		stoppedAt: string;
+	}>('GET', `/rest/executions/${executionId}`);
 	const data = parse(execution.data) as { resultData: { runData: RunData; error?: unknown } };
 	const nodeTimes: Record<string, number> = {};
 	const nodeItems: Record<string, number> = {};
@@ -118,11 +141,20 @@ export async function readExecution(
 }
 
 /** Starts a manual run of a workflow whose first node is a Manual Trigger; returns the execution id. */
-export async function runManually(client: N8nClient, workflowId: string, triggerName: string): Promise<string> {
-	const started = await client.request<{ executionId?: string }>('POST', `/rest/workflows/${workflowId}/run`, {
-		triggerToStartFrom: { name: triggerName },
-	});
-	if (!started.executionId) throw new Error(`n8n did not start workflow ${workflowId}: ${JSON.stringify(started)}`);
+export async function runManually(
+	client: N8nClient,
+	workflowId: string,
+	triggerName: string,
+): Promise<string> {
+	const started = await client.request<{ executionId?: string }>(
+		'POST',
+		`/rest/workflows/${workflowId}/run`,
+		{
+			triggerToStartFrom: { name: triggerName },
+		},
+	);
+	if (!started.executionId)
+		throw new Error(`n8n did not start workflow ${workflowId}: ${JSON.stringify(started)}`);
 	return started.executionId;
 }
 
@@ -135,9 +167,13 @@ export async function awaitExecution(
 ): Promise<{ status: string }> {
 	const deadline = Date.now() + timeoutMs;
 	for (;;) {
-		const execution = await client.request<{ status: string } | null>('GET', `/rest/executions/${executionId}`).catch(() => null);
-		if (execution && !['new', 'running', 'waiting', 'unknown'].includes(execution.status)) return execution;
-		if (Date.now() > deadline) throw new Error(`execution ${executionId} did not finish within ${timeoutMs / 1000} s`);
+		const execution = await client
+			.request<{ status: string } | null>('GET', `/rest/executions/${executionId}`)
+			.catch(() => null);
+		if (execution && !['new', 'running', 'waiting', 'unknown'].includes(execution.status))
+			return execution;
+		if (Date.now() > deadline)
+			throw new Error(`execution ${executionId} did not finish within ${timeoutMs / 1000} s`);
 		await sleep(intervalMs);
 	}
 }
@@ -150,7 +186,14 @@ export const MANUAL_TRIGGER = {
 	parameters: {},
 };
 
-export function node(name: string, type: string, typeVersion: number, parameters: Record<string, unknown>, x: number, extra: Record<string, unknown> = {}) {
+export function node(
+	name: string,
+	type: string,
+	typeVersion: number,
+	parameters: Record<string, unknown>,
+	x: number,
+	extra: Record<string, unknown> = {},
+) {
 	return { id: randomUUID(), name, type, typeVersion, position: [x, 0], parameters, ...extra };
 }
 

@@ -1,4 +1,9 @@
-import type { INodeExecutionData, INodeType, INodeTypeDescription, IPollFunctions } from 'n8n-workflow';
+import type {
+	INodeExecutionData,
+	INodeType,
+	INodeTypeDescription,
+	IPollFunctions,
+} from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
 import { MESSAGE_EVENT_OPTIONS } from '../shared/history';
@@ -9,11 +14,15 @@ export class BusinessMessagingPollingTrigger implements INodeType {
 	description: INodeTypeDescription = {
 		displayName: 'Business Messaging Polling Trigger',
 		name: 'businessMessagingPollingTrigger',
-		icon: { light: 'file:../../icons/businessMessaging.svg', dark: 'file:../../icons/businessMessaging.dark.svg' },
+		icon: {
+			light: 'file:../../icons/businessMessaging.svg',
+			dark: 'file:../../icons/businessMessaging.dark.svg',
+		},
 		group: ['trigger'],
 		version: 1,
 		subtitle: '={{($parameter["events"] || []).join(", ")}}',
-		description: 'Starts the workflow on new inbound messages and echoes, read from the message history on a schedule',
+		description:
+			'Starts the workflow on new inbound messages and echoes, read from the message history on a schedule',
 		defaults: {
 			name: 'Business Messaging Polling Trigger',
 		},
@@ -57,7 +66,8 @@ export class BusinessMessagingPollingTrigger implements INodeType {
 						type: 'number',
 						typeOptions: { minValue: 1, maxValue: 10000 },
 						default: DEFAULT_MAX_PER_POLL,
-						description: 'More new messages than this wait for the next poll (oldest first); n8n\'s log says so',
+						description:
+							"More new messages than this wait for the next poll (oldest first); n8n's log says so",
 					},
 					{
 						displayName: 'Receiving Numbers',

@@ -7,7 +7,12 @@
  */
 import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workflow';
 
-import { MESSAGE_EVENTS, readHistory, storedMessageItem, type MessageEvent } from '../shared/history';
+import {
+	MESSAGE_EVENTS,
+	readHistory,
+	storedMessageItem,
+	type MessageEvent,
+} from '../shared/history';
 import { byAge, selectNew, type Watermark } from '../shared/watermark';
 import { splitList } from '../shared/fields';
 
@@ -16,7 +21,11 @@ export const MAX_RECOVER_MINUTES = 7 * 24 * 60;
 const OPERATION = 'Polling Trigger → Read Messages';
 
 /** The Polling Trigger's options, read and bounded in one place. */
-export function readPollOptions(raw: IDataObject): { numbers: string[]; maxPerPoll: number; recoverMinutes: number } {
+export function readPollOptions(raw: IDataObject): {
+	numbers: string[];
+	maxPerPoll: number;
+	recoverMinutes: number;
+} {
 	return {
 		numbers: splitList(raw.numbers),
 		// Empty or 0: the default; below 1 otherwise: 1.
@@ -30,9 +39,16 @@ interface PollStaticData extends IDataObject {
 }
 
 /** Stored messages of one direction, newest first, back to the watermark (or one page in manual mode). */
-async function readNewest(this: IPollFunctions, event: MessageEvent, watermark: Watermark | undefined): Promise<IDataObject[]> {
+async function readNewest(
+	this: IPollFunctions,
+	event: MessageEvent,
+	watermark: Watermark | undefined,
+): Promise<IDataObject[]> {
 	const { records, complete } = await readHistory.call(this, event, watermark, OPERATION);
-	if (!complete) this.logger.warn('Business Messaging Polling Trigger: more than 100000 new messages; the oldest of them are not read');
+	if (!complete)
+		this.logger.warn(
+			'Business Messaging Polling Trigger: more than 100000 new messages; the oldest of them are not read',
+		);
 	return records;
 }
 
@@ -43,12 +59,24 @@ function asEventItem(event: MessageEvent, record: IDataObject): INodeExecutionDa
 export async function pollMessages(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
 	const selected = this.getNodeParameter('events', ['message.inbound']) as string[];
 	const events = MESSAGE_EVENTS.filter((event) => selected.includes(event));
-	const { numbers, maxPerPoll, recoverMinutes } = readPollOptions(this.getNodeParameter('options', {}) as IDataObject);
-	const keep = (record: IDataObject) => numbers.length === 0 || numbers.includes(String(record.number ?? '').trim());
+	const { numbers, maxPerPoll, recoverMinutes } = readPollOptions(
+		this.getNodeParameter('options', {}) as IDataObject,
+	);
+	const keep = (record: IDataObject) =>
+		numbers.length === 0 || numbers.includes(String(record.number ?? '').trim());
 
 	// "Fetch Test Event": the newest message, and nothing moves.
 	if (this.getMode() === 'manual') {
-		const newest = (await Promise.all(events.map(async (event) => (await readNewest.call(this, event, undefined)).filter(keep).slice(0, 1).map((record) => ({ event, record })))))
+		const newest = (
+			await Promise.all(
+				events.map(async (event) =>
+					(await readNewest.call(this, event, undefined))
+						.filter(keep)
+						.slice(0, 1)
+						.map((record) => ({ event, record })),
+				),
+			)
+		)
 			.flat()
 			.sort((a, b) => byAge(b.record, a.record))[0];
 		return newest ? [[asEventItem(newest.event, newest.record)]] : null;
@@ -60,7 +88,10 @@ export async function pollMessages(this: IPollFunctions): Promise<INodeExecution
 	const emitted: Array<{ event: MessageEvent; record: IDataObject }> = [];
 	for (const event of events) {
 		// First poll after the first activation: start now, or as far back as the option says.
-		const watermark = watermarks[event] ?? { createdAt: new Date(Date.now() - recoverMinutes * 60_000).toISOString(), ids: [] };
+		const watermark = watermarks[event] ?? {
+			createdAt: new Date(Date.now() - recoverMinutes * 60_000).toISOString(),
+			ids: [],
+		};
 		const records = await readNewest.call(this, event, watermark);
 		const selection = selectNew(records, watermark, maxPerPoll);
 		watermarks[event] = selection.watermark;
@@ -73,5 +104,7 @@ export async function pollMessages(this: IPollFunctions): Promise<INodeExecution
 	}
 	// Inbound messages and echoes in the order they were stored, as they happened in the conversation.
 	emitted.sort((a, b) => byAge(a.record, b.record));
-	return emitted.length > 0 ? [emitted.map(({ event, record }) => asEventItem(event, record))] : null;
+	return emitted.length > 0
+		? [emitted.map(({ event, record }) => asEventItem(event, record))]
+		: null;
 }

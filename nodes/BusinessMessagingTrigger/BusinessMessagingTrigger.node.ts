@@ -21,14 +21,18 @@ export class BusinessMessagingTrigger implements INodeType {
 	description: INodeTypeDescription = {
 		displayName: 'Business Messaging Trigger',
 		name: 'businessMessagingTrigger',
-		icon: { light: 'file:../../icons/businessMessaging.svg', dark: 'file:../../icons/businessMessaging.dark.svg' },
+		icon: {
+			light: 'file:../../icons/businessMessaging.svg',
+			dark: 'file:../../icons/businessMessaging.dark.svg',
+		},
 		group: ['trigger'],
 		// Version 2 changes nothing but the number: for a version-1 start node n8n evaluates an
 		// expression (options.binaryData) on every request, an isolate per event with lazy acquire.
 		version: [1, 2],
 		defaultVersion: 2,
 		subtitle: '={{($parameter["events"] || []).join(", ")}}',
-		description: 'Starts the workflow on signed webhook events: inbound messages, delivery statuses, echoes',
+		description:
+			'Starts the workflow on signed webhook events: inbound messages, delivery statuses, echoes',
 		defaults: {
 			name: 'Business Messaging Trigger',
 		},

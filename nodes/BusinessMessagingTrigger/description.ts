@@ -29,9 +29,19 @@ export function outputLayout(events: unknown, separateOutputs: unknown): EventTy
 }
 
 /** How many outputs the node has (what OUTPUTS_EXPRESSION gives n8n): the event outputs, plus Hand Over when chosen. */
-export function outputCount(parameters: { events?: unknown; separateOutputs?: unknown; options?: unknown }): number {
-	const options = typeof parameters.options === 'object' && parameters.options !== null ? (parameters.options as IDataObject) : {};
-	return (outputLayout(parameters.events, parameters.separateOutputs)?.length ?? 1) + (handOverSettings(options).mode === 'output' ? 1 : 0);
+export function outputCount(parameters: {
+	events?: unknown;
+	separateOutputs?: unknown;
+	options?: unknown;
+}): number {
+	const options =
+		typeof parameters.options === 'object' && parameters.options !== null
+			? (parameters.options as IDataObject)
+			: {};
+	return (
+		(outputLayout(parameters.events, parameters.separateOutputs)?.length ?? 1) +
+		(handOverSettings(options).mode === 'output' ? 1 : 0)
+	);
 }
 
 /**
@@ -39,8 +49,7 @@ export function outputCount(parameters: { events?: unknown; separateOutputs?: un
  * one output, or one per selected event type (fixed order: inbound, status, echo).
  * Written out by hand (no `}}` inside) so that compilation cannot change its text.
  */
-export const OUTPUTS_EXPRESSION = (
-	'={{ ((p) => { ' +
+export const OUTPUTS_EXPRESSION = ('={{ ((p) => { ' +
 	'const names = { "message.inbound": "Inbound", "message.status": "Status", "message.echo": "Echo" }; ' +
 	'const handOver = (p.options || {}).handOver === "output" ? [{ type: "main", displayName: "Hand Over" }] : []; ' +
 	'if (p.separateOutputs !== true) return [{ type: "main" }].concat(handOver); ' +
@@ -83,14 +92,15 @@ const handOverOptions: INodeProperties[] = [
 		typeOptions: { minValue: 1, maxValue: MAX_HAND_OVER_MINUTES },
 		default: DEFAULT_HAND_OVER_MINUTES,
 		displayOptions: { hide: { handOver: ['off'] } },
-		description: 'How long after the last echo to a contact the person is still answering them (1 to 10080)',
+		description:
+			'How long after the last echo to a contact the person is still answering them (1 to 10080)',
 	},
 ];
 
 export const properties: INodeProperties[] = [
 	{
 		displayName:
-			"The account has only one webhook. With Automatic registration, activating (publishing) this workflow takes it; if another one is registered, activation is refused unless Take Over Existing Webhook is on. n8n without a public HTTPS address: use the Business Messaging Polling Trigger.",
+			'The account has only one webhook. With Automatic registration, activating (publishing) this workflow takes it; if another one is registered, activation is refused unless Take Over Existing Webhook is on. n8n without a public HTTPS address: use the Business Messaging Polling Trigger.',
 		name: 'oneWebhookNotice',
 		type: 'notice',
 		default: '',
@@ -173,7 +183,8 @@ export const properties: INodeProperties[] = [
 				typeOptions: { minValue: MIN_CATCH_UP_INTERVAL_SECONDS },
 				default: DEFAULT_CATCH_UP_INTERVAL_SECONDS,
 				displayOptions: { show: { '/catchUp': [true] } },
-				description: 'How often the service is asked for missed messages (two or more requests each time)',
+				description:
+					'How often the service is asked for missed messages (two or more requests each time)',
 			},
 			{
 				displayName: 'Download Media',
@@ -190,7 +201,8 @@ export const properties: INodeProperties[] = [
 				typeOptions: { minValue: 1 },
 				default: DEFAULT_DOWNLOAD_TIMEOUT_SECONDS,
 				displayOptions: { show: { downloadMedia: [true] } },
-				description: 'A media download (every redirect and every byte) is stopped after this long; the event is emitted without the file',
+				description:
+					'A media download (every redirect and every byte) is stopped after this long; the event is emitted without the file',
 			},
 			{
 				displayName: 'Late Delivery Cutoff (Seconds)',
@@ -209,7 +221,8 @@ export const properties: INodeProperties[] = [
 				typeOptions: { minValue: 0.01, numberPrecision: 2 },
 				default: DEFAULT_MAX_FILE_SIZE_MB,
 				displayOptions: { show: { downloadMedia: [true] } },
-				description: 'Larger media is stopped as it arrives (counted after decompression); the event is emitted without the file',
+				description:
+					'Larger media is stopped as it arrives (counted after decompression); the event is emitted without the file',
 			},
 			{
 				displayName: 'Max Recovered per Run',
@@ -218,7 +231,8 @@ export const properties: INodeProperties[] = [
 				typeOptions: { minValue: 1, maxValue: MAX_RECOVERED },
 				default: DEFAULT_MAX_RECOVERED,
 				displayOptions: { show: { '/catchUp': [true] } },
-				description: "More missed messages than this wait for the next run (oldest first); n8n's log says so",
+				description:
+					"More missed messages than this wait for the next run (oldest first); n8n's log says so",
 			},
 			{
 				displayName: 'Maximum Event Age (Seconds)',
@@ -264,7 +278,8 @@ export const properties: INodeProperties[] = [
 				],
 				default: 'sinceLastActive',
 				displayOptions: { show: { '/catchUp': [true] } },
-				description: 'What the catch-up recovers when the workflow is published (activated) again. A restart of n8n always recovers what it missed.',
+				description:
+					'What the catch-up recovers when the workflow is published (activated) again. A restart of n8n always recovers what it missed.',
 			},
 			{
 				displayName: 'Status Values',
@@ -272,7 +287,8 @@ export const properties: INodeProperties[] = [
 				type: 'string',
 				default: '',
 				placeholder: 'e.g. delivered, failed',
-				description: 'Comma-separated delivery statuses. Status events with another status are ignored. Empty: all.',
+				description:
+					'Comma-separated delivery statuses. Status events with another status are ignored. Empty: all.',
 			},
 			{
 				displayName: 'Take Over Existing Webhook',
@@ -283,7 +299,7 @@ export const properties: INodeProperties[] = [
 				description:
 					"Whether to replace a webhook registered for another URL. Off: publishing (activating) fails and names that URL. On: the other receiver stops getting events. Never replaces this workflow's own production webhook while listening for a test event.",
 			},
-	...handOverOptions,
+			...handOverOptions,
 		],
 	},
 ];

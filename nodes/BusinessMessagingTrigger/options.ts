@@ -72,11 +72,14 @@ const isEmpty = (value: unknown) => value === undefined || value === null || val
  */
 export function boundedMaxAge(seconds: number): number {
 	if (!Number.isFinite(seconds) || seconds < 0) return DEFAULT_MAX_AGE_SECONDS;
-	return seconds === 0 ? MAX_EVENT_AGE_SECONDS : Math.min(Math.max(seconds, 1), MAX_EVENT_AGE_SECONDS);
+	return seconds === 0
+		? MAX_EVENT_AGE_SECONDS
+		: Math.min(Math.max(seconds, 1), MAX_EVENT_AGE_SECONDS);
 }
 
 export function handOverSettings(raw: IDataObject | undefined): HandOverSettings {
-	const mode: HandOverMode = raw?.handOver === 'output' || raw?.handOver === 'drop' ? raw.handOver : 'off';
+	const mode: HandOverMode =
+		raw?.handOver === 'output' || raw?.handOver === 'drop' ? raw.handOver : 'off';
 	const minutes = Number(raw?.handOverMinutes);
 	return {
 		mode,
@@ -90,7 +93,8 @@ export function handOverSettings(raw: IDataObject | undefined): HandOverSettings
 export function catchUpSettings(raw: IDataObject): CatchUpSettings {
 	const interval = Number(raw.catchUpInterval);
 	const max = Number(raw.maxRecovered);
-	const intervalSeconds = Number.isFinite(interval) && interval > 0 ? interval : DEFAULT_CATCH_UP_INTERVAL_SECONDS;
+	const intervalSeconds =
+		Number.isFinite(interval) && interval > 0 ? interval : DEFAULT_CATCH_UP_INTERVAL_SECONDS;
 	const maxRecovered = Number.isFinite(max) && max >= 1 ? Math.floor(max) : DEFAULT_MAX_RECOVERED;
 	return {
 		intervalMs: Math.max(intervalSeconds, MIN_CATCH_UP_INTERVAL_SECONDS) * 1000,
@@ -104,8 +108,10 @@ export function catchUpSettings(raw: IDataObject): CatchUpSettings {
 export function readTriggerOptions(raw: IDataObject, catchUp = true): TriggerOptions {
 	const maxAge = isEmpty(raw.maxAge) ? DEFAULT_MAX_AGE_SECONDS : Number(raw.maxAge);
 	const cutoff = Number(raw.lateDeliveryCutoff);
-	const cutoffSeconds = Number.isFinite(cutoff) && cutoff > 0 ? cutoff : DEFAULT_LATE_DELIVERY_CUTOFF_SECONDS;
-	const binaryPropertyName = typeof raw.binaryPropertyName === 'string' ? raw.binaryPropertyName.trim() : '';
+	const cutoffSeconds =
+		Number.isFinite(cutoff) && cutoff > 0 ? cutoff : DEFAULT_LATE_DELIVERY_CUTOFF_SECONDS;
+	const binaryPropertyName =
+		typeof raw.binaryPropertyName === 'string' ? raw.binaryPropertyName.trim() : '';
 	return {
 		maxAgeSeconds: boundedMaxAge(maxAge),
 		lateDeliveryCutoffMs: catchUp ? cutoffSeconds * 1000 : undefined,

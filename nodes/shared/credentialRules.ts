@@ -10,7 +10,8 @@ export const API_KEY_PREFIX = 'sk_live_';
 /** Base URL without trailing slashes, or an error message naming the field. */
 export function normalizeBaseUrl(raw: unknown): { url: string } | { error: string } {
 	const value = typeof raw === 'string' ? raw.trim().replace(/\/+$/, '') : '';
-	if (!value) return { error: 'Base URL is empty: enter the service address, e.g. https://api.example.com' };
+	if (!value)
+		return { error: 'Base URL is empty: enter the service address, e.g. https://api.example.com' };
 	// A key pasted into the wrong field must not be echoed into an error (and so into execution data and logs).
 	if (value.includes(API_KEY_PREFIX)) {
 		return {
@@ -21,10 +22,14 @@ export function normalizeBaseUrl(raw: unknown): { url: string } | { error: strin
 	try {
 		parsed = new URL(value);
 	} catch {
-		return { error: `Base URL "${value}" is not a valid URL: enter it with its scheme, e.g. https://api.example.com` };
+		return {
+			error: `Base URL "${value}" is not a valid URL: enter it with its scheme, e.g. https://api.example.com`,
+		};
 	}
 	if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
-		return { error: `Base URL must start with https:// (or http:// for a local sandbox), got "${parsed.protocol}"` };
+		return {
+			error: `Base URL must start with https:// (or http:// for a local sandbox), got "${parsed.protocol}"`,
+		};
 	}
 	// Plain http would carry the API key across the network in clear: only a loopback address
 	// (a sandbox on this machine) may use it, as the service's rule for webhook URLs.
@@ -35,7 +40,9 @@ export function normalizeBaseUrl(raw: unknown): { url: string } | { error: strin
 	}
 	// Every path carries /v1 already; refusing it here keeps the Test button and the nodes in agreement.
 	if (/\/v1$/i.test(parsed.pathname.replace(/\/+$/, ''))) {
-		return { error: `Base URL must not end in /v1: enter "${value.replace(/\/v1$/i, '')}" (each path already starts with /v1)` };
+		return {
+			error: `Base URL must not end in /v1: enter "${value.replace(/\/v1$/i, '')}" (each path already starts with /v1)`,
+		};
 	}
 	return { url: value };
 }
@@ -76,7 +83,8 @@ export function insecureTransportProblem(options: object): string | undefined {
 /** Why the key cannot be used, or undefined when it has the service's shape. Never echoes the key. */
 export function apiKeyProblem(raw: unknown): string | undefined {
 	const key = typeof raw === 'string' ? raw.trim() : '';
-	if (!key) return 'API Key is empty: paste the key shown once when it was created in the console (Keys tab)';
+	if (!key)
+		return 'API Key is empty: paste the key shown once when it was created in the console (Keys tab)';
 	if (!key.startsWith(API_KEY_PREFIX)) {
 		return `API Key must start with "${API_KEY_PREFIX}": copy the whole key from the console's Keys tab (the value is shown only once, at creation; make a new key if it is lost)`;
 	}

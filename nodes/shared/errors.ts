@@ -41,7 +41,9 @@ export function bodyAsText(body: unknown): string {
 			text = String(body);
 		}
 	}
-	return text.length > MAX_BODY_CHARS ? `${text.slice(0, MAX_BODY_CHARS)}… (${text.length} chars)` : text;
+	return text.length > MAX_BODY_CHARS
+		? `${text.slice(0, MAX_BODY_CHARS)}… (${text.length} chars)`
+		: text;
 }
 
 /**
@@ -51,14 +53,19 @@ export function bodyAsText(body: unknown): string {
 export function serviceMessage(body: unknown): string | undefined {
 	if (!isPlainObject(body)) return undefined;
 	const nested = isPlainObject(body.error) ? body.error.message : undefined;
-	const found = [nested, body.message].find((value): value is string => typeof value === 'string' && value.trim() !== '');
+	const found = [nested, body.message].find(
+		(value): value is string => typeof value === 'string' && value.trim() !== '',
+	);
 	if (!found) return undefined;
 	const text = found.trim().replace(/\s+/g, ' ');
 	return text.length > 300 ? `${text.slice(0, 300)}…` : text;
 }
 
 /** The wait a Retry-After header asks for (seconds or an HTTP date), in milliseconds. */
-export function retryAfterMs(headers: ResponseHeaders | undefined, nowMs = Date.now()): number | undefined {
+export function retryAfterMs(
+	headers: ResponseHeaders | undefined,
+	nowMs = Date.now(),
+): number | undefined {
 	const raw = headers?.['retry-after'];
 	const value = (Array.isArray(raw) ? raw[0] : raw)?.trim();
 	if (!value) return undefined;
@@ -76,7 +83,11 @@ const FROM_HINT = /(^|[^a-z])from([^a-z]|$)/i;
  * A reply refused with a status the spec does not fix. The body's wording sharpens the
  * message when it speaks of the window or of `from`; otherwise both causes are named.
  */
-function explainRefusedReply(status: number, body: unknown, from: string | undefined): ErrorExplanation {
+function explainRefusedReply(
+	status: number,
+	body: unknown,
+	from: string | undefined,
+): ErrorExplanation {
 	const text = bodyAsText(body);
 	const served = `The service answered ${status}: ${text}`;
 	if (WINDOW_HINT.test(text)) {
@@ -97,7 +108,10 @@ function explainRefusedReply(status: number, body: unknown, from: string | undef
 	// The service's own sentence, when the body has one, says why better than our guesses
 	// (e.g. a text over the service's length limit); the hedged causes stay in the description.
 	const said = serviceMessage(body);
-	return { message: `The service refused the reply (${status})${said ? `: ${said}` : ''}`, description: `${causes} ${served}` };
+	return {
+		message: `The service refused the reply (${status})${said ? `: ${said}` : ''}`,
+		description: `${causes} ${served}`,
+	};
 }
 
 export function explainHttpError(
@@ -186,7 +200,11 @@ export function explainHttpError(
 }
 
 /** A node's own errors as they are (they already say what to do), anything else wrapped; all with the item's index. */
-export function asNodeError(node: INode, error: unknown, itemIndex: number): NodeApiError | NodeOperationError {
+export function asNodeError(
+	node: INode,
+	error: unknown,
+	itemIndex: number,
+): NodeApiError | NodeOperationError {
 	if (error instanceof NodeApiError || error instanceof NodeOperationError) {
 		error.context.itemIndex ??= itemIndex;
 		return error;

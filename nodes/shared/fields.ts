@@ -12,7 +12,9 @@ const NOTHING_SENT = 'Nothing was sent.';
 
 /** A value quoted for a message, shortened: never a whole 100k-character expression result. */
 function quoted(value: unknown): string {
-	return typeof value === 'string' || typeof value === 'number' ? `"${String(value).slice(0, 50)}"` : describeType(value);
+	return typeof value === 'string' || typeof value === 'number'
+		? `"${String(value).slice(0, 50)}"`
+		: describeType(value);
 }
 
 /**
@@ -22,22 +24,36 @@ function quoted(value: unknown): string {
  */
 function idFromNumber(node: INode, value: number, fieldName: string, itemIndex?: number): string {
 	if (Number.isSafeInteger(value)) return String(value);
-	throw new NodeOperationError(node, `${fieldName} must be text: the number ${String(value)} is not an exact ID`, {
-		itemIndex,
-		description: `An expression made ${fieldName} a number that cannot be an ID exactly (numbers of more than 15 digits lose digits; IDs have no fractions). Pass the ID as text, as the service sends it. ${NOTHING_SENT}`,
-	});
+	throw new NodeOperationError(
+		node,
+		`${fieldName} must be text: the number ${String(value)} is not an exact ID`,
+		{
+			itemIndex,
+			description: `An expression made ${fieldName} a number that cannot be an ID exactly (numbers of more than 15 digits lose digits; IDs have no fractions). Pass the ID as text, as the service sends it. ${NOTHING_SENT}`,
+		},
+	);
 }
 
 /**
  * A required text field: a string that is not blank. Anything else (empty, whitespace,
  * a number or object from an expression) is refused.
  */
-export function requireText(node: INode, value: unknown, fieldName: string, itemIndex?: number, hint = ''): string {
+export function requireText(
+	node: INode,
+	value: unknown,
+	fieldName: string,
+	itemIndex?: number,
+	hint = '',
+): string {
 	const sentence = (...parts: string[]) => parts.filter(Boolean).join(' ');
 	if (value !== undefined && value !== null && typeof value !== 'string') {
 		throw new NodeOperationError(node, `${fieldName} must be text, got ${describeType(value)}`, {
 			itemIndex,
-			description: sentence(`Check the expression that fills ${fieldName}: it should resolve to a string.`, hint, NOTHING_SENT),
+			description: sentence(
+				`Check the expression that fills ${fieldName}: it should resolve to a string.`,
+				hint,
+				NOTHING_SENT,
+			),
 		});
 	}
 	if (value === undefined || value === null || value.trim() === '') {
@@ -69,7 +85,12 @@ function hasControlCharacter(text: string): boolean {
  * An ID that goes into a URL path: one segment, encoded. Slashes and dot segments are
  * refused outright, because URL normalisation would turn `..` or `a/b` into another endpoint.
  */
-export function pathSegment(node: INode, value: unknown, fieldName: string, itemIndex?: number): string {
+export function pathSegment(
+	node: INode,
+	value: unknown,
+	fieldName: string,
+	itemIndex?: number,
+): string {
 	const text = typeof value === 'number' ? idFromNumber(node, value, fieldName, itemIndex) : value;
 	if (typeof text !== 'string') {
 		throw new NodeOperationError(node, `${fieldName} must be text, got ${describeType(text)}`, {
@@ -78,7 +99,13 @@ export function pathSegment(node: INode, value: unknown, fieldName: string, item
 		});
 	}
 	const id = requireText(node, text, fieldName, itemIndex).trim();
-	if (id.includes('/') || id.includes('\\') || id === '.' || id === '..' || hasControlCharacter(id)) {
+	if (
+		id.includes('/') ||
+		id.includes('\\') ||
+		id === '.' ||
+		id === '..' ||
+		hasControlCharacter(id)
+	) {
 		throw new NodeOperationError(node, `${fieldName} "${id.slice(0, 100)}" is not a valid ID`, {
 			itemIndex,
 			description: `${fieldName} must be a single ID, without slashes, dot segments or control characters. ${NOTHING_SENT}`,
@@ -91,7 +118,12 @@ export function pathSegment(node: INode, value: unknown, fieldName: string, item
  * An optional ID: undefined when left blank (empty, whitespace, null, undefined), the
  * trimmed string otherwise. Exact whole numbers are taken as their decimal text, like path IDs.
  */
-export function optionalId(node: INode, value: unknown, fieldName: string, itemIndex: number): string | undefined {
+export function optionalId(
+	node: INode,
+	value: unknown,
+	fieldName: string,
+	itemIndex: number,
+): string | undefined {
 	if (value === undefined || value === null) return undefined;
 	if (typeof value === 'number') return idFromNumber(node, value, fieldName, itemIndex);
 	if (typeof value !== 'string') {
@@ -112,21 +144,35 @@ export function requireOneOf<T extends string>(
 	fieldName: string,
 	itemIndex: number,
 ): T {
-	if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
-	throw new NodeOperationError(node, `${fieldName} must be one of ${allowed.join(', ')}, got ${quoted(value)}`, {
-		itemIndex,
-		description: NOTHING_SENT,
-	});
+	if (typeof value === 'string' && (allowed as readonly string[]).includes(value))
+		return value as T;
+	throw new NodeOperationError(
+		node,
+		`${fieldName} must be one of ${allowed.join(', ')}, got ${quoted(value)}`,
+		{
+			itemIndex,
+			description: NOTHING_SENT,
+		},
+	);
 }
 
 /** A positive whole number, e.g. Limit. */
-export function requirePositiveInteger(node: INode, value: unknown, fieldName: string, itemIndex: number): number {
+export function requirePositiveInteger(
+	node: INode,
+	value: unknown,
+	fieldName: string,
+	itemIndex: number,
+): number {
 	const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
 	if (typeof number !== 'number' || !Number.isInteger(number) || number < 1) {
-		throw new NodeOperationError(node, `${fieldName} must be a whole number of 1 or more, got ${quoted(value)}`, {
-			itemIndex,
-			description: NOTHING_SENT,
-		});
+		throw new NodeOperationError(
+			node,
+			`${fieldName} must be a whole number of 1 or more, got ${quoted(value)}`,
+			{
+				itemIndex,
+				description: NOTHING_SENT,
+			},
+		);
 	}
 	return number;
 }
@@ -136,17 +182,34 @@ export function requirePositiveInteger(node: INode, value: unknown, fieldName: s
  * that a field of the node already sets is refused, so a pass-through pair cannot
  * silently override the operation's own parameters.
  */
-export function passThroughQuery(node: INode, collection: unknown, reserved: readonly string[], itemIndex: number): IDataObject {
+export function passThroughQuery(
+	node: INode,
+	collection: unknown,
+	reserved: readonly string[],
+	itemIndex: number,
+): IDataObject {
 	const qs: IDataObject = {};
-	const pairs = (collection as { parameter?: Array<{ name?: unknown; value?: unknown }> } | undefined)?.parameter;
+	const pairs = (
+		collection as { parameter?: Array<{ name?: unknown; value?: unknown }> } | undefined
+	)?.parameter;
 	if (!Array.isArray(pairs)) return qs;
 	const refuse = (message: string, description: string) =>
-		new NodeOperationError(node, `Additional Query Parameters: ${message}`, { itemIndex, description });
+		new NodeOperationError(node, `Additional Query Parameters: ${message}`, {
+			itemIndex,
+			description,
+		});
 	for (const pair of pairs) {
 		const name = typeof pair.name === 'string' ? pair.name.trim() : '';
-		if (!name) throw refuse('a parameter has no name', `Give every added parameter a name, or remove it. ${NOTHING_SENT}`);
+		if (!name)
+			throw refuse(
+				'a parameter has no name',
+				`Give every added parameter a name, or remove it. ${NOTHING_SENT}`,
+			);
 		if (reserved.includes(name)) {
-			throw refuse(`"${name}" is set by the node itself`, `Use the node's own field for ${name}. ${NOTHING_SENT}`);
+			throw refuse(
+				`"${name}" is set by the node itself`,
+				`Use the node's own field for ${name}. ${NOTHING_SENT}`,
+			);
 		}
 		const value = pair.value;
 		if (value !== null && typeof value === 'object') {
@@ -176,12 +239,18 @@ export function mediaIdFromReference(
 	const basePath = base.pathname.replace(/\/$/, '');
 	const expected = `${base.origin}${basePath}/v1/media/{id} (the media_url of an inbound event) or a bare media ID`;
 	const invalid = (message: string, why: string) =>
-		new NodeOperationError(node, message, { itemIndex, description: `${why} Expected ${expected}.` });
+		new NodeOperationError(node, message, {
+			itemIndex,
+			description: `${why} Expected ${expected}.`,
+		});
 	let url: URL;
 	try {
 		url = new URL(reference.trim());
 	} catch {
-		throw invalid(`${fieldName} is not a valid media URL`, `"${reference.trim().slice(0, 200)}" does not parse as a URL. ${NOTHING_SENT}`);
+		throw invalid(
+			`${fieldName} is not a valid media URL`,
+			`"${reference.trim().slice(0, 200)}" does not parse as a URL. ${NOTHING_SENT}`,
+		);
 	}
 	const match = /^\/v1\/media\/([^/]+)\/?$/.exec(url.pathname.slice(basePath.length));
 	if (url.origin !== base.origin || !url.pathname.startsWith(basePath) || !match) {
@@ -214,6 +283,7 @@ export function splitList(value: unknown): string[] {
 /** A number option within [min, max]; `fallback` when it is empty or not a number. */
 export function boundedNumber(value: unknown, fallback: number, min: number, max: number): number {
 	const number = typeof value === 'number' ? value : Number(value);
-	if (value === undefined || value === null || value === '' || !Number.isFinite(number)) return fallback;
+	if (value === undefined || value === null || value === '' || !Number.isFinite(number))
+		return fallback;
 	return Math.min(max, Math.max(min, number));
 }

@@ -30,16 +30,27 @@ export async function readHistory(
 	operation: string,
 ): Promise<{ records: IDataObject[]; complete: boolean }> {
 	const records: IDataObject[] = [];
-	const qs: IDataObject = { limit: PAGE_SIZE, ...(event === 'message.echo' ? { direction: 'echo' } : {}) };
-	const complete = await readPages.call(this, '/v1/messages/inbound', qs, { operation, scope: 'messages:read' }, (page) => {
-		// Anything but the one shape carries no records we can order.
-		if (!page) return false;
-		const pageRecords = page.entries
-			.filter(isPlainObject)
-			.filter((record) => record.direction === undefined || record.direction === DIRECTIONS[event]);
-		records.push(...pageRecords);
-		return watermark !== undefined && !reachesWatermark(pageRecords, watermark);
-	});
+	const qs: IDataObject = {
+		limit: PAGE_SIZE,
+		...(event === 'message.echo' ? { direction: 'echo' } : {}),
+	};
+	const complete = await readPages.call(
+		this,
+		'/v1/messages/inbound',
+		qs,
+		{ operation, scope: 'messages:read' },
+		(page) => {
+			// Anything but the one shape carries no records we can order.
+			if (!page) return false;
+			const pageRecords = page.entries
+				.filter(isPlainObject)
+				.filter(
+					(record) => record.direction === undefined || record.direction === DIRECTIONS[event],
+				);
+			records.push(...pageRecords);
+			return watermark !== undefined && !reachesWatermark(pageRecords, watermark);
+		},
+	);
 	return { records, complete };
 }
 
@@ -91,8 +102,14 @@ export async function readWebhookLog(
 }
 
 /** A stored message as the item the webhook emits: `{event, data, timestamp}` (+ reply_window_closes_at for inbound) plus how it came. */
-export function storedMessageItem(event: MessageEvent, record: IDataObject, how: IDataObject): INodeExecutionData {
-	return { json: withReplyWindow({ event, data: record, timestamp: record.created_at ?? null, ...how }) };
+export function storedMessageItem(
+	event: MessageEvent,
+	record: IDataObject,
+	how: IDataObject,
+): INodeExecutionData {
+	return {
+		json: withReplyWindow({ event, data: record, timestamp: record.created_at ?? null, ...how }),
+	};
 }
 
 /** The two events the service also stores (so the Polling Trigger offers them too). */
@@ -100,8 +117,7 @@ export const MESSAGE_EVENT_OPTIONS: INodePropertyOptions[] = [
 	{
 		name: 'Echo',
 		value: 'message.echo',
-		description:
-			'Sent from the business app, not the API. Leave off for auto-replies.',
+		description: 'Sent from the business app, not the API. Leave off for auto-replies.',
 	},
 	{
 		name: 'Inbound Message',

@@ -14,7 +14,8 @@ export function isLoopbackHost(hostname: string): boolean {
 }
 
 /** Where an address points: only `public` is a place a media file may come from. */
-export type AddressClass = 'public' | 'loopback' | 'private' | 'link-local' | 'unspecified' | 'reserved';
+export type AddressClass =
+	'public' | 'loopback' | 'private' | 'link-local' | 'unspecified' | 'reserved';
 
 function ipv4Class(octets: number[]): AddressClass {
 	const [a, b] = octets;
@@ -24,7 +25,8 @@ function ipv4Class(octets: number[]): AddressClass {
 	if (a === 100 && b >= 64 && b <= 127) return 'private'; // 100.64.0.0/10, carrier-grade NAT
 	if (a === 169 && b === 254) return 'link-local'; // cloud metadata services live here
 	if (a >= 224) return 'reserved'; // multicast, 240/4 and broadcast
-	if ((a === 192 && b === 0 && octets[2] === 0) || (a === 198 && (b === 18 || b === 19))) return 'reserved';
+	if ((a === 192 && b === 0 && octets[2] === 0) || (a === 198 && (b === 18 || b === 19)))
+		return 'reserved';
 	return 'public';
 }
 
@@ -37,7 +39,10 @@ function parseIpv4(text: string): number[] | undefined {
 
 /** The eight 16-bit groups of an IPv6 literal (brackets, zone and embedded IPv4 allowed), or undefined. */
 function parseIpv6(text: string): number[] | undefined {
-	let value = text.replace(/^\[|\]$/g, '').replace(/%.*$/, '').toLowerCase();
+	let value = text
+		.replace(/^\[|\]$/g, '')
+		.replace(/%.*$/, '')
+		.toLowerCase();
 	const dotted = /^(.*:)(\d+\.\d+\.\d+\.\d+)$/.exec(value);
 	if (dotted) {
 		const octets = parseIpv4(dotted[2]);
@@ -50,7 +55,8 @@ function parseIpv6(text: string): number[] | undefined {
 	const head = groups(halves[0]);
 	const tail = halves.length === 2 ? groups(halves[1]) : [];
 	const missing = 8 - head.length - tail.length;
-	if ((halves.length === 1 && missing !== 0) || (halves.length === 2 && missing < 1)) return undefined;
+	if ((halves.length === 1 && missing !== 0) || (halves.length === 2 && missing < 1))
+		return undefined;
 	const all = [...head, ...Array<string>(halves.length === 2 ? missing : 0).fill('0'), ...tail];
 	if (!all.every((group) => /^[0-9a-f]{1,4}$/.test(group))) return undefined;
 	return all.map((group) => parseInt(group, 16));
@@ -69,7 +75,8 @@ export function ipAddressClass(address: string): AddressClass | undefined {
 	const embeddedV4 = [v6[6] >> 8, v6[6] & 0xff, v6[7] >> 8, v6[7] & 0xff];
 	const firstFiveZero = v6.slice(0, 5).every((group) => group === 0);
 	if (firstFiveZero && v6[5] === 0xffff) return ipv4Class(embeddedV4);
-	if (v6[0] === 0x64 && v6[1] === 0xff9b && v6.slice(2, 6).every((group) => group === 0)) return ipv4Class(embeddedV4);
+	if (v6[0] === 0x64 && v6[1] === 0xff9b && v6.slice(2, 6).every((group) => group === 0))
+		return ipv4Class(embeddedV4);
 	if (firstFiveZero && v6[5] === 0) {
 		if (v6[6] === 0 && v6[7] === 0) return 'unspecified';
 		if (v6[6] === 0 && v6[7] === 1) return 'loopback';

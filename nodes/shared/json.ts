@@ -2,7 +2,9 @@
 import type { IDataObject } from 'n8n-workflow';
 
 export function isPlainObject(value: unknown): value is IDataObject {
-	return typeof value === 'object' && value !== null && !Array.isArray(value) && !Buffer.isBuffer(value);
+	return (
+		typeof value === 'object' && value !== null && !Array.isArray(value) && !Buffer.isBuffer(value)
+	);
 }
 
 /** How a value's type reads in a message: "null", "a list", "an object", "a number", ... */

@@ -21,7 +21,14 @@ import {
 	type RawResponse,
 	type Readable,
 } from './transport';
-import { downloadLimits, mediaAddressProblem, mediaUrlProblem, safeFileName, storedMimeType, type DownloadLimits } from './mediaPolicy';
+import {
+	downloadLimits,
+	mediaAddressProblem,
+	mediaUrlProblem,
+	safeFileName,
+	storedMimeType,
+	type DownloadLimits,
+} from './mediaPolicy';
 import { mediaIdFromReference } from './fields';
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
@@ -75,18 +82,30 @@ async function resolvedAddresses(this: Context, hostname: string): Promise<strin
 	return await new Promise<string[]>((resolve, reject) => {
 		lookup(hostname, { all: true }, (error, addresses) => {
 			if (error) reject(error);
-			else resolve(typeof addresses === 'string' ? [addresses] : addresses.map((entry) => entry.address));
+			else
+				resolve(
+					typeof addresses === 'string' ? [addresses] : addresses.map((entry) => entry.address),
+				);
 		});
 	});
 }
 
 /** Throws, before anything is requested from it, when `target` is not a place to fetch media from. */
-export async function checkMediaTarget(this: Context, target: URL, baseUrl: URL, context: RequestContext): Promise<void> {
+export async function checkMediaTarget(
+	this: Context,
+	target: URL,
+	baseUrl: URL,
+	context: RequestContext,
+): Promise<void> {
 	const refuse = (why: string, detail = '') =>
-		new NodeOperationError(this.getNode(), `${context.operation}: refused to fetch the media from ${target.protocol}//${target.host}: ${why}`, {
-			itemIndex: context.itemIndex,
-			description: `${detail}The service's media link (or a redirect from the media host) points somewhere n8n does not fetch from: a non-web scheme, a step down from https, or an address on this machine or a private network. Nothing was requested from it. Check that the credential's Base URL is the real service; if it is, report the link to its support.`,
-		});
+		new NodeOperationError(
+			this.getNode(),
+			`${context.operation}: refused to fetch the media from ${target.protocol}//${target.host}: ${why}`,
+			{
+				itemIndex: context.itemIndex,
+				description: `${detail}The service's media link (or a redirect from the media host) points somewhere n8n does not fetch from: a non-web scheme, a step down from https, or an address on this machine or a private network. Nothing was requested from it. Check that the credential's Base URL is the real service; if it is, report the link to its support.`,
+			},
+		);
 	const textProblem = mediaUrlProblem(target, baseUrl);
 	if (textProblem) throw refuse(textProblem);
 	const hostname = target.hostname.replace(/^\[|\]$/g, '');
@@ -96,11 +115,17 @@ export async function checkMediaTarget(this: Context, target: URL, baseUrl: URL,
 	} catch (error) {
 		// The reason goes in the description: n8n replaces a message naming ENOTFOUND with its own.
 		const reason = redactText((error as Error).message ?? String(error));
-		throw refuse('its host could not be resolved, or n8n\'s own SSRF protection blocks it', `The resolver said: ${reason}. `);
+		throw refuse(
+			"its host could not be resolved, or n8n's own SSRF protection blocks it",
+			`The resolver said: ${reason}. `,
+		);
 	}
 	for (const address of addresses ?? []) {
 		const problem = mediaAddressProblem(address, baseUrl);
-		if (problem) throw refuse(`${target.hostname} resolves to ${address}: ${problem.replace(/^its address \S+ is /, '')}`);
+		if (problem)
+			throw refuse(
+				`${target.hostname} resolves to ${address}: ${problem.replace(/^its address \S+ is /, '')}`,
+			);
 	}
 }
 
@@ -116,22 +141,32 @@ async function fetchMediaFile(
 	for (let redirects = 0; ; redirects++) {
 		await checkMediaTarget.call(this, target, baseUrl, context);
 		const response = await fetchWithoutCredentials.call(this, target.toString(), context, abort);
-		const next = REDIRECT_STATUSES.has(response.statusCode) ? header(response.headers, 'location') : undefined;
+		const next = REDIRECT_STATUSES.has(response.statusCode)
+			? header(response.headers, 'location')
+			: undefined;
 		if (next === undefined) return response;
 		response.body.destroy();
 		if (redirects === MAX_MEDIA_REDIRECTS) {
-			throw new NodeOperationError(this.getNode(), `${context.operation}: the media host redirected more than ${MAX_MEDIA_REDIRECTS} times`, {
-				itemIndex: context.itemIndex,
-				description: `The redirects were not followed further (a loop, or a chain leading elsewhere); nothing was downloaded. Last hop: ${target.protocol}//${target.host}. Try again later, or report it to the service's support.`,
-			});
+			throw new NodeOperationError(
+				this.getNode(),
+				`${context.operation}: the media host redirected more than ${MAX_MEDIA_REDIRECTS} times`,
+				{
+					itemIndex: context.itemIndex,
+					description: `The redirects were not followed further (a loop, or a chain leading elsewhere); nothing was downloaded. Last hop: ${target.protocol}//${target.host}. Try again later, or report it to the service's support.`,
+				},
+			);
 		}
 		try {
 			target = new URL(next, target);
 		} catch {
-			throw new NodeOperationError(this.getNode(), `${context.operation}: the media host redirected to an invalid URL`, {
-				itemIndex: context.itemIndex,
-				description: 'Nothing was downloaded.',
-			});
+			throw new NodeOperationError(
+				this.getNode(),
+				`${context.operation}: the media host redirected to an invalid URL`,
+				{
+					itemIndex: context.itemIndex,
+					description: 'Nothing was downloaded.',
+				},
+			);
 		}
 	}
 }
@@ -187,7 +222,12 @@ export async function downloadMedia(
 	const node = this.getNode();
 	const { itemIndex } = options;
 	const limits = options.limits ?? downloadLimits(node, {}, itemIndex);
-	const context: RequestContext = { operation: options.operation, scope: 'messages:read', itemIndex, media: true };
+	const context: RequestContext = {
+		operation: options.operation,
+		scope: 'messages:read',
+		itemIndex,
+		media: true,
+	};
 	const { baseUrl, secrets } = await checkedCredential.call(this, itemIndex);
 	const mediaId = mediaIdFromReference(node, reference, baseUrl, options.fieldName, itemIndex);
 
@@ -195,11 +235,15 @@ export async function downloadMedia(
 	const location = header(pointer.headers, 'location');
 	if (!REDIRECT_STATUSES.has(pointer.statusCode) || !location) {
 		if (!REDIRECT_STATUSES.has(pointer.statusCode)) throwForStatus(node, pointer, context);
-		throw new NodeApiError(node, { status: pointer.statusCode }, {
-			message: `${context.operation}: expected a redirect to the media file, got ${pointer.statusCode}`,
-			description: `The body as it came: ${bodyAsText(pointer.body)}`,
-			itemIndex,
-		});
+		throw new NodeApiError(
+			node,
+			{ status: pointer.statusCode },
+			{
+				message: `${context.operation}: expected a redirect to the media file, got ${pointer.statusCode}`,
+				description: `The body as it came: ${bodyAsText(pointer.body)}`,
+				itemIndex,
+			},
+		);
 	}
 
 	const base = new URL(`${baseUrl}/`);
@@ -207,38 +251,58 @@ export async function downloadMedia(
 	try {
 		signedUrl = new URL(location, base);
 	} catch {
-		throw new NodeApiError(node, { status: pointer.statusCode }, {
-			message: `${context.operation}: the service's media link is not a valid URL`,
-			itemIndex,
-		});
+		throw new NodeApiError(
+			node,
+			{ status: pointer.statusCode },
+			{
+				message: `${context.operation}: the service's media link is not a valid URL`,
+				itemIndex,
+			},
+		);
 	}
 
 	// One deadline for every hop and every byte: an idle timeout alone lets a trickle run for ever.
 	const maxBytes = Math.floor(limits.maxFileSizeMb * 1024 * 1024);
 	const deadline = AbortSignal.timeout(limits.timeoutSeconds * 1000);
 	const tooSlow = () =>
-		new NodeOperationError(node, `${context.operation}: the download took longer than the Download Timeout of ${limits.timeoutSeconds} s and was stopped`, {
-			itemIndex,
-			description: 'The media host is too slow, or stalling on purpose; nothing was kept. Try again later, or raise Download Timeout (Seconds) in the node\'s options for a large file on a slow link.',
-		});
+		new NodeOperationError(
+			node,
+			`${context.operation}: the download took longer than the Download Timeout of ${limits.timeoutSeconds} s and was stopped`,
+			{
+				itemIndex,
+				description:
+					"The media host is too slow, or stalling on purpose; nothing was kept. Try again later, or raise Download Timeout (Seconds) in the node's options for a large file on a slow link.",
+			},
+		);
 	const tooLarge = () =>
-		new NodeOperationError(node, `${context.operation}: the media file is larger than the Max File Size of ${limits.maxFileSizeMb} MB and was stopped`, {
-			itemIndex,
-			description: `The download was stopped once ${limits.maxFileSizeMb} MB had arrived (counted after decompression); nothing was kept. Raise Max File Size (MB) in the node's options if such a file is expected.`,
-		});
+		new NodeOperationError(
+			node,
+			`${context.operation}: the media file is larger than the Max File Size of ${limits.maxFileSizeMb} MB and was stopped`,
+			{
+				itemIndex,
+				description: `The download was stopped once ${limits.maxFileSizeMb} MB had arrived (counted after decompression); nothing was kept. Raise Max File Size (MB) in the node's options if such a file is expected.`,
+			},
+		);
 
-	const file = await fetchMediaFile.call(this, signedUrl, base, context, { signal: deadline, abortedError: tooSlow });
+	const file = await fetchMediaFile.call(this, signedUrl, base, context, {
+		signal: deadline,
+		abortedError: tooSlow,
+	});
 	if (file.statusCode < 200 || file.statusCode >= 300) {
 		const text = redactText(await readSmallText(file.body), secrets);
 		const expired = [401, 403, 404, 410].includes(file.statusCode);
-		throw new NodeApiError(node, { status: file.statusCode, body: text }, {
-			message: expired
-				? `The media link was refused (${file.statusCode}): it expired, or the media is past the account's retention window`
-				: `${context.operation}: the media host answered ${file.statusCode}`,
-			description: `Media is kept only for the account's retention window and its links are short-lived: download it soon after the event arrives. The media host said: ${text || '(empty body)'}`,
-			httpCode: String(file.statusCode),
-			itemIndex,
-		});
+		throw new NodeApiError(
+			node,
+			{ status: file.statusCode, body: text },
+			{
+				message: expired
+					? `The media link was refused (${file.statusCode}): it expired, or the media is past the account's retention window`
+					: `${context.operation}: the media host answered ${file.statusCode}`,
+				description: `Media is kept only for the account's retention window and its links are short-lived: download it soon after the event arrives. The media host said: ${text || '(empty body)'}`,
+				httpCode: String(file.statusCode),
+				itemIndex,
+			},
+		);
 	}
 	const declaredLength = Number(header(file.headers, 'content-length'));
 	if (Number.isFinite(declaredLength) && declaredLength > maxBytes) {
@@ -248,9 +312,18 @@ export async function downloadMedia(
 
 	const id = decodeURIComponent(mediaId);
 	const { mimeType, mimeTypeAsSent } = storedMimeType(header(file.headers, 'content-type'));
-	const fileName = safeFileName(fileNameFromDisposition(header(file.headers, 'content-disposition')), id);
+	const fileName = safeFileName(
+		fileNameFromDisposition(header(file.headers, 'content-disposition')),
+		id,
+	);
 	let refusal: Error | undefined;
-	const stopWatching = enforceLimits(file.body, maxBytes, deadline, { tooLarge, tooSlow }, (error) => (refusal ??= error));
+	const stopWatching = enforceLimits(
+		file.body,
+		maxBytes,
+		deadline,
+		{ tooLarge, tooSlow },
+		(error) => (refusal ??= error),
+	);
 	try {
 		const binary = await this.helpers.prepareBinaryData(file.body, fileName, mimeType);
 		if (refusal) throw refusal;

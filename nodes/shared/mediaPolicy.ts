@@ -50,15 +50,26 @@ export interface DownloadLimits {
  * The limits from a node's options ("Max File Size (MB)", "Download Timeout (Seconds)"): the
  * defaults when left empty, or the sentence that names an option that is not a positive number.
  */
-export function readDownloadLimits(options: { maxFileSize?: unknown; downloadTimeout?: unknown }): DownloadLimits | { problem: string } {
+export function readDownloadLimits(options: {
+	maxFileSize?: unknown;
+	downloadTimeout?: unknown;
+}): DownloadLimits | { problem: string } {
 	const positive = (value: unknown, fallback: number, label: string): number | string => {
 		if (value === undefined || value === null || value === '') return fallback;
 		const number = typeof value === 'string' ? Number(value) : value;
 		if (typeof number === 'number' && Number.isFinite(number) && number > 0) return number;
 		return `${label} must be a number above 0, got ${JSON.stringify(value)?.slice(0, 50)}`;
 	};
-	const maxFileSizeMb = positive(options.maxFileSize, DEFAULT_MAX_FILE_SIZE_MB, 'Max File Size (MB)');
-	const timeoutSeconds = positive(options.downloadTimeout, DEFAULT_DOWNLOAD_TIMEOUT_SECONDS, 'Download Timeout (Seconds)');
+	const maxFileSizeMb = positive(
+		options.maxFileSize,
+		DEFAULT_MAX_FILE_SIZE_MB,
+		'Max File Size (MB)',
+	);
+	const timeoutSeconds = positive(
+		options.downloadTimeout,
+		DEFAULT_DOWNLOAD_TIMEOUT_SECONDS,
+		'Download Timeout (Seconds)',
+	);
 	if (typeof maxFileSizeMb === 'string') return { problem: maxFileSizeMb };
 	if (typeof timeoutSeconds === 'string') return { problem: timeoutSeconds };
 	return { maxFileSizeMb, timeoutSeconds };
@@ -100,7 +111,10 @@ const ACTIVE_CONTENT_TYPES = new Set([
 ]);
 
 /** The type to store a file under, and the type as sent when it was not kept. */
-export function storedMimeType(sent: string | undefined): { mimeType: string; mimeTypeAsSent?: string } {
+export function storedMimeType(sent: string | undefined): {
+	mimeType: string;
+	mimeTypeAsSent?: string;
+} {
 	const type = (sent ?? '').split(';')[0].trim().toLowerCase();
 	if (!type) return { mimeType: 'application/octet-stream' };
 	const wellFormed = /^[a-z0-9][\w.+-]*\/[a-z0-9][\w.+-]*$/.test(type);
@@ -115,7 +129,8 @@ function withoutControlCharacters(text: string): string {
 	let kept = '';
 	for (let i = 0; i < text.length; i++) {
 		const code = text.charCodeAt(i);
-		if (code <= 0x1f || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029) continue;
+		if (code <= 0x1f || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029)
+			continue;
 		kept += text[i];
 	}
 	return kept;

@@ -21,7 +21,8 @@ export interface ListPage {
 /** One list answer in the one shape, or undefined for any other answer (which is not guessed at). */
 export function listPage(body: unknown): ListPage | undefined {
 	if (!isPlainObject(body) || !Array.isArray(body.data)) return undefined;
-	const more = body.has_more !== false && typeof body.next_cursor === 'string' && body.next_cursor !== '';
+	const more =
+		body.has_more !== false && typeof body.next_cursor === 'string' && body.next_cursor !== '';
 	return { entries: body.data, cursor: more ? (body.next_cursor as string) : undefined };
 }
 

@@ -11,8 +11,10 @@ const TOKEN_PATTERN = /(sk_live_|whsec_)[A-Za-z0-9_\-.~+/=]+|(Bearer\s+)[^\s"',;
 
 /** The text with every secret token and every known secret value replaced. */
 export function redactText(text: string, known: readonly string[] = []): string {
-	let out = text.replace(TOKEN_PATTERN, (_match, prefix: string | undefined, bearer: string | undefined) =>
-		prefix ? `${prefix}${REDACTED}` : `${bearer}${REDACTED}`,
+	let out = text.replace(
+		TOKEN_PATTERN,
+		(_match, prefix: string | undefined, bearer: string | undefined) =>
+			prefix ? `${prefix}${REDACTED}` : `${bearer}${REDACTED}`,
 	);
 	for (const value of known) {
 		// Short values would redact ordinary words; real keys and secrets are long.

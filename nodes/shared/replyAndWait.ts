@@ -60,7 +60,9 @@ export function markTriggerWorkflow(globalStaticData: IDataObject): void {
 }
 
 /** The static data to register in: the execution's copy when it carries the trigger's marker, else none (memory only). */
-export function persistableStaticData(globalStaticData: IDataObject | undefined): IDataObject | undefined {
+export function persistableStaticData(
+	globalStaticData: IDataObject | undefined,
+): IDataObject | undefined {
 	return globalStaticData?.[TRIGGER_MARKER_KEY] === true ? globalStaticData : undefined;
 }
 /** Entries kept in static data at most (oldest dropped): a bound on what every execution saves. */
@@ -88,7 +90,9 @@ const memory = new Map<string, WaitingEntry>();
  * nothing to store in the execution, and it says nothing about the key.
  */
 export function resumeToken(apiKey: string, executionId: string): string {
-	return createHmac('sha256', apiKey).update(`business-messaging resume token v1|${executionId}`).digest('base64url');
+	return createHmac('sha256', apiKey)
+		.update(`business-messaging resume token v1|${executionId}`)
+		.digest('base64url');
 }
 
 /** Whether `candidate` is the resume token of this execution; constant time, false for anything but a string. */
@@ -129,7 +133,11 @@ export function signRegistration(apiKey: string, rawBody: string | Buffer): stri
 }
 
 /** Whether the header signs these bytes with this API key (verifySignature: strict header, constant time). */
-export function isRegistrationSignature(apiKey: string, rawBody: Buffer, header: string | string[] | undefined): boolean {
+export function isRegistrationSignature(
+	apiKey: string,
+	rawBody: Buffer,
+	header: string | string[] | undefined,
+): boolean {
 	return apiKey !== '' && verifySignature(rawBody, header, registrationKey(apiKey)).valid;
 }
 
@@ -138,7 +146,10 @@ export function isRegistrationSignature(apiKey: string, rawBody: Buffer, header:
  * waiting-execution URL of `ownOrigin` (this n8n): the trigger later posts the contact's answer there.
  */
 export function parseRegistrations(body: unknown, ownOrigin: string): WaitRegistration[] {
-	const list = isPlainObject(body) && Array.isArray(body.business_messaging_wait) ? body.business_messaging_wait : [];
+	const list =
+		isPlainObject(body) && Array.isArray(body.business_messaging_wait)
+			? body.business_messaging_wait
+			: [];
 	return list.filter((item): item is WaitRegistration => {
 		if (!isPlainObject(item) || typeof item.key !== 'string' || !isEntry(item.entry)) return false;
 		try {
@@ -171,7 +182,12 @@ function staticEntries(staticData: IDataObject | undefined): IDataObject | undef
 	return isPlainObject(entries) ? entries : undefined;
 }
 
-export function registerWaiting(staticData: IDataObject | undefined, key: string, entry: WaitingEntry, nowMs = Date.now()): void {
+export function registerWaiting(
+	staticData: IDataObject | undefined,
+	key: string,
+	entry: WaitingEntry,
+	nowMs = Date.now(),
+): void {
 	if (memory.size >= MAX_MEMORY_ENTRIES) {
 		for (const [k, e] of memory) if (e.expiresAtMs <= nowMs) memory.delete(k);
 		if (memory.size >= MAX_MEMORY_ENTRIES) memory.delete(memory.keys().next().value as string);
@@ -181,25 +197,42 @@ export function registerWaiting(staticData: IDataObject | undefined, key: string
 	const kept = Object.entries(staticEntries(staticData) ?? {}).filter(
 		([k, e]) => k !== key && isEntry(e) && e.expiresAtMs > nowMs,
 	);
-	const entries = Object.fromEntries([...kept.slice(-(MAX_STATIC_ENTRIES - 1)), [key, { ...entry }]]);
+	const entries = Object.fromEntries([
+		...kept.slice(-(MAX_STATIC_ENTRIES - 1)),
+		[key, { ...entry }],
+	]);
 	staticData[STATIC_DATA_KEY] = entries as IDataObject;
 }
 
 /** The live entry for one of the keys, memory first; undefined when none (or only expired ones). */
-export function findWaiting(staticData: IDataObject | undefined, keys: string[], nowMs = Date.now()): { key: string; entry: WaitingEntry } | undefined {
+export function findWaiting(
+	staticData: IDataObject | undefined,
+	keys: string[],
+	nowMs = Date.now(),
+): { key: string; entry: WaitingEntry } | undefined {
 	const stored = staticEntries(staticData);
 	for (const key of keys) {
-		const entry = memory.get(key) ?? (stored && isEntry(stored[key]) ? (stored[key] as unknown as WaitingEntry) : undefined);
+		const entry =
+			memory.get(key) ??
+			(stored && isEntry(stored[key]) ? (stored[key] as unknown as WaitingEntry) : undefined);
 		if (entry && entry.expiresAtMs > nowMs) return { key, entry };
 	}
 	return undefined;
 }
 
 /** Forgets the entry (answered, or refused), wherever it is, unless another execution took the key since. */
-export function removeWaiting(staticData: IDataObject | undefined, key: string, executionId: string): void {
+export function removeWaiting(
+	staticData: IDataObject | undefined,
+	key: string,
+	executionId: string,
+): void {
 	if (memory.get(key)?.executionId === executionId) memory.delete(key);
 	const stored = staticEntries(staticData);
-	if (stored && isEntry(stored[key]) && (stored[key] as unknown as WaitingEntry).executionId === executionId) {
+	if (
+		stored &&
+		isEntry(stored[key]) &&
+		(stored[key] as unknown as WaitingEntry).executionId === executionId
+	) {
 		const rest = { ...stored };
 		delete rest[key];
 		staticData![STATIC_DATA_KEY] = rest;
@@ -216,20 +249,36 @@ export function removeWaiting(staticData: IDataObject | undefined, key: string, 
  * entries carry resume URLs and their tokens. Any failure leaves the entries where they are
  * (this process's memory): the answer then starts a normal execution, as the fail-safe says.
  */
-export async function registerWithTrigger(this: IExecuteFunctions, apiKey: string, resumeUrl: string, registrations: WaitRegistration[]): Promise<void> {
+export async function registerWithTrigger(
+	this: IExecuteFunctions,
+	apiKey: string,
+	resumeUrl: string,
+	registrations: WaitRegistration[],
+): Promise<void> {
 	const why = (reason: string) =>
-		this.logger.info(`Business Messaging: Reply and Wait for Answer kept its waiting entry in this process only (${reason})`);
+		this.logger.info(
+			`Business Messaging: Reply and Wait for Answer kept its waiting entry in this process only (${reason})`,
+		);
 	try {
-		const webhook = await apiRequest.call(this, 'GET', '/v1/console/webhook', { context: { operation: 'Reply and Wait for Answer' } });
-		const url = isPlainObject(webhook) && webhook.configured === true && typeof webhook.url === 'string' ? webhook.url : undefined;
+		const webhook = await apiRequest.call(this, 'GET', '/v1/console/webhook', {
+			context: { operation: 'Reply and Wait for Answer' },
+		});
+		const url =
+			isPlainObject(webhook) && webhook.configured === true && typeof webhook.url === 'string'
+				? webhook.url
+				: undefined;
 		if (!url) return why('no webhook is registered for the account');
-		if (new URL(url).origin !== new URL(resumeUrl).origin) return why('the account\'s webhook is not this n8n');
+		if (new URL(url).origin !== new URL(resumeUrl).origin)
+			return why("the account's webhook is not this n8n");
 		const body = JSON.stringify({ business_messaging_wait: registrations });
 		const response = (await this.helpers.httpRequest({
 			method: 'POST',
 			url,
 			body,
-			headers: { 'content-type': 'application/json', [REGISTRATION_HEADER]: signRegistration(apiKey, body) },
+			headers: {
+				'content-type': 'application/json',
+				[REGISTRATION_HEADER]: signRegistration(apiKey, body),
+			},
 			timeout: 4000,
 			returnFullResponse: true,
 			ignoreHttpStatusErrors: true,
@@ -246,12 +295,19 @@ export async function registerWithTrigger(this: IExecuteFunctions, apiKey: strin
 /** How long the resume request may take: the service waits about 8 s for the trigger's answer. */
 const RESUME_TIMEOUT_MS = 4000;
 
-export type ResumeOutcome = { resumed: false } | { resumed: true; executionId: string; alsoStart: boolean };
+export type ResumeOutcome =
+	{ resumed: false } | { resumed: true; executionId: string; alsoStart: boolean };
 
 /** From webhook(), and from the catch-up for an answer that arrived while n8n could not receive it. */
-export async function resumeWaitingExecution(this: IWebhookFunctions | ITriggerFunctions, item: INodeExecutionData): Promise<ResumeOutcome> {
+export async function resumeWaitingExecution(
+	this: IWebhookFunctions | ITriggerFunctions,
+	item: INodeExecutionData,
+): Promise<ResumeOutcome> {
 	const json = item.json;
-	if (json.event !== 'message.inbound' || (isPlainObject(json.hand_over) && json.hand_over.active === true)) {
+	if (
+		json.event !== 'message.inbound' ||
+		(isPlainObject(json.hand_over) && json.hand_over.active === true)
+	) {
 		return { resumed: false };
 	}
 	const data = isPlainObject(json.data) ? json.data : {};
@@ -259,7 +315,10 @@ export async function resumeWaitingExecution(this: IWebhookFunctions | ITriggerF
 	const number = typeof data.number === 'string' ? data.number.trim() : '';
 	if (!contact) return { resumed: false };
 	const staticData = this.getWorkflowStaticData('global') as IDataObject;
-	const found = findWaiting(staticData, [waitingKey(contact, number), waitingKey(contact, undefined)]);
+	const found = findWaiting(staticData, [
+		waitingKey(contact, number),
+		waitingKey(contact, undefined),
+	]);
 	if (!found) return { resumed: false };
 	const { key, entry } = found;
 	removeWaiting(staticData, key, entry.executionId);
@@ -303,7 +362,10 @@ export async function receiveWaitRegistration(
 	try {
 		apiKey = String((await this.getCredentials(CREDENTIAL_TYPE)).apiKey ?? '');
 	} catch (error) {
-		return { status: 401, reason: `the credential could not be read (${(error as Error).message})` };
+		return {
+			status: 401,
+			reason: `the credential could not be read (${(error as Error).message})`,
+		};
 	}
 	if (!isRegistrationSignature(apiKey, rawBody, signature)) {
 		return { status: 401, reason: "not signed with this trigger's API key" };
@@ -314,7 +376,10 @@ export async function receiveWaitRegistration(
 	} catch {
 		return { status: 400, reason: 'the body is not JSON' };
 	}
-	const registrations = parseRegistrations(body, new URL(this.getNodeWebhookUrl('default') ?? 'http://invalid').origin);
+	const registrations = parseRegistrations(
+		body,
+		new URL(this.getNodeWebhookUrl('default') ?? 'http://invalid').origin,
+	);
 	const staticData = this.getWorkflowStaticData('global') as IDataObject;
 	for (const { key, entry } of registrations) registerWaiting(staticData, key, entry);
 	return { registered: registrations.length };

@@ -35,11 +35,17 @@ export function withReplyWindow(json: IDataObject): IDataObject {
  * When the input item is the inbound message this reply answers (same contact, same number
  * when From is given) and its window closed by n8n's clock: when it closed. Undefined otherwise.
  */
-export function closedWindow(input: IDataObject | undefined, to: string, from: string | undefined, nowMs: number): string | undefined {
+export function closedWindow(
+	input: IDataObject | undefined,
+	to: string,
+	from: string | undefined,
+	nowMs: number,
+): string | undefined {
 	if (!input || typeof input.reply_window_closes_at !== 'string') return undefined;
 	const data = isPlainObject(input.data) ? input.data : {};
 	if (typeof data.from !== 'string' || data.from.trim() !== to) return undefined;
-	if (from !== undefined && typeof data.number === 'string' && data.number.trim() !== from) return undefined;
+	if (from !== undefined && typeof data.number === 'string' && data.number.trim() !== from)
+		return undefined;
 	const closesMs = Date.parse(input.reply_window_closes_at);
 	if (!Number.isFinite(closesMs)) return undefined;
 	return nowMs > closesMs + CLOCK_SKEW_MS ? input.reply_window_closes_at : undefined;

@@ -38,7 +38,10 @@ export function verifySignature(
 			if (header.length !== 1) {
 				return {
 					valid: false,
-					reason: header.length === 0 ? 'the signature header is missing' : 'the signature header was sent more than once',
+					reason:
+						header.length === 0
+							? 'the signature header is missing'
+							: 'the signature header was sent more than once',
 				};
 			}
 			value = header[0];
@@ -50,7 +53,10 @@ export function verifySignature(
 		}
 		const match = HEADER_PATTERN.exec(value);
 		if (!match) {
-			return { valid: false, reason: 'the signature header is malformed (expected sha256= followed by 64 hex digits)' };
+			return {
+				valid: false,
+				reason: 'the signature header is malformed (expected sha256= followed by 64 hex digits)',
+			};
 		}
 		const received = Buffer.from(match[1].toLowerCase(), 'hex');
 		const expected = Buffer.from(computeSignature(rawBody, secret), 'hex');

@@ -19,7 +19,12 @@ import type {
 } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError, sleep } from 'n8n-workflow';
 
-import { explainHttpError, retryAfterMs, type RequestContext, type ResponseHeaders } from './errors';
+import {
+	explainHttpError,
+	retryAfterMs,
+	type RequestContext,
+	type ResponseHeaders,
+} from './errors';
 import { redact, redactText } from './redact';
 import { apiKeyProblem, normalizeBaseUrl } from './credentialRules';
 
@@ -27,10 +32,19 @@ export type { RequestContext } from './errors';
 
 export const CREDENTIAL_TYPE = 'businessMessagingApi';
 
-export type ApiContext = IExecuteFunctions | IHookFunctions | IWebhookFunctions | ILoadOptionsFunctions | IPollFunctions | ITriggerFunctions;
+export type ApiContext =
+	| IExecuteFunctions
+	| IHookFunctions
+	| IWebhookFunctions
+	| ILoadOptionsFunctions
+	| IPollFunctions
+	| ITriggerFunctions;
 
 /** Node's Readable, named without importing 'stream' (the scanner allows no such import). */
-export type Readable = Exclude<Parameters<IExecuteFunctions['helpers']['prepareBinaryData']>[0], Buffer>;
+export type Readable = Exclude<
+	Parameters<IExecuteFunctions['helpers']['prepareBinaryData']>[0],
+	Buffer
+>;
 
 export interface RawResponse<Body = unknown> {
 	statusCode: number;
@@ -45,7 +59,14 @@ const RETRIES = 3;
 const BASE_DELAY_MS = 500;
 const MAX_RETRY_AFTER_MS = 30_000;
 
-const TRANSIENT_CODES = new Set(['ECONNRESET', 'ETIMEDOUT', 'ECONNABORTED', 'EPIPE', 'EAI_AGAIN', 'ESOCKETTIMEDOUT']);
+const TRANSIENT_CODES = new Set([
+	'ECONNRESET',
+	'ETIMEDOUT',
+	'ECONNABORTED',
+	'EPIPE',
+	'EAI_AGAIN',
+	'ESOCKETTIMEDOUT',
+]);
 
 /** The transient connection error code behind an error (its causes included), if any. */
 function transientCode(error: unknown): string | undefined {
@@ -65,7 +86,11 @@ function transientCode(error: unknown): string | undefined {
  */
 export async function withRetries<T extends { statusCode: number; headers: ResponseHeaders }>(
 	send: () => Promise<T>,
-	options: { retries: number; onError: (error: unknown, code: string | undefined, attempts: number) => Error; discard?: (response: T) => void },
+	options: {
+		retries: number;
+		onError: (error: unknown, code: string | undefined, attempts: number) => Error;
+		discard?: (response: T) => void;
+	},
 ): Promise<T> {
 	for (let attempt = 0; ; attempt++) {
 		let response: T;
@@ -95,13 +120,18 @@ export async function withRetries<T extends { statusCode: number; headers: Respo
  * The credential's Base URL, checked before anything is sent so a malformed key never leaves
  * n8n, and its secret values, which no answer of the service may carry into our output.
  */
-export async function checkedCredential(this: ApiContext, itemIndex?: number): Promise<{ baseUrl: string; secrets: string[] }> {
+export async function checkedCredential(
+	this: ApiContext,
+	itemIndex?: number,
+): Promise<{ baseUrl: string; secrets: string[] }> {
 	const credentials = await this.getCredentials(CREDENTIAL_TYPE, itemIndex);
 	const keyProblem = apiKeyProblem(credentials.apiKey);
 	if (keyProblem) throw new NodeOperationError(this.getNode(), keyProblem, { itemIndex });
 	const base = normalizeBaseUrl(credentials.baseUrl);
 	if ('error' in base) throw new NodeOperationError(this.getNode(), base.error, { itemIndex });
-	const secrets = [credentials.apiKey, credentials.webhookSecret].filter((value): value is string => typeof value === 'string');
+	const secrets = [credentials.apiKey, credentials.webhookSecret].filter(
+		(value): value is string => typeof value === 'string',
+	);
 	return { baseUrl: base.url, secrets: secrets.map((value) => value.trim()) };
 }
 
@@ -133,10 +163,13 @@ export async function rawApiRequest(
 	};
 	const response = await withRetries(
 		async () =>
-			(await this.helpers.httpRequestWithAuthentication.call(this, CREDENTIAL_TYPE, { ...request })) as RawResponse,
+			(await this.helpers.httpRequestWithAuthentication.call(this, CREDENTIAL_TYPE, {
+				...request,
+			})) as RawResponse,
 		{
 			retries: method === 'GET' ? RETRIES : 0,
-			onError: (error, code, attempts) => connectionError(this.getNode(), error, context, code, method, attempts, secrets),
+			onError: (error, code, attempts) =>
+				connectionError(this.getNode(), error, context, code, method, attempts, secrets),
 		},
 	);
 	const redacted = { ...response, body: redact(response.body, secrets) };
@@ -172,10 +205,14 @@ export async function fetchWithoutCredentials(
 			onError: (error) => {
 				if (abort?.signal.aborted) return abort.abortedError();
 				const reason = redactText((error as Error).message ?? 'unknown error');
-				return new NodeApiError(this.getNode(), { message: reason }, {
-					message: `${context.operation}: could not fetch the media file (${reason})`,
-					itemIndex: context.itemIndex,
-				});
+				return new NodeApiError(
+					this.getNode(),
+					{ message: reason },
+					{
+						message: `${context.operation}: could not fetch the media file (${reason})`,
+						itemIndex: context.itemIndex,
+					},
+				);
 			},
 		},
 	);
@@ -209,11 +246,19 @@ function connectionError(
 
 export function throwForStatus(node: INode, response: RawResponse, context: RequestContext): void {
 	if (response.statusCode >= 200 && response.statusCode < 300) return;
-	const { message, description } = explainHttpError(response.statusCode, response.body, context, response.headers);
+	const { message, description } = explainHttpError(
+		response.statusCode,
+		response.body,
+		context,
+		response.headers,
+	);
 	const body = response.body;
 	throw new NodeApiError(
 		node,
-		{ status: response.statusCode, body: typeof body === 'object' && body !== null ? (body as JsonObject) : String(body ?? '') } as JsonObject,
+		{
+			status: response.statusCode,
+			body: typeof body === 'object' && body !== null ? (body as JsonObject) : String(body ?? ''),
+		} as JsonObject,
 		{ message, description, httpCode: String(response.statusCode), itemIndex: context.itemIndex },
 	);
 }

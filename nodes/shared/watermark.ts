@@ -19,13 +19,18 @@ function instant(record: IDataObject): number {
 
 /** Oldest first: by instant, then the `created_at` text (microseconds), then the id. */
 export function byAge(a: IDataObject, b: IDataObject): number {
-	return instant(a) - instant(b) || String(a.created_at).localeCompare(String(b.created_at)) || String(a.id).localeCompare(String(b.id));
+	return (
+		instant(a) - instant(b) ||
+		String(a.created_at).localeCompare(String(b.created_at)) ||
+		String(a.id).localeCompare(String(b.id))
+	);
 }
 
 /** Whether `record` comes after the watermark. */
 export function isAfter(record: IDataObject, watermark: Watermark): boolean {
 	const mark = { created_at: watermark.createdAt, id: '' };
-	const order = instant(record) - instant(mark) || String(record.created_at).localeCompare(watermark.createdAt);
+	const order =
+		instant(record) - instant(mark) || String(record.created_at).localeCompare(watermark.createdAt);
 	if (order !== 0) return order > 0;
 	return !watermark.ids.includes(String(record.id));
 }
@@ -36,14 +41,22 @@ export function reachesWatermark(page: IDataObject[], watermark: Watermark): boo
 }
 
 /** The new records, oldest first, at most `max`, and the watermark after emitting them. */
-export function selectNew(records: IDataObject[], watermark: Watermark, max: number): { emit: IDataObject[]; watermark: Watermark; left: number } {
+export function selectNew(
+	records: IDataObject[],
+	watermark: Watermark,
+	max: number,
+): { emit: IDataObject[]; watermark: Watermark; left: number } {
 	const fresh = records.filter((record) => isAfter(record, watermark)).sort(byAge);
-	const unique = fresh.filter((record, index) => index === 0 || record.id === undefined || record.id !== fresh[index - 1].id);
+	const unique = fresh.filter(
+		(record, index) => index === 0 || record.id === undefined || record.id !== fresh[index - 1].id,
+	);
 	const emit = unique.slice(0, max);
 	if (emit.length === 0) return { emit, watermark, left: 0 };
 	const newest = emit[emit.length - 1];
 	const createdAt = String(newest.created_at);
-	const sameInstant = emit.filter((record) => record.created_at === createdAt).map((record) => String(record.id));
+	const sameInstant = emit
+		.filter((record) => record.created_at === createdAt)
+		.map((record) => String(record.id));
 	const ids = createdAt === watermark.createdAt ? [...watermark.ids, ...sameInstant] : sameInstant;
 	return { emit, watermark: { createdAt, ids }, left: unique.length - emit.length };
 }

@@ -21,9 +21,13 @@ afterAll(async () => {
 });
 
 /** The sandbox's log of API requests (control endpoints are not in it). */
-async function apiRequests(): Promise<Array<{ method: string; path: string; status: number | null }>> {
+async function apiRequests(): Promise<
+	Array<{ method: string; path: string; status: number | null }>
+> {
 	const response = await fetch(`${sb.baseUrl}/_sandbox/state`);
-	const state = (await response.json()) as { requests: Array<{ method: string; path: string; status: number | null }> };
+	const state = (await response.json()) as {
+		requests: Array<{ method: string; path: string; status: number | null }>;
+	};
 	return state.requests;
 }
 
@@ -39,7 +43,9 @@ describe('credential test (GET /v1/ping)', () => {
 	it('a valid key: OK', async () => {
 		const { result, requests } = await test(sb.keys.all);
 		expect(result).toEqual({ status: 'OK', message: 'Connection successful!' });
-		expect(requests).toEqual([expect.objectContaining({ method: 'GET', path: '/v1/ping', status: 200 })]);
+		expect(requests).toEqual([
+			expect.objectContaining({ method: 'GET', path: '/v1/ping', status: 200 }),
+		]);
 	});
 
 	it('a Base URL with a trailing slash still reaches /v1/ping', async () => {
@@ -72,7 +78,10 @@ describe('credential test (GET /v1/ping)', () => {
 
 	it('a key with the wrong prefix: Error before any request is sent', async () => {
 		const { result, requests } = await test('abc_123');
-		expect(result).toEqual({ status: 'Error', message: expect.stringContaining('must start with "sk_live_"') });
+		expect(result).toEqual({
+			status: 'Error',
+			message: expect.stringContaining('must start with "sk_live_"'),
+		});
 		expect(result.message).not.toContain('abc_123');
 		expect(requests).toEqual([]);
 	});
@@ -103,7 +112,9 @@ describe('credential test (GET /v1/ping)', () => {
 		// Any web site answers 200 to GET /v1/ping; only the service answers it with JSON.
 		const seen: string[] = [];
 		const site = createServer((request, response) => {
-			seen.push(`${request.method} ${request.url} ${request.headers.authorization ? 'with Authorization' : ''}`);
+			seen.push(
+				`${request.method} ${request.url} ${request.headers.authorization ? 'with Authorization' : ''}`,
+			);
 			const html = request.url?.startsWith('/v1/ping');
 			response.writeHead(200, { 'content-type': html ? 'text/html; charset=utf-8' : 'text/plain' });
 			response.end(html ? '<!doctype html><html><body><h1>Welcome</h1></body></html>' : 'pong');
@@ -113,11 +124,19 @@ describe('credential test (GET /v1/ping)', () => {
 		try {
 			const html = await testCredential(CREDENTIAL_TYPE, { apiKey: sb.keys.all, baseUrl: base });
 			expect(html.status).toBe('Error');
-			expect(html.message).toMatch(/^The Base URL answered, but not as the service: .*not JSON\. Check the Base URL/);
+			expect(html.message).toMatch(
+				/^The Base URL answered, but not as the service: .*not JSON\. Check the Base URL/,
+			);
 			expect(html.message).not.toContain(sb.keys.all);
-			const text = await testCredential(CREDENTIAL_TYPE, { apiKey: sb.keys.all, baseUrl: `${base}/text` });
+			const text = await testCredential(CREDENTIAL_TYPE, {
+				apiKey: sb.keys.all,
+				baseUrl: `${base}/text`,
+			});
 			expect(text).toEqual({ status: 'Error', message: html.message });
-			expect(seen).toEqual(['GET /v1/ping with Authorization', 'GET /text/v1/ping with Authorization']);
+			expect(seen).toEqual([
+				'GET /v1/ping with Authorization',
+				'GET /text/v1/ping with Authorization',
+			]);
 		} finally {
 			await new Promise((resolve) => site.close(resolve));
 		}
@@ -137,9 +156,16 @@ describe('authenticate()', () => {
 	const data = () => ({ apiKey: sb.keys.all, baseUrl: sb.baseUrl, webhookSecret: '' });
 
 	it('puts the key on a request to the Base URL', async () => {
-		const request: IHttpRequestOptions = { baseURL: sb.baseUrl, url: '/v1/ping', headers: { Accept: 'application/json' } };
+		const request: IHttpRequestOptions = {
+			baseURL: sb.baseUrl,
+			url: '/v1/ping',
+			headers: { Accept: 'application/json' },
+		};
 		const authenticated = await credential.authenticate(data(), request);
-		expect(authenticated.headers).toEqual({ Accept: 'application/json', Authorization: `Bearer ${sb.keys.all}` });
+		expect(authenticated.headers).toEqual({
+			Accept: 'application/json',
+			Authorization: `Bearer ${sb.keys.all}`,
+		});
 		expect(authenticated.url).toBe('/v1/ping');
 	});
 
@@ -159,7 +185,10 @@ describe('authenticate()', () => {
 
 	it('refuses an absolute URL elsewhere even when baseURL is the Base URL', async () => {
 		await expect(
-			credential.authenticate(data(), { baseURL: sb.baseUrl, url: 'https://attacker.example.com/steal' }),
+			credential.authenticate(data(), {
+				baseURL: sb.baseUrl,
+				url: 'https://attacker.example.com/steal',
+			}),
 		).rejects.toThrow(/Refusing to send the API key to https:\/\/attacker\.example\.com/);
 	});
 });

@@ -2,7 +2,14 @@
 // request helpers (httpRequestWithAuthentication for IHttpRequestOptions, requestWithAuthentication
 // for the legacy request options the HTTP Request node passes), against the sandbox and local
 // servers that record every request they get. Each refusal must leave them untouched.
-import type { IDataObject, IExecuteFunctions, IHttpRequestOptions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	IHttpRequestOptions,
+	INodeExecutionData,
+	INodeType,
+	INodeTypeDescription,
+} from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -51,7 +58,13 @@ class KeyRequest implements INodeType {
 				simple: false,
 				...options,
 			} as never)) as { statusCode: number; headers: IDataObject };
-			return [[{ json: { statusCode: response.statusCode, location: response.headers.location ?? null } }]];
+			return [
+				[
+					{
+						json: { statusCode: response.statusCode, location: response.headers.location ?? null },
+					},
+				],
+			];
 		}
 		const response = (await this.helpers.httpRequestWithAuthentication.call(this, CREDENTIAL_TYPE, {
 			method: 'GET',
@@ -59,12 +72,18 @@ class KeyRequest implements INodeType {
 			ignoreHttpStatusErrors: true,
 			...options,
 		} as unknown as IHttpRequestOptions)) as { statusCode: number; headers: IDataObject };
-		return [[{ json: { statusCode: response.statusCode, location: response.headers.location ?? null } }]];
+		return [
+			[{ json: { statusCode: response.statusCode, location: response.headers.location ?? null } }],
+		];
 	}
 }
 
 /** An HTTP server on all interfaces that answers 200 to anything and records what it got. */
-async function recordingServer(): Promise<{ server: Server; port: number; requests: Array<{ url?: string; headers: IncomingHttpHeaders }> }> {
+async function recordingServer(): Promise<{
+	server: Server;
+	port: number;
+	requests: Array<{ url?: string; headers: IncomingHttpHeaders }>;
+}> {
 	const requests: Array<{ url?: string; headers: IncomingHttpHeaders }> = [];
 	const server = createServer((req, res) => {
 		requests.push({ url: req.url, headers: req.headers });
@@ -121,7 +140,10 @@ async function sendWithKey(style: 'http' | 'legacy', options: IDataObject, baseU
 		nodeTypes: { [KEY_REQUEST]: new KeyRequest() },
 	});
 	const error = run.nodeError(run.nodeName);
-	return { items: run.items.map((item) => item.json), error: error ? `${error.message} ${error.description ?? ''}` : undefined };
+	return {
+		items: run.items.map((item) => item.json),
+		error: error ? `${error.message} ${error.description ?? ''}` : undefined,
+	};
 }
 
 async function hostedMedia(): Promise<string> {
@@ -142,29 +164,80 @@ async function hostedMedia(): Promise<string> {
 describe('proxy and certificate checks: refused before anything is sent', () => {
 	const proxyUrl = () => `http://127.0.0.1:${recorder.port}`;
 	const cases: Array<[string, 'http' | 'legacy', () => IDataObject, RegExp]> = [
-		['IHttpRequestOptions.proxy', 'http', () => ({ url: '/v1/ping', baseURL: sb.baseUrl, proxy: { host: '127.0.0.1', port: recorder.port, protocol: 'http' } }), /through a proxy/],
-		['legacy proxy (HTTP Request → Options → Proxy)', 'legacy', () => ({ uri: `${sb.baseUrl}/v1/ping`, proxy: proxyUrl() }), /through a proxy/],
-		['legacy proxy with Ignore SSL Issues', 'legacy', () => ({ uri: `${sb.baseUrl}/v1/ping`, proxy: proxyUrl(), rejectUnauthorized: false }), /through a proxy/],
-		['IHttpRequestOptions.skipSslCertificateValidation', 'http', () => ({ url: '/v1/ping', baseURL: sb.baseUrl, skipSslCertificateValidation: true }), /certificate checks turned off/],
-		['legacy rejectUnauthorized: false (HTTP Request → Ignore SSL Issues)', 'legacy', () => ({ uri: `${sb.baseUrl}/v1/ping`, rejectUnauthorized: false }), /certificate checks turned off/],
-		['legacy strictSSL: false', 'legacy', () => ({ uri: `${sb.baseUrl}/v1/ping`, strictSSL: false }), /certificate checks turned off/],
-		['legacy agentOptions.rejectUnauthorized: false', 'legacy', () => ({ uri: `${sb.baseUrl}/v1/ping`, agentOptions: { rejectUnauthorized: false } }), /certificate checks turned off/],
+		[
+			'IHttpRequestOptions.proxy',
+			'http',
+			() => ({
+				url: '/v1/ping',
+				baseURL: sb.baseUrl,
+				proxy: { host: '127.0.0.1', port: recorder.port, protocol: 'http' },
+			}),
+			/through a proxy/,
+		],
+		[
+			'legacy proxy (HTTP Request → Options → Proxy)',
+			'legacy',
+			() => ({ uri: `${sb.baseUrl}/v1/ping`, proxy: proxyUrl() }),
+			/through a proxy/,
+		],
+		[
+			'legacy proxy with Ignore SSL Issues',
+			'legacy',
+			() => ({ uri: `${sb.baseUrl}/v1/ping`, proxy: proxyUrl(), rejectUnauthorized: false }),
+			/through a proxy/,
+		],
+		[
+			'IHttpRequestOptions.skipSslCertificateValidation',
+			'http',
+			() => ({ url: '/v1/ping', baseURL: sb.baseUrl, skipSslCertificateValidation: true }),
+			/certificate checks turned off/,
+		],
+		[
+			'legacy rejectUnauthorized: false (HTTP Request → Ignore SSL Issues)',
+			'legacy',
+			() => ({ uri: `${sb.baseUrl}/v1/ping`, rejectUnauthorized: false }),
+			/certificate checks turned off/,
+		],
+		[
+			'legacy strictSSL: false',
+			'legacy',
+			() => ({ uri: `${sb.baseUrl}/v1/ping`, strictSSL: false }),
+			/certificate checks turned off/,
+		],
+		[
+			'legacy agentOptions.rejectUnauthorized: false',
+			'legacy',
+			() => ({ uri: `${sb.baseUrl}/v1/ping`, agentOptions: { rejectUnauthorized: false } }),
+			/certificate checks turned off/,
+		],
 	];
 
-	it.each(cases)('%s: the node fails saying why; no request reaches the service or the proxy', async (_label, style, options, why) => {
-		const { result, api, media, recorder: proxied } = await traffic(() => sendWithKey(style, options()));
-		expect(result.items).toEqual([]);
-		expect(result.error).toMatch(why);
-		expect(result.error).toMatch(/Refusing to send the API key/);
-		expect(result.error).not.toContain(sb.keys.all);
-		expect(api).toEqual([]);
-		expect(media).toEqual([]);
-		expect(proxied).toEqual([]);
-	});
+	it.each(cases)(
+		'%s: the node fails saying why; no request reaches the service or the proxy',
+		async (_label, style, options, why) => {
+			const {
+				result,
+				api,
+				media,
+				recorder: proxied,
+			} = await traffic(() => sendWithKey(style, options()));
+			expect(result.items).toEqual([]);
+			expect(result.error).toMatch(why);
+			expect(result.error).toMatch(/Refusing to send the API key/);
+			expect(result.error).not.toContain(sb.keys.all);
+			expect(api).toEqual([]);
+			expect(media).toEqual([]);
+			expect(proxied).toEqual([]);
+		},
+	);
 
 	it('the same request without the proxy / with certificate checks on reaches the service (the refusals are the cause)', async () => {
 		const { result, api } = await traffic(async () => [
-			await sendWithKey('http', { url: '/v1/ping', baseURL: sb.baseUrl, skipSslCertificateValidation: false }),
+			await sendWithKey('http', {
+				url: '/v1/ping',
+				baseURL: sb.baseUrl,
+				skipSslCertificateValidation: false,
+			}),
 			await sendWithKey('legacy', { uri: `${sb.baseUrl}/v1/ping`, rejectUnauthorized: true }),
 		]);
 		expect(result.map((r) => r.error)).toEqual([undefined, undefined]);
@@ -177,7 +250,8 @@ describe('proxy and certificate checks: refused before anything is sent', () => 
 		const data = { apiKey: sb.keys.all, baseUrl: sb.baseUrl, webhookSecret: '' };
 		for (const [, , options, why] of cases) {
 			const request = { ...options() } as unknown as IHttpRequestOptions;
-			if (typeof request.proxy === 'string') request.proxy = 'http://user:hunter2@proxy.example:3128' as never;
+			if (typeof request.proxy === 'string')
+				request.proxy = 'http://user:hunter2@proxy.example:3128' as never;
 			const attempt = credential.authenticate(data, request);
 			await expect(attempt).rejects.toThrow(why);
 			await attempt.catch((error: Error) => {
@@ -209,8 +283,14 @@ describe('plain http only to loopback', () => {
 		const result = normalizeBaseUrl(url);
 		if (accepted) expect(result).toEqual({ url: url.replace(/\/+$/, '') });
 		else {
-			expect(result).toEqual({ error: expect.stringMatching(/^Base URL must use https:\/\/: plain http would send the API key unencrypted/) });
-			expect((result as { error: string }).error).toContain('http is accepted only for a local sandbox on 127.0.0.1, ::1 or localhost');
+			expect(result).toEqual({
+				error: expect.stringMatching(
+					/^Base URL must use https:\/\/: plain http would send the API key unencrypted/,
+				),
+			});
+			expect((result as { error: string }).error).toContain(
+				'http is accepted only for a local sandbox on 127.0.0.1, ::1 or localhost',
+			);
 		}
 	});
 
@@ -228,7 +308,9 @@ describe('plain http only to loopback', () => {
 		const before = recorder.requests.length;
 		const tested = await testCredential(CREDENTIAL_TYPE, { apiKey: sb.keys.all, baseUrl });
 		expect(tested.status).toBe('Error');
-		expect(tested.message).toMatch(/^Base URL must use https:\/\/: plain http would send the API key unencrypted to 0\.0\.0\.0/);
+		expect(tested.message).toMatch(
+			/^Base URL must use https:\/\/: plain http would send the API key unencrypted to 0\.0\.0\.0/,
+		);
 		const viaNode = await sendWithKey('http', { url: '/v1/ping', baseURL: baseUrl }, baseUrl);
 		expect(viaNode.error).toMatch(/Base URL must use https:\/\//);
 		const viaLegacy = await sendWithKey('legacy', { uri: `${baseUrl}/v1/ping` }, baseUrl);
@@ -244,7 +326,11 @@ describe('plain http only to loopback', () => {
 
 describe('redirects: a request with the key never follows one (the 3xx comes back)', () => {
 	it.each([
-		['httpRequestWithAuthentication, redirects not disabled', 'http' as const, (id: string) => ({ url: `/v1/media/${id}`, baseURL: sb.baseUrl })],
+		[
+			'httpRequestWithAuthentication, redirects not disabled',
+			'http' as const,
+			(id: string) => ({ url: `/v1/media/${id}`, baseURL: sb.baseUrl }),
+		],
 		[
 			'HTTP Request 4.2 options: follow all redirects, sendCredentialsOnCrossOriginRedirect: true',
 			'legacy' as const,
@@ -260,16 +346,29 @@ describe('redirects: a request with the key never follows one (the 3xx comes bac
 		[
 			'HTTP Request 4.5 options: follow redirects, credentials dropped cross-origin',
 			'legacy' as const,
-			(id: string) => ({ uri: `${sb.baseUrl}/v1/media/${id}`, followRedirect: true, followAllRedirects: true, sendCredentialsOnCrossOriginRedirect: false }),
+			(id: string) => ({
+				uri: `${sb.baseUrl}/v1/media/${id}`,
+				followRedirect: true,
+				followAllRedirects: true,
+				sendCredentialsOnCrossOriginRedirect: false,
+			}),
 		],
-	])('%s: 302 with the signed Location; the media host gets no request', async (_label, style, options) => {
-		const id = await hostedMedia();
-		const { result, api, media } = await traffic(() => sendWithKey(style, options(id)));
-		expect(result.error).toBeUndefined();
-		expect(result.items).toEqual([{ statusCode: 302, location: expect.stringMatching(new RegExp(`^${sb.mediaBaseUrl}/media/`)) }]);
-		expect(api).toEqual([expect.objectContaining({ path: `/v1/media/${id}`, status: 302 })]);
-		expect(media).toEqual([]);
-	});
+	])(
+		'%s: 302 with the signed Location; the media host gets no request',
+		async (_label, style, options) => {
+			const id = await hostedMedia();
+			const { result, api, media } = await traffic(() => sendWithKey(style, options(id)));
+			expect(result.error).toBeUndefined();
+			expect(result.items).toEqual([
+				{
+					statusCode: 302,
+					location: expect.stringMatching(new RegExp(`^${sb.mediaBaseUrl}/media/`)),
+				},
+			]);
+			expect(api).toEqual([expect.objectContaining({ path: `/v1/media/${id}`, status: 302 })]);
+			expect(media).toEqual([]);
+		},
+	);
 
 	it('authenticate() returns options that turn redirects off in both option styles', async () => {
 		const credential = new BusinessMessagingApi();

@@ -75,30 +75,89 @@ const setIn = (parameters: INodeParameters, path: string[], value: unknown): INo
 
 const GET_STATUS = { resource: 'message', operation: 'getStatus' };
 const REPLY = { resource: 'message', operation: 'reply' };
-const GET_MANY = { resource: 'message', operation: 'getMany', direction: 'in', returnAll: false, limit: 10 };
+const GET_MANY = {
+	resource: 'message',
+	operation: 'getMany',
+	direction: 'in',
+	returnAll: false,
+	limit: 10,
+};
 const DOWNLOAD = { resource: 'media', operation: 'download' };
-const LOGS = { resource: 'log', operation: 'getMany', category: 'webhook', returnAll: false, limit: 10 };
+const LOGS = {
+	resource: 'log',
+	operation: 'getMany',
+	category: 'webhook',
+	returnAll: false,
+	limit: 10,
+};
 const KEYS = { resource: 'key', operation: 'getMany', returnAll: false, limit: 10 };
 
 /** Fields that must be non-blank text (required IDs and texts). */
 const REQUIRED: Field[] = [
-	{ op: 'Message → Get Status', field: 'messageId', label: 'Message ID', build: (v) => ({ parameters: { ...GET_STATUS, messageId: v } as INodeParameters }) },
-	{ op: 'Message → Reply', field: 'to', label: 'To', build: (v) => ({ parameters: { ...REPLY, text: 'Hi', to: v } as INodeParameters, inputItems: [event] }) },
-	{ op: 'Message → Reply', field: 'text', label: 'Text', build: (v) => ({ parameters: { ...REPLY, text: v } as INodeParameters, inputItems: [event] }) },
-	{ op: 'Media → Download', field: 'media', label: 'Media ID or URL', build: (v) => ({ parameters: { ...DOWNLOAD, media: v } as INodeParameters, inputItems: [mediaEvent] }) },
+	{
+		op: 'Message → Get Status',
+		field: 'messageId',
+		label: 'Message ID',
+		build: (v) => ({ parameters: { ...GET_STATUS, messageId: v } as INodeParameters }),
+	},
+	{
+		op: 'Message → Reply',
+		field: 'to',
+		label: 'To',
+		build: (v) => ({
+			parameters: { ...REPLY, text: 'Hi', to: v } as INodeParameters,
+			inputItems: [event],
+		}),
+	},
+	{
+		op: 'Message → Reply',
+		field: 'text',
+		label: 'Text',
+		build: (v) => ({ parameters: { ...REPLY, text: v } as INodeParameters, inputItems: [event] }),
+	},
+	{
+		op: 'Media → Download',
+		field: 'media',
+		label: 'Media ID or URL',
+		build: (v) => ({
+			parameters: { ...DOWNLOAD, media: v } as INodeParameters,
+			inputItems: [mediaEvent],
+		}),
+	},
 	{
 		op: 'Media → Download',
 		field: 'binaryPropertyName',
 		label: 'Put Output File in Field',
-		build: (v) => ({ parameters: { ...DOWNLOAD, binaryPropertyName: v } as INodeParameters, inputItems: [mediaEvent] }),
+		build: (v) => ({
+			parameters: { ...DOWNLOAD, binaryPropertyName: v } as INodeParameters,
+			inputItems: [mediaEvent],
+		}),
 	},
 ];
 
 /** Optional IDs: blank means "not set"; wrong types are refused. */
 const OPTIONAL: Field[] = [
-	{ op: 'Message → Reply', field: 'from', label: 'From (Phone Number ID)', build: (v) => ({ parameters: { ...REPLY, text: 'Hi', from: v } as INodeParameters, inputItems: [event] }) },
-	{ op: 'Message → Get Many', field: 'filters.number', label: 'Filters → Number (Phone Number ID)', build: (v) => ({ parameters: setIn(GET_MANY, ['filters', 'number'], v) }) },
-	{ op: 'Message → Get Many', field: 'filters.contact', label: 'Filters → Contact', build: (v) => ({ parameters: setIn(GET_MANY, ['filters', 'contact'], v) }) },
+	{
+		op: 'Message → Reply',
+		field: 'from',
+		label: 'From (Phone Number ID)',
+		build: (v) => ({
+			parameters: { ...REPLY, text: 'Hi', from: v } as INodeParameters,
+			inputItems: [event],
+		}),
+	},
+	{
+		op: 'Message → Get Many',
+		field: 'filters.number',
+		label: 'Filters → Number (Phone Number ID)',
+		build: (v) => ({ parameters: setIn(GET_MANY, ['filters', 'number'], v) }),
+	},
+	{
+		op: 'Message → Get Many',
+		field: 'filters.contact',
+		label: 'Filters → Contact',
+		build: (v) => ({ parameters: setIn(GET_MANY, ['filters', 'contact'], v) }),
+	},
 ];
 
 /** IDs that go into the URL path. */
@@ -111,14 +170,18 @@ async function expectRefused(field: Field, value: unknown, message: RegExp) {
 	const error = errorOf(result);
 	expect(error.message.startsWith(`${field.label} `)).toBe(true);
 	expect(error.message).toMatch(message);
-	expect((result.nodeError(ACTION_NAME) as { name?: string } | undefined)?.name).toBe('NodeOperationError');
+	expect((result.nodeError(ACTION_NAME) as { name?: string } | undefined)?.name).toBe(
+		'NodeOperationError',
+	);
 	expect(apiRequests().length - before).toBe(0);
 	return error;
 }
 
 const tally = { refused: 0, sent: 0 };
 afterAll(() => {
-	process.stdout.write(`[hardening] bad input: ${tally.refused} refused before sending, ${tally.sent} sent as decided\n`);
+	process.stdout.write(
+		`[hardening] bad input: ${tally.refused} refused before sending, ${tally.sent} sent as decided\n`,
+	);
 });
 
 describe.each(REQUIRED)('$op: $label (required)', (field) => {
@@ -132,18 +195,24 @@ describe.each(REQUIRED)('$op: $label (required)', (field) => {
 		tally.refused++;
 	});
 
-	it.each(WRONG_TYPES)('%s from an expression → "must be text", nothing sent', async (_label, value, message) => {
-		await expectRefused(field, value, message);
-		tally.refused++;
-	});
+	it.each(WRONG_TYPES)(
+		'%s from an expression → "must be text", nothing sent',
+		async (_label, value, message) => {
+			await expectRefused(field, value, message);
+			tally.refused++;
+		},
+	);
 });
 
-describe.each(REQUIRED.filter((f) => !PATH_IDS.includes(f)))('$op: $label (text) given a number', (field) => {
-	it('a number from an expression → "must be text, got a number", nothing sent', async () => {
-		await expectRefused(field, expr('42'), /must be text, got a number/);
-		tally.refused++;
-	});
-});
+describe.each(REQUIRED.filter((f) => !PATH_IDS.includes(f)))(
+	'$op: $label (text) given a number',
+	(field) => {
+		it('a number from an expression → "must be text, got a number", nothing sent', async () => {
+			await expectRefused(field, expr('42'), /must be text, got a number/);
+			tally.refused++;
+		});
+	},
+);
 
 describe.each(PATH_IDS)('$op: $label (an ID in the URL path)', (field) => {
 	it.each([
@@ -177,7 +246,9 @@ describe.each(PATH_IDS)('$op: $label (an ID in the URL path)', (field) => {
 		expect(error.message).toMatch(/\(404\)/);
 		expect(error.description).toContain('not_found');
 		const [request] = apiRequests();
-		expect(request.path).toBe(`${field.field === 'media' ? '/v1/media/' : '/v1/messages/'}${encodeURIComponent(id)}`);
+		expect(request.path).toBe(
+			`${field.field === 'media' ? '/v1/media/' : '/v1/messages/'}${encodeURIComponent(id)}`,
+		);
 		tally.sent++;
 	});
 
@@ -186,7 +257,9 @@ describe.each(PATH_IDS)('$op: $label (an ID in the URL path)', (field) => {
 		const result = await run(sandbox, parameters, { inputItems });
 		const error = errorOf(result);
 		// node:http's limit on the request head (16 KiB) answers 431 before any handler runs.
-		expect(error.message).toBe(`${field.op} failed (431): the request's address is too long for the service`);
+		expect(error.message).toBe(
+			`${field.op} failed (431): the request's address is too long for the service`,
+		);
 		expect(error.message.length).toBeLessThan(300);
 		expect(error.description.length).toBeLessThan(3000);
 		tally.sent++;
@@ -195,7 +268,9 @@ describe.each(PATH_IDS)('$op: $label (an ID in the URL path)', (field) => {
 	it('a whole number is taken as its decimal text', async () => {
 		const { parameters, inputItems } = field.build(expr('4242'));
 		errorOf(await run(sandbox, parameters, { inputItems })); // unknown id: 404
-		expect(apiRequests().map((r) => r.path)).toEqual([`${field.field === 'media' ? '/v1/media/' : '/v1/messages/'}4242`]);
+		expect(apiRequests().map((r) => r.path)).toEqual([
+			`${field.field === 'media' ? '/v1/media/' : '/v1/messages/'}4242`,
+		]);
 		tally.sent++;
 	});
 });
@@ -203,12 +278,32 @@ describe.each(PATH_IDS)('$op: $label (an ID in the URL path)', (field) => {
 describe('Media → Download: media URLs', () => {
 	const field = REQUIRED.find((f) => f.field === 'media') as Field;
 	it.each([
-		['another host', 'https://evil.example.com/v1/media/1', /not a media URL of this credential's service/],
-		['another endpoint of the service', () => `${sandbox.baseUrl}/v1/ping`, /not a media URL of this credential's service/],
-		['a dot segment after /media/', () => `${sandbox.baseUrl}/v1/media/../ping`, /not a media URL of this credential's service/],
-		['an encoded dot segment', () => `${sandbox.baseUrl}/v1/media/%2e%2e`, /not a media URL of this credential's service/],
+		[
+			'another host',
+			'https://evil.example.com/v1/media/1',
+			/not a media URL of this credential's service/,
+		],
+		[
+			'another endpoint of the service',
+			() => `${sandbox.baseUrl}/v1/ping`,
+			/not a media URL of this credential's service/,
+		],
+		[
+			'a dot segment after /media/',
+			() => `${sandbox.baseUrl}/v1/media/../ping`,
+			/not a media URL of this credential's service/,
+		],
+		[
+			'an encoded dot segment',
+			() => `${sandbox.baseUrl}/v1/media/%2e%2e`,
+			/not a media URL of this credential's service/,
+		],
 		['an encoded slash in the id', () => `${sandbox.baseUrl}/v1/media/a%2Fb`, /is not a valid ID/],
-		['a broken percent-encoding', () => `${sandbox.baseUrl}/v1/media/%E0%A4%A`, /is not a valid (ID|media URL)/],
+		[
+			'a broken percent-encoding',
+			() => `${sandbox.baseUrl}/v1/media/%E0%A4%A`,
+			/is not a valid (ID|media URL)/,
+		],
 		['a URL that does not parse', 'http://exa mple.com/v1/media/1', /is not a valid media URL/],
 		['a URL with no host', 'http:///v1/media/1', /is not a (valid )?media URL/],
 	])('%s → refused, nothing sent', async (_label, value, message) => {
@@ -218,10 +313,13 @@ describe('Media → Download: media URLs', () => {
 });
 
 describe.each(OPTIONAL)('$op: $label (optional)', (field) => {
-	it.each(WRONG_TYPES)('%s from an expression → "must be text", nothing sent', async (_label, value, message) => {
-		await expectRefused(field, value, message);
-		tally.refused++;
-	});
+	it.each(WRONG_TYPES)(
+		'%s from an expression → "must be text", nothing sent',
+		async (_label, value, message) => {
+			await expectRefused(field, value, message);
+			tally.refused++;
+		},
+	);
 
 	it.each([
 		['a number too large to be exact', expr('12345678901234567890')],
@@ -235,25 +333,32 @@ describe.each(OPTIONAL)('$op: $label (optional)', (field) => {
 		it('a 100,000-character value is sent (no invented limit) and the refusal is clear', async () => {
 			const { parameters, inputItems } = field.build(HUGE);
 			const error = errorOf(await run(sandbox, parameters, { inputItems }));
-			expect(error.message).toBe(`${field.op} failed (431): the request's address is too long for the service`);
+			expect(error.message).toBe(
+				`${field.op} failed (431): the request's address is too long for the service`,
+			);
 			expect(error.description).toMatch(/query value is too long/);
 			tally.sent++;
 		});
 	}
 
-	it.each([...BLANKS, ['null', expr('null')] as [string, string]])('%s → left out of the request', async (_label, value) => {
-		const { parameters, inputItems } = field.build(value);
-		await run(sandbox, parameters, { inputItems });
-		expect(apiRequests().length).toBe(1);
-		tally.sent++;
-	});
+	it.each([...BLANKS, ['null', expr('null')] as [string, string]])(
+		'%s → left out of the request',
+		async (_label, value) => {
+			const { parameters, inputItems } = field.build(value);
+			await run(sandbox, parameters, { inputItems });
+			expect(apiRequests().length).toBe(1);
+			tally.sent++;
+		},
+	);
 });
 
 describe('Message → Reply: what goes in the JSON body is sent as it is', () => {
 	it('a 100,000-character text is sent; the service refuses it and its reason leads the message', async () => {
 		const result = await run(sandbox, { ...REPLY, text: HUGE }, { inputItems: [event] });
 		const error = errorOf(result);
-		expect(error.message).toBe('The service refused the reply (400): Invalid body: text: String must contain at most 4096 character(s)');
+		expect(error.message).toBe(
+			'The service refused the reply (400): Invalid body: text: String must contain at most 4096 character(s)',
+		);
 		expect(error.description.length).toBeLessThan(3000);
 		expect(error.description).not.toContain(HUGE.slice(0, 5000));
 		expect(apiRequests().map((r) => r.path)).toEqual(['/v1/messages/reply']);
@@ -271,7 +376,11 @@ describe('Message → Reply: what goes in the JSON body is sent as it is', () =>
 
 	it.each([
 		['To with a slash', { to: '+1555/123', text: 'Hi' }, /refused the reply \(400\)/],
-		['From with a slash', { text: 'Hi', from: '100000000000001/../2' }, /may not send this reply \(403\)/],
+		[
+			'From with a slash',
+			{ text: 'Hi', from: '100000000000001/../2' },
+			/may not send this reply \(403\)/,
+		],
 		['To in unicode digits', { to: '+١٥٥٥٠٠٠٠٠٠١', text: 'Hi' }, /refused the reply \(400\)/],
 	])('%s: sent in the body, the refusal is clear', async (_label, parameters, message) => {
 		const result = await run(sandbox, { ...REPLY, ...parameters }, { inputItems: [event] });
@@ -281,7 +390,11 @@ describe('Message → Reply: what goes in the JSON body is sent as it is', () =>
 	});
 
 	it('a number for From is taken as its decimal text', async () => {
-		const result = await run(sandbox, { ...REPLY, text: 'Hi', to: CONTACT, from: expr('100000000000001') }, { inputItems: [event] });
+		const result = await run(
+			sandbox,
+			{ ...REPLY, text: 'Hi', to: CONTACT, from: expr('100000000000001') },
+			{ inputItems: [event] },
+		);
 		expect(result.error).toBeUndefined();
 		expect(sandbox.state().messages[0].from).toBe('100000000000001');
 		tally.sent++;
@@ -290,8 +403,18 @@ describe('Message → Reply: what goes in the JSON body is sent as it is', () =>
 
 describe('options and limits', () => {
 	const cases: Array<[string, Field, unknown, RegExp]> = [];
-	const direction: Field = { op: 'Message → Get Many', field: 'direction', label: 'Direction', build: (v) => ({ parameters: { ...GET_MANY, direction: v } as INodeParameters }) };
-	const category: Field = { op: 'Log → Get Many', field: 'category', label: 'Category', build: (v) => ({ parameters: { ...LOGS, category: v } as INodeParameters }) };
+	const direction: Field = {
+		op: 'Message → Get Many',
+		field: 'direction',
+		label: 'Direction',
+		build: (v) => ({ parameters: { ...GET_MANY, direction: v } as INodeParameters }),
+	};
+	const category: Field = {
+		op: 'Log → Get Many',
+		field: 'category',
+		label: 'Category',
+		build: (v) => ({ parameters: { ...LOGS, category: v } as INodeParameters }),
+	};
 	for (const [label, value] of [
 		['unknown value', expr('"out"')],
 		['empty', expr('""')],
@@ -308,7 +431,12 @@ describe('options and limits', () => {
 		['Log → Get Many', LOGS],
 		['Key → Get Many', KEYS],
 	] as const) {
-		const limit: Field = { op, field: 'limit', label: 'Limit', build: (v) => ({ parameters: { ...base, limit: v } as INodeParameters }) };
+		const limit: Field = {
+			op,
+			field: 'limit',
+			label: 'Limit',
+			build: (v) => ({ parameters: { ...base, limit: v } as INodeParameters }),
+		};
 		for (const [label, value] of [
 			['0', 0],
 			['negative', -5],
@@ -330,19 +458,30 @@ describe('options and limits', () => {
 	it.each([
 		['Message → Get Many', GET_MANY],
 		['Log → Get Many', LOGS],
-	] as const)('%s: Additional Query Parameters without a name, with a reserved name, or an object value → refused', async (_op, base) => {
-		for (const [pair, message] of [
-			[{ name: '  ', value: 'x' }, /a parameter has no name/],
-			[{ name: 'cursor', value: 'x' }, /"cursor" is set by the node itself/],
-			[{ name: 'since', value: expr('{ a: 1 }') }, /the value of "since" must be text or a number/],
-		] as const) {
-			const before = apiRequests().length;
-			const result = await run(sandbox, { ...base, queryParameters: { parameter: [pair] } } as INodeParameters);
-			expect(errorOf(result).message).toMatch(new RegExp(`^Additional Query Parameters: .*${message.source}`));
-			expect(apiRequests().length).toBe(before);
-			tally.refused++;
-		}
-	});
+	] as const)(
+		'%s: Additional Query Parameters without a name, with a reserved name, or an object value → refused',
+		async (_op, base) => {
+			for (const [pair, message] of [
+				[{ name: '  ', value: 'x' }, /a parameter has no name/],
+				[{ name: 'cursor', value: 'x' }, /"cursor" is set by the node itself/],
+				[
+					{ name: 'since', value: expr('{ a: 1 }') },
+					/the value of "since" must be text or a number/,
+				],
+			] as const) {
+				const before = apiRequests().length;
+				const result = await run(sandbox, {
+					...base,
+					queryParameters: { parameter: [pair] },
+				} as INodeParameters);
+				expect(errorOf(result).message).toMatch(
+					new RegExp(`^Additional Query Parameters: .*${message.source}`),
+				);
+				expect(apiRequests().length).toBe(before);
+				tally.refused++;
+			}
+		},
+	);
 });
 
 describe('continueOnFail: a refused item becomes an error item, the others are sent', () => {
@@ -351,10 +490,19 @@ describe('continueOnFail: a refused item becomes an error item, the others are s
 		const id = String(reply.items[0].json.id);
 		sandbox.state().requests.length = 0;
 		const before = apiRequests().length;
-		const result = await run(sandbox, { ...GET_STATUS, messageId: expr('$json.id') }, {
-			continueOnFail: true,
-			inputItems: [{ json: { id } }, { json: { id: '  ' } }, { json: { id: 'a/b' } }, { json: { id: { x: 1 } } }],
-		});
+		const result = await run(
+			sandbox,
+			{ ...GET_STATUS, messageId: expr('$json.id') },
+			{
+				continueOnFail: true,
+				inputItems: [
+					{ json: { id } },
+					{ json: { id: '  ' } },
+					{ json: { id: 'a/b' } },
+					{ json: { id: { x: 1 } } },
+				],
+			},
+		);
 		expect(result.items.map((item) => item.json.error ?? item.json.id)).toEqual([
 			id,
 			'Message ID is empty',

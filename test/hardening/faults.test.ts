@@ -13,7 +13,13 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import { webhookHarness } from '../harness';
-import { apiRequests, errorOf, injectFault, run, type Sandbox } from '../nodes/businessMessaging/helpers';
+import {
+	apiRequests,
+	errorOf,
+	injectFault,
+	run,
+	type Sandbox,
+} from '../nodes/businessMessaging/helpers';
 import { startSandbox, type FaultKind } from '../sandbox';
 import { CONTACT, CREDENTIAL_TYPE, startReceiver, TRIGGER_TYPE } from '../support';
 import { OPERATIONS, READS, REPLY, atMs, type Operation, type Prepared } from './helpers';
@@ -43,15 +49,24 @@ async function withSandbox<T>(body: (sandbox: Sandbox) => Promise<T>, options = 
  * Status), then puts `faults` faults of `kind` on each one's path, then runs them all at once.
  * The requests returned are those each operation made, counted from the sandbox's log.
  */
-async function runUnderFault(sandbox: Sandbox, ops: Operation[], kind: FaultKind, faults: number, extra: IDataObject = {}) {
+async function runUnderFault(
+	sandbox: Sandbox,
+	ops: Operation[],
+	kind: FaultKind,
+	faults: number,
+	extra: IDataObject = {},
+) {
 	const prepared: Prepared[] = [];
 	for (const op of ops) prepared.push(await op.prepare(sandbox));
-	for (const op of ops) await injectFault(sandbox, { kind, count: faults, path_prefix: op.prefix, ...extra });
+	for (const op of ops)
+		await injectFault(sandbox, { kind, count: faults, path_prefix: op.prefix, ...extra });
 	const before = sandbox.state().requests.length;
 	return await Promise.all(
 		ops.map(async (op, i) => {
 			const started = Date.now();
-			const result = await run(sandbox, prepared[i].parameters, { inputItems: prepared[i].inputItems });
+			const result = await run(sandbox, prepared[i].parameters, {
+				inputItems: prepared[i].inputItems,
+			});
 			const ms = Date.now() - started;
 			const requests = sandbox
 				.state()
@@ -77,7 +92,10 @@ describe('reads (GET): bounded retries, at most 1 + 3 attempts', () => {
 				const outcomes = await runUnderFault(sandbox, READS, kind, 3, extra);
 				outcomes.forEach(({ result, requests }, i) => {
 					const op = READS[i];
-					expect({ op: op.label, error: result.error?.message }).toEqual({ op: op.label, error: undefined });
+					expect({ op: op.label, error: result.error?.message }).toEqual({
+						op: op.label,
+						error: undefined,
+					});
 					op.succeeded(result.items);
 					expect(requests.map((r) => r.fault)).toEqual([kind, kind, kind, null]);
 					const gaps = requests.slice(1).map((r, j) => atMs(r.at) - atMs(requests[j].at));
@@ -89,73 +107,99 @@ describe('reads (GET): bounded retries, at most 1 + 3 attempts', () => {
 		},
 	);
 
-	it.concurrent.each(TRANSIENT)('$kind: a 4th fault is not retried; the error says what happened', async ({ kind, extra }) => {
-		await withSandbox(async (sandbox) => {
-			const outcomes = await runUnderFault(sandbox, READS, kind, 50, extra);
-			outcomes.forEach(({ result, requests }, i) => {
-				const op = READS[i];
-				expect(requests).toHaveLength(4);
-				expect(requests.every((r) => r.fault === kind)).toBe(true);
-				const error = errorOf(result);
-				const operation = op.label;
-				if (kind === 'reset') {
-					expect(error.message).toBe(`${operation}: could not reach the service`);
-					expect(error.description).toMatch(/connection failed \(ECONNRESET\).*Tried 4 time\(s\)/);
-				} else if (kind === 'status_429') {
-					expect(error.message).toBe(`${operation}: the service is limiting requests (429), retry after 1 s`);
-					expect(error.description).toMatch(/retried up to 3 times/);
-					expect(error.description).toContain('rate_limited');
-				} else {
-					expect(error.message).toBe(`${operation} failed (500)`);
-					expect(error.description).toContain('"code":"internal_error"');
-				}
-				count(kind, 'exhausted', 1);
-				count(kind, 'attempts', requests.length);
+	it.concurrent.each(TRANSIENT)(
+		'$kind: a 4th fault is not retried; the error says what happened',
+		async ({ kind, extra }) => {
+			await withSandbox(async (sandbox) => {
+				const outcomes = await runUnderFault(sandbox, READS, kind, 50, extra);
+				outcomes.forEach(({ result, requests }, i) => {
+					const op = READS[i];
+					expect(requests).toHaveLength(4);
+					expect(requests.every((r) => r.fault === kind)).toBe(true);
+					const error = errorOf(result);
+					const operation = op.label;
+					if (kind === 'reset') {
+						expect(error.message).toBe(`${operation}: could not reach the service`);
+						expect(error.description).toMatch(
+							/connection failed \(ECONNRESET\).*Tried 4 time\(s\)/,
+						);
+					} else if (kind === 'status_429') {
+						expect(error.message).toBe(
+							`${operation}: the service is limiting requests (429), retry after 1 s`,
+						);
+						expect(error.description).toMatch(/retried up to 3 times/);
+						expect(error.description).toContain('rate_limited');
+					} else {
+						expect(error.message).toBe(`${operation} failed (500)`);
+						expect(error.description).toContain('"code":"internal_error"');
+					}
+					count(kind, 'exhausted', 1);
+					count(kind, 'attempts', requests.length);
+				});
+				// The faults not consumed are still waiting: nothing beyond the 4 attempts was sent.
+				expect(sandbox.state().faults.map((f) => f.remaining)).toEqual(READS.map(() => 46));
 			});
-			// The faults not consumed are still waiting: nothing beyond the 4 attempts was sent.
-			expect(sandbox.state().faults.map((f) => f.remaining)).toEqual(READS.map(() => 46));
-		});
-	});
+		},
+	);
 
-	it.concurrent('429: the wait between attempts is at least the Retry-After the service asked for', async () => {
-		await withSandbox(async (sandbox) => {
-			const [{ result, requests }] = await runUnderFault(sandbox, [READS[0]], 'status_429', 1, { retry_after_seconds: 2 });
-			expect(result.error).toBeUndefined();
-			expect(requests).toHaveLength(2);
-			expect(atMs(requests[1].at) - atMs(requests[0].at)).toBeGreaterThanOrEqual(2000 - 5);
-			count('status_429', 'survived', 1);
-		});
-	});
-
-	it.concurrent('429 asking for more than 30 s: not waited for, one attempt, the wait is in the message', async () => {
-		await withSandbox(async (sandbox) => {
-			const outcomes = await runUnderFault(sandbox, READS, 'status_429', 1, { retry_after_seconds: 120 });
-			outcomes.forEach(({ result, requests, ms }, i) => {
-				expect(requests).toHaveLength(1);
-				expect(ms).toBeLessThan(5000);
-				expect(errorOf(result).message).toBe(`${READS[i].label}: the service is limiting requests (429), retry after 120 s`);
+	it.concurrent(
+		'429: the wait between attempts is at least the Retry-After the service asked for',
+		async () => {
+			await withSandbox(async (sandbox) => {
+				const [{ result, requests }] = await runUnderFault(sandbox, [READS[0]], 'status_429', 1, {
+					retry_after_seconds: 2,
+				});
+				expect(result.error).toBeUndefined();
+				expect(requests).toHaveLength(2);
+				expect(atMs(requests[1].at) - atMs(requests[0].at)).toBeGreaterThanOrEqual(2000 - 5);
+				count('status_429', 'survived', 1);
 			});
-		});
-	});
+		},
+	);
 
-	it.concurrent('malformed JSON: one attempt, the error names the operation and shows the body as it came', async () => {
-		await withSandbox(async (sandbox) => {
-			const outcomes = await runUnderFault(sandbox, READS, 'malformed_json', 1);
-			outcomes.forEach(({ result, requests }, i) => {
-				const op = READS[i];
-				expect(requests).toHaveLength(1);
-				const error = errorOf(result);
-				if (op.label === 'Media → Download') {
-					// The media endpoint must redirect: a 200 of any body is refused, with the body.
-					expect(error.message).toBe('Media → Download: expected a redirect to the media file, got 200');
-				} else {
-					expect(error.message).toBe(`${op.label}: the service answered 200 with a body that is not JSON`);
-				}
-				expect(error.description).toContain('{"ok": true, "data": [');
-				count('malformed_json', 'attempts', 1);
+	it.concurrent(
+		'429 asking for more than 30 s: not waited for, one attempt, the wait is in the message',
+		async () => {
+			await withSandbox(async (sandbox) => {
+				const outcomes = await runUnderFault(sandbox, READS, 'status_429', 1, {
+					retry_after_seconds: 120,
+				});
+				outcomes.forEach(({ result, requests, ms }, i) => {
+					expect(requests).toHaveLength(1);
+					expect(ms).toBeLessThan(5000);
+					expect(errorOf(result).message).toBe(
+						`${READS[i].label}: the service is limiting requests (429), retry after 120 s`,
+					);
+				});
 			});
-		});
-	});
+		},
+	);
+
+	it.concurrent(
+		'malformed JSON: one attempt, the error names the operation and shows the body as it came',
+		async () => {
+			await withSandbox(async (sandbox) => {
+				const outcomes = await runUnderFault(sandbox, READS, 'malformed_json', 1);
+				outcomes.forEach(({ result, requests }, i) => {
+					const op = READS[i];
+					expect(requests).toHaveLength(1);
+					const error = errorOf(result);
+					if (op.label === 'Media → Download') {
+						// The media endpoint must redirect: a 200 of any body is refused, with the body.
+						expect(error.message).toBe(
+							'Media → Download: expected a redirect to the media file, got 200',
+						);
+					} else {
+						expect(error.message).toBe(
+							`${op.label}: the service answered 200 with a body that is not JSON`,
+						);
+					}
+					expect(error.description).toContain('{"ok": true, "data": [');
+					count('malformed_json', 'attempts', 1);
+				});
+			});
+		},
+	);
 
 	it.concurrent('delay shorter than the request timeout: one attempt, success', async () => {
 		await withSandbox(async (sandbox) => {
@@ -173,11 +217,18 @@ describe('reads (GET): bounded retries, at most 1 + 3 attempts', () => {
 });
 
 describe('a reply (POST) is sent exactly once, whatever the fault', () => {
-	const cases: Array<{ kind: FaultKind; extra?: IDataObject; sent: boolean; message: RegExp; description: RegExp }> = [
+	const cases: Array<{
+		kind: FaultKind;
+		extra?: IDataObject;
+		sent: boolean;
+		message: RegExp;
+		description: RegExp;
+	}> = [
 		{
 			kind: 'status_500',
 			sent: false,
-			message: /^Message → Reply failed \(500\): the service had an error; the reply was not sent again$/,
+			message:
+				/^Message → Reply failed \(500\): the service had an error; the reply was not sent again$/,
 			description: /may or may not have sent the reply.*Log → Get Many.*internal_error/,
 		},
 		{
@@ -201,68 +252,99 @@ describe('a reply (POST) is sent exactly once, whatever the fault', () => {
 		},
 	];
 
-	it.concurrent.each(cases)('$kind: one request, no retry, a clear error', async ({ kind, extra, sent, message, description }) => {
-		await withSandbox(async (sandbox) => {
-			// Several faults are waiting: a retry would meet the next one and show up as a second request.
-			const [{ result, requests }] = await runUnderFault(sandbox, [REPLY], kind, 5, extra);
-			expect(requests).toHaveLength(1);
-			expect(sandbox.state().messages).toHaveLength(sent ? 1 : 0);
-			const error = errorOf(result);
-			expect(error.message).toMatch(message);
-			expect(error.description).toMatch(description);
-			count(kind, 'attempts', 1);
-		});
-	});
-
-	it.concurrent('delay shorter than the request timeout: exactly one reply, sent once', async () => {
-		await withSandbox(async (sandbox) => {
-			const [{ result, requests, ms }] = await runUnderFault(sandbox, [REPLY], 'delay', 1, { delay_ms: 2500 });
-			expect(result.error).toBeUndefined();
-			REPLY.succeeded(result.items);
-			expect(ms).toBeGreaterThanOrEqual(2500);
-			expect(requests).toHaveLength(1);
-			expect(sandbox.state().messages).toHaveLength(1);
-			count('delay', 'survived', 1);
-		});
-	});
-
-	it.concurrent('ten items under a mix of faults: each reply at most once, the good ones sent, continueOnFail', async () => {
-		await withSandbox(async (sandbox) => {
-			const prepared = await REPLY.prepare(sandbox);
-			const kinds: FaultKind[] = ['status_500', 'reset', 'status_429', 'malformed_json', 'delay'];
-			for (const kind of kinds) await injectFault(sandbox, { kind, count: 1, path_prefix: REPLY.prefix, delay_ms: 300 });
-			const items = Array.from({ length: 10 }, (_, i) => ({
-				json: { ...(prepared.inputItems?.[0].json ?? {}), n: i },
-			}));
-			const result = await run(sandbox, { ...prepared.parameters, text: '={{ "reply " + $json.n }}' }, {
-				inputItems: items,
-				continueOnFail: true,
+	it.concurrent.each(cases)(
+		'$kind: one request, no retry, a clear error',
+		async ({ kind, extra, sent, message, description }) => {
+			await withSandbox(async (sandbox) => {
+				// Several faults are waiting: a retry would meet the next one and show up as a second request.
+				const [{ result, requests }] = await runUnderFault(sandbox, [REPLY], kind, 5, extra);
+				expect(requests).toHaveLength(1);
+				expect(sandbox.state().messages).toHaveLength(sent ? 1 : 0);
+				const error = errorOf(result);
+				expect(error.message).toMatch(message);
+				expect(error.description).toMatch(description);
+				count(kind, 'attempts', 1);
 			});
-			expect(result.error).toBeUndefined();
-			expect(apiRequests(sandbox, REPLY.prefix)).toHaveLength(10);
-			const texts = sandbox.state().messages.map((m) => m.text);
-			// Items 0–3 met the four failing faults, item 4 the delay, 5–9 nothing.
-			expect(texts).toEqual(['reply 4', 'reply 5', 'reply 6', 'reply 7', 'reply 8', 'reply 9']);
-			expect(new Set(texts).size).toBe(texts.length);
-			expect(result.items.slice(0, 4).map((item) => typeof item.json.error)).toEqual(['string', 'string', 'string', 'string']);
-		});
-	});
+		},
+	);
+
+	it.concurrent(
+		'delay shorter than the request timeout: exactly one reply, sent once',
+		async () => {
+			await withSandbox(async (sandbox) => {
+				const [{ result, requests, ms }] = await runUnderFault(sandbox, [REPLY], 'delay', 1, {
+					delay_ms: 2500,
+				});
+				expect(result.error).toBeUndefined();
+				REPLY.succeeded(result.items);
+				expect(ms).toBeGreaterThanOrEqual(2500);
+				expect(requests).toHaveLength(1);
+				expect(sandbox.state().messages).toHaveLength(1);
+				count('delay', 'survived', 1);
+			});
+		},
+	);
+
+	it.concurrent(
+		'ten items under a mix of faults: each reply at most once, the good ones sent, continueOnFail',
+		async () => {
+			await withSandbox(async (sandbox) => {
+				const prepared = await REPLY.prepare(sandbox);
+				const kinds: FaultKind[] = ['status_500', 'reset', 'status_429', 'malformed_json', 'delay'];
+				for (const kind of kinds)
+					await injectFault(sandbox, { kind, count: 1, path_prefix: REPLY.prefix, delay_ms: 300 });
+				const items = Array.from({ length: 10 }, (_, i) => ({
+					json: { ...(prepared.inputItems?.[0].json ?? {}), n: i },
+				}));
+				const result = await run(
+					sandbox,
+					{ ...prepared.parameters, text: '={{ "reply " + $json.n }}' },
+					{
+						inputItems: items,
+						continueOnFail: true,
+					},
+				);
+				expect(result.error).toBeUndefined();
+				expect(apiRequests(sandbox, REPLY.prefix)).toHaveLength(10);
+				const texts = sandbox.state().messages.map((m) => m.text);
+				// Items 0–3 met the four failing faults, item 4 the delay, 5–9 nothing.
+				expect(texts).toEqual(['reply 4', 'reply 5', 'reply 6', 'reply 7', 'reply 8', 'reply 9']);
+				expect(new Set(texts).size).toBe(texts.length);
+				expect(result.items.slice(0, 4).map((item) => typeof item.json.error)).toEqual([
+					'string',
+					'string',
+					'string',
+					'string',
+				]);
+			});
+		},
+	);
 });
 
 describe('every operation: a fault never produces a duplicate request beyond the bounds', () => {
-	it.concurrent('all kinds at once, one fault each: reads take at most 2 requests, the reply 1', async () => {
-		await withSandbox(async (sandbox) => {
-			for (const kind of ['status_500', 'reset', 'status_429', 'delay'] as FaultKind[]) {
-				sandbox.reset();
-				const outcomes = await runUnderFault(sandbox, OPERATIONS, kind, 1, { retry_after_seconds: 0, delay_ms: 200 });
-				outcomes.forEach(({ requests }, i) => {
-					const op = OPERATIONS[i];
-					const expected = op.method === 'POST' || kind === 'delay' ? 1 : 2;
-					expect({ op: op.label, kind, requests: requests.length }).toEqual({ op: op.label, kind, requests: expected });
-				});
-			}
-		});
-	});
+	it.concurrent(
+		'all kinds at once, one fault each: reads take at most 2 requests, the reply 1',
+		async () => {
+			await withSandbox(async (sandbox) => {
+				for (const kind of ['status_500', 'reset', 'status_429', 'delay'] as FaultKind[]) {
+					sandbox.reset();
+					const outcomes = await runUnderFault(sandbox, OPERATIONS, kind, 1, {
+						retry_after_seconds: 0,
+						delay_ms: 200,
+					});
+					outcomes.forEach(({ requests }, i) => {
+						const op = OPERATIONS[i];
+						const expected = op.method === 'POST' || kind === 'delay' ? 1 : 2;
+						expect({ op: op.label, kind, requests: requests.length }).toEqual({
+							op: op.label,
+							kind,
+							requests: expected,
+						});
+					});
+				}
+			});
+		},
+	);
 });
 
 describe('trigger registration under faults', () => {
@@ -274,16 +356,32 @@ describe('trigger registration under faults', () => {
 		});
 	}
 
-	it.concurrent('GET of the webhook is retried (3 × 500), the registration POST is sent once', async () => {
-		await withSandbox(async (sandbox) => {
-			const harness = await activeTrigger(sandbox);
-			await injectFault(sandbox, { kind: 'status_500', count: 3, path_prefix: '/v1/console/webhook' });
-			await harness.activate();
-			const calls = sandbox.state().requests.map((r) => `${r.method} ${r.fault ?? r.status}`);
-			expect(calls).toEqual(['GET status_500', 'GET status_500', 'GET status_500', 'GET 200', 'GET 200', 'POST 201']);
-			expect(storedSecret(harness.staticData, sandbox.keys.all)).toBe(sandbox.state().webhook.secret);
-		});
-	});
+	it.concurrent(
+		'GET of the webhook is retried (3 × 500), the registration POST is sent once',
+		async () => {
+			await withSandbox(async (sandbox) => {
+				const harness = await activeTrigger(sandbox);
+				await injectFault(sandbox, {
+					kind: 'status_500',
+					count: 3,
+					path_prefix: '/v1/console/webhook',
+				});
+				await harness.activate();
+				const calls = sandbox.state().requests.map((r) => `${r.method} ${r.fault ?? r.status}`);
+				expect(calls).toEqual([
+					'GET status_500',
+					'GET status_500',
+					'GET status_500',
+					'GET 200',
+					'GET 200',
+					'POST 201',
+				]);
+				expect(storedSecret(harness.staticData, sandbox.keys.all)).toBe(
+					sandbox.state().webhook.secret,
+				);
+			});
+		},
+	);
 
 	it.concurrent.each(['reset', 'status_500', 'status_429'] as FaultKind[])(
 		'%s on the registration POST: one POST, activation fails with a clear message',
@@ -312,52 +410,88 @@ describe('trigger registration under faults', () => {
 });
 
 describe('webhook receivers that hang: one attempt, given up at the timeout, logged with the reason', () => {
-	it.concurrent('a receiver that never answers, the real 8 s timeout: the node reads success:false and the reason', async () => {
-		const receiver = await startReceiver({ kind: 'hang' });
-		try {
-			await withSandbox(async (sandbox) => {
-				await fetch(`${sandbox.baseUrl}/v1/console/webhook`, {
-					method: 'POST',
-					headers: { authorization: `Bearer ${sandbox.keys.all}`, 'content-type': 'application/json' },
-					body: JSON.stringify({ url: receiver.url }),
-				});
-				const started = Date.now();
-				const control = await fetch(`${sandbox.baseUrl}/_sandbox/inbound`, {
-					method: 'POST',
-					headers: { 'content-type': 'application/json' },
-					body: JSON.stringify({ from: CONTACT, contact_name: 'Ada', number: sandbox.numbers[0].phone_number_id, text: 'Hi' }),
-				});
-				const elapsed = Date.now() - started;
-				const { delivery } = (await control.json()) as { delivery: IDataObject };
-				expect(delivery).toMatchObject({ delivered: false, status: null, reason: 'timeout after 8000 ms' });
-				expect(elapsed).toBeGreaterThanOrEqual(8000);
-				expect(elapsed).toBeLessThan(9500);
-				expect(receiver.hits).toBe(1);
-
-				// The user's view of it: Log → Get Many, category webhook, through the node.
-				const result = await run(sandbox, { resource: 'log', operation: 'getMany', category: 'webhook', returnAll: true });
-				expect(result.error).toBeUndefined();
-				expect(result.items.map((item) => item.json)).toEqual([
-					expect.objectContaining({
-						category: 'webhook',
-						event: 'message.inbound',
-						url: receiver.url,
-						success: false,
-						status_code: null,
+	it.concurrent(
+		'a receiver that never answers, the real 8 s timeout: the node reads success:false and the reason',
+		async () => {
+			const receiver = await startReceiver({ kind: 'hang' });
+			try {
+				await withSandbox(async (sandbox) => {
+					await fetch(`${sandbox.baseUrl}/v1/console/webhook`, {
+						method: 'POST',
+						headers: {
+							authorization: `Bearer ${sandbox.keys.all}`,
+							'content-type': 'application/json',
+						},
+						body: JSON.stringify({ url: receiver.url }),
+					});
+					const started = Date.now();
+					const control = await fetch(`${sandbox.baseUrl}/_sandbox/inbound`, {
+						method: 'POST',
+						headers: { 'content-type': 'application/json' },
+						body: JSON.stringify({
+							from: CONTACT,
+							contact_name: 'Ada',
+							number: sandbox.numbers[0].phone_number_id,
+							text: 'Hi',
+						}),
+					});
+					const elapsed = Date.now() - started;
+					const { delivery } = (await control.json()) as { delivery: IDataObject };
+					expect(delivery).toMatchObject({
+						delivered: false,
+						status: null,
 						reason: 'timeout after 8000 ms',
-					}),
-				]);
-				count('webhook_hang_8s', 'attempts', receiver.hits);
-			});
-		} finally {
-			await receiver.close();
-		}
-	}, 20_000);
+					});
+					expect(elapsed).toBeGreaterThanOrEqual(8000);
+					expect(elapsed).toBeLessThan(9500);
+					expect(receiver.hits).toBe(1);
+
+					// The user's view of it: Log → Get Many, category webhook, through the node.
+					const result = await run(sandbox, {
+						resource: 'log',
+						operation: 'getMany',
+						category: 'webhook',
+						returnAll: true,
+					});
+					expect(result.error).toBeUndefined();
+					expect(result.items.map((item) => item.json)).toEqual([
+						expect.objectContaining({
+							category: 'webhook',
+							event: 'message.inbound',
+							url: receiver.url,
+							success: false,
+							status_code: null,
+							reason: 'timeout after 8000 ms',
+						}),
+					]);
+					count('webhook_hang_8s', 'attempts', receiver.hits);
+				});
+			} finally {
+				await receiver.close();
+			}
+		},
+		20_000,
+	);
 
 	it.concurrent.each([
-		['headers sent, body never ends', { kind: 'headers-then-hang' as const }, 'timeout after 300 ms', false],
-		['answers 200 after 100 ms (within the timeout)', { kind: 'slow' as const, ms: 100, status: 200 }, null, true],
-		['answers 503 after 100 ms', { kind: 'slow' as const, ms: 100, status: 503 }, 'HTTP 503', false],
+		[
+			'headers sent, body never ends',
+			{ kind: 'headers-then-hang' as const },
+			'timeout after 300 ms',
+			false,
+		],
+		[
+			'answers 200 after 100 ms (within the timeout)',
+			{ kind: 'slow' as const, ms: 100, status: 200 },
+			null,
+			true,
+		],
+		[
+			'answers 503 after 100 ms',
+			{ kind: 'slow' as const, ms: 100, status: 503 },
+			'HTTP 503',
+			false,
+		],
 	])('%s', async (_label, behaviour, reason, delivered) => {
 		const receiver = await startReceiver(behaviour);
 		try {
@@ -365,13 +499,20 @@ describe('webhook receivers that hang: one attempt, given up at the timeout, log
 				async (sandbox) => {
 					await fetch(`${sandbox.baseUrl}/v1/console/webhook`, {
 						method: 'POST',
-						headers: { authorization: `Bearer ${sandbox.keys.all}`, 'content-type': 'application/json' },
+						headers: {
+							authorization: `Bearer ${sandbox.keys.all}`,
+							'content-type': 'application/json',
+						},
 						body: JSON.stringify({ url: receiver.url }),
 					});
 					await fetch(`${sandbox.baseUrl}/_sandbox/echo`, {
 						method: 'POST',
 						headers: { 'content-type': 'application/json' },
-						body: JSON.stringify({ to: CONTACT, number: sandbox.numbers[0].phone_number_id, text: 'Hi' }),
+						body: JSON.stringify({
+							to: CONTACT,
+							number: sandbox.numbers[0].phone_number_id,
+							text: 'Hi',
+						}),
 					});
 					const [entry] = sandbox.state().logs.filter((log) => log.category === 'webhook');
 					expect(entry).toMatchObject({ success: delivered, reason });

@@ -5,7 +5,8 @@ import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workf
 import { inbound, type Sandbox } from '../nodes/businessMessaging/helpers';
 import { CONTACT, inboundItem } from '../support';
 
-export const PNG_1PX = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+export const PNG_1PX =
+	'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
 export interface Prepared {
 	parameters: INodeParameters;
@@ -24,7 +25,12 @@ export interface Operation {
 	succeeded(items: INodeExecutionData[]): void;
 }
 
-async function apiCall(sandbox: Sandbox, method: string, path: string, body?: unknown): Promise<IDataObject> {
+async function apiCall(
+	sandbox: Sandbox,
+	method: string,
+	path: string,
+	body?: unknown,
+): Promise<IDataObject> {
 	const response = await fetch(`${sandbox.baseUrl}${path}`, {
 		method,
 		headers: { authorization: `Bearer ${sandbox.keys.all}`, 'content-type': 'application/json' },
@@ -38,7 +44,11 @@ async function apiCall(sandbox: Sandbox, method: string, path: string, body?: un
 /** A message sent through the API, so Get Status has something to read. */
 export async function sentMessageId(sandbox: Sandbox): Promise<string> {
 	const record = await inbound(sandbox);
-	const message = await apiCall(sandbox, 'POST', '/v1/messages/reply', { to: CONTACT, text: 'Hi', from: record.number });
+	const message = await apiCall(sandbox, 'POST', '/v1/messages/reply', {
+		to: CONTACT,
+		text: 'Hi',
+		from: record.number,
+	});
 	return String(message.id);
 }
 
@@ -55,7 +65,11 @@ export const OPERATIONS: Operation[] = [
 		method: 'GET',
 		prefix: '/v1/messages/msg_',
 		prepare: async (sandbox) => ({
-			parameters: { resource: 'message', operation: 'getStatus', messageId: await sentMessageId(sandbox) },
+			parameters: {
+				resource: 'message',
+				operation: 'getStatus',
+				messageId: await sentMessageId(sandbox),
+			},
 		}),
 		succeeded: (items) => expect(items[0].json.status).toBe('sent'),
 	},
@@ -65,7 +79,9 @@ export const OPERATIONS: Operation[] = [
 		prefix: '/v1/messages/inbound',
 		prepare: async (sandbox) => {
 			await inbound(sandbox);
-			return { parameters: { resource: 'message', operation: 'getMany', direction: 'in', returnAll: true } };
+			return {
+				parameters: { resource: 'message', operation: 'getMany', direction: 'in', returnAll: true },
+			};
 		},
 		succeeded: (items) => expect(items.length).toBeGreaterThan(0),
 	},
@@ -77,15 +93,23 @@ export const OPERATIONS: Operation[] = [
 			parameters: { resource: 'message', operation: 'reply', text: 'Once only' },
 			inputItems: [inboundItem(await inbound(sandbox))],
 		}),
-		succeeded: (items) => expect(items[0].json).toMatchObject({ direction: 'out', text: 'Once only' }),
+		succeeded: (items) =>
+			expect(items[0].json).toMatchObject({ direction: 'out', text: 'Once only' }),
 	},
 	{
 		label: 'Media → Download',
 		method: 'GET',
 		prefix: '/v1/media/',
 		prepare: async (sandbox) => {
-			const record = await inbound(sandbox, { type: 'image', text: '', media: { mime: 'image/png', data_base64: PNG_1PX } });
-			return { parameters: { resource: 'media', operation: 'download' }, inputItems: [inboundItem(record)] };
+			const record = await inbound(sandbox, {
+				type: 'image',
+				text: '',
+				media: { mime: 'image/png', data_base64: PNG_1PX },
+			});
+			return {
+				parameters: { resource: 'media', operation: 'download' },
+				inputItems: [inboundItem(record)],
+			};
 		},
 		succeeded: (items) => expect(items[0].binary?.data?.mimeType).toBe('image/png'),
 	},
@@ -93,14 +117,18 @@ export const OPERATIONS: Operation[] = [
 		label: 'Log → Get Many',
 		method: 'GET',
 		prefix: '/v1/logs',
-		prepare: async () => ({ parameters: { resource: 'log', operation: 'getMany', category: 'keys', returnAll: true } }),
+		prepare: async () => ({
+			parameters: { resource: 'log', operation: 'getMany', category: 'keys', returnAll: true },
+		}),
 		succeeded: (items) => expect(items.length).toBeGreaterThan(0),
 	},
 	{
 		label: 'Key → Get Many',
 		method: 'GET',
 		prefix: '/v1/console/keys',
-		prepare: async () => ({ parameters: { resource: 'key', operation: 'getMany', returnAll: true } }),
+		prepare: async () => ({
+			parameters: { resource: 'key', operation: 'getMany', returnAll: true },
+		}),
 		succeeded: (items) => expect(items.length).toBe(6),
 	},
 	{

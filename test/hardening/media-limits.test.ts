@@ -16,7 +16,8 @@ async function setMode(sandbox: Sandbox, mode: MediaHostMode): Promise<void> {
 		headers: { 'content-type': 'application/json' },
 		body: JSON.stringify(mode),
 	});
-	if (response.status !== 200) throw new Error(`media-host mode: ${response.status} ${await response.text()}`);
+	if (response.status !== 200)
+		throw new Error(`media-host mode: ${response.status} ${await response.text()}`);
 }
 
 describeWithSandbox('Media → Download: limits against a hostile media host', (sandbox) => {
@@ -28,14 +29,22 @@ describeWithSandbox('Media → Download: limits against a hostile media host', (
 		const record = await inbound(sandbox, {
 			type: 'document',
 			text: '',
-			media: { mime: media.mime ?? 'application/pdf', data_base64: FILE.toString('base64'), filename: media.filename ?? 'a.pdf' },
+			media: {
+				mime: media.mime ?? 'application/pdf',
+				data_base64: FILE.toString('base64'),
+				filename: media.filename ?? 'a.pdf',
+			},
 		});
-		return await run(sandbox, { ...DOWNLOAD, ...parameters }, { inputItems: [inboundItem(record)], binaryDataMode });
+		return await run(
+			sandbox,
+			{ ...DOWNLOAD, ...parameters },
+			{ inputItems: [inboundItem(record)], binaryDataMode },
+		);
 	}
 	const mediaRequests = () => sandbox.state().media_requests;
 
 	describe('redirects', () => {
-		it('up to 3 redirects after the service\'s 302 are followed, each without the key', async () => {
+		it("up to 3 redirects after the service's 302 are followed, each without the key", async () => {
 			await setMode(sandbox, { kind: 'redirects', count: 3 });
 			const result = await download();
 			expect(result.error).toBeUndefined();
@@ -66,21 +75,31 @@ describeWithSandbox('Media → Download: limits against a hostile media host', (
 			expect(pings.map((request) => request.status)).toEqual([401]);
 		});
 
-		it('a host name is resolved through n8n\'s resolver and followed when allowed (localhost, loopback sandbox)', async () => {
+		it("a host name is resolved through n8n's resolver and followed when allowed (localhost, loopback sandbox)", async () => {
 			const port = new URL(sandbox.baseUrl).port;
 			await setMode(sandbox, { kind: 'redirect_to', location: `http://localhost:${port}/v1/ping` });
 			const error = errorOf(await download());
 			expect(error.message).toMatch(/media link was refused \(401\)/);
-			expect(sandbox.state().requests.filter((request) => request.path === '/v1/ping')).toHaveLength(1);
+			expect(
+				sandbox.state().requests.filter((request) => request.path === '/v1/ping'),
+			).toHaveLength(1);
 		});
 
 		it.each([
 			['a private address', 'http://10.0.0.1/file', /its address 10\.0\.0\.1 is a private address/],
-			['the cloud metadata address', 'http://169.254.169.254/latest/meta-data/', /169\.254\.169\.254 is a link-local address/],
+			[
+				'the cloud metadata address',
+				'http://169.254.169.254/latest/meta-data/',
+				/169\.254\.169\.254 is a link-local address/,
+			],
 			['a CGNAT address', 'http://100.64.0.1/', /100\.64\.0\.1 is a private address/],
 			['an IPv6 unique-local address', 'http://[fd00::1]/', /fd00::1\] is a private address/],
 			['an IPv4-mapped private address', 'http://[::ffff:192.168.1.1]/', /is a private address/],
-			['0.0.0.0 (reaches loopback on Linux)', 'http://0.0.0.0:9/', /0\.0\.0\.0 is an unspecified address/],
+			[
+				'0.0.0.0 (reaches loopback on Linux)',
+				'http://0.0.0.0:9/',
+				/0\.0\.0\.0 is an unspecified address/,
+			],
 			['a data: URL', 'data:text/plain;base64,SGVsbG8=', /scheme is "data:"/],
 			['a file: URL', 'file:///etc/passwd', /scheme is "file:"/],
 			['a URL with a password', 'http://user:pass@127.0.0.1:9/', /user name or password/],
@@ -106,17 +125,23 @@ describeWithSandbox('Media → Download: limits against a hostile media host', (
 			const result = await download({ options: { maxFileSize: 2 } });
 			clearInterval(sampler);
 			const error = errorOf(result);
-			expect(error.message).toBe('Media → Download: the media file is larger than the Max File Size of 2 MB and was stopped');
+			expect(error.message).toBe(
+				'Media → Download: the media file is larger than the Max File Size of 2 MB and was stopped',
+			);
 			expect(error.description).toMatch(/counted after decompression/);
 			const peakGrowthMiB = (peak - before) / 1024 / 1024;
 			// Printed for the report: how fast and how much memory the cut took.
-			console.log(`gzip bomb (256 MiB inflated): cut after ${Date.now() - started} ms, peak RSS growth ${peakGrowthMiB.toFixed(1)} MiB`);
+			console.log(
+				`gzip bomb (256 MiB inflated): cut after ${Date.now() - started} ms, peak RSS growth ${peakGrowthMiB.toFixed(1)} MiB`,
+			);
 			expect(peakGrowthMiB).toBeLessThan(64);
 		});
 
-		it('the bomb is cut in n8n\'s default (memory) binary mode too, and a small file still arrives there', async () => {
+		it("the bomb is cut in n8n's default (memory) binary mode too, and a small file still arrives there", async () => {
 			await setMode(sandbox, { kind: 'gzip_bomb', decompressed_bytes: 64 * 1024 * 1024 });
-			expect(errorOf(await download({ options: { maxFileSize: 1 } }, {}, 'default')).message).toMatch(/larger than the Max File Size of 1 MB/);
+			expect(
+				errorOf(await download({ options: { maxFileSize: 1 } }, {}, 'default')).message,
+			).toMatch(/larger than the Max File Size of 1 MB/);
 			await setMode(sandbox, { kind: 'normal' });
 			const result = await download({}, {}, 'default');
 			expect(result.error).toBeUndefined();
@@ -148,7 +173,9 @@ describeWithSandbox('Media → Download: limits against a hostile media host', (
 			const error = errorOf(await download({ options: { downloadTimeout: 2 } }));
 			const elapsed = Date.now() - started;
 			console.log(`trickle: cut after ${elapsed} ms (Download Timeout 2 s)`);
-			expect(error.message).toBe('Media → Download: the download took longer than the Download Timeout of 2 s and was stopped');
+			expect(error.message).toBe(
+				'Media → Download: the download took longer than the Download Timeout of 2 s and was stopped',
+			);
 			expect(elapsed).toBeLessThan(5000);
 		}, 15_000);
 	});
@@ -164,7 +191,8 @@ describeWithSandbox('Media → Download: limits against a hostile media host', (
 			const result = await download();
 			expect(result.error).toBeUndefined();
 			const name = result.items[0].binary?.data.fileName;
-			if (expected === undefined) expect(name).toMatch(/^\d+$/); // the media id
+			if (expected === undefined)
+				expect(name).toMatch(/^\d+$/); // the media id
 			else expect(name).toBe(expected);
 			// eslint-disable-next-line no-control-regex
 			expect(name).not.toMatch(/[\u0000-\u001f/\\]/);
@@ -178,14 +206,24 @@ describeWithSandbox('Media → Download: limits against a hostile media host', (
 			expect(name.endsWith('.pdf')).toBe(true);
 		});
 
-		it.each(['text/html', 'image/svg+xml', 'application/javascript', 'text/html; charset=utf-8', 'application/xhtml+xml', 'text/xml'])(
+		it.each([
+			'text/html',
+			'image/svg+xml',
+			'application/javascript',
+			'text/html; charset=utf-8',
+			'application/xhtml+xml',
+			'text/xml',
+		])(
 			'%s is stored as application/octet-stream, the type as sent in media.mimeTypeAsSent',
 			async (type) => {
 				await setMode(sandbox, { kind: 'normal', content_type: type });
 				const result = await download();
 				expect(result.error).toBeUndefined();
 				expect(result.items[0].binary?.data.mimeType).toBe('application/octet-stream');
-				expect(result.items[0].json.media).toMatchObject({ mimeType: 'application/octet-stream', mimeTypeAsSent: type });
+				expect(result.items[0].json.media).toMatchObject({
+					mimeType: 'application/octet-stream',
+					mimeTypeAsSent: type,
+				});
 			},
 		);
 

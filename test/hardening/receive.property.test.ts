@@ -52,14 +52,28 @@ type Tamper =
 /** Header variants that survive real HTTP (node:http trims surrounding whitespace, so none here). */
 const tamperArb: fc.Arbitrary<Tamper> = fc.oneof(
 	{ weight: 4, arbitrary: fc.constant<Tamper>({ kind: 'none' }) },
-	fc.record({ kind: fc.constant('flip' as const), at: fc.nat(), mask: fc.integer({ min: 1, max: 255 }) }),
+	fc.record({
+		kind: fc.constant('flip' as const),
+		at: fc.nat(),
+		mask: fc.integer({ min: 1, max: 255 }),
+	}),
 	fc.record({ kind: fc.constant('truncate' as const), at: fc.nat() }),
-	fc.record({ kind: fc.constant('append' as const), bytes: fc.uint8Array({ minLength: 1, maxLength: 8 }) }),
+	fc.record({
+		kind: fc.constant('append' as const),
+		bytes: fc.uint8Array({ minLength: 1, maxLength: 8 }),
+	}),
 	fc.constant<Tamper>({ kind: 'respace' }),
 	fc.constant<Tamper>({ kind: 'wrong-secret' }),
 	fc.record({
 		kind: fc.constant('header' as const),
-		value: fc.constantFrom(undefined, '', 'sha256=', `sha256=${'0'.repeat(64)}`, 'sha1=abc', `sha256=${'g'.repeat(64)}`),
+		value: fc.constantFrom(
+			undefined,
+			'',
+			'sha256=',
+			`sha256=${'0'.repeat(64)}`,
+			'sha1=abc',
+			`sha256=${'g'.repeat(64)}`,
+		),
 	}),
 );
 
@@ -82,7 +96,10 @@ function expectRefused(status: number, rawBody: Buffer): void {
 }
 
 /** The bytes and signature header to send, and whether the service would have sent exactly these. */
-function deliveryFor(event: object, tamper: Tamper): { rawBody: Buffer; signature: string | undefined; genuine: boolean } {
+function deliveryFor(
+	event: object,
+	tamper: Tamper,
+): { rawBody: Buffer; signature: string | undefined; genuine: boolean } {
 	const body = Buffer.from(JSON.stringify(event), 'utf8');
 	const signature = signBody(body, SECRET);
 	switch (tamper.kind) {
@@ -96,9 +113,17 @@ function deliveryFor(event: object, tamper: Tamper): { rawBody: Buffer; signatur
 		case 'truncate':
 			return { rawBody: body.subarray(0, tamper.at % body.length), signature, genuine: false };
 		case 'append':
-			return { rawBody: Buffer.concat([body, Buffer.from(tamper.bytes)]), signature, genuine: false };
+			return {
+				rawBody: Buffer.concat([body, Buffer.from(tamper.bytes)]),
+				signature,
+				genuine: false,
+			};
 		case 'respace':
-			return { rawBody: Buffer.from(JSON.stringify(event, null, 1), 'utf8'), signature, genuine: false };
+			return {
+				rawBody: Buffer.from(JSON.stringify(event, null, 1), 'utf8'),
+				signature,
+				genuine: false,
+			};
 		case 'wrong-secret':
 			return { rawBody: body, signature: signBody(body, OTHER_SECRET), genuine: false };
 		case 'header':
@@ -107,7 +132,9 @@ function deliveryFor(event: object, tamper: Tamper): { rawBody: Buffer; signatur
 }
 
 /** A trigger activated against the sandbox (Automatic registration): the sandbox's secret is in its static data. */
-async function activeHarness(serve = false): Promise<{ harness: WebhookHarness; served?: ServedWebhook }> {
+async function activeHarness(
+	serve = false,
+): Promise<{ harness: WebhookHarness; served?: ServedWebhook }> {
 	sandbox.reset(); // one webhook per account: each harness registers afresh
 	const harness = await webhookHarness({
 		type: TRIGGER_TYPE,
@@ -116,7 +143,7 @@ async function activeHarness(serve = false): Promise<{ harness: WebhookHarness; 
 	});
 	const served = serve ? await serveWebhook(harness) : undefined;
 	await harness.activate();
-	SECRET = (storedSecret(harness.staticData, sandbox.keys.all) as string);
+	SECRET = storedSecret(harness.staticData, sandbox.keys.all) as string;
 	expect(SECRET).toBe(sandbox.state().webhook.secret);
 	return { harness, served };
 }
@@ -186,7 +213,9 @@ describe('trigger webhook(): exactly the genuine events are accepted', () => {
 						method: 'POST',
 						headers: {
 							'content-type': 'application/json',
-							...(delivery.signature !== undefined ? { 'x-service-signature': delivery.signature } : {}),
+							...(delivery.signature !== undefined
+								? { 'x-service-signature': delivery.signature }
+								: {}),
 						},
 						body: delivery.rawBody,
 					});

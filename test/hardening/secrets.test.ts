@@ -16,14 +16,31 @@ import type { AddressInfo } from 'node:net';
 import { BusinessMessagingApi } from '../../credentials/BusinessMessagingApi.credentials';
 import { BusinessMessaging } from '../../nodes/BusinessMessaging/BusinessMessaging.node';
 import { BusinessMessagingTrigger } from '../../nodes/BusinessMessagingTrigger/BusinessMessagingTrigger.node';
-import { runNode, testCredential, webhookHarness, type WebhookHarness, type WorkflowRunResult } from '../harness';
+import {
+	runNode,
+	testCredential,
+	webhookHarness,
+	type WebhookHarness,
+	type WorkflowRunResult,
+} from '../harness';
 import { createKey, inbound, injectFault, type Sandbox } from '../nodes/businessMessaging/helpers';
 import { startSandbox } from '../sandbox';
-import { ACTION_TYPE, CREDENTIAL_TYPE, inboundEnvelope, signBody, signedRequest, TRIGGER_TYPE, WRONG_SECRET } from '../support';
+import {
+	ACTION_TYPE,
+	CREDENTIAL_TYPE,
+	inboundEnvelope,
+	signBody,
+	signedRequest,
+	TRIGGER_TYPE,
+	WRONG_SECRET,
+} from '../support';
 import { OPERATIONS, PNG_1PX } from './helpers';
 
 // The retries' waits (0.5 s, 1 s, 2 s) are not what this file tests: they are skipped here.
-jest.mock('n8n-workflow', () => ({ ...jest.requireActual('n8n-workflow'), sleep: async () => undefined }));
+jest.mock('n8n-workflow', () => ({
+	...jest.requireActual('n8n-workflow'),
+	sleep: async () => undefined,
+}));
 
 /** What a user would paste into the credential for a console-registered webhook (Manual mode). */
 const CREDENTIAL_SECRET = `whsec_${'c0ffee'.repeat(10)}abcd`;
@@ -88,7 +105,9 @@ function expectNoSecret(label: string, value: unknown) {
 	for (const needle of needles()) {
 		if (text.includes(needle)) {
 			const at = text.indexOf(needle);
-			throw new Error(`${label}: found a secret (${needle.slice(0, 12)}…) in: …${text.slice(Math.max(0, at - 200), at + 80)}…`);
+			throw new Error(
+				`${label}: found a secret (${needle.slice(0, 12)}…) in: …${text.slice(Math.max(0, at - 200), at + 80)}…`,
+			);
 		}
 	}
 }
@@ -102,8 +121,13 @@ function expectRunClean(label: string, result: WorkflowRunResult) {
 function expectMediaHostNeverSawTheKey(label: string) {
 	const requests = sandbox.state().media_requests;
 	for (const request of requests) {
-		expect({ label, authorization: request.headers.authorization }).toEqual({ label, authorization: undefined });
-		expect(Object.keys(request.headers).filter((name) => /auth|cookie|key|token/i.test(name))).toEqual([]);
+		expect({ label, authorization: request.headers.authorization }).toEqual({
+			label,
+			authorization: undefined,
+		});
+		expect(
+			Object.keys(request.headers).filter((name) => /auth|cookie|key|token/i.test(name)),
+		).toEqual([]);
 	}
 	expectNoSecret(`${label}: media host requests`, requests);
 }
@@ -114,7 +138,11 @@ beforeAll(async () => {
 	// n8n's logger, as nodes and n8n-core use it: every line and its metadata is kept.
 	for (const level of ['error', 'warn', 'info', 'debug'] as const) {
 		const original = Logger.prototype[level];
-		jest.spyOn(Logger.prototype, level).mockImplementation(function (this: Logger, message: string, meta?: object) {
+		jest.spyOn(Logger.prototype, level).mockImplementation(function (
+			this: Logger,
+			message: string,
+			meta?: object,
+		) {
 			logLines.push(`${level} ${message} ${reachableText(meta).join(' ')}`);
 			return original.call(this, message, meta as never);
 		});
@@ -147,7 +175,14 @@ async function registerWebhook(url = 'https://hooks.example.com/in'): Promise<st
 
 function credentials(apiKey: string, extra: Record<string, unknown> = {}) {
 	remember(apiKey);
-	return { [CREDENTIAL_TYPE]: { apiKey, baseUrl: sandbox.baseUrl, webhookSecret: CREDENTIAL_SECRET, ...extra } };
+	return {
+		[CREDENTIAL_TYPE]: {
+			apiKey,
+			baseUrl: sandbox.baseUrl,
+			webhookSecret: CREDENTIAL_SECRET,
+			...extra,
+		},
+	};
 }
 
 /**
@@ -167,12 +202,19 @@ class RecordingBusinessMessaging extends BusinessMessaging {
 	}
 }
 
-async function runOp(parameters: INodeParameters, apiKey: string, options: { inputItems?: never[] | unknown[]; continueOnFail?: boolean; baseUrl?: string } = {}) {
+async function runOp(
+	parameters: INodeParameters,
+	apiKey: string,
+	options: { inputItems?: never[] | unknown[]; continueOnFail?: boolean; baseUrl?: string } = {},
+) {
 	thrownErrors.length = 0;
 	const result = await runNode({
 		type: ACTION_TYPE,
 		parameters,
-		credentials: credentials(apiKey, options.baseUrl !== undefined ? { baseUrl: options.baseUrl } : {}),
+		credentials: credentials(
+			apiKey,
+			options.baseUrl !== undefined ? { baseUrl: options.baseUrl } : {},
+		),
 		inputItems: options.inputItems as never,
 		nodeSettings: options.continueOnFail ? { continueOnFail: true } : undefined,
 		nodeTypes: { [ACTION_TYPE]: new RecordingBusinessMessaging() },
@@ -190,7 +232,9 @@ describe('action node: every operation, success and failure, with and without Co
 
 	it.each(OPERATIONS.map((op) => [op.label, op] as const))('%s: success', async (label, op) => {
 		const prepared = await op.prepare(sandbox);
-		const result = await runOp(prepared.parameters, sandbox.keys.all, { inputItems: prepared.inputItems });
+		const result = await runOp(prepared.parameters, sandbox.keys.all, {
+			inputItems: prepared.inputItems,
+		});
 		expect(result.error).toBeUndefined();
 		op.succeeded(result.output('Business Messaging'));
 		expectRunClean(label, result);
@@ -234,14 +278,20 @@ describe('action node: every operation, success and failure, with and without Co
 
 	describe.each(failures)('%s', (_failure, arrange) => {
 		it.each(
-			OPERATIONS.flatMap((op) => [
-				[op.label, op, false],
-				[op.label, op, true],
-			] as const),
+			OPERATIONS.flatMap(
+				(op) =>
+					[
+						[op.label, op, false],
+						[op.label, op, true],
+					] as const,
+			),
 		)('%s (continueOnFail %s)', async (label, op, continueOnFail) => {
 			const prepared = await op.prepare(sandbox);
 			const key = await arrange(op);
-			const result = await runOp(prepared.parameters, key, { inputItems: prepared.inputItems, continueOnFail });
+			const result = await runOp(prepared.parameters, key, {
+				inputItems: prepared.inputItems,
+				continueOnFail,
+			});
 			const items = result.output('Business Messaging');
 			const error = result.nodeError('Business Messaging');
 			if (continueOnFail) {
@@ -253,7 +303,10 @@ describe('action node: every operation, success and failure, with and without Co
 			} else {
 				expect(thrownErrors).toHaveLength(1);
 				expectNoSecret(`${label}: error message`, error.message);
-				expectNoSecret(`${label}: error description`, (error as { description?: unknown }).description);
+				expectNoSecret(
+					`${label}: error description`,
+					(error as { description?: unknown }).description,
+				);
 			}
 			expectRunClean(`${label} ${_failure}`, result);
 			expectMediaHostNeverSawTheKey(label);
@@ -267,15 +320,25 @@ describe('action node: every operation, success and failure, with and without Co
 		const first = await runOp({ resource: 'account', operation: 'ping' }, wrongPrefix);
 		expect(first.nodeError('Business Messaging')?.message).toMatch(/must start with "sk_live_"/);
 		expectRunClean('wrong prefix', first);
-		const second = await runOp({ resource: 'account', operation: 'ping' }, sandbox.keys.all, { baseUrl: pastedKey });
+		const second = await runOp({ resource: 'account', operation: 'ping' }, sandbox.keys.all, {
+			baseUrl: pastedKey,
+		});
 		expect(second.nodeError('Business Messaging')?.message).toMatch(/^Base URL/);
 		expectRunClean('key in Base URL', second);
 		// Only beforeEach's registration reached the service: neither run sent anything.
-		expect(sandbox.state().requests.map((r) => `${r.method} ${r.path}`)).toEqual(['POST /v1/console/webhook']);
+		expect(sandbox.state().requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+			'POST /v1/console/webhook',
+		]);
 	});
 
 	it("the credential's Test button: success and failures say nothing of the key", async () => {
-		for (const apiKey of [sandbox.keys.all, sandbox.keys.revoked, sandbox.keys.noBalance, `sk_live_${'5d'.repeat(24)}`, 'not-a-key-1234567890abcdef']) {
+		for (const apiKey of [
+			sandbox.keys.all,
+			sandbox.keys.revoked,
+			sandbox.keys.noBalance,
+			`sk_live_${'5d'.repeat(24)}`,
+			'not-a-key-1234567890abcdef',
+		]) {
 			remember(apiKey);
 			const result = await testCredential(CREDENTIAL_TYPE, { apiKey, baseUrl: sandbox.baseUrl });
 			expectNoSecret(`credential test (${result.status})`, result);
@@ -290,8 +353,14 @@ describe('action node: every operation, success and failure, with and without Co
 		] as const) {
 			expectNoSecret(label, description);
 			const text = reachableText(description).join('\n');
-			expect({ label, keys: text.match(/sk_live_[0-9a-zA-Z]{8,}/g) }).toEqual({ label, keys: null });
-			expect({ label, secrets: text.match(/whsec_[0-9a-zA-Z]{8,}/g) }).toEqual({ label, secrets: null });
+			expect({ label, keys: text.match(/sk_live_[0-9a-zA-Z]{8,}/g) }).toEqual({
+				label,
+				keys: null,
+			});
+			expect({ label, secrets: text.match(/whsec_[0-9a-zA-Z]{8,}/g) }).toEqual({
+				label,
+				secrets: null,
+			});
 		}
 	});
 });
@@ -306,9 +375,29 @@ describe('action node against a service that misbehaves and returns secrets on r
 		fake = createServer((req, res) => {
 			res.setHeader('content-type', 'application/json');
 			if (req.url?.startsWith('/v1/console/webhook')) {
-				res.end(JSON.stringify({ url: 'https://x.example/h', configured: true, secret: leakedSecret, signing_secret: leakedSecret }));
+				res.end(
+					JSON.stringify({
+						url: 'https://x.example/h',
+						configured: true,
+						secret: leakedSecret,
+						signing_secret: leakedSecret,
+					}),
+				);
 			} else if (req.url?.startsWith('/v1/console/keys')) {
-				res.end(JSON.stringify({ data: [{ id: 'key_1', prefix: 'sk_live_', key: leakedKey, value: leakedKey, allowed_numbers: null }], has_more: false }));
+				res.end(
+					JSON.stringify({
+						data: [
+							{
+								id: 'key_1',
+								prefix: 'sk_live_',
+								key: leakedKey,
+								value: leakedKey,
+								allowed_numbers: null,
+							},
+						],
+						has_more: false,
+					}),
+				);
 			} else {
 				res.statusCode = 404;
 				res.end('{}');
@@ -334,15 +423,22 @@ describe('action node against a service that misbehaves and returns secrets on r
 
 describe('trigger: registration, receiving, media, failures', () => {
 	let harness: WebhookHarness;
-	const event = () => inboundEnvelope({ number: sandbox.numbers[0].phone_number_id, wa_message_id: 'wamid.abc' });
+	const event = () =>
+		inboundEnvelope({ number: sandbox.numbers[0].phone_number_id, wa_message_id: 'wamid.abc' });
 
 	async function activeTrigger(parameters: INodeParameters = {}, apiKey = sandbox.keys.all) {
 		sandbox.reset();
-		const made = await webhookHarness({ type: TRIGGER_TYPE, parameters, credentials: credentials(apiKey) });
+		const made = await webhookHarness({
+			type: TRIGGER_TYPE,
+			parameters,
+			credentials: credentials(apiKey),
+		});
 		await made.activate();
 		remember(sandbox.state().webhook.secret);
 		// Stored sealed: the static data never holds the secret itself (security item 4).
-		expect(JSON.stringify(made.staticData)).not.toContain(String(sandbox.state().webhook.secret).slice('whsec_'.length));
+		expect(JSON.stringify(made.staticData)).not.toContain(
+			String(sandbox.state().webhook.secret).slice('whsec_'.length),
+		);
 		return made;
 	}
 
@@ -356,7 +452,10 @@ describe('trigger: registration, receiving, media, failures', () => {
 			await harness.receive(signedRequest(body, WRONG_SECRET)),
 			await harness.receive({ headers: { 'content-type': 'application/json' }, rawBody: body }),
 			await harness.receive({
-				headers: { 'content-type': 'application/json', 'x-service-signature': signBody(body, secret) },
+				headers: {
+					'content-type': 'application/json',
+					'x-service-signature': signBody(body, secret),
+				},
 				rawBody: Buffer.concat([body, Buffer.from(' ')]),
 			}),
 		];
@@ -365,14 +464,20 @@ describe('trigger: registration, receiving, media, failures', () => {
 			expectNoSecret(`trigger answer ${i}`, answer);
 			// A refusal never shows the signature the body would have needed (no signing oracle).
 			expect(JSON.stringify(answer.body)).not.toContain(signBody(body, secret).slice(7));
-			expect(JSON.stringify(answer.body)).not.toContain(signBody(Buffer.concat([body, Buffer.from(' ')]), secret).slice(7));
+			expect(JSON.stringify(answer.body)).not.toContain(
+				signBody(Buffer.concat([body, Buffer.from(' ')]), secret).slice(7),
+			);
 		}
 		await harness.deactivate();
 		expect(harness.staticData.sealedSecret).toBeUndefined();
 	});
 
 	it("Manual: the credential's secret verifies, and never shows", async () => {
-		harness = await webhookHarness({ type: TRIGGER_TYPE, parameters: { registration: 'manual' }, credentials: credentials(sandbox.keys.all) });
+		harness = await webhookHarness({
+			type: TRIGGER_TYPE,
+			parameters: { registration: 'manual' },
+			credentials: credentials(sandbox.keys.all),
+		});
 		await harness.activate();
 		const body = Buffer.from(JSON.stringify(event()));
 		const good = await harness.receive(signedRequest(body, CREDENTIAL_SECRET));
@@ -385,20 +490,40 @@ describe('trigger: registration, receiving, media, failures', () => {
 			parameters: { registration: 'manual' },
 			credentials: credentials(sandbox.keys.all, { webhookSecret: '' }),
 		});
-		const refused = await none.activate().then(() => undefined, (error: unknown) => error);
+		const refused = await none.activate().then(
+			() => undefined,
+			(error: unknown) => error,
+		);
 		expect((refused as Error).message).toMatch(/no Webhook Signing Secret/);
 		expectNoSecret('manual without a secret', refused);
 	});
 
 	it('Download Media: the file arrives, the media host never sees the key', async () => {
 		sandbox.reset();
-		const made = await webhookHarness({ type: TRIGGER_TYPE, parameters: { options: { downloadMedia: true } }, credentials: credentials(sandbox.keys.all) });
+		const made = await webhookHarness({
+			type: TRIGGER_TYPE,
+			parameters: { options: { downloadMedia: true } },
+			credentials: credentials(sandbox.keys.all),
+		});
 		await made.activate();
 		const secret = sandbox.state().webhook.secret as string;
 		remember(secret);
-		const record = await inbound(sandbox, { type: 'image', text: '', media: { mime: 'image/png', data_base64: PNG_1PX } });
+		const record = await inbound(sandbox, {
+			type: 'image',
+			text: '',
+			media: { mime: 'image/png', data_base64: PNG_1PX },
+		});
 		const body = Buffer.from(
-			JSON.stringify({ ...event(), data: { ...event().data, type: 'image', text: '', media_id: record.media_id, media_url: record.media_url } }),
+			JSON.stringify({
+				...event(),
+				data: {
+					...event().data,
+					type: 'image',
+					text: '',
+					media_id: record.media_id,
+					media_url: record.media_url,
+				},
+			}),
 		);
 		const answer = await made.receive(signedRequest(body, secret));
 		expect(answer.status).toBe(200);
@@ -411,14 +536,28 @@ describe('trigger: registration, receiving, media, failures', () => {
 
 	it('activation failures (revoked key, another webhook registered) say nothing of the key or the secret', async () => {
 		sandbox.reset();
-		const revoked = await webhookHarness({ type: TRIGGER_TYPE, parameters: {}, credentials: credentials(sandbox.keys.revoked) });
-		const first = await revoked.activate().then(() => undefined, (error: unknown) => error);
+		const revoked = await webhookHarness({
+			type: TRIGGER_TYPE,
+			parameters: {},
+			credentials: credentials(sandbox.keys.revoked),
+		});
+		const first = await revoked.activate().then(
+			() => undefined,
+			(error: unknown) => error,
+		);
 		expect((first as Error).message).toMatch(/revoked or unknown/);
 		expectNoSecret('activation with a revoked key', first);
 
 		await registerWebhook('https://crm.example.org/hooks');
-		const blocked = await webhookHarness({ type: TRIGGER_TYPE, parameters: {}, credentials: credentials(sandbox.keys.all) });
-		const second = await blocked.activate().then(() => undefined, (error: unknown) => error);
+		const blocked = await webhookHarness({
+			type: TRIGGER_TYPE,
+			parameters: {},
+			credentials: credentials(sandbox.keys.all),
+		});
+		const second = await blocked.activate().then(
+			() => undefined,
+			(error: unknown) => error,
+		);
 		expect((second as Error).message).toMatch(/Another webhook is registered/);
 		expectNoSecret('activation with a foreign webhook', second);
 	});

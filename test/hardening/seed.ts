@@ -6,9 +6,15 @@ import fc from 'fast-check';
 
 export function configureSeed(file: string): number {
 	const fromEnv = process.env.HARDENING_SEED;
-	const seed = fromEnv !== undefined && fromEnv !== '' ? Number(fromEnv) : (Date.now() ^ (Math.random() * 0x7fffffff)) | 0;
-	if (!Number.isInteger(seed)) throw new Error(`HARDENING_SEED must be an integer, got "${fromEnv}"`);
+	const seed =
+		fromEnv !== undefined && fromEnv !== ''
+			? Number(fromEnv)
+			: (Date.now() ^ (Math.random() * 0x7fffffff)) | 0;
+	if (!Number.isInteger(seed))
+		throw new Error(`HARDENING_SEED must be an integer, got "${fromEnv}"`);
 	fc.configureGlobal({ seed });
-	process.stdout.write(`[hardening] ${file}: fast-check seed ${seed} (replay: HARDENING_SEED=${seed})\n`);
+	process.stdout.write(
+		`[hardening] ${file}: fast-check seed ${seed} (replay: HARDENING_SEED=${seed})\n`,
+	);
 	return seed;
 }

@@ -37,7 +37,9 @@ const secretArb: fc.Arbitrary<string> = fc.oneof(
 	fc
 		.string({ unit: 'grapheme', minLength: 1, maxLength: 40 })
 		.filter((s) => !s.includes('\u0000') && Buffer.byteLength(s) <= 64),
-	fc.string({ unit: 'binary-ascii', minLength: 1, maxLength: 64 }).filter((s) => !s.includes('\u0000')),
+	fc
+		.string({ unit: 'binary-ascii', minLength: 1, maxLength: 64 })
+		.filter((s) => !s.includes('\u0000')),
 );
 
 /** Two secrets that are different HMAC keys. */
@@ -90,10 +92,28 @@ type HeaderMutation = { name: string; apply: (correct: string) => unknown };
 const headerMutationArb: fc.Arbitrary<HeaderMutation> = fc.oneof(
 	fc.constant<HeaderMutation>({ name: 'prefix removed', apply: (h) => h.slice('sha256='.length) }),
 	fc
-		.constantFrom('sha1=', 'sha512=', 'sha-256=', 'sha256:', 'sha256 ', 'sha256==', 'hmac-sha256=', 'v1=', '=', 'sha256')
-		.map((prefix) => ({ name: `prefix ${JSON.stringify(prefix)}`, apply: (h: string) => prefix + h.slice(7) })),
+		.constantFrom(
+			'sha1=',
+			'sha512=',
+			'sha-256=',
+			'sha256:',
+			'sha256 ',
+			'sha256==',
+			'hmac-sha256=',
+			'v1=',
+			'=',
+			'sha256',
+		)
+		.map((prefix) => ({
+			name: `prefix ${JSON.stringify(prefix)}`,
+			apply: (h: string) => prefix + h.slice(7),
+		})),
 	fc
-		.tuple(fc.array(whitespace, { minLength: 1, maxLength: 3 }), fc.constantFrom('before', 'after', 'both', 'inside-prefix', 'inside-hex'), fc.nat(63))
+		.tuple(
+			fc.array(whitespace, { minLength: 1, maxLength: 3 }),
+			fc.constantFrom('before', 'after', 'both', 'inside-prefix', 'inside-hex'),
+			fc.nat(63),
+		)
 		.map(([ws, where, at]) => ({
 			name: `whitespace ${where}`,
 			apply: (h: string) => {
@@ -105,19 +125,37 @@ const headerMutationArb: fc.Arbitrary<HeaderMutation> = fc.oneof(
 				return h.slice(0, 7 + at) + w + h.slice(7 + at);
 			},
 		})),
-	fc.integer({ min: 1, max: 64 }).map((cut) => ({ name: `hex truncated by ${cut}`, apply: (h: string) => h.slice(0, h.length - cut) })),
-	fc.array(hexDigit, { minLength: 1, maxLength: 64 }).map((extra) => ({ name: 'hex extended', apply: (h: string) => h + extra.join('') })),
+	fc.integer({ min: 1, max: 64 }).map((cut) => ({
+		name: `hex truncated by ${cut}`,
+		apply: (h: string) => h.slice(0, h.length - cut),
+	})),
+	fc
+		.array(hexDigit, { minLength: 1, maxLength: 64 })
+		.map((extra) => ({ name: 'hex extended', apply: (h: string) => h + extra.join('') })),
 	fc
 		.tuple(fc.nat(63), fc.constantFrom(...'gGzZxX-+_./ =:\u00e9\u0000'.split('')))
-		.map(([at, char]) => ({ name: `non-hex ${JSON.stringify(char)} at ${at}`, apply: (h: string) => h.slice(0, 7 + at) + char + h.slice(8 + at) })),
+		.map(([at, char]) => ({
+			name: `non-hex ${JSON.stringify(char)} at ${at}`,
+			apply: (h: string) => h.slice(0, 7 + at) + char + h.slice(8 + at),
+		})),
 	fc.tuple(fc.nat(63), fc.integer({ min: 1, max: 15 })).map(([at, delta]) => ({
 		name: `hex digit ${at} changed`,
-		apply: (h: string) => h.slice(0, 7 + at) + ((parseInt(h[7 + at], 16) + delta) % 16).toString(16) + h.slice(8 + at),
+		apply: (h: string) =>
+			h.slice(0, 7 + at) + ((parseInt(h[7 + at], 16) + delta) % 16).toString(16) + h.slice(8 + at),
 	})),
 	fc.constant<HeaderMutation>({ name: 'two identical headers', apply: (h) => [h, h] }),
-	fc.constant<HeaderMutation>({ name: 'comma-joined duplicate (node:http)', apply: (h) => `${h}, ${h}` }),
-	fc.constant<HeaderMutation>({ name: 'correct + wrong header', apply: (h) => [h, `sha256=${'0'.repeat(64)}`] }),
-	fc.constant<HeaderMutation>({ name: 'wrong + correct header', apply: (h) => [`sha256=${'0'.repeat(64)}`, h] }),
+	fc.constant<HeaderMutation>({
+		name: 'comma-joined duplicate (node:http)',
+		apply: (h) => `${h}, ${h}`,
+	}),
+	fc.constant<HeaderMutation>({
+		name: 'correct + wrong header',
+		apply: (h) => [h, `sha256=${'0'.repeat(64)}`],
+	}),
+	fc.constant<HeaderMutation>({
+		name: 'wrong + correct header',
+		apply: (h) => [`sha256=${'0'.repeat(64)}`, h],
+	}),
 	fc.constantFrom<HeaderMutation>(
 		{ name: 'empty string', apply: () => '' },
 		{ name: 'empty array', apply: () => [] },
@@ -127,8 +165,14 @@ const headerMutationArb: fc.Arbitrary<HeaderMutation> = fc.oneof(
 		{ name: 'array holding an empty string', apply: () => [''] },
 		{ name: 'number', apply: () => 0 },
 	),
-	fc.constant<HeaderMutation>({ name: 'base64 instead of hex', apply: (h) => `sha256=${Buffer.from(h.slice(7), 'hex').toString('base64')}` }),
-	fc.constant<HeaderMutation>({ name: 'hex of the hex', apply: (h) => `sha256=${Buffer.from(h.slice(7)).toString('hex').slice(0, 64)}` }),
+	fc.constant<HeaderMutation>({
+		name: 'base64 instead of hex',
+		apply: (h) => `sha256=${Buffer.from(h.slice(7), 'hex').toString('base64')}`,
+	}),
+	fc.constant<HeaderMutation>({
+		name: 'hex of the hex',
+		apply: (h) => `sha256=${Buffer.from(h.slice(7)).toString('hex').slice(0, 64)}`,
+	}),
 );
 
 // ---- properties ----------------------------------------------------------------------------
@@ -146,26 +190,40 @@ describe(`verifySignature, ${NUM_RUNS} random cases per property`, () => {
 
 	it('accepts any letter case of a correct header (prefix and hex), and no case of a wrong one', () => {
 		fc.assert(
-			fc.property(bodyArb, twoSecretsArb, fc.array(fc.boolean(), { minLength: 71, maxLength: 71 }), (body, [secret, other], upper) => {
-				const recase = (value: string) =>
-					value
-						.split('')
-						.map((char, i) => (upper[i] ? char.toUpperCase() : char.toLowerCase()))
-						.join('');
-				return accepted(body, recase(signBody(body, secret)), secret) && !accepted(body, recase(signBody(body, other)), secret);
-			}),
+			fc.property(
+				bodyArb,
+				twoSecretsArb,
+				fc.array(fc.boolean(), { minLength: 71, maxLength: 71 }),
+				(body, [secret, other], upper) => {
+					const recase = (value: string) =>
+						value
+							.split('')
+							.map((char, i) => (upper[i] ? char.toUpperCase() : char.toLowerCase()))
+							.join('');
+					return (
+						accepted(body, recase(signBody(body, secret)), secret) &&
+						!accepted(body, recase(signBody(body, other)), secret)
+					);
+				},
+			),
 			{ numRuns: NUM_RUNS },
 		);
 	});
 
 	it('rejects the body with any single byte changed', () => {
 		fc.assert(
-			fc.property(nonEmptyBodyArb, secretArb, fc.nat(), fc.integer({ min: 1, max: 255 }), (body, secret, at, mask) => {
-				const value = signBody(body, secret);
-				const tampered = Buffer.from(body);
-				tampered[at % body.length] ^= mask;
-				return !accepted(tampered, value, secret);
-			}),
+			fc.property(
+				nonEmptyBodyArb,
+				secretArb,
+				fc.nat(),
+				fc.integer({ min: 1, max: 255 }),
+				(body, secret, at, mask) => {
+					const value = signBody(body, secret);
+					const tampered = Buffer.from(body);
+					tampered[at % body.length] ^= mask;
+					return !accepted(tampered, value, secret);
+				},
+			),
 			{ numRuns: NUM_RUNS },
 		);
 	});
@@ -177,15 +235,22 @@ describe(`verifySignature, ${NUM_RUNS} random cases per property`, () => {
 				secretArb,
 				fc.oneof(
 					fc.nat().map((n) => ({ kind: 'truncate' as const, n })),
-					fc.uint8Array({ minLength: 1, maxLength: 64 }).map((bytes) => ({ kind: 'append' as const, bytes })),
-					fc.uint8Array({ minLength: 1, maxLength: 64 }).map((bytes) => ({ kind: 'prepend' as const, bytes })),
-					fc.constantFrom('\n', '\r\n', ' ', '\u0000').map((s) => ({ kind: 'append' as const, bytes: Buffer.from(s) })),
+					fc
+						.uint8Array({ minLength: 1, maxLength: 64 })
+						.map((bytes) => ({ kind: 'append' as const, bytes })),
+					fc
+						.uint8Array({ minLength: 1, maxLength: 64 })
+						.map((bytes) => ({ kind: 'prepend' as const, bytes })),
+					fc
+						.constantFrom('\n', '\r\n', ' ', '\u0000')
+						.map((s) => ({ kind: 'append' as const, bytes: Buffer.from(s) })),
 				),
 				(body, secret, change) => {
 					const value = signBody(body, secret);
 					let changed: Buffer;
 					if (change.kind === 'truncate') changed = body.subarray(0, change.n % body.length);
-					else if (change.kind === 'append') changed = Buffer.concat([body, Buffer.from(change.bytes)]);
+					else if (change.kind === 'append')
+						changed = Buffer.concat([body, Buffer.from(change.bytes)]);
 					else changed = Buffer.concat([Buffer.from(change.bytes), body]);
 					return !accepted(changed, value, secret);
 				},
@@ -216,7 +281,10 @@ describe(`verifySignature, ${NUM_RUNS} random cases per property`, () => {
 					else if (how === 'reorder') {
 						const it = picks[Symbol.iterator]();
 						text = JSON.stringify(reorderKeys(event, (n) => (it.next().value as number) % n));
-					} else if (how === 'escape') text = JSON.stringify(event).replace(/[^\x20-\x7e]|\//g, (c) => (c === '/' ? '\\/' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+					} else if (how === 'escape')
+						text = JSON.stringify(event).replace(/[^\x20-\x7e]|\//g, (c) =>
+							c === '/' ? '\\/' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+						);
 					else if (how === 'space-after-colon') text = spaced(event);
 					else text = `${JSON.stringify(event)}\n`;
 					const variant = Buffer.from(text, 'utf8');
@@ -231,7 +299,11 @@ describe(`verifySignature, ${NUM_RUNS} random cases per property`, () => {
 
 	it('rejects a signature made with another secret', () => {
 		fc.assert(
-			fc.property(bodyArb, twoSecretsArb, (body, [secret, other]) => !accepted(body, signBody(body, other), secret)),
+			fc.property(
+				bodyArb,
+				twoSecretsArb,
+				(body, [secret, other]) => !accepted(body, signBody(body, other), secret),
+			),
 			{ numRuns: NUM_RUNS },
 		);
 	});

@@ -22,7 +22,9 @@ export interface AdditionalDataOptions {
 	webhookWaitingBaseUrl?: string;
 }
 
-export function createAdditionalData(options: AdditionalDataOptions): IWorkflowExecuteAdditionalData {
+export function createAdditionalData(
+	options: AdditionalDataOptions,
+): IWorkflowExecuteAdditionalData {
 	const base = DEFAULT_INSTANCE_BASE_URL;
 	return {
 		credentialsHelper: options.credentialsHelper,

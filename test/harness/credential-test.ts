@@ -47,7 +47,9 @@ export interface TestCredentialOptions {
 }
 
 function singleTypeRegistry(nodeType: INodeType): INodeTypes {
-	const types: Record<string, INodeType | IVersionedNodeType> = { [nodeType.description.name]: nodeType };
+	const types: Record<string, INodeType | IVersionedNodeType> = {
+		[nodeType.description.name]: nodeType,
+	};
 	return {
 		getByName: (name) => types[name],
 		getByNameAndVersion: (name, version) => NodeHelpers.getVersionedNodeType(types[name], version),
@@ -55,9 +57,13 @@ function singleTypeRegistry(nodeType: INodeType): INodeTypes {
 	};
 }
 
-function errorCause(error: unknown): { response?: { status: number; statusText?: string }; code?: string } | undefined {
+function errorCause(
+	error: unknown,
+): { response?: { status: number; statusText?: string }; code?: string } | undefined {
 	if (typeof error !== 'object' || error === null) return undefined;
-	return (error as { cause?: { response?: { status: number; statusText?: string }; code?: string } }).cause;
+	return (
+		error as { cause?: { response?: { status: number; statusText?: string }; code?: string } }
+	).cause;
 }
 
 /**
@@ -90,14 +96,20 @@ export async function testCredential(
 	const credentialTypes = new HarnessCredentialTypes(options.credentialTypes);
 	const credentialType = credentialTypes.getByName(credentialTypeName);
 	const testRequest: ICredentialTestRequest | undefined = credentialType.test;
-	if (!testRequest) return { status: 'Error', message: 'No testing function found for this credential.' };
+	if (!testRequest)
+		return { status: 'Error', message: 'No testing function found for this credential.' };
 
-	const credentialsHelper = new HarnessCredentialsHelper(credentialTypes, { [credentialTypeName]: data });
+	const credentialsHelper = new HarnessCredentialsHelper(credentialTypes, {
+		[credentialTypeName]: data,
+	});
 	const credentialsDecrypted: ICredentialsDecrypted = {
 		id: 'harness-credential',
 		name: `${credentialType.displayName} account`,
 		type: credentialTypeName,
-		data: credentialsHelper.applyDefaults(credentialTypeName, structuredClone(data) as ICredentialDataDecryptedObject),
+		data: credentialsHelper.applyDefaults(
+			credentialTypeName,
+			structuredClone(data) as ICredentialDataDecryptedObject,
+		),
 	};
 
 	const node: INode = {
@@ -107,14 +119,22 @@ export async function testCredential(
 		type: NO_OP_DESCRIPTION.name,
 		typeVersion: 1,
 		position: [0, 0],
-		credentials: { [credentialTypeName]: { id: credentialsDecrypted.id, name: credentialsDecrypted.name } },
+		credentials: {
+			[credentialTypeName]: { id: credentialsDecrypted.id, name: credentialsDecrypted.name },
+		},
 	};
 	const nodeTypeCopy: INodeType = {
 		description: {
 			...NO_OP_DESCRIPTION,
 			credentials: [{ name: credentialTypeName, required: true }],
 			properties: [
-				{ displayName: 'Temp', name: 'temp', type: 'string', routing: { request: testRequest.request }, default: '' },
+				{
+					displayName: 'Temp',
+					name: 'temp',
+					type: 'string',
+					routing: { request: testRequest.request },
+					default: '',
+				},
 			],
 		},
 	};

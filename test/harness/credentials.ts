@@ -54,7 +54,11 @@ function loadPackageCredentialTypes(): Map<string, ICredentialType> {
 	for (const file of files) {
 		const exports = require(path.join(CREDENTIALS_DIR, file)) as Record<string, unknown>;
 		for (const exported of Object.values(exports)) {
-			if (typeof exported !== 'function' || !/^class\s/.test(Function.prototype.toString.call(exported))) continue;
+			if (
+				typeof exported !== 'function' ||
+				!/^class\s/.test(Function.prototype.toString.call(exported))
+			)
+				continue;
 			const instance: unknown = new (exported as new () => unknown)();
 			if (isCredentialType(instance)) types.set(instance.name, instance);
 		}
@@ -87,7 +91,10 @@ export class HarnessCredentialTypes {
 
 	getParentTypes(name: string): string[] {
 		const parents = this.getByName(name).extends ?? [];
-		return parents.flatMap((parent) => [parent, ...(this.recognizes(parent) ? this.getParentTypes(parent) : [])]);
+		return parents.flatMap((parent) => [
+			parent,
+			...(this.recognizes(parent) ? this.getParentTypes(parent) : []),
+		]);
 	}
 }
 
@@ -124,7 +131,10 @@ export class HarnessCredentialsHelper extends ICredentialsHelper {
 				throw new Error('Workflow and node are required for declarative credential authentication');
 			}
 			requestOptions.headers ??= {};
-			const target = requestOptions as unknown as Record<string, Record<string, unknown> | undefined>;
+			const target = requestOptions as unknown as Record<
+				string,
+				Record<string, unknown> | undefined
+			>;
 			for (const [outerKey, outerValue] of Object.entries(authenticate.properties)) {
 				for (const [key, value] of Object.entries(outerValue as Record<string, unknown>)) {
 					const keyResolved = this.resolveValue(key, credentials, workflow, node);
@@ -138,7 +148,12 @@ export class HarnessCredentialsHelper extends ICredentialsHelper {
 	}
 
 	/** As the cli: expressions are evaluated by the workflow's expression engine with $credentials. */
-	private resolveValue(value: unknown, credentials: ICredentialDataDecryptedObject, workflow: Workflow, node: INode): string {
+	private resolveValue(
+		value: unknown,
+		credentials: ICredentialDataDecryptedObject,
+		workflow: Workflow,
+		node: INode,
+	): string {
 		if (!isExpression(value)) return value as string;
 		const resolved = workflow.expression.getSimpleParameterValue(
 			node,
@@ -167,9 +182,11 @@ export class HarnessCredentialsHelper extends ICredentialsHelper {
 		const expirable = credentialType.properties.find(
 			(property) => property.type === 'hidden' && property.typeOptions?.expirable === true,
 		);
-		if (expirable === undefined || typeof credentialType.preAuthentication !== 'function') return undefined;
+		if (expirable === undefined || typeof credentialType.preAuthentication !== 'function')
+			return undefined;
 		const isCredentialTest = node?.parameters?.temp === '' && node?.type === 'n8n-nodes-base.noOp';
-		if (credentials[expirable.name] !== '' && !credentialsExpired && !isCredentialTest) return undefined;
+		if (credentials[expirable.name] !== '' && !credentialsExpired && !isCredentialTest)
+			return undefined;
 		const output = await credentialType.preAuthentication.call(helpers, credentials);
 		if (output[expirable.name] === undefined) return undefined;
 		this.data[typeName] = { ...this.data[typeName], ...output };
@@ -204,7 +221,10 @@ export class HarnessCredentialsHelper extends ICredentialsHelper {
 	 * Real n8n loads the encrypted row from the database. Nothing in a node run reads it back
 	 * except token refresh paths (OAuth), which this package does not use: an empty Credentials.
 	 */
-	async getCredentials(nodeCredentials: INodeCredentialsDetails, type: string): Promise<Credentials> {
+	async getCredentials(
+		nodeCredentials: INodeCredentialsDetails,
+		type: string,
+	): Promise<Credentials> {
 		return new Credentials({ id: nodeCredentials.id, name: nodeCredentials.name }, type);
 	}
 
@@ -234,7 +254,10 @@ export class HarnessCredentialsHelper extends ICredentialsHelper {
 		return this.applyDefaults(type, data);
 	}
 
-	applyDefaults(type: string, data: ICredentialDataDecryptedObject): ICredentialDataDecryptedObject {
+	applyDefaults(
+		type: string,
+		data: ICredentialDataDecryptedObject,
+	): ICredentialDataDecryptedObject {
 		const withDefaults = NodeHelpers.getNodeParameters(
 			this.getCredentialsProperties(type),
 			data as INodeParameters,
@@ -247,7 +270,11 @@ export class HarnessCredentialsHelper extends ICredentialsHelper {
 	}
 
 	/** Real n8n writes the re-encrypted data to the database; the harness keeps it for the run. */
-	async updateCredentials(_nodeCredentials: INodeCredentialsDetails, type: string, data: ICredentialDataDecryptedObject): Promise<void> {
+	async updateCredentials(
+		_nodeCredentials: INodeCredentialsDetails,
+		type: string,
+		data: ICredentialDataDecryptedObject,
+	): Promise<void> {
 		this.data[type] = structuredClone(data);
 	}
 

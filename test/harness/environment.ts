@@ -47,18 +47,28 @@ class PerRunModeBinaryDataService extends BinaryDataService {
 		super(fsConfig, errorReporter, logger);
 	}
 
-	override async store(location: FileLocation, bufferOrStream: Buffer | Readable, binaryData: IBinaryData) {
-		if (keepsInMemory(location)) return await this.inMemory.store(location, bufferOrStream, binaryData);
+	override async store(
+		location: FileLocation,
+		bufferOrStream: Buffer | Readable,
+		binaryData: IBinaryData,
+	) {
+		if (keepsInMemory(location))
+			return await this.inMemory.store(location, bufferOrStream, binaryData);
 		return await super.store(location, bufferOrStream, binaryData);
 	}
 
 	override async copyBinaryFile(location: FileLocation, binaryData: IBinaryData, filePath: string) {
-		if (keepsInMemory(location)) return await this.inMemory.copyBinaryFile(location, binaryData, filePath);
+		if (keepsInMemory(location))
+			return await this.inMemory.copyBinaryFile(location, binaryData, filePath);
 		return await super.copyBinaryFile(location, binaryData, filePath);
 	}
 
-	override async duplicateBinaryData(location: FileLocation, inputData: Array<INodeExecutionData[] | null>) {
-		if (keepsInMemory(location)) return await this.inMemory.duplicateBinaryData(location, inputData);
+	override async duplicateBinaryData(
+		location: FileLocation,
+		inputData: Array<INodeExecutionData[] | null>,
+	) {
+		if (keepsInMemory(location))
+			return await this.inMemory.duplicateBinaryData(location, inputData);
 		return await super.duplicateBinaryData(location, inputData);
 	}
 }
@@ -139,7 +149,10 @@ export function newWorkflowId(binaryDataMode: HarnessBinaryDataMode = 'default')
 	workflowCounter += 1;
 	const id = `harness${process.pid}x${workflowCounter}`;
 	if (binaryDataMode === 'default') inMemoryWorkflowIds.add(id);
-	else if (binaryDataMode !== 'filesystem') throw new Error(`Unknown binaryDataMode "${String(binaryDataMode)}": use 'default' or 'filesystem'`);
+	else if (binaryDataMode !== 'filesystem')
+		throw new Error(
+			`Unknown binaryDataMode "${String(binaryDataMode)}": use 'default' or 'filesystem'`,
+		);
 	return id;
 }
 

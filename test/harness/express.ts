@@ -47,7 +47,10 @@ export class RecordingResponse extends EventEmitter {
 	}
 
 	type(contentType: string) {
-		return this.setHeader('content-type', contentType.includes('/') ? contentType : `application/${contentType}`);
+		return this.setHeader(
+			'content-type',
+			contentType.includes('/') ? contentType : `application/${contentType}`,
+		);
 	}
 
 	json(body: unknown) {
@@ -93,35 +96,51 @@ export class RecordingResponse extends EventEmitter {
 }
 
 /** Content type without parameters, and charset, as n8n's parseIncomingMessage reads them. */
-export function contentTypeOf(headers: Record<string, string>): { contentType?: string; encoding: BufferEncoding } {
+export function contentTypeOf(headers: Record<string, string>): {
+	contentType?: string;
+	encoding: BufferEncoding;
+} {
 	const header = headers['content-type'];
 	if (!header) return { encoding: 'utf-8' };
 	const [type, ...params] = header.split(';');
-	const charset = params.map((p) => p.trim().split('=')).find(([key]) => key.toLowerCase() === 'charset')?.[1];
-	const encoding = charset && Buffer.isEncoding(charset.toLowerCase()) ? (charset.toLowerCase() as BufferEncoding) : 'utf-8';
+	const charset = params
+		.map((p) => p.trim().split('='))
+		.find(([key]) => key.toLowerCase() === 'charset')?.[1];
+	const encoding =
+		charset && Buffer.isEncoding(charset.toLowerCase())
+			? (charset.toLowerCase() as BufferEncoding)
+			: 'utf-8';
 	return { contentType: type.trim().toLowerCase(), encoding };
 }
 
 /** What parseRequestBody() gives: the parsed body, or the 422 n8n answers when it cannot parse. */
-export type ParsedBody = { body: unknown; parseError?: undefined } | { body?: undefined; parseError: Error };
+export type ParsedBody =
+	{ body: unknown; parseError?: undefined } | { body?: undefined; parseError: Error };
 
 /**
  * As the cli's parseBody (parseIncomingMessage + parseRequestBody): only these content types are
  * parsed; the raw bytes stay on req.rawBody. A multipart body is consumed by n8n's form parser
  * instead (parseFormData): then there is no rawBody and req.readRawBody() throws, as in n8n.
  */
-export function parseRequestBody(contentType: string | undefined, encoding: BufferEncoding, rawBody: Buffer): ParsedBody {
+export function parseRequestBody(
+	contentType: string | undefined,
+	encoding: BufferEncoding,
+	rawBody: Buffer,
+): ParsedBody {
 	// The harness does not parse the form's fields; what matters is that the raw bytes are gone.
 	if (contentType?.startsWith('multipart/')) return { body: {} };
 	if (rawBody.length === 0) return { body: {} };
 	try {
 		if (contentType === 'application/json') return { body: jsonParse(rawBody.toString(encoding)) };
 		if (contentType === 'application/x-www-form-urlencoded') {
-			return { body: parseQueryString(rawBody.toString(encoding), undefined, undefined, { maxKeys: 1000 }) };
+			return {
+				body: parseQueryString(rawBody.toString(encoding), undefined, undefined, { maxKeys: 1000 }),
+			};
 		}
 		if (contentType === 'text/plain') return { body: rawBody.toString(encoding) };
 		// Real n8n parses XML with xml2js into an object; the harness leaves the text.
-		if (contentType?.endsWith('/xml') || contentType?.endsWith('+xml')) return { body: rawBody.toString(encoding) };
+		if (contentType?.endsWith('/xml') || contentType?.endsWith('+xml'))
+			return { body: rawBody.toString(encoding) };
 		return { body: {} };
 	} catch (error) {
 		return { parseError: error as Error };
@@ -160,7 +179,8 @@ export function expressRequest(input: ExpressRequestInput) {
 		contentType,
 		encoding,
 		readRawBody: async () => {
-			if (consumedByFormParser) throw new Error('Request body stream was aborted or is not readable');
+			if (consumedByFormParser)
+				throw new Error('Request body stream was aborted or is not readable');
 		},
 		get: (name: string) => headers[name.toLowerCase()],
 		header: (name: string) => headers[name.toLowerCase()],

@@ -39,7 +39,9 @@ interface Recorded {
 
 const requests: Recorded[] = [];
 const TOKEN = 'tok_harness_123';
-const FILE_BYTES = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0xff, 0x10, 0x7f]);
+const FILE_BYTES = Buffer.from([
+	0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0xff, 0x10, 0x7f,
+]);
 // Large enough to arrive in several chunks.
 const STREAM_BYTES = Buffer.from(Array.from({ length: 300_000 }, (_, i) => (i * 31) % 256));
 let registrations = 0;
@@ -49,13 +51,20 @@ const server = http.createServer((req, res) => {
 	req.on('data', (chunk: Buffer) => chunks.push(chunk));
 	req.on('end', () => {
 		const url = new URL(req.url ?? '/', 'http://x');
-		requests.push({ method: req.method ?? '', path: url.pathname + url.search, headers: req.headers, body: Buffer.concat(chunks).toString() });
+		requests.push({
+			method: req.method ?? '',
+			path: url.pathname + url.search,
+			headers: req.headers,
+			body: Buffer.concat(chunks).toString(),
+		});
 		const json = (status: number, body: unknown) => {
 			res.writeHead(status, { 'content-type': 'application/json' });
 			res.end(JSON.stringify(body));
 		};
-		if (req.headers.authorization !== `Bearer ${TOKEN}`) return json(401, { error: 'unauthorized' });
-		if (url.pathname === '/echo') return json(200, { ok: true, query: Object.fromEntries(url.searchParams) });
+		if (req.headers.authorization !== `Bearer ${TOKEN}`)
+			return json(401, { error: 'unauthorized' });
+		if (url.pathname === '/echo')
+			return json(200, { ok: true, query: Object.fromEntries(url.searchParams) });
 		if (url.pathname === '/fail') return json(500, { error: 'boom' });
 		if (url.pathname === '/file') {
 			res.writeHead(200, { 'content-type': 'image/png' });
@@ -70,7 +79,8 @@ const server = http.createServer((req, res) => {
 			registrations += 1;
 			return json(201, { id: `reg_${registrations}`, secret: `secret_${registrations}` });
 		}
-		if (url.pathname.startsWith('/register/') && req.method === 'DELETE') return json(200, { deleted: true });
+		if (url.pathname.startsWith('/register/') && req.method === 'DELETE')
+			return json(200, { deleted: true });
 		return json(404, { error: 'not found' });
 	});
 });
@@ -94,14 +104,25 @@ const testApi: ICredentialType = {
 	name: 'harnessTestApi',
 	displayName: 'Harness Test API',
 	properties: [
-		{ displayName: 'Token', name: 'token', type: 'string', typeOptions: { password: true }, default: '' },
+		{
+			displayName: 'Token',
+			name: 'token',
+			type: 'string',
+			typeOptions: { password: true },
+			default: '',
+		},
 		{ displayName: 'Base URL', name: 'baseUrl', type: 'string', default: '' },
 		{ displayName: 'Region', name: 'region', type: 'string', default: 'eu' },
 	],
-	authenticate: { type: 'generic', properties: { headers: { Authorization: '=Bearer {{$credentials.token}}' } } },
+	authenticate: {
+		type: 'generic',
+		properties: { headers: { Authorization: '=Bearer {{$credentials.token}}' } },
+	},
 	test: {
 		request: { baseURL: '={{$credentials.baseUrl}}', url: '/echo' },
-		rules: [{ type: 'responseCode', properties: { value: 401, message: 'The token was rejected' } }],
+		rules: [
+			{ type: 'responseCode', properties: { value: 401, message: 'The token was rejected' } },
+		],
 	},
 };
 
@@ -146,30 +167,50 @@ class HarnessTestNode implements INodeType {
 				if (operation === 'credentials') {
 					out.push({ json: { ...credentials }, pairedItem: { item: i } });
 				} else if (operation === 'get') {
-					const body = (await this.helpers.httpRequestWithAuthentication.call(this, 'harnessTestApi', {
-						method: 'GET',
-						baseURL: credentials.baseUrl,
-						url: path,
-						json: true,
-					})) as object;
+					const body = (await this.helpers.httpRequestWithAuthentication.call(
+						this,
+						'harnessTestApi',
+						{
+							method: 'GET',
+							baseURL: credentials.baseUrl,
+							url: path,
+							json: true,
+						},
+					)) as object;
 					out.push({ json: { ...body }, pairedItem: { item: i } });
 				} else if (operation === 'fileFromBuffer') {
-					const bytes = (await this.helpers.httpRequestWithAuthentication.call(this, 'harnessTestApi', {
-						method: 'GET',
-						baseURL: credentials.baseUrl,
-						url: '/file',
-						encoding: 'arraybuffer',
-					})) as ArrayBuffer;
-					const binary = await this.helpers.prepareBinaryData(Buffer.from(bytes), 'picture.png', 'image/png');
+					const bytes = (await this.helpers.httpRequestWithAuthentication.call(
+						this,
+						'harnessTestApi',
+						{
+							method: 'GET',
+							baseURL: credentials.baseUrl,
+							url: '/file',
+							encoding: 'arraybuffer',
+						},
+					)) as ArrayBuffer;
+					const binary = await this.helpers.prepareBinaryData(
+						Buffer.from(bytes),
+						'picture.png',
+						'image/png',
+					);
 					out.push({ json: {}, binary: { data: binary }, pairedItem: { item: i } });
 				} else {
-					const stream = (await this.helpers.httpRequestWithAuthentication.call(this, 'harnessTestApi', {
-						method: 'GET',
-						baseURL: credentials.baseUrl,
-						url: '/stream',
-						encoding: 'stream',
-					})) as Readable;
-					const binary = await this.helpers.prepareBinaryData(stream, 'download.bin', 'application/octet-stream');
+					const stream = (await this.helpers.httpRequestWithAuthentication.call(
+						this,
+						'harnessTestApi',
+						{
+							method: 'GET',
+							baseURL: credentials.baseUrl,
+							url: '/stream',
+							encoding: 'stream',
+						},
+					)) as Readable;
+					const binary = await this.helpers.prepareBinaryData(
+						stream,
+						'download.bin',
+						'application/octet-stream',
+					);
 					out.push({ json: {}, binary: { file: binary }, pairedItem: { item: i } });
 				}
 			} catch (error) {
@@ -208,7 +249,10 @@ class HarnessMark implements INodeType {
 	}
 }
 
-const nodeTypes = { 'test.harnessTest': new HarnessTestNode(), 'test.harnessMark': new HarnessMark() };
+const nodeTypes = {
+	'test.harnessTest': new HarnessTestNode(),
+	'test.harnessMark': new HarnessMark(),
+};
 const credentials = () => ({ harnessTestApi: { token: TOKEN, baseUrl } });
 
 // ---------------------------------------------------------------- node runs
@@ -256,7 +300,14 @@ describe('runNode / runWorkflow', () => {
 	it('runs a workflow as stored in n8n JSON, through its connections', async () => {
 		const result = await runWorkflow({
 			nodes: [
-				{ id: 'a', name: 'Start', type: MANUAL_TRIGGER_TYPE, typeVersion: 1, position: [0, 0], parameters: {} },
+				{
+					id: 'a',
+					name: 'Start',
+					type: MANUAL_TRIGGER_TYPE,
+					typeVersion: 1,
+					position: [0, 0],
+					parameters: {},
+				},
 				{
 					id: 'b',
 					name: 'Call',
@@ -266,7 +317,14 @@ describe('runNode / runWorkflow', () => {
 					parameters: { operation: 'get', path: '/echo' },
 					credentials: { harnessTestApi: { id: '1', name: 'Test account' } },
 				},
-				{ id: 'c', name: 'Mark', type: 'test.harnessMark', typeVersion: 1, position: [400, 0], parameters: { mark: '={{ "ok=" + $("Call").item.json.ok }}' } },
+				{
+					id: 'c',
+					name: 'Mark',
+					type: 'test.harnessMark',
+					typeVersion: 1,
+					position: [400, 0],
+					parameters: { mark: '={{ "ok=" + $("Call").item.json.ok }}' },
+				},
 			],
 			connections: {
 				Start: { main: [[{ node: 'Call', type: 'main', index: 0 }]] },
@@ -278,7 +336,9 @@ describe('runNode / runWorkflow', () => {
 		});
 		expect(result.error).toBeUndefined();
 		expect(result.execution.status).toBe('success');
-		expect(result.output('Mark')).toEqual([expect.objectContaining({ json: { ok: true, query: {}, mark: 'ok=true' } })]);
+		expect(result.output('Mark')).toEqual([
+			expect.objectContaining({ json: { ok: true, query: {}, mark: 'ok=true' } }),
+		]);
 		expect(Object.keys(result.runData)).toEqual(['Start', 'Call', 'Mark']);
 	});
 
@@ -314,7 +374,14 @@ describe('runNode / runWorkflow', () => {
 	it('surfaces a workflow error when a node fails without continueOnFail', async () => {
 		const result = await runWorkflow({
 			nodes: [
-				{ id: 'a', name: 'Start', type: MANUAL_TRIGGER_TYPE, typeVersion: 1, position: [0, 0], parameters: {} },
+				{
+					id: 'a',
+					name: 'Start',
+					type: MANUAL_TRIGGER_TYPE,
+					typeVersion: 1,
+					position: [0, 0],
+					parameters: {},
+				},
 				{
 					id: 'b',
 					name: 'Call',
@@ -324,7 +391,14 @@ describe('runNode / runWorkflow', () => {
 					parameters: { operation: 'get', path: '/fail' },
 					credentials: { harnessTestApi: { id: '1', name: 'Test account' } },
 				},
-				{ id: 'c', name: 'Mark', type: 'test.harnessMark', typeVersion: 1, position: [400, 0], parameters: {} },
+				{
+					id: 'c',
+					name: 'Mark',
+					type: 'test.harnessMark',
+					typeVersion: 1,
+					position: [400, 0],
+					parameters: {},
+				},
 			],
 			connections: {
 				Start: { main: [[{ node: 'Call', type: 'main', index: 0 }]] },
@@ -337,17 +411,28 @@ describe('runNode / runWorkflow', () => {
 		expect(result.execution.status).toBe('error');
 		expect(result.error).toBeDefined();
 		expect(result.error?.name).toBe('NodeApiError');
-		expect(result.nodeError('Call')).toMatchObject({ name: 'NodeApiError', httpCode: '500', description: 'Request failed with status code 500' });
+		expect(result.nodeError('Call')).toMatchObject({
+			name: 'NodeApiError',
+			httpCode: '500',
+			description: 'Request failed with status code 500',
+		});
 		expect(result.runData.Mark).toBeUndefined();
 	});
 
 	it('a node without the credentials it requires fails as in n8n', async () => {
-		const result = await runNode({ type: 'test.harnessTest', parameters: {}, nodeTypes, credentialTypes: [testApi] });
+		const result = await runNode({
+			type: 'test.harnessTest',
+			parameters: {},
+			nodeTypes,
+			credentialTypes: [testApi],
+		});
 		expect(result.error?.message).toMatch(/credentials/i);
 	});
 
 	it('a node type that does not exist is reported by name', async () => {
-		await expect(runNode({ type: 'test.nothing', parameters: {} })).rejects.toThrow(/test\.nothing/);
+		await expect(runNode({ type: 'test.nothing', parameters: {} })).rejects.toThrow(
+			/test\.nothing/,
+		);
 	});
 
 	it.each(['default', 'filesystem'] as const)(
@@ -363,7 +448,11 @@ describe('runNode / runWorkflow', () => {
 			});
 			expect(fromBuffer.error).toBeUndefined();
 			const picture = fromBuffer.items[0].binary?.data;
-			expect(picture).toMatchObject({ mimeType: 'image/png', fileName: 'picture.png', bytes: FILE_BYTES.length });
+			expect(picture).toMatchObject({
+				mimeType: 'image/png',
+				fileName: 'picture.png',
+				bytes: FILE_BYTES.length,
+			});
 			expect(await fromBuffer.binary(fromBuffer.nodeName, 0)).toEqual(FILE_BYTES);
 
 			const fromStream = await runNode({
@@ -381,7 +470,9 @@ describe('runNode / runWorkflow', () => {
 
 			if (binaryDataMode === 'filesystem') {
 				// Stored: the item carries only a reference.
-				expect(download?.id).toMatch(/^filesystem-v2:workflows\/.+\/executions\/temp\/binary_data\//);
+				expect(download?.id).toMatch(
+					/^filesystem-v2:workflows\/.+\/executions\/temp\/binary_data\//,
+				);
 				expect(download?.data).toBe('filesystem-v2');
 			} else {
 				// In memory: the bytes travel base64-encoded in the item.
@@ -399,7 +490,9 @@ describe('runNode / runWorkflow', () => {
 			nodeTypes,
 			credentialTypes: [testApi],
 		});
-		await expect(result.binary(result.nodeName, 0, 'nope')).rejects.toThrow(/has no binary property "nope" \(it has: data\)/);
+		await expect(result.binary(result.nodeName, 0, 'nope')).rejects.toThrow(
+			/has no binary property "nope" \(it has: data\)/,
+		);
 		await expect(result.binary(result.nodeName, 5)).rejects.toThrow(/no output item 5/);
 	});
 });
@@ -408,15 +501,21 @@ describe('runNode / runWorkflow', () => {
 
 describe('testCredential', () => {
 	it('OK when the test request succeeds with the credential applied', async () => {
-		await expect(testCredential('harnessTestApi', { token: TOKEN, baseUrl }, { credentialTypes: [testApi] })).resolves.toEqual({
+		await expect(
+			testCredential('harnessTestApi', { token: TOKEN, baseUrl }, { credentialTypes: [testApi] }),
+		).resolves.toEqual({
 			status: 'OK',
 			message: 'Connection successful!',
 		});
-		expect(requests.map((r) => [r.path, r.headers.authorization])).toEqual([['/echo', `Bearer ${TOKEN}`]]);
+		expect(requests.map((r) => [r.path, r.headers.authorization])).toEqual([
+			['/echo', `Bearer ${TOKEN}`],
+		]);
 	});
 
 	it('a responseCode rule gives its message', async () => {
-		await expect(testCredential('harnessTestApi', { token: 'wrong', baseUrl }, { credentialTypes: [testApi] })).resolves.toEqual({
+		await expect(
+			testCredential('harnessTestApi', { token: 'wrong', baseUrl }, { credentialTypes: [testApi] }),
+		).resolves.toEqual({
 			status: 'Error',
 			message: 'The token was rejected',
 		});
@@ -428,7 +527,11 @@ describe('testCredential', () => {
 		const port = (closed.address() as AddressInfo).port;
 		await new Promise((resolve) => closed.close(resolve));
 		await expect(
-			testCredential('harnessTestApi', { token: TOKEN, baseUrl: `http://127.0.0.1:${port}` }, { credentialTypes: [testApi] }),
+			testCredential(
+				'harnessTestApi',
+				{ token: TOKEN, baseUrl: `http://127.0.0.1:${port}` },
+				{ credentialTypes: [testApi] },
+			),
 		).resolves.toEqual({ status: 'Error', message: 'ECONNREFUSED' });
 	});
 });
@@ -456,14 +559,20 @@ class HarnessWebhookTrigger implements INodeType {
 				return typeof this.getWorkflowStaticData('node').registrationId === 'string';
 			},
 			async create(this: IHookFunctions): Promise<boolean> {
-				const { baseUrl: serviceUrl } = await this.getCredentials<{ baseUrl: string }>('harnessTestApi');
-				const registration = (await this.helpers.httpRequestWithAuthentication.call(this, 'harnessTestApi', {
-					method: 'POST',
-					baseURL: serviceUrl,
-					url: '/register',
-					body: { url: this.getNodeWebhookUrl('default'), mode: this.getActivationMode() },
-					json: true,
-				})) as { id: string; secret: string };
+				const { baseUrl: serviceUrl } = await this.getCredentials<{ baseUrl: string }>(
+					'harnessTestApi',
+				);
+				const registration = (await this.helpers.httpRequestWithAuthentication.call(
+					this,
+					'harnessTestApi',
+					{
+						method: 'POST',
+						baseURL: serviceUrl,
+						url: '/register',
+						body: { url: this.getNodeWebhookUrl('default'), mode: this.getActivationMode() },
+						json: true,
+					},
+				)) as { id: string; secret: string };
 				const staticData = this.getWorkflowStaticData('node');
 				staticData.registrationId = registration.id;
 				staticData.secret = registration.secret;
@@ -472,7 +581,9 @@ class HarnessWebhookTrigger implements INodeType {
 			async delete(this: IHookFunctions): Promise<boolean> {
 				const staticData = this.getWorkflowStaticData('node');
 				if (typeof staticData.registrationId !== 'string') return false;
-				const { baseUrl: serviceUrl } = await this.getCredentials<{ baseUrl: string }>('harnessTestApi');
+				const { baseUrl: serviceUrl } = await this.getCredentials<{ baseUrl: string }>(
+					'harnessTestApi',
+				);
 				await this.helpers.httpRequestWithAuthentication.call(this, 'harnessTestApi', {
 					method: 'DELETE',
 					baseURL: serviceUrl,
@@ -498,7 +609,15 @@ class HarnessWebhookTrigger implements INodeType {
 		if (body.type === 'explode') throw new NodeOperationError(this.getNode(), 'exploded');
 		return {
 			workflowData: [
-				[{ json: { event: body, rawIsBuffer: Buffer.isBuffer(req.rawBody), rawLength: req.rawBody.length } }],
+				[
+					{
+						json: {
+							event: body,
+							rawIsBuffer: Buffer.isBuffer(req.rawBody),
+							rawLength: req.rawBody.length,
+						},
+					},
+				],
 			],
 		};
 	}
@@ -506,7 +625,9 @@ class HarnessWebhookTrigger implements INodeType {
 
 describe('webhookHarness / serveWebhook', () => {
 	const triggerTypes = { 'test.harnessWebhookTrigger': new HarnessWebhookTrigger() };
-	const harnessFor = async (extra: { isTest?: boolean; staticData?: IDataObject; webhookUrl?: string } = {}) =>
+	const harnessFor = async (
+		extra: { isTest?: boolean; staticData?: IDataObject; webhookUrl?: string } = {},
+	) =>
 		await webhookHarness({
 			type: 'test.harnessWebhookTrigger',
 			parameters: {},
@@ -521,12 +642,17 @@ describe('webhookHarness / serveWebhook', () => {
 	it('activate / receive / deactivate with static data persisted between calls', async () => {
 		const staticData: IDataObject = {};
 		const harness = await harnessFor({ staticData, webhookUrl: 'https://n8n.example.com/webhook' });
-		expect(harness.webhookUrl).toBe(`https://n8n.example.com/webhook/${harness.node.webhookId}/events`);
+		expect(harness.webhookUrl).toBe(
+			`https://n8n.example.com/webhook/${harness.node.webhookId}/events`,
+		);
 
 		await harness.activate();
 		expect(requests.map((r) => `${r.method} ${r.path}`)).toEqual(['POST /register']);
 		expect(JSON.parse(requests[0].body)).toEqual({ url: harness.webhookUrl, mode: 'activate' });
-		expect(harness.staticData).toMatchObject({ registrationId: expect.stringMatching(/^reg_/), secret: expect.any(String) });
+		expect(harness.staticData).toMatchObject({
+			registrationId: expect.stringMatching(/^reg_/),
+			secret: expect.any(String),
+		});
 		expect(staticData.registrationId).toBe(harness.staticData.registrationId); // the very object passed in
 
 		await harness.activate(); // checkExists → true: nothing created twice
@@ -547,11 +673,16 @@ describe('webhookHarness / serveWebhook', () => {
 
 		const registrationId = String(harness.staticData.registrationId);
 		await harness.deactivate();
-		expect(requests.at(-1)).toMatchObject({ method: 'DELETE', path: `/register/${registrationId}` });
+		expect(requests.at(-1)).toMatchObject({
+			method: 'DELETE',
+			path: `/register/${registrationId}`,
+		});
 		expect(harness.staticData).toEqual({});
 		const afterwards = await harness.receive({ headers: {}, rawBody: '{}' });
 		expect(afterwards.status).toBe(404);
-		expect(afterwards.body).toMatchObject({ message: `The requested webhook "POST ${harness.node.webhookId}/events" is not registered.` });
+		expect(afterwards.body).toMatchObject({
+			message: `The requested webhook "POST ${harness.node.webhookId}/events" is not registered.`,
+		});
 	});
 
 	it("answers as n8n: the node's own response, webhookResponse without execution, 500 when webhook() throws", async () => {
@@ -559,36 +690,66 @@ describe('webhookHarness / serveWebhook', () => {
 		await harness.activate();
 		const secret = String(harness.staticData.secret);
 
-		const unsigned = await harness.receive({ headers: { 'content-type': 'application/json' }, rawBody: rawEvent });
-		expect(unsigned).toMatchObject({ status: 401, body: { error: 'bad signature' }, noWebhookResponse: true });
+		const unsigned = await harness.receive({
+			headers: { 'content-type': 'application/json' },
+			rawBody: rawEvent,
+		});
+		expect(unsigned).toMatchObject({
+			status: 401,
+			body: { error: 'bad signature' },
+			noWebhookResponse: true,
+		});
 		expect(unsigned.workflowData).toBeUndefined();
 
 		const ping = Buffer.from('{"type":"ping"}');
-		const pong = await harness.receive({ headers: { 'content-type': 'application/json', 'x-signature': signBody(ping, secret) }, rawBody: ping });
+		const pong = await harness.receive({
+			headers: { 'content-type': 'application/json', 'x-signature': signBody(ping, secret) },
+			rawBody: ping,
+		});
 		expect(pong).toMatchObject({ status: 200, body: 'pong' });
 		expect(pong.workflowData).toBeUndefined();
 
 		const bad = Buffer.from('{"type":"explode"}');
-		const exploded = await harness.receive({ headers: { 'content-type': 'application/json', 'x-signature': signBody(bad, secret) }, rawBody: bad });
+		const exploded = await harness.receive({
+			headers: { 'content-type': 'application/json', 'x-signature': signBody(bad, secret) },
+			rawBody: bad,
+		});
 		expect(exploded.status).toBe(500);
-		expect(exploded.body).toEqual({ code: 0, message: 'Workflow Webhook Error: Workflow could not be started!' });
+		expect(exploded.body).toEqual({
+			code: 0,
+			message: 'Workflow Webhook Error: Workflow could not be started!',
+		});
 		expect(exploded.error?.message).toBe('exploded');
 
 		const notJson = Buffer.from('{oops');
-		const unparsable = await harness.receive({ headers: { 'content-type': 'application/json' }, rawBody: notJson });
-		expect(unparsable).toMatchObject({ status: 422, body: { message: 'Failed to parse request body' } });
+		const unparsable = await harness.receive({
+			headers: { 'content-type': 'application/json' },
+			rawBody: notJson,
+		});
+		expect(unparsable).toMatchObject({
+			status: 422,
+			body: { message: 'Failed to parse request body' },
+		});
 
 		const wrongMethod = await harness.receive({ headers: {}, rawBody: '', method: 'GET' });
-		expect(wrongMethod).toMatchObject({ status: 404, body: { message: expect.stringContaining('not registered for GET requests') } });
+		expect(wrongMethod).toMatchObject({
+			status: 404,
+			body: { message: expect.stringContaining('not registered for GET requests') },
+		});
 	});
 
 	it('a test webhook serves one call that starts an execution, then is deleted', async () => {
 		const harness = await harnessFor({ isTest: true });
-		expect(harness.webhookUrl).toBe(`http://localhost:5678/webhook-test/${harness.node.webhookId}/events`);
+		expect(harness.webhookUrl).toBe(
+			`http://localhost:5678/webhook-test/${harness.node.webhookId}/events`,
+		);
 		await harness.activate();
 		expect(JSON.parse(requests[0].body)).toMatchObject({ mode: 'manual' });
 		const secret = String(harness.staticData.secret);
-		const received = await harness.receive({ headers: { 'content-type': 'application/json', 'x-signature': signBody(rawEvent, secret) }, rawBody: rawEvent });
+		const received = await harness.receive({
+			headers: { 'content-type': 'application/json', 'x-signature': signBody(rawEvent, secret) },
+			rawBody: rawEvent,
+		});
 		expect(received.status).toBe(200);
 		expect(requests.at(-1)?.method).toBe('DELETE');
 		expect((await harness.receive({ headers: {}, rawBody: '' })).status).toBe(404);
@@ -606,18 +767,28 @@ describe('webhookHarness / serveWebhook', () => {
 			const secret = String(harness.staticData.secret);
 			const response = await fetch(served.url, {
 				method: 'POST',
-				headers: { 'content-type': 'application/json; charset=utf-8', 'x-signature': signBody(rawEvent, secret) },
+				headers: {
+					'content-type': 'application/json; charset=utf-8',
+					'x-signature': signBody(rawEvent, secret),
+				},
 				body: rawEvent,
 			});
 			expect(response.status).toBe(200);
 			expect(response.headers.get('content-type')).toMatch(/application\/json/);
 			expect(await response.json()).toEqual({ message: 'Workflow was started' });
 
-			const rejected = await fetch(served.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: rawEvent });
+			const rejected = await fetch(served.url, {
+				method: 'POST',
+				headers: { 'content-type': 'application/json' },
+				body: rawEvent,
+			});
 			expect(rejected.status).toBe(401);
 			expect(await rejected.json()).toEqual({ error: 'bad signature' });
 
-			const elsewhere = await fetch(new URL('/webhook/other/events', served.url), { method: 'POST', body: '{}' });
+			const elsewhere = await fetch(new URL('/webhook/other/events', served.url), {
+				method: 'POST',
+				body: '{}',
+			});
 			expect(elsewhere.status).toBe(404);
 		} finally {
 			await served.close();

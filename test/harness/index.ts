@@ -27,7 +27,12 @@ export type {
 	WebhookRequestInput,
 } from './webhook';
 export { recordReceived, serveWebhook, webhookHarness } from './webhook';
-export { MANUAL_TRIGGER_NODE_NAME, MANUAL_TRIGGER_TYPE, ManualTrigger, PACKAGE_NODE_SOURCES } from './node-types';
+export {
+	MANUAL_TRIGGER_NODE_NAME,
+	MANUAL_TRIGGER_TYPE,
+	ManualTrigger,
+	PACKAGE_NODE_SOURCES,
+} from './node-types';
 export type { PollHarness, PollHarnessOptions } from './poll';
 export { pollHarness } from './poll';
 export { nodeOutputs, nodeWithDefaults, singleNodeWorkflow } from './single-node';

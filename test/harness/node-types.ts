@@ -121,7 +121,9 @@ export class HarnessNodeTypes implements INodeTypes {
 	}
 
 	private knownTypeNames(): string[] {
-		const packageNodes = Object.keys(PACKAGE_NODE_SOURCES).filter((name) => loadPackageNode(name) !== undefined);
+		const packageNodes = Object.keys(PACKAGE_NODE_SOURCES).filter(
+			(name) => loadPackageNode(name) !== undefined,
+		);
 		return [...new Set([...Object.keys(this.extra), ...packageNodes])];
 	}
 }

@@ -7,7 +7,14 @@
  */
 import 'reflect-metadata';
 import { PollContext } from 'n8n-core';
-import type { IDataObject, INode, INodeExecutionData, INodeParameters, IPollFunctions, WorkflowExecuteMode } from 'n8n-workflow';
+import type {
+	IDataObject,
+	INode,
+	INodeExecutionData,
+	INodeParameters,
+	IPollFunctions,
+	WorkflowExecuteMode,
+} from 'n8n-workflow';
 import { Workflow } from 'n8n-workflow';
 import { randomUUID } from 'node:crypto';
 
@@ -36,25 +43,56 @@ export interface PollHarness {
 export async function pollHarness(options: PollHarnessOptions): Promise<PollHarness> {
 	await harnessEnvironment();
 	const nodeTypes = new HarnessNodeTypes();
-	const credentialsHelper = new HarnessCredentialsHelper(new HarnessCredentialTypes(), options.credentials);
+	const credentialsHelper = new HarnessCredentialsHelper(
+		new HarnessCredentialTypes(),
+		options.credentials,
+	);
 	const { description, typeVersion } = describeNodeType(nodeTypes.getByName(options.type));
 	const nodeName = description.defaults.name ?? description.displayName;
 	const credentials: INode['credentials'] = {};
-	for (const { name } of description.credentials ?? []) credentials[name] = { id: `harness-${name}`, name: `${name} account` };
-	const node: INode = { id: randomUUID(), name: nodeName, type: options.type, typeVersion, position: [0, 0], parameters: options.parameters, credentials };
+	for (const { name } of description.credentials ?? [])
+		credentials[name] = { id: `harness-${name}`, name: `${name} account` };
+	const node: INode = {
+		id: randomUUID(),
+		name: nodeName,
+		type: options.type,
+		typeVersion,
+		position: [0, 0],
+		parameters: options.parameters,
+		credentials,
+	};
 	const workflowId = newWorkflowId('default');
 	// What n8n has in its database: saved after a poll that emitted (ActiveWorkflows __emit → saveStaticData).
 	let saved: IDataObject = structuredClone(options.staticData ?? {});
 	const build = () =>
-		new Workflow({ id: workflowId, nodes: [node], connections: {}, active: true, nodeTypes, staticData: { [`node:${nodeName}`]: structuredClone(saved) }, settings: { executionOrder: 'v1' } });
+		new Workflow({
+			id: workflowId,
+			nodes: [node],
+			connections: {},
+			active: true,
+			nodeTypes,
+			staticData: { [`node:${nodeName}`]: structuredClone(saved) },
+			settings: { executionOrder: 'v1' },
+		});
 	let workflow = build();
 	const nodeType = nodeTypes.getByNameAndVersion(node.type, typeVersion);
 
 	return {
 		async poll(mode: WorkflowExecuteMode = 'trigger') {
-			const context = new PollContext(workflow, workflow.getNode(nodeName) as INode, createAdditionalData({ credentialsHelper }), mode, 'activate');
-			const result = await (nodeType.poll as (this: IPollFunctions) => Promise<INodeExecutionData[][] | null>).call(context);
-			if (result !== null && mode !== 'manual') saved = JSON.parse(JSON.stringify(workflow.getStaticData('node', workflow.getNode(nodeName) as INode))) as IDataObject;
+			const context = new PollContext(
+				workflow,
+				workflow.getNode(nodeName) as INode,
+				createAdditionalData({ credentialsHelper }),
+				mode,
+				'activate',
+			);
+			const result = await (
+				nodeType.poll as (this: IPollFunctions) => Promise<INodeExecutionData[][] | null>
+			).call(context);
+			if (result !== null && mode !== 'manual')
+				saved = JSON.parse(
+					JSON.stringify(workflow.getStaticData('node', workflow.getNode(nodeName) as INode)),
+				) as IDataObject;
 			return result;
 		},
 		restart() {

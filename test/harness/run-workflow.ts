@@ -29,7 +29,12 @@ import type { HarnessCredentials } from './credentials';
 import { HarnessCredentialTypes, HarnessCredentialsHelper } from './credentials';
 import type { HarnessBinaryDataMode } from './environment';
 import { harnessEnvironment, newWorkflowId, readBinary } from './environment';
-import { HarnessNodeTypes, MANUAL_TRIGGER_NODE_NAME, MANUAL_TRIGGER_TYPE, describeNodeType } from './node-types';
+import {
+	HarnessNodeTypes,
+	MANUAL_TRIGGER_NODE_NAME,
+	MANUAL_TRIGGER_TYPE,
+	describeNodeType,
+} from './node-types';
 
 export interface RunWorkflowOptions {
 	nodes: INode[];
@@ -137,7 +142,8 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<Workflow
 	const startType = nodeTypes.getByNameAndVersion(startNode.type, startNode.typeVersion);
 	let pinData: IPinData | undefined;
 	let startItems: INodeExecutionData[] = [{ json: {} }];
-	if (options.inputItems && isTriggerType(startType)) pinData = { [startNode.name]: options.inputItems };
+	if (options.inputItems && isTriggerType(startType))
+		pinData = { [startNode.name]: options.inputItems };
 	else if (options.inputItems) startItems = options.inputItems;
 
 	const workflowData: IWorkflowBase = {
@@ -155,25 +161,34 @@ export async function runWorkflow(options: RunWorkflowOptions): Promise<Workflow
 	// Real hooks object; real n8n adds handlers that save the execution, push progress to the
 	// editor and save static data. None are needed here: the run's result is returned.
 	const hooks = new ExecutionLifecycleHooks(options.mode ?? 'manual', randomUUID(), workflowData);
-	const additionalData = createAdditionalData({ credentialsHelper, hooks, webhookWaitingBaseUrl: options.webhookWaitingBaseUrl });
+	const additionalData = createAdditionalData({
+		credentialsHelper,
+		hooks,
+		webhookWaitingBaseUrl: options.webhookWaitingBaseUrl,
+	});
 
 	// What WorkflowExecute.run() builds, with the start node's input given by the test.
 	const runExecutionData = options.resumeFrom
 		? (JSON.parse(JSON.stringify(options.resumeFrom)) as IRun['data'])
 		: createRunExecutionData({
-				executionData: { nodeExecutionStack: [{ node: startNode, data: { main: [startItems] }, source: null }] },
+				executionData: {
+					nodeExecutionStack: [{ node: startNode, data: { main: [startItems] }, source: null }],
+				},
 				resultData: { runData: {}, pinData },
 			});
-	const execution = await new WorkflowExecute(additionalData, options.mode ?? 'manual', runExecutionData).processRunExecutionData(
-		workflow,
-	);
+	const execution = await new WorkflowExecute(
+		additionalData,
+		options.mode ?? 'manual',
+		runExecutionData,
+	).processRunExecutionData(workflow);
 	return toResult(execution);
 }
 
 function toResult(execution: IRun): WorkflowRunResult {
 	const { runData, error } = execution.data.resultData;
 	const lastRun = (nodeName: string) => runData[nodeName]?.at(-1);
-	const output = (nodeName: string, outputIndex = 0) => lastRun(nodeName)?.data?.main?.[outputIndex] ?? [];
+	const output = (nodeName: string, outputIndex = 0) =>
+		lastRun(nodeName)?.data?.main?.[outputIndex] ?? [];
 	return {
 		runData,
 		error,
@@ -208,7 +223,18 @@ export interface RunNodeOptions {
 	/** Default: the type's latest (or, for a versioned type, default) version. */
 	typeVersion?: number;
 	/** Node settings as stored in the workflow JSON, e.g. { continueOnFail: true } or { onError: 'continueErrorOutput' }. */
-	nodeSettings?: Partial<Pick<INode, 'continueOnFail' | 'onError' | 'alwaysOutputData' | 'executeOnce' | 'retryOnFail' | 'maxTries' | 'waitBetweenTries'>>;
+	nodeSettings?: Partial<
+		Pick<
+			INode,
+			| 'continueOnFail'
+			| 'onError'
+			| 'alwaysOutputData'
+			| 'executeOnce'
+			| 'retryOnFail'
+			| 'maxTries'
+			| 'waitBetweenTries'
+		>
+	>;
 }
 
 /**
@@ -219,11 +245,15 @@ export async function runNode(
 	options: RunNodeOptions,
 ): Promise<WorkflowRunResult & { items: INodeExecutionData[]; nodeName: string }> {
 	const nodeTypes = new HarnessNodeTypes(options.nodeTypes);
-	const { description, typeVersion } = describeNodeType(nodeTypes.getByName(options.type), options.typeVersion);
+	const { description, typeVersion } = describeNodeType(
+		nodeTypes.getByName(options.type),
+		options.typeVersion,
+	);
 	const nodeName = description.defaults.name ?? description.displayName;
 	const credentials: INode['credentials'] = {};
 	for (const { name } of description.credentials ?? []) {
-		if (options.credentials?.[name] !== undefined) credentials[name] = { id: `harness-${name}`, name: `${name} account` };
+		if (options.credentials?.[name] !== undefined)
+			credentials[name] = { id: `harness-${name}`, name: `${name} account` };
 	}
 	const node: INode = {
 		id: randomUUID(),

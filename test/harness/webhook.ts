@@ -124,7 +124,12 @@ export interface WebhookHarnessOptions {
 }
 
 /** The shape of n8n's error answers (response-helper sendErrorResponse). */
-function errorAnswer(status: number, code: number, message: string, hint?: string): WebhookReceiveResult {
+function errorAnswer(
+	status: number,
+	code: number,
+	message: string,
+	hint?: string,
+): WebhookReceiveResult {
 	return { status, body: hint ? { code, message, hint } : { code, message }, headers: {} };
 }
 
@@ -161,11 +166,19 @@ interface Internals {
 const internals = new WeakMap<WebhookHarness, Internals>();
 
 /** The node as n8n adds it to a workflow, and that workflow (active in production). */
-function createWebhookWorkflow(options: WebhookHarnessOptions, nodeTypes: HarnessNodeTypes, workflowId: string) {
-	const { description, typeVersion } = describeNodeType(nodeTypes.getByName(options.type), options.typeVersion);
+function createWebhookWorkflow(
+	options: WebhookHarnessOptions,
+	nodeTypes: HarnessNodeTypes,
+	workflowId: string,
+) {
+	const { description, typeVersion } = describeNodeType(
+		nodeTypes.getByName(options.type),
+		options.typeVersion,
+	);
 	const credentials: INode['credentials'] = {};
 	for (const { name } of description.credentials ?? []) {
-		if (options.credentials?.[name] !== undefined) credentials[name] = { id: `harness-${name}`, name: `${name} account` };
+		if (options.credentials?.[name] !== undefined)
+			credentials[name] = { id: `harness-${name}`, name: `${name} account` };
 	}
 	const nodeName = description.defaults.name ?? description.displayName;
 	const node: INode = {
@@ -195,12 +208,22 @@ function createWebhookWorkflow(options: WebhookHarnessOptions, nodeTypes: Harnes
  * As the cli's WebhookService.getNodeWebhooks: path and methods come from the description,
  * evaluated against the node's parameters.
  */
-function getNodeWebhooks(setup: Pick<WebhookSetup, 'workflowId' | 'node' | 'webhookDescription' | 'evaluate'>) {
+function getNodeWebhooks(
+	setup: Pick<WebhookSetup, 'workflowId' | 'node' | 'webhookDescription' | 'evaluate'>,
+) {
 	const { workflowId, node, webhookDescription, evaluate } = setup;
-	const nodeWebhookPath = String(evaluate(webhookDescription.path)).replace(/^\/+/, '').replace(/\/+$/, '');
+	const nodeWebhookPath = String(evaluate(webhookDescription.path))
+		.replace(/^\/+/, '')
+		.replace(/\/+$/, '');
 	const isFullPath = evaluate(webhookDescription.isFullPath, false) as boolean;
 	const restartWebhook = evaluate(webhookDescription.restartWebhook, false) as boolean;
-	const webhookPath = NodeHelpers.getNodeWebhookPath(workflowId, node, nodeWebhookPath, isFullPath, restartWebhook);
+	const webhookPath = NodeHelpers.getNodeWebhookPath(
+		workflowId,
+		node,
+		nodeWebhookPath,
+		isFullPath,
+		restartWebhook,
+	);
 	const httpMethods = String(evaluate(webhookDescription.httpMethod, 'GET'))
 		.split(',')
 		.map((method) => method.trim().toUpperCase())
@@ -209,7 +232,10 @@ function getNodeWebhooks(setup: Pick<WebhookSetup, 'workflowId' | 'node' | 'webh
 }
 
 /** The additional data n8n passes to hook and webhook contexts (webhook base URLs, credentials). */
-function additionalDataFor(setup: WebhookSetup, extra: Partial<IWorkflowExecuteAdditionalData> = {}): IWorkflowExecuteAdditionalData {
+function additionalDataFor(
+	setup: WebhookSetup,
+	extra: Partial<IWorkflowExecuteAdditionalData> = {},
+): IWorkflowExecuteAdditionalData {
 	return {
 		...createAdditionalData({
 			credentialsHelper: setup.credentialsHelper,
@@ -222,7 +248,11 @@ function additionalDataFor(setup: WebhookSetup, extra: Partial<IWorkflowExecuteA
 }
 
 /** The IWebhookData n8n builds for the node's webhook (WebhookService / NodeHelpers.getNodeWebhooks). */
-function webhookDataFor(setup: WebhookSetup, additionalData: IWorkflowExecuteAdditionalData, httpMethod: string): IWebhookData {
+function webhookDataFor(
+	setup: WebhookSetup,
+	additionalData: IWorkflowExecuteAdditionalData,
+	httpMethod: string,
+): IWebhookData {
 	return {
 		httpMethod: httpMethod as IHttpRequestMethods,
 		node: setup.node.name,
@@ -236,7 +266,11 @@ function webhookDataFor(setup: WebhookSetup, additionalData: IWorkflowExecuteAdd
 }
 
 /** n8n-core's HookContext for the node's webhook, as the cli creates it. */
-function hookContext(setup: WebhookSetup, mode: WorkflowExecuteMode, activation: WorkflowActivateMode): HookContext {
+function hookContext(
+	setup: WebhookSetup,
+	mode: WorkflowExecuteMode,
+	activation: WorkflowActivateMode,
+): HookContext {
 	const additionalData = additionalDataFor(setup);
 	const webhookData = webhookDataFor(setup, additionalData, setup.httpMethods[0]);
 	return new HookContext(setup.workflow, setup.node, additionalData, mode, activation, webhookData);
@@ -288,18 +322,34 @@ async function addWebhooks(setup: WebhookSetup): Promise<void> {
  * As the cli's LiveWebhooks / TestWebhooks findWebhook (and WebhookRequestHandler): n8n's 404
  * for a path that is not registered or a method the webhook does not take; undefined when found.
  */
-function findWebhook(setup: WebhookSetup, method: string, requestPath: string): WebhookReceiveResult | undefined {
+function findWebhook(
+	setup: WebhookSetup,
+	method: string,
+	requestPath: string,
+): WebhookReceiveResult | undefined {
 	const { isTest, webhookPath, basePath, httpMethods } = setup;
 	const expectedPath = `${basePath}/${webhookPath}`.replace(/^\/+/, '').replace(/\/+$/, '');
 	if (!setup.registered || requestPath !== expectedPath) {
 		const hint = isTest
 			? "Click the 'Execute workflow' button on the canvas, then try again. (In test mode, the webhook only works for one call after you click this button)"
 			: "The workflow must be active for a production URL to run successfully. You can activate the workflow using the toggle in the top-right of the editor. Note that unlike test URL calls, production URL calls aren't shown on the canvas (only in the executions list)";
-		return errorAnswer(404, 404, `The requested webhook "${method} ${webhookPath}" is not registered.`, hint);
+		return errorAnswer(
+			404,
+			404,
+			`The requested webhook "${method} ${webhookPath}" is not registered.`,
+			hint,
+		);
 	}
 	if (!httpMethods.includes(method)) {
-		const methods = httpMethods.length === 1 ? httpMethods[0] : `${httpMethods.slice(0, -1).join(', ')} or ${httpMethods.at(-1)}`;
-		return errorAnswer(404, 404, `This webhook is not registered for ${method} requests. Did you mean to make a ${methods} request?`);
+		const methods =
+			httpMethods.length === 1
+				? httpMethods[0]
+				: `${httpMethods.slice(0, -1).join(', ')} or ${httpMethods.at(-1)}`;
+		return errorAnswer(
+			404,
+			404,
+			`This webhook is not registered for ${method} requests. Did you mean to make a ${methods} request?`,
+		);
 	}
 	return undefined;
 }
@@ -321,7 +371,15 @@ async function invokeWebhook(
 	});
 	const mode: WorkflowExecuteMode = setup.isTest ? 'manual' : 'webhook';
 	const webhookData = webhookDataFor(setup, additionalData, method);
-	const context = new WebhookContext(setup.workflow, setup.node, additionalData, mode, webhookData, [], null);
+	const context = new WebhookContext(
+		setup.workflow,
+		setup.node,
+		additionalData,
+		mode,
+		webhookData,
+		[],
+		null,
+	);
 	const { nodeType } = setup;
 	try {
 		if (nodeType.webhook === undefined) throw new Error('Node does not have any webhooks defined');
@@ -331,7 +389,9 @@ async function invokeWebhook(
 		return { result };
 	} catch (thrown) {
 		const error = thrown instanceof Error ? thrown : new Error(String(thrown));
-		res.status(500).json({ code: 0, message: 'Workflow Webhook Error: Workflow could not be started!' });
+		res
+			.status(500)
+			.json({ code: 0, message: 'Workflow Webhook Error: Workflow could not be started!' });
 		return { result: { noWebhookResponse: true, workflowData: [[{ json: {} }]] }, error };
 	}
 }
@@ -341,7 +401,12 @@ async function invokeWebhook(
  * webhook description, defaults 'onReceived' and 200), then handleImmediateWebhookResponse (no
  * execution) or extractWebhookOnReceivedResponse.
  */
-function respondAsN8n(setup: WebhookSetup, result: IWebhookResponseData, res: RecordingResponse, error: Error | undefined): void {
+function respondAsN8n(
+	setup: WebhookSetup,
+	result: IWebhookResponseData,
+	res: RecordingResponse,
+	error: Error | undefined,
+): void {
 	const { evaluate, webhookDescription } = setup;
 	const answer = (data: unknown, code: number) => {
 		if (res.writableEnded) return;
@@ -352,7 +417,12 @@ function respondAsN8n(setup: WebhookSetup, result: IWebhookResponseData, res: Re
 	const responseCode = Number(evaluate(webhookDescription.responseCode, 200));
 	if (result.noWebhookResponse === true && !error) return;
 	if (result.workflowData === undefined) {
-		answer(result.webhookResponse !== undefined ? result.webhookResponse : { message: 'Webhook call received' }, responseCode);
+		answer(
+			result.webhookResponse !== undefined
+				? result.webhookResponse
+				: { message: 'Webhook call received' },
+			responseCode,
+		);
 		return;
 	}
 	if (res.writableEnded) return;
@@ -370,9 +440,14 @@ function respondAsN8n(setup: WebhookSetup, result: IWebhookResponseData, res: Re
 }
 
 /** One HTTP request through n8n's webhook server: find the webhook, parse, webhook(), answer. */
-async function receiveWebhookRequest(setup: WebhookSetup, input: WebhookRequestInput): Promise<WebhookReceiveResult> {
+async function receiveWebhookRequest(
+	setup: WebhookSetup,
+	input: WebhookRequestInput,
+): Promise<WebhookReceiveResult> {
 	const method = (input.method ?? 'POST').toUpperCase();
-	const requestPath = (input.path ?? `${setup.basePath}/${setup.webhookPath}`).replace(/^\/+/, '').replace(/\/+$/, '');
+	const requestPath = (input.path ?? `${setup.basePath}/${setup.webhookPath}`)
+		.replace(/^\/+/, '')
+		.replace(/\/+$/, '');
 	const notFound = findWebhook(setup, method, requestPath);
 	if (notFound) return notFound;
 
@@ -381,12 +456,27 @@ async function receiveWebhookRequest(setup: WebhookSetup, input: WebhookRequestI
 	const sent = Buffer.isBuffer(input.rawBody) ? input.rawBody : Buffer.from(input.rawBody, 'utf-8');
 	// n8n's readRawBody decompresses a gzip or deflate body before anything reads it.
 	const encodingHeader = headers['content-encoding'];
-	const rawBody = encodingHeader === 'gzip' ? gunzipSync(sent) : encodingHeader === 'deflate' ? inflateSync(sent) : sent;
+	const rawBody =
+		encodingHeader === 'gzip'
+			? gunzipSync(sent)
+			: encodingHeader === 'deflate'
+				? inflateSync(sent)
+				: sent;
 	const { contentType, encoding } = contentTypeOf(headers);
 	const parsed = parseRequestBody(contentType, encoding, rawBody);
-	if (parsed.parseError) return errorAnswer(422, 422, 'Failed to parse request body', parsed.parseError.message);
+	if (parsed.parseError)
+		return errorAnswer(422, 422, 'Failed to parse request body', parsed.parseError.message);
 
-	const req = expressRequest({ method, requestPath, headers, rawBody, body: parsed.body, query: input.query ?? {}, contentType, encoding });
+	const req = expressRequest({
+		method,
+		requestPath,
+		headers,
+		rawBody,
+		body: parsed.body,
+		query: input.query ?? {},
+		contentType,
+		encoding,
+	});
 	const res = new RecordingResponse();
 	const { result, error } = await invokeWebhook(setup, method, req, res);
 	respondAsN8n(setup, result, res, error);
@@ -406,11 +496,16 @@ async function receiveWebhookRequest(setup: WebhookSetup, input: WebhookRequestI
 	};
 }
 
-async function startTrigger(setup: WebhookSetup, activation: WorkflowActivateMode): Promise<StartedTrigger> {
+async function startTrigger(
+	setup: WebhookSetup,
+	activation: WorkflowActivateMode,
+): Promise<StartedTrigger> {
 	const emitted: INodeExecutionData[][][] = [];
 	let saved: IDataObject = {};
 	const snapshot = () => {
-		saved = JSON.parse(JSON.stringify(setup.workflow.getStaticData('node', setup.node))) as IDataObject;
+		saved = JSON.parse(
+			JSON.stringify(setup.workflow.getStaticData('node', setup.node)),
+		) as IDataObject;
 	};
 	// n8n would start an execution here; the harness has none to run, so it has "ended" at once (donePromise).
 	const emit: ITriggerFunctions['emit'] = (data, _responsePromise, donePromise) => {
@@ -419,7 +514,15 @@ async function startTrigger(setup: WebhookSetup, activation: WorkflowActivateMod
 		donePromise?.resolve({} as IRun);
 	};
 	const mode = setup.isTest ? 'manual' : 'trigger';
-	const context = new TriggerContext(setup.workflow, setup.node, additionalDataFor(setup), mode, activation, emit, () => undefined);
+	const context = new TriggerContext(
+		setup.workflow,
+		setup.node,
+		additionalDataFor(setup),
+		mode,
+		activation,
+		emit,
+		() => undefined,
+	);
 	const trigger = setup.nodeType.trigger;
 	if (!trigger) throw new Error(`Node type "${setup.node.type}" has no trigger()`);
 	const response = (await trigger.call(context as unknown as ITriggerFunctions)) ?? {};
@@ -437,16 +540,32 @@ export async function webhookHarness(options: WebhookHarnessOptions): Promise<We
 	const isTest = options.isTest === true;
 	const workflowId = newWorkflowId(options.binaryDataMode ?? 'default');
 	const nodeTypes = new HarnessNodeTypes(options.nodeTypes);
-	const credentialsHelper = new HarnessCredentialsHelper(new HarnessCredentialTypes(options.credentialTypes), options.credentials);
+	const credentialsHelper = new HarnessCredentialsHelper(
+		new HarnessCredentialTypes(options.credentialTypes),
+		options.credentials,
+	);
 	const { description, workflow, node } = createWebhookWorkflow(options, nodeTypes, workflowId);
 	const webhookName: WebhookType = options.webhookName ?? 'default';
-	const webhookDescription: IWebhookDescription | undefined = description.webhooks?.find((w) => w.name === webhookName);
+	const webhookDescription: IWebhookDescription | undefined = description.webhooks?.find(
+		(w) => w.name === webhookName,
+	);
 	if (!webhookDescription) {
-		throw new Error(`Node type "${options.type}" has no webhook named "${webhookName}" in description.webhooks`);
+		throw new Error(
+			`Node type "${options.type}" has no webhook named "${webhookName}" in description.webhooks`,
+		);
 	}
 	const evaluate = (value: unknown, fallback?: string | number | boolean) =>
-		workflow.expression.getSimpleParameterValue(node, value as string, 'internal', {}, undefined, fallback);
-	const configuredBase = new URL(options.webhookUrl ?? `${DEFAULT_INSTANCE_BASE_URL}/${isTest ? 'webhook-test' : 'webhook'}`);
+		workflow.expression.getSimpleParameterValue(
+			node,
+			value as string,
+			'internal',
+			{},
+			undefined,
+			fallback,
+		);
+	const configuredBase = new URL(
+		options.webhookUrl ?? `${DEFAULT_INSTANCE_BASE_URL}/${isTest ? 'webhook-test' : 'webhook'}`,
+	);
 	const setup: WebhookSetup = {
 		isTest,
 		workflowId,
@@ -478,8 +597,11 @@ export async function webhookHarness(options: WebhookHarnessOptions): Promise<We
 		},
 		get webhookUrl() {
 			// n8n-core's own computation (HookContext.getNodeWebhookUrl).
-			const url = hookContext(setup, isTest ? 'manual' : 'trigger', 'activate').getNodeWebhookUrl(webhookName);
-			if (url === undefined) throw new Error(`n8n gives node "${node.name}" no URL for webhook "${webhookName}"`);
+			const url = hookContext(setup, isTest ? 'manual' : 'trigger', 'activate').getNodeWebhookUrl(
+				webhookName,
+			);
+			if (url === undefined)
+				throw new Error(`n8n gives node "${node.name}" no URL for webhook "${webhookName}"`);
 			return url;
 		},
 	};
@@ -503,7 +625,10 @@ export interface ServedWebhook {
  * Keeps what each request delivered to the harness produced (as n8n would answer it and the
  * execution it would start), in order; `keep` leaves out results a test does not count.
  */
-export function recordReceived(harness: WebhookHarness, keep: (result: WebhookReceiveResult) => boolean = () => true): WebhookReceiveResult[] {
+export function recordReceived(
+	harness: WebhookHarness,
+	keep: (result: WebhookReceiveResult) => boolean = () => true,
+): WebhookReceiveResult[] {
 	const results: WebhookReceiveResult[] = [];
 	const receive = harness.receive.bind(harness);
 	harness.receive = async (input) => {
@@ -538,7 +663,13 @@ export async function serveWebhook(harness: WebhookHarness, port = 0): Promise<S
 				query[key] = values.length === 1 ? values[0] : values;
 			}
 			harness
-				.receive({ headers, rawBody: Buffer.concat(chunks), method: request.method, path: url.pathname, query })
+				.receive({
+					headers,
+					rawBody: Buffer.concat(chunks),
+					method: request.method,
+					path: url.pathname,
+					query,
+				})
 				.then(({ status, body, headers: answerHeaders }) => {
 					const payload =
 						body === undefined
@@ -546,12 +677,17 @@ export async function serveWebhook(harness: WebhookHarness, port = 0): Promise<S
 							: Buffer.isBuffer(body)
 								? body
 								: Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
-					response.writeHead(status, { ...answerHeaders, 'content-length': String(payload.length) });
+					response.writeHead(status, {
+						...answerHeaders,
+						'content-length': String(payload.length),
+					});
 					response.end(payload);
 				})
 				.catch((error: unknown) => {
 					response.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
-					response.end(JSON.stringify({ code: 0, message: `Harness error: ${(error as Error).message}` }));
+					response.end(
+						JSON.stringify({ code: 0, message: `Harness error: ${(error as Error).message}` }),
+					);
 				});
 		});
 	});

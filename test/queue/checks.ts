@@ -13,7 +13,13 @@ import { fireLoad, percentile, tamperedRequest, TAMPERS } from '../hardening/rea
 import { loadWorkflow } from '../hardening/real-n8n/workflows';
 import { inboundEnvelope } from '../support/fixtures';
 import { signBody } from '../support/signature';
-import { executionStatuses, perMessage, settle, storedExecutions, storedStaticData } from './lib/executions';
+import {
+	executionStatuses,
+	perMessage,
+	settle,
+	storedExecutions,
+	storedStaticData,
+} from './lib/executions';
 import type { Topology } from './lib/topology';
 
 export interface CheckResult {
@@ -43,12 +49,20 @@ const DELIVERY_TIMEOUT_MS = 8000;
 // ---- helpers ----------------------------------------------------------------------------------
 
 /** Activates `build()` as the one trigger workflow (deactivating the one before); waits for the registration. */
-async function ensureActive(ctx: QueueContext, key: string, build: () => WorkflowJson): Promise<NonNullable<QueueContext['active']>> {
+async function ensureActive(
+	ctx: QueueContext,
+	key: string,
+	build: () => WorkflowJson,
+): Promise<NonNullable<QueueContext['active']>> {
 	if (ctx.active?.key === key) return ctx.active;
 	const { client, sandbox } = ctx.topology;
 	if (ctx.active) {
 		await client.deactivate(ctx.active.workflow.id);
-		await waitFor('the sandbox webhook to be removed', () => !sandbox.state().webhook.configured, 30_000);
+		await waitFor(
+			'the sandbox webhook to be removed',
+			() => !sandbox.state().webhook.configured,
+			30_000,
+		);
 		ctx.active = undefined;
 	}
 	const json = build();
@@ -58,25 +72,39 @@ async function ensureActive(ctx: QueueContext, key: string, build: () => Workflo
 	const trigger = triggerName(workflow);
 	const webhookId = workflow.nodes.find((n) => n.name === trigger)?.webhookId;
 	const url = `${ctx.topology.url}/webhook/${String(webhookId)}/webhook`;
-	await waitFor(`the sandbox webhook to point at ${url}`, () => sandbox.state().webhook.url === url, 30_000);
+	await waitFor(
+		`the sandbox webhook to point at ${url}`,
+		() => sandbox.state().webhook.url === url,
+		30_000,
+	);
 	const secret = sandbox.state().webhook.secret ?? '';
 	// Webhook processors read the sealed secret from the workflow's static data in Postgres, which
 	// main saves once every trigger of the workflow has started: events the service sends before
 	// that get 401 (and are recovered by the catch-up). Wait for it, and say how long it took.
 	const registered = Date.now();
-	await waitFor('main to save the sealed secret in static data', () => storedStaticData(ctx.topology, workflow.id).includes('sealedSecret'), 30_000, 50);
+	await waitFor(
+		'main to save the sealed secret in static data',
+		() => storedStaticData(ctx.topology, workflow.id).includes('sealedSecret'),
+		30_000,
+		50,
+	);
 	ctx.active = { key, workflow, trigger, url, secret };
-	log(`  active: "${workflow.name}" (${workflow.id}), registered ${url}; static data saved ${Date.now() - registered} ms after the service had the webhook`);
+	log(
+		`  active: "${workflow.name}" (${workflow.id}), registered ${url}; static data saved ${Date.now() - registered} ms after the service had the webhook`,
+	);
 	return ctx.active;
 }
 
-const credentialRef = (ctx: QueueContext) => ({ [CREDENTIAL_TYPE]: { id: ctx.credential.id, name: ctx.credential.name } });
+const credentialRef = (ctx: QueueContext) => ({
+	[CREDENTIAL_TYPE]: { id: ctx.credential.id, name: ctx.credential.name },
+});
 
 function loadWorkflowFor(ctx: QueueContext, catchUpInterval?: number): WorkflowJson {
 	const workflow = loadWorkflow(ctx.credential);
 	if (catchUpInterval !== undefined) {
 		const trigger = workflow.nodes.find((n) => n.name === TRIGGER_NAME);
-		if (trigger) trigger.parameters = { ...trigger.parameters, catchUp: true, options: { catchUpInterval } };
+		if (trigger)
+			trigger.parameters = { ...trigger.parameters, catchUp: true, options: { catchUpInterval } };
 	}
 	return workflow;
 }
@@ -87,7 +115,14 @@ function autoReplyWorkflow(ctx: QueueContext): WorkflowJson {
 
 /** Trigger → Reply → Wait 4 s: an execution that is still running a while after its reply went out. */
 function replyThenWaitWorkflow(ctx: QueueContext): WorkflowJson {
-	const node = (name: string, type: string, typeVersion: number, parameters: Record<string, unknown>, x: number, extra: Record<string, unknown> = {}) => ({
+	const node = (
+		name: string,
+		type: string,
+		typeVersion: number,
+		parameters: Record<string, unknown>,
+		x: number,
+		extra: Record<string, unknown> = {},
+	) => ({
 		id: randomUUID(),
 		name,
 		type,
@@ -99,14 +134,41 @@ function replyThenWaitWorkflow(ctx: QueueContext): WorkflowJson {
 	return {
 		name: 'Queue: reply, then wait 4 s',
 		nodes: [
-			node('Trigger', TRIGGER_TYPE, 1, { registration: 'automatic', events: ['message.inbound'], options: {} }, 0, {
-				webhookId: randomUUID(),
-				credentials: credentialRef(ctx),
-			}),
-			node('Reply', ACTION_TYPE, 1, { resource: 'message', operation: 'reply', to: '={{ $json.data.from }}', from: '={{ $json.data.number }}', text: '=Thanks {{ $json.data.contact_name }}' }, 260, {
-				credentials: credentialRef(ctx),
-			}),
-			node('Wait', 'n8n-nodes-base.wait', 1.1, { resume: 'timeInterval', amount: 4, unit: 'seconds' }, 520, { webhookId: randomUUID() }),
+			node(
+				'Trigger',
+				TRIGGER_TYPE,
+				1,
+				{ registration: 'automatic', events: ['message.inbound'], options: {} },
+				0,
+				{
+					webhookId: randomUUID(),
+					credentials: credentialRef(ctx),
+				},
+			),
+			node(
+				'Reply',
+				ACTION_TYPE,
+				1,
+				{
+					resource: 'message',
+					operation: 'reply',
+					to: '={{ $json.data.from }}',
+					from: '={{ $json.data.number }}',
+					text: '=Thanks {{ $json.data.contact_name }}',
+				},
+				260,
+				{
+					credentials: credentialRef(ctx),
+				},
+			),
+			node(
+				'Wait',
+				'n8n-nodes-base.wait',
+				1.1,
+				{ resume: 'timeInterval', amount: 4, unit: 'seconds' },
+				520,
+				{ webhookId: randomUUID() },
+			),
 		],
 		connections: {
 			Trigger: { main: [[{ node: 'Reply', type: 'main', index: 0 }]] },
@@ -116,22 +178,52 @@ function replyThenWaitWorkflow(ctx: QueueContext): WorkflowJson {
 	};
 }
 
-async function post(url: string, body: string, headers: Record<string, string>): Promise<{ status: number | null; text: string }> {
+async function post(
+	url: string,
+	body: string,
+	headers: Record<string, string>,
+): Promise<{ status: number | null; text: string }> {
 	try {
-		const response = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(30_000) });
+		const response = await fetch(url, {
+			method: 'POST',
+			headers,
+			body,
+			signal: AbortSignal.timeout(30_000),
+		});
 		return { status: response.status, text: await response.text() };
 	} catch (error) {
 		return { status: null, text: errorText(error) };
 	}
 }
 
-function signedInbound(ctx: QueueContext, secret: string, waId: string, extra: Record<string, unknown> = {}) {
-	const body = JSON.stringify(inboundEnvelope({ from: '+15557651234', contact_name: 'Direct', number: ctx.number, wa_message_id: waId, text: 'direct', ...extra }));
-	return { body, headers: { 'content-type': 'application/json', 'x-service-signature': signBody(body, secret) } };
+function signedInbound(
+	ctx: QueueContext,
+	secret: string,
+	waId: string,
+	extra: Record<string, unknown> = {},
+) {
+	const body = JSON.stringify(
+		inboundEnvelope({
+			from: '+15557651234',
+			contact_name: 'Direct',
+			number: ctx.number,
+			wa_message_id: waId,
+			text: 'direct',
+			...extra,
+		}),
+	);
+	return {
+		body,
+		headers: { 'content-type': 'application/json', 'x-service-signature': signBody(body, secret) },
+	};
 }
 
 /** The trigger's URL on one webhook processor, bypassing the balancer. */
-function processorUrl(ctx: QueueContext, index: number, active: NonNullable<QueueContext['active']>): string {
+function processorUrl(
+	ctx: QueueContext,
+	index: number,
+	active: NonNullable<QueueContext['active']>,
+): string {
 	const role = ctx.topology.webhooks[index];
 	if (!role) throw new Error(`webhook processor ${index + 1} is not running`);
 	return active.url.replace(ctx.topology.url, `http://127.0.0.1:${role.port}`);
@@ -145,27 +237,46 @@ async function balancerCounts(ctx: QueueContext): Promise<Record<string, number>
 	const stot = header.indexOf('stot');
 	for (const line of csv.split('\n').slice(1)) {
 		const cells = line.split(',');
-		if (cells[0] === 'webhook_processors' && /^w\d+$/.test(cells[1])) counts[cells[1]] = Number(cells[stot]);
+		if (cells[0] === 'webhook_processors' && /^w\d+$/.test(cells[1]))
+			counts[cells[1]] = Number(cells[stot]);
 	}
 	return counts;
 }
 
-function diff(after: Record<string, number>, before: Record<string, number>): Record<string, number> {
+function diff(
+	after: Record<string, number>,
+	before: Record<string, number>,
+): Record<string, number> {
 	return Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]));
 }
 
 // ---- 1. activation and verification on the webhook processors -------------------------------
 
 export async function checkActivation(ctx: QueueContext): Promise<void> {
-	log('== 1. activation on main registers the balancer URL; each webhook processor verifies events');
+	log(
+		'== 1. activation on main registers the balancer URL; each webhook processor verifies events',
+	);
 	const active = await ensureActive(ctx, 'load', () => loadWorkflowFor(ctx));
 	const state = ctx.topology.sandbox.state();
 	const expected = `${ctx.topology.url}/webhook/`;
-	record(ctx, 'activation: main registered the webhook at the balancer URL', state.webhook.url === active.url && active.url.startsWith(expected) && Boolean(state.webhook.secret), `sandbox webhook ${state.webhook.url}`);
+	record(
+		ctx,
+		'activation: main registered the webhook at the balancer URL',
+		state.webhook.url === active.url &&
+			active.url.startsWith(expected) &&
+			Boolean(state.webhook.secret),
+		`sandbox webhook ${state.webhook.url}`,
+	);
 
 	const before = storedExecutions(ctx.topology, active.workflow.id, active.trigger).length;
-	const genuine: Array<{ processor: number; waId: string; status: number | null; text: string }> = [];
-	const tampered: Array<{ processor: number; tamper: string; waId: string; status: number | null }> = [];
+	const genuine: Array<{ processor: number; waId: string; status: number | null; text: string }> =
+		[];
+	const tampered: Array<{
+		processor: number;
+		tamper: string;
+		waId: string;
+		status: number | null;
+	}> = [];
 	for (let p = 0; p < ctx.topology.webhooks.length; p++) {
 		if (!ctx.topology.webhooks[p]) continue;
 		const url = processorUrl(ctx, p, active);
@@ -175,24 +286,48 @@ export async function checkActivation(ctx: QueueContext): Promise<void> {
 		for (const [k, tamper] of TAMPERS.entries()) {
 			const i = 9000 + p * 100 + k;
 			const bad = tamperedRequest(i, tamper, active.secret, ctx.number);
-			tampered.push({ processor: p + 1, tamper, waId: `wamid.TAMPERED-${i}`, status: (await post(url, bad.body, bad.headers)).status });
+			tampered.push({
+				processor: p + 1,
+				tamper,
+				waId: `wamid.TAMPERED-${i}`,
+				status: (await post(url, bad.body, bad.headers)).status,
+			});
 		}
 	}
 	// Main does not take production webhooks in this layout (N8N_DISABLE_PRODUCTION_MAIN_PROCESS).
 	const mainRequest = signedInbound(ctx, active.secret, `wamid.MAIN-${randomUUID()}`);
-	const onMain = await post(active.url.replace(ctx.topology.url, ctx.topology.main.process.url), mainRequest.body, mainRequest.headers);
+	const onMain = await post(
+		active.url.replace(ctx.topology.url, ctx.topology.main.process.url),
+		mainRequest.body,
+		mainRequest.headers,
+	);
 
 	const accepted = genuine.filter((g) => g.status === 200).length + (onMain.status === 200 ? 1 : 0);
 	await settle(ctx.topology, active.workflow.id, before + accepted, 60_000);
 	const executions = storedExecutions(ctx.topology, active.workflow.id, active.trigger);
 	const counts = perMessage(executions);
-	ctx.numbers.activation = { webhookUrl: state.webhook.url, genuine, tampered: tampered.map((t) => `w${t.processor} ${t.tamper}: ${t.status}`), mainDirect: onMain.status };
+	ctx.numbers.activation = {
+		webhookUrl: state.webhook.url,
+		genuine,
+		tampered: tampered.map((t) => `w${t.processor} ${t.tamper}: ${t.status}`),
+		mainDirect: onMain.status,
+	};
 	record(
 		ctx,
 		'activation: each webhook processor accepts a correctly signed event (200 {"received":true}), executed once',
 		genuine.length === ctx.topology.webhooks.filter(Boolean).length &&
-			genuine.every((g) => g.status === 200 && g.text.replace(/\s/g, '') === '{"received":true}' && counts.get(g.waId) === 1),
-		genuine.map((g) => `w${g.processor}: ${g.status} ${g.text.slice(0, 40)}, executions ${counts.get(g.waId) ?? 0}`).join('; '),
+			genuine.every(
+				(g) =>
+					g.status === 200 &&
+					g.text.replace(/\s/g, '') === '{"received":true}' &&
+					counts.get(g.waId) === 1,
+			),
+		genuine
+			.map(
+				(g) =>
+					`w${g.processor}: ${g.status} ${g.text.slice(0, 40)}, executions ${counts.get(g.waId) ?? 0}`,
+			)
+			.join('; '),
 	);
 	const tamperedExecuted = tampered.filter((t) => counts.has(t.waId)).length;
 	record(
@@ -201,41 +336,63 @@ export async function checkActivation(ctx: QueueContext): Promise<void> {
 		tampered.every((t) => t.status === 401) && tamperedExecuted === 0,
 		`${tampered.length} tampered (${TAMPERS.length} kinds × ${genuine.length} processors): statuses ${[...new Set(tampered.map((t) => t.status))].join(', ')}; executed ${tamperedExecuted}`,
 	);
-	log(`  main, posted directly: ${onMain.status} (production webhooks are off on main in this layout)`);
+	log(
+		`  main, posted directly: ${onMain.status} (production webhooks are off on main in this layout)`,
+	);
 }
 
 // ---- 2. 5,000 signed events through the balancer --------------------------------------------
 
 export async function checkLoad(ctx: QueueContext): Promise<void> {
 	const { events, concurrency, tamperedEvery } = ctx.options;
-	log(`== 2. load: ${events} signed events at concurrency ${concurrency} through the balancer, 1 tampered in ${tamperedEvery}`);
+	log(
+		`== 2. load: ${events} signed events at concurrency ${concurrency} through the balancer, 1 tampered in ${tamperedEvery}`,
+	);
 	const active = await ensureActive(ctx, 'load', () => loadWorkflowFor(ctx));
-	const before = new Set(storedExecutions(ctx.topology, active.workflow.id, active.trigger).map((e) => e.id));
+	const before = new Set(
+		storedExecutions(ctx.topology, active.workflow.id, active.trigger).map((e) => e.id),
+	);
 	const balancerBefore = await balancerCounts(ctx);
-	const run = await fireLoad({ control: ctx.topology.control, url: active.url, secret: active.secret, number: ctx.number, events, concurrency, tamperedEvery });
+	const run = await fireLoad({
+		control: ctx.topology.control,
+		url: active.url,
+		secret: active.secret,
+		number: ctx.number,
+		events,
+		concurrency,
+		tamperedEvery,
+	});
 	const balancerAfter = diff(await balancerCounts(ctx), balancerBefore);
 	const genuine = run.outcomes.filter((o) => o.kind === 'genuine');
 	const tampered = run.outcomes.filter((o) => o.kind === 'tampered');
 	const accepted = genuine.filter((o) => o.status !== null && o.status >= 200 && o.status < 300);
 	const inTime = accepted.filter((o) => o.ms <= DELIVERY_TIMEOUT_MS);
 	const times = accepted.map((o) => o.ms).sort((a, b) => a - b);
-	log(`  sent ${run.outcomes.length} in ${run.sendSeconds.toFixed(1)} s (${(run.outcomes.length / run.sendSeconds).toFixed(1)} requests/s); waiting for the executions`);
+	log(
+		`  sent ${run.outcomes.length} in ${run.sendSeconds.toFixed(1)} s (${(run.outcomes.length / run.sendSeconds).toFixed(1)} requests/s); waiting for the executions`,
+	);
 	const settleStart = Date.now();
 	await settle(ctx.topology, active.workflow.id, before.size + accepted.length, 300_000);
 	const drainSeconds = (Date.now() - settleStart) / 1000;
 	// Events the service counts as not delivered are the catch-up's (default on, every 60 s): give it
 	// its interval + 30 s to emit them, then count.
 	const genuineIds = genuine.map((o) => o.waId).filter((id): id is string => Boolean(id));
-	let executions = storedExecutions(ctx.topology, active.workflow.id, active.trigger).filter((e) => !before.has(e.id));
+	let executions = storedExecutions(ctx.topology, active.workflow.id, active.trigger).filter(
+		(e) => !before.has(e.id),
+	);
 	if (accepted.length < genuine.length) {
 		const deadline = Date.now() + 90_000;
 		log(`  ${genuine.length - accepted.length} not accepted: up to 90 s for the catch-up`);
 		while (Date.now() < deadline && !genuineIds.every((id) => perMessage(executions).has(id))) {
 			await sleep(3000);
-			executions = storedExecutions(ctx.topology, active.workflow.id, active.trigger).filter((e) => !before.has(e.id));
+			executions = storedExecutions(ctx.topology, active.workflow.id, active.trigger).filter(
+				(e) => !before.has(e.id),
+			);
 		}
 		await settle(ctx.topology, active.workflow.id, 0, 60_000, 5000);
-		executions = storedExecutions(ctx.topology, active.workflow.id, active.trigger).filter((e) => !before.has(e.id));
+		executions = storedExecutions(ctx.topology, active.workflow.id, active.trigger).filter(
+			(e) => !before.has(e.id),
+		);
 	}
 	const counts = perMessage(executions);
 	const acceptedIds = new Set(accepted.map((o) => o.waId as string));
@@ -244,23 +401,32 @@ export async function checkLoad(ctx: QueueContext): Promise<void> {
 	const acceptedNotOnce = [...acceptedIds].filter((id) => counts.get(id) !== 1).length;
 	const duplicated = [...counts.values()].filter((n) => n > 1).length;
 	const notAcceptedIds = genuineIds.filter((id) => !acceptedIds.has(id));
-	const notAcceptedRunAnyway = notAcceptedIds.filter((id) => executions.some((e) => e.waIds.some((w, i) => w === id && !e.recovered[i]))).length;
+	const notAcceptedRunAnyway = notAcceptedIds.filter((id) =>
+		executions.some((e) => e.waIds.some((w, i) => w === id && !e.recovered[i])),
+	).length;
 	const genuineSet = new Set(genuineIds);
 	const unexpected = [...counts.keys()].filter((id) => !genuineSet.has(id)).length;
 	const statuses: Record<string, number> = {};
 	for (const e of executions) statuses[e.status] = (statuses[e.status] ?? 0) + 1;
 	const tamperedStatuses: Record<string, number> = {};
-	for (const o of tampered) tamperedStatuses[String(o.status)] = (tamperedStatuses[String(o.status)] ?? 0) + 1;
+	for (const o of tampered)
+		tamperedStatuses[String(o.status)] = (tamperedStatuses[String(o.status)] ?? 0) + 1;
 	const tamperedExecuted = tampered.filter((o) => counts.has(o.waId as string)).length;
 	const failed: Record<string, number> = {};
-	for (const o of genuine.filter((g) => !accepted.includes(g))) failed[o.reason ?? String(o.status)] = (failed[o.reason ?? String(o.status)] ?? 0) + 1;
+	for (const o of genuine.filter((g) => !accepted.includes(g)))
+		failed[o.reason ?? String(o.status)] = (failed[o.reason ?? String(o.status)] ?? 0) + 1;
 	ctx.numbers.load = {
 		events,
 		concurrency,
 		sent: { genuine: genuine.length, tampered: tampered.length },
 		accepted: accepted.length,
 		within8s: inTime.length,
-		answerMs: { p50: percentile(times, 50), p90: percentile(times, 90), p99: percentile(times, 99), max: times[times.length - 1] },
+		answerMs: {
+			p50: percentile(times, 50),
+			p90: percentile(times, 90),
+			p99: percentile(times, 99),
+			max: times[times.length - 1],
+		},
 		eventsPerSecond: run.outcomes.length / run.sendSeconds,
 		sendSeconds: run.sendSeconds,
 		drainSeconds,
@@ -279,21 +445,43 @@ export async function checkLoad(ctx: QueueContext): Promise<void> {
 		requestsPerProcessor: balancerAfter,
 		loadavg: { before: run.loadavgBefore, after: run.loadavgAfter },
 	};
-	log(`  requests per webhook processor (haproxy): ${JSON.stringify(balancerAfter)}; load average ${run.loadavgAfter.map((v) => v.toFixed(2)).join(' ')}`);
-	log(`  not accepted ${notAcceptedIds.length} ${JSON.stringify(failed)}: run anyway by n8n after the sender gave up ${notAcceptedRunAnyway}, recovered by the catch-up ${recoveredIds.size}`);
-	record(ctx, 'load: every genuine event answered 2xx within 8 s', inTime.length === genuine.length, `${inTime.length}/${genuine.length} (p50 ${percentile(times, 50)} ms, p99 ${percentile(times, 99)} ms, max ${times[times.length - 1]} ms)${Object.keys(failed).length ? `; not accepted: ${JSON.stringify(failed)}` : ''}`);
+	log(
+		`  requests per webhook processor (haproxy): ${JSON.stringify(balancerAfter)}; load average ${run.loadavgAfter.map((v) => v.toFixed(2)).join(' ')}`,
+	);
+	log(
+		`  not accepted ${notAcceptedIds.length} ${JSON.stringify(failed)}: run anyway by n8n after the sender gave up ${notAcceptedRunAnyway}, recovered by the catch-up ${recoveredIds.size}`,
+	);
+	record(
+		ctx,
+		'load: every genuine event answered 2xx within 8 s',
+		inTime.length === genuine.length,
+		`${inTime.length}/${genuine.length} (p50 ${percentile(times, 50)} ms, p99 ${percentile(times, 99)} ms, max ${times[times.length - 1]} ms)${Object.keys(failed).length ? `; not accepted: ${JSON.stringify(failed)}` : ''}`,
+	);
 	record(
 		ctx,
 		'load: executions = events accepted, 0 lost, 0 duplicated',
-		acceptedNotOnce === 0 && lost === 0 && duplicated === 0 && unexpected === 0 && executions.length === accepted.length + recoveredIds.size,
+		acceptedNotOnce === 0 &&
+			lost === 0 &&
+			duplicated === 0 &&
+			unexpected === 0 &&
+			executions.length === accepted.length + recoveredIds.size,
 		`accepted ${accepted.length}, executions ${executions.length} ${JSON.stringify(statuses)} (recovered ${recoveredIds.size}), lost ${lost}, accepted but not run exactly once ${acceptedNotOnce}, run twice ${duplicated}, unexpected ${unexpected}`,
 	);
-	record(ctx, 'load: every tampered event refused, none executed', tampered.every((o) => o.status === 401) && tamperedExecuted === 0, `${tampered.length} tampered: ${JSON.stringify(tamperedStatuses)}; executed ${tamperedExecuted}`);
+	record(
+		ctx,
+		'load: every tampered event refused, none executed',
+		tampered.every((o) => o.status === 401) && tamperedExecuted === 0,
+		`${tampered.length} tampered: ${JSON.stringify(tamperedStatuses)}; executed ${tamperedExecuted}`,
+	);
 }
 
 // ---- 3. the auto-reply example ---------------------------------------------------------------
 
-export async function checkAutoReply(ctx: QueueContext, count = 200, concurrency = 8): Promise<void> {
+export async function checkAutoReply(
+	ctx: QueueContext,
+	count = 200,
+	concurrency = 8,
+): Promise<void> {
 	log(`== 3. the auto-reply example answers each of ${count} inbound messages exactly once`);
 	const active = await ensureActive(ctx, 'autoReply', () => autoReplyWorkflow(ctx));
 	const { control, sandbox } = ctx.topology;
@@ -306,9 +494,17 @@ export async function checkAutoReply(ctx: QueueContext, count = 200, concurrency
 			for (;;) {
 				const i = next++;
 				if (i >= count) return;
-				const from = `+1666${String(run).padStart(6, '0')}${String(i).padStart(4, '0')}`.slice(0, 16);
+				const from = `+1666${String(run).padStart(6, '0')}${String(i).padStart(4, '0')}`.slice(
+					0,
+					16,
+				);
 				try {
-					const out = await control.inbound({ from, contact_name: `Queue ${i}`, number: ctx.number, text: `auto-reply ${i}` });
+					const out = await control.inbound({
+						from,
+						contact_name: `Queue ${i}`,
+						number: ctx.number,
+						text: `auto-reply ${i}`,
+					});
 					sent.push({ from, waId: out.record.wa_message_id, delivered: out.delivery.delivered });
 				} catch {
 					sent.push({ from, delivered: false });
@@ -320,26 +516,40 @@ export async function checkAutoReply(ctx: QueueContext, count = 200, concurrency
 	await settle(ctx.topology, active.workflow.id, delivered, 120_000);
 	// Replies are sent by the workers as they run: wait until they stop coming.
 	let last = -1;
-	await waitFor('the replies to stop coming', () => {
-		const now = sandbox.state().messages.length;
-		const stable = now === last;
-		last = now;
-		return stable;
-	}, 60_000, 2000);
+	await waitFor(
+		'the replies to stop coming',
+		() => {
+			const now = sandbox.state().messages.length;
+			const stable = now === last;
+			last = now;
+			return stable;
+		},
+		60_000,
+		2000,
+	);
 	const replies = sandbox.state().messages.slice(repliesBefore);
 	const perRecipient = new Map<string, number>();
 	for (const reply of replies) perRecipient.set(reply.to, (perRecipient.get(reply.to) ?? 0) + 1);
 	const histogram: Record<string, number> = {};
 	for (const s of sent) {
 		const n = perRecipient.get(s.from) ?? 0;
-		histogram[`${n} repl${n === 1 ? 'y' : 'ies'}`] = (histogram[`${n} repl${n === 1 ? 'y' : 'ies'}`] ?? 0) + 1;
+		histogram[`${n} repl${n === 1 ? 'y' : 'ies'}`] =
+			(histogram[`${n} repl${n === 1 ? 'y' : 'ies'}`] ?? 0) + 1;
 	}
 	const statuses = executionStatuses(ctx.topology, active.workflow.id);
-	ctx.numbers.autoReply = { inbound: count, delivered, replies: replies.length, histogram, executions: statuses };
+	ctx.numbers.autoReply = {
+		inbound: count,
+		delivered,
+		replies: replies.length,
+		histogram,
+		executions: statuses,
+	};
 	record(
 		ctx,
 		'auto-reply: every inbound message answered exactly once',
-		delivered === count && sent.every((s) => perRecipient.get(s.from) === 1) && replies.length === count,
+		delivered === count &&
+			sent.every((s) => perRecipient.get(s.from) === 1) &&
+			replies.length === count,
 		`${count} inbound, ${delivered} delivered 2xx, ${replies.length} replies (${JSON.stringify(histogram)}); executions ${JSON.stringify(statuses)}`,
 	);
 }
@@ -350,29 +560,58 @@ export async function checkSameDelivery(ctx: QueueContext): Promise<void> {
 	log('== 4. the same signed delivery posted to both webhook processors (bypassing the balancer)');
 	const active = await ensureActive(ctx, 'load', () => loadWorkflowFor(ctx));
 	const urls = [processorUrl(ctx, 0, active), processorUrl(ctx, 1, active)];
-	const cases: Array<{ label: string; waId: string; statuses: Array<number | null>; bodies: string[] }> = [];
+	const cases: Array<{
+		label: string;
+		waId: string;
+		statuses: Array<number | null>;
+		bodies: string[];
+	}> = [];
 	const run = async (label: string, targets: string[], together: boolean) => {
 		const waId = `wamid.SAME-${randomUUID()}`;
 		const request = signedInbound(ctx, active.secret, waId);
 		const answers = together
 			? await Promise.all(targets.map((url) => post(url, request.body, request.headers)))
-			: await targets.reduce<Promise<Array<{ status: number | null; text: string }>>>(async (acc, url) => [...(await acc), await post(url, request.body, request.headers)], Promise.resolve([]));
-		cases.push({ label, waId, statuses: answers.map((a) => a.status), bodies: answers.map((a) => a.text.replace(/\s/g, '').slice(0, 80)) });
+			: await targets.reduce<Promise<Array<{ status: number | null; text: string }>>>(
+					async (acc, url) => [...(await acc), await post(url, request.body, request.headers)],
+					Promise.resolve([]),
+				);
+		cases.push({
+			label,
+			waId,
+			statuses: answers.map((a) => a.status),
+			bodies: answers.map((a) => a.text.replace(/\s/g, '').slice(0, 80)),
+		});
 	};
 	await run('twice to processor 1, one after the other', [urls[0], urls[0]], false);
 	await run('to processor 1, then to processor 2', [urls[0], urls[1]], false);
 	await run('to both at the same moment', [urls[0], urls[1]], true);
-	await run('three times through the balancer (round robin)', [active.url, active.url, active.url], false);
+	await run(
+		'three times through the balancer (round robin)',
+		[active.url, active.url, active.url],
+		false,
+	);
 	const bySignature = active.url.replace(ctx.topology.url, ctx.topology.balancer.bySignatureUrl);
-	await run('three times through a balancer that hashes the signature header', [bySignature, bySignature, bySignature], false);
+	await run(
+		'three times through a balancer that hashes the signature header',
+		[bySignature, bySignature, bySignature],
+		false,
+	);
 	await sleep(2000);
 	await settle(ctx.topology, active.workflow.id, 0, 30_000);
 	const counts = perMessage(storedExecutions(ctx.topology, active.workflow.id, active.trigger));
 	const measured = cases.map((c) => ({ ...c, executions: counts.get(c.waId) ?? 0 }));
 	ctx.numbers.sameDelivery = measured;
-	for (const m of measured) log(`  ${m.label}: answers ${m.statuses.join(', ')} (${m.bodies.join(' | ')}); executions ${m.executions}`);
+	for (const m of measured)
+		log(
+			`  ${m.label}: answers ${m.statuses.join(', ')} (${m.bodies.join(' | ')}); executions ${m.executions}`,
+		);
 	const sameProcess = measured[0];
-	record(ctx, 'same delivery: a replay to the same webhook processor is acknowledged and not executed again', sameProcess.executions === 1 && sameProcess.statuses.every((s) => s === 200), `${sameProcess.executions} execution(s)`);
+	record(
+		ctx,
+		'same delivery: a replay to the same webhook processor is acknowledged and not executed again',
+		sameProcess.executions === 1 && sameProcess.statuses.every((s) => s === 200),
+		`${sameProcess.executions} execution(s)`,
+	);
 	// Across processes the replay guard (process memory) cannot see the other copy: measured, not asserted.
 	const across = measured.slice(1);
 	record(
@@ -382,14 +621,25 @@ export async function checkSameDelivery(ctx: QueueContext): Promise<void> {
 		across.map((m) => `${m.label}: ${m.executions}`).join('; '),
 	);
 	const hashed = measured[measured.length - 1];
-	record(ctx, 'same delivery: a balancer routing by the signature header runs it once', hashed.executions === 1, `${hashed.executions} execution(s) of 3 copies`);
+	record(
+		ctx,
+		'same delivery: a balancer routing by the signature header runs it once',
+		hashed.executions === 1,
+		`${hashed.executions} execution(s) of 3 copies`,
+	);
 }
 
 // ---- 5. a webhook processor killed mid-stream -----------------------------------------------
 
-export async function checkKillWebhook(ctx: QueueContext, count = 80, concurrency = 4): Promise<void> {
+export async function checkKillWebhook(
+	ctx: QueueContext,
+	count = 80,
+	concurrency = 4,
+): Promise<void> {
 	const interval = ctx.options.catchUpInterval;
-	log(`== 5. a webhook processor killed (SIGKILL) mid-stream of ${count} inbound messages; catch-up interval ${interval} s`);
+	log(
+		`== 5. a webhook processor killed (SIGKILL) mid-stream of ${count} inbound messages; catch-up interval ${interval} s`,
+	);
 	const active = await ensureActive(ctx, 'stream', () => {
 		const workflow = loadWorkflowFor(ctx, interval);
 		workflow.name = 'Queue: stream (trigger with catch-up → no-op)';
@@ -398,7 +648,13 @@ export async function checkKillWebhook(ctx: QueueContext, count = 80, concurrenc
 	const { control } = ctx.topology;
 	const victim = ctx.topology.webhooks[0];
 	if (!victim) throw new Error('webhook processor 1 is not running');
-	const sent: Array<{ waId?: string; delivered: boolean; status: number | null; reason: string | null; at: number }> = [];
+	const sent: Array<{
+		waId?: string;
+		delivered: boolean;
+		status: number | null;
+		reason: string | null;
+		at: number;
+	}> = [];
 	let next = 0;
 	const t0 = Date.now();
 	let killedAt = 0;
@@ -406,7 +662,9 @@ export async function checkKillWebhook(ctx: QueueContext, count = 80, concurrenc
 		while (sent.length < count / 4) await sleep(20);
 		ctx.topology.kill(victim);
 		killedAt = Date.now() - t0;
-		log(`  SIGKILL to webhook processor 1 (pid ${victim.process.child.pid}) after ${sent.length} messages, ${(killedAt / 1000).toFixed(1)} s into the stream`);
+		log(
+			`  SIGKILL to webhook processor 1 (pid ${victim.process.child.pid}) after ${sent.length} messages, ${(killedAt / 1000).toFixed(1)} s into the stream`,
+		);
 	})();
 	await Promise.all(
 		Array.from({ length: concurrency }, async () => {
@@ -414,10 +672,26 @@ export async function checkKillWebhook(ctx: QueueContext, count = 80, concurrenc
 				const i = next++;
 				if (i >= count) return;
 				try {
-					const out = await control.inbound({ from: `+1777${String(1000000 + i)}`, contact_name: `Stream ${i}`, number: ctx.number, text: `stream ${i}` });
-					sent.push({ waId: out.record.wa_message_id, delivered: out.delivery.delivered, status: out.delivery.status, reason: out.delivery.reason, at: Date.now() - t0 });
+					const out = await control.inbound({
+						from: `+1777${String(1000000 + i)}`,
+						contact_name: `Stream ${i}`,
+						number: ctx.number,
+						text: `stream ${i}`,
+					});
+					sent.push({
+						waId: out.record.wa_message_id,
+						delivered: out.delivery.delivered,
+						status: out.delivery.status,
+						reason: out.delivery.reason,
+						at: Date.now() - t0,
+					});
 				} catch (error) {
-					sent.push({ delivered: false, status: null, reason: errorText(error), at: Date.now() - t0 });
+					sent.push({
+						delivered: false,
+						status: null,
+						reason: errorText(error),
+						at: Date.now() - t0,
+					});
 				}
 				await sleep(150);
 			}
@@ -428,8 +702,11 @@ export async function checkKillWebhook(ctx: QueueContext, count = 80, concurrenc
 	const streamEnd = Date.now();
 	const failed = sent.filter((s) => !s.delivered);
 	const reasons: Record<string, number> = {};
-	for (const f of failed) reasons[f.reason ?? String(f.status)] = (reasons[f.reason ?? String(f.status)] ?? 0) + 1;
-	log(`  stream of ${count} done in ${((streamEnd - t0) / 1000).toFixed(1)} s: ${count - failed.length} delivered 2xx, ${failed.length} failed ${JSON.stringify(reasons)}`);
+	for (const f of failed)
+		reasons[f.reason ?? String(f.status)] = (reasons[f.reason ?? String(f.status)] ?? 0) + 1;
+	log(
+		`  stream of ${count} done in ${((streamEnd - t0) / 1000).toFixed(1)} s: ${count - failed.length} delivered 2xx, ${failed.length} failed ${JSON.stringify(reasons)}`,
+	);
 
 	// Up to catchUpInterval + 30 s for the catch-up to emit what was not delivered.
 	const ids = sent.map((s) => s.waId).filter((id): id is string => Boolean(id));
@@ -449,7 +726,14 @@ export async function checkKillWebhook(ctx: QueueContext, count = 80, concurrenc
 	const failedIds = new Set(failed.map((f) => f.waId));
 	const recoveredIds = new Set(executions.flatMap((e) => e.waIds.filter((_, i) => e.recovered[i])));
 	const lostWithoutCatchUp = failed.filter((f) => f.waId && (counts.get(f.waId) ?? 0) === 0).length;
-	const executedDespiteFailure = failed.filter((f) => f.waId && executions.some((e) => e.waIds.includes(f.waId as string) && !e.recovered[e.waIds.indexOf(f.waId as string)])).length;
+	const executedDespiteFailure = failed.filter(
+		(f) =>
+			f.waId &&
+			executions.some(
+				(e) =>
+					e.waIds.includes(f.waId as string) && !e.recovered[e.waIds.indexOf(f.waId as string)],
+			),
+	).length;
 	const recoveredWrongly = [...recoveredIds].filter((id) => !failedIds.has(id)).length;
 	ctx.numbers.killWebhook = {
 		messages: count,
@@ -464,19 +748,30 @@ export async function checkKillWebhook(ctx: QueueContext, count = 80, concurrenc
 		executedTwice: twice.length,
 		waitedSeconds: (Date.now() - streamEnd) / 1000,
 	};
-	log(`  deliveries failed ${failed.length} (of which executed anyway: ${executedDespiteFailure}); recovered by catch-up ${recoveredIds.size}; never executed ${missing.length}; executed twice ${twice.length}`);
+	log(
+		`  deliveries failed ${failed.length} (of which executed anyway: ${executedDespiteFailure}); recovered by catch-up ${recoveredIds.size}; never executed ${missing.length}; executed twice ${twice.length}`,
+	);
 	record(
 		ctx,
 		'kill webhook processor: every message executed exactly once (recovered ones marked recovered: true)',
-		missing.length === 0 && twice.length === 0 && recoveredWrongly === 0 && [...failedIds].every((id) => !id || (counts.get(id) ?? 0) === 1),
+		missing.length === 0 &&
+			twice.length === 0 &&
+			recoveredWrongly === 0 &&
+			[...failedIds].every((id) => !id || (counts.get(id) ?? 0) === 1),
 		`${count} messages, ${failed.length} deliveries failed at the kill; ${lostWithoutCatchUp} of them never executed, ${recoveredIds.size} recovered (${recoveredWrongly} of them had been delivered), ${missing.length} never executed in all, ${twice.length} executed twice (waited ${Math.round((Date.now() - streamEnd) / 1000)} s, catch-up interval ${interval} s)`,
 	);
 }
 
 // ---- 6. a worker killed mid-run --------------------------------------------------------------
 
-export async function checkKillWorker(ctx: QueueContext, count = 60, concurrency = 4): Promise<void> {
-	log(`== 6. a worker killed (SIGKILL) while running executions (trigger → Reply → Wait 4 s), ${count} inbound messages`);
+export async function checkKillWorker(
+	ctx: QueueContext,
+	count = 60,
+	concurrency = 4,
+): Promise<void> {
+	log(
+		`== 6. a worker killed (SIGKILL) while running executions (trigger → Reply → Wait 4 s), ${count} inbound messages`,
+	);
 	const active = await ensureActive(ctx, 'replyWait', () => replyThenWaitWorkflow(ctx));
 	const { control, sandbox } = ctx.topology;
 	const victim = ctx.topology.workers[0];
@@ -491,7 +786,9 @@ export async function checkKillWorker(ctx: QueueContext, count = 60, concurrency
 		runningAtKill = executionStatuses(ctx.topology, active.workflow.id);
 		ctx.topology.kill(victim);
 		killedAt = Date.now();
-		log(`  SIGKILL to worker 1 (pid ${victim.process.child.pid}) after ${sent.length} messages; executions then: ${JSON.stringify(runningAtKill)}`);
+		log(
+			`  SIGKILL to worker 1 (pid ${victim.process.child.pid}) after ${sent.length} messages; executions then: ${JSON.stringify(runningAtKill)}`,
+		);
 	})();
 	await Promise.all(
 		Array.from({ length: concurrency }, async () => {
@@ -500,7 +797,12 @@ export async function checkKillWorker(ctx: QueueContext, count = 60, concurrency
 				if (i >= count) return;
 				const from = `+1888${String(1000000 + i)}`;
 				try {
-					const out = await control.inbound({ from, contact_name: `Worker ${i}`, number: ctx.number, text: `worker ${i}` });
+					const out = await control.inbound({
+						from,
+						contact_name: `Worker ${i}`,
+						number: ctx.number,
+						text: `worker ${i}`,
+					});
 					sent.push({ from, waId: out.record.wa_message_id, delivered: out.delivery.delivered });
 				} catch {
 					sent.push({ from, delivered: false });
@@ -520,7 +822,11 @@ export async function checkKillWorker(ctx: QueueContext, count = 60, concurrency
 	for (;;) {
 		const statuses = executionStatuses(ctx.topology, active.workflow.id);
 		const s = Math.round((Date.now() - killedAt) / 1000);
-		if (!timeline.length || JSON.stringify(timeline[timeline.length - 1].statuses) !== JSON.stringify(statuses)) timeline.push({ s, statuses });
+		if (
+			!timeline.length ||
+			JSON.stringify(timeline[timeline.length - 1].statuses) !== JSON.stringify(statuses)
+		)
+			timeline.push({ s, statuses });
 		if ((statuses.crashed || statuses.error) && firstFailedS === undefined) firstFailedS = s;
 		const busy = (statuses.new ?? 0) + (statuses.running ?? 0);
 		if (busy === 0 && Date.now() - killedAt > 30_000) break;
@@ -545,12 +851,17 @@ export async function checkKillWorker(ctx: QueueContext, count = 60, concurrency
 		executionsPerMessage[String(n)] = (executionsPerMessage[String(n)] ?? 0) + 1;
 	}
 	const failedExecutions = executions.filter((e) => e.status !== 'success');
-	const replied = (e: { waIds: string[] }) => e.waIds.some((id) => { const s = sent.find((x) => x.waId === id); return s !== undefined && (perRecipient.get(s.from) ?? 0) > 0; });
+	const replied = (e: { waIds: string[] }) =>
+		e.waIds.some((id) => {
+			const s = sent.find((x) => x.waId === id);
+			return s !== undefined && (perRecipient.get(s.from) ?? 0) > 0;
+		});
 	const failedAfterReply = failedExecutions.filter(replied).length;
 	// n8n replaces a stalled job's execution data with its error: which message it carried is then unknown.
 	const failedWithoutItems = failedExecutions.filter((e) => e.waIds.length === 0).length;
 	const errors: Record<string, number> = {};
-	for (const e of failedExecutions) errors[e.error ?? '(no message)'] = (errors[e.error ?? '(no message)'] ?? 0) + 1;
+	for (const e of failedExecutions)
+		errors[e.error ?? '(no message)'] = (errors[e.error ?? '(no message)'] ?? 0) + 1;
 	ctx.numbers.killWorker = {
 		messages: count,
 		delivered: sent.filter((s) => s.delivered).length,
@@ -564,8 +875,12 @@ export async function checkKillWorker(ctx: QueueContext, count = 60, concurrency
 		executionsPerMessage,
 		repliesPerMessage: repliesHistogram,
 	};
-	log(`  after the kill: ${timeline.map((t) => `${t.s} s ${JSON.stringify(t.statuses)}`).join(' → ')}`);
-	log(`  executions per message ${JSON.stringify(executionsPerMessage)}; replies per message ${JSON.stringify(repliesHistogram)}; failed executions ${failedExecutions.length} (${failedAfterReply} known to have replied first, ${failedWithoutItems} whose stored data no longer names their message): ${JSON.stringify(errors)}`);
+	log(
+		`  after the kill: ${timeline.map((t) => `${t.s} s ${JSON.stringify(t.statuses)}`).join(' → ')}`,
+	);
+	log(
+		`  executions per message ${JSON.stringify(executionsPerMessage)}; replies per message ${JSON.stringify(repliesHistogram)}; failed executions ${failedExecutions.length} (${failedAfterReply} known to have replied first, ${failedWithoutItems} whose stored data no longer names their message): ${JSON.stringify(errors)}`,
+	);
 	// Measured and written down, not a property of our nodes: the check holds when n8n settled every
 	// execution (none left running) and nothing ran twice.
 	record(
@@ -580,8 +895,33 @@ export async function checkKillWorker(ctx: QueueContext, count = 60, concurrency
 
 /** Trigger with Download Media → Extract From File (text): the worker reads the file the processor stored. */
 function mediaWorkflow(ctx: QueueContext): WorkflowJson {
-	const trigger = { id: randomUUID(), name: 'Trigger', type: TRIGGER_TYPE, typeVersion: 1, position: [0, 0], webhookId: randomUUID(), credentials: credentialRef(ctx), parameters: { registration: 'automatic', events: ['message.inbound'], options: { downloadMedia: true } } };
-	const extract = { id: randomUUID(), name: 'Read file', type: 'n8n-nodes-base.extractFromFile', typeVersion: 1.1, position: [260, 0], parameters: { operation: 'text', binaryPropertyName: 'data', destinationKey: 'file_text', options: {} } };
+	const trigger = {
+		id: randomUUID(),
+		name: 'Trigger',
+		type: TRIGGER_TYPE,
+		typeVersion: 1,
+		position: [0, 0],
+		webhookId: randomUUID(),
+		credentials: credentialRef(ctx),
+		parameters: {
+			registration: 'automatic',
+			events: ['message.inbound'],
+			options: { downloadMedia: true },
+		},
+	};
+	const extract = {
+		id: randomUUID(),
+		name: 'Read file',
+		type: 'n8n-nodes-base.extractFromFile',
+		typeVersion: 1.1,
+		position: [260, 0],
+		parameters: {
+			operation: 'text',
+			binaryPropertyName: 'data',
+			destinationKey: 'file_text',
+			options: {},
+		},
+	};
 	return {
 		name: 'Queue: Download Media → Extract From File',
 		nodes: [trigger, extract],
@@ -591,16 +931,25 @@ function mediaWorkflow(ctx: QueueContext): WorkflowJson {
 }
 
 export async function checkMedia(ctx: QueueContext, count = 10): Promise<void> {
-	log(`== media: Download Media runs on the webhook processor, the file is read on a worker (${count} inbound files)`);
+	log(
+		`== media: Download Media runs on the webhook processor, the file is read on a worker (${count} inbound files)`,
+	);
 	const active = await ensureActive(ctx, 'media', () => mediaWorkflow(ctx));
 	const sent: Array<{ waId: string; content: string; delivered: boolean }> = [];
 	for (let i = 0; i < count; i++) {
 		const content = `queue-mode media ${i} ${randomUUID()}`;
-		const out = await ctx.topology.control.call<{ record: { wa_message_id: string }; delivery: { delivered: boolean } }>('POST', '/inbound', {
+		const out = await ctx.topology.control.call<{
+			record: { wa_message_id: string };
+			delivery: { delivered: boolean };
+		}>('POST', '/inbound', {
 			from: '+15559990000',
 			contact_name: `Media ${i}`,
 			number: ctx.number,
-			media: { mime: 'text/plain', data_base64: Buffer.from(content).toString('base64'), filename: `note-${i}.txt` },
+			media: {
+				mime: 'text/plain',
+				data_base64: Buffer.from(content).toString('base64'),
+				filename: `note-${i}.txt`,
+			},
 		});
 		sent.push({ waId: out.record.wa_message_id, content, delivered: out.delivery.delivered });
 	}
@@ -616,14 +965,37 @@ export async function checkMedia(ctx: QueueContext, count = 10): Promise<void> {
 		}
 		const output = await ctx.topology.client.executionOutput(execution.id);
 		const item = output.nodes['Read file']?.[0] as { file_text?: string } | undefined;
-		const download = (output.nodes.Trigger?.[0] as { media_download?: { downloaded?: boolean; reason?: string } } | undefined)?.media_download;
-		if (output.status === 'success' && item?.file_text === s.content && download?.downloaded === true) matched++;
-		else outcomes.push(`${output.status}: trigger ${JSON.stringify(download)}, read ${JSON.stringify(item?.file_text ?? (output.error as { message?: string } | undefined)?.message)}`.slice(0, 400));
+		const download = (
+			output.nodes.Trigger?.[0] as
+				{ media_download?: { downloaded?: boolean; reason?: string } } | undefined
+		)?.media_download;
+		if (
+			output.status === 'success' &&
+			item?.file_text === s.content &&
+			download?.downloaded === true
+		)
+			matched++;
+		else
+			outcomes.push(
+				`${output.status}: trigger ${JSON.stringify(download)}, read ${JSON.stringify(item?.file_text ?? (output.error as { message?: string } | undefined)?.message)}`.slice(
+					0,
+					400,
+				),
+			);
 	}
-	ctx.numbers.media = { files: count, delivered: sent.filter((s) => s.delivered).length, readOnWorker: matched, problems: outcomes };
-	record(ctx, 'media: every file downloaded by a webhook processor is read intact by a worker', matched === count, `${matched}/${count} files read back byte for byte${outcomes.length ? `; ${outcomes.slice(0, 3).join(' | ')}` : ''}`);
+	ctx.numbers.media = {
+		files: count,
+		delivered: sent.filter((s) => s.delivered).length,
+		readOnWorker: matched,
+		problems: outcomes,
+	};
+	record(
+		ctx,
+		'media: every file downloaded by a webhook processor is read intact by a worker',
+		matched === count,
+		`${matched}/${count} files read back byte for byte${outcomes.length ? `; ${outcomes.slice(0, 3).join(' | ')}` : ''}`,
+	);
 }
-
 
 const ASK = 'Ask for the order number';
 const QUESTION = /order number\?/;
@@ -634,8 +1006,15 @@ function conversationWorkflow(ctx: QueueContext): WorkflowJson {
 	const example = readExample('conversation');
 	const ask = example.nodes.find((n) => n.name === ASK);
 	if (!ask) throw new Error(`examples/conversation.json has no "${ASK}" node`);
-	ask.parameters = { ...ask.parameters, waitAmount: '={{ $json.data.text.includes("never") ? 0.25 : 2 }}', waitUnit: 'minutes' };
-	return { ...mapExample(example, { [CREDENTIAL_NAME]: ctx.credential.id }, {}), name: 'Queue: conversation (Reply and Wait for Answer)' };
+	ask.parameters = {
+		...ask.parameters,
+		waitAmount: '={{ $json.data.text.includes("never") ? 0.25 : 2 }}',
+		waitUnit: 'minutes',
+	};
+	return {
+		...mapExample(example, { [CREDENTIAL_NAME]: ctx.credential.id }, {}),
+		name: 'Queue: conversation (Reply and Wait for Answer)',
+	};
 }
 
 /**
@@ -648,22 +1027,38 @@ function conversationWorkflow(ctx: QueueContext): WorkflowJson {
  * (their registrations are saved by concurrent requests, which n8n saves whole: a lost entry
  * must fail safe, the answer starting a normal execution), and one who never answers.
  */
-export async function checkConversation(ctx: QueueContext, oneByOne = 6, together = 12): Promise<void> {
-	log(`== conversation: Reply and Wait for Answer across processes (${oneByOne} contacts one at a time, ${together} at once, 1 never answers)`);
+export async function checkConversation(
+	ctx: QueueContext,
+	oneByOne = 6,
+	together = 12,
+): Promise<void> {
+	log(
+		`== conversation: Reply and Wait for Answer across processes (${oneByOne} contacts one at a time, ${together} at once, 1 never answers)`,
+	);
 	const active = await ensureActive(ctx, 'conversation', () => conversationWorkflow(ctx));
 	const { control, client } = ctx.topology;
 	const write = async (from: string, text: string) => {
 		const sent = await control.inbound({ from, contact_name: 'Ada', number: ctx.number, text });
-		if (!sent.delivery.delivered) throw new Error(`the sandbox could not deliver ${from}'s message: ${JSON.stringify(sent.delivery)}`);
+		if (!sent.delivery.delivered)
+			throw new Error(
+				`the sandbox could not deliver ${from}'s message: ${JSON.stringify(sent.delivery)}`,
+			);
 	};
-	const texts = async (contact: string) => (await control.state()).messages.filter((m) => m.to === contact).map((m) => m.text);
-	const questionsTo = async (contact: string) => (await texts(contact)).filter((t) => QUESTION.test(t)).length;
+	const texts = async (contact: string) =>
+		(await control.state()).messages.filter((m) => m.to === contact).map((m) => m.text);
+	const questionsTo = async (contact: string) =>
+		(await texts(contact)).filter((t) => QUESTION.test(t)).length;
 	const contact = (group: number, i: number) => `+3361${group}${String(100_000 + i).slice(1)}`;
 	const started = Date.now();
 
 	const silent = contact(9, 0);
 	await write(silent, 'I will never answer');
-	await waitFor(`the question to ${silent}`, async () => (await questionsTo(silent)) === 1, 30_000, 250);
+	await waitFor(
+		`the question to ${silent}`,
+		async () => (await questionsTo(silent)) === 1,
+		30_000,
+		250,
+	);
 
 	const first = Array.from({ length: oneByOne }, (_, i) => contact(1, i));
 	for (const c of first) {
@@ -672,13 +1067,20 @@ export async function checkConversation(ctx: QueueContext, oneByOne = 6, togethe
 	}
 	const second = Array.from({ length: together }, (_, i) => contact(2, i));
 	await Promise.all(second.map(async (c) => await write(c, 'hello')));
-	await waitFor(`the question to ${together} contacts`, async () => {
-		for (const c of second) if ((await questionsTo(c)) !== 1) return false;
-		return true;
-	}, 60_000, 500);
+	await waitFor(
+		`the question to ${together} contacts`,
+		async () => {
+			for (const c of second) if ((await questionsTo(c)) !== 1) return false;
+			return true;
+		},
+		60_000,
+		500,
+	);
 	// Every asking execution saves its static data when it goes to wait: let the last ones land.
 	await sleep(3000);
-	const waiting = (await client.executions(active.workflow.id)).filter((e) => e.status === 'waiting').length;
+	const waiting = (await client.executions(active.workflow.id)).filter(
+		(e) => e.status === 'waiting',
+	).length;
 
 	const outcome = async (c: string, answer: string) => {
 		const sent = await texts(c);
@@ -688,13 +1090,22 @@ export async function checkConversation(ctx: QueueContext, oneByOne = 6, togethe
 	};
 	const answerAll = async (contacts: string[], prefix: string) => {
 		await Promise.all(contacts.map(async (c, i) => await write(c, `${prefix}-${i}`)));
-		await waitFor(`an outcome for every answer of ${prefix}`, async () => {
-			const all = await Promise.all(contacts.map(async (c, i) => await outcome(c, `${prefix}-${i}`)));
-			return all.every((o) => o.confirmed + o.askedAgain >= 1) || undefined;
-		}, 90_000, 1000).catch(() => undefined);
+		await waitFor(
+			`an outcome for every answer of ${prefix}`,
+			async () => {
+				const all = await Promise.all(
+					contacts.map(async (c, i) => await outcome(c, `${prefix}-${i}`)),
+				);
+				return all.every((o) => o.confirmed + o.askedAgain >= 1) || undefined;
+			},
+			90_000,
+			1000,
+		).catch(() => undefined);
 		// Late second outcomes (an answer both resumed and started anew) show up here.
 		await sleep(3000);
-		const final = await Promise.all(contacts.map(async (c, i) => await outcome(c, `${prefix}-${i}`)));
+		const final = await Promise.all(
+			contacts.map(async (c, i) => await outcome(c, `${prefix}-${i}`)),
+		);
 		return {
 			resumed: final.filter((o) => o.confirmed === 1 && o.askedAgain === 0).length,
 			failedSafe: final.filter((o) => o.confirmed === 0 && o.askedAgain === 1).length,
@@ -705,19 +1116,37 @@ export async function checkConversation(ctx: QueueContext, oneByOne = 6, togethe
 	const b = await answerAll(second, 'B');
 
 	// n8n's wait tracker (on main) looks for due executions once a minute and hands them to a worker.
-	const silentDone = await waitFor('the silent contact\'s execution to time out', async () => {
-		for (const e of await client.executions(active.workflow.id)) {
-			if (e.status !== 'success') continue;
-			const output = await client.executionOutput(e.id);
-			const timedOut = (output.nodes['No answer in time']?.[0] as { timed_out?: boolean; data?: { from?: string } } | undefined);
-			if (timedOut?.timed_out === true) return { id: e.id, seconds: (Date.now() - started) / 1000 };
-		}
-		return undefined;
-	}, 150_000, 5000).catch(() => undefined);
+	const silentDone = await waitFor(
+		"the silent contact's execution to time out",
+		async () => {
+			for (const e of await client.executions(active.workflow.id)) {
+				if (e.status !== 'success') continue;
+				const output = await client.executionOutput(e.id);
+				const timedOut = output.nodes['No answer in time']?.[0] as
+					{ timed_out?: boolean; data?: { from?: string } } | undefined;
+				if (timedOut?.timed_out === true)
+					return { id: e.id, seconds: (Date.now() - started) / 1000 };
+			}
+			return undefined;
+		},
+		150_000,
+		5000,
+	).catch(() => undefined);
 	const statuses = executionStatuses(ctx.topology, active.workflow.id);
-	ctx.numbers.conversation = { oneByOne: { contacts: oneByOne, ...a }, together: { contacts: together, ...b }, waitingBeforeAnswers: waiting, silent: silentDone ?? null, statuses };
+	ctx.numbers.conversation = {
+		oneByOne: { contacts: oneByOne, ...a },
+		together: { contacts: together, ...b },
+		waitingBeforeAnswers: waiting,
+		silent: silentDone ?? null,
+		statuses,
+	};
 	const registration = storedStaticData(ctx.topology, active.workflow.id);
-	const all = { resumed: a.resumed + b.resumed, failedSafe: a.failedSafe + b.failedSafe, twice: a.twice + b.twice, contacts: oneByOne + together };
+	const all = {
+		resumed: a.resumed + b.resumed,
+		failedSafe: a.failedSafe + b.failedSafe,
+		twice: a.twice + b.twice,
+		contacts: oneByOne + together,
+	};
 	record(
 		ctx,
 		'conversation: contacts who write one at a time are each answered in the same execution (asked on a worker, registered through the trigger on a webhook processor, resumed by the answer)',
@@ -734,13 +1163,17 @@ export async function checkConversation(ctx: QueueContext, oneByOne = 6, togethe
 		ctx,
 		"conversation: the trigger's sealed signing secret is still in the workflow's static data after the workers' executions",
 		registration.includes('sealedSecret'),
-		registration.includes('sealedSecret') ? 'present' : `static data now: ${registration.slice(0, 300)}`,
+		registration.includes('sealedSecret')
+			? 'present'
+			: `static data now: ${registration.slice(0, 300)}`,
 	);
 	record(
 		ctx,
 		'conversation: a contact who never answers: the execution continues on Timed Out (wait tracker on main, run on a worker)',
 		silentDone !== undefined,
-		silentDone ? `execution ${silentDone.id} timed out ${silentDone.seconds.toFixed(0)} s after the first message (limit 15 s; n8n checks once a minute)` : 'no timed-out execution within 150 s',
+		silentDone
+			? `execution ${silentDone.id} timed out ${silentDone.seconds.toFixed(0)} s after the first message (limit 15 s; n8n checks once a minute)`
+			: 'no timed-out execution within 150 s',
 	);
 }
 

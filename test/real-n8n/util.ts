@@ -1,7 +1,8 @@
 /** Small helpers for the real-n8n driver, its runs and `npm run dev`: ports, waiting, timing, logging. */
 import { createServer } from 'node:net';
 
-export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+export const sleep = (ms: number): Promise<void> =>
+	new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A port that was free on 127.0.0.1 a moment ago, never one of `avoid`. */
 export async function freePort(avoid: number[] = []): Promise<number> {
@@ -39,7 +40,9 @@ export async function waitFor<T>(
 		}
 		if (Date.now() > deadline) {
 			const why = lastError instanceof Error ? `: ${lastError.message}` : '';
-			throw new Error(`Timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${description}${why}`);
+			throw new Error(
+				`Timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${description}${why}`,
+			);
 		}
 		await sleep(intervalMs);
 	}

@@ -1,7 +1,14 @@
 import { packProblems } from '../../scripts/check-pack';
 
 const declared = ['dist/nodes/A/A.node.js', 'dist/credentials/C.credentials.js'];
-const good = ['LICENSE', 'README.md', 'package.json', 'dist/icons/a.svg', ...declared, 'dist/nodes/A/A.node.js.map'];
+const good = [
+	'LICENSE',
+	'README.md',
+	'package.json',
+	'dist/icons/a.svg',
+	...declared,
+	'dist/nodes/A/A.node.js.map',
+];
 const goodMaps = new Map([['dist/nodes/A/A.node.js.map', ['../../../nodes/A/A.node.ts']]]);
 
 describe('check:pack file rules', () => {
@@ -24,7 +31,11 @@ describe('check:pack file rules', () => {
 
 	it('refuses a map of a test file and a missing declared node', () => {
 		const maps = new Map([['dist/nodes/A/A.node.js.map', ['../../../test/nodes/A.test.ts']]]);
-		const problems = packProblems(good.filter((f) => f !== 'dist/credentials/C.credentials.js'), declared, maps);
+		const problems = packProblems(
+			good.filter((f) => f !== 'dist/credentials/C.credentials.js'),
+			declared,
+			maps,
+		);
 		expect(problems.join('\n')).toMatch(/test\/nodes\/A\.test\.ts/);
 		expect(problems.join('\n')).toMatch(/C\.credentials\.js \(declared/);
 	});

@@ -58,7 +58,8 @@ const inboundQuerySchema = pageQuerySchema.extend({
 
 const logsQuerySchema = pageQuerySchema.extend({ category: z.enum(LOG_CATEGORIES) });
 
-const body = <S extends z.ZodTypeAny>(schema: S, call: ApiCall): z.output<S> => validate(schema, parseJsonBody(call.rawBody));
+const body = <S extends z.ZodTypeAny>(schema: S, call: ApiCall): z.output<S> =>
+	validate(schema, parseJsonBody(call.rawBody));
 
 const routes: Route<ApiHandler>[] = [
 	{
@@ -68,14 +69,23 @@ const routes: Route<ApiHandler>[] = [
 			scope: 'balance:read',
 			run: ({ key }) => ({
 				status: 200,
-				body: { ok: true, key_id: key.id, account_id: ACCOUNT_ID, scopes: key.scopes, allowed_numbers: key.allowed_numbers },
+				body: {
+					ok: true,
+					key_id: key.id,
+					account_id: ACCOUNT_ID,
+					scopes: key.scopes,
+					allowed_numbers: key.allowed_numbers,
+				},
 			}),
 		},
 	},
 	{
 		method: 'GET',
 		pattern: /^\/v1\/console\/keys$/,
-		handler: { scope: null, run: ({ ctx }) => ({ status: 200, body: { data: ctx.store.keyViews() } }) },
+		handler: {
+			scope: null,
+			run: ({ ctx }) => ({ status: 200, body: { data: ctx.store.keyViews() } }),
+		},
 	},
 	{
 		method: 'POST',
@@ -85,7 +95,10 @@ const routes: Route<ApiHandler>[] = [
 			run: (call) => {
 				const url = checkWebhookUrl(body(webhookBodySchema, call).url);
 				const webhook = call.ctx.store.registerWebhook(url);
-				return { status: 201, body: { url: webhook.url, configured: true, secret: webhook.secret } };
+				return {
+					status: 201,
+					body: { url: webhook.url, configured: true, secret: webhook.secret },
+				};
 			},
 		},
 	},
@@ -127,7 +140,10 @@ const routes: Route<ApiHandler>[] = [
 		pattern: /^\/v1\/messages\/reply$/,
 		handler: {
 			scope: 'messages:send',
-			run: (call) => ({ status: 201, body: sendReply(call.ctx, call.key, body(replyBodySchema, call)) }),
+			run: (call) => ({
+				status: 201,
+				body: sendReply(call.ctx, call.key, body(replyBodySchema, call)),
+			}),
 		},
 	},
 	{
@@ -167,9 +183,14 @@ const routes: Route<ApiHandler>[] = [
 			run: ({ ctx, params }) => {
 				const media = ctx.store.getMedia(params[0]);
 				if (!media) throw new HttpError(404, 'media_not_found', `No media ${params[0]}`);
-				if (!media.data) throw new HttpError(404, 'media_not_hosted', `Media ${params[0]} is not hosted`);
+				if (!media.data)
+					throw new HttpError(404, 'media_not_hosted', `Media ${params[0]} is not hosted`);
 				if (ctx.store.isPastRetention(media)) {
-					throw new HttpError(410, 'media_expired', `Media ${params[0]} is past the account's retention window`);
+					throw new HttpError(
+						410,
+						'media_expired',
+						`Media ${params[0]} is past the account's retention window`,
+					);
 				}
 				const signed = ctx.signer.signedUrl(media.id, ctx.clock.nowUnixSeconds());
 				return {
@@ -187,16 +208,28 @@ type AuthResult = { key: StoredKey } | { error: HttpError };
 function authenticate(ctx: SandboxContext, header: string | undefined): AuthResult {
 	const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
 	if (!match) {
-		return { error: new HttpError(401, 'missing_key', 'Send the API key as "Authorization: Bearer sk_live_..."') };
+		return {
+			error: new HttpError(
+				401,
+				'missing_key',
+				'Send the API key as "Authorization: Bearer sk_live_..."',
+			),
+		};
 	}
 	const key = ctx.store.findKeyByValue(match[1]);
 	if (!key) return { error: new HttpError(401, 'invalid_key', 'The API key is not known') };
-	if (key.revoked) return { error: new HttpError(401, 'key_revoked', 'The API key has been revoked') };
+	if (key.revoked)
+		return { error: new HttpError(401, 'key_revoked', 'The API key has been revoked') };
 	return { key };
 }
 
 /** Everything under /v1: count, inject faults, authenticate, route, check scope, answer, log refusals. */
-export async function handleApiRequest(ctx: SandboxContext, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+export async function handleApiRequest(
+	ctx: SandboxContext,
+	req: IncomingMessage,
+	res: ServerResponse,
+	url: URL,
+): Promise<void> {
 	const method = req.method ?? 'GET';
 	const record = ctx.store.recordApiRequest(method, url.pathname);
 	let keyId: string | null = null;
@@ -219,14 +252,28 @@ export async function handleApiRequest(ctx: SandboxContext, req: IncomingMessage
 		if (!route.found) throw route.error;
 		const { scope } = route.handler;
 		if (scope && !auth.key.scopes.includes(scope)) {
-			throw new HttpError(403, 'missing_scope', `This operation needs the scope ${scope}, which the key does not have`);
+			throw new HttpError(
+				403,
+				'missing_scope',
+				`This operation needs the scope ${scope}, which the key does not have`,
+			);
 		}
 		result = await route.handler.run({ ctx, key: auth.key, params: route.params, url, rawBody });
 	} catch (err) {
 		const error = asHttpError(err);
-		result = { status: error.status, body: errorBody(error.code, error.message), headers: error.headers };
+		result = {
+			status: error.status,
+			body: errorBody(error.code, error.message),
+			headers: error.headers,
+		};
 		if (error.status >= 400 && error.status < 500) {
-			ctx.store.log('rejections', { method, path: url.pathname, status: error.status, code: error.code, key_id: keyId });
+			ctx.store.log('rejections', {
+				method,
+				path: url.pathname,
+				status: error.status,
+				code: error.code,
+				key_id: keyId,
+			});
 		}
 	}
 	record.status = result.status;

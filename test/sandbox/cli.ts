@@ -3,7 +3,8 @@ import { CONTROL_API_SUMMARY } from './control-routes';
 import { startSandbox } from './server';
 import type { SandboxOptions } from './types';
 
-const USAGE = 'Usage: npm run sandbox -- [--port 4010] [--media-port 4011] [--host 127.0.0.1] [--webhook-timeout-ms 8000]';
+const USAGE =
+	'Usage: npm run sandbox -- [--port 4010] [--media-port 4011] [--host 127.0.0.1] [--webhook-timeout-ms 8000]';
 
 export function parseArgs(argv: string[]): SandboxOptions {
 	const options: SandboxOptions = { port: 4010 };
@@ -12,7 +13,8 @@ export function parseArgs(argv: string[]): SandboxOptions {
 		const value = argv[i + 1];
 		const number = (): number => {
 			const parsed = Number(value);
-			if (value === undefined || !Number.isInteger(parsed) || parsed < 0) throw new Error(`${flag} needs a whole number\n${USAGE}`);
+			if (value === undefined || !Number.isInteger(parsed) || parsed < 0)
+				throw new Error(`${flag} needs a whole number\n${USAGE}`);
 			i++;
 			return parsed;
 		};

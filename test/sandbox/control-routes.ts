@@ -1,7 +1,17 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import type { SandboxContext } from './context';
-import { asHttpError, errorBody, findRoute, HttpError, parseJsonBody, readRawBody, sendJson, validate, type Route } from './http';
+import {
+	asHttpError,
+	errorBody,
+	findRoute,
+	HttpError,
+	parseJsonBody,
+	readRawBody,
+	sendJson,
+	validate,
+	type Route,
+} from './http';
 import { generatedMediaBytes, MAX_GENERATED_MEDIA_BYTES } from './media';
 import { receiveInbound, relayEcho, updateStatus } from './messaging';
 import { pageView, streamEvents } from './page';
@@ -34,7 +44,9 @@ const keySchema = z.object({
 });
 
 const base64Schema = z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64');
-const mimeSchema = z.string().regex(/^[\w.+-]+\/[\w.+-]+$/, 'must be a MIME type such as image/jpeg');
+const mimeSchema = z
+	.string()
+	.regex(/^[\w.+-]+\/[\w.+-]+$/, 'must be a MIME type such as image/jpeg');
 
 const inboundSchema = z.object({
 	from: phoneSchema,
@@ -65,9 +77,15 @@ const echoSchema = z.object({
 	media_mime: mimeSchema.optional(),
 });
 
-const statusSchema = z.object({ id: z.string().min(1), status: z.enum(DELIVERY_STATUSES), error: z.unknown().optional() });
+const statusSchema = z.object({
+	id: z.string().min(1),
+	status: z.enum(DELIVERY_STATUSES),
+	error: z.unknown().optional(),
+});
 
-const clockSchema = z.object({ advance_seconds: z.number().finite().min(0).max(MAX_CLOCK_ADVANCE_SECONDS) });
+const clockSchema = z.object({
+	advance_seconds: z.number().finite().min(0).max(MAX_CLOCK_ADVANCE_SECONDS),
+});
 
 const faultSchema = z.object({
 	count: z.number().int().min(1).max(1000),
@@ -86,14 +104,27 @@ const mediaHostModeSchema = z
 		z.object({ kind: z.literal('redirect_to'), location: z.string().min(1).max(4096) }),
 		z.object({
 			kind: z.literal('gzip_bomb'),
-			decompressed_bytes: z.number().int().min(1).max(MAX_GENERATED_MEDIA_BYTES).default(64 * 1024 * 1024),
+			decompressed_bytes: z
+				.number()
+				.int()
+				.min(1)
+				.max(MAX_GENERATED_MEDIA_BYTES)
+				.default(64 * 1024 * 1024),
 		}),
-		z.object({ kind: z.literal('trickle'), bytes_per_second: z.number().int().min(1).max(1_000_000).default(1) }),
+		z.object({
+			kind: z.literal('trickle'),
+			bytes_per_second: z.number().int().min(1).max(1_000_000).default(1),
+		}),
 	])
 	.and(
 		z.object({
 			// Any text: the point is to send types and names a client must not trust.
-			content_type: z.string().min(1).max(1000).regex(/^[^\r\n]*$/, 'must be one header line').optional(),
+			content_type: z
+				.string()
+				.min(1)
+				.max(1000)
+				.regex(/^[^\r\n]*$/, 'must be one header line')
+				.optional(),
 			filename: z.string().min(1).max(10_000).optional(),
 		}),
 	);
@@ -104,20 +135,39 @@ interface ControlCall {
 	rawBody: Buffer;
 }
 
-type ControlHandler = (call: ControlCall) => Promise<{ status: number; body?: unknown }> | { status: number; body?: unknown };
+type ControlHandler = (
+	call: ControlCall,
+) => Promise<{ status: number; body?: unknown }> | { status: number; body?: unknown };
 
-const body = <S extends z.ZodTypeAny>(schema: S, call: ControlCall): z.output<S> => validate(schema, parseJsonBody(call.rawBody));
+const body = <S extends z.ZodTypeAny>(schema: S, call: ControlCall): z.output<S> =>
+	validate(schema, parseJsonBody(call.rawBody));
 
 function requireAccountNumber(ctx: SandboxContext, number: string, field: string): void {
 	if (!ctx.store.hasNumber(number)) {
-		throw new HttpError(400, 'invalid_request', `Invalid body: ${field}: ${number} is not a number of the account (${ctx.store.accountNumberIds().join(', ')})`);
+		throw new HttpError(
+			400,
+			'invalid_request',
+			`Invalid body: ${field}: ${number} is not a number of the account (${ctx.store.accountNumberIds().join(', ')})`,
+		);
 	}
 }
 
 const routes: Route<ControlHandler>[] = [
-	{ method: 'GET', pattern: /^\/_sandbox\/?$/, handler: () => ({ status: 200, body: { endpoints: CONTROL_API_SUMMARY } }) },
-	{ method: 'GET', pattern: /^\/_sandbox\/state$/, handler: ({ ctx }) => ({ status: 200, body: ctx.store.snapshot() }) },
-	{ method: 'GET', pattern: /^\/_sandbox\/view$/, handler: ({ ctx }) => ({ status: 200, body: pageView(ctx.store.snapshot()) }) },
+	{
+		method: 'GET',
+		pattern: /^\/_sandbox\/?$/,
+		handler: () => ({ status: 200, body: { endpoints: CONTROL_API_SUMMARY } }),
+	},
+	{
+		method: 'GET',
+		pattern: /^\/_sandbox\/state$/,
+		handler: ({ ctx }) => ({ status: 200, body: ctx.store.snapshot() }),
+	},
+	{
+		method: 'GET',
+		pattern: /^\/_sandbox\/view$/,
+		handler: ({ ctx }) => ({ status: 200, body: pageView(ctx.store.snapshot()) }),
+	},
 	{
 		method: 'POST',
 		pattern: /^\/_sandbox\/deliveries\/([^/]+)\/resend$/,
@@ -149,16 +199,27 @@ const routes: Route<ControlHandler>[] = [
 		pattern: /^\/_sandbox\/keys$/,
 		handler: (call) => {
 			const input = body(keySchema, call);
-			input.allowed_numbers?.forEach((n, i) => requireAccountNumber(call.ctx, n, `allowed_numbers.${i}`));
+			input.allowed_numbers?.forEach((n, i) =>
+				requireAccountNumber(call.ctx, n, `allowed_numbers.${i}`),
+			);
 			const key = call.ctx.store.createKey(input.scopes, input.allowed_numbers);
-			return { status: 201, body: { id: key.id, key: key.value, scopes: key.scopes, allowed_numbers: key.allowed_numbers } };
+			return {
+				status: 201,
+				body: {
+					id: key.id,
+					key: key.value,
+					scopes: key.scopes,
+					allowed_numbers: key.allowed_numbers,
+				},
+			};
 		},
 	},
 	{
 		method: 'POST',
 		pattern: /^\/_sandbox\/keys\/([^/]+)\/revoke$/,
 		handler: ({ ctx, params }) => {
-			if (!ctx.store.revokeKey(params[0])) throw new HttpError(404, 'key_not_found', `No key ${params[0]}`);
+			if (!ctx.store.revokeKey(params[0]))
+				throw new HttpError(404, 'key_not_found', `No key ${params[0]}`);
 			return { status: 204 };
 		},
 	},
@@ -191,12 +252,18 @@ const routes: Route<ControlHandler>[] = [
 	{
 		method: 'POST',
 		pattern: /^\/_sandbox\/status$/,
-		handler: async (call) => ({ status: 200, body: await updateStatus(call.ctx, body(statusSchema, call)) }),
+		handler: async (call) => ({
+			status: 200,
+			body: await updateStatus(call.ctx, body(statusSchema, call)),
+		}),
 	},
 	{
 		method: 'POST',
 		pattern: /^\/_sandbox\/faults$/,
-		handler: (call) => ({ status: 201, body: { fault: call.ctx.store.faults.add(body(faultSchema, call)) } }),
+		handler: (call) => ({
+			status: 201,
+			body: { fault: call.ctx.store.faults.add(body(faultSchema, call)) },
+		}),
 	},
 	{
 		method: 'POST',
@@ -206,7 +273,11 @@ const routes: Route<ControlHandler>[] = [
 			return { status: 200, body: { mode: call.ctx.store.mediaHostMode } };
 		},
 	},
-	{ method: 'GET', pattern: /^\/_sandbox\/faults$/, handler: ({ ctx }) => ({ status: 200, body: { data: ctx.store.faults.list() } }) },
+	{
+		method: 'GET',
+		pattern: /^\/_sandbox\/faults$/,
+		handler: ({ ctx }) => ({ status: 200, body: { data: ctx.store.faults.list() } }),
+	},
 	{
 		method: 'DELETE',
 		pattern: /^\/_sandbox\/faults$/,
@@ -218,7 +289,12 @@ const routes: Route<ControlHandler>[] = [
 ];
 
 /** The control API: no auth, never counted as /v1 traffic, never faulted. */
-export async function handleControlRequest(ctx: SandboxContext, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+export async function handleControlRequest(
+	ctx: SandboxContext,
+	req: IncomingMessage,
+	res: ServerResponse,
+	url: URL,
+): Promise<void> {
 	try {
 		// A stream, not a JSON answer.
 		if (url.pathname === '/_sandbox/events' && req.method === 'GET') {

@@ -20,9 +20,14 @@ export async function applyFault(fault: FaultView, res: ServerResponse): Promise
 			return { answered: true, status: 500 };
 		case 'status_429': {
 			const retryAfter = fault.retry_after_seconds ?? DEFAULT_RETRY_AFTER_SECONDS;
-			sendJson(res, 429, errorBody('rate_limited', `Injected fault: too many requests, retry after ${retryAfter} s`), {
-				'Retry-After': String(retryAfter),
-			});
+			sendJson(
+				res,
+				429,
+				errorBody('rate_limited', `Injected fault: too many requests, retry after ${retryAfter} s`),
+				{
+					'Retry-After': String(retryAfter),
+				},
+			);
 			return { answered: true, status: 429 };
 		}
 		case 'reset':
@@ -31,12 +36,17 @@ export async function applyFault(fault: FaultView, res: ServerResponse): Promise
 			return { answered: true, status: null };
 		case 'malformed_json': {
 			const truncated = '{"ok": true, "data": [';
-			res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': String(truncated.length) });
+			res.writeHead(200, {
+				'Content-Type': 'application/json; charset=utf-8',
+				'Content-Length': String(truncated.length),
+			});
 			res.end(truncated);
 			return { answered: true, status: 200 };
 		}
 		case 'delay':
-			await new Promise<void>((resolve) => setTimeout(resolve, fault.delay_ms ?? DEFAULT_DELAY_MS).unref());
+			await new Promise<void>((resolve) =>
+				setTimeout(resolve, fault.delay_ms ?? DEFAULT_DELAY_MS).unref(),
+			);
 			return { answered: false, status: null };
 	}
 }

@@ -17,7 +17,9 @@ export interface ErrorBody {
 	error: { code: string; message: string };
 }
 
-export const errorBody = (code: string, message: string): ErrorBody => ({ error: { code, message } });
+export const errorBody = (code: string, message: string): ErrorBody => ({
+	error: { code, message },
+});
 
 /** Large enough for base64 media posted to the control API. */
 export const MAX_BODY_BYTES = 20 * 1024 * 1024;
@@ -28,7 +30,8 @@ export async function readRawBody(req: IncomingMessage): Promise<Buffer> {
 	for await (const chunk of req) {
 		const buffer = chunk as Buffer;
 		size += buffer.length;
-		if (size > MAX_BODY_BYTES) throw new HttpError(413, 'payload_too_large', `Body larger than ${MAX_BODY_BYTES} bytes`);
+		if (size > MAX_BODY_BYTES)
+			throw new HttpError(413, 'payload_too_large', `Body larger than ${MAX_BODY_BYTES} bytes`);
 		chunks.push(buffer);
 	}
 	return Buffer.concat(chunks);
@@ -44,7 +47,11 @@ export function parseJsonBody(raw: Buffer): unknown {
 	}
 }
 
-export function validate<S extends ZodTypeAny>(schema: S, value: unknown, what = 'body'): output<S> {
+export function validate<S extends ZodTypeAny>(
+	schema: S,
+	value: unknown,
+	what = 'body',
+): output<S> {
 	const result = schema.safeParse(value);
 	if (result.success) return result.data;
 	const issues = result.error.issues
@@ -57,7 +64,12 @@ export function queryObject(url: URL): Record<string, string> {
 	return Object.fromEntries(url.searchParams.entries());
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+	res: ServerResponse,
+	status: number,
+	body: unknown,
+	headers: Record<string, string> = {},
+): void {
 	if (res.headersSent || res.destroyed) return;
 	if (status === 204 || body === undefined) {
 		res.writeHead(status, headers);
@@ -80,7 +92,11 @@ export function sendError(res: ServerResponse, error: HttpError): void {
 /** Unexpected exceptions become a 500 with the same error shape. */
 export function asHttpError(err: unknown): HttpError {
 	if (err instanceof HttpError) return err;
-	return new HttpError(500, 'internal_error', `Sandbox error: ${(err as Error)?.message ?? String(err)}`);
+	return new HttpError(
+		500,
+		'internal_error',
+		`Sandbox error: ${(err as Error)?.message ?? String(err)}`,
+	);
 }
 
 /** A tiny router: the first route whose pattern matches and whose method fits. */
@@ -91,20 +107,29 @@ export interface Route<H> {
 }
 
 export type RouteLookup<H> =
-	| { found: true; handler: H; params: string[] }
-	| { found: false; error: HttpError };
+	{ found: true; handler: H; params: string[] } | { found: false; error: HttpError };
 
-export function findRoute<H>(routes: readonly Route<H>[], method: string, path: string): RouteLookup<H> {
+export function findRoute<H>(
+	routes: readonly Route<H>[],
+	method: string,
+	path: string,
+): RouteLookup<H> {
 	const matching = routes.filter((route) => route.pattern.test(path));
-	if (matching.length === 0) return { found: false, error: new HttpError(404, 'not_found', `No endpoint ${path}`) };
+	if (matching.length === 0)
+		return { found: false, error: new HttpError(404, 'not_found', `No endpoint ${path}`) };
 	const route = matching.find((r) => r.method === method);
 	if (!route) {
 		const allowed = [...new Set(matching.map((r) => r.method))].join(', ');
 		return {
 			found: false,
-			error: new HttpError(405, 'method_not_allowed', `${method} is not allowed on ${path} (allowed: ${allowed})`, {
-				Allow: allowed,
-			}),
+			error: new HttpError(
+				405,
+				'method_not_allowed',
+				`${method} is not allowed on ${path} (allowed: ${allowed})`,
+				{
+					Allow: allowed,
+				},
+			),
 		};
 	}
 	const params = (route.pattern.exec(path) ?? []).slice(1).map(safeDecode);

@@ -15,4 +15,5 @@ export const newWebhookSecret = (): string => `whsec_${randomHex(32)}`;
 export const newWaMessageId = (): string => `wamid.${randomBytes(24).toString('base64url')}`;
 
 /** Platform media ids are numeric strings. */
-export const newMediaId = (): string => `${randomInt(1, 10)}${String(randomInt(0, 1e9)).padStart(9, '0')}${String(randomInt(0, 1e6)).padStart(6, '0')}`;
+export const newMediaId = (): string =>
+	`${randomInt(1, 10)}${String(randomInt(0, 1e9)).padStart(9, '0')}${String(randomInt(0, 1e6)).padStart(6, '0')}`;

@@ -16,7 +16,10 @@ export class MediaSigner {
 
 	signedUrl(mediaId: string, nowUnixSeconds: number): { url: string; expires: number } {
 		const expires = nowUnixSeconds + SIGNED_URL_TTL_SECONDS;
-		const query = new URLSearchParams({ expires: String(expires), signature: this.signature(mediaId, expires) });
+		const query = new URLSearchParams({
+			expires: String(expires),
+			signature: this.signature(mediaId, expires),
+		});
 		return { url: `${this.mediaBaseUrl}/media/${encodeURIComponent(mediaId)}?${query}`, expires };
 	}
 
@@ -47,7 +50,11 @@ export function generatedMediaBytes(size: number): Buffer {
 	}
 	if (!generated || generated.length < size) {
 		const block = Buffer.alloc(64 * 1024);
-		for (let i = 0; i < block.length / 32; i++) createHash('sha256').update(`sandbox-media-${i}`).digest().copy(block, i * 32);
+		for (let i = 0; i < block.length / 32; i++)
+			createHash('sha256')
+				.update(`sandbox-media-${i}`)
+				.digest()
+				.copy(block, i * 32);
 		generated = Buffer.allocUnsafe(size).fill(block);
 	}
 	return generated.subarray(0, size);
@@ -89,16 +96,29 @@ export function createMediaHostHandler(store: SandboxStore, signer: MediaSigner)
 		try {
 			status = serveMedia(store, signer, method, new URL(path, 'http://media.invalid'), res);
 		} catch (err) {
-			const error = err instanceof HttpError ? err : new HttpError(500, 'internal_error', String(err));
+			const error =
+				err instanceof HttpError ? err : new HttpError(500, 'internal_error', String(err));
 			status = error.status;
 			sendError(res, error);
 		} finally {
-			store.recordMediaRequest({ method, path, headers: { ...req.headers }, status, at: store.now() });
+			store.recordMediaRequest({
+				method,
+				path,
+				headers: { ...req.headers },
+				status,
+				at: store.now(),
+			});
 		}
 	};
 }
 
-function serveMedia(store: SandboxStore, signer: MediaSigner, method: string, url: URL, res: ServerResponse): number {
+function serveMedia(
+	store: SandboxStore,
+	signer: MediaSigner,
+	method: string,
+	url: URL,
+	res: ServerResponse,
+): number {
 	const match = /^\/media\/([^/]+)$/.exec(url.pathname);
 	if (!match) throw new HttpError(404, 'not_found', `No media path ${url.pathname}`);
 	if (method !== 'GET' && method !== 'HEAD') {
@@ -111,16 +131,27 @@ function serveMedia(store: SandboxStore, signer: MediaSigner, method: string, ur
 		throw new HttpError(403, 'invalid_signature', 'The media link signature is missing or wrong');
 	}
 	if (store.nowMs() / 1000 > Number(expires)) {
-		throw new HttpError(403, 'url_expired', 'The media link has expired: request a new one with GET /v1/media/{id}');
+		throw new HttpError(
+			403,
+			'url_expired',
+			'The media link has expired: request a new one with GET /v1/media/{id}',
+		);
 	}
 	const media = store.getMedia(mediaId);
 	if (!media?.data) throw new HttpError(404, 'media_not_found', `No hosted media ${mediaId}`);
-	if (store.isPastRetention(media)) throw new HttpError(410, 'media_expired', `Media ${mediaId} is past the retention window`);
+	if (store.isPastRetention(media))
+		throw new HttpError(410, 'media_expired', `Media ${mediaId} is past the retention window`);
 	return answerMedia(store.mediaHostMode, { ...media, data: media.data }, method, url, res);
 }
 
 /** The answer to a valid link, as the media host's mode (CONTRACT M8) has it. */
-function answerMedia(mode: MediaHostMode, media: StoredMedia & { data: Buffer }, method: string, url: URL, res: ServerResponse): number {
+function answerMedia(
+	mode: MediaHostMode,
+	media: StoredMedia & { data: Buffer },
+	method: string,
+	url: URL,
+	res: ServerResponse,
+): number {
 	const hop = Number(url.searchParams.get('hop') ?? '0');
 	const redirect = (location: string): number => {
 		res.writeHead(302, { Location: location, 'Cache-Control': 'no-store', 'Content-Length': '0' });
@@ -144,7 +175,12 @@ function answerMedia(mode: MediaHostMode, media: StoredMedia & { data: Buffer },
 	if (mode.kind === 'gzip_bomb') {
 		res.writeHead(200, { ...headers, 'Content-Encoding': 'gzip' });
 		if (method === 'HEAD') res.end();
-		else void pipeline(Readable.from(zeroChunks(mode.decompressed_bytes)), createGzip({ level: 9 }), res).catch(() => undefined);
+		else
+			void pipeline(
+				Readable.from(zeroChunks(mode.decompressed_bytes)),
+				createGzip({ level: 9 }),
+				res,
+			).catch(() => undefined);
 		return 200;
 	}
 	res.writeHead(200, { ...headers, 'Content-Length': String(media.data.length) });
@@ -157,7 +193,8 @@ function answerMedia(mode: MediaHostMode, media: StoredMedia & { data: Buffer },
 /** `total` zero bytes in 64 KiB chunks, made as they are read (a bomb must not cost the sandbox memory). */
 function* zeroChunks(total: number): Generator<Buffer> {
 	const chunk = Buffer.alloc(64 * 1024);
-	for (let sent = 0; sent < total; sent += chunk.length) yield chunk.subarray(0, Math.min(chunk.length, total - sent));
+	for (let sent = 0; sent < total; sent += chunk.length)
+		yield chunk.subarray(0, Math.min(chunk.length, total - sent));
 }
 
 /** Sends `data` a few bytes each second; stops when the client goes away. */

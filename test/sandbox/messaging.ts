@@ -16,11 +16,17 @@ import type {
  * The number a reply leaves from, per the spec's `from` rules: one allowed number may be implied;
  * several require `from`; a `from` the key may not use is 403.
  */
-export function resolveSender(allowed: string[] | null, accountNumbers: string[], from: string | undefined): string {
+export function resolveSender(
+	allowed: string[] | null,
+	accountNumbers: string[],
+	from: string | undefined,
+): string {
 	const usable = allowed ?? accountNumbers;
 	if (from === undefined) {
 		if (usable.length === 1) return usable[0];
-		const whose = allowed ? `This key is limited to ${usable.length} numbers` : `The account has ${usable.length} numbers`;
+		const whose = allowed
+			? `This key is limited to ${usable.length} numbers`
+			: `The account has ${usable.length} numbers`;
 		throw new HttpError(
 			422,
 			'from_required',
@@ -36,7 +42,11 @@ export function resolveSender(allowed: string[] | null, accountNumbers: string[]
 	return from;
 }
 
-export function sendReply(ctx: SandboxContext, key: StoredKey, input: { to: string; text: string; from?: string }): MessageRecord {
+export function sendReply(
+	ctx: SandboxContext,
+	key: StoredKey,
+	input: { to: string; text: string; from?: string },
+): MessageRecord {
 	const { store } = ctx;
 	const from = resolveSender(key.allowed_numbers, store.accountNumberIds(), input.from);
 	if (!store.isReplyWindowOpen(input.to, from)) {
@@ -61,7 +71,13 @@ export function sendReply(ctx: SandboxContext, key: StoredKey, input: { to: stri
 		updated_at: now,
 	};
 	store.addMessage(message);
-	store.log('sends', { message_id: message.id, wa_message_id: message.wa_message_id, to: message.to, from, key_id: key.id });
+	store.log('sends', {
+		message_id: message.id,
+		wa_message_id: message.wa_message_id,
+		to: message.to,
+		from,
+		key_id: key.id,
+	});
 	store.debitReply(message.id);
 	return message;
 }
@@ -139,7 +155,10 @@ export interface EchoInput {
 	media_mime?: string;
 }
 
-export async function relayEcho(ctx: SandboxContext, input: EchoInput): Promise<{ record: EchoRecord; delivery: DeliveryOutcome }> {
+export async function relayEcho(
+	ctx: SandboxContext,
+	input: EchoInput,
+): Promise<{ record: EchoRecord; delivery: DeliveryOutcome }> {
 	const { store } = ctx;
 	const type = input.type ?? (input.media_mime ? inferType(input.media_mime) : 'text');
 	checkTypeAndContent(type, input.text, input.media_mime !== undefined, 'media_mime');
@@ -176,7 +195,12 @@ export async function updateStatus(
 ): Promise<{ message: MessageRecord; delivery: DeliveryOutcome }> {
 	const { store } = ctx;
 	const message = store.getMessage(input.id);
-	if (!message) throw new HttpError(404, 'message_not_found', `No message ${input.id} was sent through the API`);
+	if (!message)
+		throw new HttpError(
+			404,
+			'message_not_found',
+			`No message ${input.id} was sent through the API`,
+		);
 	message.status = input.status;
 	message.error = input.error === undefined ? defaultError(input.status) : input.error;
 	message.updated_at = store.now();
@@ -193,7 +217,9 @@ export async function updateStatus(
 
 /** Guess for the unshown error shape, used only when a failure is simulated without one. */
 function defaultError(status: DeliveryStatus): unknown {
-	return status === 'failed' ? { code: 'undeliverable', message: 'The message could not be delivered' } : null;
+	return status === 'failed'
+		? { code: 'undeliverable', message: 'The message could not be delivered' }
+		: null;
 }
 
 /**
@@ -207,12 +233,27 @@ export function maskRecipient(phone: string): string {
 	return `+${digits.slice(0, head)}${'*'.repeat(hidden)}${digits.slice(digits.length - tail)}`;
 }
 
-function checkTypeAndContent(type: MessageType, text: string, hasMedia: boolean, mediaField: string): void {
+function checkTypeAndContent(
+	type: MessageType,
+	text: string,
+	hasMedia: boolean,
+	mediaField: string,
+): void {
 	if (type === 'text') {
-		if (hasMedia) throw new HttpError(400, 'invalid_request', `Invalid body: ${mediaField}: not allowed for type text`);
-		if (text.length === 0) throw new HttpError(400, 'invalid_request', 'Invalid body: text: required for type text');
+		if (hasMedia)
+			throw new HttpError(
+				400,
+				'invalid_request',
+				`Invalid body: ${mediaField}: not allowed for type text`,
+			);
+		if (text.length === 0)
+			throw new HttpError(400, 'invalid_request', 'Invalid body: text: required for type text');
 	} else if (!hasMedia) {
-		throw new HttpError(400, 'invalid_request', `Invalid body: ${mediaField}: required for type ${type}`);
+		throw new HttpError(
+			400,
+			'invalid_request',
+			`Invalid body: ${mediaField}: required for type ${type}`,
+		);
 	}
 }
 
@@ -225,5 +266,12 @@ function logReception(
 	waMessageId: string,
 	type: MessageType,
 ): void {
-	ctx.store.log('receptions', { record_id: recordId, direction, contact, number, wa_message_id: waMessageId, type });
+	ctx.store.log('receptions', {
+		record_id: recordId,
+		direction,
+		contact,
+		number,
+		wa_message_id: waMessageId,
+		type,
+	});
 }

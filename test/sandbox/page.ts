@@ -27,10 +27,22 @@ export function isPageRequest(req: IncomingMessage, pathname: string): boolean {
 	return /\btext\/html\b/.test(String(req.headers.accept ?? ''));
 }
 
-export async function servePage(req: IncomingMessage, res: ServerResponse, pathname: string): Promise<void> {
+export async function servePage(
+	req: IncomingMessage,
+	res: ServerResponse,
+	pathname: string,
+): Promise<void> {
 	req.resume();
 	if (req.method !== 'GET' && req.method !== 'HEAD') {
-		sendJson(res, 405, errorBody('method_not_allowed', `${req.method} is not allowed on ${pathname} (allowed: GET, HEAD)`), { Allow: 'GET, HEAD' });
+		sendJson(
+			res,
+			405,
+			errorBody(
+				'method_not_allowed',
+				`${req.method} is not allowed on ${pathname} (allowed: GET, HEAD)`,
+			),
+			{ Allow: 'GET, HEAD' },
+		);
 		return;
 	}
 	const { file, type } = UI_FILES[pathname];
@@ -40,7 +52,8 @@ export async function servePage(req: IncomingMessage, res: ServerResponse, pathn
 		'Content-Length': String(content.length),
 		'Cache-Control': 'no-store',
 		// Only the page's own files and its own API; no inline script.
-		'Content-Security-Policy': "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+		'Content-Security-Policy':
+			"default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
 		'X-Content-Type-Options': 'nosniff',
 	});
 	res.end(req.method === 'HEAD' ? undefined : content);
@@ -53,7 +66,10 @@ export interface PageKey extends KeyView {
 
 export type PageDelivery = Omit<DeliveryRecord, 'signature'>;
 
-export interface PageState extends Omit<SandboxState, 'keys' | 'webhook' | 'deliveries' | 'requests' | 'media_requests' | 'logs'> {
+export interface PageState extends Omit<
+	SandboxState,
+	'keys' | 'webhook' | 'deliveries' | 'requests' | 'media_requests' | 'logs'
+> {
 	keys: PageKey[];
 	webhook: { url: string | null; configured: boolean; secret_masked: string | null };
 	deliveries: PageDelivery[];
@@ -64,14 +80,24 @@ export interface PageState extends Omit<SandboxState, 'keys' | 'webhook' | 'deli
  * receives it, nor any key value (the state has none): both are shown as prefix + last 4 characters.
  */
 export function pageView(state: SandboxState): PageState {
-	const { keys, webhook, deliveries, requests: _requests, media_requests: _mediaRequests, logs: _logs, ...rest } = state;
+	const {
+		keys,
+		webhook,
+		deliveries,
+		requests: _requests,
+		media_requests: _mediaRequests,
+		logs: _logs,
+		...rest
+	} = state;
 	return {
 		...rest,
 		keys: keys.map((key) => ({ ...key, masked: `${key.prefix}…${key.last4}` })),
 		webhook: {
 			url: webhook.url,
 			configured: webhook.configured,
-			secret_masked: webhook.secret ? `${webhook.secret.slice(0, 6)}…${webhook.secret.slice(-4)}` : null,
+			secret_masked: webhook.secret
+				? `${webhook.secret.slice(0, 6)}…${webhook.secret.slice(-4)}`
+				: null,
 		},
 		deliveries: deliveries.map(({ signature: _signature, ...delivery }) => delivery),
 	};
@@ -88,7 +114,8 @@ export function streamEvents(ctx: SandboxContext, req: IncomingMessage, res: Ser
 	let pending: NodeJS.Timeout | undefined;
 	const send = (): void => {
 		pending = undefined;
-		if (!res.writableEnded) res.write(`event: state\ndata: ${JSON.stringify(pageView(ctx.store.snapshot()))}\n\n`);
+		if (!res.writableEnded)
+			res.write(`event: state\ndata: ${JSON.stringify(pageView(ctx.store.snapshot()))}\n\n`);
 	};
 	const stop = ctx.store.onChange(() => {
 		pending ??= setTimeout(send, EVENTS_COALESCE_MS);

@@ -17,14 +17,20 @@ export const pageQuerySchema = z.object({
 
 const CURSOR_PREFIX = 'cur_';
 
-const encodeCursor = (seq: number): string => CURSOR_PREFIX + Buffer.from(`before:${seq}`).toString('base64url');
+const encodeCursor = (seq: number): string =>
+	CURSOR_PREFIX + Buffer.from(`before:${seq}`).toString('base64url');
 
 function decodeCursor(cursor: string): number {
 	const decoded = cursor.startsWith(CURSOR_PREFIX)
 		? Buffer.from(cursor.slice(CURSOR_PREFIX.length), 'base64url').toString('utf8')
 		: '';
 	const match = /^before:(\d+)$/.exec(decoded);
-	if (!match) throw new HttpError(400, 'invalid_cursor', `cursor "${cursor}" was not issued by this endpoint`);
+	if (!match)
+		throw new HttpError(
+			400,
+			'invalid_cursor',
+			`cursor "${cursor}" was not issued by this endpoint`,
+		);
 	return Number(match[1]);
 }
 

@@ -1,5 +1,12 @@
 import { newKeyValue } from './ids';
-import { SCOPES, type Scope, type SeededKeyIds, type SeededKeyLabel, type SeededKeys, type SeededNumber } from './types';
+import {
+	SCOPES,
+	type Scope,
+	type SeededKeyIds,
+	type SeededKeyLabel,
+	type SeededKeys,
+	type SeededNumber,
+} from './types';
 
 export const ACCOUNT_ID = 'acct_sandbox';
 export const INITIAL_CREDIT_BALANCE = 1000;
@@ -41,7 +48,12 @@ export function createSeed(): Seed {
 		keys: [
 			key('all', 'key_all', [...SCOPES], null),
 			key('oneNumber', 'key_one_number', [...SCOPES], [first.phone_number_id]),
-			key('twoNumbers', 'key_two_numbers', [...SCOPES], [first.phone_number_id, second.phone_number_id]),
+			key(
+				'twoNumbers',
+				'key_two_numbers',
+				[...SCOPES],
+				[first.phone_number_id, second.phone_number_id],
+			),
 			key('noSend', 'key_no_send', allBut('messages:send'), null),
 			key('noBalance', 'key_no_balance', allBut('balance:read'), null),
 			key('revoked', 'key_revoked', [...SCOPES], null, true),

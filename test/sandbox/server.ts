@@ -31,7 +31,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 	const clock = new SandboxClock();
 	const seed = createSeed();
 	const store = new SandboxStore(clock, seed);
-	const webhooks = new WebhookDispatcher(store, options.webhookTimeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS);
+	const webhooks = new WebhookDispatcher(
+		store,
+		options.webhookTimeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS,
+	);
 	const signer = new MediaSigner(mediaBaseUrl);
 	const ctx: SandboxContext = { store, clock, webhooks, signer, baseUrl, mediaBaseUrl };
 
@@ -65,7 +68,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 	};
 }
 
-async function routeApiServer(ctx: SandboxContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function routeApiServer(
+	ctx: SandboxContext,
+	req: IncomingMessage,
+	res: ServerResponse,
+): Promise<void> {
 	const url = new URL(req.url ?? '/', 'http://sandbox.invalid');
 	try {
 		if (url.pathname === '/v1' || url.pathname.startsWith('/v1/')) {
@@ -75,10 +82,19 @@ async function routeApiServer(ctx: SandboxContext, req: IncomingMessage, res: Se
 		} else if (isPageRequest(req, url.pathname)) {
 			await servePage(req, res, url.pathname);
 		} else if (url.pathname === '/') {
-			sendJson(res, 200, { service: 'messaging sandbox', api: `${ctx.baseUrl}/v1`, control: `${ctx.baseUrl}/_sandbox`, page: `${ctx.baseUrl}/` });
+			sendJson(res, 200, {
+				service: 'messaging sandbox',
+				api: `${ctx.baseUrl}/v1`,
+				control: `${ctx.baseUrl}/_sandbox`,
+				page: `${ctx.baseUrl}/`,
+			});
 		} else {
 			req.resume();
-			sendJson(res, 404, errorBody('not_found', `No endpoint ${url.pathname}: the API lives under /v1`));
+			sendJson(
+				res,
+				404,
+				errorBody('not_found', `No endpoint ${url.pathname}: the API lives under /v1`),
+			);
 		}
 	} catch (err) {
 		sendJson(res, 500, errorBody('internal_error', `Sandbox error: ${(err as Error).message}`));

@@ -60,7 +60,10 @@ export class SandboxStore {
 	private creditBalance = INITIAL_CREDIT_BALANCE;
 	private seq = 0;
 	/** What each delivery carried, so that it can be sent again (POST /_sandbox/deliveries/{id}/resend). */
-	private deliveryPayloads = new Map<string, { event: WebhookEventName; data: Record<string, unknown> }>();
+	private deliveryPayloads = new Map<
+		string,
+		{ event: WebhookEventName; data: Record<string, unknown> }
+	>();
 	private changeListeners = new Set<() => void>();
 	/** How the media host answers valid links (POST /_sandbox/media-host/mode); normal after reset. */
 	mediaHostMode: MediaHostMode = { kind: 'normal' };
@@ -89,7 +92,11 @@ export class SandboxStore {
 		this.mediaHostMode = { kind: 'normal' };
 		this.numbersRegisteredAt = this.clock.timestamp();
 		for (const number of this.seed.numbers) {
-			this.log('numbers', { action: 'registered', phone_number_id: number.phone_number_id, display_number: number.display_number });
+			this.log('numbers', {
+				action: 'registered',
+				phone_number_id: number.phone_number_id,
+				display_number: number.display_number,
+			});
 		}
 		for (const key of this.seed.keys) {
 			this.insertKey(key.id, key.value, key.scopes, key.allowed_numbers);
@@ -133,7 +140,12 @@ export class SandboxStore {
 		return this.insertKey(newKeyId(), newKeyValue(), scopes, allowedNumbers);
 	}
 
-	private insertKey(id: string, value: string, scopes: Scope[], allowedNumbers: string[] | null): StoredKey {
+	private insertKey(
+		id: string,
+		value: string,
+		scopes: Scope[],
+		allowedNumbers: string[] | null,
+	): StoredKey {
 		const key: StoredKey = {
 			id,
 			value,
@@ -147,7 +159,12 @@ export class SandboxStore {
 		};
 		this.keys.set(id, key);
 		this.touch();
-		this.log('keys', { action: 'created', key_id: id, scopes: key.scopes, allowed_numbers: key.allowed_numbers });
+		this.log('keys', {
+			action: 'created',
+			key_id: id,
+			scopes: key.scopes,
+			allowed_numbers: key.allowed_numbers,
+		});
 		return key;
 	}
 
@@ -225,7 +242,8 @@ export class SandboxStore {
 	lastInboundMs(contact: string, number: string): number | undefined {
 		for (let i = this.conversation.length - 1; i >= 0; i--) {
 			const { value, atMs } = this.conversation[i];
-			if (value.direction === 'in' && value.from === contact && value.number === number) return atMs;
+			if (value.direction === 'in' && value.from === contact && value.number === number)
+				return atMs;
 		}
 		return undefined;
 	}
@@ -263,13 +281,18 @@ export class SandboxStore {
 		return this.logs.filter((item) => item.value.category === category);
 	}
 
-	recordDelivery(delivery: DeliveryRecord, payload: { event: WebhookEventName; data: Record<string, unknown> }): void {
+	recordDelivery(
+		delivery: DeliveryRecord,
+		payload: { event: WebhookEventName; data: Record<string, unknown> },
+	): void {
 		this.deliveries.push(delivery);
 		this.deliveryPayloads.set(delivery.id, payload);
 		this.touch();
 	}
 
-	deliveryPayload(id: string): { event: WebhookEventName; data: Record<string, unknown> } | undefined {
+	deliveryPayload(
+		id: string,
+	): { event: WebhookEventName; data: Record<string, unknown> } | undefined {
 		return this.deliveryPayloads.get(id);
 	}
 
@@ -291,12 +314,19 @@ export class SandboxStore {
 			now: this.now(),
 			account_id: ACCOUNT_ID,
 			credit_balance: this.creditBalance,
-			numbers: this.seed.numbers.map((n): NumberView => ({ ...n, registered_at: this.numbersRegisteredAt })),
+			numbers: this.seed.numbers.map((n): NumberView => ({
+				...n,
+				registered_at: this.numbersRegisteredAt,
+			})),
 			keys: this.keyViews(),
 			messages: [...this.messages.values()],
 			inbound: this.conversation.map((item) => item.value),
 			media: [...this.media.values()].map(toMediaView),
-			webhook: { url: webhook?.url ?? null, configured: webhook !== null, secret: webhook?.secret ?? null },
+			webhook: {
+				url: webhook?.url ?? null,
+				configured: webhook !== null,
+				secret: webhook?.secret ?? null,
+			},
 			deliveries: this.deliveries,
 			media_requests: this.mediaRequests,
 			requests: this.apiRequests,
@@ -316,7 +346,11 @@ export class SandboxStore {
 
 export function toKeyView(key: StoredKey): KeyView {
 	const { value: _value, ...view } = key;
-	return { ...view, scopes: [...view.scopes], allowed_numbers: view.allowed_numbers ? [...view.allowed_numbers] : null };
+	return {
+		...view,
+		scopes: [...view.scopes],
+		allowed_numbers: view.allowed_numbers ? [...view.allowed_numbers] : null,
+	};
 }
 
 function toMediaView(media: StoredMedia): MediaView {

@@ -10,7 +10,15 @@ export const SCOPES = [
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
-export const LOG_CATEGORIES = ['sends', 'receptions', 'credits', 'rejections', 'keys', 'numbers', 'webhook'] as const;
+export const LOG_CATEGORIES = [
+	'sends',
+	'receptions',
+	'credits',
+	'rejections',
+	'keys',
+	'numbers',
+	'webhook',
+] as const;
 export type LogCategory = (typeof LOG_CATEGORIES)[number];
 
 export const MESSAGE_TYPES = ['text', 'image', 'audio', 'video', 'document', 'sticker'] as const;
@@ -20,7 +28,13 @@ export type MessageType = (typeof MESSAGE_TYPES)[number];
 export const DELIVERY_STATUSES = ['queued', 'sent', 'delivered', 'read', 'failed'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
-export const FAULT_KINDS = ['status_500', 'status_429', 'reset', 'delay', 'malformed_json'] as const;
+export const FAULT_KINDS = [
+	'status_500',
+	'status_429',
+	'reset',
+	'delay',
+	'malformed_json',
+] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 export type WebhookEventName = 'message.status' | 'message.inbound' | 'message.echo';

@@ -24,7 +24,8 @@ export function checkWebhookUrl(raw: string): string {
 		throw new HttpError(400, 'invalid_webhook_url', `"${raw}" is not an absolute URL`);
 	}
 	if (url.protocol === 'https:') return url.toString();
-	if (url.protocol === 'http:' && (LOOPBACK_HOSTS as readonly string[]).includes(url.hostname)) return url.toString();
+	if (url.protocol === 'http:' && (LOOPBACK_HOSTS as readonly string[]).includes(url.hostname))
+		return url.toString();
 	throw new HttpError(
 		400,
 		'invalid_webhook_url',
@@ -57,16 +58,33 @@ export class WebhookDispatcher {
 		return await this.send(payload.event, payload.data, deliveryId);
 	}
 
-	private async send(event: WebhookEventName, data: Record<string, unknown>, resendOf: string | null): Promise<DeliveryRecord> {
+	private async send(
+		event: WebhookEventName,
+		data: Record<string, unknown>,
+		resendOf: string | null,
+	): Promise<DeliveryRecord> {
 		const body = JSON.stringify({ event, data, timestamp: this.store.now() });
 		const webhook = this.store.currentWebhook();
 		if (!webhook) {
-			const outcome: DeliveryOutcome = { delivered: false, status: null, duration_ms: null, reason: 'no webhook registered' };
+			const outcome: DeliveryOutcome = {
+				delivered: false,
+				status: null,
+				duration_ms: null,
+				reason: 'no webhook registered',
+			};
 			return this.record({ event, data }, null, null, null, outcome, null, resendOf);
 		}
 		const signature = signBody(webhook.secret, body);
 		const { answer, ...outcome } = await this.post(webhook.url, body, signature);
-		const record = this.record({ event, data }, webhook.url, body, signature, outcome, answer, resendOf);
+		const record = this.record(
+			{ event, data },
+			webhook.url,
+			body,
+			signature,
+			outcome,
+			answer,
+			resendOf,
+		);
 		this.store.log('webhook', {
 			event,
 			// The message the delivery carried (CONTRACT L2): status events name theirs too.
@@ -85,7 +103,11 @@ export class WebhookDispatcher {
 		await this.agent.destroy();
 	}
 
-	private async post(url: string, body: string, signature: string): Promise<DeliveryOutcome & { answer: string | null }> {
+	private async post(
+		url: string,
+		body: string,
+		signature: string,
+	): Promise<DeliveryOutcome & { answer: string | null }> {
 		const controller = new AbortController();
 		let timedOut = false;
 		const timer = setTimeout(() => {
@@ -130,7 +152,13 @@ export class WebhookDispatcher {
 				answer: Buffer.concat(kept).toString('utf8'),
 			};
 		} catch (err) {
-			return { delivered: false, status: null, duration_ms: elapsed(), reason: this.describeFailure(err, timedOut), answer: null };
+			return {
+				delivered: false,
+				status: null,
+				duration_ms: elapsed(),
+				reason: this.describeFailure(err, timedOut),
+				answer: null,
+			};
 		} finally {
 			clearTimeout(timer);
 			this.inFlight.delete(controller);

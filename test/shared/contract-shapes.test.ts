@@ -39,7 +39,11 @@ beforeEach(() => {
 const credentials = () => ({ [CREDENTIAL_TYPE]: { apiKey: API_KEY, baseUrl } });
 
 async function activationError(parameters = {}) {
-	const harness = await webhookHarness({ type: TRIGGER_TYPE, parameters, credentials: credentials() });
+	const harness = await webhookHarness({
+		type: TRIGGER_TYPE,
+		parameters,
+		credentials: credentials(),
+	});
 	try {
 		await harness.activate();
 	} catch (error) {
@@ -53,29 +57,43 @@ describe('GET /v1/console/webhook: the trigger reads {url, configured} (W5) and 
 		['nested under data', { data: { url: 'https://crm.example.org/hook', configured: true } }],
 		['configured missing', { url: 'https://crm.example.org/hook' }],
 		['a list', [{ url: 'https://crm.example.org/hook' }]],
-	])('%s: activation fails showing the answer, and nothing is registered or deleted', async (_label, answer) => {
-		route = () => ({ status: 200, json: answer });
-		const { error } = await activationError();
-		expect(error?.message).toBe(
-			"Trigger → Check Webhook: the service's webhook configuration is not in the expected shape {url, configured}",
-		);
-		expect(error?.description).toContain(JSON.stringify(answer));
-		expect(requests.filter((request) => request.method !== 'GET')).toEqual([]);
-	});
+	])(
+		'%s: activation fails showing the answer, and nothing is registered or deleted',
+		async (_label, answer) => {
+			route = () => ({ status: 200, json: answer });
+			const { error } = await activationError();
+			expect(error?.message).toBe(
+				"Trigger → Check Webhook: the service's webhook configuration is not in the expected shape {url, configured}",
+			);
+			expect(error?.description).toContain(JSON.stringify(answer));
+			expect(requests.filter((request) => request.method !== 'GET')).toEqual([]);
+		},
+	);
 });
 
 describe('POST /v1/console/webhook: the secret is read from `secret` (W3) only', () => {
 	it('an answer with the secret under another name: the registration is deleted again and activation fails', async () => {
 		route = (req) => {
 			if (req.method === 'GET') return { status: 200, json: { url: null, configured: false } };
-			if (req.method === 'POST') return { status: 201, json: { url: 'x', configured: true, signing_secret: `whsec_${'cd'.repeat(32)}` } };
+			if (req.method === 'POST')
+				return {
+					status: 201,
+					json: { url: 'x', configured: true, signing_secret: `whsec_${'cd'.repeat(32)}` },
+				};
 			return { status: 204 };
 		};
 		const { harness, error } = await activationError();
-		expect(error?.message).toBe('The service registered the webhook but its answer carried no signing secret');
+		expect(error?.message).toBe(
+			'The service registered the webhook but its answer carried no signing secret',
+		);
 		expect(error?.description).toMatch(/The registration was deleted again/);
 		// checkExists and create each read the configuration; n8n then runs delete, which reads it again.
-		expect(requests.map((request) => request.method).slice(0, 4)).toEqual(['GET', 'GET', 'POST', 'DELETE']);
+		expect(requests.map((request) => request.method).slice(0, 4)).toEqual([
+			'GET',
+			'GET',
+			'POST',
+			'DELETE',
+		]);
 		expect(requests.filter((request) => request.method === 'POST')).toHaveLength(1);
 		expect(harness.staticData).toEqual({});
 		// The secret it did carry, under another name, never reaches the error.
@@ -107,8 +125,13 @@ describe('list answers: {data, has_more, next_cursor} (I4), anything else one it
 			parameters: { resource: 'log', operation: 'getMany', category: 'webhook', returnAll: true },
 			credentials: credentials(),
 		});
-		expect(result.output('Business Messaging').map((item) => item.json)).toEqual([{ id: 'log_1' }, { id: 'log_2' }]);
-		expect(requests.map((request) => new URL(request.url, baseUrl).searchParams.get('cursor'))).toEqual([null, 'c2']);
+		expect(result.output('Business Messaging').map((item) => item.json)).toEqual([
+			{ id: 'log_1' },
+			{ id: 'log_2' },
+		]);
+		expect(
+			requests.map((request) => new URL(request.url, baseUrl).searchParams.get('cursor')),
+		).toEqual([null, 'c2']);
 	});
 });
 
@@ -116,7 +139,10 @@ describe('service text never carries a secret into an error or an item (security
 	it('a 400 that echoes the request headers: the key is redacted from the error and the Continue On Fail item', async () => {
 		route = (req) => ({
 			status: 400,
-			json: { error: { code: 'bad', message: `bad request; headers were ${JSON.stringify(req.headers)}` }, echoed: req.headers.authorization },
+			json: {
+				error: { code: 'bad', message: `bad request; headers were ${JSON.stringify(req.headers)}` },
+				echoed: req.headers.authorization,
+			},
 		});
 		for (const continueOnFail of [false, true]) {
 			const result = await runNode({
@@ -125,7 +151,10 @@ describe('service text never carries a secret into an error or an item (security
 				credentials: credentials(),
 				nodeSettings: continueOnFail ? { continueOnFail: true } : undefined,
 			});
-			const text = JSON.stringify({ error: result.error, output: continueOnFail ? result.output('Business Messaging') : null });
+			const text = JSON.stringify({
+				error: result.error,
+				output: continueOnFail ? result.output('Business Messaging') : null,
+			});
 			expect(text).toContain('Bearer [redacted]');
 			expect(text).not.toContain(API_KEY);
 			expect(text).not.toContain(API_KEY.slice('sk_live_'.length));
@@ -133,12 +162,18 @@ describe('service text never carries a secret into an error or an item (security
 	});
 
 	it('a 2xx read that carries key values or secret tokens: redacted in the output item', async () => {
-		route = () => ({ status: 200, json: { id: 'msg_1', note: `used ${API_KEY} and whsec_${'ef'.repeat(32)}` } });
+		route = () => ({
+			status: 200,
+			json: { id: 'msg_1', note: `used ${API_KEY} and whsec_${'ef'.repeat(32)}` },
+		});
 		const result = await runNode({
 			type: ACTION_TYPE,
 			parameters: { resource: 'message', operation: 'getStatus', messageId: 'msg_1' },
 			credentials: credentials(),
 		});
-		expect(result.output('Business Messaging')[0].json).toEqual({ id: 'msg_1', note: 'used sk_live_[redacted] and whsec_[redacted]' });
+		expect(result.output('Business Messaging')[0].json).toEqual({
+			id: 'msg_1',
+			note: 'used sk_live_[redacted] and whsec_[redacted]',
+		});
 	});
 });

@@ -3,7 +3,13 @@
 import type { IExecuteFunctions, INode } from 'n8n-workflow';
 
 import { checkMediaTarget } from '../../nodes/shared/mediaDownload';
-import { downloadLimits, mediaAddressProblem, mediaUrlProblem, safeFileName, storedMimeType } from '../../nodes/shared/mediaPolicy';
+import {
+	downloadLimits,
+	mediaAddressProblem,
+	mediaUrlProblem,
+	safeFileName,
+	storedMimeType,
+} from '../../nodes/shared/mediaPolicy';
 import { ipAddressClass } from '../../nodes/shared/ipAddress';
 
 const PUBLIC_BASE = new URL('https://api.example.com/');
@@ -44,9 +50,12 @@ describe('ipAddressClass', () => {
 		expect(ipAddressClass(address)).toBe(kind);
 	});
 
-	it.each(['example.com', 'localhost', '1.2.3', '256.1.1.1', '1:2:3', 'fe80::1::2', ''])('%j is not an IP address', (text) => {
-		expect(ipAddressClass(text)).toBeUndefined();
-	});
+	it.each(['example.com', 'localhost', '1.2.3', '256.1.1.1', '1:2:3', 'fe80::1::2', ''])(
+		'%j is not an IP address',
+		(text) => {
+			expect(ipAddressClass(text)).toBeUndefined();
+		},
+	);
 });
 
 describe('mediaUrlProblem (the URL as text)', () => {
@@ -117,11 +126,28 @@ describe('checkMediaTarget (host names resolved before any connection)', () => {
 				getSecureEgressFilter: () => ({
 					createSecureLookup:
 						() =>
-						(hostname: string, _options: unknown, callback: (error: Error | null, addresses: Array<{ address: string; family: number }>) => void) => {
+						(
+							hostname: string,
+							_options: unknown,
+							callback: (
+								error: Error | null,
+								addresses: Array<{ address: string; family: number }>,
+							) => void,
+						) => {
 							lookups.push(hostname);
 							const addresses = table[hostname];
-							if (!addresses) callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), []);
-							else callback(null, addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })));
+							if (!addresses)
+								callback(
+									Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), {
+										code: 'ENOTFOUND',
+									}),
+									[],
+								);
+							else
+								callback(
+									null,
+									addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })),
+								);
 						},
 				}),
 				httpRequest: async (options: { url: string }) => {
@@ -136,21 +162,29 @@ describe('checkMediaTarget (host names resolved before any connection)', () => {
 		await checkMediaTarget.call(context, new URL(url), base, { operation: 'Media → Download' });
 
 	it('a name resolving to public addresses passes', async () => {
-		const { context, lookups } = contextResolving({ 'media.example.net': ['93.184.216.34', '2606:2800::1'] });
+		const { context, lookups } = contextResolving({
+			'media.example.net': ['93.184.216.34', '2606:2800::1'],
+		});
 		await expect(check(context, 'https://media.example.net/f')).resolves.toBeUndefined();
 		expect(lookups).toEqual(['media.example.net']);
 	});
 
 	it.each([
 		['a private address', ['10.20.30.40'], /resolves to 10\.20\.30\.40: a private address/],
-		['one private among public ones', ['93.184.216.34', '192.168.0.7'], /resolves to 192\.168\.0\.7/],
+		[
+			'one private among public ones',
+			['93.184.216.34', '192.168.0.7'],
+			/resolves to 192\.168\.0\.7/,
+		],
 		['the metadata address', ['169.254.169.254'], /link-local/],
 		['loopback (public Base URL)', ['127.0.0.1'], /loopback/],
 		['an IPv6 unique-local address', ['fd00::7'], /private/],
 	])('a name resolving to %s is refused, nothing connected', async (_label, addresses, reason) => {
 		const { context, connections } = contextResolving({ 'media.evil.example': addresses });
 		const refusal = check(context, 'https://media.evil.example/f');
-		await expect(refusal).rejects.toThrow(/^Media → Download: refused to fetch the media from https:\/\/media\.evil\.example: /);
+		await expect(refusal).rejects.toThrow(
+			/^Media → Download: refused to fetch the media from https:\/\/media\.evil\.example: /,
+		);
 		await expect(refusal).rejects.toThrow(reason);
 		expect(connections).toEqual([]);
 	});
@@ -158,8 +192,14 @@ describe('checkMediaTarget (host names resolved before any connection)', () => {
 	it('a name that does not resolve is refused with the reason', async () => {
 		const { context } = contextResolving({});
 		const refusal = check(context, 'https://nowhere.example/f');
-		await expect(refusal).rejects.toThrow(/refused to fetch the media from https:\/\/nowhere\.example: its host could not be resolved/);
-		await expect(refusal).rejects.toMatchObject({ description: expect.stringMatching(/^The resolver said: getaddrinfo ENOTFOUND nowhere\.example\./) });
+		await expect(refusal).rejects.toThrow(
+			/refused to fetch the media from https:\/\/nowhere\.example: its host could not be resolved/,
+		);
+		await expect(refusal).rejects.toMatchObject({
+			description: expect.stringMatching(
+				/^The resolver said: getaddrinfo ENOTFOUND nowhere\.example\./,
+			),
+		});
 	});
 
 	it('an IP literal is judged without a lookup', async () => {
@@ -173,11 +213,18 @@ describe('downloadLimits', () => {
 	const node = { name: 'Business Messaging' } as INode;
 	it('defaults: 100 MB, 300 s', () => {
 		expect(downloadLimits(node, {})).toEqual({ maxFileSizeMb: 100, timeoutSeconds: 300 });
-		expect(downloadLimits(node, { maxFileSize: '', downloadTimeout: null })).toEqual({ maxFileSizeMb: 100, timeoutSeconds: 300 });
+		expect(downloadLimits(node, { maxFileSize: '', downloadTimeout: null })).toEqual({
+			maxFileSizeMb: 100,
+			timeoutSeconds: 300,
+		});
 	});
 	it.each([0, -1, 'abc', Number.NaN, Infinity, {}])('refuses %p', (value) => {
-		expect(() => downloadLimits(node, { maxFileSize: value })).toThrow(/^Max File Size \(MB\) must be a number above 0/);
-		expect(() => downloadLimits(node, { downloadTimeout: value })).toThrow(/^Download Timeout \(Seconds\) must be a number above 0/);
+		expect(() => downloadLimits(node, { maxFileSize: value })).toThrow(
+			/^Max File Size \(MB\) must be a number above 0/,
+		);
+		expect(() => downloadLimits(node, { downloadTimeout: value })).toThrow(
+			/^Download Timeout \(Seconds\) must be a number above 0/,
+		);
 	});
 });
 
@@ -241,6 +288,9 @@ describe('storedMimeType', () => {
 		'not a type',
 		'text/html\u0000',
 	])('%j is stored as application/octet-stream, the type as sent kept', (sent) => {
-		expect(storedMimeType(sent)).toEqual({ mimeType: 'application/octet-stream', mimeTypeAsSent: sent });
+		expect(storedMimeType(sent)).toEqual({
+			mimeType: 'application/octet-stream',
+			mimeTypeAsSent: sent,
+		});
 	});
 });

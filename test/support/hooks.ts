@@ -13,7 +13,11 @@ export interface StartedForTests<T> {
  * it returns stands for what beforeAll starts: use it inside hooks and tests, not while the
  * describe block is being defined.
  */
-export function startedForTests<T extends object>(what: string, start: () => Promise<T>, close: (started: T) => Promise<void>): StartedForTests<T> {
+export function startedForTests<T extends object>(
+	what: string,
+	start: () => Promise<T>,
+	close: (started: T) => Promise<void>,
+): StartedForTests<T> {
 	let current: T | undefined;
 	const started = (): T => {
 		if (!current) throw new Error(`The ${what} starts in beforeAll: use it inside hooks and tests`);

@@ -30,4 +30,10 @@ export {
 	serviceTimestamp,
 	statusEnvelope,
 } from './fixtures';
-export { startReceiver, useReceiver, type ReceivedRequest, type Receiver, type ReceiverMode } from './receiver';
+export {
+	startReceiver,
+	useReceiver,
+	type ReceivedRequest,
+	type Receiver,
+	type ReceiverMode,
+} from './receiver';

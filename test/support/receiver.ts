@@ -32,14 +32,20 @@ export interface Receiver {
 	close(): Promise<void>;
 }
 
-export async function startReceiver(mode: ReceiverMode = { kind: 'status', status: 200 }): Promise<Receiver> {
+export async function startReceiver(
+	mode: ReceiverMode = { kind: 'status', status: 200 },
+): Promise<Receiver> {
 	const receiver: Receiver = { url: '', hits: 0, requests: [], mode, close: async () => undefined };
 	const server: Server = createServer((req, res) => {
 		receiver.hits++;
 		const chunks: Buffer[] = [];
 		req.on('data', (chunk: Buffer) => chunks.push(chunk));
 		req.on('end', () => {
-			receiver.requests.push({ method: req.method ?? '', headers: req.headers, raw: Buffer.concat(chunks) });
+			receiver.requests.push({
+				method: req.method ?? '',
+				headers: req.headers,
+				raw: Buffer.concat(chunks),
+			});
 			const answer = receiver.mode;
 			if (answer.kind === 'status') {
 				res.writeHead(answer.status, { 'content-type': 'text/plain' });
@@ -72,5 +78,9 @@ export async function startReceiver(mode: ReceiverMode = { kind: 'status', statu
  * be set through it): use it inside hooks and tests.
  */
 export function useReceiver(mode?: ReceiverMode): Receiver {
-	return startedForTests('receiver', () => startReceiver(mode), (receiver) => receiver.close()).stand;
+	return startedForTests(
+		'receiver',
+		() => startReceiver(mode),
+		(receiver) => receiver.close(),
+	).stand;
 }

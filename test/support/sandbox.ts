@@ -18,13 +18,21 @@ export interface SandboxHooksOptions extends SandboxOptions {
  */
 export function useSandbox(options: SandboxHooksOptions = {}): Sandbox {
 	const { reset = 'beforeEach', ...startOptions } = options;
-	const { stand, started } = startedForTests('sandbox', () => startSandbox(startOptions), (sandbox) => sandbox.close());
+	const { stand, started } = startedForTests(
+		'sandbox',
+		() => startSandbox(startOptions),
+		(sandbox) => sandbox.close(),
+	);
 	if (reset === 'beforeEach') beforeEach(() => started().reset());
 	if (reset === 'afterEach') afterEach(() => started().reset());
 	return stand;
 }
 
 /** describe() with a sandbox for its tests (see useSandbox). */
-export function describeWithSandbox(name: string, fn: (sandbox: Sandbox) => void, options: SandboxHooksOptions = {}): void {
+export function describeWithSandbox(
+	name: string,
+	fn: (sandbox: Sandbox) => void,
+	options: SandboxHooksOptions = {},
+): void {
 	describe(name, () => fn(useSandbox(options)));
 }

@@ -19,7 +19,10 @@ export function signedRequest(envelope: unknown, secret: string) {
 		? envelope
 		: Buffer.from(typeof envelope === 'string' ? envelope : JSON.stringify(envelope));
 	return {
-		headers: { 'content-type': 'application/json', 'x-service-signature': signBody(rawBody, secret) },
+		headers: {
+			'content-type': 'application/json',
+			'x-service-signature': signBody(rawBody, secret),
+		},
 		rawBody,
 	};
 }

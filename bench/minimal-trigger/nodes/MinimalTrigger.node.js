@@ -15,7 +15,15 @@ class MinimalTrigger {
 			defaults: { name: 'Minimal Trigger' },
 			inputs: [],
 			outputs: ['main'],
-			webhooks: [{ name: 'default', httpMethod: 'POST', responseMode: 'onReceived', responseData: '', path: 'webhook' }],
+			webhooks: [
+				{
+					name: 'default',
+					httpMethod: 'POST',
+					responseMode: 'onReceived',
+					responseData: '',
+					path: 'webhook',
+				},
+			],
 			properties: [],
 		};
 	}

@@ -17,7 +17,6 @@ type OperationExecute = (
 	item: INodeExecutionData,
 ) => Promise<INodeExecutionData | INodeExecutionData[]>;
 
-
 /**
  * Runs the chosen operation once per input item and owns what every operation shares: the
  * output items' pairedItem, the item index on errors, and Continue On Fail (a failed item
@@ -74,7 +73,10 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 		} catch (error) {
 			if (this.continueOnFail()) {
 				const { message, description } = error as { message: string; description?: unknown };
-				const json = typeof description === 'string' && description ? { error: message, description } : { error: message };
+				const json =
+					typeof description === 'string' && description
+						? { error: message, description }
+						: { error: message };
 				returnData.push({ json, pairedItem: { item: itemIndex } });
 				continue;
 			}

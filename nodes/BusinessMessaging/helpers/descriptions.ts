@@ -66,7 +66,10 @@ export const additionalQueryParameters: INodeProperties = {
  * property's own conditions (the idea of n8n's nodes-base `updateDisplayOptions`,
  * which community packages cannot import).
  */
-export function updateDisplayOptions(displayOptions: IDisplayOptions, properties: INodeProperties[]): INodeProperties[] {
+export function updateDisplayOptions(
+	displayOptions: IDisplayOptions,
+	properties: INodeProperties[],
+): INodeProperties[] {
 	return properties.map((property) => {
 		const own = property.displayOptions ?? {};
 		const merged: IDisplayOptions = { ...own };

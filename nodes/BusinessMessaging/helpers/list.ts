@@ -12,7 +12,9 @@ import { asJsonObject } from './output';
 export function splitPage(body: unknown): { records: IDataObject[]; cursor?: string } {
 	const page = listPage(body);
 	if (!page) {
-		return { records: body === undefined || body === null || body === '' ? [] : [asJsonObject(body)] };
+		return {
+			records: body === undefined || body === null || body === '' ? [] : [asJsonObject(body)],
+		};
 	}
 	return { records: page.entries.map(asJsonObject), cursor: page.cursor };
 }
@@ -33,7 +35,12 @@ export async function getList(
 	const returnAll = this.getNodeParameter('returnAll', itemIndex, false) === true;
 	const limit = returnAll
 		? Infinity
-		: requirePositiveInteger(this.getNode(), this.getNodeParameter('limit', itemIndex, 50), 'Limit', itemIndex);
+		: requirePositiveInteger(
+				this.getNode(),
+				this.getNodeParameter('limit', itemIndex, 50),
+				'Limit',
+				itemIndex,
+			);
 	const records: IDataObject[] = [];
 	await readPages.call(this, path, qs, context, (_page, body) => {
 		const split = splitPage(body);

@@ -18,6 +18,9 @@ export function asJsonObject(body: unknown): IDataObject {
  */
 export function withoutSecrets(record: IDataObject): IDataObject {
 	return Object.fromEntries(
-		Object.entries(record).filter(([key, value]) => !/secret/i.test(key) && !(typeof value === 'string' && /^\s*sk_live_\S/.test(value))),
+		Object.entries(record).filter(
+			([key, value]) =>
+				!/secret/i.test(key) && !(typeof value === 'string' && /^\s*sk_live_\S/.test(value)),
+		),
 	);
 }

@@ -74,18 +74,33 @@ async function emitInConversationOrder(
 				emitted[index] = true;
 				while (prefix < recover.length && emitted[prefix]) {
 					const { event, record } = recover[prefix];
-					state.watermarks[event] = selectNew([record], state.watermarks[event] as Watermark, 1).watermark;
+					state.watermarks[event] = selectNew(
+						[record],
+						state.watermarks[event] as Watermark,
+						1,
+					).watermark;
 					prefix++;
 				}
 				// Before emit(): n8n saves the static data as it starts the execution.
 				persist();
 				// As webhook() would have: hand over to a person, or the answer a waiting execution expects.
-				const route = await routeEvent.call(this, recoveredItem(recovery), recovery.event, layout, handOver);
+				const route = await routeEvent.call(
+					this,
+					recoveredItem(recovery),
+					recovery.event,
+					layout,
+					handOver,
+				);
 				if (route.kind !== 'start') return;
 				const done = this.helpers.createDeferredPromise<IRun>();
 				// n8n 2.x stores the key with the execution and refuses a second one: a message recovered before a
 				// restart whose watermark n8n had not saved yet is not run twice (n8n 1.x ignores the key).
-				this.emit(route.workflowData, undefined, done, `business-messaging:${scope}:${String(recovery.record.wa_message_id ?? recovery.record.id)}`);
+				this.emit(
+					route.workflowData,
+					undefined,
+					done,
+					`business-messaging:${scope}:${String(recovery.record.wa_message_id ?? recovery.record.id)}`,
+				);
 				await Promise.race([done.promise.catch(() => undefined), sleep(CONVERSATION_WAIT_MS)]);
 			}),
 		);
@@ -109,19 +124,38 @@ export async function catchUpOnce(
 
 	const stored = [];
 	for (const event of events) {
-		const { records, complete } = await readHistory.call(this, event, state.watermarks[event], OPERATION);
-		if (!complete) this.logger.warn(`${LOG_PREFIX}: more than 100000 stored ${event} messages since the last run; the oldest are read next time`);
+		const { records, complete } = await readHistory.call(
+			this,
+			event,
+			state.watermarks[event],
+			OPERATION,
+		);
+		if (!complete)
+			this.logger.warn(
+				`${LOG_PREFIX}: more than 100000 stored ${event} messages since the last run; the oldest are read next time`,
+			);
 		stored.push({ event, records });
 	}
-	const oldest = Math.min(...events.map((event) => Date.parse((state.watermarks[event] as Watermark).createdAt)));
-	const pending = stored.some(({ event, records }) => records.some((record) => isAfter(record, state.watermarks[event] as Watermark)));
+	const oldest = Math.min(
+		...events.map((event) => Date.parse((state.watermarks[event] as Watermark).createdAt)),
+	);
+	const pending = stored.some(({ event, records }) =>
+		records.some((record) => isAfter(record, state.watermarks[event] as Watermark)),
+	);
 	if (!pending) return 0;
 
 	const { webhookUrl } = this.getWorkflowStaticData('node') as TriggerStaticData;
-	const log = await readWebhookLog.call(this, oldest - 1000, typeof webhookUrl === 'string' ? webhookUrl : undefined, OPERATION);
+	const log = await readWebhookLog.call(
+		this,
+		oldest - 1000,
+		typeof webhookUrl === 'string' ? webhookUrl : undefined,
+		OPERATION,
+	);
 	if (!log.identified) {
 		// Without the message's id in the log (CONTRACT L2), delivered and missed cannot be told apart: recovering would run messages twice.
-		this.logger.warn(`${LOG_PREFIX}: the service's webhook log does not say which message each delivery carried; nothing is recovered`);
+		this.logger.warn(
+			`${LOG_PREFIX}: the service's webhook log does not say which message each delivery carried; nothing is recovered`,
+		);
 		return 0;
 	}
 	// A message this process's webhook() accepted runs, even when n8n answered after the service gave up.
@@ -134,19 +168,39 @@ export async function catchUpOnce(
 			}
 		}
 	}
-	const keep = (record: IDataObject) => options.numbers.length === 0 || options.numbers.includes(String(record.number ?? '').trim());
-	const decision = decideRecoveries(stored, state.watermarks, log.attempts, nowMs - SETTLE_MS, options.maxRecovered, keep);
+	const keep = (record: IDataObject) =>
+		options.numbers.length === 0 || options.numbers.includes(String(record.number ?? '').trim());
+	const decision = decideRecoveries(
+		stored,
+		state.watermarks,
+		log.attempts,
+		nowMs - SETTLE_MS,
+		options.maxRecovered,
+		keep,
+	);
 	if (decision.left > 0) {
-		this.logger.info(`${LOG_PREFIX}: recovered ${decision.recover.length}; ${decision.left} more missed message(s) wait for the next run (Max Recovered per Run is ${options.maxRecovered})`);
+		this.logger.info(
+			`${LOG_PREFIX}: recovered ${decision.recover.length}; ${decision.left} more missed message(s) wait for the next run (Max Recovered per Run is ${options.maxRecovered})`,
+		);
 	}
 	const layout = outputLayout(selected, this.getNodeParameter('separateOutputs', false));
-	await emitInConversationOrder.call(this, decision.recover, layout, handOver, state, isClosed, persist);
+	await emitInConversationOrder.call(
+		this,
+		decision.recover,
+		layout,
+		handOver,
+		state,
+		isClosed,
+		persist,
+	);
 	if (isClosed()) return decision.recover.length;
 	// Saved with the next emit (n8n saves static data only then); a restart before that reads these messages again and skips them again.
 	state.watermarks = decision.watermarks;
 	persist();
 	if (decision.recover.length > 0) {
-		this.logger.info(`${LOG_PREFIX}: recovered ${decision.recover.length} message(s) the workflow had not received`);
+		this.logger.info(
+			`${LOG_PREFIX}: recovered ${decision.recover.length} message(s) the workflow had not received`,
+		);
 	}
 	return decision.recover.length;
 }
@@ -154,13 +208,22 @@ export async function catchUpOnce(
 /** n8n's trigger(): starts the catch-up loop (right away, then every interval) while the workflow is active. */
 export async function startCatchUp(this: ITriggerFunctions): Promise<ITriggerResponse> {
 	if (this.getMode() === 'manual' || this.getNodeParameter('catchUp', true) !== true) return {};
-	const { catchUp: options, handOver } = readTriggerOptions(this.getNodeParameter('options', {}) as IDataObject);
-	const staticData = this.getWorkflowStaticData('node') as TriggerStaticData & { catchUp?: CatchUpState };
+	const { catchUp: options, handOver } = readTriggerOptions(
+		this.getNodeParameter('options', {}) as IDataObject,
+	);
+	const staticData = this.getWorkflowStaticData('node') as TriggerStaticData & {
+		catchUp?: CatchUpState;
+	};
 	const saved = staticData.catchUp?.watermarks ?? {};
 	const nowMs = Date.now();
 	const watermarks: CatchUpState['watermarks'] = {};
 	for (const event of MESSAGE_EVENTS) {
-		watermarks[event] = startingWatermark(saved[event], this.getActivationMode(), options.onActivation, nowMs);
+		watermarks[event] = startingWatermark(
+			saved[event],
+			this.getActivationMode(),
+			options.onActivation,
+			nowMs,
+		);
 	}
 	const state: CatchUpState = { watermarks };
 	// Assigned through n8n's observable static data, so that n8n sees the change and saves it.
@@ -179,10 +242,14 @@ export async function startCatchUp(this: ITriggerFunctions): Promise<ITriggerRes
 			} catch (error) {
 				// Logged once per distinct failure; the next run tries again, nothing is lost meanwhile.
 				const message = (error as Error).message;
-				if (message !== lastError) this.logger.error(`${LOG_PREFIX}: ${message} (retrying every ${options.intervalMs / 1000} s)`);
+				if (message !== lastError)
+					this.logger.error(
+						`${LOG_PREFIX}: ${message} (retrying every ${options.intervalMs / 1000} s)`,
+					);
 				lastError = message;
 			}
-			for (let waited = 0; waited < options.intervalMs && !closed; waited += 1000) await sleep(Math.min(1000, options.intervalMs - waited));
+			for (let waited = 0; waited < options.intervalMs && !closed; waited += 1000)
+				await sleep(Math.min(1000, options.intervalMs - waited));
 		}
 	};
 	void loop();

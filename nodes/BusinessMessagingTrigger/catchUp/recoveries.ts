@@ -5,7 +5,12 @@
  */
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
-import { MESSAGE_EVENTS, storedMessageItem, type MessageEvent, type WebhookAttempt } from '../../shared/history';
+import {
+	MESSAGE_EVENTS,
+	storedMessageItem,
+	type MessageEvent,
+	type WebhookAttempt,
+} from '../../shared/history';
 import { byAge, isAfter, selectNew, type Watermark } from '../../shared/watermark';
 import { MAX_CATCH_UP_DAYS, type OnActivation } from '../options';
 
@@ -23,10 +28,18 @@ export interface CatchUpState extends IDataObject {
  * Otherwise (n8n restarted, the workflow was updated or reactivated) it carries on from the
  * saved watermark, bounded to MAX_CATCH_UP_DAYS.
  */
-export function startingWatermark(saved: Watermark | undefined, activation: string, onActivation: OnActivation, nowMs: number): Watermark {
+export function startingWatermark(
+	saved: Watermark | undefined,
+	activation: string,
+	onActivation: OnActivation,
+	nowMs: number,
+): Watermark {
 	const now = { createdAt: new Date(nowMs).toISOString(), ids: [] };
 	if (!saved || (activation === 'activate' && onActivation === 'fromActivation')) return now;
-	const oldest = { createdAt: new Date(nowMs - MAX_CATCH_UP_DAYS * 86_400_000).toISOString(), ids: [] };
+	const oldest = {
+		createdAt: new Date(nowMs - MAX_CATCH_UP_DAYS * 86_400_000).toISOString(),
+		ids: [],
+	};
 	return isAfter({ created_at: saved.createdAt, id: '' }, oldest) ? saved : oldest;
 }
 
@@ -54,7 +67,9 @@ export function decideRecoveries(
 	const settled = stored.flatMap(({ event, records }) => {
 		const watermark = watermarks[event] as Watermark;
 		const fresh = selectNew(records, watermark, Number.MAX_SAFE_INTEGER).emit;
-		return fresh.filter((record) => Date.parse(String(record.created_at)) <= settledBeforeMs).map((record) => ({ event, record }));
+		return fresh
+			.filter((record) => Date.parse(String(record.created_at)) <= settledBeforeMs)
+			.map((record) => ({ event, record }));
 	});
 	// Inbound messages and echoes in the order they were stored, as the conversation happened.
 	settled.sort((a, b) => byAge(a.record, b.record));
@@ -71,14 +86,25 @@ export function decideRecoveries(
 	}
 	const next = { ...watermarks };
 	for (const event of MESSAGE_EVENTS) {
-		const seen = settled.slice(0, looked).filter((entry) => entry.event === event).map((entry) => entry.record);
-		if (seen.length > 0 && next[event]) next[event] = selectNew(seen, next[event] as Watermark, seen.length).watermark;
+		const seen = settled
+			.slice(0, looked)
+			.filter((entry) => entry.event === event)
+			.map((entry) => entry.record);
+		if (seen.length > 0 && next[event])
+			next[event] = selectNew(seen, next[event] as Watermark, seen.length).watermark;
 	}
-	const left = settled.slice(looked).filter(({ record }) => attempts.get(String(record.wa_message_id))?.success !== true && keep(record)).length;
+	const left = settled
+		.slice(looked)
+		.filter(
+			({ record }) => attempts.get(String(record.wa_message_id))?.success !== true && keep(record),
+		).length;
 	return { recover, watermarks: next, left };
 }
 
 /** The item of a recovered message: the webhook's `{event, data, timestamp}`, marked. */
 export function recoveredItem(recovery: Recovery): INodeExecutionData {
-	return storedMessageItem(recovery.event, recovery.record, { recovered: true, delivery_failure: recovery.reason ?? 'no delivery was logged' });
+	return storedMessageItem(recovery.event, recovery.record, {
+		recovered: true,
+		delivery_failure: recovery.reason ?? 'no delivery was logged',
+	});
 }

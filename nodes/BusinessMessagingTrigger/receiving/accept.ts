@@ -8,7 +8,13 @@ import type { IDataObject } from 'n8n-workflow';
 import { verifySignature } from '../../shared/signature';
 import { outputLayout } from '../description';
 import { readTriggerOptions, type TriggerOptions } from '../options';
-import { EVENT_TYPES, checkEventAge, parseEnvelope, type EventEnvelope, type EventType } from './envelope';
+import {
+	EVENT_TYPES,
+	checkEventAge,
+	parseEnvelope,
+	type EventEnvelope,
+	type EventType,
+} from './envelope';
 
 /** What receiving reads from the node's parameters; read only once the signature is valid. */
 export interface EventParameters {
@@ -23,19 +29,31 @@ export type Acceptance =
 	| { kind: 'reject'; status: 400 | 401; reason: string }
 	| { kind: 'ignore'; reason: string }
 	| { kind: 'late'; reason: string }
-	| { kind: 'emit'; envelope: EventEnvelope; timestampMs: number; options: TriggerOptions; layout: EventType[] | null };
+	| {
+			kind: 'emit';
+			envelope: EventEnvelope;
+			timestampMs: number;
+			options: TriggerOptions;
+			layout: EventType[] | null;
+	  };
 
 /** Why a verified, valid event is not for this workflow, or undefined when it is. */
-function filterReason(envelope: EventEnvelope, events: string[], options: TriggerOptions): string | undefined {
+function filterReason(
+	envelope: EventEnvelope,
+	events: string[],
+	options: TriggerOptions,
+): string | undefined {
 	if (!events.includes(envelope.event)) return `event ${envelope.event} is not selected`;
 	const data = envelope.data;
 	if (options.numbers.length > 0 && envelope.event !== 'message.status') {
 		const number = typeof data.number === 'string' ? data.number.trim() : '';
-		if (!options.numbers.includes(number)) return `number ${number || '(none)'} is not among the receiving numbers`;
+		if (!options.numbers.includes(number))
+			return `number ${number || '(none)'} is not among the receiving numbers`;
 	}
 	if (options.statuses.length > 0 && envelope.event === 'message.status') {
 		const status = typeof data.status === 'string' ? data.status.trim().toLowerCase() : '';
-		if (!options.statuses.includes(status)) return `status ${status || '(none)'} is not among the status values`;
+		if (!options.statuses.includes(status))
+			return `status ${status || '(none)'} is not among the status values`;
 	}
 	return undefined;
 }
@@ -53,7 +71,8 @@ export function acceptEvent(
 
 	// Only now look at the body.
 	const parsed = parseEnvelope(rawBody);
-	if (!parsed.ok) return { kind: 'reject', status: 400, reason: `not a valid event envelope: ${parsed.reason}` };
+	if (!parsed.ok)
+		return { kind: 'reject', status: 400, reason: `not a valid event envelope: ${parsed.reason}` };
 	const { envelope } = parsed;
 
 	const parameters = readParameters();
@@ -63,8 +82,8 @@ export function acceptEvent(
 
 	// Filters: acknowledged (200), no execution.
 	const selected = parameters.events;
-	const events = (Array.isArray(selected) ? selected : ['message.inbound']).filter((value): value is string =>
-		(EVENT_TYPES as readonly string[]).includes(value as string),
+	const events = (Array.isArray(selected) ? selected : ['message.inbound']).filter(
+		(value): value is string => (EVENT_TYPES as readonly string[]).includes(value as string),
 	);
 	const ignored = filterReason(envelope, events, options);
 	if (ignored) return { kind: 'ignore', reason: ignored };

@@ -18,8 +18,7 @@ export interface EventEnvelope {
 }
 
 export type EnvelopeResult =
-	| { ok: true; envelope: EventEnvelope; timestampMs: number }
-	| { ok: false; reason: string };
+	{ ok: true; envelope: EventEnvelope; timestampMs: number } | { ok: false; reason: string };
 
 /** How far in the future a timestamp may be (clock skew) before the event is refused. */
 export const FUTURE_TOLERANCE_SECONDS = 60;
@@ -40,7 +39,13 @@ export function parseTimestamp(value: unknown): number | undefined {
 	const month = Number(match[2]);
 	const day = Number(match[3]);
 	const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
-	if (month < 1 || month > 12 || day < 1 || day > (month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1])) return undefined;
+	if (
+		month < 1 ||
+		month > 12 ||
+		day < 1 ||
+		day > (month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1])
+	)
+		return undefined;
 	const ms = Date.parse(match[0]);
 	return Number.isNaN(ms) ? undefined : ms;
 }

@@ -23,7 +23,8 @@ export async function attachMedia(
 		if (data.media_id !== null && data.media_id !== undefined) {
 			json.media_download = {
 				downloaded: false,
-				reason: 'Echo media cannot be downloaded: the platform relays only its metadata (media_id, media_mime).',
+				reason:
+					'Echo media cannot be downloaded: the platform relays only its metadata (media_id, media_mime).',
 			};
 		}
 		return { json };
@@ -58,7 +59,9 @@ export async function attachMedia(
 		return { json, binary: { [options.binaryPropertyName]: binary } };
 	} catch (error) {
 		const reason = (error as Error).message || 'the download failed';
-		this.logger.warn(`${LOG_PREFIX}: media download failed, the event is emitted without the file: ${reason}`);
+		this.logger.warn(
+			`${LOG_PREFIX}: media download failed, the event is emitted without the file: ${reason}`,
+		);
 		json.media_download = { downloaded: false, reason };
 		return { json };
 	}

@@ -37,7 +37,9 @@ async function rawBodyOf(this: IWebhookFunctions): Promise<Buffer | undefined> {
 
 /** The same delivery to the same node, whatever else differs. */
 function replayKey(this: IWebhookFunctions, signatureHeader: unknown): string {
-	const header = Array.isArray(signatureHeader) ? String(signatureHeader[0]) : String(signatureHeader);
+	const header = Array.isArray(signatureHeader)
+		? String(signatureHeader[0])
+		: String(signatureHeader);
 	return `${this.getWorkflow().id ?? ''}:${this.getNode().id}:${header.trim().toLowerCase()}`;
 }
 
@@ -62,18 +64,29 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	if (registration !== undefined) {
 		const body = await rawBodyOf.call(this).catch(() => undefined);
 		const outcome = await receiveWaitRegistration.call(this, body, registration);
-		if ('reason' in outcome) return reject.call(this, outcome.status, `waiting registration refused: ${outcome.reason}`);
+		if ('reason' in outcome)
+			return reject.call(this, outcome.status, `waiting registration refused: ${outcome.reason}`);
 		return { webhookResponse: outcome };
 	}
 
 	// 1. Verify: without a secret nothing is accepted (fail closed).
 	const found = await signingSecret.call(this);
 	if ('problem' in found) {
-		return reject.call(this, 401, 'no signing secret is configured for this receiver', found.problem);
+		return reject.call(
+			this,
+			401,
+			'no signing secret is configured for this receiver',
+			found.problem,
+		);
 	}
 	// n8n's form parser has already consumed a multipart body: then there are no raw bytes to verify.
 	const rawBody = await rawBodyOf.call(this).catch(() => undefined);
-	if (!rawBody) return reject.call(this, 401, 'the raw request body is not available, so the signature cannot be checked');
+	if (!rawBody)
+		return reject.call(
+			this,
+			401,
+			'the raw request body is not available, so the signature cannot be checked',
+		);
 
 	// 2. Accept: signature, envelope, replay window, filters, Late Delivery Cutoff.
 	const accept = (secret: string) =>
@@ -96,13 +109,23 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	}
 	const { envelope, options, layout } = accepted;
 	const expiresAtMs = accepted.timestampMs + options.maxAgeSeconds * 1000 + 1000;
-	if (!replays.firstSighting(replayKey.call(this, headers[SIGNATURE_HEADER]), expiresAtMs, Date.now())) {
-		this.logger.debug(`${LOG_PREFIX}: a delivery received before was acknowledged and not executed again`);
-		return { webhookResponse: { received: true, ignored: 'this delivery was already received (replay)' } };
+	if (
+		!replays.firstSighting(replayKey.call(this, headers[SIGNATURE_HEADER]), expiresAtMs, Date.now())
+	) {
+		this.logger.debug(
+			`${LOG_PREFIX}: a delivery received before was acknowledged and not executed again`,
+		);
+		return {
+			webhookResponse: { received: true, ignored: 'this delivery was already received (replay)' },
+		};
 	}
 	const waMessageId = envelope.data.wa_message_id;
 	if (envelope.event !== 'message.status' && typeof waMessageId === 'string') {
-		rememberAccepted(`${this.getWorkflow().id ?? ''}:${this.getNode().id}`, waMessageId, Date.now());
+		rememberAccepted(
+			`${this.getWorkflow().id ?? ''}:${this.getNode().id}`,
+			waMessageId,
+			Date.now(),
+		);
 	}
 
 	// 3. Route. n8n answers with webhookResponse (the description's empty responseData lets it
@@ -110,14 +133,24 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	// first would acknowledge events that a busy n8n then fails to store.
 	const received: IDataObject = { received: true };
 	if (!options.downloadMedia || envelope.event === 'message.status') {
-		const route = await routeEvent.call(this, eventItem(envelope), envelope.event, layout, options.handOver);
-		if (route.kind === 'handedOver') return { webhookResponse: { ...received, ignored: HAND_OVER_IGNORED } };
-		if (route.kind === 'resumed') return { webhookResponse: { ...received, resumed: route.executionId } };
+		const route = await routeEvent.call(
+			this,
+			eventItem(envelope),
+			envelope.event,
+			layout,
+			options.handOver,
+		);
+		if (route.kind === 'handedOver')
+			return { webhookResponse: { ...received, ignored: HAND_OVER_IGNORED } };
+		if (route.kind === 'resumed')
+			return { webhookResponse: { ...received, resumed: route.executionId } };
 		return { webhookResponse: received, workflowData: route.workflowData };
 	}
 	// A download must not hold the answer back (the service waits about 8 s): answer first.
 	this.getResponseObject().status(200).json(received);
 	const item = await attachMedia.call(this, envelope, options);
 	const route = await routeEvent.call(this, item, envelope.event, layout, options.handOver);
-	return route.kind === 'start' ? { noWebhookResponse: true, workflowData: route.workflowData } : { noWebhookResponse: true };
+	return route.kind === 'start'
+		? { noWebhookResponse: true, workflowData: route.workflowData }
+		: { noWebhookResponse: true };
 }

@@ -50,7 +50,10 @@ export function reject(
 ): IWebhookResponseData {
 	const meta = { node: this.getNode().name, workflowId: this.getWorkflow().id };
 	const flush = (left: number) =>
-		this.logger.warn(`${LOG_PREFIX}: ${left} more rejected request(s) in the last minute were not logged`, meta);
+		this.logger.warn(
+			`${LOG_PREFIX}: ${left} more rejected request(s) in the last minute were not logged`,
+			meta,
+		);
 	if (rejectionLog.allow(Date.now(), flush)) {
 		if (problem) this.logger.error(`${LOG_PREFIX}: ${problem}`, meta);
 		else this.logger.warn(`${LOG_PREFIX}: rejected a request (${status}): ${reason}`, meta);

@@ -36,7 +36,11 @@ export function sameUrl(a: string | null | undefined, b: string | null | undefin
  * /<webhookId>/<path>, but so do a copied workflow's (webhookId survives export and import):
  * this only ever makes the trigger refuse more, never register.
  */
-export function isSameNodeUrl(url: string, webhookId: string | undefined, path = 'webhook'): boolean {
+export function isSameNodeUrl(
+	url: string,
+	webhookId: string | undefined,
+	path = 'webhook',
+): boolean {
 	if (!webhookId) return false;
 	let pathname: string;
 	try {
@@ -72,7 +76,8 @@ export function decideRegistration(input: DecisionInput): RegistrationDecision {
 			? { action: 'keep' }
 			: {
 					action: 'register',
-					reason: 'the webhook points at this node but its signing secret is not stored any more; registering again to get a new one',
+					reason:
+						'the webhook points at this node but its signing secret is not stored any more; registering again to get a new one',
 				};
 	}
 	const current = remote.url;

@@ -19,7 +19,9 @@ export function sealSecret(secret: string, apiKey: string): string {
 	const iv = randomBytes(12);
 	const cipher = createCipheriv('aes-256-gcm', keyFor(apiKey, salt), iv);
 	const sealed = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
-	return [VERSION, salt, iv, cipher.getAuthTag(), sealed].map((part) => (typeof part === 'string' ? part : part.toString('base64url'))).join('.');
+	return [VERSION, salt, iv, cipher.getAuthTag(), sealed]
+		.map((part) => (typeof part === 'string' ? part : part.toString('base64url')))
+		.join('.');
 }
 
 /** The secret, or undefined when the value is not one we sealed or the API key is another. */

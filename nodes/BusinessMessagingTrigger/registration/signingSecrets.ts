@@ -42,13 +42,21 @@ export function forgetRegistration(staticData: TriggerStaticData): void {
 }
 
 /** Keeps a registration's secret, sealed under the API key. */
-export function storeRegistration(staticData: TriggerStaticData, webhookUrl: string, secret: string, apiKey: string): void {
+export function storeRegistration(
+	staticData: TriggerStaticData,
+	webhookUrl: string,
+	secret: string,
+	apiKey: string,
+): void {
 	staticData.webhookUrl = webhookUrl;
 	staticData.sealedSecret = sealSecret(secret, apiKey);
 }
 
 /** Whether the stored secret opens with the credential's API key; says so in the log when it does not. */
-export async function canOpenStoredSecret(this: IHookFunctions, staticData: TriggerStaticData): Promise<boolean> {
+export async function canOpenStoredSecret(
+	this: IHookFunctions,
+	staticData: TriggerStaticData,
+): Promise<boolean> {
 	if (staticData.secret !== undefined) {
 		this.logger.info(
 			'Business Messaging Trigger: the signing secret was stored in plain text by an older version; registering again to store it sealed',
@@ -71,7 +79,8 @@ function manualSecretKey(this: TriggerContext): string {
 /** The credential's Webhook Signing Secret (Manual registration), or undefined when empty. */
 export async function manualSigningSecret(this: TriggerContext): Promise<string | undefined> {
 	const credentials = await this.getCredentials(CREDENTIAL_TYPE);
-	const secret = typeof credentials.webhookSecret === 'string' ? credentials.webhookSecret.trim() : '';
+	const secret =
+		typeof credentials.webhookSecret === 'string' ? credentials.webhookSecret.trim() : '';
 	return secret || undefined;
 }
 
@@ -87,14 +96,19 @@ export interface SigningSecret {
 }
 
 /** The secret events are verified with, or why there is none (then every event is refused). */
-export async function signingSecret(this: IWebhookFunctions): Promise<SigningSecret | { problem: string }> {
+export async function signingSecret(
+	this: IWebhookFunctions,
+): Promise<SigningSecret | { problem: string }> {
 	if (isManualRegistration.call(this)) {
 		const key = manualSecretKey.call(this);
 		const found = manualSecrets.get(key) ?? (await readManualSecret.call(this, key));
 		if ('problem' in found) return found;
 		// A secret rotated in the credential: read it again when a signature does not match, at most every 10 s.
 		const stale = Date.now() - found.readAtMs >= MANUAL_REREAD_INTERVAL_MS;
-		return { secret: found.secret, reread: stale ? async () => await readManualSecret.call(this, key) : undefined };
+		return {
+			secret: found.secret,
+			reread: stale ? async () => await readManualSecret.call(this, key) : undefined,
+		};
 	}
 	const { sealedSecret } = this.getWorkflowStaticData('node') as TriggerStaticData;
 	if (typeof sealedSecret !== 'string') {

@@ -12,7 +12,12 @@ import { bodyAsText } from '../../shared/errors';
 import { isPlainObject } from '../../shared/json';
 import { CREDENTIAL_TYPE, apiRequest, rawApiRequest, throwForStatus } from '../../shared/transport';
 import { readTriggerOptions } from '../options';
-import { decideRegistration, sameUrl, type RegistrationDecision, type RemoteWebhook } from './decision';
+import {
+	decideRegistration,
+	sameUrl,
+	type RegistrationDecision,
+	type RemoteWebhook,
+} from './decision';
 import {
 	canOpenStoredSecret,
 	forgetManualSecret,
@@ -48,11 +53,19 @@ export class AccountWebhookTakenError extends WebhookPathTakenError {
  */
 async function readRemoteWebhook(this: IHookFunctions, operation: string): Promise<RemoteWebhook> {
 	const body = await apiRequest.call(this, 'GET', WEBHOOK_PATH, { context: { operation } });
-	if (!isPlainObject(body) || typeof body.configured !== 'boolean' || !(typeof body.url === 'string' || body.url === null)) {
-		throw new NodeApiError(this.getNode(), { body: bodyAsText(body) }, {
-			message: `${operation}: the service's webhook configuration is not in the expected shape {url, configured}`,
-			description: `Nothing was registered or deleted. The body as it came: ${bodyAsText(body)}`,
-		});
+	if (
+		!isPlainObject(body) ||
+		typeof body.configured !== 'boolean' ||
+		!(typeof body.url === 'string' || body.url === null)
+	) {
+		throw new NodeApiError(
+			this.getNode(),
+			{ body: bodyAsText(body) },
+			{
+				message: `${operation}: the service's webhook configuration is not in the expected shape {url, configured}`,
+				description: `Nothing was registered or deleted. The body as it came: ${bodyAsText(body)}`,
+			},
+		);
 	}
 	const url = typeof body.url === 'string' ? body.url.trim() : '';
 	return body.configured && url ? { configured: true, url } : { configured: false, url: null };
@@ -62,24 +75,34 @@ async function readRemoteWebhook(this: IHookFunctions, operation: string): Promi
 async function currentDecision(
 	this: IHookFunctions,
 	operation: string,
-): Promise<{ ourUrl: string; staticData: TriggerStaticData; decision: Exclude<RegistrationDecision, { action: 'refuse' }> }> {
+): Promise<{
+	ourUrl: string;
+	staticData: TriggerStaticData;
+	decision: Exclude<RegistrationDecision, { action: 'refuse' }>;
+}> {
 	const ourUrl = this.getNodeWebhookUrl('default');
 	if (!ourUrl) {
-		throw new NodeOperationError(this.getNode(), 'n8n did not provide a webhook URL for this trigger', {
-			description: 'Save the workflow and try again.',
-		});
+		throw new NodeOperationError(
+			this.getNode(),
+			'n8n did not provide a webhook URL for this trigger',
+			{
+				description: 'Save the workflow and try again.',
+			},
+		);
 	}
 	const remote = await readRemoteWebhook.call(this, operation);
 	const staticData = this.getWorkflowStaticData('node') as TriggerStaticData;
 	const decision = decideRegistration({
 		remote,
 		ourUrl,
-		hasSecret: sameUrl(staticData.webhookUrl, ourUrl) && (await canOpenStoredSecret.call(this, staticData)),
+		hasSecret:
+			sameUrl(staticData.webhookUrl, ourUrl) && (await canOpenStoredSecret.call(this, staticData)),
 		takeOver: readTriggerOptions(this.getNodeParameter('options', {}) as IDataObject).takeOver,
 		isTest: this.getActivationMode() === 'manual' || this.getMode() === 'manual',
 		webhookId: this.getNode().webhookId,
 	});
-	if (decision.action === 'refuse') throw new AccountWebhookTakenError(this.getNode(), decision.message, decision.description);
+	if (decision.action === 'refuse')
+		throw new AccountWebhookTakenError(this.getNode(), decision.message, decision.description);
 	return { ourUrl, staticData, decision };
 }
 
@@ -88,10 +111,14 @@ export async function webhookExists(this: IHookFunctions): Promise<boolean> {
 	if (isManualRegistration.call(this)) {
 		forgetManualSecret.call(this);
 		if (await manualSigningSecret.call(this)) return true;
-		throw new NodeOperationError(this.getNode(), 'Registration is Manual but the credential has no Webhook Signing Secret', {
-			description:
-				"Paste the signing secret shown when the webhook was registered in the console into the credential's Webhook Signing Secret. Without it every event would be rejected.",
-		});
+		throw new NodeOperationError(
+			this.getNode(),
+			'Registration is Manual but the credential has no Webhook Signing Secret',
+			{
+				description:
+					"Paste the signing secret shown when the webhook was registered in the console into the credential's Webhook Signing Secret. Without it every event would be rejected.",
+			},
+		);
 	}
 	const { decision } = await currentDecision.call(this, 'Trigger → Check Webhook');
 	return decision.action === 'keep';
@@ -134,18 +161,25 @@ export async function registerWebhook(this: IHookFunctions): Promise<boolean> {
 
 	// The one shape of the registration answer (CONTRACT W3): the secret under `secret`.
 	const answer = response.unredactedBody;
-	const secret = isPlainObject(answer) && typeof answer.secret === 'string' ? answer.secret.trim() : '';
+	const secret =
+		isPlainObject(answer) && typeof answer.secret === 'string' ? answer.secret.trim() : '';
 	if (!secret) {
 		// Events for this URL could never be verified: take the registration back.
-		const undo = await rawApiRequest.call(this, 'DELETE', WEBHOOK_PATH, { context: { operation: 'Trigger → Delete Webhook' } });
-		throw new NodeOperationError(this.getNode(), 'The service registered the webhook but its answer carried no signing secret', {
-			description:
-				`Without the secret no event can be verified, so none would be accepted. ` +
-				(undo.statusCode < 300
-					? 'The registration was deleted again. '
-					: `Deleting the registration failed (${undo.statusCode}): delete it in the console. `) +
-				`Register the webhook in the console instead and use Registration: Manual with the secret in the credential. The answer as it came: ${bodyAsText(response.body)}`,
+		const undo = await rawApiRequest.call(this, 'DELETE', WEBHOOK_PATH, {
+			context: { operation: 'Trigger → Delete Webhook' },
 		});
+		throw new NodeOperationError(
+			this.getNode(),
+			'The service registered the webhook but its answer carried no signing secret',
+			{
+				description:
+					`Without the secret no event can be verified, so none would be accepted. ` +
+					(undo.statusCode < 300
+						? 'The registration was deleted again. '
+						: `Deleting the registration failed (${undo.statusCode}): delete it in the console. `) +
+					`Register the webhook in the console instead and use Registration: Manual with the secret in the credential. The answer as it came: ${bodyAsText(response.body)}`,
+			},
+		);
 	}
 	const { apiKey } = await this.getCredentials(CREDENTIAL_TYPE);
 	storeRegistration(staticData, ourUrl, secret, String(apiKey));
@@ -167,7 +201,9 @@ export async function deleteWebhook(this: IHookFunctions): Promise<boolean> {
 			);
 			return true;
 		}
-		await apiRequest.call(this, 'DELETE', WEBHOOK_PATH, { context: { operation: 'Trigger → Delete Webhook' } });
+		await apiRequest.call(this, 'DELETE', WEBHOOK_PATH, {
+			context: { operation: 'Trigger → Delete Webhook' },
+		});
 		return true;
 	} finally {
 		// Whatever happened, the stored secret no longer belongs to a registration we

@@ -14,7 +14,8 @@ import { isPlainObject } from '../../shared/json';
 import { apiRequest, type ApiContext } from '../../shared/transport';
 import type { HandOverSettings } from '../options';
 
-export const HAND_OVER_IGNORED = 'a person is answering this contact (While a Person Answers: Do Not Emit)';
+export const HAND_OVER_IGNORED =
+	'a person is answering this contact (While a Person Answers: Do Not Emit)';
 /** An echo stamped up to this far in the future (service clock ahead of n8n's) still counts. */
 const FUTURE_SKEW_MS = 60 * 1000;
 
@@ -39,7 +40,8 @@ export function handOverDecision(
 	let newestAt: string | undefined;
 	for (const echo of echoes) {
 		if (!isPlainObject(echo)) continue;
-		if (String(echo.to ?? '').trim() !== contact || String(echo.number ?? '').trim() !== number) continue;
+		if (String(echo.to ?? '').trim() !== contact || String(echo.number ?? '').trim() !== number)
+			continue;
 		if (echo.direction !== undefined && echo.direction !== 'echo') continue;
 		const at = typeof echo.created_at === 'string' ? Date.parse(echo.created_at) : NaN;
 		if (!Number.isFinite(at) || at <= newestMs) continue;
@@ -66,7 +68,8 @@ export async function routeHandOver(
 	nowMs = Date.now(),
 ): Promise<INodeExecutionData[][] | null> {
 	if (settings.mode === 'off') return outputs;
-	const withOutput = (handOver: INodeExecutionData[]) => (settings.mode === 'output' ? [...outputs, handOver] : outputs);
+	const withOutput = (handOver: INodeExecutionData[]) =>
+		settings.mode === 'output' ? [...outputs, handOver] : outputs;
 	const json = item.json;
 	const data = isPlainObject(json.data) ? json.data : {};
 	const contact = typeof data.from === 'string' ? data.from.trim() : '';
@@ -82,9 +85,18 @@ export async function routeHandOver(
 		const records = isPlainObject(answer) && Array.isArray(answer.data) ? answer.data : [];
 		// Both times on the service's clock when the message carries its own (the envelope's timestamp).
 		const messageMs = typeof json.timestamp === 'string' ? Date.parse(json.timestamp) : NaN;
-		decision = handOverDecision(records, contact, number, Number.isFinite(messageMs) ? messageMs : nowMs, settings.minutes);
+		decision = handOverDecision(
+			records,
+			contact,
+			number,
+			Number.isFinite(messageMs) ? messageMs : nowMs,
+			settings.minutes,
+		);
 	} catch (error) {
-		json.hand_over = { checked: false, reason: `the echo history could not be read: ${(error as Error).message}` };
+		json.hand_over = {
+			checked: false,
+			reason: `the echo history could not be read: ${(error as Error).message}`,
+		};
 		return withOutput([]);
 	}
 	if (!decision.handedOver) return withOutput([]);

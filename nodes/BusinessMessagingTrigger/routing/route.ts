@@ -4,7 +4,12 @@
  * contact may take the message, or drop it), then a waiting Reply and Wait for Answer (which
  * takes the answer instead of a new execution), then the trigger's own outputs.
  */
-import type { IDataObject, INodeExecutionData, ITriggerFunctions, IWebhookFunctions } from 'n8n-workflow';
+import type {
+	IDataObject,
+	INodeExecutionData,
+	ITriggerFunctions,
+	IWebhookFunctions,
+} from 'n8n-workflow';
 
 import { resumeWaitingExecution } from '../../shared/replyAndWait';
 import { withReplyWindow } from '../../shared/replyWindow';
@@ -42,9 +47,15 @@ export async function routeEvent(
 	layout: EventType[] | null,
 	handOver: HandOverSettings,
 ): Promise<Route> {
-	const outputs = await routeHandOver.call(this, item, workflowDataFor(item, event, layout), handOver);
+	const outputs = await routeHandOver.call(
+		this,
+		item,
+		workflowDataFor(item, event, layout),
+		handOver,
+	);
 	if (!outputs) return { kind: 'handedOver' };
 	const resume = await resumeWaitingExecution.call(this, item);
-	if (resume.resumed && !resume.alsoStart) return { kind: 'resumed', executionId: resume.executionId };
+	if (resume.resumed && !resume.alsoStart)
+		return { kind: 'resumed', executionId: resume.executionId };
 	return { kind: 'start', workflowData: outputs };
 }

@@ -14,8 +14,14 @@ export function chromiumInstalled(): boolean {
 
 export async function launchChromium(): Promise<Browser> {
 	if (!chromiumInstalled()) {
-		throw new Error(`No Chromium at ${CHROMIUM_PATH}: run "apt-get install -y chromium" (or set CHROMIUM_PATH)`);
+		throw new Error(
+			`No Chromium at ${CHROMIUM_PATH}: run "apt-get install -y chromium" (or set CHROMIUM_PATH)`,
+		);
 	}
 	// --no-sandbox: CI runs as root, where Chromium's own sandbox refuses to start.
-	return await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: ['--no-sandbox'] });
+	return await chromium.launch({
+		executablePath: CHROMIUM_PATH,
+		headless: true,
+		args: ['--no-sandbox'],
+	});
 }

@@ -33,7 +33,13 @@ export class N8nEditor {
 	) {}
 
 	/** A new page signed in as `owner` through the sign-in form. */
-	static async signIn(browser: Browser, baseUrl: string, line: 1 | 2, owner: Owner, timeoutMs = 90_000): Promise<N8nEditor> {
+	static async signIn(
+		browser: Browser,
+		baseUrl: string,
+		line: 1 | 2,
+		owner: Owner,
+		timeoutMs = 90_000,
+	): Promise<N8nEditor> {
 		const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
 		page.setDefaultTimeout(timeoutMs);
 		const editor = new N8nEditor(page, baseUrl, line);
@@ -77,7 +83,9 @@ export class N8nEditor {
 
 	/** The items of the dropdown that is open now. */
 	private openItems(): Locator {
-		return this.page.locator('[data-test-id=parameter-input-item], [data-test-id=credential-select-option]').filter({ visible: true });
+		return this.page
+			.locator('[data-test-id=parameter-input-item], [data-test-id=credential-select-option]')
+			.filter({ visible: true });
 	}
 
 	/** Opens the dropdown of an options parameter (typing `filter` into its search) and returns its options' texts. */
@@ -86,20 +94,32 @@ export class N8nEditor {
 		if (filter !== undefined) await this.page.keyboard.type(filter);
 		await this.openItems().first().waitFor();
 		if (filter !== undefined) await this.page.waitForTimeout(500); // the list filters as one types
-		return await this.openItems().evaluateAll((elements) => elements.map((element) => (element.textContent ?? '').replace(/\s+/g, ' ').trim()));
+		return await this.openItems().evaluateAll((elements) =>
+			elements.map((element) => (element.textContent ?? '').replace(/\s+/g, ' ').trim()),
+		);
 	}
 
 	/** Picks the option whose text contains `option` in an options parameter. */
 	async choose(name: string, option: string, filter?: string): Promise<void> {
 		await this.openOptions(name, filter);
 		await this.openItems().filter({ hasText: option }).first().click();
-		await this.openItems().first().waitFor({ state: 'hidden' }).catch(() => undefined);
+		await this.openItems()
+			.first()
+			.waitFor({ state: 'hidden' })
+			.catch(() => undefined);
 	}
 
 	/** Picks a saved credential by name in the open node panel's credential field. */
 	async chooseCredential(name: string): Promise<void> {
-		await this.page.locator('[data-test-id=ndv] [data-test-id=node-credentials-select] input').first().click();
-		await this.page.locator('.el-select-dropdown__item').filter({ visible: true, hasText: name }).first().click();
+		await this.page
+			.locator('[data-test-id=ndv] [data-test-id=node-credentials-select] input')
+			.first()
+			.click();
+		await this.page
+			.locator('.el-select-dropdown__item')
+			.filter({ visible: true, hasText: name })
+			.first()
+			.click();
 	}
 
 	/** Publish (2.x: the Publish button, then Publish in its dialog) or activate (1.x: the Active switch) the open workflow. */
@@ -116,15 +136,27 @@ export class N8nEditor {
 	 * Opens a saved credential's modal, types `value` into the field labelled `field`, clicks Save (which
 	 * runs the credential's Test), opens More details and returns the visible text containing `phrase`.
 	 */
-	async saveCredentialField(credentialId: string, field: string, value: string, phrase: string): Promise<string> {
+	async saveCredentialField(
+		credentialId: string,
+		field: string,
+		value: string,
+		phrase: string,
+	): Promise<string> {
 		await this.page.goto(`${this.baseUrl}/home/credentials/${credentialId}`);
 		const modal = this.page.locator('[data-test-id=editCredential-modal]');
 		await modal.waitFor();
-		const input = modal.locator('[data-test-id=credential-connection-parameter]').filter({ hasText: field }).locator('input').first();
+		const input = modal
+			.locator('[data-test-id=credential-connection-parameter]')
+			.filter({ hasText: field })
+			.locator('input')
+			.first();
 		await input.fill(value);
 		await modal.locator('[data-test-id=credential-save-button]').click();
 		// "Couldn't connect with these settings  More details": the test's message is behind the link.
-		const details = modal.getByText('More details', { exact: true }).filter({ visible: true }).first();
+		const details = modal
+			.getByText('More details', { exact: true })
+			.filter({ visible: true })
+			.first();
 		await details.click();
 		const message = modal.getByText(phrase, { exact: false }).filter({ visible: true }).first();
 		await message.waitFor();
@@ -133,14 +165,21 @@ export class N8nEditor {
 
 	/** The Execute step button of the open node panel. */
 	async executeStep(): Promise<void> {
-		await this.page.locator('[data-test-id=ndv] [data-test-id=node-execute-button]').first().click();
+		await this.page
+			.locator('[data-test-id=ndv] [data-test-id=node-execute-button]')
+			.first()
+			.click();
 	}
 
 	/**
 	 * Waits for a toast after `action` and reads it as a user sees it: its text, how long it took,
 	 * and where each phrase ends, from the top of its text box, against the height it shows unscrolled.
 	 */
-	async toastAfter(action: () => Promise<void>, phrases: string[], timeoutMs = 60_000): Promise<ToastReading> {
+	async toastAfter(
+		action: () => Promise<void>,
+		phrases: string[],
+		timeoutMs = 60_000,
+	): Promise<ToastReading> {
 		const toasts = this.page.locator('.el-notification:visible');
 		const before = await toasts.count();
 		const started = Date.now();
@@ -174,7 +213,13 @@ export class N8nEditor {
 					offset -= node.data.length;
 				}
 			}
-			return { text: String(element.textContent ?? '').replace(/\s+/g, ' ').trim(), phraseBottoms, visibleHeight: Math.round(box.clientHeight as number) };
+			return {
+				text: String(element.textContent ?? '')
+					.replace(/\s+/g, ' ')
+					.trim(),
+				phraseBottoms,
+				visibleHeight: Math.round(box.clientHeight as number),
+			};
 		}, phrases);
 		return { ...reading, ms };
 	}

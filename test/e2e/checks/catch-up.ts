@@ -34,7 +34,16 @@ function expect(condition: unknown, message: string): asserts condition {
 	if (!condition) throw new Error(message);
 }
 
-function workflowJson(name: string, recorderUrl: string, trigger: { credentialId: string; registration: 'automatic' | 'manual'; webhookId: string; options?: Record<string, unknown> }) {
+function workflowJson(
+	name: string,
+	recorderUrl: string,
+	trigger: {
+		credentialId: string;
+		registration: 'automatic' | 'manual';
+		webhookId: string;
+		options?: Record<string, unknown>;
+	},
+) {
 	return {
 		name,
 		nodes: [
@@ -49,7 +58,9 @@ function workflowJson(name: string, recorderUrl: string, trigger: { credentialId
 					events: ['message.inbound', 'message.echo'],
 					options: { catchUpInterval: INTERVAL_S, ...trigger.options },
 				},
-				credentials: { [CREDENTIAL_TYPE]: { id: trigger.credentialId, name: 'catch-up credential' } },
+				credentials: {
+					[CREDENTIAL_TYPE]: { id: trigger.credentialId, name: 'catch-up credential' },
+				},
 			},
 			{
 				name: 'Record',
@@ -72,7 +83,11 @@ function workflowJson(name: string, recorderUrl: string, trigger: { credentialId
 }
 
 /** Runs `tasks` with at most `concurrency` at a time, in order of start. */
-async function pool<T>(count: number, concurrency: number, task: (index: number) => Promise<T>): Promise<T[]> {
+async function pool<T>(
+	count: number,
+	concurrency: number,
+	task: (index: number) => Promise<T>,
+): Promise<T[]> {
 	const results: T[] = new Array(count);
 	let next = 0;
 	await Promise.all(
@@ -95,17 +110,24 @@ export async function runCatchUpChecks(ctx: CatchUpContext): Promise<void> {
 	const proxyUrl = await proxy.start();
 	/** From one of 16 contacts (`contact` picks which; 0 by default). */
 	const inbound = async (text: string, contact = 0) =>
-		await control.inbound({ from: `${CATCH_UP_CONTACT.slice(0, -2)}${String(contact % 16).padStart(2, '0')}`, contact_name: 'Catch Up', number, text });
+		await control.inbound({
+			from: `${CATCH_UP_CONTACT.slice(0, -2)}${String(contact % 16).padStart(2, '0')}`,
+			contact_name: 'Catch Up',
+			number,
+			text,
+		});
 	/** Waits until every sent id was recorded, then one more recovery window for duplicates. Returns the tally. */
 	const settle = async (sent: string[], label: string, waitMs = RECOVERY_WINDOW_MS) => {
 		// Until every message is recorded, or nothing new for `waitMs` (a big backlog is recovered 500 a run).
 		let seen = -1;
 		let progressAt = Date.now();
 		while (recorder.tally(sent).lost.length > 0 && Date.now() - progressAt < waitMs) {
-			if (recorder.records.length !== seen) [seen, progressAt] = [recorder.records.length, Date.now()];
+			if (recorder.records.length !== seen)
+				[seen, progressAt] = [recorder.records.length, Date.now()];
 			await sleep(500);
 		}
-		if (recorder.tally(sent).lost.length > 0) log(`  ${label}: nothing new recorded for ${waitMs / 1000} s`);
+		if (recorder.tally(sent).lost.length > 0)
+			log(`  ${label}: nothing new recorded for ${waitMs / 1000} s`);
 		// One more settle time and interval, for a duplicate that would come late.
 		await sleep(RECOVERY_WINDOW_MS - 20_000);
 		return recorder.tally(sent);
@@ -114,62 +136,115 @@ export async function runCatchUpChecks(ctx: CatchUpContext): Promise<void> {
 		`sent ${sent}, emitted once ${t.once} (live ${t.live}, recovered ${t.recovered}), lost ${t.lost.length}, duplicated ${t.duplicated.length}`;
 
 	try {
-		await ctx.check('catch-up node: "Listen for test event" still receives the event (n8n runs execute(), not trigger(), for it)', async () => {
-			const workflow = await client.createWorkflow(
-				workflowJson('Test event with catch-up (e2e)', recorderUrl, { credentialId: ctx.credentialId, registration: 'automatic', webhookId: randomUUID() }) as never,
-			);
-			recorder.clear();
-			await client.listenForTestEvent(workflow.id, TRIGGER_NAME);
-			await waitFor('the test URL to be registered', async () => ((await control.state()).webhook.url ?? '').includes('/webhook-test/'), 20_000, 300);
-			const sent = await inbound('catch-up: a test event');
-			expect(sent.delivery.delivered, `test delivery: ${JSON.stringify(sent.delivery)}`);
-			await waitFor('the test execution to post the event', () => recorder.tally([sent.record.wa_message_id]).once === 1, 30_000, 300);
-			const record = recorder.records[0];
-			expect(record.text === 'catch-up: a test event' && record.recovered === false, `recorded ${JSON.stringify(record)}`);
-			await client.stopListening(workflow.id).catch(() => undefined);
-			await waitFor('the test URL to be removed', async () => (await control.state()).webhook.url === null, 20_000, 300).catch(() => undefined);
-			return `test delivery ${sent.delivery.status}; the manual execution (${record.execution}) got the event once`;
-		});
+		await ctx.check(
+			'catch-up node: "Listen for test event" still receives the event (n8n runs execute(), not trigger(), for it)',
+			async () => {
+				const workflow = await client.createWorkflow(
+					workflowJson('Test event with catch-up (e2e)', recorderUrl, {
+						credentialId: ctx.credentialId,
+						registration: 'automatic',
+						webhookId: randomUUID(),
+					}) as never,
+				);
+				recorder.clear();
+				await client.listenForTestEvent(workflow.id, TRIGGER_NAME);
+				await waitFor(
+					'the test URL to be registered',
+					async () => ((await control.state()).webhook.url ?? '').includes('/webhook-test/'),
+					20_000,
+					300,
+				);
+				const sent = await inbound('catch-up: a test event');
+				expect(sent.delivery.delivered, `test delivery: ${JSON.stringify(sent.delivery)}`);
+				await waitFor(
+					'the test execution to post the event',
+					() => recorder.tally([sent.record.wa_message_id]).once === 1,
+					30_000,
+					300,
+				);
+				const record = recorder.records[0];
+				expect(
+					record.text === 'catch-up: a test event' && record.recovered === false,
+					`recorded ${JSON.stringify(record)}`,
+				);
+				await client.stopListening(workflow.id).catch(() => undefined);
+				await waitFor(
+					'the test URL to be removed',
+					async () => (await control.state()).webhook.url === null,
+					20_000,
+					300,
+				).catch(() => undefined);
+				return `test delivery ${sent.delivery.status}; the manual execution (${record.execution}) got the event once`;
+			},
+		);
 
 		// 1. Automatic registration; n8n stops, 50 inbound + 10 echoes arrive (connection refused), n8n starts.
-		await ctx.check('catch-up: n8n down while 50 inbound + 10 echo messages arrive; after the restart all 60 emitted once, oldest first, within one interval', async () => {
-			const workflow = await client.createWorkflow(
-				workflowJson('Catch-up after restart (e2e)', recorderUrl, { credentialId: ctx.credentialId, registration: 'automatic', webhookId: randomUUID() }) as never,
-			);
-			const activated = await client.activateAndSettle(workflow.id);
-			expect(activated.ok, `activation failed: ${activated.ok ? '' : activated.message}`);
-			const live = await inbound('catch-up: live before the restart');
-			expect(live.delivery.delivered, `live delivery: ${JSON.stringify(live.delivery)}`);
-			const sent: Array<{ id: string; text: string }> = [{ id: live.record.wa_message_id, text: 'catch-up: live before the restart' }];
-			let failures = 0;
-			await ctx.restartWith(async () => {
-				for (let i = 0; i < 60; i++) {
-					const text = `catch-up: while down ${String(i).padStart(2, '0')}`;
-					const outcome =
-						i % 6 === 5
-							? await control.echo({ to: CATCH_UP_CONTACT, number, text })
-							: await inbound(text);
-					if (!outcome.delivery.delivered) failures++;
-					sent.push({ id: outcome.record.wa_message_id, text });
-				}
-			});
-			const upAt = Date.now();
-			const ids = sent.map((s) => s.id);
-			await waitFor('all 61 messages recorded', () => recorder.tally(ids).lost.length === 0, RECOVERY_WINDOW_MS, 500).catch(() => undefined);
-			const latencyS = (Math.max(...recorder.records.filter((r) => ids.includes(r.id)).map((r) => r.at)) - upAt) / 1000;
-			await sleep(INTERVAL_S * 1000 + 5000);
-			const t = recorder.tally(ids);
-			expect(failures === 60, `expected 60 failed deliveries while n8n was down, got ${failures}`);
-			expect(t.lost.length === 0 && t.duplicated.length === 0, describe(t, ids.length));
-			expect(t.recovered === 60 && t.live === 1, describe(t, ids.length));
-			// Oldest first: one contact's recovered messages run one after another, in the order they were stored.
-			const recovered = recorder.records.filter((r) => r.recovered && ids.includes(r.id)).sort((a, b) => a.execution - b.execution);
-			const expected = sent.slice(1).map((s) => s.text);
-			expect(JSON.stringify(recovered.map((r) => r.text)) === JSON.stringify(expected), `order: ${recovered.map((r) => r.text).join(' | ')}`);
-			expect(latencyS <= INTERVAL_S + 20, `the last recovered message came ${latencyS.toFixed(1)} s after n8n was up`);
-			await client.deactivate(workflow.id);
-			return `${describe(t, ids.length)}; 60 deliveries failed (connection refused); last recovered ${latencyS.toFixed(1)} s after n8n was up (interval ${INTERVAL_S} s)`;
-		});
+		await ctx.check(
+			'catch-up: n8n down while 50 inbound + 10 echo messages arrive; after the restart all 60 emitted once, oldest first, within one interval',
+			async () => {
+				const workflow = await client.createWorkflow(
+					workflowJson('Catch-up after restart (e2e)', recorderUrl, {
+						credentialId: ctx.credentialId,
+						registration: 'automatic',
+						webhookId: randomUUID(),
+					}) as never,
+				);
+				const activated = await client.activateAndSettle(workflow.id);
+				expect(activated.ok, `activation failed: ${activated.ok ? '' : activated.message}`);
+				const live = await inbound('catch-up: live before the restart');
+				expect(live.delivery.delivered, `live delivery: ${JSON.stringify(live.delivery)}`);
+				const sent: Array<{ id: string; text: string }> = [
+					{ id: live.record.wa_message_id, text: 'catch-up: live before the restart' },
+				];
+				let failures = 0;
+				await ctx.restartWith(async () => {
+					for (let i = 0; i < 60; i++) {
+						const text = `catch-up: while down ${String(i).padStart(2, '0')}`;
+						const outcome =
+							i % 6 === 5
+								? await control.echo({ to: CATCH_UP_CONTACT, number, text })
+								: await inbound(text);
+						if (!outcome.delivery.delivered) failures++;
+						sent.push({ id: outcome.record.wa_message_id, text });
+					}
+				});
+				const upAt = Date.now();
+				const ids = sent.map((s) => s.id);
+				await waitFor(
+					'all 61 messages recorded',
+					() => recorder.tally(ids).lost.length === 0,
+					RECOVERY_WINDOW_MS,
+					500,
+				).catch(() => undefined);
+				const latencyS =
+					(Math.max(...recorder.records.filter((r) => ids.includes(r.id)).map((r) => r.at)) -
+						upAt) /
+					1000;
+				await sleep(INTERVAL_S * 1000 + 5000);
+				const t = recorder.tally(ids);
+				expect(
+					failures === 60,
+					`expected 60 failed deliveries while n8n was down, got ${failures}`,
+				);
+				expect(t.lost.length === 0 && t.duplicated.length === 0, describe(t, ids.length));
+				expect(t.recovered === 60 && t.live === 1, describe(t, ids.length));
+				// Oldest first: one contact's recovered messages run one after another, in the order they were stored.
+				const recovered = recorder.records
+					.filter((r) => r.recovered && ids.includes(r.id))
+					.sort((a, b) => a.execution - b.execution);
+				const expected = sent.slice(1).map((s) => s.text);
+				expect(
+					JSON.stringify(recovered.map((r) => r.text)) === JSON.stringify(expected),
+					`order: ${recovered.map((r) => r.text).join(' | ')}`,
+				);
+				expect(
+					latencyS <= INTERVAL_S + 20,
+					`the last recovered message came ${latencyS.toFixed(1)} s after n8n was up`,
+				);
+				await client.deactivate(workflow.id);
+				return `${describe(t, ids.length)}; 60 deliveries failed (connection refused); last recovered ${latencyS.toFixed(1)} s after n8n was up (interval ${INTERVAL_S} s)`;
+			},
+		);
 
 		// Manual registration through the lossy proxy for the rest.
 		const registered = await fetch(`${sandbox.baseUrl}/v1/console/webhook`, {
@@ -179,21 +254,41 @@ export async function runCatchUpChecks(ctx: CatchUpContext): Promise<void> {
 		});
 		expect(registered.status === 201, `registering the proxy: ${registered.status}`);
 		const { secret } = (await registered.json()) as { secret: string };
-		const manualCredential = await client.createCredential('Business Messaging (manual, e2e)', CREDENTIAL_TYPE, {
-			apiKey: sandbox.keys.all,
-			baseUrl: sandbox.baseUrl,
-			webhookSecret: secret,
-		});
-		const makeManual = async (name: string, options: Record<string, unknown> = {}): Promise<SavedWorkflow & { webhookId: string }> => {
+		const manualCredential = await client.createCredential(
+			'Business Messaging (manual, e2e)',
+			CREDENTIAL_TYPE,
+			{
+				apiKey: sandbox.keys.all,
+				baseUrl: sandbox.baseUrl,
+				webhookSecret: secret,
+			},
+		);
+		const makeManual = async (
+			name: string,
+			options: Record<string, unknown> = {},
+		): Promise<SavedWorkflow & { webhookId: string }> => {
 			const webhookId = randomUUID();
-			const saved = await client.createWorkflow(workflowJson(name, recorderUrl, { credentialId: manualCredential.id, registration: 'manual', webhookId, options }) as never);
+			const saved = await client.createWorkflow(
+				workflowJson(name, recorderUrl, {
+					credentialId: manualCredential.id,
+					registration: 'manual',
+					webhookId,
+					options,
+				}) as never,
+			);
 			return { ...saved, webhookId };
 		};
 		/** Until n8n no longer takes the workflow's production webhook (2.x deactivates in the background): 404 to an unsigned POST. */
 		const waitInactive = async (webhookId: string) =>
 			await waitFor(
-				'n8n to stop taking the deactivated workflow\'s webhook',
-				async () => (await fetch(`${ctx.n8nUrl()}/webhook/${webhookId}/webhook`, { method: 'POST', body: '{}' })).status === 404,
+				"n8n to stop taking the deactivated workflow's webhook",
+				async () =>
+					(
+						await fetch(`${ctx.n8nUrl()}/webhook/${webhookId}/webhook`, {
+							method: 'POST',
+							body: '{}',
+						})
+					).status === 404,
 				30_000,
 				300,
 			);
@@ -202,69 +297,110 @@ export async function runCatchUpChecks(ctx: CatchUpContext): Promise<void> {
 		const activated = await client.activateAndSettle(lossy.id);
 		expect(activated.ok, `activation failed: ${activated.ok ? '' : activated.message}`);
 
-		await ctx.check('catch-up: 1,000 inbound at concurrency 16, 10% reset on the way and 10% held past the service timeout: each executed exactly once', async () => {
-			recorder.clear();
-			proxy.reset((i): Fate => (i % 10 === 3 ? 'reset' : i % 10 === 7 ? 'late' : 'pass'));
-			const started = Date.now();
-			const outcomes = await pool(1000, 16, async (i) => await inbound(`lossy ${i}`, i));
-			const sendS = (Date.now() - started) / 1000;
-			const ids = outcomes.map((o) => o.record.wa_message_id);
-			const failed = outcomes.filter((o) => !o.delivery.delivered);
-			const reasons: Record<string, number> = {};
-			for (const o of failed) reasons[o.delivery.reason ?? '?'] = (reasons[o.delivery.reason ?? '?'] ?? 0) + 1;
-			const t = await settle(ids, '1,000 lossy');
-			log(`  lossy: proxy ${JSON.stringify(proxy.fates)}; failed deliveries ${JSON.stringify(reasons)}; ${describe(t, ids.length)}`);
-			expect(t.lost.length === 0 && t.duplicated.length === 0 && t.once === 1000, `${describe(t, ids.length)}; failed deliveries ${JSON.stringify(reasons)}`);
-			return `${describe(t, ids.length)}; proxy ${JSON.stringify(proxy.fates)}; failed deliveries ${JSON.stringify(reasons)}; sent in ${sendS.toFixed(0)} s`;
-		});
+		await ctx.check(
+			'catch-up: 1,000 inbound at concurrency 16, 10% reset on the way and 10% held past the service timeout: each executed exactly once',
+			async () => {
+				recorder.clear();
+				proxy.reset((i): Fate => (i % 10 === 3 ? 'reset' : i % 10 === 7 ? 'late' : 'pass'));
+				const started = Date.now();
+				const outcomes = await pool(1000, 16, async (i) => await inbound(`lossy ${i}`, i));
+				const sendS = (Date.now() - started) / 1000;
+				const ids = outcomes.map((o) => o.record.wa_message_id);
+				const failed = outcomes.filter((o) => !o.delivery.delivered);
+				const reasons: Record<string, number> = {};
+				for (const o of failed)
+					reasons[o.delivery.reason ?? '?'] = (reasons[o.delivery.reason ?? '?'] ?? 0) + 1;
+				const t = await settle(ids, '1,000 lossy');
+				log(
+					`  lossy: proxy ${JSON.stringify(proxy.fates)}; failed deliveries ${JSON.stringify(reasons)}; ${describe(t, ids.length)}`,
+				);
+				expect(
+					t.lost.length === 0 && t.duplicated.length === 0 && t.once === 1000,
+					`${describe(t, ids.length)}; failed deliveries ${JSON.stringify(reasons)}`,
+				);
+				return `${describe(t, ids.length)}; proxy ${JSON.stringify(proxy.fates)}; failed deliveries ${JSON.stringify(reasons)}; sent in ${sendS.toFixed(0)} s`;
+			},
+		);
 
-		await ctx.check('catch-up: a burst of 500 inbound posted at once (more than n8n answers in 8 s): each executed exactly once', async () => {
-			recorder.clear();
-			proxy.reset();
-			const started = Date.now();
-			const outcomes = await Promise.all(Array.from({ length: 500 }, async (_, i) => await inbound(`burst ${i}`, i)));
-			const sendS = (Date.now() - started) / 1000;
-			const ids = outcomes.map((o) => o.record.wa_message_id);
-			const reasons: Record<string, number> = {};
-			for (const o of outcomes.filter((o) => !o.delivery.delivered)) reasons[o.delivery.reason ?? '?'] = (reasons[o.delivery.reason ?? '?'] ?? 0) + 1;
-			const t = await settle(ids, 'burst 500');
-			log(`  burst: failed deliveries ${JSON.stringify(reasons)}; ${describe(t, ids.length)}`);
-			expect(t.lost.length === 0 && t.duplicated.length === 0, `${describe(t, ids.length)}; failed deliveries ${JSON.stringify(reasons)}`);
-			return `${describe(t, ids.length)}; failed deliveries ${JSON.stringify(reasons)}; all answered within ${sendS.toFixed(0)} s`;
-		});
+		await ctx.check(
+			'catch-up: a burst of 500 inbound posted at once (more than n8n answers in 8 s): each executed exactly once',
+			async () => {
+				recorder.clear();
+				proxy.reset();
+				const started = Date.now();
+				const outcomes = await Promise.all(
+					Array.from({ length: 500 }, async (_, i) => await inbound(`burst ${i}`, i)),
+				);
+				const sendS = (Date.now() - started) / 1000;
+				const ids = outcomes.map((o) => o.record.wa_message_id);
+				const reasons: Record<string, number> = {};
+				for (const o of outcomes.filter((o) => !o.delivery.delivered))
+					reasons[o.delivery.reason ?? '?'] = (reasons[o.delivery.reason ?? '?'] ?? 0) + 1;
+				const t = await settle(ids, 'burst 500');
+				log(`  burst: failed deliveries ${JSON.stringify(reasons)}; ${describe(t, ids.length)}`);
+				expect(
+					t.lost.length === 0 && t.duplicated.length === 0,
+					`${describe(t, ids.length)}; failed deliveries ${JSON.stringify(reasons)}`,
+				);
+				return `${describe(t, ids.length)}; failed deliveries ${JSON.stringify(reasons)}; all answered within ${sendS.toFixed(0)} s`;
+			},
+		);
 
-		await ctx.check('catch-up on reactivation: "Messages Since Last Active" (default) recovers what came while inactive; "Nothing From Before" does not', async () => {
-			recorder.clear();
-			proxy.reset();
-			await client.deactivate(lossy.id);
-			await waitInactive(lossy.webhookId);
-			const whileInactive = await pool(5, 1, async (i) => await inbound(`while inactive ${i}`));
-			const activatedAgain = await client.activateAndSettle(lossy.id);
-			expect(activatedAgain.ok, `reactivation failed: ${activatedAgain.ok ? '' : activatedAgain.message}`);
-			const ids = whileInactive.map((o) => o.record.wa_message_id);
-			const t = await settle(ids, 'since last active', RECOVERY_WINDOW_MS);
-			expect(t.once === 5 && t.recovered === 5 && t.duplicated.length === 0, `default: ${describe(t, 5)}; deliveries ${whileInactive.map((o) => o.delivery.reason).join(', ')}`);
-			await client.deactivate(lossy.id);
+		await ctx.check(
+			'catch-up on reactivation: "Messages Since Last Active" (default) recovers what came while inactive; "Nothing From Before" does not',
+			async () => {
+				recorder.clear();
+				proxy.reset();
+				await client.deactivate(lossy.id);
+				await waitInactive(lossy.webhookId);
+				const whileInactive = await pool(5, 1, async (i) => await inbound(`while inactive ${i}`));
+				const activatedAgain = await client.activateAndSettle(lossy.id);
+				expect(
+					activatedAgain.ok,
+					`reactivation failed: ${activatedAgain.ok ? '' : activatedAgain.message}`,
+				);
+				const ids = whileInactive.map((o) => o.record.wa_message_id);
+				const t = await settle(ids, 'since last active', RECOVERY_WINDOW_MS);
+				expect(
+					t.once === 5 && t.recovered === 5 && t.duplicated.length === 0,
+					`default: ${describe(t, 5)}; deliveries ${whileInactive.map((o) => o.delivery.reason).join(', ')}`,
+				);
+				await client.deactivate(lossy.id);
 
-			const fresh = await makeManual('Catch-up from activation only (e2e)', { onActivation: 'fromActivation' });
-			proxy.target = `${ctx.n8nUrl()}/webhook/${fresh.webhookId}/webhook`;
-			expect((await client.activateAndSettle(fresh.id)).ok, 'activating the "Nothing From Before" workflow');
-			await client.deactivate(fresh.id);
-			await waitInactive(fresh.webhookId);
-			const skipped = await pool(3, 1, async (i) => await inbound(`not recovered ${i}`));
-			expect((await client.activateAndSettle(fresh.id)).ok, 'reactivating the "Nothing From Before" workflow');
-			const after = await inbound('after reactivation');
-			const skippedIds = skipped.map((o) => o.record.wa_message_id);
-			await sleep(RECOVERY_WINDOW_MS);
-			const t2 = recorder.tally([...skippedIds, after.record.wa_message_id]);
-			expect(t2.lost.length === 3 && t2.lost.every((id) => skippedIds.includes(id)) && t2.once === 1, `"Nothing From Before": ${describe(t2, 4)}`);
-			await client.deactivate(fresh.id);
-			return `default: 5 of 5 sent while inactive recovered once; "Nothing From Before": 0 of 3 recovered, the message after reactivation ran once`;
-		});
+				const fresh = await makeManual('Catch-up from activation only (e2e)', {
+					onActivation: 'fromActivation',
+				});
+				proxy.target = `${ctx.n8nUrl()}/webhook/${fresh.webhookId}/webhook`;
+				expect(
+					(await client.activateAndSettle(fresh.id)).ok,
+					'activating the "Nothing From Before" workflow',
+				);
+				await client.deactivate(fresh.id);
+				await waitInactive(fresh.webhookId);
+				const skipped = await pool(3, 1, async (i) => await inbound(`not recovered ${i}`));
+				expect(
+					(await client.activateAndSettle(fresh.id)).ok,
+					'reactivating the "Nothing From Before" workflow',
+				);
+				const after = await inbound('after reactivation');
+				const skippedIds = skipped.map((o) => o.record.wa_message_id);
+				await sleep(RECOVERY_WINDOW_MS);
+				const t2 = recorder.tally([...skippedIds, after.record.wa_message_id]);
+				expect(
+					t2.lost.length === 3 && t2.lost.every((id) => skippedIds.includes(id)) && t2.once === 1,
+					`"Nothing From Before": ${describe(t2, 4)}`,
+				);
+				await client.deactivate(fresh.id);
+				return `default: 5 of 5 sent while inactive recovered once; "Nothing From Before": 0 of 3 recovered, the message after reactivation ran once`;
+			},
+		);
 	} finally {
 		await proxy.close();
 		await recorder.close();
 		// Free the account's webhook (it points at the proxy) for the checks that follow.
-		await fetch(`${sandbox.baseUrl}/v1/console/webhook`, { method: 'DELETE', headers: { authorization: `Bearer ${sandbox.keys.all}` } }).catch(() => undefined);
+		await fetch(`${sandbox.baseUrl}/v1/console/webhook`, {
+			method: 'DELETE',
+			headers: { authorization: `Bearer ${sandbox.keys.all}` },
+		}).catch(() => undefined);
 	}
 }

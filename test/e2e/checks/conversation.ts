@@ -10,7 +10,13 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
 import { CREDENTIAL_NAME, mapExample, readExample } from '../../real-n8n/examples';
-import { N8nClient, N8nProcess, type Execution, type Line, type SavedWorkflow } from '../../real-n8n/n8n';
+import {
+	N8nClient,
+	N8nProcess,
+	type Execution,
+	type Line,
+	type SavedWorkflow,
+} from '../../real-n8n/n8n';
 import { ACTION_TYPE, CREDENTIAL_TYPE, TOOL_TYPE, TRIGGER_TYPE } from '../../support/constants';
 import { SandboxControl, type Sandbox } from '../../real-n8n/sandbox';
 import { log, sleep, waitFor } from '../../real-n8n/util';
@@ -29,7 +35,10 @@ const CONFIRM = 'Confirm';
 const TIMED_OUT = 'No answer in time';
 const HANDED_OVER = 'A person is answering';
 
-type RunData = Record<string, Array<{ data?: { main?: Array<Array<{ json: Record<string, unknown> }> | null> } }>>;
+type RunData = Record<
+	string,
+	Array<{ data?: { main?: Array<Array<{ json: Record<string, unknown> }> | null> } }>
+>;
 
 function fail(message: string): never {
 	throw new Error(message);
@@ -47,11 +56,20 @@ export async function conversationChecks(ctx: ConversationContext): Promise<N8nP
 	const requireFromN8n = createRequire(join(installDir, 'node_modules', 'n8n', 'package.json'));
 	const parse = (requireFromN8n('flatted') as { parse: (text: string) => unknown }).parse;
 	/** Items per output of each node's first run. */
-	const outputs = async (id: string): Promise<{ status: string; nodes: Record<string, Array<Array<Record<string, unknown>>>> }> => {
-		const execution = await client.request<{ data: string; status: string }>('GET', `/rest/executions/${id}`);
-		const runData = (parse(execution.data) as { resultData: { runData: RunData } }).resultData.runData ?? {};
+	const outputs = async (
+		id: string,
+	): Promise<{ status: string; nodes: Record<string, Array<Array<Record<string, unknown>>>> }> => {
+		const execution = await client.request<{ data: string; status: string }>(
+			'GET',
+			`/rest/executions/${id}`,
+		);
+		const runData =
+			(parse(execution.data) as { resultData: { runData: RunData } }).resultData.runData ?? {};
 		const nodes: Record<string, Array<Array<Record<string, unknown>>>> = {};
-		for (const [name, runs] of Object.entries(runData)) nodes[name] = (runs[0]?.data?.main ?? []).map((items) => (items ?? []).map((item) => item.json));
+		for (const [name, runs] of Object.entries(runData))
+			nodes[name] = (runs[0]?.data?.main ?? []).map((items) =>
+				(items ?? []).map((item) => item.json),
+			);
 		return { status: execution.status, nodes };
 	};
 
@@ -59,9 +77,16 @@ export async function conversationChecks(ctx: ConversationContext): Promise<N8nP
 	// restart) and Wait for Delivery on the confirmation.
 	const example = readExample('conversation');
 	const ask = example.nodes.find((node) => node.name === ASK)!;
-	ask.parameters = { ...ask.parameters, waitAmount: '={{ $json.data.text.includes("slow") ? 5 : 0.25 }}', waitUnit: 'minutes' };
+	ask.parameters = {
+		...ask.parameters,
+		waitAmount: '={{ $json.data.text.includes("slow") ? 5 : 0.25 }}',
+		waitUnit: 'minutes',
+	};
 	const confirm = example.nodes.find((node) => node.name === CONFIRM)!;
-	confirm.parameters = { ...confirm.parameters, replyOptions: { waitForDelivery: true, deliveryTimeLimit: 30, deliveryCheckInterval: 1 } };
+	confirm.parameters = {
+		...confirm.parameters,
+		replyOptions: { waitForDelivery: true, deliveryTimeLimit: 30, deliveryCheckInterval: 1 },
+	};
 	const credentialId = (
 		await client.createCredential(`${CREDENTIAL_NAME} (conversation)`, CREDENTIAL_TYPE, {
 			apiKey: sandbox.keys.all,
@@ -74,229 +99,424 @@ export async function conversationChecks(ctx: ConversationContext): Promise<N8nP
 		name: `${example.name} (e2e)`,
 	});
 	// The account has one webhook: free it from whatever an earlier check left registered.
-	await fetch(`${sandbox.baseUrl}/v1/console/webhook`, { method: 'DELETE', headers: { authorization: `Bearer ${sandbox.keys.all}` } });
+	await fetch(`${sandbox.baseUrl}/v1/console/webhook`, {
+		method: 'DELETE',
+		headers: { authorization: `Bearer ${sandbox.keys.all}` },
+	});
 	const activated = await client.activateAndSettle(workflow.id);
 	if (!activated.ok) {
-		await check('conversation: the example workflow activates', async () => fail(activated.message));
+		await check('conversation: the example workflow activates', async () =>
+			fail(activated.message),
+		);
 		return n8n;
 	}
 
 	const executions = async (): Promise<Execution[]> => await client.executions(workflow.id);
 	const waitingFor = async (known: Set<string>): Promise<Execution> =>
-		await waitFor('a new waiting execution', async () => (await executions()).find((e) => !known.has(e.id) && e.status === 'waiting'), 30_000, 500);
-	const repliesTo = async (contact: string) => (await control.state()).messages.filter((m) => m.to === contact);
+		await waitFor(
+			'a new waiting execution',
+			async () => (await executions()).find((e) => !known.has(e.id) && e.status === 'waiting'),
+			30_000,
+			500,
+		);
+	const repliesTo = async (contact: string) =>
+		(await control.state()).messages.filter((m) => m.to === contact);
 	const write = async (from: string, text: string) => {
 		const sent = await control.inbound({ from, contact_name: 'Ada', number, text });
-		if (!sent.delivery.delivered) fail(`the sandbox could not deliver the inbound event: ${JSON.stringify(sent.delivery)}`);
+		if (!sent.delivery.delivered)
+			fail(`the sandbox could not deliver the inbound event: ${JSON.stringify(sent.delivery)}`);
 	};
 	const finished = async (id: string, timeoutMs: number) =>
-		await waitFor(`execution ${id} to finish`, async () => {
-			const found = (await executions()).find((e) => e.id === id);
-			return found && !['running', 'new', 'waiting'].includes(found.status) ? found : undefined;
-		}, timeoutMs, 1000);
+		await waitFor(
+			`execution ${id} to finish`,
+			async () => {
+				const found = (await executions()).find((e) => e.id === id);
+				return found && !['running', 'new', 'waiting'].includes(found.status) ? found : undefined;
+			},
+			timeoutMs,
+			1000,
+		);
 	const ids = async () => new Set((await executions()).map((e) => e.id));
 
-	await check('conversation: reply and wait; a forged answer to the resume URL is refused; the answer resumes the same execution, which replies again (Wait for Delivery sees "delivered"); no extra execution', async () => {
-		const contact = '+33611110001';
-		const before = await ids();
-		await write(contact, 'hello');
-		const waiting = await waitingFor(before);
-		const asked = await waitFor('the question in the sandbox', async () => ((await repliesTo(contact)).length === 1 ? await repliesTo(contact) : undefined));
-		if (!/order number/.test(asked[0].text)) fail(`question: ${asked[0].text}`);
-		// An attacker who guesses the execution id (sequential) posts an "answer" to its resume URL.
-		const forged = await fetch(`${n8n.url}/webhook-waiting/${waiting.id}`, {
-			method: 'POST',
-			headers: { 'content-type': 'application/json' },
-			body: JSON.stringify({ answer: { event: 'message.inbound', data: { from: contact, number, text: 'FORGED' } } }),
-			signal: AbortSignal.timeout(15_000),
-		});
-		const forgedText = await forged.text();
-		await sleep(1000);
-		const afterForgery = (await executions()).find((e) => e.id === waiting.id);
-		if (forged.ok || afterForgery?.status !== 'waiting') fail(`forged answer: ${forged.status} ${forgedText.slice(0, 200)}; execution ${afterForgery?.status}`);
-		await write(contact, 'A-42');
-		const confirmation = await waitFor('the confirmation in the sandbox', async () => (await repliesTo(contact))[1], 30_000, 500);
-		await sleep(1500);
-		await control.status(confirmation.id, 'delivered');
-		const done = await finished(waiting.id, 45_000);
-		if (done.status !== 'success') fail(`execution ${done.id} ended ${done.status}`);
-		const run = await outputs(done.id);
-		const answer = run.nodes[ASK]?.[0]?.[0];
-		if ((answer?.data as { text?: string })?.text !== 'A-42') fail(`Answer output: ${JSON.stringify(run.nodes[ASK])}`);
-		if (!/A-42/.test(confirmation.text)) fail(`confirmation: ${confirmation.text}`);
-		const delivery = run.nodes[CONFIRM]?.[0]?.[0]?.delivery as { final?: boolean; status?: string; waited_ms?: number } | undefined;
-		if (delivery?.final !== true || delivery.status !== 'delivered') fail(`Wait for Delivery: ${JSON.stringify(delivery)}`);
-		const fresh = (await executions()).filter((e) => !before.has(e.id));
-		if (fresh.length !== 1) fail(`executions started: ${JSON.stringify(fresh.map((e) => ({ id: e.id, status: e.status })))}`);
-		const replies = await repliesTo(contact);
-		if (replies.length !== 2) fail(`${replies.length} replies to the contact`);
-		return `execution ${done.id} waited (a forged answer to its resume URL: ${forged.status}, still waiting), resumed with "A-42", replied twice; delivery ${delivery.status} after ${delivery.waited_ms} ms; 1 execution in all`;
-	});
+	await check(
+		'conversation: reply and wait; a forged answer to the resume URL is refused; the answer resumes the same execution, which replies again (Wait for Delivery sees "delivered"); no extra execution',
+		async () => {
+			const contact = '+33611110001';
+			const before = await ids();
+			await write(contact, 'hello');
+			const waiting = await waitingFor(before);
+			const asked = await waitFor('the question in the sandbox', async () =>
+				(await repliesTo(contact)).length === 1 ? await repliesTo(contact) : undefined,
+			);
+			if (!/order number/.test(asked[0].text)) fail(`question: ${asked[0].text}`);
+			// An attacker who guesses the execution id (sequential) posts an "answer" to its resume URL.
+			const forged = await fetch(`${n8n.url}/webhook-waiting/${waiting.id}`, {
+				method: 'POST',
+				headers: { 'content-type': 'application/json' },
+				body: JSON.stringify({
+					answer: { event: 'message.inbound', data: { from: contact, number, text: 'FORGED' } },
+				}),
+				signal: AbortSignal.timeout(15_000),
+			});
+			const forgedText = await forged.text();
+			await sleep(1000);
+			const afterForgery = (await executions()).find((e) => e.id === waiting.id);
+			if (forged.ok || afterForgery?.status !== 'waiting')
+				fail(
+					`forged answer: ${forged.status} ${forgedText.slice(0, 200)}; execution ${afterForgery?.status}`,
+				);
+			await write(contact, 'A-42');
+			const confirmation = await waitFor(
+				'the confirmation in the sandbox',
+				async () => (await repliesTo(contact))[1],
+				30_000,
+				500,
+			);
+			await sleep(1500);
+			await control.status(confirmation.id, 'delivered');
+			const done = await finished(waiting.id, 45_000);
+			if (done.status !== 'success') fail(`execution ${done.id} ended ${done.status}`);
+			const run = await outputs(done.id);
+			const answer = run.nodes[ASK]?.[0]?.[0];
+			if ((answer?.data as { text?: string })?.text !== 'A-42')
+				fail(`Answer output: ${JSON.stringify(run.nodes[ASK])}`);
+			if (!/A-42/.test(confirmation.text)) fail(`confirmation: ${confirmation.text}`);
+			const delivery = run.nodes[CONFIRM]?.[0]?.[0]?.delivery as
+				{ final?: boolean; status?: string; waited_ms?: number } | undefined;
+			if (delivery?.final !== true || delivery.status !== 'delivered')
+				fail(`Wait for Delivery: ${JSON.stringify(delivery)}`);
+			const fresh = (await executions()).filter((e) => !before.has(e.id));
+			if (fresh.length !== 1)
+				fail(
+					`executions started: ${JSON.stringify(fresh.map((e) => ({ id: e.id, status: e.status })))}`,
+				);
+			const replies = await repliesTo(contact);
+			if (replies.length !== 2) fail(`${replies.length} replies to the contact`);
+			return `execution ${done.id} waited (a forged answer to its resume URL: ${forged.status}, still waiting), resumed with "A-42", replied twice; delivery ${delivery.status} after ${delivery.waited_ms} ms; 1 execution in all`;
+		},
+	);
 
-	await check('conversation: a contact who never answers: the execution continues on Timed Out after the limit (15 s)', async () => {
-		const contact = '+33611110002';
-		const before = await ids();
-		const started = Date.now();
-		await write(contact, 'hello');
-		const waiting = await waitingFor(before);
-		// n8n's wait tracker looks for due executions once a minute.
-		const done = await finished(waiting.id, 150_000);
-		const seconds = ((Date.now() - started) / 1000).toFixed(0);
-		if (done.status !== 'success') fail(`execution ${done.id} ended ${done.status}`);
-		const run = await outputs(done.id);
-		if (line === 2) {
-			if (run.nodes[ASK]?.[1]?.[0]?.timed_out !== true || run.nodes[ASK]?.[0]?.length) fail(`Timed Out output: ${JSON.stringify(run.nodes[ASK])}`);
-		} else {
-			// 1.x forwards only the first output on resume: the timed-out item leaves on Answer, marked.
-			if (run.nodes[ASK]?.[0]?.[0]?.timed_out !== true) fail(`1.x: Answer output on timeout: ${JSON.stringify(run.nodes[ASK])}`);
-		}
-		// Either way the example brings it to "No answer in time" (1.x through its IF), never to Confirm.
-		if (run.nodes[TIMED_OUT]?.[0]?.[0]?.timed_out !== true || run.nodes[CONFIRM]) fail(`nodes run: ${JSON.stringify(run.nodes)}`);
-		return `execution ${done.id} continued ${line === 2 ? 'on Timed Out' : 'on Answer (1.x) marked timed_out'} ${seconds} s after the message`;
-	});
+	await check(
+		'conversation: a contact who never answers: the execution continues on Timed Out after the limit (15 s)',
+		async () => {
+			const contact = '+33611110002';
+			const before = await ids();
+			const started = Date.now();
+			await write(contact, 'hello');
+			const waiting = await waitingFor(before);
+			// n8n's wait tracker looks for due executions once a minute.
+			const done = await finished(waiting.id, 150_000);
+			const seconds = ((Date.now() - started) / 1000).toFixed(0);
+			if (done.status !== 'success') fail(`execution ${done.id} ended ${done.status}`);
+			const run = await outputs(done.id);
+			if (line === 2) {
+				if (run.nodes[ASK]?.[1]?.[0]?.timed_out !== true || run.nodes[ASK]?.[0]?.length)
+					fail(`Timed Out output: ${JSON.stringify(run.nodes[ASK])}`);
+			} else {
+				// 1.x forwards only the first output on resume: the timed-out item leaves on Answer, marked.
+				if (run.nodes[ASK]?.[0]?.[0]?.timed_out !== true)
+					fail(`1.x: Answer output on timeout: ${JSON.stringify(run.nodes[ASK])}`);
+			}
+			// Either way the example brings it to "No answer in time" (1.x through its IF), never to Confirm.
+			if (run.nodes[TIMED_OUT]?.[0]?.[0]?.timed_out !== true || run.nodes[CONFIRM])
+				fail(`nodes run: ${JSON.stringify(run.nodes)}`);
+			return `execution ${done.id} continued ${line === 2 ? 'on Timed Out' : 'on Answer (1.x) marked timed_out'} ${seconds} s after the message`;
+		},
+	);
 
-	await check('conversation: a waiting execution survives an n8n restart and resumes with the answer', async () => {
-		const contact = '+33611110003';
-		const before = await ids();
-		await write(contact, 'slow please');
-		const waiting = await waitingFor(before);
-		const restartStarted = Date.now();
-		n8n = await ctx.restart();
-		const restartS = ((Date.now() - restartStarted) / 1000).toFixed(0);
-		client = new N8nClient(n8n.url, line, installDir);
-		await client.login();
-		await waitFor('the trigger to be active again', async () => {
-			const response = await fetch(`${n8n.url}/healthz`).catch(() => undefined);
-			return response?.ok;
-		}, 30_000, 500);
-		const stillWaiting = (await executions()).find((e) => e.id === waiting.id);
-		if (stillWaiting?.status !== 'waiting') fail(`after the restart execution ${waiting.id} is ${stillWaiting?.status}`);
-		await write(contact, 'B-7');
-		const done = await finished(waiting.id, 45_000);
-		const run = await outputs(done.id);
-		if ((run.nodes[ASK]?.[0]?.[0]?.data as { text?: string })?.text !== 'B-7') fail(`Answer output: ${JSON.stringify(run.nodes[ASK])}`);
-		const fresh = (await executions()).filter((e) => !before.has(e.id));
-		if (fresh.length !== 1) fail(`executions started: ${JSON.stringify(fresh.map((e) => ({ id: e.id, status: e.status })))}`);
-		return `execution ${done.id} waited across a restart (${restartS} s) and resumed with "B-7": ${done.status}`;
-	});
+	await check(
+		'conversation: a waiting execution survives an n8n restart and resumes with the answer',
+		async () => {
+			const contact = '+33611110003';
+			const before = await ids();
+			await write(contact, 'slow please');
+			const waiting = await waitingFor(before);
+			const restartStarted = Date.now();
+			n8n = await ctx.restart();
+			const restartS = ((Date.now() - restartStarted) / 1000).toFixed(0);
+			client = new N8nClient(n8n.url, line, installDir);
+			await client.login();
+			await waitFor(
+				'the trigger to be active again',
+				async () => {
+					const response = await fetch(`${n8n.url}/healthz`).catch(() => undefined);
+					return response?.ok;
+				},
+				30_000,
+				500,
+			);
+			const stillWaiting = (await executions()).find((e) => e.id === waiting.id);
+			if (stillWaiting?.status !== 'waiting')
+				fail(`after the restart execution ${waiting.id} is ${stillWaiting?.status}`);
+			await write(contact, 'B-7');
+			const done = await finished(waiting.id, 45_000);
+			const run = await outputs(done.id);
+			if ((run.nodes[ASK]?.[0]?.[0]?.data as { text?: string })?.text !== 'B-7')
+				fail(`Answer output: ${JSON.stringify(run.nodes[ASK])}`);
+			const fresh = (await executions()).filter((e) => !before.has(e.id));
+			if (fresh.length !== 1)
+				fail(
+					`executions started: ${JSON.stringify(fresh.map((e) => ({ id: e.id, status: e.status })))}`,
+				);
+			return `execution ${done.id} waited across a restart (${restartS} s) and resumed with "B-7": ${done.status}`;
+		},
+	);
 
-	await check('conversation: hand over: after an echo the contact\'s next message goes to the Hand Over output; another contact\'s does not', async () => {
-		const person = '+33611110004';
-		const other = '+33611110005';
-		await control.echo({ to: person, number, text: 'Hello, this is Sam from the shop' });
-		const before = await ids();
-		await write(person, 'I need help');
-		const handed = await waitFor('an execution for the handed-over contact', async () => (await executions()).find((e) => !before.has(e.id) && e.status === 'success'), 30_000, 500);
-		const run = await outputs(handed.id);
-		if (!run.nodes[HANDED_OVER] || run.nodes[ASK]) fail(`nodes run: ${Object.keys(run.nodes).join(', ')}`);
-		if ((await repliesTo(person)).length !== 0) fail('the bot replied to a contact a person is answering');
-		const before2 = await ids();
-		await write(other, 'hello');
-		await waitingFor(before2);
-		if ((await repliesTo(other)).length !== 1) fail('the other contact got no question');
-		return `execution ${handed.id} ran "${HANDED_OVER}" only, no reply; the other contact got the question`;
-	});
+	await check(
+		"conversation: hand over: after an echo the contact's next message goes to the Hand Over output; another contact's does not",
+		async () => {
+			const person = '+33611110004';
+			const other = '+33611110005';
+			await control.echo({ to: person, number, text: 'Hello, this is Sam from the shop' });
+			const before = await ids();
+			await write(person, 'I need help');
+			const handed = await waitFor(
+				'an execution for the handed-over contact',
+				async () => (await executions()).find((e) => !before.has(e.id) && e.status === 'success'),
+				30_000,
+				500,
+			);
+			const run = await outputs(handed.id);
+			if (!run.nodes[HANDED_OVER] || run.nodes[ASK])
+				fail(`nodes run: ${Object.keys(run.nodes).join(', ')}`);
+			if ((await repliesTo(person)).length !== 0)
+				fail('the bot replied to a contact a person is answering');
+			const before2 = await ids();
+			await write(other, 'hello');
+			await waitingFor(before2);
+			if ((await repliesTo(other)).length !== 1) fail('the other contact got no question');
+			return `execution ${handed.id} ran "${HANDED_OVER}" only, no reply; the other contact got the question`;
+		},
+	);
 
-	await client.deactivate(workflow.id).catch((error: unknown) => log(`deactivating the conversation workflow: ${String(error)}`));
+	await client
+		.deactivate(workflow.id)
+		.catch((error: unknown) => log(`deactivating the conversation workflow: ${String(error)}`));
 
-	await check('conversation: Reply and Wait in another workflow than the trigger: the answer resumes it after an n8n restart (entry registered through the trigger, kept in its static data); the trigger\'s workflow starts nothing', async () => {
-		const contact = '+33611110010';
-		const credentials = { [CREDENTIAL_TYPE]: { id: credentialId, name: `${CREDENTIAL_NAME} (conversation)` } };
-		const path = `ask-elsewhere-${Date.now()}`;
-		const triggerOnly = await client.createWorkflow({
-			name: 'Trigger only (e2e)',
-			nodes: [
-				{ name: 'Trigger', type: TRIGGER_TYPE, typeVersion: 2, position: [0, 0], webhookId: crypto.randomUUID(), parameters: { registration: 'automatic', events: ['message.inbound'], options: {} }, credentials },
-				{ name: 'Received', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [240, 0], parameters: {} },
-			],
-			connections: { Trigger: { main: [[{ node: 'Received', type: 'main', index: 0 }]] } },
-			settings: { executionOrder: 'v1' },
-		});
-		const asking = await client.createWorkflow({
-			name: 'Ask from another workflow (e2e)',
-			nodes: [
-				{ name: 'Webhook', type: 'n8n-nodes-base.webhook', typeVersion: 2, position: [0, 0], webhookId: crypto.randomUUID(), parameters: { httpMethod: 'POST', path, responseMode: 'onReceived', options: {} } },
-				{ name: 'Ask', type: ACTION_TYPE, typeVersion: 1, position: [240, 0], parameters: { resource: 'message', operation: 'replyAndWait', to: '={{ $json.body.to }}', from: '={{ $json.body.from }}', text: 'Which size?', limitWaitTime: true, waitAmount: 10, waitUnit: 'minutes', waitOptions: {} }, credentials },
-				{ name: 'Got it', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [480, 0], parameters: {} },
-			],
-			connections: { Webhook: { main: [[{ node: 'Ask', type: 'main', index: 0 }]] }, Ask: { main: [[{ node: 'Got it', type: 'main', index: 0 }]] } },
-			settings: { executionOrder: 'v1' },
-		});
-		for (const id of [triggerOnly.id, asking.id]) {
-			const outcome = await client.activateAndSettle(id);
-			if (!outcome.ok) fail(`activating ${id}: ${outcome.message}`);
-		}
-		// The contact opens the reply window (an ordinary message: the trigger's workflow runs once).
-		await write(contact, 'hi');
-		const triggerRuns = async () => (await client.executions(triggerOnly.id)).length;
-		await waitFor('the trigger workflow to run the first message', async () => (await triggerRuns()) === 1, 30_000, 500);
-		const started = await fetch(`${n8n.url}/webhook/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ to: contact, from: number }) });
-		if (!started.ok) fail(`starting the asking workflow: ${started.status} ${await started.text()}`);
-		const waiting = await waitFor('the asking execution to wait', async () => (await client.executions(asking.id)).find((e) => e.status === 'waiting'), 30_000, 500);
-		n8n = await ctx.restart();
-		client = new N8nClient(n8n.url, line, installDir);
-		await client.login();
-		await waitFor('n8n to answer again', async () => (await fetch(`${n8n.url}/healthz`).catch(() => undefined))?.ok, 30_000, 500);
-		await write(contact, 'size M');
-		const done = await waitFor('the asking execution to finish', async () => {
-			const found = (await client.executions(asking.id)).find((e) => e.id === waiting.id);
-			return found && !['running', 'new', 'waiting'].includes(found.status) ? found : undefined;
-		}, 45_000, 1000);
-		const run = await outputs(done.id);
-		const answer = run.nodes['Got it']?.[0]?.[0]?.data as { text?: string } | undefined;
-		const after = await triggerRuns();
-		await client.deactivate(asking.id).catch(() => undefined);
-		await client.deactivate(triggerOnly.id).catch(() => undefined);
-		if (done.status !== 'success' || answer?.text !== 'size M') fail(`execution ${done.id} ${done.status}; Got it: ${JSON.stringify(run.nodes['Got it'])}`);
-		if (after !== 1) fail(`the trigger's workflow ran ${after - 1} more time(s)`);
-		return `execution ${done.id} of the asking workflow waited across a restart and resumed with "${answer.text}"; the trigger's workflow ran only the first message`;
-	});
-
-	await check('AI Agent tool: a (fake, loopback) OpenAI chat model calls Business Messaging Reply; To and Text come from the model ($fromAI defaults)', async () => {
-		const contact = '+33611110009';
-		const key = await control.createKey(['messages:send', 'messages:read'], [number]);
-		await control.inbound({ from: contact, contact_name: 'Ada', number, text: 'opens the window' }).catch(() => undefined);
-		const model = await fakeOpenAi({ to: contact, text: 'Hello from the agent' });
-		try {
-			const bm = await client.createCredential('Business Messaging (one number, agent)', CREDENTIAL_TYPE, { apiKey: key.key, baseUrl: sandbox.baseUrl, webhookSecret: '' });
-			const openAi = await client.createCredential('Fake OpenAI (loopback)', 'openAiApi', { apiKey: 'sk-fake', url: `${model.url}/v1`, header: false });
-			const path = `agent-${Date.now()}`;
-			const agentWorkflow = await client.createWorkflow({
-				name: 'AI Agent with the Business Messaging tool (e2e)',
+	await check(
+		"conversation: Reply and Wait in another workflow than the trigger: the answer resumes it after an n8n restart (entry registered through the trigger, kept in its static data); the trigger's workflow starts nothing",
+		async () => {
+			const contact = '+33611110010';
+			const credentials = {
+				[CREDENTIAL_TYPE]: { id: credentialId, name: `${CREDENTIAL_NAME} (conversation)` },
+			};
+			const path = `ask-elsewhere-${Date.now()}`;
+			const triggerOnly = await client.createWorkflow({
+				name: 'Trigger only (e2e)',
 				nodes: [
-					{ name: 'Webhook', type: 'n8n-nodes-base.webhook', typeVersion: 2, position: [0, 0], webhookId: crypto.randomUUID(), parameters: { httpMethod: 'POST', path, responseMode: 'lastNode', options: {} } },
-					{ name: 'AI Agent', type: '@n8n/n8n-nodes-langchain.agent', typeVersion: 3, position: [240, 0], parameters: { promptType: 'define', text: '={{ $json.body.message }}', options: {} } },
-					{ name: 'Model', type: '@n8n/n8n-nodes-langchain.lmChatOpenAi', typeVersion: 1.2, position: [200, 220], parameters: { model: { __rl: true, mode: 'id', value: 'gpt-4o-mini' }, options: {} }, credentials: { openAiApi: { id: openAi.id, name: openAi.name } } },
-					{ name: 'Reply to contact', type: TOOL_TYPE, typeVersion: 1, position: [400, 220], parameters: { resource: 'message', operation: 'reply' }, credentials: { [CREDENTIAL_TYPE]: { id: bm.id, name: bm.name } } },
+					{
+						name: 'Trigger',
+						type: TRIGGER_TYPE,
+						typeVersion: 2,
+						position: [0, 0],
+						webhookId: crypto.randomUUID(),
+						parameters: { registration: 'automatic', events: ['message.inbound'], options: {} },
+						credentials,
+					},
+					{
+						name: 'Received',
+						type: 'n8n-nodes-base.noOp',
+						typeVersion: 1,
+						position: [240, 0],
+						parameters: {},
+					},
+				],
+				connections: { Trigger: { main: [[{ node: 'Received', type: 'main', index: 0 }]] } },
+				settings: { executionOrder: 'v1' },
+			});
+			const asking = await client.createWorkflow({
+				name: 'Ask from another workflow (e2e)',
+				nodes: [
+					{
+						name: 'Webhook',
+						type: 'n8n-nodes-base.webhook',
+						typeVersion: 2,
+						position: [0, 0],
+						webhookId: crypto.randomUUID(),
+						parameters: { httpMethod: 'POST', path, responseMode: 'onReceived', options: {} },
+					},
+					{
+						name: 'Ask',
+						type: ACTION_TYPE,
+						typeVersion: 1,
+						position: [240, 0],
+						parameters: {
+							resource: 'message',
+							operation: 'replyAndWait',
+							to: '={{ $json.body.to }}',
+							from: '={{ $json.body.from }}',
+							text: 'Which size?',
+							limitWaitTime: true,
+							waitAmount: 10,
+							waitUnit: 'minutes',
+							waitOptions: {},
+						},
+						credentials,
+					},
+					{
+						name: 'Got it',
+						type: 'n8n-nodes-base.noOp',
+						typeVersion: 1,
+						position: [480, 0],
+						parameters: {},
+					},
 				],
 				connections: {
-					Webhook: { main: [[{ node: 'AI Agent', type: 'main', index: 0 }]] },
-					Model: { ai_languageModel: [[{ node: 'AI Agent', type: 'ai_languageModel', index: 0 }]] },
-					'Reply to contact': { ai_tool: [[{ node: 'AI Agent', type: 'ai_tool', index: 0 }]] },
+					Webhook: { main: [[{ node: 'Ask', type: 'main', index: 0 }]] },
+					Ask: { main: [[{ node: 'Got it', type: 'main', index: 0 }]] },
 				},
 				settings: { executionOrder: 'v1' },
 			});
-			const activatedAgent = await client.activateAndSettle(agentWorkflow.id);
-			if (!activatedAgent.ok) fail(`activating the agent workflow: ${activatedAgent.message}`);
-			const before = (await repliesTo(contact)).length;
-			const response = await fetch(`${n8n.url}/webhook/${path}`, {
+			for (const id of [triggerOnly.id, asking.id]) {
+				const outcome = await client.activateAndSettle(id);
+				if (!outcome.ok) fail(`activating ${id}: ${outcome.message}`);
+			}
+			// The contact opens the reply window (an ordinary message: the trigger's workflow runs once).
+			await write(contact, 'hi');
+			const triggerRuns = async () => (await client.executions(triggerOnly.id)).length;
+			await waitFor(
+				'the trigger workflow to run the first message',
+				async () => (await triggerRuns()) === 1,
+				30_000,
+				500,
+			);
+			const started = await fetch(`${n8n.url}/webhook/${path}`, {
 				method: 'POST',
 				headers: { 'content-type': 'application/json' },
-				body: JSON.stringify({ message: `Say hello to ${contact}` }),
-				signal: AbortSignal.timeout(60_000),
+				body: JSON.stringify({ to: contact, from: number }),
 			});
-			const answerText = await response.text();
-			await client.deactivate(agentWorkflow.id).catch(() => undefined);
-			const replies = (await repliesTo(contact)).slice(before);
-			if (replies.length !== 1 || replies[0].text !== 'Hello from the agent' || replies[0].from !== number) {
-				fail(`replies: ${JSON.stringify(replies)}; webhook answered ${response.status} ${answerText.slice(0, 300)}; model calls ${model.calls.length}`);
+			if (!started.ok)
+				fail(`starting the asking workflow: ${started.status} ${await started.text()}`);
+			const waiting = await waitFor(
+				'the asking execution to wait',
+				async () => (await client.executions(asking.id)).find((e) => e.status === 'waiting'),
+				30_000,
+				500,
+			);
+			n8n = await ctx.restart();
+			client = new N8nClient(n8n.url, line, installDir);
+			await client.login();
+			await waitFor(
+				'n8n to answer again',
+				async () => (await fetch(`${n8n.url}/healthz`).catch(() => undefined))?.ok,
+				30_000,
+				500,
+			);
+			await write(contact, 'size M');
+			const done = await waitFor(
+				'the asking execution to finish',
+				async () => {
+					const found = (await client.executions(asking.id)).find((e) => e.id === waiting.id);
+					return found && !['running', 'new', 'waiting'].includes(found.status) ? found : undefined;
+				},
+				45_000,
+				1000,
+			);
+			const run = await outputs(done.id);
+			const answer = run.nodes['Got it']?.[0]?.[0]?.data as { text?: string } | undefined;
+			const after = await triggerRuns();
+			await client.deactivate(asking.id).catch(() => undefined);
+			await client.deactivate(triggerOnly.id).catch(() => undefined);
+			if (done.status !== 'success' || answer?.text !== 'size M')
+				fail(`execution ${done.id} ${done.status}; Got it: ${JSON.stringify(run.nodes['Got it'])}`);
+			if (after !== 1) fail(`the trigger's workflow ran ${after - 1} more time(s)`);
+			return `execution ${done.id} of the asking workflow waited across a restart and resumed with "${answer.text}"; the trigger's workflow ran only the first message`;
+		},
+	);
+
+	await check(
+		'AI Agent tool: a (fake, loopback) OpenAI chat model calls Business Messaging Reply; To and Text come from the model ($fromAI defaults)',
+		async () => {
+			const contact = '+33611110009';
+			const key = await control.createKey(['messages:send', 'messages:read'], [number]);
+			await control
+				.inbound({ from: contact, contact_name: 'Ada', number, text: 'opens the window' })
+				.catch(() => undefined);
+			const model = await fakeOpenAi({ to: contact, text: 'Hello from the agent' });
+			try {
+				const bm = await client.createCredential(
+					'Business Messaging (one number, agent)',
+					CREDENTIAL_TYPE,
+					{ apiKey: key.key, baseUrl: sandbox.baseUrl, webhookSecret: '' },
+				);
+				const openAi = await client.createCredential('Fake OpenAI (loopback)', 'openAiApi', {
+					apiKey: 'sk-fake',
+					url: `${model.url}/v1`,
+					header: false,
+				});
+				const path = `agent-${Date.now()}`;
+				const agentWorkflow = await client.createWorkflow({
+					name: 'AI Agent with the Business Messaging tool (e2e)',
+					nodes: [
+						{
+							name: 'Webhook',
+							type: 'n8n-nodes-base.webhook',
+							typeVersion: 2,
+							position: [0, 0],
+							webhookId: crypto.randomUUID(),
+							parameters: { httpMethod: 'POST', path, responseMode: 'lastNode', options: {} },
+						},
+						{
+							name: 'AI Agent',
+							type: '@n8n/n8n-nodes-langchain.agent',
+							typeVersion: 3,
+							position: [240, 0],
+							parameters: { promptType: 'define', text: '={{ $json.body.message }}', options: {} },
+						},
+						{
+							name: 'Model',
+							type: '@n8n/n8n-nodes-langchain.lmChatOpenAi',
+							typeVersion: 1.2,
+							position: [200, 220],
+							parameters: { model: { __rl: true, mode: 'id', value: 'gpt-4o-mini' }, options: {} },
+							credentials: { openAiApi: { id: openAi.id, name: openAi.name } },
+						},
+						{
+							name: 'Reply to contact',
+							type: TOOL_TYPE,
+							typeVersion: 1,
+							position: [400, 220],
+							parameters: { resource: 'message', operation: 'reply' },
+							credentials: { [CREDENTIAL_TYPE]: { id: bm.id, name: bm.name } },
+						},
+					],
+					connections: {
+						Webhook: { main: [[{ node: 'AI Agent', type: 'main', index: 0 }]] },
+						Model: {
+							ai_languageModel: [[{ node: 'AI Agent', type: 'ai_languageModel', index: 0 }]],
+						},
+						'Reply to contact': { ai_tool: [[{ node: 'AI Agent', type: 'ai_tool', index: 0 }]] },
+					},
+					settings: { executionOrder: 'v1' },
+				});
+				const activatedAgent = await client.activateAndSettle(agentWorkflow.id);
+				if (!activatedAgent.ok) fail(`activating the agent workflow: ${activatedAgent.message}`);
+				const before = (await repliesTo(contact)).length;
+				const response = await fetch(`${n8n.url}/webhook/${path}`, {
+					method: 'POST',
+					headers: { 'content-type': 'application/json' },
+					body: JSON.stringify({ message: `Say hello to ${contact}` }),
+					signal: AbortSignal.timeout(60_000),
+				});
+				const answerText = await response.text();
+				await client.deactivate(agentWorkflow.id).catch(() => undefined);
+				const replies = (await repliesTo(contact)).slice(before);
+				if (
+					replies.length !== 1 ||
+					replies[0].text !== 'Hello from the agent' ||
+					replies[0].from !== number
+				) {
+					fail(
+						`replies: ${JSON.stringify(replies)}; webhook answered ${response.status} ${answerText.slice(0, 300)}; model calls ${model.calls.length}`,
+					);
+				}
+				const toolNames = model.calls[0]?.tools ?? [];
+				return `the model saw tool(s) ${toolNames.join(', ')}; its call sent "${replies[0].text}" to ${replies[0].to} from ${replies[0].from}; ${model.calls.length} model calls`;
+			} finally {
+				await model.close();
 			}
-			const toolNames = model.calls[0]?.tools ?? [];
-			return `the model saw tool(s) ${toolNames.join(', ')}; its call sent "${replies[0].text}" to ${replies[0].to} from ${replies[0].from}; ${model.calls.length} model calls`;
-		} finally {
-			await model.close();
-		}
-	});
+		},
+	);
 	return n8n;
 }
 
@@ -304,27 +524,45 @@ export async function conversationChecks(ctx: ConversationContext): Promise<N8nP
  * An OpenAI-compatible chat completions endpoint on loopback that always asks for one call of the
  * first tool it is offered with the given arguments, then answers "Sent." once the tool's result is in.
  */
-async function fakeOpenAi(args: Record<string, unknown>): Promise<{ url: string; calls: Array<{ tools: string[] }>; close: () => Promise<void> }> {
+async function fakeOpenAi(
+	args: Record<string, unknown>,
+): Promise<{ url: string; calls: Array<{ tools: string[] }>; close: () => Promise<void> }> {
 	const { createServer } = await import('node:http');
 	const calls: Array<{ tools: string[] }> = [];
 	const server = createServer((req, res) => {
 		let raw = '';
 		req.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
 		req.on('end', () => {
-			const body = (raw ? JSON.parse(raw) : {}) as { tools?: Array<{ function: { name: string } }>; messages?: Array<{ role: string }> };
+			const body = (raw ? JSON.parse(raw) : {}) as {
+				tools?: Array<{ function: { name: string } }>;
+				messages?: Array<{ role: string }>;
+			};
 			const tools = (body.tools ?? []).map((t) => t.function.name);
 			calls.push({ tools });
 			const answered = (body.messages ?? []).some((m) => m.role === 'tool');
-			const message = answered || tools.length === 0
-				? { role: 'assistant', content: 'Sent.' }
-				: { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: tools[0], arguments: JSON.stringify(args) } }] };
+			const message =
+				answered || tools.length === 0
+					? { role: 'assistant', content: 'Sent.' }
+					: {
+							role: 'assistant',
+							content: null,
+							tool_calls: [
+								{
+									id: 'call_1',
+									type: 'function',
+									function: { name: tools[0], arguments: JSON.stringify(args) },
+								},
+							],
+						};
 			res.writeHead(200, { 'content-type': 'application/json' }).end(
 				JSON.stringify({
 					id: `chatcmpl-${calls.length}`,
 					object: 'chat.completion',
 					created: Math.floor(Date.now() / 1000),
 					model: 'gpt-4o-mini',
-					choices: [{ index: 0, message, finish_reason: message.content === null ? 'tool_calls' : 'stop' }],
+					choices: [
+						{ index: 0, message, finish_reason: message.content === null ? 'tool_calls' : 'stop' },
+					],
 					usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
 				}),
 			);
@@ -332,5 +570,9 @@ async function fakeOpenAi(args: Record<string, unknown>): Promise<{ url: string;
 	});
 	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 	const { port } = server.address() as { port: number };
-	return { url: `http://127.0.0.1:${port}`, calls, close: async () => await new Promise<void>((r) => server.close(() => r())) };
+	return {
+		url: `http://127.0.0.1:${port}`,
+		calls,
+		close: async () => await new Promise<void>((r) => server.close(() => r())),
+	};
 }

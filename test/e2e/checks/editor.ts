@@ -62,7 +62,10 @@ export async function runEditorChecks(ctx: EditorChecksContext): Promise<number>
 			headers: { authorization: `Bearer ${sandbox.keys.all}`, 'content-type': 'application/json' },
 			body: url ? JSON.stringify({ url }) : undefined,
 		});
-		expect(response.status < 300 || (!url && response.status === 404), `${url ? 'registering' : 'deleting'} the webhook: ${response.status}`);
+		expect(
+			response.status < 300 || (!url && response.status === 404),
+			`${url ? 'registering' : 'deleting'} the webhook: ${response.status}`,
+		);
 	};
 	const triggerWorkflow = async (name: string) =>
 		await client.createWorkflow({
@@ -78,17 +81,30 @@ export async function runEditorChecks(ctx: EditorChecksContext): Promise<number>
 					webhookId: crypto.randomUUID(),
 					credentials: { [CREDENTIAL_TYPE]: credential },
 				},
-				{ name: 'No Operation', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [220, 0], parameters: {} },
+				{
+					name: 'No Operation',
+					type: 'n8n-nodes-base.noOp',
+					typeVersion: 1,
+					position: [220, 0],
+					parameters: {},
+				},
 			],
-			connections: { [TRIGGER_NAME]: { main: [[{ node: 'No Operation', type: 'main', index: 0 }]] } },
+			connections: {
+				[TRIGGER_NAME]: { main: [[{ node: 'No Operation', type: 'main', index: 0 }]] },
+			},
 		});
 	const describeToast = (t: ToastReading) =>
-		`toast after ${(t.ms / 1000).toFixed(1)} s: "${t.text}" (${Object.entries(t.phraseBottoms).map(([p, px]) => `"${p}" ends at ${px} px`).join(', ')}; ${t.visibleHeight} px shown)`;
+		`toast after ${(t.ms / 1000).toFixed(1)} s: "${t.text}" (${Object.entries(t.phraseBottoms)
+			.map(([p, px]) => `"${p}" ends at ${px} px`)
+			.join(', ')}; ${t.visibleHeight} px shown)`;
 	const expectReadable = (t: ToastReading, phrases: string[]) => {
 		for (const phrase of phrases) {
 			const bottom = t.phraseBottoms[phrase];
 			expect(bottom !== undefined, `the toast does not say "${phrase}": ${describeToast(t)}`);
-			expect(bottom <= TOAST_TEXT_PX && bottom <= t.visibleHeight, `"${phrase}" is below what the toast shows: ${describeToast(t)}`);
+			expect(
+				bottom <= TOAST_TEXT_PX && bottom <= t.visibleHeight,
+				`"${phrase}" is below what the toast shows: ${describeToast(t)}`,
+			);
 		}
 	};
 
@@ -101,98 +117,174 @@ export async function runEditorChecks(ctx: EditorChecksContext): Promise<number>
 		if (!editor) return Date.now() - started;
 		const ui = editor;
 
-		await check('editor (browser): HTTP Request → Predefined Credential Type lists Business Messaging API; Execute step reaches the sandbox with the key', async () => {
-			const workflow = await client.createWorkflow({
-				name: 'HTTP Request with the credential (editor)',
-				settings: { executionOrder: 'v1' },
-				connections: {},
-				nodes: [{ name: 'HTTP Request', type: 'n8n-nodes-base.httpRequest', typeVersion: 4.2, position: [0, 0], parameters: { url: `${sandbox.baseUrl}/v1/ping`, options: {} } }],
-			});
-			await ui.openWorkflow(workflow.id);
-			await ui.openNode('HTTP Request');
-			await ui.choose('authentication', 'Predefined Credential Type');
-			const types = await ui.openOptions('nodeCredentialType', 'Business');
-			expect(types.includes('Business Messaging API'), `Credential Type lists ${JSON.stringify(types)}`);
-			await ui.page.locator('[data-test-id=credential-select-option]').filter({ visible: true, hasText: 'Business Messaging API' }).first().click();
-			await ui.chooseCredential(credential.name);
-			const before = (await control.state()).requests.length;
-			await ui.executeStep();
-			const output = ui.page.locator('[data-test-id=ndv] [data-test-id=output-panel]');
-			await output.getByText('key_all', { exact: true }).first().waitFor({ timeout: 60_000 });
-			const pings = (await control.state()).requests.slice(before).filter((r) => r.path === '/v1/ping');
-			expect(pings.length === 1 && pings[0].status === 200, `the sandbox saw ${JSON.stringify(pings.map((r) => r.status))}`);
-			await ui.screenshot(shot('http-request-credential'));
-			await ui.closeNode();
-			return `Credential Type options for "Business": ${types.join(', ')}; Execute step: GET /v1/ping ${pings[0].status}, output shows key_id key_all`;
-		});
+		await check(
+			'editor (browser): HTTP Request → Predefined Credential Type lists Business Messaging API; Execute step reaches the sandbox with the key',
+			async () => {
+				const workflow = await client.createWorkflow({
+					name: 'HTTP Request with the credential (editor)',
+					settings: { executionOrder: 'v1' },
+					connections: {},
+					nodes: [
+						{
+							name: 'HTTP Request',
+							type: 'n8n-nodes-base.httpRequest',
+							typeVersion: 4.2,
+							position: [0, 0],
+							parameters: { url: `${sandbox.baseUrl}/v1/ping`, options: {} },
+						},
+					],
+				});
+				await ui.openWorkflow(workflow.id);
+				await ui.openNode('HTTP Request');
+				await ui.choose('authentication', 'Predefined Credential Type');
+				const types = await ui.openOptions('nodeCredentialType', 'Business');
+				expect(
+					types.includes('Business Messaging API'),
+					`Credential Type lists ${JSON.stringify(types)}`,
+				);
+				await ui.page
+					.locator('[data-test-id=credential-select-option]')
+					.filter({ visible: true, hasText: 'Business Messaging API' })
+					.first()
+					.click();
+				await ui.chooseCredential(credential.name);
+				const before = (await control.state()).requests.length;
+				await ui.executeStep();
+				const output = ui.page.locator('[data-test-id=ndv] [data-test-id=output-panel]');
+				await output.getByText('key_all', { exact: true }).first().waitFor({ timeout: 60_000 });
+				const pings = (await control.state()).requests
+					.slice(before)
+					.filter((r) => r.path === '/v1/ping');
+				expect(
+					pings.length === 1 && pings[0].status === 200,
+					`the sandbox saw ${JSON.stringify(pings.map((r) => r.status))}`,
+				);
+				await ui.screenshot(shot('http-request-credential'));
+				await ui.closeNode();
+				return `Credential Type options for "Business": ${types.join(', ')}; Execute step: GET /v1/ping ${pings[0].status}, output shows key_id key_all`;
+			},
+		);
 
-		await check('editor (browser): publish with another webhook on the account: the toast says the cause and the way out within 270 px, in seconds, one try', async () => {
-			const foreign = 'https://crm.example.com/hooks/messaging';
-			await setWebhook(foreign);
-			const workflow = await triggerWorkflow('Refused publish (editor)');
-			await ui.openWorkflow(workflow.id);
-			const since = (await control.state()).requests.length;
-			const toast = await ui.toastAfter(async () => await ui.publish(), ['Another webhook is registered', 'Take Over Existing Webhook', 'set Registration to Manual']);
-			await sleep(500);
-			await ui.screenshot(shot('publish-refused'));
-			await sleep(3000); // n8n 2.x retried for ~15 s before: any retry would show here
-			const calls = await webhookCalls(since);
-			expectReadable(toast, ['Another webhook is registered', 'Take Over Existing Webhook', 'set Registration to Manual']);
-			expect(toast.text.includes(foreign), `the toast does not name ${foreign}: ${toast.text}`);
-			expect(toast.ms < 10_000, `the toast took ${toast.ms} ms`);
-			expect(calls.length <= 3 && calls.every((c) => c.method === 'GET'), `the webhook endpoint was called ${calls.length} times: ${calls.map((c) => c.method).join(', ')}`);
-			expect((await control.state()).webhook.url === foreign, 'the foreign webhook changed');
-			if ((await client.getWorkflow(workflow.id)).active) await client.deactivate(workflow.id);
-			await setWebhook(null);
-			return `${describeToast(toast)}; GET /v1/console/webhook ${calls.length}x`;
-		});
+		await check(
+			'editor (browser): publish with another webhook on the account: the toast says the cause and the way out within 270 px, in seconds, one try',
+			async () => {
+				const foreign = 'https://crm.example.com/hooks/messaging';
+				await setWebhook(foreign);
+				const workflow = await triggerWorkflow('Refused publish (editor)');
+				await ui.openWorkflow(workflow.id);
+				const since = (await control.state()).requests.length;
+				const toast = await ui.toastAfter(
+					async () => await ui.publish(),
+					[
+						'Another webhook is registered',
+						'Take Over Existing Webhook',
+						'set Registration to Manual',
+					],
+				);
+				await sleep(500);
+				await ui.screenshot(shot('publish-refused'));
+				await sleep(3000); // n8n 2.x retried for ~15 s before: any retry would show here
+				const calls = await webhookCalls(since);
+				expectReadable(toast, [
+					'Another webhook is registered',
+					'Take Over Existing Webhook',
+					'set Registration to Manual',
+				]);
+				expect(toast.text.includes(foreign), `the toast does not name ${foreign}: ${toast.text}`);
+				expect(toast.ms < 10_000, `the toast took ${toast.ms} ms`);
+				expect(
+					calls.length <= 3 && calls.every((c) => c.method === 'GET'),
+					`the webhook endpoint was called ${calls.length} times: ${calls.map((c) => c.method).join(', ')}`,
+				);
+				expect((await control.state()).webhook.url === foreign, 'the foreign webhook changed');
+				if ((await client.getWorkflow(workflow.id)).active) await client.deactivate(workflow.id);
+				await setWebhook(null);
+				return `${describeToast(toast)}; GET /v1/console/webhook ${calls.length}x`;
+			},
+		);
 
-		await check('editor (browser): trigger panel shows the one-webhook notice; Execute step while the workflow is active says how to test', async () => {
-			await setWebhook(null);
-			const workflow = await triggerWorkflow('Active, then Execute step (editor)');
-			const outcome = await client.activateAndSettle(workflow.id);
-			expect(outcome.ok, `activating: ${outcome.ok ? '' : outcome.message}`);
-			await waitFor('the production webhook', async () => (await control.state()).webhook.configured, 20_000);
-			await ui.openWorkflow(workflow.id);
-			const ndv = await ui.openNode(TRIGGER_NAME);
-			const notice = ndv.getByText('The account has only one webhook.', { exact: false }).first();
-			await notice.waitFor();
-			const noticeText = (await notice.textContent())?.trim() ?? '';
-			expect(/Take Over Existing Webhook/.test(noticeText), `notice: ${noticeText}`);
-			await ui.screenshot(shot('trigger-notice'), ndv);
-			const production = (await control.state()).webhook.url;
-			const toast = await ui.toastAfter(async () => await ui.executeStep(), ['This workflow is active', 'deactivate (unpublish) it first']);
-			await sleep(500);
-			await ui.screenshot(shot('execute-step-while-active'));
-			expectReadable(toast, ['This workflow is active', 'deactivate (unpublish) it first']);
-			expect((await control.state()).webhook.url === production, 'the production webhook changed');
-			await ui.closeNode().catch(() => undefined);
-			await client.deactivate(workflow.id);
-			await waitFor('the webhook to be removed', async () => !(await control.state()).webhook.configured, 20_000);
-			return `notice: "${noticeText}"; ${describeToast(toast)}`;
-		});
+		await check(
+			'editor (browser): trigger panel shows the one-webhook notice; Execute step while the workflow is active says how to test',
+			async () => {
+				await setWebhook(null);
+				const workflow = await triggerWorkflow('Active, then Execute step (editor)');
+				const outcome = await client.activateAndSettle(workflow.id);
+				expect(outcome.ok, `activating: ${outcome.ok ? '' : outcome.message}`);
+				await waitFor(
+					'the production webhook',
+					async () => (await control.state()).webhook.configured,
+					20_000,
+				);
+				await ui.openWorkflow(workflow.id);
+				const ndv = await ui.openNode(TRIGGER_NAME);
+				const notice = ndv.getByText('The account has only one webhook.', { exact: false }).first();
+				await notice.waitFor();
+				const noticeText = (await notice.textContent())?.trim() ?? '';
+				expect(/Take Over Existing Webhook/.test(noticeText), `notice: ${noticeText}`);
+				await ui.screenshot(shot('trigger-notice'), ndv);
+				const production = (await control.state()).webhook.url;
+				const toast = await ui.toastAfter(
+					async () => await ui.executeStep(),
+					['This workflow is active', 'deactivate (unpublish) it first'],
+				);
+				await sleep(500);
+				await ui.screenshot(shot('execute-step-while-active'));
+				expectReadable(toast, ['This workflow is active', 'deactivate (unpublish) it first']);
+				expect(
+					(await control.state()).webhook.url === production,
+					'the production webhook changed',
+				);
+				await ui.closeNode().catch(() => undefined);
+				await client.deactivate(workflow.id);
+				await waitFor(
+					'the webhook to be removed',
+					async () => !(await control.state()).webhook.configured,
+					20_000,
+				);
+				return `notice: "${noticeText}"; ${describeToast(toast)}`;
+			},
+		);
 
-		await check('credential Test with a Base URL that answers an HTML page: fails naming the Base URL (REST, and in the credential modal)', async () => {
-			const site = createServer((_request, response) => {
-				response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-				response.end('<!doctype html><html><body><h1>Welcome</h1></body></html>');
-			});
-			await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-			try {
-				const baseUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
-				const data = { apiKey: sandbox.keys.all, baseUrl, webhookSecret: '' };
-				const saved = await client.createCredential('Wrong Base URL (e2e)', CREDENTIAL_TYPE, { ...data, baseUrl: sandbox.baseUrl });
-				const result = await client.testCredential({ id: saved.id, name: saved.name, type: CREDENTIAL_TYPE, data });
-				expect(result.status === 'Error' && /Check the Base URL/.test(result.message), `REST test: ${JSON.stringify(result)}`);
-				// In the editor: the user types a web site's address into Base URL and saves.
-				const shown = await ui.saveCredentialField(saved.id, 'Base URL', baseUrl, 'Check the Base URL');
-				await ui.screenshot(shot('credential-wrong-base-url'));
-				await ui.page.keyboard.press('Escape');
-				return `REST: ${result.status} "${result.message}"; modal shows: "${shown}"`;
-			} finally {
-				site.close();
-			}
-		});
+		await check(
+			'credential Test with a Base URL that answers an HTML page: fails naming the Base URL (REST, and in the credential modal)',
+			async () => {
+				const site = createServer((_request, response) => {
+					response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+					response.end('<!doctype html><html><body><h1>Welcome</h1></body></html>');
+				});
+				await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+				try {
+					const baseUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+					const data = { apiKey: sandbox.keys.all, baseUrl, webhookSecret: '' };
+					const saved = await client.createCredential('Wrong Base URL (e2e)', CREDENTIAL_TYPE, {
+						...data,
+						baseUrl: sandbox.baseUrl,
+					});
+					const result = await client.testCredential({
+						id: saved.id,
+						name: saved.name,
+						type: CREDENTIAL_TYPE,
+						data,
+					});
+					expect(
+						result.status === 'Error' && /Check the Base URL/.test(result.message),
+						`REST test: ${JSON.stringify(result)}`,
+					);
+					// In the editor: the user types a web site's address into Base URL and saves.
+					const shown = await ui.saveCredentialField(
+						saved.id,
+						'Base URL',
+						baseUrl,
+						'Check the Base URL',
+					);
+					await ui.screenshot(shot('credential-wrong-base-url'));
+					await ui.page.keyboard.press('Escape');
+					return `REST: ${result.status} "${result.message}"; modal shows: "${shown}"`;
+				} finally {
+					site.close();
+				}
+			},
+		);
 	} finally {
 		await browser?.close();
 	}

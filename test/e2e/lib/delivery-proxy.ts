@@ -35,7 +35,11 @@ export class DeliveryProxy {
 		for (const fate of Object.keys(this.fates) as Fate[]) this.fates[fate] = 0;
 	}
 
-	private async handle(request: http.IncomingMessage, response: http.ServerResponse, body: Buffer): Promise<void> {
+	private async handle(
+		request: http.IncomingMessage,
+		response: http.ServerResponse,
+		body: Buffer,
+	): Promise<void> {
 		const fate = this.plan(this.count++);
 		this.fates[fate]++;
 		if (fate === 'reset') {
@@ -49,9 +53,19 @@ export class DeliveryProxy {
 				const value = request.headers[name];
 				if (typeof value === 'string') headers[name] = value;
 			}
-			const answer = await fetch(this.target, { method: 'POST', headers, body, signal: AbortSignal.timeout(60_000) });
+			const answer = await fetch(this.target, {
+				method: 'POST',
+				headers,
+				body,
+				signal: AbortSignal.timeout(60_000),
+			});
 			const text = await answer.text();
-			if (!response.destroyed) response.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'text/plain' }).end(text);
+			if (!response.destroyed)
+				response
+					.writeHead(answer.status, {
+						'content-type': answer.headers.get('content-type') ?? 'text/plain',
+					})
+					.end(text);
 		} catch {
 			if (!response.destroyed) response.writeHead(502).end();
 		}
@@ -59,14 +73,23 @@ export class DeliveryProxy {
 
 	async close(): Promise<void> {
 		this.server?.closeAllConnections();
-		await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+		await new Promise<void>((resolve) =>
+			this.server ? this.server.close(() => resolve()) : resolve(),
+		);
 	}
 }
 
 /** Receives what the workflow under test posts (one POST per execution) and counts messages. */
 export class Recorder {
 	private server?: http.Server;
-	readonly records: Array<{ id: string; recovered: boolean; event: string; text: string; execution: number; at: number }> = [];
+	readonly records: Array<{
+		id: string;
+		recovered: boolean;
+		event: string;
+		text: string;
+		execution: number;
+		at: number;
+	}> = [];
 	url = '';
 
 	async start(): Promise<string> {
@@ -75,7 +98,9 @@ export class Recorder {
 			request.on('data', (chunk: Buffer) => chunks.push(chunk));
 			request.on('end', () => {
 				try {
-					const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Recorder['records'][number];
+					const body = JSON.parse(
+						Buffer.concat(chunks).toString('utf8'),
+					) as Recorder['records'][number];
 					this.records.push({ ...body, execution: Number(body.execution), at: Date.now() });
 				} catch {
 					/* not ours */
@@ -93,7 +118,13 @@ export class Recorder {
 	}
 
 	/** For the ids sent: how many were seen once, never, more than once. */
-	tally(sent: string[]): { once: number; lost: string[]; duplicated: string[]; recovered: number; live: number } {
+	tally(sent: string[]): {
+		once: number;
+		lost: string[];
+		duplicated: string[];
+		recovered: number;
+		live: number;
+	} {
 		const seen = new Map<string, number>();
 		for (const record of this.records) seen.set(record.id, (seen.get(record.id) ?? 0) + 1);
 		const mine = this.records.filter((record) => sent.includes(record.id));
@@ -108,6 +139,8 @@ export class Recorder {
 
 	async close(): Promise<void> {
 		this.server?.closeAllConnections();
-		await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+		await new Promise<void>((resolve) =>
+			this.server ? this.server.close(() => resolve()) : resolve(),
+		);
 	}
 }

@@ -14,10 +14,14 @@ import { signBody } from '../../support/signature';
 export const HTTP_REQUEST_TYPE = 'n8n-nodes-base.httpRequest';
 
 /** The highest HTTP Request typeVersion this n8n knows, from /types/nodes.json. */
-export function latestHttpRequestVersion(types: Array<Record<string, unknown> & { name: string }>): number {
+export function latestHttpRequestVersion(
+	types: Array<Record<string, unknown> & { name: string }>,
+): number {
 	const versions = types
 		.filter((type) => type.name === HTTP_REQUEST_TYPE)
-		.flatMap((type) => (Array.isArray(type.version) ? (type.version as number[]) : [type.version as number]));
+		.flatMap((type) =>
+			Array.isArray(type.version) ? (type.version as number[]) : [type.version as number],
+		);
 	if (versions.length === 0) throw new Error(`${HTTP_REQUEST_TYPE} is not in /types/nodes.json`);
 	return Math.max(...versions);
 }
@@ -51,7 +55,12 @@ export function redirectProbeWorkflow(input: {
 	const webhookPath = randomUUID();
 	const nodes: WorkflowJson['nodes'] = [webhookNode('GET', webhookPath, 'lastNode')];
 	const byNode: RedirectProbe['byNode'] = {};
-	const withCredential = (name: string, version: number, mediaId: string, options: Record<string, unknown>) => ({
+	const withCredential = (
+		name: string,
+		version: number,
+		mediaId: string,
+		options: Record<string, unknown>,
+	) => ({
 		id: randomUUID(),
 		name,
 		type: HTTP_REQUEST_TYPE,
@@ -101,20 +110,41 @@ export function redirectProbeWorkflow(input: {
 		downloadNode,
 		pointerMediaId: input.pointerMediaId,
 		webhookPath,
-		workflow: { name: `e2e: API key across redirects (HTTP Request ${input.versions.join(', ')})`, nodes, connections, settings: { executionOrder: 'v1' } },
+		workflow: {
+			name: `e2e: API key across redirects (HTTP Request ${input.versions.join(', ')})`,
+			nodes,
+			connections,
+			settings: { executionOrder: 'v1' },
+		},
 	};
 }
 
 /** Error Trigger → No Operation: set as another workflow's Error Workflow, it counts that workflow's failures. */
 export function errorWorkflow(): WorkflowJson {
 	const nodes: WorkflowJson['nodes'] = [
-		{ id: randomUUID(), name: 'Error Trigger', type: 'n8n-nodes-base.errorTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
-		{ id: randomUUID(), name: 'No Operation', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [220, 0], parameters: {} },
+		{
+			id: randomUUID(),
+			name: 'Error Trigger',
+			type: 'n8n-nodes-base.errorTrigger',
+			typeVersion: 1,
+			position: [0, 0],
+			parameters: {},
+		},
+		{
+			id: randomUUID(),
+			name: 'No Operation',
+			type: 'n8n-nodes-base.noOp',
+			typeVersion: 1,
+			position: [220, 0],
+			parameters: {},
+		},
 	];
 	return {
 		name: 'e2e: error workflow',
 		nodes,
-		connections: { 'Error Trigger': { main: [[{ node: 'No Operation', type: 'main', index: 0 }]] } },
+		connections: {
+			'Error Trigger': { main: [[{ node: 'No Operation', type: 'main', index: 0 }]] },
+		},
 		settings: { executionOrder: 'v1' },
 	};
 }
@@ -143,13 +173,38 @@ export function unsignedRequests(envelope: string): UnsignedRequest[] {
 	const urlencoded = new URLSearchParams({ payload: envelope }).toString();
 	const xml = `<?xml version="1.0"?><event><json>${envelope.replace(/&/g, '&amp;').replace(/</g, '&lt;')}</json></event>`;
 	const gzipped = gzipSync(Buffer.from(envelope));
-	const variants: Array<{ label: string; headers: Record<string, string>; body?: () => RequestBody; signed: string | Buffer }> = [
+	const variants: Array<{
+		label: string;
+		headers: Record<string, string>;
+		body?: () => RequestBody;
+		signed: string | Buffer;
+	}> = [
 		{ label: 'multipart/form-data', headers: {}, body: multipart, signed: envelope },
-		{ label: 'application/x-www-form-urlencoded', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: () => urlencoded, signed: urlencoded },
-		{ label: 'text/plain', headers: { 'content-type': 'text/plain' }, body: () => envelope, signed: envelope },
-		{ label: 'application/xml', headers: { 'content-type': 'application/xml' }, body: () => xml, signed: xml },
+		{
+			label: 'application/x-www-form-urlencoded',
+			headers: { 'content-type': 'application/x-www-form-urlencoded' },
+			body: () => urlencoded,
+			signed: urlencoded,
+		},
+		{
+			label: 'text/plain',
+			headers: { 'content-type': 'text/plain' },
+			body: () => envelope,
+			signed: envelope,
+		},
+		{
+			label: 'application/xml',
+			headers: { 'content-type': 'application/xml' },
+			body: () => xml,
+			signed: xml,
+		},
 		{ label: 'empty body', headers: { 'content-type': 'application/json' }, signed: '' },
-		{ label: 'gzip-encoded JSON', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: () => new Uint8Array(gzipped), signed: envelope },
+		{
+			label: 'gzip-encoded JSON',
+			headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+			body: () => new Uint8Array(gzipped),
+			signed: envelope,
+		},
 	];
 	return variants.flatMap((variant) => [
 		{ label: `${variant.label}, no signature`, headers: variant.headers, body: variant.body?.() },

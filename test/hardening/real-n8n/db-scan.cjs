@@ -18,10 +18,14 @@ const request = JSON.parse(readFileSync(requestFile, 'utf8'));
 const requireFromN8n = createRequire(join(installDir, 'node_modules', 'n8n', 'package.json'));
 const sqlite3 = requireFromN8n('sqlite3');
 
-const needles = Object.entries(request.needles).filter(([, value]) => typeof value === 'string' && value.length >= 8);
+const needles = Object.entries(request.needles).filter(
+	([, value]) => typeof value === 'string' && value.length >= 8,
+);
 
 function all(db, sql, params = []) {
-	return new Promise((resolve, reject) => db.all(sql, params, (error, rows) => (error ? reject(error) : resolve(rows))));
+	return new Promise((resolve, reject) =>
+		db.all(sql, params, (error, rows) => (error ? reject(error) : resolve(rows))),
+	);
 }
 
 function text(value) {
@@ -51,10 +55,14 @@ async function main() {
 	}
 
 	const db = await new Promise((resolve, reject) => {
-		const handle = new sqlite3.Database(request.db, sqlite3.OPEN_READONLY, (error) => (error ? reject(error) : resolve(handle)));
+		const handle = new sqlite3.Database(request.db, sqlite3.OPEN_READONLY, (error) =>
+			error ? reject(error) : resolve(handle),
+		);
 	});
 	try {
-		const tables = (await all(db, "SELECT name FROM sqlite_master WHERE type = 'table'")).map((r) => r.name);
+		const tables = (await all(db, "SELECT name FROM sqlite_master WHERE type = 'table'")).map(
+			(r) => r.name,
+		);
 		// Every value of every table, decoded by SQLite (so values split across pages are whole).
 		for (const table of tables) {
 			const count = (await all(db, `SELECT COUNT(*) AS n FROM "${table}"`))[0].n;
@@ -68,7 +76,9 @@ async function main() {
 						if (content.length < 8) continue;
 						for (const [label, needle] of needles) {
 							if (!content.includes(needle)) continue;
-							let hit = out.decodedHits.find((h) => h.table === table && h.column === column && h.label === label);
+							let hit = out.decodedHits.find(
+								(h) => h.table === table && h.column === column && h.label === label,
+							);
 							if (!hit) out.decodedHits.push((hit = { table, column, label, rows: 0 }));
 							hit.rows++;
 						}
@@ -78,7 +88,10 @@ async function main() {
 		}
 
 		if (tables.includes('execution_entity')) {
-			for (const row of await all(db, 'SELECT workflowId, status, COUNT(*) AS n FROM execution_entity GROUP BY workflowId, status')) {
+			for (const row of await all(
+				db,
+				'SELECT workflowId, status, COUNT(*) AS n FROM execution_entity GROUP BY workflowId, status',
+			)) {
 				out.executions[row.workflowId] = out.executions[row.workflowId] || {};
 				out.executions[row.workflowId][row.status] = row.n;
 			}
@@ -90,7 +103,13 @@ async function main() {
 				'SELECT e.id AS id, e.status AS status, d.data AS data FROM execution_entity e LEFT JOIN execution_data d ON d.executionId = e.id WHERE e.workflowId = ?',
 				[request.loadWorkflowId],
 			);
-			const load = { executions: rows.length, statuses: {}, withoutData: 0, idsPerExecution: {}, waIds: [] };
+			const load = {
+				executions: rows.length,
+				statuses: {},
+				withoutData: 0,
+				idsPerExecution: {},
+				waIds: [],
+			};
 			for (const row of rows) {
 				load.statuses[row.status] = (load.statuses[row.status] || 0) + 1;
 				const data = text(row.data);

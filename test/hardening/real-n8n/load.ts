@@ -12,8 +12,21 @@ import { errorText, log } from '../../real-n8n/util';
 import { inboundEnvelope } from '../../support/fixtures';
 import { signBody } from '../../support/signature';
 
-export type Tamper = 'flipped byte' | 'wrong secret' | 'no signature' | 'truncated signature' | 're-serialised body' | 'signature sent twice';
-export const TAMPERS: Tamper[] = ['flipped byte', 'wrong secret', 'no signature', 'truncated signature', 're-serialised body', 'signature sent twice'];
+export type Tamper =
+	| 'flipped byte'
+	| 'wrong secret'
+	| 'no signature'
+	| 'truncated signature'
+	| 're-serialised body'
+	| 'signature sent twice';
+export const TAMPERS: Tamper[] = [
+	'flipped byte',
+	'wrong secret',
+	'no signature',
+	'truncated signature',
+	're-serialised body',
+	'signature sent twice',
+];
 
 export interface Outcome {
 	kind: 'genuine' | 'tampered';
@@ -29,15 +42,29 @@ export function percentile(sorted: number[], p: number): number {
 	return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
-export function tamperedRequest(i: number, tamper: Tamper, secret: string, number: string): { body: string; headers: Record<string, string> } {
-	const event = inboundEnvelope({ from: '+15557650000', contact_name: 'Mallory', number, wa_message_id: `wamid.TAMPERED-${i}`, text: `tampered ${i}` });
+export function tamperedRequest(
+	i: number,
+	tamper: Tamper,
+	secret: string,
+	number: string,
+): { body: string; headers: Record<string, string> } {
+	const event = inboundEnvelope({
+		from: '+15557650000',
+		contact_name: 'Mallory',
+		number,
+		wa_message_id: `wamid.TAMPERED-${i}`,
+		text: `tampered ${i}`,
+	});
 	const body = JSON.stringify(event);
 	const good = signBody(body, secret);
 	const headers: Record<string, string> = { 'content-type': 'application/json' };
 	switch (tamper) {
 		case 'flipped byte': {
 			const at = body.indexOf('tampered');
-			return { body: `${body.slice(0, at)}T${body.slice(at + 1)}`, headers: { ...headers, 'x-service-signature': good } };
+			return {
+				body: `${body.slice(0, at)}T${body.slice(at + 1)}`,
+				headers: { ...headers, 'x-service-signature': good },
+			};
 		}
 		case 'wrong secret':
 			return { body, headers: { ...headers, 'x-service-signature': signBody(body, `${secret}x`) } };
@@ -46,7 +73,10 @@ export function tamperedRequest(i: number, tamper: Tamper, secret: string, numbe
 		case 'truncated signature':
 			return { body, headers: { ...headers, 'x-service-signature': good.slice(0, -2) } };
 		case 're-serialised body':
-			return { body: JSON.stringify(event, null, 2), headers: { ...headers, 'x-service-signature': good } };
+			return {
+				body: JSON.stringify(event, null, 2),
+				headers: { ...headers, 'x-service-signature': good },
+			};
 		case 'signature sent twice':
 			return { body, headers: { ...headers, 'x-service-signature': `${good}, ${good}` } };
 	}
@@ -77,7 +107,11 @@ export async function fireLoad(options: LoadOptions): Promise<LoadRun> {
 	for (let g = 0; g < options.events; g++) {
 		tasks.push({ kind: 'genuine' });
 		if ((g + 1) % options.tamperedEvery === 0) {
-			tasks.push({ kind: 'tampered', i: tamperedCount, tamper: TAMPERS[tamperedCount % TAMPERS.length] });
+			tasks.push({
+				kind: 'tampered',
+				i: tamperedCount,
+				tamper: TAMPERS[tamperedCount % TAMPERS.length],
+			});
 			tamperedCount++;
 		}
 	}
@@ -94,11 +128,20 @@ export async function fireLoad(options: LoadOptions): Promise<LoadRun> {
 			const t0 = performance.now();
 			if (task.kind === 'genuine') {
 				try {
-					const sent = await control.call<{ record: { wa_message_id: string }; delivery: { delivered: boolean; status: number | null; duration_ms: number | null; reason: string | null } }>(
-						'POST',
-						'/inbound',
-						{ from: `+1555${String(1000000 + (index % 8999999)).padStart(7, '0')}`, contact_name: 'Load', number, text: `event ${index}` },
-					);
+					const sent = await control.call<{
+						record: { wa_message_id: string };
+						delivery: {
+							delivered: boolean;
+							status: number | null;
+							duration_ms: number | null;
+							reason: string | null;
+						};
+					}>('POST', '/inbound', {
+						from: `+1555${String(1000000 + (index % 8999999)).padStart(7, '0')}`,
+						contact_name: 'Load',
+						number,
+						text: `event ${index}`,
+					});
 					outcomes.push({
 						kind: 'genuine',
 						status: sent.delivery.delivered ? (sent.delivery.status ?? 0) : sent.delivery.status,
@@ -107,21 +150,51 @@ export async function fireLoad(options: LoadOptions): Promise<LoadRun> {
 						reason: sent.delivery.reason,
 					});
 				} catch (error) {
-					outcomes.push({ kind: 'genuine', status: null, ms: performance.now() - t0, reason: errorText(error) });
+					outcomes.push({
+						kind: 'genuine',
+						status: null,
+						ms: performance.now() - t0,
+						reason: errorText(error),
+					});
 				}
 			} else {
 				const request = tamperedRequest(task.i, task.tamper, secret, number);
 				try {
-					const response = await fetch(url, { method: 'POST', headers: request.headers, body: request.body, signal: AbortSignal.timeout(30_000) });
+					const response = await fetch(url, {
+						method: 'POST',
+						headers: request.headers,
+						body: request.body,
+						signal: AbortSignal.timeout(30_000),
+					});
 					await response.text();
-					outcomes.push({ kind: 'tampered', tamper: task.tamper, status: response.status, ms: performance.now() - t0, waId: `wamid.TAMPERED-${task.i}` });
+					outcomes.push({
+						kind: 'tampered',
+						tamper: task.tamper,
+						status: response.status,
+						ms: performance.now() - t0,
+						waId: `wamid.TAMPERED-${task.i}`,
+					});
 				} catch (error) {
-					outcomes.push({ kind: 'tampered', tamper: task.tamper, status: null, ms: performance.now() - t0, reason: errorText(error) });
+					outcomes.push({
+						kind: 'tampered',
+						tamper: task.tamper,
+						status: null,
+						ms: performance.now() - t0,
+						reason: errorText(error),
+					});
 				}
 			}
-			if (outcomes.length % 500 === 0) log(`  ${outcomes.length}/${tasks.length} sent (${((Date.now() - started) / 1000).toFixed(0)} s)`);
+			if (outcomes.length % 500 === 0)
+				log(
+					`  ${outcomes.length}/${tasks.length} sent (${((Date.now() - started) / 1000).toFixed(0)} s)`,
+				);
 		}
 	};
 	await Promise.all(Array.from({ length: options.concurrency }, worker));
-	return { outcomes, sendSeconds: (Date.now() - started) / 1000, loadavgBefore, loadavgAfter: loadavg() };
+	return {
+		outcomes,
+		sendSeconds: (Date.now() - started) / 1000,
+		loadavgBefore,
+		loadavgAfter: loadavg(),
+	};
 }

@@ -18,7 +18,15 @@
  * Exit code 0 only when every check holds. Summary: <out>/hardening-real-n8n.json.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+	mkdirSync,
+	mkdtempSync,
+	readdirSync,
+	readFileSync,
+	rmSync,
+	statSync,
+	writeFileSync,
+} from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 
@@ -37,10 +45,16 @@ import { signBody } from '../../support/signature';
 import { launchSandbox, SandboxControl, type Sandbox } from '../../real-n8n/sandbox';
 import { errorText, log, sleep, waitFor } from '../../real-n8n/util';
 import { fireLoad, percentile } from './load';
-import { ERRORS_WEBHOOK_PATH, loadWorkflow, secretsErrorsWorkflow, secretsTriggerWorkflow } from './workflows';
+import {
+	ERRORS_WEBHOOK_PATH,
+	loadWorkflow,
+	secretsErrorsWorkflow,
+	secretsTriggerWorkflow,
+} from './workflows';
 
 const args = new Map<string, string>();
-for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i].replace(/^--/, ''), process.argv[i + 1]);
+for (let i = 2; i < process.argv.length; i += 2)
+	args.set(process.argv[i].replace(/^--/, ''), process.argv[i + 1]);
 const line = Number(args.get('line') ?? '2') as Line;
 const tarball = args.get('tarball');
 const outDir = resolve(args.get('out') ?? join(tmpdir(), 'business-messaging-hardening'));
@@ -89,7 +103,11 @@ interface Context {
 	client: N8nClient;
 	sandbox: Sandbox;
 	control: SandboxControl;
-	credentials: { good: { id: string; name: string }; revoked: { id: string; name: string }; noScopes: { id: string; name: string } };
+	credentials: {
+		good: { id: string; name: string };
+		revoked: { id: string; name: string };
+		noScopes: { id: string; name: string };
+	};
 	noScopesKey: string;
 	/** Every signing secret the sandbox issued during the run. */
 	webhookSecrets: Set<string>;
@@ -109,7 +127,11 @@ async function activateTrigger(ctx: Context, workflow: SavedWorkflow): Promise<s
 	const outcome = await ctx.client.activateAndSettle(workflow.id);
 	if (!outcome.ok) throw new Error(`activating "${workflow.name}" failed: ${outcome.message}`);
 	const url = productionUrl(ctx.n8n, workflow);
-	await waitFor(`the sandbox webhook to point at ${url}`, () => ctx.sandbox.state().webhook.url === url, 30_000);
+	await waitFor(
+		`the sandbox webhook to point at ${url}`,
+		() => ctx.sandbox.state().webhook.url === url,
+		30_000,
+	);
 	const secret = ctx.sandbox.state().webhook.secret;
 	if (secret) ctx.webhookSecrets.add(secret);
 	return url;
@@ -117,11 +139,19 @@ async function activateTrigger(ctx: Context, workflow: SavedWorkflow): Promise<s
 
 async function executionCount(client: N8nClient, workflowId: string): Promise<number> {
 	const filter = encodeURIComponent(JSON.stringify({ workflowId }));
-	const data = await client.request<{ count: number; results: unknown[] }>('GET', `/rest/executions?limit=1&filter=${filter}`);
+	const data = await client.request<{ count: number; results: unknown[] }>(
+		'GET',
+		`/rest/executions?limit=1&filter=${filter}`,
+	);
 	return data.count;
 }
 
-async function settledCount(client: N8nClient, workflowId: string, expected: number, timeoutMs: number): Promise<number> {
+async function settledCount(
+	client: N8nClient,
+	workflowId: string,
+	expected: number,
+	timeoutMs: number,
+): Promise<number> {
 	const deadline = Date.now() + timeoutMs;
 	let last = -1;
 	let since = Date.now();
@@ -140,7 +170,9 @@ async function settledCount(client: N8nClient, workflowId: string, expected: num
 // ---- secrets phase ---------------------------------------------------------------------------
 
 async function secretsPhase(ctx: Context): Promise<void> {
-	log('== secrets: every operation behind the trigger and behind a Webhook node, faults, failing keys');
+	log(
+		'== secrets: every operation behind the trigger and behind a Webhook node, faults, failing keys',
+	);
 	const { client, control, sandbox } = ctx;
 	const number = sandbox.numbers[0].phone_number_id;
 
@@ -150,13 +182,22 @@ async function secretsPhase(ctx: Context): Promise<void> {
 	await sleep(1000);
 
 	let expectedTrigger = 0;
-	const text = await control.inbound({ from: '+33612345678', contact_name: 'Ada', number, text: 'Hello' });
+	const text = await control.inbound({
+		from: '+33612345678',
+		contact_name: 'Ada',
+		number,
+		text: 'Hello',
+	});
 	expectedTrigger += text.delivery.delivered ? 1 : 0;
 	const media = await control.call<{ delivery: { delivered: boolean } }>('POST', '/inbound', {
 		from: '+33612345678',
 		contact_name: 'Ada',
 		number,
-		media: { mime: 'image/png', data_base64: Buffer.from('not really a png').toString('base64'), filename: 'photo.png' },
+		media: {
+			mime: 'image/png',
+			data_base64: Buffer.from('not really a png').toString('base64'),
+			filename: 'photo.png',
+		},
 	});
 	expectedTrigger += media.delivery.delivered ? 1 : 0;
 	await settledCount(client, triggerWorkflow.id, expectedTrigger, 60_000);
@@ -176,33 +217,81 @@ async function secretsPhase(ctx: Context): Promise<void> {
 	]) {
 		await control.call('POST', '/faults', fault);
 	}
-	const faulted = await control.inbound({ from: '+33612345678', contact_name: 'Ada', number, text: 'Under faults' });
+	const faulted = await control.inbound({
+		from: '+33612345678',
+		contact_name: 'Ada',
+		number,
+		text: 'Under faults',
+	});
 	expectedTrigger += faulted.delivery.delivered ? 1 : 0;
 
 	// Tampered events: 401, nothing stored.
 	const secret = sandbox.state().webhook.secret ?? '';
-	const body = JSON.stringify(inboundEnvelope({ from: '+1', contact_name: 'x', number, wa_message_id: 'wamid.TAMPERED-SECRETS', text: 'x' }));
+	const body = JSON.stringify(
+		inboundEnvelope({
+			from: '+1',
+			contact_name: 'x',
+			number,
+			wa_message_id: 'wamid.TAMPERED-SECRETS',
+			text: 'x',
+		}),
+	);
 	const tamperedStatuses: number[] = [];
 	for (const signature of [signBody(body, WRONG_SECRET), signBody(`${body} `, secret), '']) {
-		const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-signature': signature }, body });
+		const response = await fetch(url, {
+			method: 'POST',
+			headers: { 'content-type': 'application/json', 'x-service-signature': signature },
+			body,
+		});
 		tamperedStatuses.push(response.status);
 		await response.text();
 	}
 
 	// A genuine event posted directly: n8n's answer is the trigger's {received: true} (not n8n's
 	// default body), sent once the execution is stored.
-	const genuineBody = JSON.stringify(inboundEnvelope({ from: '+15557650001', contact_name: 'Direct', number, wa_message_id: 'wamid.DIRECT-GENUINE-1', text: 'direct' }));
-	const direct = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-signature': signBody(genuineBody, secret) }, body: genuineBody });
-	const directAnswer = { status: direct.status, contentType: direct.headers.get('content-type'), body: await direct.text() };
+	const genuineBody = JSON.stringify(
+		inboundEnvelope({
+			from: '+15557650001',
+			contact_name: 'Direct',
+			number,
+			wa_message_id: 'wamid.DIRECT-GENUINE-1',
+			text: 'direct',
+		}),
+	);
+	const direct = await fetch(url, {
+		method: 'POST',
+		headers: {
+			'content-type': 'application/json',
+			'x-service-signature': signBody(genuineBody, secret),
+		},
+		body: genuineBody,
+	});
+	const directAnswer = {
+		status: direct.status,
+		contentType: direct.headers.get('content-type'),
+		body: await direct.text(),
+	};
 	expectedTrigger += direct.status === 200 ? 1 : 0;
-	check('trigger answer: a genuine event gets 200 {"received":true} as JSON', direct.status === 200 && /json/.test(directAnswer.contentType ?? '') && directAnswer.body.replace(/\s/g, '') === '{"received":true}', JSON.stringify(directAnswer));
+	check(
+		'trigger answer: a genuine event gets 200 {"received":true} as JSON',
+		direct.status === 200 &&
+			/json/.test(directAnswer.contentType ?? '') &&
+			directAnswer.body.replace(/\s/g, '') === '{"received":true}',
+		JSON.stringify(directAnswer),
+	);
 
-	const errorsWorkflow = await client.createWorkflow(secretsErrorsWorkflow(ctx.credentials.revoked, ctx.credentials.noScopes));
+	const errorsWorkflow = await client.createWorkflow(
+		secretsErrorsWorkflow(ctx.credentials.revoked, ctx.credentials.noScopes),
+	);
 	ctx.workflowIds.secretsErrors = errorsWorkflow.id;
 	const published = await client.activateAndSettle(errorsWorkflow.id);
 	if (!published.ok) throw new Error(`activating the errors workflow failed: ${published.message}`);
 	await sleep(1000);
-	const hook = await fetch(`${ctx.n8n.url}/webhook/${ERRORS_WEBHOOK_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"go":true}' });
+	const hook = await fetch(`${ctx.n8n.url}/webhook/${ERRORS_WEBHOOK_PATH}`, {
+		method: 'POST',
+		headers: { 'content-type': 'application/json' },
+		body: '{"go":true}',
+	});
 	await hook.text();
 
 	// The credential's Test button with a revoked key, as the editor calls it.
@@ -210,7 +299,11 @@ async function secretsPhase(ctx: Context): Promise<void> {
 		id: ctx.credentials.revoked.id,
 		name: ctx.credentials.revoked.name,
 		type: CREDENTIAL_TYPE,
-		data: { apiKey: sandbox.keys.revoked, baseUrl: sandbox.baseUrl, webhookSecret: CREDENTIAL_SECRET },
+		data: {
+			apiKey: sandbox.keys.revoked,
+			baseUrl: sandbox.baseUrl,
+			webhookSecret: CREDENTIAL_SECRET,
+		},
 	});
 
 	const triggerRuns = await settledCount(client, triggerWorkflow.id, expectedTrigger, 90_000);
@@ -220,28 +313,68 @@ async function secretsPhase(ctx: Context): Promise<void> {
 	// The scenario really exercised the error paths (else the search below proves little).
 	const outputs = [];
 	for (const workflowId of [triggerWorkflow.id, errorsWorkflow.id]) {
-		for (const execution of await client.executions(workflowId)) outputs.push(await client.executionOutput(execution.id));
+		for (const execution of await client.executions(workflowId))
+			outputs.push(await client.executionOutput(execution.id));
 	}
-	const errorItems = outputs.flatMap((o) => Object.values(o.nodes).flat()).filter((item) => typeof (item as { error?: unknown }).error === 'string');
+	const errorItems = outputs
+		.flatMap((o) => Object.values(o.nodes).flat())
+		.filter((item) => typeof (item as { error?: unknown }).error === 'string');
 	const stopped = outputs.filter((o) => o.error !== undefined && o.error !== null).length;
 	const exchanged = JSON.stringify(outputs);
-	const leakedInRest = [sandbox.keys.all, sandbox.keys.revoked, ctx.noScopesKey, CREDENTIAL_SECRET, ...ctx.webhookSecrets].filter((s) => exchanged.includes(s));
+	const leakedInRest = [
+		sandbox.keys.all,
+		sandbox.keys.revoked,
+		ctx.noScopesKey,
+		CREDENTIAL_SECRET,
+		...ctx.webhookSecrets,
+	].filter((s) => exchanged.includes(s));
 
-	check('secrets: the scenario ran', triggerRuns === expectedTrigger && errorRuns === 1 && errorItems.length >= 10 && stopped >= 1, `trigger workflow ${triggerRuns}/${expectedTrigger} executions, errors workflow ${errorRuns}/1; ${errorItems.length} error items, ${stopped} execution(s) stopped by an error`);
-	check('secrets: tampered events refused', tamperedStatuses.every((s) => s === 401), `statuses ${tamperedStatuses.join(', ')}`);
-	check('secrets: credential test message has no key', credentialTest.status === 'Error' && !credentialTest.message.includes(sandbox.keys.revoked), `"${credentialTest.message}"`);
-	check('secrets: execution data over REST has no key or secret', leakedInRest.length === 0, leakedInRest.length ? `${leakedInRest.length} secret value(s) found` : `${outputs.length} executions read`);
-	summary.secrets = { triggerExecutions: triggerRuns, errorExecutions: errorRuns, errorItems: errorItems.length, stoppedExecutions: stopped, tamperedStatuses, credentialTest };
+	check(
+		'secrets: the scenario ran',
+		triggerRuns === expectedTrigger && errorRuns === 1 && errorItems.length >= 10 && stopped >= 1,
+		`trigger workflow ${triggerRuns}/${expectedTrigger} executions, errors workflow ${errorRuns}/1; ${errorItems.length} error items, ${stopped} execution(s) stopped by an error`,
+	);
+	check(
+		'secrets: tampered events refused',
+		tamperedStatuses.every((s) => s === 401),
+		`statuses ${tamperedStatuses.join(', ')}`,
+	);
+	check(
+		'secrets: credential test message has no key',
+		credentialTest.status === 'Error' && !credentialTest.message.includes(sandbox.keys.revoked),
+		`"${credentialTest.message}"`,
+	);
+	check(
+		'secrets: execution data over REST has no key or secret',
+		leakedInRest.length === 0,
+		leakedInRest.length
+			? `${leakedInRest.length} secret value(s) found`
+			: `${outputs.length} executions read`,
+	);
+	summary.secrets = {
+		triggerExecutions: triggerRuns,
+		errorExecutions: errorRuns,
+		errorItems: errorItems.length,
+		stoppedExecutions: stopped,
+		tamperedStatuses,
+		credentialTest,
+	};
 
 	await client.deactivate(errorsWorkflow.id);
 	await client.deactivate(triggerWorkflow.id);
-	await waitFor('the sandbox webhook to be removed', () => !sandbox.state().webhook.configured, 30_000);
+	await waitFor(
+		'the sandbox webhook to be removed',
+		() => !sandbox.state().webhook.configured,
+		30_000,
+	);
 }
 
 // ---- load phase ------------------------------------------------------------------------------
 
 async function loadPhase(ctx: Context): Promise<void> {
-	log(`== load: ${EVENTS} signed events at concurrency ${CONCURRENCY}, 1 tampered in ${TAMPERED_EVERY}`);
+	log(
+		`== load: ${EVENTS} signed events at concurrency ${CONCURRENCY}, 1 tampered in ${TAMPERED_EVERY}`,
+	);
 	const { client, sandbox, control } = ctx;
 	const number = sandbox.numbers[0].phone_number_id;
 	const workflow = await client.createWorkflow(loadWorkflow(ctx.credentials.good));
@@ -251,7 +384,12 @@ async function loadPhase(ctx: Context): Promise<void> {
 	const secret = sandbox.state().webhook.secret ?? '';
 	const before = await executionCount(client, workflow.id);
 
-	const { outcomes, sendSeconds, loadavgBefore: load0, loadavgAfter: load1 } = await fireLoad({
+	const {
+		outcomes,
+		sendSeconds,
+		loadavgBefore: load0,
+		loadavgAfter: load1,
+	} = await fireLoad({
 		control,
 		url,
 		secret,
@@ -266,18 +404,31 @@ async function loadPhase(ctx: Context): Promise<void> {
 	const accepted = genuine.filter((o) => o.status !== null && o.status >= 200 && o.status < 300);
 	const acceptedInTime = accepted.filter((o) => o.ms <= DELIVERY_TIMEOUT_MS);
 	const failedReasons: Record<string, number> = {};
-	for (const o of genuine.filter((g) => !accepted.includes(g))) failedReasons[o.reason ?? String(o.status)] = (failedReasons[o.reason ?? String(o.status)] ?? 0) + 1;
+	for (const o of genuine.filter((g) => !accepted.includes(g)))
+		failedReasons[o.reason ?? String(o.status)] =
+			(failedReasons[o.reason ?? String(o.status)] ?? 0) + 1;
 	const times = accepted.map((o) => o.ms).sort((a, b) => a - b);
 	const tamperedTimes = tampered.map((o) => o.ms).sort((a, b) => a - b);
 	const tamperedStatuses: Record<string, number> = {};
-	for (const o of tampered) tamperedStatuses[`${o.tamper}: ${o.status}`] = (tamperedStatuses[`${o.tamper}: ${o.status}`] ?? 0) + 1;
-	const tamperedAccepted = tampered.filter((o) => o.status !== null && o.status >= 200 && o.status < 300).length;
+	for (const o of tampered)
+		tamperedStatuses[`${o.tamper}: ${o.status}`] =
+			(tamperedStatuses[`${o.tamper}: ${o.status}`] ?? 0) + 1;
+	const tamperedAccepted = tampered.filter(
+		(o) => o.status !== null && o.status >= 200 && o.status < 300,
+	).length;
 
-	log(`  sent ${outcomes.length} in ${sendSeconds.toFixed(1)} s; waiting for the executions to be recorded`);
-	const recorded = (await settledCount(client, workflow.id, before + accepted.length, 300_000)) - before;
+	log(
+		`  sent ${outcomes.length} in ${sendSeconds.toFixed(1)} s; waiting for the executions to be recorded`,
+	);
+	const recorded =
+		(await settledCount(client, workflow.id, before + accepted.length, 300_000)) - before;
 	scanWhileActive(ctx, `load workflow, after ${recorded} executions`);
 	await client.deactivate(workflow.id);
-	await waitFor('the sandbox webhook to be removed', () => !sandbox.state().webhook.configured, 30_000);
+	await waitFor(
+		'the sandbox webhook to be removed',
+		() => !sandbox.state().webhook.configured,
+		30_000,
+	);
 
 	summary.load = {
 		line,
@@ -291,9 +442,22 @@ async function loadPhase(ctx: Context): Promise<void> {
 			within8s: acceptedInTime.length,
 			notAccepted: genuine.length - accepted.length,
 			failedReasons,
-			answerMs: { p50: percentile(times, 50), p90: percentile(times, 90), p99: percentile(times, 99), max: times[times.length - 1] },
+			answerMs: {
+				p50: percentile(times, 50),
+				p90: percentile(times, 90),
+				p99: percentile(times, 99),
+				max: times[times.length - 1],
+			},
 		},
-		tampered: { statuses: tamperedStatuses, accepted: tamperedAccepted, answerMs: { p50: percentile(tamperedTimes, 50), p99: percentile(tamperedTimes, 99), max: tamperedTimes[tamperedTimes.length - 1] } },
+		tampered: {
+			statuses: tamperedStatuses,
+			accepted: tamperedAccepted,
+			answerMs: {
+				p50: percentile(tamperedTimes, 50),
+				p99: percentile(tamperedTimes, 99),
+				max: tamperedTimes[tamperedTimes.length - 1],
+			},
+		},
 		executionsRecordedRest: recorded,
 		sendSeconds,
 		eventsPerSecond: outcomes.length / sendSeconds,
@@ -313,14 +477,32 @@ interface ScanResult {
 	decodedHits: Array<{ table: string; column: string; label: string; rows: number }>;
 	rawHits: Record<string, Record<string, number>>;
 	executions: Record<string, Record<string, number>>;
-	load: null | { executions: number; statuses: Record<string, number>; withoutData: number; idsPerExecution: Record<string, number>; waIds: string[] };
+	load: null | {
+		executions: number;
+		statuses: Record<string, number>;
+		withoutData: number;
+		idsPerExecution: Record<string, number>;
+		waIds: string[];
+	};
 }
 
 /** Runs db-scan.cjs with the n8n install's own Node (its sqlite3 binding is built for it). */
-function scanDatabase(installDir: string, nodeBin: string, db: string, needles: Record<string, string>, loadWorkflowId?: string): ScanResult {
+function scanDatabase(
+	installDir: string,
+	nodeBin: string,
+	db: string,
+	needles: Record<string, string>,
+	loadWorkflowId?: string,
+): ScanResult {
 	const requestFile = join(outDir, 'db-scan-request.json');
-	writeFileSync(requestFile, JSON.stringify({ db, needles, loadWorkflowId: loadWorkflowId ?? null }));
-	const scan = spawnSync(nodeBin, [join(__dirname, 'db-scan.cjs'), installDir, requestFile], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+	writeFileSync(
+		requestFile,
+		JSON.stringify({ db, needles, loadWorkflowId: loadWorkflowId ?? null }),
+	);
+	const scan = spawnSync(nodeBin, [join(__dirname, 'db-scan.cjs'), installDir, requestFile], {
+		encoding: 'utf8',
+		maxBuffer: 256 * 1024 * 1024,
+	});
 	rmSync(requestFile, { force: true });
 	if (scan.status !== 0) throw new Error(`db-scan failed: ${scan.stderr}`);
 	return JSON.parse(scan.stdout) as ScanResult;
@@ -334,16 +516,33 @@ function scanDatabase(installDir: string, nodeBin: string, db: string, needles: 
 function scanWhileActive(ctx: Context, label: string): void {
 	const secret = ctx.sandbox.state().webhook.secret;
 	if (!secret || !ctx.installation || !ctx.userFolder) return;
-	const result = scanDatabase(ctx.installation.dir, ctx.installation.nodeBin, join(ctx.userFolder, '.n8n', 'database.sqlite'), {
-		[label]: secret,
-		[`${label}, its random part`]: secret.replace(/^whsec_/, ''),
-	});
-	const places = result.decodedHits.map((h) => `${h.table}.${h.column} (${h.rows} row${h.rows === 1 ? '' : 's'})`);
+	const result = scanDatabase(
+		ctx.installation.dir,
+		ctx.installation.nodeBin,
+		join(ctx.userFolder, '.n8n', 'database.sqlite'),
+		{
+			[label]: secret,
+			[`${label}, its random part`]: secret.replace(/^whsec_/, ''),
+		},
+	);
+	const places = result.decodedHits.map(
+		(h) => `${h.table}.${h.column} (${h.rows} row${h.rows === 1 ? '' : 's'})`,
+	);
 	ctx.liveSecretPlaces.push({ label, places });
-	check(`stored secrets: while active, the signing secret is in no stored row, not even the static data (${label})`, result.decodedHits.length === 0, places.join(', ') || 'nowhere');
+	check(
+		`stored secrets: while active, the signing secret is in no stored row, not even the static data (${label})`,
+		result.decodedHits.length === 0,
+		places.join(', ') || 'nowhere',
+	);
 }
 
-function scanStopped(ctx: Context, installDir: string, nodeBin: string, userFolder: string, logFile: string): void {
+function scanStopped(
+	ctx: Context,
+	installDir: string,
+	nodeBin: string,
+	userFolder: string,
+	logFile: string,
+): void {
 	log('== searching the stopped n8n: database (decoded and raw), user folder, log');
 	const needles: Record<string, string> = {
 		'API key (credential in use)': ctx.sandbox.keys.all,
@@ -351,21 +550,30 @@ function scanStopped(ctx: Context, installDir: string, nodeBin: string, userFold
 		'API key (no-scope credential)': ctx.noScopesKey,
 		"credential's Webhook Signing Secret": CREDENTIAL_SECRET,
 	};
-	[...ctx.webhookSecrets].forEach((secret, i) => (needles[`registered signing secret #${i + 1}`] = secret));
+	[...ctx.webhookSecrets].forEach(
+		(secret, i) => (needles[`registered signing secret #${i + 1}`] = secret),
+	);
 	const db = join(userFolder, '.n8n', 'database.sqlite');
 	const result = scanDatabase(installDir, nodeBin, db, needles, ctx.workflowIds.load);
 
 	// Other files n8n wrote (binary data, config, ...): raw bytes, the installed package excluded.
 	const fileHits: Record<string, string[]> = {};
-	for (const file of filesUnder(join(userFolder, '.n8n'), [join(userFolder, '.n8n', 'nodes'), db])) {
+	for (const file of filesUnder(join(userFolder, '.n8n'), [
+		join(userFolder, '.n8n', 'nodes'),
+		db,
+	])) {
 		if (statSync(file).size > 64 * 1024 * 1024) continue;
 		const bytes = readFileSync(file);
-		for (const [label, value] of Object.entries(needles)) if (bytes.includes(value)) (fileHits[relative(userFolder, file)] ??= []).push(label);
+		for (const [label, value] of Object.entries(needles))
+			if (bytes.includes(value)) (fileHits[relative(userFolder, file)] ??= []).push(label);
 	}
 	const logText = readFileSync(logFile, 'utf8');
-	const logHits = Object.entries(needles).filter(([, value]) => logText.includes(value)).map(([label]) => label);
+	const logHits = Object.entries(needles)
+		.filter(([, value]) => logText.includes(value))
+		.map(([label]) => label);
 
-	const rawTotal = (label: string) => Object.values(result.rawHits[label] ?? {}).reduce((a, b) => a + b, 0);
+	const rawTotal = (label: string) =>
+		Object.values(result.rawHits[label] ?? {}).reduce((a, b) => a + b, 0);
 	summary.storedSecrets = {
 		tables: result.tables,
 		decodedHits: result.decodedHits,
@@ -377,9 +585,13 @@ function scanStopped(ctx: Context, installDir: string, nodeBin: string, userFold
 	check(
 		"stored secrets: no key or secret in any decoded value of n8n's database (execution data, workflows, credentials, ...)",
 		result.decodedHits.length === 0,
-		result.decodedHits.length ? JSON.stringify(result.decodedHits) : `${Object.keys(result.tables).length} tables, ${Object.values(result.tables).reduce((a, b) => a + b, 0)} rows, ${Object.keys(needles).length} values searched`,
+		result.decodedHits.length
+			? JSON.stringify(result.decodedHits)
+			: `${Object.keys(result.tables).length} tables, ${Object.values(result.tables).reduce((a, b) => a + b, 0)} rows, ${Object.keys(needles).length} values searched`,
 	);
-	const keyLabels = Object.keys(needles).filter((l) => l.startsWith('API key') || l.startsWith("credential's"));
+	const keyLabels = Object.keys(needles).filter(
+		(l) => l.startsWith('API key') || l.startsWith("credential's"),
+	);
 	check(
 		'stored secrets: API keys and the credential secret absent from the raw database files',
 		keyLabels.every((l) => rawTotal(l) === 0),
@@ -393,12 +605,26 @@ function scanStopped(ctx: Context, installDir: string, nodeBin: string, userFold
 		counts: Object.fromEntries(secretLabels.map((l) => [l, rawTotal(l)])),
 		whileActive: ctx.liveSecretPlaces,
 	};
-	log(`  registered signing secrets in raw database bytes (freed static-data pages, no live row): ${secretLabels.map((l) => `${l}: ${rawTotal(l)}`).join('; ') || 'none registered'}`);
-	check('stored secrets: nothing in the rest of the user folder', Object.keys(fileHits).length === 0, JSON.stringify(fileHits));
-	check("stored secrets: nothing in n8n's log", logHits.length === 0, logHits.join(', ') || `${logText.length} bytes searched`);
+	log(
+		`  registered signing secrets in raw database bytes (freed static-data pages, no live row): ${secretLabels.map((l) => `${l}: ${rawTotal(l)}`).join('; ') || 'none registered'}`,
+	);
+	check(
+		'stored secrets: nothing in the rest of the user folder',
+		Object.keys(fileHits).length === 0,
+		JSON.stringify(fileHits),
+	);
+	check(
+		"stored secrets: nothing in n8n's log",
+		logHits.length === 0,
+		logHits.join(', ') || `${logText.length} bytes searched`,
+	);
 
 	if (ctx.workflowIds.load && result.load) {
-		const load = summary.load as { acceptedWaIds: string[]; tamperedWaIds: string[]; genuine: { answered2xx: number } };
+		const load = summary.load as {
+			acceptedWaIds: string[];
+			tamperedWaIds: string[];
+			genuine: { answered2xx: number };
+		};
 		const stored = result.load.waIds;
 		const storedSet = new Set(stored);
 		const accepted = new Set(load.acceptedWaIds);
@@ -418,9 +644,24 @@ function scanStopped(ctx: Context, installDir: string, nodeBin: string, userFold
 		delete (summary.load as Record<string, unknown>).acceptedWaIds;
 		delete (summary.load as Record<string, unknown>).tamperedWaIds;
 		const l = summary.load as Record<string, any>;
-		check('load: every genuine event answered 2xx within 8 s', l.genuine.within8s === l.sent.genuine, `${l.genuine.within8s}/${l.sent.genuine} (p50 ${l.genuine.answerMs.p50} ms, p99 ${l.genuine.answerMs.p99} ms, max ${l.genuine.answerMs.max} ms)${l.genuine.notAccepted ? `; not accepted: ${JSON.stringify(l.genuine.failedReasons)}` : ''}`);
-		check('load: executions recorded = events accepted, 0 lost, 0 duplicated', result.load.executions === load.genuine.answered2xx && lost.length === 0 && duplicates === 0 && unexpected.length === 0, `accepted ${load.genuine.answered2xx}, executions ${result.load.executions} (REST ${l.executionsRecordedRest}), lost ${lost.length}, duplicated ${duplicates}, unexpected ${unexpected.length}, statuses ${JSON.stringify(result.load.statuses)}`);
-		check('load: every tampered event refused, none executed', l.tampered.accepted === 0 && tamperedExecuted.length === 0, `${l.sent.tampered} tampered: ${JSON.stringify(l.tampered.statuses)}; executed ${tamperedExecuted.length}`);
+		check(
+			'load: every genuine event answered 2xx within 8 s',
+			l.genuine.within8s === l.sent.genuine,
+			`${l.genuine.within8s}/${l.sent.genuine} (p50 ${l.genuine.answerMs.p50} ms, p99 ${l.genuine.answerMs.p99} ms, max ${l.genuine.answerMs.max} ms)${l.genuine.notAccepted ? `; not accepted: ${JSON.stringify(l.genuine.failedReasons)}` : ''}`,
+		);
+		check(
+			'load: executions recorded = events accepted, 0 lost, 0 duplicated',
+			result.load.executions === load.genuine.answered2xx &&
+				lost.length === 0 &&
+				duplicates === 0 &&
+				unexpected.length === 0,
+			`accepted ${load.genuine.answered2xx}, executions ${result.load.executions} (REST ${l.executionsRecordedRest}), lost ${lost.length}, duplicated ${duplicates}, unexpected ${unexpected.length}, statuses ${JSON.stringify(result.load.statuses)}`,
+		);
+		check(
+			'load: every tampered event refused, none executed',
+			l.tampered.accepted === 0 && tamperedExecuted.length === 0,
+			`${l.sent.tampered} tampered: ${JSON.stringify(l.tampered.statuses)}; executed ${tamperedExecuted.length}`,
+		);
 	}
 }
 
@@ -428,7 +669,9 @@ function scanStopped(ctx: Context, installDir: string, nodeBin: string, userFold
 
 async function main(): Promise<number> {
 	mkdirSync(outDir, { recursive: true });
-	log(`== hardening against real n8n ${LINES[line].version} (line ${line}); phases: ${[...phases].join(', ')}`);
+	log(
+		`== hardening against real n8n ${LINES[line].version} (line ${line}); phases: ${[...phases].join(', ')}`,
+	);
 	const installation = installN8n(line, join(outDir, `install-line${line}.log`));
 	const userFolder = mkdtempSync(join(tmpdir(), `bm-hardening-n8n${line}-`));
 	installPackage(userFolder, tarball as string);
@@ -443,14 +686,22 @@ async function main(): Promise<number> {
 			installation,
 			userFolder,
 			logFile,
-			env: { EXECUTIONS_DATA_SAVE_ON_SUCCESS: 'all', EXECUTIONS_DATA_SAVE_ON_ERROR: 'all', EXECUTIONS_DATA_PRUNE: 'false' },
+			env: {
+				EXECUTIONS_DATA_SAVE_ON_SUCCESS: 'all',
+				EXECUTIONS_DATA_SAVE_ON_ERROR: 'all',
+				EXECUTIONS_DATA_PRUNE: 'false',
+			},
 		});
 		log(`n8n at ${n8n.url}, sandbox at ${sandbox.baseUrl}; user folder ${userFolder}`);
 		const client = new N8nClient(n8n.url, line, installation.dir);
 		await client.setupOwner();
 		const control = new SandboxControl(sandbox.baseUrl);
 		const noScopes = await control.createKey(['templates:read']);
-		const data = (apiKey: string) => ({ apiKey, baseUrl: sandbox.baseUrl, webhookSecret: CREDENTIAL_SECRET });
+		const data = (apiKey: string) => ({
+			apiKey,
+			baseUrl: sandbox.baseUrl,
+			webhookSecret: CREDENTIAL_SECRET,
+		});
 		ctx = {
 			n8n,
 			client,
@@ -458,9 +709,21 @@ async function main(): Promise<number> {
 			control,
 			noScopesKey: noScopes.key,
 			credentials: {
-				good: await client.createCredential('Hardening (good key)', CREDENTIAL_TYPE, data(sandbox.keys.all)),
-				revoked: await client.createCredential('Hardening (revoked key)', CREDENTIAL_TYPE, data(sandbox.keys.revoked)),
-				noScopes: await client.createCredential('Hardening (key without scopes)', CREDENTIAL_TYPE, data(noScopes.key)),
+				good: await client.createCredential(
+					'Hardening (good key)',
+					CREDENTIAL_TYPE,
+					data(sandbox.keys.all),
+				),
+				revoked: await client.createCredential(
+					'Hardening (revoked key)',
+					CREDENTIAL_TYPE,
+					data(sandbox.keys.revoked),
+				),
+				noScopes: await client.createCredential(
+					'Hardening (key without scopes)',
+					CREDENTIAL_TYPE,
+					data(noScopes.key),
+				),
 			},
 			webhookSecrets: new Set(),
 			liveSecretPlaces: [],
@@ -488,7 +751,9 @@ async function main(): Promise<number> {
 	const passed = checks.filter((c) => c.ok).length;
 	summary.checks = checks;
 	writeFileSync(join(outDir, 'hardening-real-n8n.json'), `${JSON.stringify(summary, null, 2)}\n`);
-	log(`== ${passed}/${checks.length} checks passed; summary ${join(outDir, 'hardening-real-n8n.json')}`);
+	log(
+		`== ${passed}/${checks.length} checks passed; summary ${join(outDir, 'hardening-real-n8n.json')}`,
+	);
 	for (const c of checks) log(`   ${c.ok ? 'PASS' : 'FAIL'}  ${c.name}`);
 	return passed === checks.length && checks.length > 0 ? 0 : 1;
 }
@@ -499,4 +764,3 @@ main()
 		console.error(error);
 		process.exit(1);
 	});
-

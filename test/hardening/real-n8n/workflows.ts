@@ -17,7 +17,14 @@ function credentialRef(credential: Credential) {
 	return { [CREDENTIAL_TYPE]: { id: credential.id, name: credential.name } };
 }
 
-function action(name: string, parameters: Record<string, unknown>, credential: Credential, x: number, y: number, continueOnFail = true): Node {
+function action(
+	name: string,
+	parameters: Record<string, unknown>,
+	credential: Credential,
+	x: number,
+	y: number,
+	continueOnFail = true,
+): Node {
 	return {
 		id: randomUUID(),
 		name,
@@ -31,18 +38,40 @@ function action(name: string, parameters: Record<string, unknown>, credential: C
 }
 
 /** One node per operation, each fed by `source` directly (so one failing never stops the others). */
-function everyOperation(prefix: string, credential: Credential, y: number, inputs: { to: string; from: string; messageId: string; media: string }): Node[] {
+function everyOperation(
+	prefix: string,
+	credential: Credential,
+	y: number,
+	inputs: { to: string; from: string; messageId: string; media: string },
+): Node[] {
 	const ops: Array<[string, Record<string, unknown>]> = [
 		['Ping', { resource: 'account', operation: 'ping' }],
-		['Reply', { resource: 'message', operation: 'reply', to: inputs.to, from: inputs.from, text: '=Thanks {{ $json.data?.contact_name ?? "" }}' }],
+		[
+			'Reply',
+			{
+				resource: 'message',
+				operation: 'reply',
+				to: inputs.to,
+				from: inputs.from,
+				text: '=Thanks {{ $json.data?.contact_name ?? "" }}',
+			},
+		],
 		['Get Status', { resource: 'message', operation: 'getStatus', messageId: inputs.messageId }],
-		['Get Many', { resource: 'message', operation: 'getMany', direction: 'in', returnAll: false, limit: 5 }],
+		[
+			'Get Many',
+			{ resource: 'message', operation: 'getMany', direction: 'in', returnAll: false, limit: 5 },
+		],
 		['Download', { resource: 'media', operation: 'download', media: inputs.media }],
-		['Logs', { resource: 'log', operation: 'getMany', category: 'webhook', returnAll: false, limit: 5 }],
+		[
+			'Logs',
+			{ resource: 'log', operation: 'getMany', category: 'webhook', returnAll: false, limit: 5 },
+		],
 		['Keys', { resource: 'key', operation: 'getMany', returnAll: true }],
 		['Webhook', { resource: 'webhook', operation: 'get' }],
 	];
-	return ops.map(([label, parameters], i) => action(`${prefix} ${label}`, parameters, credential, 300, y + i * 120));
+	return ops.map(([label, parameters], i) =>
+		action(`${prefix} ${label}`, parameters, credential, 300, y + i * 120),
+	);
 }
 
 /** The trigger, Automatic registration, with these events and options. */
@@ -73,7 +102,10 @@ export function secretsTriggerWorkflow(credential: Credential): WorkflowJson {
 	});
 	return {
 		name: 'Hardening: secrets (trigger → every operation)',
-		nodes: [trigger(credential, ['message.inbound', 'message.status'], { downloadMedia: true }), ...nodes],
+		nodes: [
+			trigger(credential, ['message.inbound', 'message.status'], { downloadMedia: true }),
+			...nodes,
+		],
 		connections: fanOut(TRIGGER_NAME, nodes),
 		settings: { executionOrder: 'v1' },
 	};
@@ -85,16 +117,30 @@ export function secretsTriggerWorkflow(credential: Credential): WorkflowJson {
  */
 export function secretsErrorsWorkflow(revoked: Credential, noScopes: Credential): WorkflowJson {
 	const hook = webhookNode('POST', ERRORS_WEBHOOK_PATH, 'onReceived');
-	const inputs = { to: '+15550001111', from: '100000000000001', messageId: 'msg_unknown', media: '1234567890123456' };
+	const inputs = {
+		to: '+15550001111',
+		from: '100000000000001',
+		messageId: 'msg_unknown',
+		media: '1234567890123456',
+	};
 	const revokedNodes = everyOperation('Revoked', revoked, 0, inputs);
 	const scopeNodes = everyOperation('No scope', noScopes, 1000, inputs);
-	const stop = action('Revoked Ping (stops)', { resource: 'account', operation: 'ping' }, revoked, 600, 0, false);
+	const stop = action(
+		'Revoked Ping (stops)',
+		{ resource: 'account', operation: 'ping' },
+		revoked,
+		600,
+		0,
+		false,
+	);
 	return {
 		name: 'Hardening: secrets (failing keys)',
 		nodes: [hook, ...revokedNodes, ...scopeNodes, stop],
 		connections: {
 			...fanOut('Webhook', [...revokedNodes, ...scopeNodes]),
-			[revokedNodes[revokedNodes.length - 1].name]: { main: [[{ node: stop.name, type: 'main', index: 0 }]] },
+			[revokedNodes[revokedNodes.length - 1].name]: {
+				main: [[{ node: stop.name, type: 'main', index: 0 }]],
+			},
 		},
 		settings: { executionOrder: 'v1' },
 	};
@@ -106,7 +152,14 @@ export function loadWorkflow(credential: Credential): WorkflowJson {
 		name: 'Hardening: load (trigger → no-op)',
 		nodes: [
 			trigger(credential, ['message.inbound'], {}),
-			{ id: randomUUID(), name: 'Done', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [260, 0], parameters: {} },
+			{
+				id: randomUUID(),
+				name: 'Done',
+				type: 'n8n-nodes-base.noOp',
+				typeVersion: 1,
+				position: [260, 0],
+				parameters: {},
+			},
 		],
 		connections: { [TRIGGER_NAME]: { main: [[{ node: 'Done', type: 'main', index: 0 }]] } },
 		settings: { executionOrder: 'v1' },

@@ -17,9 +17,17 @@ import { ACTION_TYPE } from '../../support';
 const ROOT = path.resolve(__dirname, '../../..');
 const { description } = new BusinessMessaging();
 const properties = description.properties;
-const modules: Record<string, Record<string, unknown>> = { account, key, log, media, message, webhook };
+const modules: Record<string, Record<string, unknown>> = {
+	account,
+	key,
+	log,
+	media,
+	message,
+	webhook,
+};
 
-const resourceOptions = (properties.find((p) => p.name === 'resource')?.options ?? []) as INodePropertyOptions[];
+const resourceOptions = (properties.find((p) => p.name === 'resource')?.options ??
+	[]) as INodePropertyOptions[];
 const operationSelectors = properties.filter((p) => p.name === 'operation');
 const operationsOf = (resource: string) =>
 	(operationSelectors.find((p) => p.displayOptions?.show?.resource?.includes(resource))?.options ??
@@ -31,7 +39,8 @@ const fieldsOf = (resource: string, operation: string) =>
 			p.displayOptions?.show?.operation?.includes(operation),
 	);
 
-const isSorted = (names: string[]) => names.every((name, i) => i === 0 || names[i - 1].localeCompare(name) <= 0);
+const isSorted = (names: string[]) =>
+	names.every((name, i) => i === 0 || names[i - 1].localeCompare(name) <= 0);
 
 describe('Business Messaging node description', () => {
 	it('has the identity n8n and the community scanner expect', () => {
@@ -43,14 +52,17 @@ describe('Business Messaging node description', () => {
 			inputs: ['main'],
 			credentials: [{ name: 'businessMessagingApi', required: true }],
 			subtitle: '={{$parameter["operation"] + ": " + $parameter["resource"]}}',
-			icon: { light: 'file:../../icons/businessMessaging.svg', dark: 'file:../../icons/businessMessaging.dark.svg' },
+			icon: {
+				light: 'file:../../icons/businessMessaging.svg',
+				dark: 'file:../../icons/businessMessaging.dark.svg',
+			},
 		});
 		for (const file of ['icons/businessMessaging.svg', 'icons/businessMessaging.dark.svg']) {
 			expect(readFileSync(path.join(ROOT, file), 'utf8')).toContain('<svg');
 		}
 	});
 
-	it('offers the issue\'s resources and operations, each with an action and a description', () => {
+	it("offers the issue's resources and operations, each with an action and a description", () => {
 		const table = Object.fromEntries(
 			resourceOptions.map((r) => [r.value, operationsOf(String(r.value)).map((o) => o.value)]),
 		);
@@ -66,7 +78,9 @@ describe('Business Messaging node description', () => {
 			for (const operation of operationsOf(String(resource.value))) {
 				expect(operation.action).toMatch(/^[A-Z]/);
 				expect((operation.description ?? '').length).toBeGreaterThan(20);
-				const module = modules[String(resource.value)][String(operation.value)] as { execute?: unknown };
+				const module = modules[String(resource.value)][String(operation.value)] as {
+					execute?: unknown;
+				};
 				expect(typeof module?.execute).toBe('function');
 			}
 		}
@@ -83,7 +97,9 @@ describe('Business Messaging node description', () => {
 
 	it('Reply needs no typing after the trigger: To and From default to the event', () => {
 		const fields = Object.fromEntries(
-			fieldsOf('message', 'reply').filter((p) => !p.displayOptions?.show?.['@tool']).map((p) => [p.name, p]),
+			fieldsOf('message', 'reply')
+				.filter((p) => !p.displayOptions?.show?.['@tool'])
+				.map((p) => [p.name, p]),
 		);
 		expect(fields.to.default).toBe('={{ $json.data?.from }}');
 		expect(fields.from.default).toBe('={{ $json.data?.number }}');
@@ -95,37 +111,65 @@ describe('Business Messaging node description', () => {
 	});
 
 	it('every field belongs to exactly one resource and operation', () => {
-		for (const property of properties.filter((p) => p.name !== 'resource' && p.name !== 'operation')) {
+		for (const property of properties.filter(
+			(p) => p.name !== 'resource' && p.name !== 'operation',
+		)) {
 			expect(property.displayOptions?.show?.resource).toHaveLength(1);
 			expect(property.displayOptions?.show?.operation).toHaveLength(1);
 		}
 		// Limit keeps its own condition next to the stamped ones.
 		const limit = fieldsOf('message', 'getMany').find((p) => p.name === 'limit') as INodeProperties;
-		expect(limit.displayOptions?.show).toEqual({ returnAll: [false], resource: ['message'], operation: ['getMany'] });
+		expect(limit.displayOptions?.show).toEqual({
+			returnAll: [false],
+			resource: ['message'],
+			operation: ['getMany'],
+		});
 	});
 
 	it('option lists are alphabetized', () => {
-		const lists: INodePropertyOptions[][] = [resourceOptions, ...operationSelectors.map((p) => p.options as INodePropertyOptions[])];
-		for (const p of properties) if (p.type === 'options' && p.name !== 'operation') lists.push(p.options as INodePropertyOptions[]);
+		const lists: INodePropertyOptions[][] = [
+			resourceOptions,
+			...operationSelectors.map((p) => p.options as INodePropertyOptions[]),
+		];
+		for (const p of properties)
+			if (p.type === 'options' && p.name !== 'operation')
+				lists.push(p.options as INodePropertyOptions[]);
 		for (const list of lists) expect(isSorted(list.map((o) => o.name))).toBe(true);
-		const categories = fieldsOf('log', 'getMany').find((p) => p.name === 'category')?.options as INodePropertyOptions[];
-		expect(categories.map((o) => o.value)).toEqual(['credits', 'keys', 'numbers', 'receptions', 'rejections', 'sends', 'webhook']);
+		const categories = fieldsOf('log', 'getMany').find((p) => p.name === 'category')
+			?.options as INodePropertyOptions[];
+		expect(categories.map((o) => o.value)).toEqual([
+			'credits',
+			'keys',
+			'numbers',
+			'receptions',
+			'rejections',
+			'sends',
+			'webhook',
+		]);
 	});
 
 	it('Get Many filters are documented as pass-through query parameters', () => {
 		const fields = fieldsOf('message', 'getMany');
-		expect(fields.find((p) => p.name === 'filters')?.description).toMatch(/query parameters as they are/);
-		expect(fields.find((p) => p.name === 'queryParameters')?.description).toMatch(/sent to the service as they are/);
+		expect(fields.find((p) => p.name === 'filters')?.description).toMatch(
+			/query parameters as they are/,
+		);
+		expect(fields.find((p) => p.name === 'queryParameters')?.description).toMatch(
+			/sent to the service as they are/,
+		);
 	});
 
 	it('has a codex file and is registered in package.json', () => {
-		const codex = JSON.parse(readFileSync(path.join(ROOT, 'nodes/BusinessMessaging/BusinessMessaging.node.json'), 'utf8'));
+		const codex = JSON.parse(
+			readFileSync(path.join(ROOT, 'nodes/BusinessMessaging/BusinessMessaging.node.json'), 'utf8'),
+		);
 		expect(codex).toMatchObject({
 			node: 'n8n-nodes-business-messaging.businessMessaging',
 			categories: ['Communication'],
 			resources: {
 				primaryDocumentation: [
-					{ url: 'https://github.com/n8n-nodes-business-messaging/n8n-nodes-business-messaging#business-messaging-action-node' },
+					{
+						url: 'https://github.com/n8n-nodes-business-messaging/n8n-nodes-business-messaging#business-messaging-action-node',
+					},
 				],
 			},
 		});
@@ -133,7 +177,7 @@ describe('Business Messaging node description', () => {
 		expect(pkg.n8n.nodes).toContain('dist/nodes/BusinessMessaging/BusinessMessaging.node.js');
 	});
 
-	it('as an AI Agent tool, Reply\'s To and Text default to what the model decides ($fromAI), not to the trigger\'s event', () => {
+	it("as an AI Agent tool, Reply's To and Text default to what the model decides ($fromAI), not to the trigger's event", () => {
 		// n8n resolves displayOptions' @tool from the type name (the tool variant ends in "Tool").
 		const resolve = (typeName: string) =>
 			getNodeParameters(
@@ -145,21 +189,36 @@ describe('Business Messaging node description', () => {
 				{ ...description, name: typeName },
 			) as Record<string, unknown>;
 		const asNode = resolve('businessMessaging');
-		expect(asNode).toMatchObject({ to: '={{ $json.data?.from }}', from: '={{ $json.data?.number }}', text: '' });
+		expect(asNode).toMatchObject({
+			to: '={{ $json.data?.from }}',
+			from: '={{ $json.data?.number }}',
+			text: '',
+		});
 		const asTool = resolve('businessMessagingTool');
 		expect(asTool.to).toMatch(/^=\{\{ \$fromAI\('to', '[^']*leading plus[^']*', 'string'\) \}\}$/);
 		expect(asTool.text).toMatch(/^=\{\{ \$fromAI\('text', /);
 		expect(asTool.from).toBe('');
 		for (const operation of ['reply', 'replyAndWait']) {
-			for (const p of fieldsOf('message', operation).filter((p) => ['to', 'text', 'from'].includes(p.name))) {
-				expect(p.displayOptions?.show?.['@tool'] ?? p.displayOptions?.hide?.['@tool']).toEqual([true]);
+			for (const p of fieldsOf('message', operation).filter((p) =>
+				['to', 'text', 'from'].includes(p.name),
+			)) {
+				expect(p.displayOptions?.show?.['@tool'] ?? p.displayOptions?.hide?.['@tool']).toEqual([
+					true,
+				]);
 			}
 		}
 	});
 
 	it('outputs as n8n computes them: one, and Answer + Timed Out for Reply and Wait for Answer', () => {
 		const outputsFor = (parameters: Record<string, unknown>) =>
-			nodeOutputs(new BusinessMessaging(), { id: 'n', name: 'B', type: ACTION_TYPE, typeVersion: 1, position: [0, 0], parameters: parameters as INode['parameters'] });
+			nodeOutputs(new BusinessMessaging(), {
+				id: 'n',
+				name: 'B',
+				type: ACTION_TYPE,
+				typeVersion: 1,
+				position: [0, 0],
+				parameters: parameters as INode['parameters'],
+			});
 		expect(outputsFor({})).toEqual(['main']);
 		expect(outputsFor({ resource: 'media', operation: 'download' })).toEqual(['main']);
 		expect(outputsFor({ resource: 'message', operation: 'replyAndWait' })).toEqual([

@@ -13,14 +13,20 @@ describe('splitPage: the one list shape, {data, has_more, next_cursor} (CONTRACT
 	});
 
 	it('stops when the page says there is no more, or gives no cursor', () => {
-		expect(splitPage({ data: [{ a: 1 }], has_more: false, next_cursor: 'x' }).cursor).toBeUndefined();
-		expect(splitPage({ data: [{ a: 1 }], has_more: true, next_cursor: null }).cursor).toBeUndefined();
+		expect(
+			splitPage({ data: [{ a: 1 }], has_more: false, next_cursor: 'x' }).cursor,
+		).toBeUndefined();
+		expect(
+			splitPage({ data: [{ a: 1 }], has_more: true, next_cursor: null }).cursor,
+		).toBeUndefined();
 		expect(splitPage({ data: [{ a: 1 }], has_more: true, next_cursor: '' }).cursor).toBeUndefined();
 		expect(splitPage({ data: [{ a: 1 }] })).toEqual({ records: [{ a: 1 }], cursor: undefined });
 	});
 
 	it('passes any other answer through as one record, as it came, with no next page', () => {
-		expect(splitPage({ items: [{ a: 1 }], next_cursor: 'n' })).toEqual({ records: [{ items: [{ a: 1 }], next_cursor: 'n' }] });
+		expect(splitPage({ items: [{ a: 1 }], next_cursor: 'n' })).toEqual({
+			records: [{ items: [{ a: 1 }], next_cursor: 'n' }],
+		});
 		expect(splitPage({ a: 1 })).toEqual({ records: [{ a: 1 }] });
 		expect(splitPage([{ a: 1 }, { a: 2 }])).toEqual({ records: [{ data: [{ a: 1 }, { a: 2 }] }] });
 		expect(splitPage({ data: 'not a list' })).toEqual({ records: [{ data: 'not a list' }] });
@@ -29,7 +35,10 @@ describe('splitPage: the one list shape, {data, has_more, next_cursor} (CONTRACT
 	});
 
 	it('puts a record of data that is not an object under data', () => {
-		expect(splitPage({ data: ['x', { a: 1 }], has_more: false }).records).toEqual([{ data: 'x' }, { a: 1 }]);
+		expect(splitPage({ data: ['x', { a: 1 }], has_more: false }).records).toEqual([
+			{ data: 'x' },
+			{ a: 1 },
+		]);
 	});
 });
 
@@ -44,10 +53,16 @@ describe('asJsonObject', () => {
 });
 
 describe('updateDisplayOptions', () => {
-	it('adds resource/operation to every property and keeps the property\'s own conditions', () => {
+	it("adds resource/operation to every property and keeps the property's own conditions", () => {
 		const [plain, limited] = updateDisplayOptions({ show: { resource: ['r'], operation: ['o'] } }, [
 			{ displayName: 'A', name: 'a', type: 'string', default: '' },
-			{ displayName: 'B', name: 'b', type: 'number', default: 1, displayOptions: { show: { returnAll: [false] }, hide: { x: [1] } } },
+			{
+				displayName: 'B',
+				name: 'b',
+				type: 'number',
+				default: 1,
+				displayOptions: { show: { returnAll: [false] }, hide: { x: [1] } },
+			},
 		]);
 		expect(plain.displayOptions).toEqual({ show: { resource: ['r'], operation: ['o'] } });
 		expect(limited.displayOptions).toEqual({
@@ -59,14 +74,30 @@ describe('updateDisplayOptions', () => {
 
 describe('withoutSecrets', () => {
 	it('drops the fields of a record that are named like a secret', () => {
-		expect(withoutSecrets({ url: 'u', configured: true, secret: 's', signing_secret: 's', webhookSecret: 's' })).toEqual({
+		expect(
+			withoutSecrets({
+				url: 'u',
+				configured: true,
+				secret: 's',
+				signing_secret: 's',
+				webhookSecret: 's',
+			}),
+		).toEqual({
 			url: 'u',
 			configured: true,
 		});
 	});
 
 	it('drops API key values, but keeps the bare prefix a key list shows', () => {
-		expect(withoutSecrets({ id: 'key_1', prefix: 'sk_live_', key: API_KEY, value: ` ${API_KEY}`, allowed_numbers: null })).toEqual({
+		expect(
+			withoutSecrets({
+				id: 'key_1',
+				prefix: 'sk_live_',
+				key: API_KEY,
+				value: ` ${API_KEY}`,
+				allowed_numbers: null,
+			}),
+		).toEqual({
 			id: 'key_1',
 			prefix: 'sk_live_',
 			allowed_numbers: null,

@@ -2,7 +2,12 @@
 // node run through the workflow harness (n8n-core's WorkflowExecute), and the sandbox's control API.
 import type { IDataObject, INode, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
-import { MANUAL_TRIGGER_NODE_NAME, MANUAL_TRIGGER_TYPE, runNode, type RunNodeOptions } from '../../harness';
+import {
+	MANUAL_TRIGGER_NODE_NAME,
+	MANUAL_TRIGGER_TYPE,
+	runNode,
+	type RunNodeOptions,
+} from '../../harness';
 import type { Sandbox, SeededKeyLabel, FaultSpec } from '../../sandbox';
 import { ACTION_NAME, ACTION_TYPE, CONTACT, CREDENTIAL_TYPE } from '../../support';
 
@@ -37,24 +42,36 @@ export async function run(sandbox: Sandbox, parameters: INodeParameters, options
 }
 
 /** The message of the node's error (thrown when Continue On Fail is off). */
-export function errorOf(result: Awaited<ReturnType<typeof run>>): { message: string; description: string } {
+export function errorOf(result: Awaited<ReturnType<typeof run>>): {
+	message: string;
+	description: string;
+} {
 	const error = result.nodeError(ACTION_NAME) ?? result.error;
 	if (!error) throw new Error(`The node did not fail; it output ${JSON.stringify(result.items)}`);
-	return { message: error.message, description: String((error as { description?: unknown }).description ?? '') };
+	return {
+		message: error.message,
+		description: String((error as { description?: unknown }).description ?? ''),
+	};
 }
 
 /** Every output item is paired with an input item; returns the indexes. */
 export function pairedIndexes(items: INodeExecutionData[]): number[] {
 	return items.map((item) => {
 		const paired = item.pairedItem;
-		if (paired === undefined || paired === null) throw new Error(`Item without pairedItem: ${JSON.stringify(item.json)}`);
+		if (paired === undefined || paired === null)
+			throw new Error(`Item without pairedItem: ${JSON.stringify(item.json)}`);
 		if (typeof paired === 'number') return paired;
 		if (Array.isArray(paired)) throw new Error('Expected one pairedItem per output item');
 		return paired.item;
 	});
 }
 
-async function control(sandbox: Sandbox, method: string, path: string, body?: unknown): Promise<IDataObject> {
+async function control(
+	sandbox: Sandbox,
+	method: string,
+	path: string,
+	body?: unknown,
+): Promise<IDataObject> {
 	const response = await fetch(`${sandbox.baseUrl}${path}`, {
 		method,
 		headers: body === undefined ? undefined : { 'content-type': 'application/json' },
@@ -100,7 +117,10 @@ export async function echo(
 	return result.record as IDataObject;
 }
 
-export async function injectFault(sandbox: Sandbox, fault: Partial<FaultSpec> & Pick<FaultSpec, 'kind'>): Promise<void> {
+export async function injectFault(
+	sandbox: Sandbox,
+	fault: Partial<FaultSpec> & Pick<FaultSpec, 'kind'>,
+): Promise<void> {
 	await control(sandbox, 'POST', '/_sandbox/faults', { count: 1, ...fault });
 }
 
@@ -109,7 +129,10 @@ export async function createKey(
 	scopes: string[],
 	allowedNumbers: string[] | null = null,
 ): Promise<{ id: string; value: string }> {
-	const created = await control(sandbox, 'POST', '/_sandbox/keys', { scopes, allowed_numbers: allowedNumbers });
+	const created = await control(sandbox, 'POST', '/_sandbox/keys', {
+		scopes,
+		allowed_numbers: allowedNumbers,
+	});
 	return { id: String(created.id), value: String(created.key) };
 }
 
@@ -123,16 +146,33 @@ export const ASK = 'Ask';
 /** Manual Trigger → "Ask" (Message → Reply and Wait for Answer, `parameters` over its defaults): for runWorkflow. */
 export function replyAndWaitWorkflow(parameters: Record<string, unknown>, type = ACTION_TYPE) {
 	const nodes: INode[] = [
-		{ id: 'm', name: MANUAL_TRIGGER_NODE_NAME, type: MANUAL_TRIGGER_TYPE, typeVersion: 1, position: [0, 0], parameters: {} },
+		{
+			id: 'm',
+			name: MANUAL_TRIGGER_NODE_NAME,
+			type: MANUAL_TRIGGER_TYPE,
+			typeVersion: 1,
+			position: [0, 0],
+			parameters: {},
+		},
 		{
 			id: 'a',
 			name: ASK,
 			type,
 			typeVersion: 1,
 			position: [200, 0],
-			parameters: { resource: 'message', operation: 'replyAndWait', text: 'What is your order number?', ...parameters },
+			parameters: {
+				resource: 'message',
+				operation: 'replyAndWait',
+				text: 'What is your order number?',
+				...parameters,
+			},
 			credentials: { [CREDENTIAL_TYPE]: { id: '1', name: 'sandbox' } },
 		},
 	];
-	return { nodes, connections: { [MANUAL_TRIGGER_NODE_NAME]: { main: [[{ node: ASK, type: 'main' as const, index: 0 }]] } } };
+	return {
+		nodes,
+		connections: {
+			[MANUAL_TRIGGER_NODE_NAME]: { main: [[{ node: ASK, type: 'main' as const, index: 0 }]] },
+		},
+	};
 }

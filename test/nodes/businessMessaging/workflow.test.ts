@@ -3,8 +3,21 @@
 // what the Business Messaging nodes get, with their parameters left at their defaults.
 import type { INode, INodeExecutionData } from 'n8n-workflow';
 
-import { recordReceived, runWorkflow, serveWebhook, webhookHarness, type ServedWebhook } from '../../harness';
-import { ACTION_TYPE, CONTACT, CREDENTIAL_TYPE, describeWithSandbox, TRIGGER_NAME, TRIGGER_TYPE } from '../../support';
+import {
+	recordReceived,
+	runWorkflow,
+	serveWebhook,
+	webhookHarness,
+	type ServedWebhook,
+} from '../../harness';
+import {
+	ACTION_TYPE,
+	CONTACT,
+	CREDENTIAL_TYPE,
+	describeWithSandbox,
+	TRIGGER_NAME,
+	TRIGGER_TYPE,
+} from '../../support';
 import { credentialsFor, inbound, pairedIndexes } from './helpers';
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
@@ -54,10 +67,17 @@ describeWithSandbox('Trigger → Download → Reply workflow', (sandbox) => {
 					number,
 					type: 'image',
 					text: '',
-					media: { mime: 'image/png', data_base64: PNG.toString('base64'), filename: 'receipt.png' },
+					media: {
+						mime: 'image/png',
+						data_base64: PNG.toString('base64'),
+						filename: 'receipt.png',
+					},
 				}),
 		);
-		expect(events[0].json).toMatchObject({ event: 'message.inbound', data: { from: CONTACT, number } });
+		expect(events[0].json).toMatchObject({
+			event: 'message.inbound',
+			data: { from: CONTACT, number },
+		});
 
 		const trigger: INode = {
 			id: 'trigger',
@@ -73,7 +93,11 @@ describeWithSandbox('Trigger → Download → Reply workflow', (sandbox) => {
 			nodes: [
 				trigger,
 				node('Download', { resource: 'media', operation: 'download' }, 200),
-				node('Reply', { resource: 'message', operation: 'reply', text: 'Got your receipt, thanks!' }, 400),
+				node(
+					'Reply',
+					{ resource: 'message', operation: 'reply', text: 'Got your receipt, thanks!' },
+					400,
+				),
 			],
 			connections: {
 				[trigger.name]: { main: [[{ node: 'Download', type: 'main', index: 0 }]] },
@@ -86,8 +110,14 @@ describeWithSandbox('Trigger → Download → Reply workflow', (sandbox) => {
 		expect(await result.binary('Download', 0)).toEqual(PNG);
 		expect(result.output('Download')[0].binary?.data.fileName).toBe('receipt.png');
 		const [reply] = result.output('Reply');
-		expect(reply.json).toMatchObject({ to: CONTACT, from: number, text: 'Got your receipt, thanks!' });
+		expect(reply.json).toMatchObject({
+			to: CONTACT,
+			from: number,
+			text: 'Got your receipt, thanks!',
+		});
 		expect(pairedIndexes(result.output('Reply'))).toEqual([0]);
-		expect(sandbox.state().messages).toEqual([expect.objectContaining({ to: CONTACT, from: number })]);
+		expect(sandbox.state().messages).toEqual([
+			expect.objectContaining({ to: CONTACT, from: number }),
+		]);
 	});
 });

@@ -9,11 +9,20 @@ import { createKey, echo, inbound, type Sandbox } from '../businessMessaging/hel
 
 const sb = useSandbox();
 
-async function polling(sandbox: Sandbox, parameters: INodeParameters = {}, key = sandbox.keys.all): Promise<PollHarness> {
-	return await pollHarness({ type: POLLING_TYPE, parameters, credentials: { [CREDENTIAL_TYPE]: { apiKey: key, baseUrl: sandbox.baseUrl } } });
+async function polling(
+	sandbox: Sandbox,
+	parameters: INodeParameters = {},
+	key = sandbox.keys.all,
+): Promise<PollHarness> {
+	return await pollHarness({
+		type: POLLING_TYPE,
+		parameters,
+		credentials: { [CREDENTIAL_TYPE]: { apiKey: key, baseUrl: sandbox.baseUrl } },
+	});
 }
 
-const texts = (result: INodeExecutionData[][] | null) => (result?.[0] ?? []).map((item) => (item.json.data as { text: string }).text);
+const texts = (result: INodeExecutionData[][] | null) =>
+	(result?.[0] ?? []).map((item) => (item.json.data as { text: string }).text);
 
 afterEach(() => jest.restoreAllMocks());
 
@@ -27,26 +36,43 @@ describe('Business Messaging Polling Trigger', () => {
 		const result = await trigger.poll();
 		expect(texts(result)).toEqual(['one', 'two', 'three']);
 		const item = result![0][0].json;
-		expect(item).toMatchObject({ event: 'message.inbound', polled: true, data: { direction: 'in', text: 'one', from: expect.any(String), number: sb.numbers[0].phone_number_id } });
+		expect(item).toMatchObject({
+			event: 'message.inbound',
+			polled: true,
+			data: {
+				direction: 'in',
+				text: 'one',
+				from: expect.any(String),
+				number: sb.numbers[0].phone_number_id,
+			},
+		});
 		expect(item.timestamp).toBe((item.data as { created_at: string }).created_at);
 		expect(await trigger.poll()).toBeNull();
 	});
 
-	it('registers no webhook: another system\'s webhook is left untouched', async () => {
+	it("registers no webhook: another system's webhook is left untouched", async () => {
 		const trigger = await polling(sb);
 		await trigger.poll();
 		await inbound(sb, { text: 'hello' });
 		await trigger.poll();
-		expect(sb.state().requests.filter((request) => request.path.startsWith('/v1/console/webhook'))).toEqual([]);
+		expect(
+			sb.state().requests.filter((request) => request.path.startsWith('/v1/console/webhook')),
+		).toEqual([]);
 	});
 
 	it('echoes only when selected, as message.echo, interleaved with inbound messages in stored order; Receiving Numbers filters', async () => {
-		const trigger = await polling(sb, { events: ['message.inbound', 'message.echo'], options: { numbers: sb.numbers[1].phone_number_id } });
+		const trigger = await polling(sb, {
+			events: ['message.inbound', 'message.echo'],
+			options: { numbers: sb.numbers[1].phone_number_id },
+		});
 		await trigger.poll();
 		await echo(sb, { text: 'from the app', number: sb.numbers[1].phone_number_id });
 		await inbound(sb, { text: 'other number', number: sb.numbers[0].phone_number_id });
 		await inbound(sb, { text: 'this number', number: sb.numbers[1].phone_number_id });
-		const items = (await trigger.poll())![0].map((entry) => [entry.json.event, (entry.json.data as { text: string }).text]);
+		const items = (await trigger.poll())![0].map((entry) => [
+			entry.json.event,
+			(entry.json.data as { text: string }).text,
+		]);
 		// In the order they were stored: the echo was sent first.
 		expect(items).toEqual([
 			['message.echo', 'from the app'],
@@ -66,10 +92,18 @@ describe('Business Messaging Polling Trigger', () => {
 		jest.spyOn(Logger.prototype, 'info').mockImplementation((message: string) => {
 			lines.push(message);
 		});
-		const seen = [...texts(await trigger.poll()), ...texts(await trigger.poll()), ...texts(await trigger.poll())];
+		const seen = [
+			...texts(await trigger.poll()),
+			...texts(await trigger.poll()),
+			...texts(await trigger.poll()),
+		];
 		expect(seen).toEqual(Array.from({ length: 250 }, (_, i) => `m${i}`));
 		expect(await trigger.poll()).toBeNull();
-		expect(lines.some((line) => /130 more message\.inbound message\(s\) wait for the next poll/.test(line))).toBe(true);
+		expect(
+			lines.some((line) =>
+				/130 more message\.inbound message\(s\) wait for the next poll/.test(line),
+			),
+		).toBe(true);
 	});
 
 	it('n8n restarts: the messages that arrived while it was down are emitted once at the first poll', async () => {

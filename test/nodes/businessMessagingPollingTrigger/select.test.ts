@@ -3,14 +3,24 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { isAfter, selectNew, type Watermark } from '../../../nodes/shared/watermark';
 
-const at = (second: number, micro = 0) => `2026-11-23T10:00:${String(second).padStart(2, '0')}.${String(micro).padStart(6, '0')}+00:00`;
-const record = (id: string, createdAt: string): IDataObject => ({ id, created_at: createdAt, direction: 'in' });
+const at = (second: number, micro = 0) =>
+	`2026-11-23T10:00:${String(second).padStart(2, '0')}.${String(micro).padStart(6, '0')}+00:00`;
+const record = (id: string, createdAt: string): IDataObject => ({
+	id,
+	created_at: createdAt,
+	direction: 'in',
+});
 
 describe('selectNew', () => {
 	const start: Watermark = { createdAt: at(10), ids: [] };
 
 	it('emits what is after the watermark, oldest first, and moves the watermark to the newest emitted', () => {
-		const newestFirst = [record('c', at(13)), record('b', at(12)), record('a', at(11)), record('old', at(9))];
+		const newestFirst = [
+			record('c', at(13)),
+			record('b', at(12)),
+			record('a', at(11)),
+			record('old', at(9)),
+		];
 		const { emit, watermark, left } = selectNew(newestFirst, start, 10);
 		expect(emit.map((r) => r.id)).toEqual(['a', 'b', 'c']);
 		expect(watermark).toEqual({ createdAt: at(13), ids: ['c'] });

@@ -1,4 +1,7 @@
-import { acceptEvent, type EventParameters } from '../../../nodes/BusinessMessagingTrigger/receiving/accept';
+import {
+	acceptEvent,
+	type EventParameters,
+} from '../../../nodes/BusinessMessagingTrigger/receiving/accept';
 import { eventItem, workflowDataFor } from '../../../nodes/BusinessMessagingTrigger/routing/route';
 import { signBody, SIGNING_SECRET, WRONG_SECRET } from '../../support';
 import { asEmitted } from './helpers';
@@ -21,7 +24,9 @@ const params = (overrides: Partial<EventParameters> = {}): EventParameters => ({
 describe('acceptEvent (the receive path without n8n context)', () => {
 	it('emits a verified inbound event with its options and layout', () => {
 		const body = bytes(inbound);
-		const result = acceptEvent(body, signBody(body, SIGNING_SECRET), SIGNING_SECRET, NOW, () => params());
+		const result = acceptEvent(body, signBody(body, SIGNING_SECRET), SIGNING_SECRET, NOW, () =>
+			params(),
+		);
 		expect(result).toEqual({
 			kind: 'emit',
 			envelope: inbound,
@@ -34,31 +39,77 @@ describe('acceptEvent (the receive path without n8n context)', () => {
 	it('rejects a wrong signature with 401 before reading the parameters or the body', () => {
 		const body = Buffer.from('not even json');
 		const readParameters = jest.fn(params);
-		const result = acceptEvent(body, signBody(body, WRONG_SECRET), SIGNING_SECRET, NOW, readParameters);
-		expect(result).toEqual({ kind: 'reject', status: 401, reason: 'the signature does not match the body' });
+		const result = acceptEvent(
+			body,
+			signBody(body, WRONG_SECRET),
+			SIGNING_SECRET,
+			NOW,
+			readParameters,
+		);
+		expect(result).toEqual({
+			kind: 'reject',
+			status: 401,
+			reason: 'the signature does not match the body',
+		});
 		expect(readParameters).not.toHaveBeenCalled();
 	});
 
 	it('rejects a signed body that is not an envelope with 400, without reading the parameters', () => {
 		const body = bytes({ hello: 'world' });
 		const readParameters = jest.fn(params);
-		const result = acceptEvent(body, signBody(body, SIGNING_SECRET), SIGNING_SECRET, NOW, readParameters);
-		expect(result).toMatchObject({ kind: 'reject', status: 400, reason: expect.stringMatching(/^not a valid event envelope/) });
+		const result = acceptEvent(
+			body,
+			signBody(body, SIGNING_SECRET),
+			SIGNING_SECRET,
+			NOW,
+			readParameters,
+		);
+		expect(result).toMatchObject({
+			kind: 'reject',
+			status: 400,
+			reason: expect.stringMatching(/^not a valid event envelope/),
+		});
 		expect(readParameters).not.toHaveBeenCalled();
 	});
 
 	it('rejects an event older than Maximum Event Age with 401', () => {
 		const body = bytes(inbound);
-		const result = acceptEvent(body, signBody(body, SIGNING_SECRET), SIGNING_SECRET, NOW + 400_000, () => params());
-		expect(result).toMatchObject({ kind: 'reject', status: 401, reason: expect.stringMatching(/^replay protection/) });
-		expect(acceptEvent(body, signBody(body, SIGNING_SECRET), SIGNING_SECRET, NOW + 400_000, () => params({ catchUp: false, options: { maxAge: 0 } })).kind).toBe('emit');
+		const result = acceptEvent(
+			body,
+			signBody(body, SIGNING_SECRET),
+			SIGNING_SECRET,
+			NOW + 400_000,
+			() => params(),
+		);
+		expect(result).toMatchObject({
+			kind: 'reject',
+			status: 401,
+			reason: expect.stringMatching(/^replay protection/),
+		});
+		expect(
+			acceptEvent(body, signBody(body, SIGNING_SECRET), SIGNING_SECRET, NOW + 400_000, () =>
+				params({ catchUp: false, options: { maxAge: 0 } }),
+			).kind,
+		).toBe('emit');
 	});
 
 	it('refuses (late) an event older than the Late Delivery Cutoff while catch-up is on, and emits it with catch-up off', () => {
 		const body = bytes(inbound);
-		const at = (ms: number, overrides: Partial<EventParameters> = {}) => acceptEvent(body, signBody(body, SIGNING_SECRET), SIGNING_SECRET, Date.parse(inbound.timestamp) + ms, () => params(overrides));
+		const at = (ms: number, overrides: Partial<EventParameters> = {}) =>
+			acceptEvent(
+				body,
+				signBody(body, SIGNING_SECRET),
+				SIGNING_SECRET,
+				Date.parse(inbound.timestamp) + ms,
+				() => params(overrides),
+			);
 		expect(at(4_900).kind).toBe('emit');
-		expect(at(5_100)).toEqual({ kind: 'late', reason: expect.stringMatching(/^the event is 5\.1 s old \(Late Delivery Cutoff 5 s\): not run here, the catch-up recovers it$/) });
+		expect(at(5_100)).toEqual({
+			kind: 'late',
+			reason: expect.stringMatching(
+				/^the event is 5\.1 s old \(Late Delivery Cutoff 5 s\): not run here, the catch-up recovers it$/,
+			),
+		});
 		expect(at(5_100, { catchUp: true }).kind).toBe('late');
 		expect(at(6_500, { options: { lateDeliveryCutoff: 7 } }).kind).toBe('emit');
 		expect(at(7_100, { options: { lateDeliveryCutoff: 7 } }).kind).toBe('late');
@@ -69,7 +120,11 @@ describe('acceptEvent (the receive path without n8n context)', () => {
 
 	it('ignores an event that is not selected', () => {
 		const body = bytes(inbound);
-		expect(acceptEvent(body, signBody(body, SIGNING_SECRET), SIGNING_SECRET, NOW, () => params({ events: ['message.status'] }))).toEqual({
+		expect(
+			acceptEvent(body, signBody(body, SIGNING_SECRET), SIGNING_SECRET, NOW, () =>
+				params({ events: ['message.status'] }),
+			),
+		).toEqual({
 			kind: 'ignore',
 			reason: 'event message.inbound is not selected',
 		});
@@ -82,9 +137,8 @@ describe('acceptEvent (the receive path without n8n context)', () => {
 		);
 		if (result.kind !== 'emit') throw new Error(`expected emit, got ${result.kind}`);
 		expect(result.layout).toEqual(['message.inbound', 'message.echo']);
-		expect(workflowDataFor(eventItem(result.envelope), result.envelope.event, result.layout)).toEqual([
-			[{ json: asEmitted(inbound) }],
-			[],
-		]);
+		expect(
+			workflowDataFor(eventItem(result.envelope), result.envelope.event, result.layout),
+		).toEqual([[{ json: asEmitted(inbound) }], []]);
 	});
 });

@@ -2,7 +2,12 @@
 // against the sandbox, with the trigger behind a real HTTP server that goes down and up.
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
-import { decideRecoveries, recoveredItem, startingWatermark, SETTLE_MS } from '../../../nodes/BusinessMessagingTrigger/catchUp/recoveries';
+import {
+	decideRecoveries,
+	recoveredItem,
+	startingWatermark,
+	SETTLE_MS,
+} from '../../../nodes/BusinessMessagingTrigger/catchUp/recoveries';
 import { catchUpSettings } from '../../../nodes/BusinessMessagingTrigger/options';
 import type { WebhookAttempt } from '../../../nodes/shared/history';
 import type { StartedTrigger, WebhookHarness } from '../../harness';
@@ -10,7 +15,8 @@ import { CONTACT, useSandbox } from '../../support';
 import { control, servedTrigger, type Json, type ServedTrigger } from './helpers';
 
 const T0 = Date.UTC(2026, 10, 23, 12, 0, 0);
-const at = (seconds: number) => new Date(T0 + seconds * 1000).toISOString().replace('Z', '000+00:00');
+const at = (seconds: number) =>
+	new Date(T0 + seconds * 1000).toISOString().replace('Z', '000+00:00');
 const record = (id: string, seconds: number, extra: IDataObject = {}): IDataObject => ({
 	id,
 	direction: 'in',
@@ -20,7 +26,10 @@ const record = (id: string, seconds: number, extra: IDataObject = {}): IDataObje
 	...extra,
 });
 const start = { createdAt: at(0), ids: [] };
-const delivered = (...ids: string[]) => new Map<string, WebhookAttempt>(ids.map((id) => [`wamid.${id}`, { success: true, reason: null }]));
+const delivered = (...ids: string[]) =>
+	new Map<string, WebhookAttempt>(
+		ids.map((id) => [`wamid.${id}`, { success: true, reason: null }]),
+	);
 
 describe('decideRecoveries (pure)', () => {
 	it('recovers what has no successful delivery, oldest first across inbound and echo, with the logged reason', () => {
@@ -48,7 +57,13 @@ describe('decideRecoveries (pure)', () => {
 
 	it('a success wins over a failure for the same message (the log holds both when it was re-posted)', () => {
 		const deliveries = delivered('a');
-		const decision = decideRecoveries([{ event: 'message.inbound', records: [record('a', 1)] }], { 'message.inbound': start }, deliveries, T0 + 60_000, 500);
+		const decision = decideRecoveries(
+			[{ event: 'message.inbound', records: [record('a', 1)] }],
+			{ 'message.inbound': start },
+			deliveries,
+			T0 + 60_000,
+			500,
+		);
 		expect(decision.recover).toEqual([]);
 		expect(decision.watermarks['message.inbound']).toEqual({ createdAt: at(1), ids: ['a'] });
 	});
@@ -67,7 +82,13 @@ describe('decideRecoveries (pure)', () => {
 
 	it('cuts at the bound: the watermark stops at the last recovered message, the rest is counted as left', () => {
 		const records = [record('d', 4), record('c', 3), record('b', 2), record('a', 1)];
-		const decision = decideRecoveries([{ event: 'message.inbound', records }], { 'message.inbound': start }, delivered('b'), T0 + 60_000, 2);
+		const decision = decideRecoveries(
+			[{ event: 'message.inbound', records }],
+			{ 'message.inbound': start },
+			delivered('b'),
+			T0 + 60_000,
+			2,
+		);
 		expect(decision.recover.map((r) => r.record.id)).toEqual(['a', 'c']);
 		expect(decision.watermarks['message.inbound']).toEqual({ createdAt: at(3), ids: ['c'] });
 		expect(decision.left).toBe(1);
@@ -75,7 +96,12 @@ describe('decideRecoveries (pure)', () => {
 
 	it('skips messages of other numbers without recovering them, and moves past them', () => {
 		const decision = decideRecoveries(
-			[{ event: 'message.inbound', records: [record('mine', 2), record('other', 1, { number: '200' })] }],
+			[
+				{
+					event: 'message.inbound',
+					records: [record('mine', 2), record('other', 1, { number: '200' })],
+				},
+			],
 			{ 'message.inbound': start },
 			new Map(),
 			T0 + 60_000,
@@ -98,7 +124,11 @@ describe('decideRecoveries (pure)', () => {
 	});
 
 	it('the recovered item is the webhook item, marked', () => {
-		const item = recoveredItem({ event: 'message.inbound', record: record('a', 1), reason: 'HTTP 503' });
+		const item = recoveredItem({
+			event: 'message.inbound',
+			record: record('a', 1),
+			reason: 'HTTP 503',
+		});
 		expect(item.json).toEqual({
 			event: 'message.inbound',
 			data: record('a', 1),
@@ -108,14 +138,20 @@ describe('decideRecoveries (pure)', () => {
 			// As the webhook's inbound items: 24 hours after the message was stored.
 			reply_window_closes_at: new Date(T0 + 1000 + 86_400_000).toISOString(),
 		});
-		expect(recoveredItem({ event: 'message.echo', record: record('e', 1), reason: null }).json.delivery_failure).toBe('no delivery was logged');
+		expect(
+			recoveredItem({ event: 'message.echo', record: record('e', 1), reason: null }).json
+				.delivery_failure,
+		).toBe('no delivery was logged');
 	});
 });
 
 describe('startingWatermark and options', () => {
 	const saved = { createdAt: at(-3600), ids: ['x'] };
 	it('first activation: now, so nothing from before it', () => {
-		expect(startingWatermark(undefined, 'activate', 'sinceLastActive', T0)).toEqual({ createdAt: new Date(T0).toISOString(), ids: [] });
+		expect(startingWatermark(undefined, 'activate', 'sinceLastActive', T0)).toEqual({
+			createdAt: new Date(T0).toISOString(),
+			ids: [],
+		});
 	});
 	it('n8n restarting, the workflow updated or reactivated (default): carries on from the saved watermark', () => {
 		for (const activation of ['init', 'update', 'leadershipChange', 'activate']) {
@@ -123,16 +159,32 @@ describe('startingWatermark and options', () => {
 		}
 	});
 	it('"Nothing From Before": a user activation starts now; a restart of n8n still carries on', () => {
-		expect(startingWatermark(saved, 'activate', 'fromActivation', T0).createdAt).toBe(new Date(T0).toISOString());
+		expect(startingWatermark(saved, 'activate', 'fromActivation', T0).createdAt).toBe(
+			new Date(T0).toISOString(),
+		);
 		expect(startingWatermark(saved, 'init', 'fromActivation', T0)).toBe(saved);
 	});
 	it('never more than 7 days back', () => {
 		const ancient = { createdAt: at(-30 * 86_400), ids: [] };
-		expect(startingWatermark(ancient, 'init', 'sinceLastActive', T0).createdAt).toBe(new Date(T0 - 7 * 86_400_000).toISOString());
+		expect(startingWatermark(ancient, 'init', 'sinceLastActive', T0).createdAt).toBe(
+			new Date(T0 - 7 * 86_400_000).toISOString(),
+		);
 	});
 	it('options: defaults, and bounds on interval and count', () => {
-		expect(catchUpSettings({})).toEqual({ intervalMs: 60_000, onActivation: 'sinceLastActive', maxRecovered: 500, numbers: [] });
-		expect(catchUpSettings({ catchUpInterval: 1, maxRecovered: 0, onActivation: 'fromActivation', numbers: '1, 2' })).toEqual({
+		expect(catchUpSettings({})).toEqual({
+			intervalMs: 60_000,
+			onActivation: 'sinceLastActive',
+			maxRecovered: 500,
+			numbers: [],
+		});
+		expect(
+			catchUpSettings({
+				catchUpInterval: 1,
+				maxRecovered: 0,
+				onActivation: 'fromActivation',
+				numbers: '1, 2',
+			}),
+		).toEqual({
 			intervalMs: 10_000,
 			onActivation: 'fromActivation',
 			maxRecovered: 500,
@@ -158,25 +210,50 @@ describe('catch-up in n8n (TriggerContext) against the sandbox', () => {
 		return running;
 	}
 
-	async function started(harness: WebhookHarness, activation: 'activate' | 'init'): Promise<StartedTrigger> {
+	async function started(
+		harness: WebhookHarness,
+		activation: 'activate' | 'init',
+	): Promise<StartedTrigger> {
 		const run = await harness.startTrigger(activation);
 		cleanup.push(async () => await run.close());
 		return run;
 	}
 
-	async function emittedAtLeast(run: StartedTrigger, count: number, ms = 10_000): Promise<INodeExecutionData[]> {
+	async function emittedAtLeast(
+		run: StartedTrigger,
+		count: number,
+		ms = 10_000,
+	): Promise<INodeExecutionData[]> {
 		const until = Date.now() + ms;
-		while (run.emitted.length < count && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 50));
+		while (run.emitted.length < count && Date.now() < until)
+			await new Promise((resolve) => setTimeout(resolve, 50));
 		return run.emitted.map((data) => data.flat()).flat();
 	}
 
-	const inbound = async (text: string) => (await control(sb, 'POST', '/inbound', { from: CONTACT, contact_name: 'Ada', number: sb.numbers[0].phone_number_id, text })).body as Json;
-	const echo = async (text: string) => (await control(sb, 'POST', '/echo', { to: CONTACT, number: sb.numbers[0].phone_number_id, text })).body as Json;
+	const inbound = async (text: string) =>
+		(
+			await control(sb, 'POST', '/inbound', {
+				from: CONTACT,
+				contact_name: 'Ada',
+				number: sb.numbers[0].phone_number_id,
+				text,
+			})
+		).body as Json;
+	const echo = async (text: string) =>
+		(
+			await control(sb, 'POST', '/echo', {
+				to: CONTACT,
+				number: sb.numbers[0].phone_number_id,
+				text,
+			})
+		).body as Json;
 	/** webhook() runs `ms` after each event arrives (a busy n8n): its clock reads that much later than the service's, during webhook() only. */
 	const webhookRunsLate = (harness: WebhookHarness, ms: number) => {
 		const receive = harness.receive.bind(harness);
 		harness.receive = async (input) => {
-			const spy = jest.spyOn(Date, 'now').mockImplementation(() => performance.timeOrigin + performance.now() + ms);
+			const spy = jest
+				.spyOn(Date, 'now')
+				.mockImplementation(() => performance.timeOrigin + performance.now() + ms);
 			try {
 				return await receive(input);
 			} finally {
@@ -187,16 +264,24 @@ describe('catch-up in n8n (TriggerContext) against the sandbox', () => {
 	/** n8n's clock `seconds` later than the service's (the settle time has passed for what is stored now). */
 	const later = (seconds: number) => {
 		const now = Date.now();
-		jest.spyOn(Date, 'now').mockImplementation(() => now + seconds * 1000 + (performance.now() % 1));
+		jest
+			.spyOn(Date, 'now')
+			.mockImplementation(() => now + seconds * 1000 + (performance.now() % 1));
 	};
 
 	it('n8n down: what arrived meanwhile is emitted once, oldest first, marked recovered; a delivered message is not emitted again', async () => {
-		const { harness, results, up, down } = await setup({ events: ['message.inbound', 'message.echo'] });
+		const { harness, results, up, down } = await setup({
+			events: ['message.inbound', 'message.echo'],
+		});
 		const first = await started(harness, 'activate');
 		await first.close();
 
 		await down();
-		for (const text of ['one', 'two', 'three']) expect((await inbound(text)).delivery).toMatchObject({ delivered: false, reason: 'connection refused' });
+		for (const text of ['one', 'two', 'three'])
+			expect((await inbound(text)).delivery).toMatchObject({
+				delivered: false,
+				reason: 'connection refused',
+			});
 		expect((await echo('from the app')).delivery.delivered).toBe(false);
 		await up();
 		expect((await inbound('delivered live')).delivery.delivered).toBe(true);
@@ -206,7 +291,13 @@ describe('catch-up in n8n (TriggerContext) against the sandbox', () => {
 		const run = await started(harness, 'init');
 		const items = await emittedAtLeast(run, 4);
 		expect(run.emitted).toHaveLength(4); // one execution per message, as the webhook
-		expect(items.map((item) => [item.json.event, (item.json.data as IDataObject).text, item.json.recovered])).toEqual([
+		expect(
+			items.map((item) => [
+				item.json.event,
+				(item.json.data as IDataObject).text,
+				item.json.recovered,
+			]),
+		).toEqual([
 			['message.inbound', 'one', true],
 			['message.inbound', 'two', true],
 			['message.inbound', 'three', true],
@@ -231,7 +322,9 @@ describe('catch-up in n8n (TriggerContext) against the sandbox', () => {
 		later(SETTLE_MS / 1000 + 5);
 		const restarted = await started(harness, 'init');
 		const items = await emittedAtLeast(restarted, 1);
-		expect(items.map((item) => [(item.json.data as IDataObject).text, item.json.delivery_failure])).toEqual([['late', 'HTTP 503']]);
+		expect(
+			items.map((item) => [(item.json.data as IDataObject).text, item.json.delivery_failure]),
+		).toEqual([['late', 'HTTP 503']]);
 		expect(run.emitted).toHaveLength(0);
 	});
 
@@ -253,8 +346,11 @@ describe('catch-up in n8n (TriggerContext) against the sandbox', () => {
 		expect(run.emitted).toHaveLength(0);
 	});
 
-	it('hand over applies to recovered messages: an inbound after a person\'s echo goes to the Hand Over output', async () => {
-		const { harness, down, up } = await setup({ events: ['message.inbound', 'message.echo'], options: { handOver: 'output' } });
+	it("hand over applies to recovered messages: an inbound after a person's echo goes to the Hand Over output", async () => {
+		const { harness, down, up } = await setup({
+			events: ['message.inbound', 'message.echo'],
+			options: { handOver: 'output' },
+		});
 		await (await started(harness, 'activate')).close();
 		await down();
 		await echo('a person answers from the app');
@@ -267,16 +363,30 @@ describe('catch-up in n8n (TriggerContext) against the sandbox', () => {
 		const [echoRun, inboundRun] = run.emitted;
 		expect(echoRun[0].map((item) => item.json.event)).toEqual(['message.echo']);
 		expect(inboundRun[0]).toEqual([]);
-		expect(inboundRun[1].map((item) => [(item.json.data as IDataObject).text, item.json.recovered, (item.json.hand_over as IDataObject).active])).toEqual([['thanks, person', true, true]]);
+		expect(
+			inboundRun[1].map((item) => [
+				(item.json.data as IDataObject).text,
+				item.json.recovered,
+				(item.json.hand_over as IDataObject).active,
+			]),
+		).toEqual([['thanks, person', true, true]]);
 	});
 
 	it('the Receiving Numbers option and the selected events apply to recovered messages', async () => {
-		const { harness, down, up } = await setup({ events: ['message.inbound'], options: { numbers: sb.numbers[1].phone_number_id } });
+		const { harness, down, up } = await setup({
+			events: ['message.inbound'],
+			options: { numbers: sb.numbers[1].phone_number_id },
+		});
 		await (await started(harness, 'activate')).close();
 		await down();
 		await inbound('number 0: not for this workflow');
 		await echo('echo: not selected');
-		await control(sb, 'POST', '/inbound', { from: CONTACT, contact_name: 'Ada', number: sb.numbers[1].phone_number_id, text: 'number 1' });
+		await control(sb, 'POST', '/inbound', {
+			from: CONTACT,
+			contact_name: 'Ada',
+			number: sb.numbers[1].phone_number_id,
+			text: 'number 1',
+		});
 		await up();
 		later(SETTLE_MS / 1000 + 5);
 		const run = await started(harness, 'init');
@@ -292,6 +402,8 @@ describe('catch-up in n8n (TriggerContext) against the sandbox', () => {
 		expect((await inbound('late but run')).delivery.delivered).toBe(true);
 		expect(results[results.length - 1].workflowData).toBeDefined();
 		expect(run.emitted).toHaveLength(0);
-		expect(sb.state().requests.filter((r: { path: string }) => r.path.startsWith('/v1/logs'))).toHaveLength(0);
+		expect(
+			sb.state().requests.filter((r: { path: string }) => r.path.startsWith('/v1/logs')),
+		).toHaveLength(0);
 	});
 });

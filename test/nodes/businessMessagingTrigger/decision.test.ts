@@ -1,4 +1,9 @@
-import { decideRegistration, isSameNodeUrl, sameUrl, type DecisionInput } from '../../../nodes/BusinessMessagingTrigger/registration/decision';
+import {
+	decideRegistration,
+	isSameNodeUrl,
+	sameUrl,
+	type DecisionInput,
+} from '../../../nodes/BusinessMessagingTrigger/registration/decision';
 import { FOREIGN_URL } from '../../support';
 
 const WEBHOOK_ID = '3f0c8c4e-1b2a-4c5d-9e8f-0a1b2c3d4e5f';
@@ -21,13 +26,17 @@ describe('decideRegistration', () => {
 	});
 
 	it('keeps its own webhook when it holds the secret', () => {
-		expect(decideRegistration(input({ remote: { configured: true, url: PROD }, hasSecret: true }))).toEqual({
+		expect(
+			decideRegistration(input({ remote: { configured: true, url: PROD }, hasSecret: true })),
+		).toEqual({
 			action: 'keep',
 		});
 	});
 
 	it('registers again when its own URL is configured but the secret is lost', () => {
-		const decision = decideRegistration(input({ remote: { configured: true, url: PROD }, hasSecret: false }));
+		const decision = decideRegistration(
+			input({ remote: { configured: true, url: PROD }, hasSecret: false }),
+		);
 		expect(decision).toMatchObject({ action: 'register', reason: expect.stringMatching(/secret/) });
 	});
 
@@ -41,7 +50,9 @@ describe('decideRegistration', () => {
 	});
 
 	it('replaces a foreign webhook only with take-over', () => {
-		expect(decideRegistration(input({ remote: { configured: true, url: FOREIGN_URL }, takeOver: true }))).toEqual({
+		expect(
+			decideRegistration(input({ remote: { configured: true, url: FOREIGN_URL }, takeOver: true })),
+		).toEqual({
 			action: 'register',
 			reason: expect.any(String),
 			replacing: FOREIGN_URL,
@@ -62,37 +73,63 @@ describe('decideRegistration', () => {
 
 	it('a test listener on a foreign webhook is refused, or replaces it with take-over', () => {
 		expect(
-			decideRegistration(input({ remote: { configured: true, url: FOREIGN_URL }, ourUrl: TEST, isTest: true })).action,
+			decideRegistration(
+				input({ remote: { configured: true, url: FOREIGN_URL }, ourUrl: TEST, isTest: true }),
+			).action,
 		).toBe('refuse');
 		expect(
 			decideRegistration(
-				input({ remote: { configured: true, url: FOREIGN_URL }, ourUrl: TEST, isTest: true, takeOver: true }),
+				input({
+					remote: { configured: true, url: FOREIGN_URL },
+					ourUrl: TEST,
+					isTest: true,
+					takeOver: true,
+				}),
 			).action,
 		).toBe('register');
 	});
 
-	it('a URL that only ends in this node\'s webhook ID is not ours: a copied workflow (staging) never takes it without Take Over', () => {
+	it("a URL that only ends in this node's webhook ID is not ours: a copied workflow (staging) never takes it without Take Over", () => {
 		// webhookId survives export/import, so a staging copy sees production's URL ending in its own ID.
 		const production = `https://n8n.example.com/webhook/${WEBHOOK_ID}/webhook`;
 		const staging = `https://staging.example.com/webhook/${WEBHOOK_ID}/webhook`;
-		const decision = decideRegistration(input({ ourUrl: staging, remote: { configured: true, url: production } }));
-		expect(decision).toMatchObject({ action: 'refuse', message: expect.stringMatching(/^Another webhook is registered for this account\. .*Take Over Existing Webhook/) });
-		expect((decision as { message: string }).message.endsWith(`Registered: ${production}`)).toBe(true);
+		const decision = decideRegistration(
+			input({ ourUrl: staging, remote: { configured: true, url: production } }),
+		);
+		expect(decision).toMatchObject({
+			action: 'refuse',
+			message: expect.stringMatching(
+				/^Another webhook is registered for this account\. .*Take Over Existing Webhook/,
+			),
+		});
+		expect((decision as { message: string }).message.endsWith(`Registered: ${production}`)).toBe(
+			true,
+		);
 		expect((decision as { description: string }).description).toMatch(/copy of this workflow/);
-		expect(decideRegistration(input({ ourUrl: staging, remote: { configured: true, url: production }, takeOver: true }))).toMatchObject({
+		expect(
+			decideRegistration(
+				input({ ourUrl: staging, remote: { configured: true, url: production }, takeOver: true }),
+			),
+		).toMatchObject({
 			action: 'register',
 			replacing: production,
 		});
 		// A leftover test URL or an old address of this node is refused the same way: only Take Over replaces it.
 		for (const url of [TEST, `http://localhost:5678/webhook/${WEBHOOK_ID}/webhook`]) {
-			expect(decideRegistration(input({ remote: { configured: true, url } })).action).toBe('refuse');
-			expect(decideRegistration(input({ remote: { configured: true, url }, takeOver: true }))).toMatchObject({ action: 'register', replacing: url });
+			expect(decideRegistration(input({ remote: { configured: true, url } })).action).toBe(
+				'refuse',
+			);
+			expect(
+				decideRegistration(input({ remote: { configured: true, url }, takeOver: true })),
+			).toMatchObject({ action: 'register', replacing: url });
 		}
 	});
 
 	it('another node (other webhookId) is foreign', () => {
 		const other = 'https://n8n.example.com/webhook/aaaaaaaa-1b2a-4c5d-9e8f-0a1b2c3d4e5f/webhook';
-		expect(decideRegistration(input({ remote: { configured: true, url: other } })).action).toBe('refuse');
+		expect(decideRegistration(input({ remote: { configured: true, url: other } })).action).toBe(
+			'refuse',
+		);
 	});
 });
 

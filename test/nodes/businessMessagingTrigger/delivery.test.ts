@@ -5,7 +5,17 @@ import type { INodeExecutionData } from 'n8n-workflow';
 import type { ServedWebhook, WebhookHarness, WebhookReceiveResult } from '../../harness';
 import { MEDIA_RETENTION_SECONDS } from '../../sandbox';
 import { CONTACT, inboundEnvelope, signedRequest, useSandbox } from '../../support';
-import { api, asEmitted, control, registerForeign, servedTrigger, trigger, type Json, type ServedTrigger, storedSecret } from './helpers';
+import {
+	api,
+	asEmitted,
+	control,
+	registerForeign,
+	servedTrigger,
+	trigger,
+	type Json,
+	type ServedTrigger,
+	storedSecret,
+} from './helpers';
 
 /** Reset after each test's servers are closed (below). */
 const sb = useSandbox({ reset: 'never' });
@@ -24,7 +34,10 @@ afterEach(async () => {
 	sb.reset();
 });
 
-async function served(parameters: Record<string, unknown> = {}, options: Parameters<typeof trigger>[2] = {}): Promise<Served> {
+async function served(
+	parameters: Record<string, unknown> = {},
+	options: Parameters<typeof trigger>[2] = {},
+): Promise<Served> {
 	const running = await servedTrigger(sb, parameters, options);
 	open.push(running);
 	return { harness: running.harness, served: running.served, results: running.results };
@@ -44,7 +57,11 @@ function onlyItem(result: WebhookReceiveResult, output = 0): INodeExecutionData 
 }
 
 async function sendReply(): Promise<string> {
-	const reply = await api(sb, 'POST', '/v1/messages/reply', { to: CONTACT, text: 'thanks', from: number() });
+	const reply = await api(sb, 'POST', '/v1/messages/reply', {
+		to: CONTACT,
+		text: 'thanks',
+		from: number(),
+	});
 	expect(reply.status).toBe(201);
 	return reply.body.id as string;
 }
@@ -54,20 +71,32 @@ describe('real deliveries from the sandbox', () => {
 		const { served: server, results } = await served();
 		expect(sb.state().webhook.url).toBe(server.url);
 
-		const sent = await control(sb, 'POST', '/inbound', { from: CONTACT, contact_name: 'Ada', number: number(), text: 'hello' });
+		const sent = await control(sb, 'POST', '/inbound', {
+			from: CONTACT,
+			contact_name: 'Ada',
+			number: number(),
+			text: 'hello',
+		});
 		expect(sent.status).toBe(201);
 		expect(sent.body.delivery).toMatchObject({ delivered: true, status: 200 });
 
 		const delivery = lastDelivery();
 		const item = onlyItem(results[0]);
 		expect(item.json).toEqual(asEmitted(JSON.parse(delivery.body)));
-		expect(item.json).toMatchObject({ event: 'message.inbound', data: { text: 'hello', number: number() } });
+		expect(item.json).toMatchObject({
+			event: 'message.inbound',
+			data: { text: 'hello', number: number() },
+		});
 		expect(item.binary).toBeUndefined();
 	});
 
 	it('echo with the default events: acknowledged (delivered, 200) but no execution', async () => {
 		const { results } = await served();
-		const sent = await control(sb, 'POST', '/echo', { to: CONTACT, number: number(), text: 'from the app' });
+		const sent = await control(sb, 'POST', '/echo', {
+			to: CONTACT,
+			number: number(),
+			text: 'from the app',
+		});
 		expect(sent.body.delivery).toMatchObject({ delivered: true, status: 200 });
 		expect(results[0].workflowData).toBeUndefined();
 	});
@@ -77,7 +106,12 @@ describe('real deliveries from the sandbox', () => {
 			events: ['message.inbound', 'message.status', 'message.echo'],
 			separateOutputs: true,
 		});
-		await control(sb, 'POST', '/inbound', { from: CONTACT, contact_name: 'Ada', number: number(), text: 'hi' });
+		await control(sb, 'POST', '/inbound', {
+			from: CONTACT,
+			contact_name: 'Ada',
+			number: number(),
+			text: 'hi',
+		});
 		const id = await sendReply();
 		const status = await control(sb, 'POST', '/status', { id, status: 'delivered' });
 		expect(status.body.delivery).toMatchObject({ delivered: true, status: 200 });
@@ -92,30 +126,62 @@ describe('real deliveries from the sandbox', () => {
 			event: 'message.status',
 			data: { id, status: 'delivered', error: null },
 		});
-		expect(onlyItem(results[2], 2).json).toMatchObject({ event: 'message.echo', data: { text: 'from the app' } });
+		expect(onlyItem(results[2], 2).json).toMatchObject({
+			event: 'message.echo',
+			data: { text: 'from the app' },
+		});
 	});
 
 	it('status filter: an unlisted status is acknowledged, the listed one runs', async () => {
-		const { results } = await served({ events: ['message.status'], options: { statuses: 'failed' } });
-		await control(sb, 'POST', '/inbound', { from: CONTACT, contact_name: 'Ada', number: number(), text: 'hi' });
+		const { results } = await served({
+			events: ['message.status'],
+			options: { statuses: 'failed' },
+		});
+		await control(sb, 'POST', '/inbound', {
+			from: CONTACT,
+			contact_name: 'Ada',
+			number: number(),
+			text: 'hi',
+		});
 		const id = await sendReply();
-		expect((await control(sb, 'POST', '/status', { id, status: 'delivered' })).body.delivery.delivered).toBe(true);
-		expect((await control(sb, 'POST', '/status', { id, status: 'failed' })).body.delivery.delivered).toBe(true);
+		expect(
+			(await control(sb, 'POST', '/status', { id, status: 'delivered' })).body.delivery.delivered,
+		).toBe(true);
+		expect(
+			(await control(sb, 'POST', '/status', { id, status: 'failed' })).body.delivery.delivered,
+		).toBe(true);
 		const runs = results.filter((r) => r.workflowData !== undefined);
 		expect(runs).toHaveLength(1);
-		expect(onlyItem(runs[0]).json).toMatchObject({ data: { status: 'failed', error: { code: 'undeliverable' } } });
+		expect(onlyItem(runs[0]).json).toMatchObject({
+			data: { status: 'failed', error: { code: 'undeliverable' } },
+		});
 	});
 
 	it('receiving number filter with the second number of the account', async () => {
 		const { results } = await served({ options: { numbers: sb.numbers[1].phone_number_id } });
-		await control(sb, 'POST', '/inbound', { from: CONTACT, contact_name: 'Ada', number: sb.numbers[0].phone_number_id, text: 'a' });
-		await control(sb, 'POST', '/inbound', { from: CONTACT, contact_name: 'Ada', number: sb.numbers[1].phone_number_id, text: 'b' });
+		await control(sb, 'POST', '/inbound', {
+			from: CONTACT,
+			contact_name: 'Ada',
+			number: sb.numbers[0].phone_number_id,
+			text: 'a',
+		});
+		await control(sb, 'POST', '/inbound', {
+			from: CONTACT,
+			contact_name: 'Ada',
+			number: sb.numbers[1].phone_number_id,
+			text: 'b',
+		});
 		expect(results.map((r) => r.workflowData !== undefined)).toEqual([false, true]);
 	});
 
 	it('a captured delivery replayed five minutes later is rejected', async () => {
 		const { harness } = await served();
-		await control(sb, 'POST', '/inbound', { from: CONTACT, contact_name: 'Ada', number: number(), text: 'hello' });
+		await control(sb, 'POST', '/inbound', {
+			from: CONTACT,
+			contact_name: 'Ada',
+			number: number(),
+			text: 'hello',
+		});
 		const delivery = lastDelivery();
 		const replay = {
 			headers: { 'content-type': 'application/json', 'x-service-signature': delivery.signature },
@@ -131,26 +197,53 @@ describe('real deliveries from the sandbox', () => {
 	it('service clock an hour ahead: deliveries are refused (401) and the service logs the failure', async () => {
 		await served();
 		sb.advanceClock(3600);
-		const sent = await control(sb, 'POST', '/inbound', { from: CONTACT, contact_name: 'Ada', number: number(), text: 'hi' });
+		const sent = await control(sb, 'POST', '/inbound', {
+			from: CONTACT,
+			contact_name: 'Ada',
+			number: number(),
+			text: 'hi',
+		});
 		expect(sent.body.delivery).toMatchObject({ delivered: false, status: 401 });
 		const logs = await api(sb, 'GET', '/v1/logs?category=webhook');
-		expect(logs.body.data[0]).toMatchObject({ success: false, status_code: 401, reason: 'HTTP 401' });
+		expect(logs.body.data[0]).toMatchObject({
+			success: false,
+			status_code: 401,
+			reason: 'HTTP 401',
+		});
 	});
 
 	it('after deactivation nothing is delivered', async () => {
 		const { harness, results } = await served();
 		await harness.deactivate();
-		const sent = await control(sb, 'POST', '/inbound', { from: CONTACT, contact_name: 'Ada', number: number(), text: 'hi' });
+		const sent = await control(sb, 'POST', '/inbound', {
+			from: CONTACT,
+			contact_name: 'Ada',
+			number: number(),
+			text: 'hi',
+		});
 		expect(sent.body.delivery).toMatchObject({ delivered: false, reason: 'no webhook registered' });
 		expect(results).toHaveLength(0);
 	});
 
 	it('a test listener refused while production is active: production keeps receiving', async () => {
 		const production = await served();
-		const test = await trigger(sb, {}, { webhookId: production.harness.node.webhookId, isTest: true, staticData: { ...production.harness.staticData } });
+		const test = await trigger(
+			sb,
+			{},
+			{
+				webhookId: production.harness.node.webhookId,
+				isTest: true,
+				staticData: { ...production.harness.staticData },
+			},
+		);
 		await expect(test.activate()).rejects.toThrow(/This workflow is active/);
 
-		const sent = await control(sb, 'POST', '/inbound', { from: CONTACT, contact_name: 'Ada', number: number(), text: 'still here' });
+		const sent = await control(sb, 'POST', '/inbound', {
+			from: CONTACT,
+			contact_name: 'Ada',
+			number: number(),
+			text: 'still here',
+		});
 		expect(sent.body.delivery).toMatchObject({ delivered: true, status: 200 });
 		expect(onlyItem(production.results[0]).json).toMatchObject({ data: { text: 'still here' } });
 	});
@@ -158,14 +251,22 @@ describe('real deliveries from the sandbox', () => {
 	it('after a take-over the former receiver no longer gets events and the trigger does', async () => {
 		await registerForeign(sb);
 		const { results } = await served({ options: { takeOver: true } });
-		const sent = await control(sb, 'POST', '/inbound', { from: CONTACT, contact_name: 'Ada', number: number(), text: 'x' });
+		const sent = await control(sb, 'POST', '/inbound', {
+			from: CONTACT,
+			contact_name: 'Ada',
+			number: number(),
+			text: 'x',
+		});
 		expect(sent.body.delivery.delivered).toBe(true);
 		expect(results[0].workflowData).toBeDefined();
 	});
 });
 
 describe('media', () => {
-	const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489', 'hex');
+	const PNG = Buffer.from(
+		'89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489',
+		'hex',
+	);
 
 	it('Download Media: the file is attached as binary; the signed URL is fetched without the key', async () => {
 		const { results } = await served({ options: { downloadMedia: true } });
@@ -200,7 +301,9 @@ describe('media', () => {
 	});
 
 	it('Download Media into a chosen binary field', async () => {
-		const { results } = await served({ options: { downloadMedia: true, binaryPropertyName: 'photo' } });
+		const { results } = await served({
+			options: { downloadMedia: true, binaryPropertyName: 'photo' },
+		});
 		await control(sb, 'POST', '/inbound', {
 			from: CONTACT,
 			contact_name: 'Ada',
@@ -225,23 +328,43 @@ describe('media', () => {
 		expect(item.binary).toBeUndefined();
 		expect(item.json.data).toEqual(JSON.parse(lastDelivery().body).data);
 		expect(item.json.data).toMatchObject({ media_url: null, media_id: expect.any(String) });
-		expect(item.json.media_download).toEqual({ downloaded: false, reason: expect.stringMatching(/media_url is null: the media is not hosted/) });
+		expect(item.json.media_download).toEqual({
+			downloaded: false,
+			reason: expect.stringMatching(/media_url is null: the media is not hosted/),
+		});
 		expect(sb.state().requests.filter((r) => r.path.startsWith('/v1/media'))).toHaveLength(0);
 	});
 
 	it('a text message with Download Media on: no binary, reason "no media"', async () => {
 		const { results } = await served({ options: { downloadMedia: true } });
-		await control(sb, 'POST', '/inbound', { from: CONTACT, contact_name: 'Ada', number: number(), text: 'just text' });
-		expect(onlyItem(results[0]).json.media_download).toEqual({ downloaded: false, reason: expect.stringMatching(/has no media/) });
+		await control(sb, 'POST', '/inbound', {
+			from: CONTACT,
+			contact_name: 'Ada',
+			number: number(),
+			text: 'just text',
+		});
+		expect(onlyItem(results[0]).json.media_download).toEqual({
+			downloaded: false,
+			reason: expect.stringMatching(/has no media/),
+		});
 	});
 
 	it('echo media is metadata only: nothing is downloaded', async () => {
-		const { results } = await served({ events: ['message.echo'], options: { downloadMedia: true } });
+		const { results } = await served({
+			events: ['message.echo'],
+			options: { downloadMedia: true },
+		});
 		await control(sb, 'POST', '/echo', { to: CONTACT, number: number(), media_mime: 'image/jpeg' });
 		const item = onlyItem(results[0]);
 		expect(item.binary).toBeUndefined();
-		expect(item.json.data).toMatchObject({ media_mime: 'image/jpeg', media_id: expect.any(String) });
-		expect(item.json.media_download).toMatchObject({ downloaded: false, reason: expect.stringMatching(/Echo media cannot be downloaded/) });
+		expect(item.json.data).toMatchObject({
+			media_mime: 'image/jpeg',
+			media_id: expect.any(String),
+		});
+		expect(item.json.media_download).toMatchObject({
+			downloaded: false,
+			reason: expect.stringMatching(/Echo media cannot be downloaded/),
+		});
 		expect(sb.state().media_requests).toHaveLength(0);
 	});
 
@@ -255,28 +378,56 @@ describe('media', () => {
 		});
 		const mediaUrl = sent.body.record.media_url as string;
 		sb.advanceClock(MEDIA_RETENTION_SECONDS + 60);
-		const answer = await harness.receive(signedRequest(inboundEnvelope({ media_id: sent.body.record.media_id, media_url: mediaUrl, type: 'image' }), (storedSecret(harness.staticData, sb.keys.all) as string)));
+		const answer = await harness.receive(
+			signedRequest(
+				inboundEnvelope({
+					media_id: sent.body.record.media_id,
+					media_url: mediaUrl,
+					type: 'image',
+				}),
+				storedSecret(harness.staticData, sb.keys.all) as string,
+			),
+		);
 		expect(answer.status).toBe(200);
 		const item = onlyItem(answer);
 		expect(item.binary).toBeUndefined();
-		expect(item.json.media_download).toEqual({ downloaded: false, reason: expect.stringMatching(/retention/) });
+		expect(item.json.media_download).toEqual({
+			downloaded: false,
+			reason: expect.stringMatching(/retention/),
+		});
 		expect(item.json.data).toMatchObject({ media_url: mediaUrl });
 	});
 
 	it('a media_url on another host is not fetched with the key', async () => {
 		const { harness } = await served({ options: { downloadMedia: true } });
 		const answer = await harness.receive(
-			signedRequest(inboundEnvelope({ media_id: 'm1', media_url: 'https://evil.example.com/v1/media/m1', type: 'image' }), (storedSecret(harness.staticData, sb.keys.all) as string)),
+			signedRequest(
+				inboundEnvelope({
+					media_id: 'm1',
+					media_url: 'https://evil.example.com/v1/media/m1',
+					type: 'image',
+				}),
+				storedSecret(harness.staticData, sb.keys.all) as string,
+			),
 		);
 		const item = onlyItem(answer);
 		expect(item.binary).toBeUndefined();
-		expect(item.json.media_download).toEqual({ downloaded: false, reason: expect.stringMatching(/not a media URL of this credential's service/) });
+		expect(item.json.media_download).toEqual({
+			downloaded: false,
+			reason: expect.stringMatching(/not a media URL of this credential's service/),
+		});
 	});
 
 	it('with Download Media the answer is sent before the download (noWebhookResponse, 200)', async () => {
 		const { harness } = await served({ options: { downloadMedia: true } });
-		const answer = await harness.receive(signedRequest(inboundEnvelope(), (storedSecret(harness.staticData, sb.keys.all) as string)));
-		expect(answer).toMatchObject({ status: 200, noWebhookResponse: true, body: { received: true } });
+		const answer = await harness.receive(
+			signedRequest(inboundEnvelope(), storedSecret(harness.staticData, sb.keys.all) as string),
+		);
+		expect(answer).toMatchObject({
+			status: 200,
+			noWebhookResponse: true,
+			body: { received: true },
+		});
 		expect(answer.workflowData?.[0]).toHaveLength(1);
 	});
 });

@@ -1,10 +1,20 @@
 import { readFileSync } from 'fs';
 import { join } from 'path';
 
-import { DEFAULT_MAX_AGE_SECONDS, MAX_EVENT_AGE_SECONDS, boundedMaxAge } from '../../../nodes/BusinessMessagingTrigger/options';
-import { FUTURE_TOLERANCE_SECONDS, checkEventAge, parseEnvelope, parseTimestamp } from '../../../nodes/BusinessMessagingTrigger/receiving/envelope';
+import {
+	DEFAULT_MAX_AGE_SECONDS,
+	MAX_EVENT_AGE_SECONDS,
+	boundedMaxAge,
+} from '../../../nodes/BusinessMessagingTrigger/options';
+import {
+	FUTURE_TOLERANCE_SECONDS,
+	checkEventAge,
+	parseEnvelope,
+	parseTimestamp,
+} from '../../../nodes/BusinessMessagingTrigger/receiving/envelope';
 
-const body = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
+const body = (value: unknown) =>
+	Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
 const inbound = {
 	event: 'message.inbound',
 	data: { from: '+15550001111', number: '1098', text: 'hi', media_id: null, media_url: null },
@@ -13,7 +23,9 @@ const inbound = {
 
 describe('parseTimestamp', () => {
 	it('reads the service shape: microseconds and a UTC offset', () => {
-		expect(parseTimestamp('2025-01-02T03:04:05.123456+00:00')).toBe(Date.UTC(2025, 0, 2, 3, 4, 5, 123));
+		expect(parseTimestamp('2025-01-02T03:04:05.123456+00:00')).toBe(
+			Date.UTC(2025, 0, 2, 3, 4, 5, 123),
+		);
 	});
 
 	it('knows the length of every month, leap years included', () => {
@@ -52,7 +64,11 @@ describe('parseEnvelope', () => {
 		for (const event of ['message.inbound', 'message.status', 'message.echo']) {
 			const sent = { ...inbound, event, extra: { kept: true } };
 			const result = parseEnvelope(body(sent));
-			expect(result).toEqual({ ok: true, envelope: sent, timestampMs: Date.UTC(2025, 0, 2, 3, 4, 5, 123) });
+			expect(result).toEqual({
+				ok: true,
+				envelope: sent,
+				timestampMs: Date.UTC(2025, 0, 2, 3, 4, 5, 123),
+			});
 		}
 	});
 
@@ -62,10 +78,18 @@ describe('parseEnvelope', () => {
 		['an array', [inbound], /not a JSON object/],
 		['null', 'null', /not a JSON object/],
 		['unknown event', { ...inbound, event: 'message.deleted' }, /"event" must be one of/],
-		['missing event', { data: inbound.data, timestamp: inbound.timestamp }, /"event" must be one of/],
+		[
+			'missing event',
+			{ data: inbound.data, timestamp: inbound.timestamp },
+			/"event" must be one of/,
+		],
 		['data not an object', { ...inbound, data: 'x' }, /"data" must be an object/],
 		['data an array', { ...inbound, data: [] }, /"data" must be an object/],
-		['missing data', { event: inbound.event, timestamp: inbound.timestamp }, /"data" must be an object/],
+		[
+			'missing data',
+			{ event: inbound.event, timestamp: inbound.timestamp },
+			/"data" must be an object/,
+		],
 		['bad timestamp', { ...inbound, timestamp: 'now' }, /"timestamp"/],
 		['missing timestamp', { event: inbound.event, data: inbound.data }, /"timestamp"/],
 	])('rejects %s', (_label, value, reason) => {
@@ -90,12 +114,18 @@ describe('checkEventAge', () => {
 
 	it('refuses an event older than the maximum age', () => {
 		const result = checkEventAge(now - 301_000, now, 300);
-		expect(result).toEqual({ ok: false, reason: expect.stringMatching(/301 s old, more than the maximum age of 300 s/) });
+		expect(result).toEqual({
+			ok: false,
+			reason: expect.stringMatching(/301 s old, more than the maximum age of 300 s/),
+		});
 	});
 
 	it('refuses an event dated too far in the future, allows small skew', () => {
 		expect(checkEventAge(now + 30_000, now, 300)).toEqual({ ok: true });
-		expect(checkEventAge(now + 61_000, now, 300)).toEqual({ ok: false, reason: expect.stringMatching(/future/) });
+		expect(checkEventAge(now + 61_000, now, 300)).toEqual({
+			ok: false,
+			reason: expect.stringMatching(/future/),
+		});
 	});
 
 	it('0 no longer turns the check off: events dated 2019 or 2099 are refused whatever the setting', () => {
@@ -118,9 +148,12 @@ describe('checkEventAge', () => {
 });
 
 describe('purity', () => {
-	it.each(['shared/signature.ts', 'BusinessMessagingTrigger/receiving/envelope.ts'])('%s imports nothing from n8n', (file) => {
-		const source = readFileSync(join(__dirname, '../../../nodes', file), 'utf8');
-		const imports = [...source.matchAll(/from '([^']+)'/g)].map((match) => match[1]);
-		expect(imports.filter((name) => /n8n/.test(name))).toEqual([]);
-	});
+	it.each(['shared/signature.ts', 'BusinessMessagingTrigger/receiving/envelope.ts'])(
+		'%s imports nothing from n8n',
+		(file) => {
+			const source = readFileSync(join(__dirname, '../../../nodes', file), 'utf8');
+			const imports = [...source.matchAll(/from '([^']+)'/g)].map((match) => match[1]);
+			expect(imports.filter((name) => /n8n/.test(name))).toEqual([]);
+		},
+	);
 });

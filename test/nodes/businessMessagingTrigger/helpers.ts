@@ -132,5 +132,10 @@ export function storedSecret(staticData: IDataObject, apiKey: string): string | 
 /** An event as the trigger emits it: inbound events also carry reply_window_closes_at (timestamp + 24 h). */
 export function asEmitted<T extends { event?: unknown; timestamp?: unknown }>(event: T): T {
 	if (event.event !== 'message.inbound') return event;
-	return { ...event, reply_window_closes_at: new Date(Date.parse(String(event.timestamp)) + 24 * 60 * 60 * 1000).toISOString() };
+	return {
+		...event,
+		reply_window_closes_at: new Date(
+			Date.parse(String(event.timestamp)) + 24 * 60 * 60 * 1000,
+		).toISOString(),
+	};
 }

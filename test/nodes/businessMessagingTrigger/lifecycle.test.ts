@@ -7,7 +7,16 @@ import { WebhookPathTakenError } from 'n8n-workflow';
 import type { WebhookHarness } from '../../harness';
 import { createKey } from '../businessMessaging/helpers';
 import { HarnessCredentialsHelper } from '../../harness/credentials';
-import { CREDENTIAL_TYPE, FOREIGN_URL, inboundEnvelope, serviceTimestamp, signedRequest, SIGNING_SECRET, useSandbox, WRONG_SECRET } from '../../support';
+import {
+	CREDENTIAL_TYPE,
+	FOREIGN_URL,
+	inboundEnvelope,
+	serviceTimestamp,
+	signedRequest,
+	SIGNING_SECRET,
+	useSandbox,
+	WRONG_SECRET,
+} from '../../support';
 import { api, apiCalls, registerForeign, trigger, storedSecret } from './helpers';
 
 const WEBHOOK = '/v1/console/webhook';
@@ -17,7 +26,9 @@ const foreignRefusal = (url: string) =>
 	`turn on Take Over Existing Webhook (Options) or set Registration to Manual. Registered: ${url}`;
 
 /** The error activation failed with (message and the description n8n shows under it). */
-async function activationError(harness: WebhookHarness): Promise<{ message: string; description: string; thrown: unknown }> {
+async function activationError(
+	harness: WebhookHarness,
+): Promise<{ message: string; description: string; thrown: unknown }> {
 	try {
 		await harness.activate();
 	} catch (error) {
@@ -37,8 +48,13 @@ describe('Automatic registration', () => {
 		const { webhook } = sb.state();
 		expect(webhook).toMatchObject({ configured: true, url: harness.webhookUrl });
 		// The secret is stored sealed under the API key: the static data alone does not give it away.
-		expect(harness.staticData).toEqual({ webhookUrl: harness.webhookUrl, sealedSecret: expect.stringMatching(/^v1\./) });
-		expect(JSON.stringify(harness.staticData)).not.toContain(String(webhook.secret).slice('whsec_'.length));
+		expect(harness.staticData).toEqual({
+			webhookUrl: harness.webhookUrl,
+			sealedSecret: expect.stringMatching(/^v1\./),
+		});
+		expect(JSON.stringify(harness.staticData)).not.toContain(
+			String(webhook.secret).slice('whsec_'.length),
+		);
 		expect(storedSecret(harness.staticData, sb.keys.all)).toBe(webhook.secret);
 		expect(apiCalls(sb, 'POST', WEBHOOK)).toBe(1);
 
@@ -77,13 +93,19 @@ describe('Automatic registration', () => {
 		const harness = await trigger(sb, {}, { webhookId });
 		await harness.activate();
 		const otherKey = (await createKey(sb, ['messages:read'])).value;
-		const changed = await trigger(sb, {}, { webhookId, staticData: harness.staticData, credentialExtra: { apiKey: otherKey } });
+		const changed = await trigger(
+			sb,
+			{},
+			{ webhookId, staticData: harness.staticData, credentialExtra: { apiKey: otherKey } },
+		);
 		const warnings: string[] = [];
 		jest.spyOn(Logger.prototype, 'warn').mockImplementation((message: string) => {
 			warnings.push(message);
 		});
 		await changed.activate();
-		expect(warnings.some((line) => /cannot be opened with the credential's API key/.test(line))).toBe(true);
+		expect(
+			warnings.some((line) => /cannot be opened with the credential's API key/.test(line)),
+		).toBe(true);
 		expect(apiCalls(sb, 'POST', WEBHOOK)).toBe(2);
 		expect(storedSecret(changed.staticData, otherKey)).toBe(sb.state().webhook.secret);
 		jest.restoreAllMocks();
@@ -103,7 +125,11 @@ describe('Automatic registration', () => {
 
 	it('a secret stored for another URL does not count as ours: registers again', async () => {
 		const webhookId = randomUUID();
-		const harness = await trigger(sb, {}, { webhookId, staticData: { webhookUrl: 'https://old.example.com/x', secret: 'whsec_old' } });
+		const harness = await trigger(
+			sb,
+			{},
+			{ webhookId, staticData: { webhookUrl: 'https://old.example.com/x', secret: 'whsec_old' } },
+		);
 		await registerForeign(sb, harness.webhookUrl);
 		await harness.activate();
 		expect(storedSecret(harness.staticData, sb.keys.all)).toBe(sb.state().webhook.secret);
@@ -117,13 +143,19 @@ describe('Automatic registration', () => {
 		const error = await activationError(harness);
 		expect(error.message).toBe(foreignRefusal(FOREIGN_URL));
 		// The editor shows only the message: it carries the way out, not only the cause.
-		expect(error.message).toMatch(/delete it in the console, turn on Take Over Existing Webhook \(Options\) or set Registration to Manual/);
+		expect(error.message).toMatch(
+			/delete it in the console, turn on Take Over Existing Webhook \(Options\) or set Registration to Manual/,
+		);
 		// A deterministic refusal: n8n 2.x retries other activation errors 5 times (~15 s).
 		expect(error.thrown).toBeInstanceOf(WebhookPathTakenError);
 		expect(error.description).toMatch(/Take Over Existing Webhook/);
 		expect(error.description).toMatch(/console/);
 
-		expect(sb.state().webhook).toEqual({ configured: true, url: FOREIGN_URL, secret: foreignSecret });
+		expect(sb.state().webhook).toEqual({
+			configured: true,
+			url: FOREIGN_URL,
+			secret: foreignSecret,
+		});
 		expect(apiCalls(sb, 'POST', WEBHOOK)).toBe(1); // only the foreign registration
 		expect(apiCalls(sb, 'DELETE', WEBHOOK)).toBe(0); // n8n's clean-up delete left it alone
 		expect(harness.staticData.sealedSecret).toBeUndefined();
@@ -144,7 +176,11 @@ describe('Automatic registration', () => {
 		const foreignSecret = await registerForeign(sb); // someone re-pointed the account meanwhile
 
 		await harness.deactivate();
-		expect(sb.state().webhook).toEqual({ configured: true, url: FOREIGN_URL, secret: foreignSecret });
+		expect(sb.state().webhook).toEqual({
+			configured: true,
+			url: FOREIGN_URL,
+			secret: foreignSecret,
+		});
 		expect(apiCalls(sb, 'DELETE', WEBHOOK)).toBe(0);
 		expect(harness.staticData).toEqual({});
 	});
@@ -159,13 +195,21 @@ describe('Automatic registration', () => {
 	});
 
 	it('a plain-http public n8n URL: the refusal says HTTPS is needed', async () => {
-		const harness = await trigger(sb, {}, { webhookUrl: 'http://n8n.internal.example:5678/webhook' });
+		const harness = await trigger(
+			sb,
+			{},
+			{ webhookUrl: 'http://n8n.internal.example:5678/webhook' },
+		);
 		await expect(harness.activate()).rejects.toThrow(/accepts HTTPS addresses only/);
 		expect(sb.state().webhook.configured).toBe(false);
 	});
 
 	it('a revoked key: activation fails with the transport’s explanation', async () => {
-		const harness = await trigger(sb, {}, { credentials: { [CREDENTIAL_TYPE]: { apiKey: sb.keys.revoked, baseUrl: sb.baseUrl } } });
+		const harness = await trigger(
+			sb,
+			{},
+			{ credentials: { [CREDENTIAL_TYPE]: { apiKey: sb.keys.revoked, baseUrl: sb.baseUrl } } },
+		);
 		await expect(harness.activate()).rejects.toThrow(/revoked or unknown \(401\)/);
 	});
 });
@@ -175,11 +219,15 @@ describe('Listen for test event', () => {
 		const webhookId = randomUUID();
 		const production = await trigger(sb, {}, { webhookId });
 		await production.activate();
-		const prodSecret = (storedSecret(production.staticData, sb.keys.all) as string);
+		const prodSecret = storedSecret(production.staticData, sb.keys.all) as string;
 
 		for (const takeOver of [false, true]) {
 			// n8n copies the workflow's stored static data into the test run.
-			const test = await trigger(sb, { options: { takeOver } }, { webhookId, isTest: true, staticData: { ...production.staticData } });
+			const test = await trigger(
+				sb,
+				{ options: { takeOver } },
+				{ webhookId, isTest: true, staticData: { ...production.staticData } },
+			);
 			expect(test.webhookUrl).not.toBe(production.webhookUrl);
 			const error = await activationError(test);
 			expect(error.message).toBe(
@@ -190,7 +238,11 @@ describe('Listen for test event', () => {
 			expect(error.description).toMatch(/deactivate \(unpublish\) the workflow first/);
 		}
 
-		expect(sb.state().webhook).toEqual({ configured: true, url: production.webhookUrl, secret: prodSecret });
+		expect(sb.state().webhook).toEqual({
+			configured: true,
+			url: production.webhookUrl,
+			secret: prodSecret,
+		});
 		expect(apiCalls(sb, 'POST', WEBHOOK)).toBe(1);
 		expect(apiCalls(sb, 'DELETE', WEBHOOK)).toBe(0);
 		const answer = await production.receive(signedRequest(inboundEnvelope(), prodSecret));
@@ -213,7 +265,9 @@ describe('Listen for test event', () => {
 		expect(sb.state().webhook.url).toBe(test.webhookUrl);
 		expect(test.webhookUrl).toMatch(/\/webhook-test\//);
 
-		const answer = await test.receive(signedRequest(inboundEnvelope(), (storedSecret(test.staticData, sb.keys.all) as string)));
+		const answer = await test.receive(
+			signedRequest(inboundEnvelope(), storedSecret(test.staticData, sb.keys.all) as string),
+		);
 		expect(answer.status).toBe(200);
 		expect(answer.workflowData?.[0]).toHaveLength(1);
 		// The harness, as n8n, deactivates the test webhook after one execution.
@@ -244,7 +298,11 @@ describe('Listen for test event', () => {
 		const webhookId = randomUUID();
 		const production = await trigger(sb, {}, { webhookId });
 		await production.activate();
-		const staging = await trigger(sb, {}, { webhookId, webhookUrl: 'https://staging.example.com/webhook' });
+		const staging = await trigger(
+			sb,
+			{},
+			{ webhookId, webhookUrl: 'https://staging.example.com/webhook' },
+		);
 		const refused = await activationError(staging);
 		expect(refused.message).toBe(foreignRefusal(production.webhookUrl));
 		expect(refused.description).toMatch(/copy of this workflow/);
@@ -256,7 +314,11 @@ describe('Listen for test event', () => {
 describe('Manual registration', () => {
 	it('registers and deletes nothing; verifies with the credential’s secret', async () => {
 		const foreignSecret = await registerForeign(sb, 'https://console-registered.example.com/hook');
-		const harness = await trigger(sb, { registration: 'manual' }, { credentialExtra: { webhookSecret: foreignSecret } });
+		const harness = await trigger(
+			sb,
+			{ registration: 'manual' },
+			{ credentialExtra: { webhookSecret: foreignSecret } },
+		);
 		await harness.activate();
 		await harness.deactivate();
 		await harness.activate();
@@ -265,32 +327,54 @@ describe('Manual registration', () => {
 		expect(apiCalls(sb, 'DELETE', WEBHOOK)).toBe(0);
 		expect(harness.staticData).toEqual({});
 
-		expect((await harness.receive(signedRequest(inboundEnvelope(), foreignSecret))).status).toBe(200);
-		expect((await harness.receive(signedRequest(inboundEnvelope(), WRONG_SECRET))).status).toBe(401);
+		expect((await harness.receive(signedRequest(inboundEnvelope(), foreignSecret))).status).toBe(
+			200,
+		);
+		expect((await harness.receive(signedRequest(inboundEnvelope(), WRONG_SECRET))).status).toBe(
+			401,
+		);
 	});
 
 	it('reads the credential once for many events, and again only when a signature does not match, at most every 10 s', async () => {
 		const rotated = `whsec_${'cd'.repeat(32)}`;
-		const harness = await trigger(sb, { registration: 'manual' }, { credentialExtra: { webhookSecret: SIGNING_SECRET } });
+		const harness = await trigger(
+			sb,
+			{ registration: 'manual' },
+			{ credentialExtra: { webhookSecret: SIGNING_SECRET } },
+		);
 		await harness.activate();
 		let current = SIGNING_SECRET;
 		const original = HarnessCredentialsHelper.prototype.getDecrypted;
-		const reads = jest.spyOn(HarnessCredentialsHelper.prototype, 'getDecrypted').mockImplementation(async function (this: HarnessCredentialsHelper, ...args) {
-			const data = await original.apply(this, args);
-			return { ...data, webhookSecret: current };
-		});
+		const reads = jest
+			.spyOn(HarnessCredentialsHelper.prototype, 'getDecrypted')
+			.mockImplementation(async function (this: HarnessCredentialsHelper, ...args) {
+				const data = await original.apply(this, args);
+				return { ...data, webhookSecret: current };
+			});
 		let now = Date.now();
 		jest.spyOn(Date, 'now').mockImplementation(() => now);
-		const event = (text: string) => signedRequest(inboundEnvelope({ text }, serviceTimestamp(now)), current);
+		const event = (text: string) =>
+			signedRequest(inboundEnvelope({ text }, serviceTimestamp(now)), current);
 
 		for (let i = 0; i < 20; i++) expect((await harness.receive(event(`m${i}`))).status).toBe(200);
 		expect(reads.mock.calls.length).toBeLessThanOrEqual(1);
 		const afterFirst = reads.mock.calls.length;
 
 		// Forged signatures do not make the node read the credential again and again.
-		for (let i = 0; i < 20; i++) expect((await harness.receive(signedRequest(inboundEnvelope({ text: `f${i}` }), WRONG_SECRET))).status).toBe(401);
+		for (let i = 0; i < 20; i++)
+			expect(
+				(await harness.receive(signedRequest(inboundEnvelope({ text: `f${i}` }), WRONG_SECRET)))
+					.status,
+			).toBe(401);
 		now += 11_000;
-		for (let i = 0; i < 20; i++) expect((await harness.receive(signedRequest(inboundEnvelope({ text: `g${i}` }, serviceTimestamp(now)), WRONG_SECRET))).status).toBe(401);
+		for (let i = 0; i < 20; i++)
+			expect(
+				(
+					await harness.receive(
+						signedRequest(inboundEnvelope({ text: `g${i}` }, serviceTimestamp(now)), WRONG_SECRET),
+					)
+				).status,
+			).toBe(401);
 		expect(reads.mock.calls.length - afterFirst).toBeLessThanOrEqual(1);
 
 		// The secret is rotated in the credential: the first event signed with it is accepted once the interval has passed.
@@ -302,7 +386,11 @@ describe('Manual registration', () => {
 	});
 
 	it('without a Webhook Signing Secret in the credential, activation fails (fail closed)', async () => {
-		const harness = await trigger(sb, { registration: 'manual' }, { credentialExtra: { webhookSecret: '  ' } });
+		const harness = await trigger(
+			sb,
+			{ registration: 'manual' },
+			{ credentialExtra: { webhookSecret: '  ' } },
+		);
 		await expect(harness.activate()).rejects.toThrow(/no Webhook Signing Secret/);
 	});
 });

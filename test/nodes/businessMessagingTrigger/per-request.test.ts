@@ -25,7 +25,8 @@ describe('per-request expressions', () => {
 	it('the webhook description resolves without the expression engine', () => {
 		const webhooks = trigger.description.webhooks ?? [];
 		expect(webhooks.length).toBeGreaterThan(0);
-		for (const webhook of webhooks) expect(webhookDescriptionIsNativelyResolvable(webhook)).toBe(true);
+		for (const webhook of webhooks)
+			expect(webhookDescriptionIsNativelyResolvable(webhook)).toBe(true);
 	});
 
 	it.each([
@@ -36,15 +37,26 @@ describe('per-request expressions', () => {
 				registration: 'manual',
 				events: ['message.inbound', 'message.status', 'message.echo'],
 				separateOutputs: true,
-				options: { maxAge: 60, numbers: '109876543210', statuses: 'delivered, failed', downloadMedia: true, maxFileSize: 5 },
+				options: {
+					maxAge: 60,
+					numbers: '109876543210',
+					statuses: 'delivered, failed',
+					downloadMedia: true,
+					maxFileSize: 5,
+				},
 			},
 		],
-	])('a version-2 node with %s has static parameters (nothing for n8n to evaluate)', (_label, parameters) => {
-		const node = workflowNode(2, parameters);
-		expect(nodeParametersAreStatic(node)).toBe(true);
-	});
+	])(
+		'a version-2 node with %s has static parameters (nothing for n8n to evaluate)',
+		(_label, parameters) => {
+			const node = workflowNode(2, parameters);
+			expect(nodeParametersAreStatic(node)).toBe(true);
+		},
+	);
 
 	it('an expression a user writes into a parameter is still evaluated (the node is then not static)', () => {
-		expect(nodeParametersAreStatic(workflowNode(2, { options: { numbers: '={{ $vars.numbers }}' } }))).toBe(false);
+		expect(
+			nodeParametersAreStatic(workflowNode(2, { options: { numbers: '={{ $vars.numbers }}' } })),
+		).toBe(false);
 	});
 });

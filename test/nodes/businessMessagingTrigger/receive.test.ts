@@ -21,11 +21,13 @@ afterEach(() => {
 	jest.restoreAllMocks();
 });
 
-async function activeTrigger(parameters: Record<string, unknown> = {}): Promise<{ harness: WebhookHarness; secret: string }> {
+async function activeTrigger(
+	parameters: Record<string, unknown> = {},
+): Promise<{ harness: WebhookHarness; secret: string }> {
 	sb.reset();
 	const harness = await trigger(sb, parameters as never);
 	await harness.activate();
-	return { harness, secret: (storedSecret(harness.staticData, sb.keys.all) as string) };
+	return { harness, secret: storedSecret(harness.staticData, sb.keys.all) as string };
 }
 
 function expectNoExecution(answer: { workflowData?: unknown }) {
@@ -67,7 +69,10 @@ describe('signature', () => {
 		const answer = await harness.receive(signedRequest(inboundEnvelope(), WRONG_SECRET));
 		expect(answer.status).toBe(401);
 		expect(answer.noWebhookResponse).toBe(true);
-		expect(answer.body).toEqual({ error: 'unauthorized', reason: expect.stringMatching(/does not match/) });
+		expect(answer.body).toEqual({
+			error: 'unauthorized',
+			reason: expect.stringMatching(/does not match/),
+		});
 		expectNoExecution(answer);
 	});
 
@@ -90,7 +95,10 @@ describe('signature', () => {
 			JSON.stringify({ timestamp: event.timestamp, data: event.data, event: event.event }),
 		];
 		for (const variant of variants) {
-			const answer = await harness.receive({ headers: request.headers, rawBody: Buffer.from(variant) });
+			const answer = await harness.receive({
+				headers: request.headers,
+				rawBody: Buffer.from(variant),
+			});
 			expect(answer.status).toBe(401);
 			expectNoExecution(answer);
 		}
@@ -144,9 +152,15 @@ describe('envelope', () => {
 	it('signed but not JSON, other content type: the node answers 400', async () => {
 		const { harness, secret } = await activeTrigger();
 		const request = signedRequest('{"event": "message.inbound",', secret);
-		const answer = await harness.receive({ ...request, headers: { ...request.headers, 'content-type': 'text/plain' } });
+		const answer = await harness.receive({
+			...request,
+			headers: { ...request.headers, 'content-type': 'text/plain' },
+		});
 		expect(answer.status).toBe(400);
-		expect(answer.body).toEqual({ error: 'bad_request', reason: 'not a valid event envelope: the body is not valid JSON' });
+		expect(answer.body).toEqual({
+			error: 'bad_request',
+			reason: 'not a valid event envelope: the body is not valid JSON',
+		});
 		expectNoExecution(answer);
 	});
 
@@ -155,12 +169,18 @@ describe('envelope', () => {
 		['unknown event', JSON.stringify({ ...inboundEnvelope(), event: 'message.deleted' })],
 		['data not an object', JSON.stringify({ ...inboundEnvelope(), data: 'hello' })],
 		['timestamp missing', JSON.stringify({ event: 'message.inbound', data: {} })],
-		['timestamp not ISO 8601', JSON.stringify({ ...inboundEnvelope(), timestamp: 'Tue, 02 Jan 2025 03:04:05 GMT' })],
+		[
+			'timestamp not ISO 8601',
+			JSON.stringify({ ...inboundEnvelope(), timestamp: 'Tue, 02 Jan 2025 03:04:05 GMT' }),
+		],
 	])('signed but %s: 400, no execution', async (_label, raw) => {
 		const { harness, secret } = await activeTrigger();
 		const answer = await harness.receive(signedRequest(raw, secret));
 		expect(answer.status).toBe(400);
-		expect(answer.body).toEqual({ error: 'bad_request', reason: expect.stringMatching(/not a valid event envelope/) });
+		expect(answer.body).toEqual({
+			error: 'bad_request',
+			reason: expect.stringMatching(/not a valid event envelope/),
+		});
 		expectNoExecution(answer);
 	});
 });
@@ -168,25 +188,37 @@ describe('envelope', () => {
 describe('late deliveries (Recover Missed Messages on, the default)', () => {
 	it('an event older than the Late Delivery Cutoff is answered 503 and not run; a fresh one runs', async () => {
 		const { harness, secret } = await activeTrigger();
-		const late = await harness.receive(signedRequest(inboundEnvelope({}, serviceTimestamp(Date.now() - 6_000)), secret));
+		const late = await harness.receive(
+			signedRequest(inboundEnvelope({}, serviceTimestamp(Date.now() - 6_000)), secret),
+		);
 		expect(late.status).toBe(503);
-		expect(late.body).toEqual({ error: 'too_late', reason: expect.stringMatching(/^the event is 6\.\d s old \(Late Delivery Cutoff 5 s\)/) });
+		expect(late.body).toEqual({
+			error: 'too_late',
+			reason: expect.stringMatching(/^the event is 6\.\d s old \(Late Delivery Cutoff 5 s\)/),
+		});
 		expectNoExecution(late);
-		const fresh = await harness.receive(signedRequest(inboundEnvelope({}, serviceTimestamp(Date.now() - 1_000)), secret));
+		const fresh = await harness.receive(
+			signedRequest(inboundEnvelope({}, serviceTimestamp(Date.now() - 1_000)), secret),
+		);
 		expect(fresh.status).toBe(200);
 		expect(fresh.workflowData).toBeDefined();
 	});
 
 	it('a late event that is not selected is still acknowledged 200 (nothing to recover)', async () => {
 		const { harness, secret } = await activeTrigger({ events: ['message.status'] });
-		const late = await harness.receive(signedRequest(inboundEnvelope({}, serviceTimestamp(Date.now() - 6_000)), secret));
+		const late = await harness.receive(
+			signedRequest(inboundEnvelope({}, serviceTimestamp(Date.now() - 6_000)), secret),
+		);
 		expect(late.status).toBe(200);
 		expect(late.body).toMatchObject({ ignored: 'event message.inbound is not selected' });
 	});
 
 	it('a late delivery is not remembered as received: refused again, never run', async () => {
 		const { harness, secret } = await activeTrigger();
-		const delivery = signedRequest(inboundEnvelope({}, serviceTimestamp(Date.now() - 6_000)), secret);
+		const delivery = signedRequest(
+			inboundEnvelope({}, serviceTimestamp(Date.now() - 6_000)),
+			secret,
+		);
 		expect((await harness.receive(delivery)).status).toBe(503);
 		expect((await harness.receive(delivery)).status).toBe(503);
 	});
@@ -195,12 +227,19 @@ describe('late deliveries (Recover Missed Messages on, the default)', () => {
 describe('replay window', () => {
 	it('default 300 s: a 10-minute-old event is rejected, a 4-minute-old one accepted', async () => {
 		const { harness, secret } = await activeTrigger({ catchUp: false });
-		const stale = await harness.receive(signedRequest(inboundEnvelope({}, serviceTimestamp(Date.now() - 600_000)), secret));
+		const stale = await harness.receive(
+			signedRequest(inboundEnvelope({}, serviceTimestamp(Date.now() - 600_000)), secret),
+		);
 		expect(stale.status).toBe(401);
-		expect(stale.body).toEqual({ error: 'unauthorized', reason: expect.stringMatching(/replay protection: the event is 600 s old/) });
+		expect(stale.body).toEqual({
+			error: 'unauthorized',
+			reason: expect.stringMatching(/replay protection: the event is 600 s old/),
+		});
 		expectNoExecution(stale);
 
-		const recent = await harness.receive(signedRequest(inboundEnvelope({}, serviceTimestamp(Date.now() - 240_000)), secret));
+		const recent = await harness.receive(
+			signedRequest(inboundEnvelope({}, serviceTimestamp(Date.now() - 240_000)), secret),
+		);
 		expect(recent.status).toBe(200);
 	});
 
@@ -217,7 +256,9 @@ describe('replay window', () => {
 
 	it('a timestamp more than 60 s in the future is rejected', async () => {
 		const { harness, secret } = await activeTrigger({ catchUp: false });
-		const answer = await harness.receive(signedRequest(inboundEnvelope({}, serviceTimestamp(Date.now() + 120_000)), secret));
+		const answer = await harness.receive(
+			signedRequest(inboundEnvelope({}, serviceTimestamp(Date.now() + 120_000)), secret),
+		);
 		expect(answer.status).toBe(401);
 		expect(answer.body).toMatchObject({ reason: expect.stringMatching(/future/) });
 	});
@@ -225,11 +266,18 @@ describe('replay window', () => {
 	it('a configured maximum age applies; 0 no longer turns the check off', async () => {
 		const strict = await activeTrigger({ catchUp: false, options: { maxAge: 30 } });
 		const minuteOld = inboundEnvelope({}, serviceTimestamp(Date.now() - 60_000));
-		expect((await strict.harness.receive(signedRequest(minuteOld, strict.secret))).status).toBe(401);
+		expect((await strict.harness.receive(signedRequest(minuteOld, strict.secret))).status).toBe(
+			401,
+		);
 
 		const zero = await activeTrigger({ catchUp: false, options: { maxAge: 0 } });
-		for (const timestamp of ['2019-01-01T00:00:00.000000+00:00', '2099-01-01T00:00:00.000000+00:00']) {
-			const answer = await zero.harness.receive(signedRequest(inboundEnvelope({}, timestamp), zero.secret));
+		for (const timestamp of [
+			'2019-01-01T00:00:00.000000+00:00',
+			'2099-01-01T00:00:00.000000+00:00',
+		]) {
+			const answer = await zero.harness.receive(
+				signedRequest(inboundEnvelope({}, timestamp), zero.secret),
+			);
 			expect(answer.status).toBe(401);
 			expectNoExecution(answer);
 		}
@@ -247,35 +295,68 @@ describe('replay window', () => {
 		for (let i = 0; i < 3; i++) {
 			const again = await harness.receive(delivery);
 			expect(again.status).toBe(200);
-			expect(again.body).toEqual({ received: true, ignored: 'this delivery was already received (replay)' });
+			expect(again.body).toEqual({
+				received: true,
+				ignored: 'this delivery was already received (replay)',
+			});
 			expectNoExecution(again);
 		}
 		// Another delivery (another body, so another signature) still runs.
-		const other = await harness.receive(signedRequest(inboundEnvelope({ text: 'another message' }), secret));
+		const other = await harness.receive(
+			signedRequest(inboundEnvelope({ text: 'another message' }), secret),
+		);
 		expect(other.workflowData).toBeDefined();
 	});
 });
 
 describe('requests that are not a signed JSON envelope never cause work', () => {
-	const form = Buffer.from('--b\r\nContent-Disposition: form-data; name="event"\r\n\r\nmessage.inbound\r\n--b--\r\n');
+	const form = Buffer.from(
+		'--b\r\nContent-Disposition: form-data; name="event"\r\n\r\nmessage.inbound\r\n--b--\r\n',
+	);
 	it.each([
-		['multipart/form-data (n8n\'s form parser consumes the body)', { 'content-type': 'multipart/form-data; boundary=b' }, form],
-		['application/x-www-form-urlencoded', { 'content-type': 'application/x-www-form-urlencoded' }, Buffer.from('event=message.inbound')],
+		[
+			"multipart/form-data (n8n's form parser consumes the body)",
+			{ 'content-type': 'multipart/form-data; boundary=b' },
+			form,
+		],
+		[
+			'application/x-www-form-urlencoded',
+			{ 'content-type': 'application/x-www-form-urlencoded' },
+			Buffer.from('event=message.inbound'),
+		],
 		['text/plain', { 'content-type': 'text/plain' }, Buffer.from('hello')],
-		['application/xml', { 'content-type': 'application/xml' }, Buffer.from('<event>message.inbound</event>')],
+		[
+			'application/xml',
+			{ 'content-type': 'application/xml' },
+			Buffer.from('<event>message.inbound</event>'),
+		],
 		['an empty body', { 'content-type': 'application/json' }, Buffer.alloc(0)],
 		['no content type', {}, Buffer.from('{}')],
-		['a gzip-encoded JSON body', { 'content-type': 'application/json', 'content-encoding': 'gzip' }, gzipSync(JSON.stringify(inboundEnvelope()))],
-		['a signature of the compressed bytes', { 'content-type': 'application/json', 'content-encoding': 'gzip' }, gzipSync(JSON.stringify(inboundEnvelope()))],
-	] as const)('%s: a 4xx, no execution, webhook() does not throw', async (label, headers, rawBody) => {
-		const { harness, secret } = await activeTrigger();
-		const signed: Record<string, string> = label === 'a signature of the compressed bytes' ? { 'x-service-signature': signBody(rawBody, secret) } : {};
-		const answer = await harness.receive({ headers: { ...headers, ...signed }, rawBody });
-		expect(answer.status).toBeGreaterThanOrEqual(400);
-		expect(answer.status).toBeLessThan(500);
-		expectNoExecution(answer);
-		expect(answer.error).toBeUndefined();
-	});
+		[
+			'a gzip-encoded JSON body',
+			{ 'content-type': 'application/json', 'content-encoding': 'gzip' },
+			gzipSync(JSON.stringify(inboundEnvelope())),
+		],
+		[
+			'a signature of the compressed bytes',
+			{ 'content-type': 'application/json', 'content-encoding': 'gzip' },
+			gzipSync(JSON.stringify(inboundEnvelope())),
+		],
+	] as const)(
+		'%s: a 4xx, no execution, webhook() does not throw',
+		async (label, headers, rawBody) => {
+			const { harness, secret } = await activeTrigger();
+			const signed: Record<string, string> =
+				label === 'a signature of the compressed bytes'
+					? { 'x-service-signature': signBody(rawBody, secret) }
+					: {};
+			const answer = await harness.receive({ headers: { ...headers, ...signed }, rawBody });
+			expect(answer.status).toBeGreaterThanOrEqual(400);
+			expect(answer.status).toBeLessThan(500);
+			expectNoExecution(answer);
+			expect(answer.error).toBeUndefined();
+		},
+	);
 
 	it('a flood to a receiver without a signing secret writes at most 10 error lines a minute', async () => {
 		const { harness, secret } = await activeTrigger();
@@ -285,22 +366,32 @@ describe('requests that are not a signed JSON envelope never cause work', () => 
 			errors.push(message);
 		});
 		for (let i = 0; i < 50; i++) {
-			expect((await harness.receive(signedRequest(inboundEnvelope({ text: `flood ${i}` }), secret))).status).toBe(401);
+			expect(
+				(await harness.receive(signedRequest(inboundEnvelope({ text: `flood ${i}` }), secret)))
+					.status,
+			).toBe(401);
 		}
-		expect(errors.filter((line) => line.includes('no signing secret is stored')).length).toBeLessThanOrEqual(10);
+		expect(
+			errors.filter((line) => line.includes('no signing secret is stored')).length,
+		).toBeLessThanOrEqual(10);
 	});
 
-	it('a flood of bad requests writes at most 10 warnings a minute to n8n\'s log', async () => {
+	it("a flood of bad requests writes at most 10 warnings a minute to n8n's log", async () => {
 		const { harness } = await activeTrigger();
 		const warnings: string[] = [];
 		jest.spyOn(Logger.prototype, 'warn').mockImplementation((message: string) => {
 			warnings.push(message);
 		});
 		for (let i = 0; i < 50; i++) {
-			const answer = await harness.receive({ headers: { 'content-type': 'application/json', 'x-service-signature': 'sha256=00' }, rawBody: '{}' });
+			const answer = await harness.receive({
+				headers: { 'content-type': 'application/json', 'x-service-signature': 'sha256=00' },
+				rawBody: '{}',
+			});
 			expect(answer.status).toBe(401);
 		}
-		expect(warnings.filter((line) => line.includes('rejected a request')).length).toBeLessThanOrEqual(10);
+		expect(
+			warnings.filter((line) => line.includes('rejected a request')).length,
+		).toBeLessThanOrEqual(10);
 	});
 });
 
@@ -310,13 +401,18 @@ describe('events, filters and outputs', () => {
 		for (const event of [echoEnvelope(), statusEnvelope()]) {
 			const answer = await harness.receive(signedRequest(event, secret));
 			expect(answer.status).toBe(200);
-			expect(answer.body).toEqual({ received: true, ignored: `event ${event.event} is not selected` });
+			expect(answer.body).toEqual({
+				received: true,
+				ignored: `event ${event.event} is not selected`,
+			});
 			expectNoExecution(answer);
 		}
 	});
 
 	it('several events on one output', async () => {
-		const { harness, secret } = await activeTrigger({ events: ['message.inbound', 'message.status', 'message.echo'] });
+		const { harness, secret } = await activeTrigger({
+			events: ['message.inbound', 'message.status', 'message.echo'],
+		});
 		for (const event of [inboundEnvelope(), statusEnvelope(), echoEnvelope()]) {
 			const answer = await harness.receive(signedRequest(event, secret));
 			expect(answer.workflowData).toEqual([[{ json: asEmitted(event) }]]);
@@ -331,15 +427,33 @@ describe('events, filters and outputs', () => {
 		const inbound = inboundEnvelope();
 		const status = statusEnvelope();
 		const echo = echoEnvelope();
-		expect((await harness.receive(signedRequest(inbound, secret))).workflowData).toEqual([[{ json: asEmitted(inbound) }], [], []]);
-		expect((await harness.receive(signedRequest(status, secret))).workflowData).toEqual([[], [{ json: status }], []]);
-		expect((await harness.receive(signedRequest(echo, secret))).workflowData).toEqual([[], [], [{ json: echo }]]);
+		expect((await harness.receive(signedRequest(inbound, secret))).workflowData).toEqual([
+			[{ json: asEmitted(inbound) }],
+			[],
+			[],
+		]);
+		expect((await harness.receive(signedRequest(status, secret))).workflowData).toEqual([
+			[],
+			[{ json: status }],
+			[],
+		]);
+		expect((await harness.receive(signedRequest(echo, secret))).workflowData).toEqual([
+			[],
+			[],
+			[{ json: echo }],
+		]);
 	});
 
 	it('separate outputs with two events: two outputs', async () => {
-		const { harness, secret } = await activeTrigger({ events: ['message.echo', 'message.status'], separateOutputs: true });
+		const { harness, secret } = await activeTrigger({
+			events: ['message.echo', 'message.status'],
+			separateOutputs: true,
+		});
 		const echo = echoEnvelope();
-		expect((await harness.receive(signedRequest(echo, secret))).workflowData).toEqual([[], [{ json: echo }]]);
+		expect((await harness.receive(signedRequest(echo, secret))).workflowData).toEqual([
+			[],
+			[{ json: echo }],
+		]);
 	});
 
 	it('receiving numbers: inbound and echo of other numbers are ignored; status events pass', async () => {
@@ -347,19 +461,38 @@ describe('events, filters and outputs', () => {
 			events: ['message.inbound', 'message.status', 'message.echo'],
 			options: { numbers: '111, 222' },
 		});
-		expect((await harness.receive(signedRequest(inboundEnvelope({ number: '222' }), secret))).workflowData).toHaveLength(1);
+		expect(
+			(await harness.receive(signedRequest(inboundEnvelope({ number: '222' }), secret)))
+				.workflowData,
+		).toHaveLength(1);
 		const other = await harness.receive(signedRequest(inboundEnvelope({ number: '333' }), secret));
 		expect(other.status).toBe(200);
-		expect(other.body).toEqual({ received: true, ignored: 'number 333 is not among the receiving numbers' });
+		expect(other.body).toEqual({
+			received: true,
+			ignored: 'number 333 is not among the receiving numbers',
+		});
 		expectNoExecution(other);
-		expectNoExecution(await harness.receive(signedRequest(echoEnvelope({ number: '333' }), secret)));
-		expect((await harness.receive(signedRequest(statusEnvelope(), secret))).workflowData).toHaveLength(1);
+		expectNoExecution(
+			await harness.receive(signedRequest(echoEnvelope({ number: '333' }), secret)),
+		);
+		expect(
+			(await harness.receive(signedRequest(statusEnvelope(), secret))).workflowData,
+		).toHaveLength(1);
 	});
 
 	it('status values: only the listed statuses start the workflow (case-insensitive)', async () => {
-		const { harness, secret } = await activeTrigger({ events: ['message.status'], options: { statuses: 'Delivered, failed' } });
-		expect((await harness.receive(signedRequest(statusEnvelope({ status: 'delivered' }), secret))).workflowData).toHaveLength(1);
-		expect((await harness.receive(signedRequest(statusEnvelope({ status: 'failed' }), secret))).workflowData).toHaveLength(1);
+		const { harness, secret } = await activeTrigger({
+			events: ['message.status'],
+			options: { statuses: 'Delivered, failed' },
+		});
+		expect(
+			(await harness.receive(signedRequest(statusEnvelope({ status: 'delivered' }), secret)))
+				.workflowData,
+		).toHaveLength(1);
+		expect(
+			(await harness.receive(signedRequest(statusEnvelope({ status: 'failed' }), secret)))
+				.workflowData,
+		).toHaveLength(1);
 		const read = await harness.receive(signedRequest(statusEnvelope({ status: 'read' }), secret));
 		expect(read.status).toBe(200);
 		expectNoExecution(read);

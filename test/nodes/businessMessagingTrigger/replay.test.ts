@@ -28,7 +28,9 @@ describe('LogThrottle', () => {
 	it('allows 10 lines a minute, then says how many it left out', () => {
 		const throttle = new LogThrottle(10);
 		const flushed: number[] = [];
-		const allowed = Array.from({ length: 1_000 }, (_, i) => throttle.allow(1_000 + i, (n) => flushed.push(n))).filter(Boolean);
+		const allowed = Array.from({ length: 1_000 }, (_, i) =>
+			throttle.allow(1_000 + i, (n) => flushed.push(n)),
+		).filter(Boolean);
 		expect(allowed).toHaveLength(10);
 		expect(flushed).toEqual([]);
 		expect(throttle.allow(61_000, (n) => flushed.push(n))).toBe(true);

@@ -5,11 +5,29 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import { REGISTRATION_HEADER, STATIC_DATA_KEY, TRIGGER_MARKER_KEY, findWaiting, isResumeToken, registerWaiting, removeWaiting, resumeToken, signRegistration, waitingKey } from '../../../nodes/shared/replyAndWait';
+import {
+	REGISTRATION_HEADER,
+	STATIC_DATA_KEY,
+	TRIGGER_MARKER_KEY,
+	findWaiting,
+	isResumeToken,
+	registerWaiting,
+	removeWaiting,
+	resumeToken,
+	signRegistration,
+	waitingKey,
+} from '../../../nodes/shared/replyAndWait';
 import { runWorkflow } from '../../harness';
 import { replyAndWaitWorkflow } from '../businessMessaging/helpers';
 import type { WebhookHarness } from '../../harness';
-import { CONTACT, inboundEnvelope, inboundItem, NUMBER, signedRequest, useSandbox } from '../../support';
+import {
+	CONTACT,
+	inboundEnvelope,
+	inboundItem,
+	NUMBER,
+	signedRequest,
+	useSandbox,
+} from '../../support';
 import { control, credentialsFor, servedTrigger, storedSecret, trigger } from './helpers';
 
 const sb = useSandbox({ reset: 'afterEach' });
@@ -32,7 +50,11 @@ async function resumer(status: number): Promise<Resumer> {
 	});
 	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 	const { port } = server.address() as AddressInfo;
-	return { url: `http://127.0.0.1:${port}/webhook-waiting/41?signature=t`, bodies, close: async () => await new Promise<void>((r) => server.close(() => r())) };
+	return {
+		url: `http://127.0.0.1:${port}/webhook-waiting/41?signature=t`,
+		bodies,
+		close: async () => await new Promise<void>((r) => server.close(() => r())),
+	};
 }
 
 async function activeTrigger(): Promise<{ harness: WebhookHarness; secret: string }> {
@@ -51,20 +73,36 @@ describe('trigger: an answer resumes the waiting execution', () => {
 		const server = await resumer(200);
 		servers.push(server);
 		const { harness, secret } = await activeTrigger();
-		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), { resumeUrl: server.url, executionId: '41', expiresAtMs: Date.now() + 60_000, alsoStart: false, token: 'token-41' });
+		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), {
+			resumeUrl: server.url,
+			executionId: '41',
+			expiresAtMs: Date.now() + 60_000,
+			alsoStart: false,
+			token: 'token-41',
+		});
 		const event = inboundEnvelope({ from: CONTACT, number: NUMBER, text: 'A-42' });
 		const answer = await harness.receive(signedRequest(event, secret));
 		expect(answer.status).toBe(200);
 		expect(answer.workflowData).toBeUndefined();
 		expect(answer.body).toEqual({ received: true, resumed: '41' });
-		expect(server.bodies).toEqual([{ answer: expect.objectContaining({ event: 'message.inbound', data: expect.objectContaining({ text: 'A-42' }) }), token: 'token-41' }]);
+		expect(server.bodies).toEqual([
+			{
+				answer: expect.objectContaining({
+					event: 'message.inbound',
+					data: expect.objectContaining({ text: 'A-42' }),
+				}),
+				token: 'token-41',
+			},
+		]);
 		// The next message of the contact is a new conversation.
-		const next = await harness.receive(signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER, text: 'again' }), secret));
+		const next = await harness.receive(
+			signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER, text: 'again' }), secret),
+		);
 		expect(next.workflowData?.[0]).toHaveLength(1);
 		expect(server.bodies).toHaveLength(1);
 	});
 
-	it('activation marks the workflow\'s static data (saved with it), so Reply and Wait in this workflow keeps its entries there', async () => {
+	it("activation marks the workflow's static data (saved with it), so Reply and Wait in this workflow keeps its entries there", async () => {
 		const { harness } = await activeTrigger();
 		expect(harness.globalStaticData[TRIGGER_MARKER_KEY]).toBeUndefined();
 		const started = await harness.startTrigger();
@@ -75,24 +113,40 @@ describe('trigger: an answer resumes the waiting execution', () => {
 		}
 	});
 
-	it('after a restart (the entry only in the workflow\'s static data, as n8n loads it): resumes too', async () => {
+	it("after a restart (the entry only in the workflow's static data, as n8n loads it): resumes too", async () => {
 		const server = await resumer(200);
 		servers.push(server);
 		const { harness, secret } = await activeTrigger();
-		const entry = { resumeUrl: server.url, executionId: '47', expiresAtMs: Date.now() + 60_000, alsoStart: false, token: 'token-41' };
+		const entry = {
+			resumeUrl: server.url,
+			executionId: '47',
+			expiresAtMs: Date.now() + 60_000,
+			alsoStart: false,
+			token: 'token-41',
+		};
 		harness.globalStaticData[STATIC_DATA_KEY] = { [waitingKey('+15553334444', NUMBER)]: entry };
-		const answer = await harness.receive(signedRequest(inboundEnvelope({ from: '+15553334444', number: NUMBER }), secret));
+		const answer = await harness.receive(
+			signedRequest(inboundEnvelope({ from: '+15553334444', number: NUMBER }), secret),
+		);
 		expect(answer.body).toEqual({ received: true, resumed: '47' });
 		expect(answer.workflowData).toBeUndefined();
 		expect(harness.globalStaticData[STATIC_DATA_KEY]).toEqual({});
 	});
 
-	it('Also Start the Trigger\'s Workflow: resumes and starts an execution', async () => {
+	it("Also Start the Trigger's Workflow: resumes and starts an execution", async () => {
 		const server = await resumer(200);
 		servers.push(server);
 		const { harness, secret } = await activeTrigger();
-		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), { resumeUrl: server.url, executionId: '42', expiresAtMs: Date.now() + 60_000, alsoStart: true, token: 'token-41' });
-		const answer = await harness.receive(signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER }), secret));
+		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), {
+			resumeUrl: server.url,
+			executionId: '42',
+			expiresAtMs: Date.now() + 60_000,
+			alsoStart: true,
+			token: 'token-41',
+		});
+		const answer = await harness.receive(
+			signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER }), secret),
+		);
 		expect(server.bodies).toHaveLength(1);
 		expect(answer.workflowData?.[0]).toHaveLength(1);
 	});
@@ -101,23 +155,60 @@ describe('trigger: an answer resumes the waiting execution', () => {
 		const server = await resumer(409);
 		servers.push(server);
 		const { harness, secret } = await activeTrigger();
-		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), { resumeUrl: server.url, executionId: '43', expiresAtMs: Date.now() + 60_000, alsoStart: false, token: 'token-41' });
-		const answer = await harness.receive(signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER }), secret));
+		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), {
+			resumeUrl: server.url,
+			executionId: '43',
+			expiresAtMs: Date.now() + 60_000,
+			alsoStart: false,
+			token: 'token-41',
+		});
+		const answer = await harness.receive(
+			signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER }), secret),
+		);
 		expect(server.bodies).toHaveLength(1);
 		expect(answer.workflowData?.[0]).toHaveLength(1);
 	});
 
 	it('fail safe: an unreachable resume URL, an expired entry, another contact or number: a normal execution', async () => {
 		const { harness, secret } = await activeTrigger();
-		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), { resumeUrl: 'http://127.0.0.1:9/webhook-waiting/44', executionId: '44', expiresAtMs: Date.now() + 60_000, alsoStart: false, token: 'token-41' });
-		expect((await harness.receive(signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER }), secret))).workflowData?.[0]).toHaveLength(1);
+		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), {
+			resumeUrl: 'http://127.0.0.1:9/webhook-waiting/44',
+			executionId: '44',
+			expiresAtMs: Date.now() + 60_000,
+			alsoStart: false,
+			token: 'token-41',
+		});
+		expect(
+			(
+				await harness.receive(
+					signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER }), secret),
+				)
+			).workflowData?.[0],
+		).toHaveLength(1);
 
 		const server = await resumer(200);
 		servers.push(server);
-		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), { resumeUrl: server.url, executionId: '45', expiresAtMs: Date.now() - 1, alsoStart: false, token: 'token-41' });
-		registerWaiting(harness.staticData, waitingKey('+15550000000', NUMBER), { resumeUrl: server.url, executionId: '46', expiresAtMs: Date.now() + 60_000, alsoStart: false, token: 'token-41' });
-		for (const data of [{ from: CONTACT, number: NUMBER }, { from: '+15550000000', number: '999' }]) {
-			expect((await harness.receive(signedRequest(inboundEnvelope(data), secret))).workflowData?.[0]).toHaveLength(1);
+		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), {
+			resumeUrl: server.url,
+			executionId: '45',
+			expiresAtMs: Date.now() - 1,
+			alsoStart: false,
+			token: 'token-41',
+		});
+		registerWaiting(harness.staticData, waitingKey('+15550000000', NUMBER), {
+			resumeUrl: server.url,
+			executionId: '46',
+			expiresAtMs: Date.now() + 60_000,
+			alsoStart: false,
+			token: 'token-41',
+		});
+		for (const data of [
+			{ from: CONTACT, number: NUMBER },
+			{ from: '+15550000000', number: '999' },
+		]) {
+			expect(
+				(await harness.receive(signedRequest(inboundEnvelope(data), secret))).workflowData?.[0],
+			).toHaveLength(1);
 		}
 		expect(server.bodies).toHaveLength(0);
 	});
@@ -127,9 +218,24 @@ describe('the waiting registry (nodes/shared/waiting.ts)', () => {
 	it('static data keeps live entries only; removal is by the same execution only', () => {
 		const staticData: Record<string, unknown> = {};
 		const now = Date.now();
-		registerWaiting(staticData as never, 'n|a', { resumeUrl: 'u1', executionId: '1', expiresAtMs: now + 1000, alsoStart: false, token: 't' }, now);
-		registerWaiting(staticData as never, 'n|b', { resumeUrl: 'u2', executionId: '2', expiresAtMs: now - 1, alsoStart: false, token: 't' }, now - 10);
-		registerWaiting(staticData as never, 'n|c', { resumeUrl: 'u3', executionId: '3', expiresAtMs: now + 1000, alsoStart: false, token: 't' }, now);
+		registerWaiting(
+			staticData as never,
+			'n|a',
+			{ resumeUrl: 'u1', executionId: '1', expiresAtMs: now + 1000, alsoStart: false, token: 't' },
+			now,
+		);
+		registerWaiting(
+			staticData as never,
+			'n|b',
+			{ resumeUrl: 'u2', executionId: '2', expiresAtMs: now - 1, alsoStart: false, token: 't' },
+			now - 10,
+		);
+		registerWaiting(
+			staticData as never,
+			'n|c',
+			{ resumeUrl: 'u3', executionId: '3', expiresAtMs: now + 1000, alsoStart: false, token: 't' },
+			now,
+		);
 		expect(Object.keys(staticData[STATIC_DATA_KEY] as object).sort()).toEqual(['n|a', 'n|c']);
 		removeWaiting(staticData as never, 'n|a', 'another execution');
 		expect(findWaiting(staticData as never, ['n|a'], now)?.entry.executionId).toBe('1');
@@ -150,7 +256,16 @@ describe('the waiting registry (nodes/shared/waiting.ts)', () => {
 		expect(isResumeToken('', '57', resumeToken('', '57'))).toBe(false);
 		expect(isResumeToken(key, '', resumeToken(key, ''))).toBe(false);
 		// An entry without a token (an older version's) is not used: the answer starts a normal execution.
-		const staticData: Record<string, unknown> = { [STATIC_DATA_KEY]: { 'n|a': { resumeUrl: 'u', executionId: '1', expiresAtMs: Date.now() + 1000, alsoStart: false } } };
+		const staticData: Record<string, unknown> = {
+			[STATIC_DATA_KEY]: {
+				'n|a': {
+					resumeUrl: 'u',
+					executionId: '1',
+					expiresAtMs: Date.now() + 1000,
+					alsoStart: false,
+				},
+			},
+		};
 		expect(findWaiting(staticData as never, ['n|a'])).toBeUndefined();
 	});
 });
@@ -159,13 +274,18 @@ describe('the waiting registry (nodes/shared/waiting.ts)', () => {
 // the answer reaches a webhook processor. So it posts its entries to the account's webhook (the
 // trigger), which keeps them in its workflow's static data: what every n8n process reads.
 describe('Reply and Wait registers through the trigger (no shared memory, as between n8n processes)', () => {
-	it('the entry lands in the trigger\'s static data from a worker-like execution (empty copy, nothing saved there)', async () => {
+	it("the entry lands in the trigger's static data from a worker-like execution (empty copy, nothing saved there)", async () => {
 		const served = await servedTrigger(sb);
 		try {
 			const origin = new URL(served.served.url).origin;
 			const number = sb.numbers[0].phone_number_id;
 			// Written before the trigger listens for it (hand over etc. are not under test here).
-			const sent = await control(sb, 'POST', '/inbound', { from: CONTACT, contact_name: 'Ada', number, text: 'hello' });
+			const sent = await control(sb, 'POST', '/inbound', {
+				from: CONTACT,
+				contact_name: 'Ada',
+				number,
+				text: 'hello',
+			});
 			const emptyCopy = {};
 			const run = await runWorkflow({
 				...replyAndWaitWorkflow({ limitWaitTime: true, waitAmount: 5, waitUnit: 'minutes' }),
@@ -179,8 +299,12 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 			// Nothing for n8n to save from the worker's copy (reading it created an empty "global", not a change).
 			expect((emptyCopy as { __dataChanged?: boolean }).__dataChanged).toBe(false);
 			expect(JSON.stringify(emptyCopy)).not.toContain(STATIC_DATA_KEY);
-			const registrations = served.results.filter((r) => (r.body as { registered?: number })?.registered !== undefined);
-			expect(registrations.map((r) => [r.status, r.body, r.workflowData])).toEqual([[200, { registered: 1 }, undefined]]);
+			const registrations = served.results.filter(
+				(r) => (r.body as { registered?: number })?.registered !== undefined,
+			);
+			expect(registrations.map((r) => [r.status, r.body, r.workflowData])).toEqual([
+				[200, { registered: 1 }, undefined],
+			]);
 			const stored = findWaiting(served.harness.globalStaticData, [waitingKey(CONTACT, number)]);
 			expect(stored?.entry.resumeUrl.startsWith(`${origin}/webhook-waiting/`)).toBe(true);
 			expect(isResumeToken(sb.keys.all, stored!.entry.executionId, stored!.entry.token)).toBe(true);
@@ -192,22 +316,57 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 	it('refuses a registration not signed with its API key (401), and keeps none whose resume URL is not of its own n8n', async () => {
 		const { harness } = await activeTrigger();
 		const origin = new URL(harness.webhookUrl).origin;
-		const entry = { resumeUrl: `${origin}/webhook-waiting/77?signature=s`, executionId: '77', expiresAtMs: Date.now() + 60_000, alsoStart: false, token: 't' };
+		const entry = {
+			resumeUrl: `${origin}/webhook-waiting/77?signature=s`,
+			executionId: '77',
+			expiresAtMs: Date.now() + 60_000,
+			alsoStart: false,
+			token: 't',
+		};
 		const register = async (body: unknown, sign: (raw: string) => string) => {
 			const raw = JSON.stringify(body);
-			return await harness.receive({ headers: { 'content-type': 'application/json', [REGISTRATION_HEADER]: sign(raw) }, rawBody: raw });
+			return await harness.receive({
+				headers: { 'content-type': 'application/json', [REGISTRATION_HEADER]: sign(raw) },
+				rawBody: raw,
+			});
 		};
 		const body = { business_messaging_wait: [{ key: waitingKey(CONTACT, NUMBER), entry }] };
-		for (const sign of [(raw: string) => signRegistration(sb.keys.oneNumber, raw), () => 'sha256=00', (raw: string) => signRegistration(sb.keys.all, `${raw} `)]) {
+		for (const sign of [
+			(raw: string) => signRegistration(sb.keys.oneNumber, raw),
+			() => 'sha256=00',
+			(raw: string) => signRegistration(sb.keys.all, `${raw} `),
+		]) {
 			const refused = await register(body, sign);
-			expect([refused.status, refused.body, refused.workflowData]).toEqual([401, { error: 'unauthorized', reason: "waiting registration refused: not signed with this trigger's API key" }, undefined]);
+			expect([refused.status, refused.body, refused.workflowData]).toEqual([
+				401,
+				{
+					error: 'unauthorized',
+					reason: "waiting registration refused: not signed with this trigger's API key",
+				},
+				undefined,
+			]);
 		}
 		expect(harness.globalStaticData[STATIC_DATA_KEY]).toBeUndefined();
-		const elsewhere = { business_messaging_wait: [{ key: waitingKey(CONTACT, NUMBER), entry: { ...entry, resumeUrl: 'https://attacker.example/webhook-waiting/77' } }] };
-		expect((await register(elsewhere, (raw) => signRegistration(sb.keys.all, raw))).body).toEqual({ registered: 0 });
+		const elsewhere = {
+			business_messaging_wait: [
+				{
+					key: waitingKey(CONTACT, NUMBER),
+					entry: { ...entry, resumeUrl: 'https://attacker.example/webhook-waiting/77' },
+				},
+			],
+		};
+		expect((await register(elsewhere, (raw) => signRegistration(sb.keys.all, raw))).body).toEqual({
+			registered: 0,
+		});
 		expect(harness.globalStaticData[STATIC_DATA_KEY]).toBeUndefined();
 		const taken = await register(body, (raw) => signRegistration(sb.keys.all, raw));
-		expect([taken.status, taken.body, taken.workflowData]).toEqual([200, { registered: 1 }, undefined]);
-		expect(findWaiting(harness.globalStaticData, [waitingKey(CONTACT, NUMBER)])?.entry.executionId).toBe('77');
+		expect([taken.status, taken.body, taken.workflowData]).toEqual([
+			200,
+			{ registered: 1 },
+			undefined,
+		]);
+		expect(
+			findWaiting(harness.globalStaticData, [waitingKey(CONTACT, NUMBER)])?.entry.executionId,
+		).toBe('77');
 	});
 });

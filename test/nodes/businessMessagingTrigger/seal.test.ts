@@ -2,7 +2,6 @@
 import { openSecret, sealSecret } from '../../../nodes/BusinessMessagingTrigger/registration/seal';
 import { API_KEY, SIGNING_SECRET } from '../../support';
 
-
 describe('sealSecret / openSecret', () => {
 	it('opens with the same API key, and the sealed text does not contain the secret', () => {
 		const sealed = sealSecret(SIGNING_SECRET, API_KEY);
@@ -23,8 +22,18 @@ describe('sealSecret / openSecret', () => {
 		const parts = sealed.split('.');
 		const flipped = Buffer.from(parts[4], 'base64url');
 		flipped[0] ^= 1;
-		expect(openSecret([...parts.slice(0, 4), flipped.toString('base64url')].join('.'), API_KEY)).toBeUndefined();
-		for (const value of [undefined, null, '', SIGNING_SECRET, 'v1.a.b.c', 'v2.' + parts.slice(1).join('.'), 42]) {
+		expect(
+			openSecret([...parts.slice(0, 4), flipped.toString('base64url')].join('.'), API_KEY),
+		).toBeUndefined();
+		for (const value of [
+			undefined,
+			null,
+			'',
+			SIGNING_SECRET,
+			'v1.a.b.c',
+			'v2.' + parts.slice(1).join('.'),
+			42,
+		]) {
 			expect(openSecret(value, API_KEY)).toBeUndefined();
 		}
 		expect(openSecret(sealed, undefined)).toBeUndefined();

@@ -17,7 +17,9 @@ describe('verifySignature', () => {
 
 	it('accepts upper-case hex and a single-element header array', () => {
 		const header = sign(body);
-		expect(verifySignature(body, `sha256=${header.slice(7).toUpperCase()}`, SIGNING_SECRET)).toEqual({ valid: true });
+		expect(
+			verifySignature(body, `sha256=${header.slice(7).toUpperCase()}`, SIGNING_SECRET),
+		).toEqual({ valid: true });
 		expect(verifySignature(body, [header], SIGNING_SECRET)).toEqual({ valid: true });
 	});
 
@@ -57,7 +59,10 @@ describe('verifySignature', () => {
 	});
 
 	it('rejects a missing header', () => {
-		expect(verifySignature(body, undefined, SIGNING_SECRET)).toEqual({ valid: false, reason: expect.stringMatching(/missing/) });
+		expect(verifySignature(body, undefined, SIGNING_SECRET)).toEqual({
+			valid: false,
+			reason: expect.stringMatching(/missing/),
+		});
 		expect(verifySignature(body, '', SIGNING_SECRET).valid).toBe(false);
 		expect(verifySignature(body, [], SIGNING_SECRET).valid).toBe(false);
 	});
@@ -68,7 +73,10 @@ describe('verifySignature', () => {
 
 	it('rejects the hex without the sha256= prefix, or with another algorithm', () => {
 		const hex = sign(body).slice(7);
-		expect(verifySignature(body, hex, SIGNING_SECRET)).toEqual({ valid: false, reason: expect.stringMatching(/malformed/) });
+		expect(verifySignature(body, hex, SIGNING_SECRET)).toEqual({
+			valid: false,
+			reason: expect.stringMatching(/malformed/),
+		});
 		expect(verifySignature(body, `sha1=${hex}`, SIGNING_SECRET).valid).toBe(false);
 		expect(verifySignature(body, `SHA256 ${hex}`, SIGNING_SECRET).valid).toBe(false);
 		expect(verifySignature(body, ` sha256=${hex}`, SIGNING_SECRET).valid).toBe(false);
@@ -89,7 +97,10 @@ describe('verifySignature', () => {
 		const header = sign(body);
 		const nonHex = `${header.slice(0, -1)}g`;
 		expect(nonHex.length).toBe(header.length);
-		expect(verifySignature(body, nonHex, SIGNING_SECRET)).toEqual({ valid: false, reason: expect.stringMatching(/malformed/) });
+		expect(verifySignature(body, nonHex, SIGNING_SECRET)).toEqual({
+			valid: false,
+			reason: expect.stringMatching(/malformed/),
+		});
 		expect(verifySignature(body, `sha256=${'z'.repeat(64)}`, SIGNING_SECRET).valid).toBe(false);
 	});
 
@@ -99,12 +110,18 @@ describe('verifySignature', () => {
 			valid: false,
 			reason: expect.stringMatching(/no signing secret/),
 		});
-		expect(verifySignature(body, headerWithEmptyKey, undefined as unknown as string).valid).toBe(false);
+		expect(verifySignature(body, headerWithEmptyKey, undefined as unknown as string).valid).toBe(
+			false,
+		);
 	});
 
 	it('never throws on odd input', () => {
-		expect(() => verifySignature(undefined as unknown as Buffer, 'sha256=00', SIGNING_SECRET)).not.toThrow();
-		expect(verifySignature('text' as unknown as Buffer, sign('text'), SIGNING_SECRET).valid).toBe(false);
+		expect(() =>
+			verifySignature(undefined as unknown as Buffer, 'sha256=00', SIGNING_SECRET),
+		).not.toThrow();
+		expect(verifySignature('text' as unknown as Buffer, sign('text'), SIGNING_SECRET).valid).toBe(
+			false,
+		);
 		expect(() => verifySignature(body, 42 as unknown as string, SIGNING_SECRET)).not.toThrow();
 		expect(verifySignature(body, 42 as unknown as string, SIGNING_SECRET).valid).toBe(false);
 	});

@@ -24,7 +24,9 @@ type RunData = Record<string, Array<{ data?: { main?: Items } }>>;
 interface StoredData {
 	resultData?: { runData?: RunData; error?: { message?: string } };
 	/** Where a webhook processor puts the trigger's items for the worker to run (queue mode). */
-	executionData?: { nodeExecutionStack?: Array<{ node?: { name?: string }; data?: { main?: Items } }> };
+	executionData?: {
+		nodeExecutionStack?: Array<{ node?: { name?: string }; data?: { main?: Items } }>;
+	};
 }
 
 function quote(value: string): string {
@@ -33,12 +35,16 @@ function quote(value: string): string {
 
 /** The workflow's static data as n8n stored it (JSON text): where the trigger keeps its sealed secret and waiting entries. */
 export function storedStaticData(topology: Topology, workflowId: string): string {
-	return topology.postgres.psql(`SELECT "staticData"::text FROM workflow_entity WHERE id = ${quote(workflowId)}`);
+	return topology.postgres.psql(
+		`SELECT "staticData"::text FROM workflow_entity WHERE id = ${quote(workflowId)}`,
+	);
 }
 
 /** Executions of `workflowId` (counts only, no data). */
 export function executionStatuses(topology: Topology, workflowId: string): Record<string, number> {
-	const out = topology.postgres.psql(`SELECT status, COUNT(*) FROM execution_entity WHERE "workflowId" = ${quote(workflowId)} GROUP BY status`);
+	const out = topology.postgres.psql(
+		`SELECT status, COUNT(*) FROM execution_entity WHERE "workflowId" = ${quote(workflowId)} GROUP BY status`,
+	);
 	const statuses: Record<string, number> = {};
 	for (const line of out.split('\n').filter(Boolean)) {
 		const [status, count] = line.split('|');
@@ -52,12 +58,21 @@ export function executionCount(topology: Topology, workflowId: string): number {
 }
 
 /** Every execution of the workflow with the trigger's items (execution data parsed with n8n's flatted). */
-export function storedExecutions(topology: Topology, workflowId: string, triggerName: string): StoredExecution[] {
+export function storedExecutions(
+	topology: Topology,
+	workflowId: string,
+	triggerName: string,
+): StoredExecution[] {
 	const parse = topology.flatted();
 	const json = topology.postgres.psql(
 		`SELECT coalesce(json_agg(json_build_object('id', e.id, 'status', e.status, 'mode', e.mode, 'data', d.data) ORDER BY e.id), '[]') FROM execution_entity e LEFT JOIN execution_data d ON d."executionId" = e.id WHERE e."workflowId" = ${quote(workflowId)}`,
 	);
-	const rows = JSON.parse(json) as Array<{ id: number | string; status: string; mode: string; data: string | null }>;
+	const rows = JSON.parse(json) as Array<{
+		id: number | string;
+		status: string;
+		mode: string;
+		data: string | null;
+	}>;
 	return rows.map((row) => {
 		let data: StoredData = {};
 		try {
@@ -67,13 +82,19 @@ export function storedExecutions(topology: Topology, workflowId: string, trigger
 		}
 		const runData = data.resultData?.runData ?? {};
 		// An execution no worker finished still holds the trigger's items where the webhook processor put them.
-		const pending = data.executionData?.nodeExecutionStack?.find((entry) => entry.node?.name === triggerName)?.data?.main;
-		const items = (runData[triggerName]?.[0]?.data?.main ?? pending ?? []).flatMap((output) => output ?? []);
+		const pending = data.executionData?.nodeExecutionStack?.find(
+			(entry) => entry.node?.name === triggerName,
+		)?.data?.main;
+		const items = (runData[triggerName]?.[0]?.data?.main ?? pending ?? []).flatMap(
+			(output) => output ?? [],
+		);
 		return {
 			id: String(row.id),
 			status: row.status,
 			mode: row.mode,
-			waIds: items.map((item) => String((item.json?.data as Record<string, unknown> | undefined)?.wa_message_id ?? '')),
+			waIds: items.map((item) =>
+				String((item.json?.data as Record<string, unknown> | undefined)?.wa_message_id ?? ''),
+			),
 			recovered: items.map((item) => item.json?.recovered === true),
 			nodes: Object.keys(runData),
 			error: data.resultData?.error?.message,
@@ -85,7 +106,13 @@ export function storedExecutions(topology: Topology, workflowId: string, trigger
  * Waits until the workflow has at least `expected` executions none of which is still new or
  * running, or until the count has not moved for `quietMs` past `timeoutMs`. Returns the last count.
  */
-export async function settle(topology: Topology, workflowId: string, expected: number, timeoutMs: number, quietMs = 3000): Promise<number> {
+export async function settle(
+	topology: Topology,
+	workflowId: string,
+	expected: number,
+	timeoutMs: number,
+	quietMs = 3000,
+): Promise<number> {
 	const deadline = Date.now() + timeoutMs;
 	let last = -1;
 	let since = Date.now();
@@ -106,6 +133,7 @@ export async function settle(topology: Topology, workflowId: string, expected: n
 /** wa_message_id → how many executions carry it. */
 export function perMessage(executions: StoredExecution[]): Map<string, number> {
 	const counts = new Map<string, number>();
-	for (const execution of executions) for (const id of new Set(execution.waIds)) counts.set(id, (counts.get(id) ?? 0) + 1);
+	for (const execution of executions)
+		for (const id of new Set(execution.waIds)) counts.set(id, (counts.get(id) ?? 0) + 1);
 	return counts;
 }

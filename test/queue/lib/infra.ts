@@ -8,7 +8,17 @@
  * and haproxy from PATH (or /usr/sbin). scripts/queue.sh installs them with apt-get when missing.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { appendFileSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+	appendFileSync,
+	chownSync,
+	closeSync,
+	existsSync,
+	mkdirSync,
+	openSync,
+	readdirSync,
+	readFileSync,
+	writeFileSync,
+} from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 
@@ -60,9 +70,21 @@ export function missingPackages(): string[] {
 }
 
 /** Starts a long-running child in its own process group, output to `logFile`; records its pid. */
-function launch(name: string, command: string, args: string[], logFile: string, options: { uid?: number; gid?: number; cwd?: string } = {}): Service & { exited: () => boolean } {
+function launch(
+	name: string,
+	command: string,
+	args: string[],
+	logFile: string,
+	options: { uid?: number; gid?: number; cwd?: string } = {},
+): Service & { exited: () => boolean } {
 	const fd = openSync(logFile, 'a');
-	const child = spawn(command, args, { detached: true, stdio: ['ignore', fd, fd], cwd: options.cwd, uid: options.uid, gid: options.gid });
+	const child = spawn(command, args, {
+		detached: true,
+		stdio: ['ignore', fd, fd],
+		cwd: options.cwd,
+		uid: options.uid,
+		gid: options.gid,
+	});
 	closeSync(fd);
 	recordPid(child.pid, name);
 	let exited = false;
@@ -117,7 +139,10 @@ export interface Postgres extends Service {
  */
 export async function startPostgres(dir: string): Promise<Postgres> {
 	const bin = postgresBinDir();
-	if (!bin) throw new Error('No Postgres server in /usr/lib/postgresql/*/bin: apt-get install postgresql (scripts/queue.sh does)');
+	if (!bin)
+		throw new Error(
+			'No Postgres server in /usr/lib/postgresql/*/bin: apt-get install postgresql (scripts/queue.sh does)',
+		);
 	const data = join(dir, 'pgdata');
 	mkdirSync(dir, { recursive: true });
 	const asRoot = process.getuid?.() === 0;
@@ -126,7 +151,8 @@ export async function startPostgres(dir: string): Promise<Postgres> {
 	if (asRoot) {
 		const id = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' });
 		const group = spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' });
-		if (id.status !== 0) throw new Error('Running as root and there is no `postgres` system user to run Postgres as');
+		if (id.status !== 0)
+			throw new Error('Running as root and there is no `postgres` system user to run Postgres as');
 		uid = Number(id.stdout.trim());
 		gid = Number(group.stdout.trim());
 		chownSync(dir, uid, gid);
@@ -134,27 +160,60 @@ export async function startPostgres(dir: string): Promise<Postgres> {
 	const logFile = join(dir, 'postgres.log');
 	writeFileSync(logFile, '');
 	if (asRoot) chownSync(logFile, uid as number, gid as number);
-	const init = spawnSync(join(bin, 'initdb'), ['-D', data, '-U', 'n8n', '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-sync'], {
-		encoding: 'utf8',
-		uid,
-		gid,
-		cwd: dir,
-	});
+	const init = spawnSync(
+		join(bin, 'initdb'),
+		['-D', data, '-U', 'n8n', '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-sync'],
+		{
+			encoding: 'utf8',
+			uid,
+			gid,
+			cwd: dir,
+		},
+	);
 	if (init.status !== 0) throw new Error(`initdb failed:\n${init.stdout}\n${init.stderr}`);
 	const port = await freePort();
 	const service = launch(
 		'postgres',
 		join(bin, 'postgres'),
-		['-D', data, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${dir}`, '-c', 'max_connections=200'],
+		[
+			'-D',
+			data,
+			'-p',
+			String(port),
+			'-c',
+			'listen_addresses=127.0.0.1',
+			'-c',
+			`unix_socket_directories=${dir}`,
+			'-c',
+			'max_connections=200',
+		],
 		logFile,
 		{ uid, gid, cwd: dir },
 	);
 	service.port = port;
 	const psql = (sql: string, database = 'n8n') => {
-		const result = spawnSync(join(bin, 'psql'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'n8n', '-d', database, '-v', 'ON_ERROR_STOP=1', '-At', '-c', sql], {
-			encoding: 'utf8',
-			maxBuffer: 512 * 1024 * 1024,
-		});
+		const result = spawnSync(
+			join(bin, 'psql'),
+			[
+				'-h',
+				'127.0.0.1',
+				'-p',
+				String(port),
+				'-U',
+				'n8n',
+				'-d',
+				database,
+				'-v',
+				'ON_ERROR_STOP=1',
+				'-At',
+				'-c',
+				sql,
+			],
+			{
+				encoding: 'utf8',
+				maxBuffer: 512 * 1024 * 1024,
+			},
+		);
 		if (result.status !== 0) throw new Error(`psql failed: ${result.stderr}`);
 		return result.stdout;
 	};
@@ -163,7 +222,11 @@ export async function startPostgres(dir: string): Promise<Postgres> {
 			`Postgres on port ${port}`,
 			() => {
 				if (service.exited()) throw new Error(`postgres exited:\n${tail(logFile)}`);
-				return spawnSync(join(bin, 'pg_isready'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'n8n'], { encoding: 'utf8' }).status === 0;
+				return (
+					spawnSync(join(bin, 'pg_isready'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'n8n'], {
+						encoding: 'utf8',
+					}).status === 0
+				);
 			},
 			30_000,
 			200,
@@ -173,7 +236,9 @@ export async function startPostgres(dir: string): Promise<Postgres> {
 		await service.stop();
 		throw error;
 	}
-	log(`postgres ${bin.split('/').slice(-2, -1)[0]} on 127.0.0.1:${port} (pid ${service.child.pid}, data ${data})`);
+	log(
+		`postgres ${bin.split('/').slice(-2, -1)[0]} on 127.0.0.1:${port} (pid ${service.child.pid}, data ${data})`,
+	);
 	return { ...service, database: 'n8n', user: 'n8n', psql };
 }
 
@@ -201,14 +266,28 @@ async function redisPing(port: number): Promise<boolean> {
 
 export async function startRedis(dir: string): Promise<Service> {
 	const bin = which('redis-server');
-	if (!bin) throw new Error('No redis-server: apt-get install redis-server (scripts/queue.sh does)');
+	if (!bin)
+		throw new Error('No redis-server: apt-get install redis-server (scripts/queue.sh does)');
 	mkdirSync(dir, { recursive: true });
 	const port = await freePort();
 	const logFile = join(dir, 'redis.log');
 	const service = launch(
 		'redis',
 		bin,
-		['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--daemonize', 'no'],
+		[
+			'--port',
+			String(port),
+			'--bind',
+			'127.0.0.1',
+			'--dir',
+			dir,
+			'--save',
+			'',
+			'--appendonly',
+			'no',
+			'--daemonize',
+			'no',
+		],
 		logFile,
 		{ cwd: dir },
 	);
@@ -247,7 +326,12 @@ export interface Balancer extends Service {
  * frontend sends each request to the processor its X-Service-Signature hashes to (every copy of
  * one delivery to the same processor): the layout docs/scaling.md suggests against replays.
  */
-export async function startBalancer(dir: string, mainPort: number, webhookPorts: number[], disabled: number[] = []): Promise<Balancer> {
+export async function startBalancer(
+	dir: string,
+	mainPort: number,
+	webhookPorts: number[],
+	disabled: number[] = [],
+): Promise<Balancer> {
 	const bin = which('haproxy');
 	if (!bin) throw new Error('No haproxy: apt-get install haproxy (scripts/queue.sh does)');
 	mkdirSync(dir, { recursive: true });
@@ -256,9 +340,14 @@ export async function startBalancer(dir: string, mainPort: number, webhookPorts:
 	const socket = join(dir, 'haproxy.sock');
 	const configFile = join(dir, 'haproxy.cfg');
 	const servers = webhookPorts
-		.map((p, i) => `  server w${i + 1} 127.0.0.1:${p} check inter 2s fall 3 rise 1${disabled.includes(i) ? ' disabled' : ''}`)
+		.map(
+			(p, i) =>
+				`  server w${i + 1} 127.0.0.1:${p} check inter 2s fall 3 rise 1${disabled.includes(i) ? ' disabled' : ''}`,
+		)
 		.join('\n');
-	const hashServers = webhookPorts.map((p, i) => `  server w${i + 1} 127.0.0.1:${p} check inter 2s fall 3 rise 1`).join('\n');
+	const hashServers = webhookPorts
+		.map((p, i) => `  server w${i + 1} 127.0.0.1:${p} check inter 2s fall 3 rise 1`)
+		.join('\n');
 	writeFileSync(
 		configFile,
 		`global
@@ -304,7 +393,8 @@ ${hashServers}
 `,
 	);
 	const check = spawnSync(bin, ['-c', '-f', configFile], { encoding: 'utf8' });
-	if (check.status !== 0) throw new Error(`haproxy rejects its configuration:\n${check.stdout}${check.stderr}`);
+	if (check.status !== 0)
+		throw new Error(`haproxy rejects its configuration:\n${check.stdout}${check.stderr}`);
 	const logFile = join(dir, 'haproxy.log');
 	const service = launch('haproxy', bin, ['-db', '-f', configFile], logFile, { cwd: dir });
 	service.port = port;
@@ -326,7 +416,9 @@ ${hashServers}
 		20_000,
 		200,
 	);
-	log(`haproxy on 127.0.0.1:${port} (pid ${service.child.pid}): /webhook/ and /webhook-waiting/ round-robin over ${webhookPorts.map((p) => `127.0.0.1:${p}`).join(', ')}; the rest to main 127.0.0.1:${mainPort}`);
+	log(
+		`haproxy on 127.0.0.1:${port} (pid ${service.child.pid}): /webhook/ and /webhook-waiting/ round-robin over ${webhookPorts.map((p) => `127.0.0.1:${p}`).join(', ')}; the rest to main 127.0.0.1:${mainPort}`,
+	);
 	return {
 		...service,
 		url: `http://127.0.0.1:${port}`,

@@ -15,10 +15,24 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { ENCRYPTION_KEY, installPackage, N8nClient, N8nProcess, type Installation } from '../../real-n8n/n8n';
+import {
+	ENCRYPTION_KEY,
+	installPackage,
+	N8nClient,
+	N8nProcess,
+	type Installation,
+} from '../../real-n8n/n8n';
 import { launchSandbox, SandboxControl, type Sandbox } from '../../real-n8n/sandbox';
 import { freePort, log } from '../../real-n8n/util';
-import { recordPid, startBalancer, startPostgres, startRedis, type Balancer, type Postgres, type Service } from './infra';
+import {
+	recordPid,
+	startBalancer,
+	startPostgres,
+	startRedis,
+	type Balancer,
+	type Postgres,
+	type Service,
+} from './infra';
 
 /**
  * n8n settings every process of the topology gets. The queue timings are shorter than n8n's
@@ -92,7 +106,8 @@ export class Topology {
 		this.postgres = await startPostgres(this.pgDir);
 		this.redis = await startRedis(join(this.root, 'redis'));
 		const mainPort = await freePort();
-		for (let i = 0; i < processors; i++) this.webhookPorts.push(await freePort([mainPort, ...this.webhookPorts]));
+		for (let i = 0; i < processors; i++)
+			this.webhookPorts.push(await freePort([mainPort, ...this.webhookPorts]));
 		const startProcessors = options.startWebhookProcessors ?? processors;
 		this.balancer = await startBalancer(
 			join(this.root, 'haproxy'),
@@ -132,10 +147,16 @@ export class Topology {
 		]);
 		this.client = new N8nClient(this.balancer.url, 2, options.installation.dir);
 		await this.client.setupOwner();
-		log(`queue mode up in ${((Date.now() - t0) / 1000).toFixed(1)} s: main, ${this.webhooks.filter(Boolean).length} webhook processor(s), ${this.workers.filter(Boolean).length} worker(s) behind ${this.balancer.url}`);
+		log(
+			`queue mode up in ${((Date.now() - t0) / 1000).toFixed(1)} s: main, ${this.webhooks.filter(Boolean).length} webhook processor(s), ${this.workers.filter(Boolean).length} worker(s) behind ${this.balancer.url}`,
+		);
 	}
 
-	private async startN8n(name: string, command: 'start' | 'webhook' | 'worker', port?: number): Promise<N8nRole> {
+	private async startN8n(
+		name: string,
+		command: 'start' | 'webhook' | 'worker',
+		port?: number,
+	): Promise<N8nRole> {
 		const userFolder = join(this.root, name);
 		mkdirSync(userFolder, { recursive: true });
 		installPackage(userFolder, this.options.tarball);
@@ -151,7 +172,9 @@ export class Topology {
 			readyTimeoutMs: 240_000,
 		});
 		recordPid(n8n.child.pid, `n8n-${name}`);
-		log(`  n8n ${command} "${name}" ready (pid ${n8n.child.pid}${command === 'worker' ? '' : `, 127.0.0.1:${n8n.port}`})`);
+		log(
+			`  n8n ${command} "${name}" ready (pid ${n8n.child.pid}${command === 'worker' ? '' : `, 127.0.0.1:${n8n.port}`})`,
+		);
 		return { name, process: n8n, port: n8n.port, userFolder };
 	}
 
@@ -180,12 +203,16 @@ export class Topology {
 
 	/** flatted.parse from n8n's own dependencies (execution data is stored flattened). */
 	flatted(): (text: string) => unknown {
-		const requireFromN8n = createRequire(join(this.options.installation.dir, 'node_modules', 'n8n', 'package.json'));
+		const requireFromN8n = createRequire(
+			join(this.options.installation.dir, 'node_modules', 'n8n', 'package.json'),
+		);
 		return (requireFromN8n('flatted') as { parse: (text: string) => unknown }).parse;
 	}
 
 	async stop(): Promise<void> {
-		const n8n = [...this.workers, ...this.webhooks, this.main].filter((r): r is N8nRole => Boolean(r));
+		const n8n = [...this.workers, ...this.webhooks, this.main].filter((r): r is N8nRole =>
+			Boolean(r),
+		);
 		await Promise.all(n8n.map((r) => r.process.stop(20_000)));
 		await this.balancer?.stop();
 		await this.redis?.stop();

@@ -39,7 +39,10 @@ describe('seeded keys', () => {
 
 	it('seeds at least three numbers', () => {
 		expect(sb.numbers.length).toBeGreaterThanOrEqual(3);
-		expect(sb.numbers[0]).toEqual({ phone_number_id: '100000000000001', display_number: '+15550000001' });
+		expect(sb.numbers[0]).toEqual({
+			phone_number_id: '100000000000001',
+			display_number: '+15550000001',
+		});
 	});
 });
 
@@ -48,7 +51,9 @@ describe('401', () => {
 		const missing = await call(sb.baseUrl, 'GET', '/v1/ping');
 		expect(missing.status).toBe(401);
 		expect(missing.body).toEqual({ error: { code: 'missing_key', message: expect.any(String) } });
-		const basic = await call(sb.baseUrl, 'GET', '/v1/ping', { headers: { authorization: `Basic ${sb.keys.all}` } });
+		const basic = await call(sb.baseUrl, 'GET', '/v1/ping', {
+			headers: { authorization: `Basic ${sb.keys.all}` },
+		});
 		expect(basic.status).toBe(401);
 		const unknown = await api(sb, 'GET', '/v1/ping', 'sk_live_0000');
 		expect(unknown.status).toBe(401);
@@ -70,7 +75,10 @@ describe('401', () => {
 	});
 
 	it('answers 401 once a key is revoked through the control API', async () => {
-		const created = await control(sb, 'POST', '/keys', { scopes: ['balance:read'], allowed_numbers: null });
+		const created = await control(sb, 'POST', '/keys', {
+			scopes: ['balance:read'],
+			allowed_numbers: null,
+		});
 		expect((await api(sb, 'GET', '/v1/ping', created.body.key)).status).toBe(200);
 		expect((await control(sb, 'POST', `/keys/${created.body.id}/revoke`)).status).toBe(204);
 		expect((await api(sb, 'GET', '/v1/ping', created.body.key)).status).toBe(401);
@@ -81,7 +89,10 @@ describe('403 missing scope', () => {
 	it('refuses ping without balance:read and reply without messages:send', async () => {
 		const ping = await api(sb, 'GET', '/v1/ping', sb.keys.noBalance);
 		expect(ping.status).toBe(403);
-		expect(ping.body.error).toEqual({ code: 'missing_scope', message: expect.stringContaining('balance:read') });
+		expect(ping.body.error).toEqual({
+			code: 'missing_scope',
+			message: expect.stringContaining('balance:read'),
+		});
 		await inbound(sb, sb.numbers[0].phone_number_id);
 		const reply = await api(sb, 'POST', '/v1/messages/reply', sb.keys.noSend, {
 			to: CONTACT,
@@ -95,7 +106,8 @@ describe('403 missing scope', () => {
 
 	it('requires messages:read for message status, the inbound list and media', async () => {
 		const scopes = ['balance:read', 'messages:send'];
-		const key = (await control(sb, 'POST', '/keys', { scopes, allowed_numbers: null })).body.key as string;
+		const key = (await control(sb, 'POST', '/keys', { scopes, allowed_numbers: null })).body
+			.key as string;
 		for (const path of ['/v1/messages/msg_000', '/v1/messages/inbound', '/v1/media/123']) {
 			const result = await api(sb, 'GET', path, key);
 			expect({ path, status: result.status }).toEqual({ path, status: 403 });
@@ -104,11 +116,14 @@ describe('403 missing scope', () => {
 	});
 
 	it('lets a key without any scope use the console and logs (no scope required)', async () => {
-		const key = (await control(sb, 'POST', '/keys', { scopes: [], allowed_numbers: null })).body.key as string;
+		const key = (await control(sb, 'POST', '/keys', { scopes: [], allowed_numbers: null })).body
+			.key as string;
 		expect((await api(sb, 'GET', '/v1/ping', key)).status).toBe(403);
 		expect((await api(sb, 'GET', '/v1/console/keys', key)).status).toBe(200);
 		expect((await api(sb, 'GET', '/v1/console/webhook', key)).status).toBe(200);
-		expect((await api(sb, 'POST', '/v1/console/webhook', key, { url: 'https://example.com/h' })).status).toBe(201);
+		expect(
+			(await api(sb, 'POST', '/v1/console/webhook', key, { url: 'https://example.com/h' })).status,
+		).toBe(201);
 		expect((await api(sb, 'DELETE', '/v1/console/webhook', key)).status).toBe(204);
 		expect((await api(sb, 'GET', '/v1/logs?category=keys', key)).status).toBe(200);
 	});
@@ -132,7 +147,9 @@ describe('GET /v1/console/keys', () => {
 	it('lists every key with allowed_numbers (list or null) and never a key value', async () => {
 		const result = await api(sb, 'GET', '/v1/console/keys', sb.keys.all);
 		expect(result.status).toBe(200);
-		const byId = Object.fromEntries((result.body.data as Array<{ id: string }>).map((k) => [k.id, k]));
+		const byId = Object.fromEntries(
+			(result.body.data as Array<{ id: string }>).map((k) => [k.id, k]),
+		);
 		expect(byId.key_all).toEqual({
 			id: 'key_all',
 			prefix: 'sk_live_',

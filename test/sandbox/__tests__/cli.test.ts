@@ -8,7 +8,18 @@ describe('cli arguments', () => {
 
 	it('--port moves both; --media-port, --host and --webhook-timeout-ms are taken as given', () => {
 		expect(parseArgs(['--port', '5000'])).toEqual({ port: 5000, mediaPort: 5001 });
-		expect(parseArgs(['--port', '5000', '--media-port', '6000', '--host', '0.0.0.0', '--webhook-timeout-ms', '2000'])).toEqual({
+		expect(
+			parseArgs([
+				'--port',
+				'5000',
+				'--media-port',
+				'6000',
+				'--host',
+				'0.0.0.0',
+				'--webhook-timeout-ms',
+				'2000',
+			]),
+		).toEqual({
 			port: 5000,
 			mediaPort: 6000,
 			host: '0.0.0.0',

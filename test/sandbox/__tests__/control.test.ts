@@ -10,7 +10,10 @@ beforeAll(() => {
 
 describe('POST /_sandbox/keys', () => {
 	it('creates a key with the given scopes and numbers; the value is returned once', async () => {
-		const created = await control(sb, 'POST', '/keys', { scopes: ['balance:read'], allowed_numbers: [n0] });
+		const created = await control(sb, 'POST', '/keys', {
+			scopes: ['balance:read'],
+			allowed_numbers: [n0],
+		});
 		expect(created.status).toBe(201);
 		expect(created.body).toEqual({
 			id: expect.stringMatching(/^key_[0-9a-f]{12}$/),
@@ -50,14 +53,26 @@ describe('POST /_sandbox/keys', () => {
 describe('POST /_sandbox/inbound and /_sandbox/echo', () => {
 	it('stores the record and reports the delivery', async () => {
 		const result = await inbound(sb, n0, { text: 'hi there' });
-		expect(result.body.record).toMatchObject({ direction: 'in', from: CONTACT, number: n0, text: 'hi there' });
-		expect(result.body.delivery).toMatchObject({ delivered: false, reason: 'no webhook registered' });
+		expect(result.body.record).toMatchObject({
+			direction: 'in',
+			from: CONTACT,
+			number: n0,
+			text: 'hi there',
+		});
+		expect(result.body.delivery).toMatchObject({
+			delivered: false,
+			reason: 'no webhook registered',
+		});
 		expect(sb.state().inbound).toEqual([result.body.record]);
 	});
 
 	it('infers the type from the media MIME type', async () => {
 		const result = await inbound(sb, n0, { media: { mime: 'audio/ogg', data_base64: 'T2dnUw==' } });
-		expect(result.body.record).toMatchObject({ type: 'audio', media_mime: 'audio/ogg', media_id: expect.any(String) });
+		expect(result.body.record).toMatchObject({
+			type: 'audio',
+			media_mime: 'audio/ogg',
+			media_id: expect.any(String),
+		});
 	});
 
 	it.each([
@@ -65,9 +80,29 @@ describe('POST /_sandbox/inbound and /_sandbox/echo', () => {
 		[{ from: '+15551234567', number: '100000000000001', text: 'x' }, 'contact_name:'],
 		[{ from: '+15551234567', contact_name: 'A', number: '999', text: 'x' }, 'number:'],
 		[{ from: '+15551234567', contact_name: 'A', number: '100000000000001' }, 'text:'],
-		[{ from: '+15551234567', contact_name: 'A', number: '100000000000001', type: 'image' }, 'media:'],
-		[{ from: '+15551234567', contact_name: 'A', number: '100000000000001', type: 'gif', text: 'x' }, 'type:'],
-		[{ from: '+15551234567', contact_name: 'A', number: '100000000000001', media: { mime: 'png', data_base64: 'AA==' } }, 'media.mime:'],
+		[
+			{ from: '+15551234567', contact_name: 'A', number: '100000000000001', type: 'image' },
+			'media:',
+		],
+		[
+			{
+				from: '+15551234567',
+				contact_name: 'A',
+				number: '100000000000001',
+				type: 'gif',
+				text: 'x',
+			},
+			'type:',
+		],
+		[
+			{
+				from: '+15551234567',
+				contact_name: 'A',
+				number: '100000000000001',
+				media: { mime: 'png', data_base64: 'AA==' },
+			},
+			'media.mime:',
+		],
 	])('inbound %j is 400 (%s)', async (body, field) => {
 		const result = await control(sb, 'POST', '/inbound', body);
 		expect(result.status).toBe(400);
@@ -76,10 +111,21 @@ describe('POST /_sandbox/inbound and /_sandbox/echo', () => {
 
 	it('echo validates too', async () => {
 		expect((await control(sb, 'POST', '/echo', { to: CONTACT, number: n0 })).status).toBe(400);
-		expect((await control(sb, 'POST', '/echo', { to: CONTACT, number: n0, type: 'image' })).status).toBe(400);
-		const ok = await control(sb, 'POST', '/echo', { to: CONTACT, number: n0, type: 'sticker', media_mime: 'image/webp' });
+		expect(
+			(await control(sb, 'POST', '/echo', { to: CONTACT, number: n0, type: 'image' })).status,
+		).toBe(400);
+		const ok = await control(sb, 'POST', '/echo', {
+			to: CONTACT,
+			number: n0,
+			type: 'sticker',
+			media_mime: 'image/webp',
+		});
 		expect(ok.status).toBe(201);
-		expect(ok.body.record).toMatchObject({ direction: 'echo', type: 'sticker', media_mime: 'image/webp' });
+		expect(ok.body.record).toMatchObject({
+			direction: 'echo',
+			type: 'sticker',
+			media_mime: 'image/webp',
+		});
 	});
 
 	it('a body that is not JSON is 400', async () => {
@@ -141,7 +187,10 @@ describe('POST /_sandbox/reset', () => {
 		await registerWebhook(sb, 'https://example.com/h');
 		await inbound(sb, n0);
 		await api(sb, 'POST', '/v1/messages/reply', sb.keys.oneNumber, { to: CONTACT, text: 'hi' });
-		const extra = await control(sb, 'POST', '/keys', { scopes: ['balance:read'], allowed_numbers: null });
+		const extra = await control(sb, 'POST', '/keys', {
+			scopes: ['balance:read'],
+			allowed_numbers: null,
+		});
 		await control(sb, 'POST', '/clock', { advance_seconds: 86400 * 10 });
 		await control(sb, 'POST', '/faults', { count: 5, kind: 'status_500' });
 
@@ -171,7 +220,12 @@ describe('faults', () => {
 
 	it('status_500 for the next `count` /v1 requests, then normal', async () => {
 		const fault = await addFault({ count: 2, kind: 'status_500' });
-		expect(fault).toMatchObject({ id: expect.stringMatching(/^flt_/), kind: 'status_500', count: 2, remaining: 2 });
+		expect(fault).toMatchObject({
+			id: expect.stringMatching(/^flt_/),
+			kind: 'status_500',
+			count: 2,
+			remaining: 2,
+		});
 		const first = await ping();
 		expect(first.status).toBe(500);
 		expect(first.body.error.code).toBe('internal_error');
@@ -195,7 +249,9 @@ describe('faults', () => {
 	it('reset destroys the connection without an answer', async () => {
 		await addFault({ count: 1, kind: 'reset' });
 		await expect(ping()).rejects.toThrow();
-		expect(sb.state().requests).toEqual([expect.objectContaining({ path: '/v1/ping', status: null, fault: 'reset' })]);
+		expect(sb.state().requests).toEqual([
+			expect.objectContaining({ path: '/v1/ping', status: null, fault: 'reset' }),
+		]);
 		expect((await ping()).status).toBe(200);
 	});
 
@@ -210,7 +266,9 @@ describe('faults', () => {
 
 	it('malformed_json answers 200 with a body that does not parse', async () => {
 		await addFault({ count: 1, kind: 'malformed_json' });
-		const response = await request(`${sb.baseUrl}/v1/ping`, { headers: { authorization: `Bearer ${sb.keys.all}` } });
+		const response = await request(`${sb.baseUrl}/v1/ping`, {
+			headers: { authorization: `Bearer ${sb.keys.all}` },
+		});
 		expect(response.statusCode).toBe(200);
 		expect(response.headers['content-type']).toContain('application/json');
 		const text = await response.body.text();
@@ -222,11 +280,14 @@ describe('faults', () => {
 		await addFault({ count: 1, kind: 'status_500', path_prefix: '/v1/messages/reply' });
 		expect((await ping()).status).toBe(200);
 		expect(sb.state().faults).toHaveLength(1);
-		const send = () => api(sb, 'POST', '/v1/messages/reply', sb.keys.oneNumber, { to: CONTACT, text: 'hi' });
+		const send = () =>
+			api(sb, 'POST', '/v1/messages/reply', sb.keys.oneNumber, { to: CONTACT, text: 'hi' });
 		expect((await send()).status).toBe(500);
 		expect(sb.state().messages).toHaveLength(0);
 		expect((await send()).status).toBe(201);
-		const posts = sb.state().requests.filter((r) => r.method === 'POST' && r.path === '/v1/messages/reply');
+		const posts = sb
+			.state()
+			.requests.filter((r) => r.method === 'POST' && r.path === '/v1/messages/reply');
 		expect(posts.map((r) => r.status)).toEqual([500, 201]);
 		expect(sb.state().requests_count).toBe(3);
 	});
@@ -239,6 +300,8 @@ describe('faults', () => {
 		const bad = await control(sb, 'POST', '/faults', { count: 0, kind: 'explode' });
 		expect(bad.status).toBe(400);
 		expect(bad.body.error.message).toMatch(/count:.*kind:|kind:.*count:/);
-		expect((await control(sb, 'POST', '/faults', { count: 1, kind: 'reset', path_prefix: '/x' })).status).toBe(400);
+		expect(
+			(await control(sb, 'POST', '/faults', { count: 1, kind: 'reset', path_prefix: '/x' })).status,
+		).toBe(400);
 	});
 });

@@ -32,8 +32,14 @@ describe('POST /_sandbox/inbound with media.size_bytes', () => {
 			text: '',
 			media: { mime: 'video/mp4', size_bytes: size, filename: 'big.mp4' },
 		});
-		expect(result.body.record).toMatchObject({ type: 'video', media_mime: 'video/mp4', media_id: expect.any(String) });
-		expect(sb.state().media).toEqual([expect.objectContaining({ size, filename: 'big.mp4', hosted: true })]);
+		expect(result.body.record).toMatchObject({
+			type: 'video',
+			media_mime: 'video/mp4',
+			media_id: expect.any(String),
+		});
+		expect(sb.state().media).toEqual([
+			expect.objectContaining({ size, filename: 'big.mp4', hosted: true }),
+		]);
 
 		const pointer = await api(sb, 'GET', `/v1/media/${result.body.record.media_id}`, sb.keys.all);
 		expect(pointer.status).toBe(302);
@@ -55,14 +61,17 @@ describe('POST /_sandbox/inbound with media.size_bytes', () => {
 		[{ mime: 'image/png', data_base64: 'AA==', size_bytes: 10 }, 'both'],
 		[{ mime: 'image/png', size_bytes: 0 }, 'zero'],
 		[{ mime: 'image/png', size_bytes: MAX_GENERATED_MEDIA_BYTES + 1 }, 'over the maximum'],
-	])('refuses media %j (%s) with 400 naming media', async (media: Record<string, unknown>, _case: string) => {
-		const result = await control(sb, 'POST', '/inbound', {
-			from: CONTACT,
-			contact_name: 'Ada',
-			number: sb.numbers[0].phone_number_id,
-			media,
-		});
-		expect(result.status).toBe(400);
-		expect(result.body.error.message).toMatch(/media(\.size_bytes)?:/);
-	});
+	])(
+		'refuses media %j (%s) with 400 naming media',
+		async (media: Record<string, unknown>, _case: string) => {
+			const result = await control(sb, 'POST', '/inbound', {
+				from: CONTACT,
+				contact_name: 'Ada',
+				number: sb.numbers[0].phone_number_id,
+				media,
+			});
+			expect(result.status).toBe(400);
+			expect(result.body.error.message).toMatch(/media(\.size_bytes)?:/);
+		},
+	);
 });

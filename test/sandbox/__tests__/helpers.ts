@@ -22,7 +22,12 @@ export interface CallOptions {
 	headers?: Record<string, string>;
 }
 
-export async function call(baseUrl: string, method: string, path: string, options: CallOptions = {}): Promise<HttpResult> {
+export async function call(
+	baseUrl: string,
+	method: string,
+	path: string,
+	options: CallOptions = {},
+): Promise<HttpResult> {
 	const headers: Record<string, string> = { ...options.headers };
 	if (options.key !== undefined) headers.authorization = `Bearer ${options.key}`;
 	let payload: string | undefined = options.rawBody;
@@ -44,15 +49,28 @@ export async function call(baseUrl: string, method: string, path: string, option
 }
 
 /** /v1 call with a key. */
-export const api = (sb: Sandbox, method: string, path: string, key: string | undefined, body?: unknown): Promise<HttpResult> =>
-	call(sb.baseUrl, method, path, { key, body });
+export const api = (
+	sb: Sandbox,
+	method: string,
+	path: string,
+	key: string | undefined,
+	body?: unknown,
+): Promise<HttpResult> => call(sb.baseUrl, method, path, { key, body });
 
 /** /_sandbox call, no auth. */
-export const control = (sb: Sandbox, method: string, path: string, body?: unknown): Promise<HttpResult> =>
-	call(sb.baseUrl, method, `/_sandbox${path}`, { body });
+export const control = (
+	sb: Sandbox,
+	method: string,
+	path: string,
+	body?: unknown,
+): Promise<HttpResult> => call(sb.baseUrl, method, `/_sandbox${path}`, { body });
 
 /** An inbound text from CONTACT on the given number: opens the reply window. */
-export async function inbound(sb: Sandbox, number: string, extra: Record<string, unknown> = {}): Promise<HttpResult> {
+export async function inbound(
+	sb: Sandbox,
+	number: string,
+	extra: Record<string, unknown> = {},
+): Promise<HttpResult> {
 	const result = await control(sb, 'POST', '/inbound', {
 		from: CONTACT,
 		contact_name: 'Ada',

@@ -55,7 +55,9 @@ describe('GET /v1/messages/inbound', () => {
 				created_at: expect.any(String),
 			},
 		]);
-		expect((await list('?direction=in')).body.data.map((r: { direction: string }) => r.direction)).toEqual(['in']);
+		expect(
+			(await list('?direction=in')).body.data.map((r: { direction: string }) => r.direction),
+		).toEqual(['in']);
 	});
 
 	it.each(['out', 'all', ''])('direction=%s is 400', async (direction) => {
@@ -77,9 +79,12 @@ describe('GET /v1/messages/inbound', () => {
 		expect(third.body).toMatchObject({ has_more: false, next_cursor: null });
 	});
 
-	it.each(['?limit=0', '?limit=101', '?limit=abc', '?cursor=garbage'])('%s is 400', async (query) => {
-		expect((await list(query)).status).toBe(400);
-	});
+	it.each(['?limit=0', '?limit=101', '?limit=abc', '?cursor=garbage'])(
+		'%s is 400',
+		async (query) => {
+			expect((await list(query)).status).toBe(400);
+		},
+	);
 
 	it('filters by number and contact', async () => {
 		await inbound(sb, n0, { text: 'a' });

@@ -14,30 +14,54 @@ async function logs(category: string, query = ''): Promise<Json[]> {
 	return result.body.data;
 }
 
-const entryShape = { id: expect.stringMatching(/^log_/), category: expect.any(String), created_at: expect.any(String) };
+const entryShape = {
+	id: expect.stringMatching(/^log_/),
+	category: expect.any(String),
+	created_at: expect.any(String),
+};
 
 describe('GET /v1/logs', () => {
-	it.each(['', '?category=', '?category=payments', '?category=SENDS'])('%s is 400', async (query) => {
-		const result = await api(sb, 'GET', `/v1/logs${query}`, sb.keys.all);
-		expect(result.status).toBe(400);
-		expect(result.body.error.message).toContain('category');
-	});
+	it.each(['', '?category=', '?category=payments', '?category=SENDS'])(
+		'%s is 400',
+		async (query) => {
+			const result = await api(sb, 'GET', `/v1/logs${query}`, sb.keys.all);
+			expect(result.status).toBe(400);
+			expect(result.body.error.message).toContain('category');
+		},
+	);
 
 	it('numbers: the seeded numbers, registered at start', async () => {
 		const entries = await logs('numbers');
-		expect(entries.map((e) => e.phone_number_id).sort()).toEqual(sb.numbers.map((n) => n.phone_number_id).sort());
+		expect(entries.map((e) => e.phone_number_id).sort()).toEqual(
+			sb.numbers.map((n) => n.phone_number_id).sort(),
+		);
 		expect(entries[0]).toMatchObject({ ...entryShape, category: 'numbers', action: 'registered' });
 	});
 
 	it('keys: created and revoked, newest first', async () => {
 		const seeded = await logs('keys');
 		expect(seeded.filter((e) => e.action === 'created')).toHaveLength(6);
-		expect(seeded.filter((e) => e.action === 'revoked').map((e) => e.key_id)).toEqual(['key_revoked']);
-		const created = await control(sb, 'POST', '/keys', { scopes: ['messages:read'], allowed_numbers: [n0] });
+		expect(seeded.filter((e) => e.action === 'revoked').map((e) => e.key_id)).toEqual([
+			'key_revoked',
+		]);
+		const created = await control(sb, 'POST', '/keys', {
+			scopes: ['messages:read'],
+			allowed_numbers: [n0],
+		});
 		await control(sb, 'POST', `/keys/${created.body.id}/revoke`);
 		const [revoked, made] = await logs('keys');
-		expect(revoked).toMatchObject({ ...entryShape, category: 'keys', action: 'revoked', key_id: created.body.id });
-		expect(made).toMatchObject({ action: 'created', key_id: created.body.id, scopes: ['messages:read'], allowed_numbers: [n0] });
+		expect(revoked).toMatchObject({
+			...entryShape,
+			category: 'keys',
+			action: 'revoked',
+			key_id: created.body.id,
+		});
+		expect(made).toMatchObject({
+			action: 'created',
+			key_id: created.body.id,
+			scopes: ['messages:read'],
+			allowed_numbers: [n0],
+		});
 		expect(JSON.stringify(await logs('keys'))).not.toContain(created.body.key);
 	});
 
@@ -45,7 +69,13 @@ describe('GET /v1/logs', () => {
 		await inbound(sb, n0);
 		await control(sb, 'POST', '/echo', { to: CONTACT, number: n0, text: 'app' });
 		const [echo, inboundEntry] = await logs('receptions');
-		expect(inboundEntry).toMatchObject({ ...entryShape, direction: 'in', contact: CONTACT, number: n0, type: 'text' });
+		expect(inboundEntry).toMatchObject({
+			...entryShape,
+			direction: 'in',
+			contact: CONTACT,
+			number: n0,
+			type: 'text',
+		});
 		expect(echo).toMatchObject({ direction: 'echo', contact: CONTACT, number: n0 });
 	});
 
@@ -53,13 +83,32 @@ describe('GET /v1/logs', () => {
 		expect(await logs('sends')).toEqual([]);
 		expect(await logs('credits')).toEqual([]);
 		await inbound(sb, n0);
-		const sent = await api(sb, 'POST', '/v1/messages/reply', sb.keys.oneNumber, { to: CONTACT, text: 'hi' });
+		const sent = await api(sb, 'POST', '/v1/messages/reply', sb.keys.oneNumber, {
+			to: CONTACT,
+			text: 'hi',
+		});
 		expect(await logs('sends')).toEqual([
-			{ ...entryShape, category: 'sends', message_id: sent.body.id, wa_message_id: sent.body.wa_message_id, to: CONTACT, from: n0, key_id: 'key_one_number' },
+			{
+				...entryShape,
+				category: 'sends',
+				message_id: sent.body.id,
+				wa_message_id: sent.body.wa_message_id,
+				to: CONTACT,
+				from: n0,
+				key_id: 'key_one_number',
+			},
 		]);
 		const before = sb.state().credit_balance;
 		expect(await logs('credits')).toEqual([
-			{ ...entryShape, category: 'credits', action: 'debit', amount: 1, balance_after: before, reason: 'reply', message_id: sent.body.id },
+			{
+				...entryShape,
+				category: 'credits',
+				action: 'debit',
+				amount: 1,
+				balance_after: before,
+				reason: 'reply',
+				message_id: sent.body.id,
+			},
 		]);
 	});
 
@@ -85,7 +134,14 @@ describe('GET /v1/logs', () => {
 		receiver.mode = { kind: 'status', status: 401 };
 		await inbound(sb, n0);
 		const [failed, ok] = await logs('webhook');
-		expect(ok).toMatchObject({ ...entryShape, event: 'message.inbound', url: receiver.url, success: true, status_code: 200, reason: null });
+		expect(ok).toMatchObject({
+			...entryShape,
+			event: 'message.inbound',
+			url: receiver.url,
+			success: true,
+			status_code: 200,
+			reason: null,
+		});
 		expect(failed).toMatchObject({ success: false, status_code: 401, reason: 'HTTP 401' });
 		receiver.mode = { kind: 'status', status: 200 };
 	});
@@ -94,7 +150,12 @@ describe('GET /v1/logs', () => {
 		const first = await api(sb, 'GET', '/v1/logs?category=keys&limit=4', sb.keys.all);
 		expect(first.body.data).toHaveLength(4);
 		expect(first.body.has_more).toBe(true);
-		const second = await api(sb, 'GET', `/v1/logs?category=keys&limit=4&cursor=${first.body.next_cursor}`, sb.keys.all);
+		const second = await api(
+			sb,
+			'GET',
+			`/v1/logs?category=keys&limit=4&cursor=${first.body.next_cursor}`,
+			sb.keys.all,
+		);
 		expect(second.body.data).toHaveLength(3);
 		expect(second.body.next_cursor).toBeNull();
 		const ids = [...first.body.data, ...second.body.data].map((e: { id: string }) => e.id);

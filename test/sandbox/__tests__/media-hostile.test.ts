@@ -12,13 +12,22 @@ async function signedLocation(): Promise<string> {
 	const hosted = await inbound(sb, sb.numbers[0].phone_number_id, {
 		media: { mime: 'application/pdf', data_base64: bytes.toString('base64'), filename: 'a.pdf' },
 	});
-	const pointer = await api(sb, 'GET', `/v1/media/${hosted.body.record.media_id as string}`, sb.keys.all);
+	const pointer = await api(
+		sb,
+		'GET',
+		`/v1/media/${hosted.body.record.media_id as string}`,
+		sb.keys.all,
+	);
 	return pointer.headers.location as string;
 }
 
 async function get(url: string) {
 	const response = await request(url);
-	return { status: response.statusCode, headers: response.headers, body: Buffer.from(await response.body.arrayBuffer()) };
+	return {
+		status: response.statusCode,
+		headers: response.headers,
+		body: Buffer.from(await response.body.arrayBuffer()),
+	};
 }
 
 async function setMode(mode: Record<string, unknown>) {
@@ -73,11 +82,17 @@ describe('POST /_sandbox/media-host/mode', () => {
 		expect(Date.now() - started).toBeGreaterThanOrEqual(1900);
 	});
 
-	it('content_type and filename replace the media\'s own, odd characters included', async () => {
-		await setMode({ kind: 'normal', content_type: 'text/html; charset=utf-8', filename: 'a\r\nb\u0000/../c.html' });
+	it("content_type and filename replace the media's own, odd characters included", async () => {
+		await setMode({
+			kind: 'normal',
+			content_type: 'text/html; charset=utf-8',
+			filename: 'a\r\nb\u0000/../c.html',
+		});
 		const answer = await get(await signedLocation());
 		expect(answer.headers['content-type']).toBe('text/html; charset=utf-8');
-		expect(answer.headers['content-disposition']).toContain(`filename*=UTF-8''${encodeURIComponent('a\r\nb\u0000/../c.html')}`);
+		expect(answer.headers['content-disposition']).toContain(
+			`filename*=UTF-8''${encodeURIComponent('a\r\nb\u0000/../c.html')}`,
+		);
 	});
 
 	it('reset puts the media host back to normal; a bad mode is 400', async () => {

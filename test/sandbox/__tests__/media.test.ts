@@ -9,7 +9,6 @@ const MEDIA_RETENTION_SECONDS = 30 * 24 * 60 * 60;
 const sb = useSandbox();
 const bytes = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3, 4, 5]);
 
-
 async function hostImage(extra: Record<string, unknown> = {}): Promise<string> {
 	const result = await inbound(sb, sb.numbers[0].phone_number_id, {
 		media: { mime: 'image/png', data_base64: bytes.toString('base64'), filename: 'photo.png' },
@@ -27,7 +26,11 @@ async function signedLocation(mediaId: string): Promise<string> {
 /** GET on the media host the way a careful client does it: no Authorization. */
 async function download(url: string, headers: Record<string, string> = {}) {
 	const response = await request(url, { headers });
-	return { status: response.statusCode, headers: response.headers, body: Buffer.from(await response.body.arrayBuffer()) };
+	return {
+		status: response.statusCode,
+		headers: response.headers,
+		body: Buffer.from(await response.body.arrayBuffer()),
+	};
 }
 
 describe('GET /v1/media/{id}', () => {
@@ -40,8 +43,12 @@ describe('GET /v1/media/{id}', () => {
 		expect(location.origin).not.toBe(new URL(sb.baseUrl).origin);
 		expect(location.pathname).toBe(`/media/${mediaId}`);
 		const expires = Number(location.searchParams.get('expires'));
-		expect(expires - Math.floor(sb.now().getTime() / 1000)).toBeGreaterThan(SIGNED_URL_TTL_SECONDS - 5);
-		expect(expires - Math.floor(sb.now().getTime() / 1000)).toBeLessThanOrEqual(SIGNED_URL_TTL_SECONDS);
+		expect(expires - Math.floor(sb.now().getTime() / 1000)).toBeGreaterThan(
+			SIGNED_URL_TTL_SECONDS - 5,
+		);
+		expect(expires - Math.floor(sb.now().getTime() / 1000)).toBeLessThanOrEqual(
+			SIGNED_URL_TTL_SECONDS,
+		);
 		expect(location.searchParams.get('signature')).toMatch(/^[0-9a-f]{64}$/);
 		expect(result.body.url).toBe(result.headers.location);
 	});
@@ -58,7 +65,9 @@ describe('GET /v1/media/{id}', () => {
 
 	it('names the file from the media id when no filename was given', async () => {
 		const mediaId = (
-			await inbound(sb, sb.numbers[0].phone_number_id, { media: { mime: 'application/pdf', data_base64: 'JVBERi0=' } })
+			await inbound(sb, sb.numbers[0].phone_number_id, {
+				media: { mime: 'application/pdf', data_base64: 'JVBERi0=' },
+			})
 		).body.record.media_id as string;
 		const file = await download(await signedLocation(mediaId));
 		expect(file.headers['content-disposition']).toContain(`filename="${mediaId}.pdf"`);
@@ -74,7 +83,9 @@ describe('GET /v1/media/{id}', () => {
 		expect(expired.status).toBe(403);
 		expect(JSON.parse(expired.body.toString()).error.code).toBe('url_expired');
 		// A fresh link works again.
-		expect((await download(await signedLocation((sb.state().media[0] as { id: string }).id))).status).toBe(200);
+		expect(
+			(await download(await signedLocation((sb.state().media[0] as { id: string }).id))).status,
+		).toBe(200);
 	});
 
 	it('refuses a wrong or missing signature, or a signature for another id (403 invalid_signature)', async () => {
@@ -85,7 +96,10 @@ describe('GET /v1/media/{id}', () => {
 		const otherId = new URL(first);
 		otherId.pathname = `/media/${secondId}`;
 		const laterExpiry = new URL(first);
-		laterExpiry.searchParams.set('expires', String(Number(first.searchParams.get('expires')) + 3600));
+		laterExpiry.searchParams.set(
+			'expires',
+			String(Number(first.searchParams.get('expires')) + 3600),
+		);
 		const unsigned = `${sb.mediaBaseUrl}${first.pathname}`;
 		for (const url of [tampered.toString(), otherId.toString(), laterExpiry.toString(), unsigned]) {
 			const result = await download(url);
@@ -115,9 +129,15 @@ describe('GET /v1/media/{id}', () => {
 	});
 
 	it('echo media ids are metadata only: not downloadable', async () => {
-		const echo = await control(sb, 'POST', '/echo', { to: CONTACT, number: sb.numbers[0].phone_number_id, media_mime: 'image/jpeg' });
+		const echo = await control(sb, 'POST', '/echo', {
+			to: CONTACT,
+			number: sb.numbers[0].phone_number_id,
+			media_mime: 'image/jpeg',
+		});
 		expect(echo.body.record.media_id).toEqual(expect.any(String));
-		expect((await api(sb, 'GET', `/v1/media/${echo.body.record.media_id}`, sb.keys.all)).status).toBe(404);
+		expect(
+			(await api(sb, 'GET', `/v1/media/${echo.body.record.media_id}`, sb.keys.all)).status,
+		).toBe(404);
 	});
 });
 
@@ -128,7 +148,11 @@ describe('media host request log', () => {
 		await download(`${sb.mediaBaseUrl}/elsewhere`);
 		const { media_requests: requests } = sb.state();
 		expect(requests).toHaveLength(2);
-		expect(requests[0]).toMatchObject({ method: 'GET', path: location.slice(sb.mediaBaseUrl.length), status: 200 });
+		expect(requests[0]).toMatchObject({
+			method: 'GET',
+			path: location.slice(sb.mediaBaseUrl.length),
+			status: 200,
+		});
 		expect(requests[0].headers['x-probe']).toBe('one');
 		expect(requests[1]).toMatchObject({ path: '/elsewhere', status: 404 });
 		for (const r of requests) expect(r.headers.authorization).toBeUndefined();

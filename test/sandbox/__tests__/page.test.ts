@@ -9,7 +9,10 @@ beforeAll(() => {
 });
 
 /** Reads `event: state` messages from GET /_sandbox/events until `until` accepts one (or the time is up). */
-async function readStates(until: (states: any[]) => boolean, timeoutMs = 5000): Promise<{ states: any[]; raw: string }> {
+async function readStates(
+	until: (states: any[]) => boolean,
+	timeoutMs = 5000,
+): Promise<{ states: any[]; raw: string }> {
 	const controller = new AbortController();
 	const timer = setTimeout(() => controller.abort(), timeoutMs);
 	const states: any[] = [];
@@ -42,7 +45,9 @@ async function readStates(until: (states: any[]) => boolean, timeoutMs = 5000): 
 
 describe('the chat page at the root', () => {
 	it('GET / from a browser (Accept: text/html) is the page, with its script and stylesheet; curl still gets the JSON index', async () => {
-		const page = await call(sb.baseUrl, 'GET', '/', { headers: { accept: 'text/html,application/xhtml+xml' } });
+		const page = await call(sb.baseUrl, 'GET', '/', {
+			headers: { accept: 'text/html,application/xhtml+xml' },
+		});
 		expect(page.status).toBe(200);
 		expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
 		expect(page.headers['content-security-policy']).toContain("script-src 'self'");
@@ -60,7 +65,13 @@ describe('the chat page at the root', () => {
 	});
 
 	it('serves only its own files', async () => {
-		for (const path of ['/ui/', '/ui/index.html', '/ui/../control-routes.ts', '/ui/%2e%2e/server.ts', '/ui/app.js.map']) {
+		for (const path of [
+			'/ui/',
+			'/ui/index.html',
+			'/ui/../control-routes.ts',
+			'/ui/%2e%2e/server.ts',
+			'/ui/app.js.map',
+		]) {
 			expect([path, (await call(sb.baseUrl, 'GET', path)).status]).toEqual([path, 404]);
 		}
 		const post = await call(sb.baseUrl, 'POST', '/ui/app.js', { body: {} });
@@ -76,13 +87,27 @@ describe('GET /_sandbox/view: what the page shows', () => {
 			await inbound(sb, n0, { text: 'hello page' });
 			const view = await control(sb, 'GET', '/view');
 			expect(view.status).toBe(200);
-			expect(view.body.webhook).toEqual({ url: receiver.url, configured: true, secret_masked: `whsec_…${secret.slice(-4)}` });
-			expect(view.body.keys.find((k: any) => k.id === 'key_all')).toMatchObject({ masked: `sk_live_…${sb.keys.all.slice(-4)}`, last4: sb.keys.all.slice(-4) });
+			expect(view.body.webhook).toEqual({
+				url: receiver.url,
+				configured: true,
+				secret_masked: `whsec_…${secret.slice(-4)}`,
+			});
+			expect(view.body.keys.find((k: any) => k.id === 'key_all')).toMatchObject({
+				masked: `sk_live_…${sb.keys.all.slice(-4)}`,
+				last4: sb.keys.all.slice(-4),
+			});
 			expect(view.body.inbound[0]).toMatchObject({ from: CONTACT, text: 'hello page' });
-			expect(view.body.deliveries[0]).toMatchObject({ event: 'message.inbound', delivered: true, status: 200, answer: 'ok' });
+			expect(view.body.deliveries[0]).toMatchObject({
+				event: 'message.inbound',
+				delivered: true,
+				status: 200,
+				answer: 'ok',
+			});
 			expect(view.body.deliveries[0]).not.toHaveProperty('signature');
-			for (const field of ['requests', 'media_requests', 'logs']) expect(view.body).not.toHaveProperty(field);
-			for (const value of [secret, ...Object.values(sb.keys)]) expect(view.text).not.toContain(value);
+			for (const field of ['requests', 'media_requests', 'logs'])
+				expect(view.body).not.toHaveProperty(field);
+			for (const value of [secret, ...Object.values(sb.keys)])
+				expect(view.text).not.toContain(value);
 			expect(view.text).not.toMatch(/whsec_[0-9a-f]{8}|sk_live_[0-9a-f]{8}/);
 		} finally {
 			await receiver.close();
@@ -110,14 +135,21 @@ describe('GET /_sandbox/events: live state for the page', () => {
 		try {
 			await inbound(sb, n0);
 			await registerWebhook(sb, receiver.url);
-			const reply = await api(sb, 'POST', '/v1/messages/reply', sb.keys.all, { to: CONTACT, from: n0, text: 'hi' });
+			const reply = await api(sb, 'POST', '/v1/messages/reply', sb.keys.all, {
+				to: CONTACT,
+				from: n0,
+				text: 'hi',
+			});
 			expect(reply.status).toBe(201);
 			const started = Date.now();
 			const reading = readStates((states) => states.some((s) => s.messages[0]?.status === 'read'));
 			await new Promise((resolve) => setTimeout(resolve, 200));
 			const status = control(sb, 'POST', '/status', { id: reply.body.id, status: 'read' });
 			const { states } = await reading;
-			expect(states[states.length - 1].messages[0]).toMatchObject({ id: reply.body.id, status: 'read' });
+			expect(states[states.length - 1].messages[0]).toMatchObject({
+				id: reply.body.id,
+				status: 'read',
+			});
 			expect(Date.now() - started).toBeLessThan(1500);
 			expect((await status).body.delivery).toMatchObject({ delivered: true });
 		} finally {
@@ -174,7 +206,10 @@ describe('POST /_sandbox/deliveries/{id}/resend', () => {
 			await registerWebhook(sb, receiver.url);
 			const resent = await control(sb, 'POST', `/deliveries/${none.id}/resend`);
 			expect(resent.body.delivery).toMatchObject({ delivered: true, resend_of: none.id });
-			expect(JSON.parse(receiver.requests[0].raw.toString('utf8')).data).toMatchObject({ from: CONTACT, text: 'hello' });
+			expect(JSON.parse(receiver.requests[0].raw.toString('utf8')).data).toMatchObject({
+				from: CONTACT,
+				text: 'hello',
+			});
 		} finally {
 			await receiver.close();
 		}
@@ -183,12 +218,16 @@ describe('POST /_sandbox/deliveries/{id}/resend', () => {
 		expect(unknown.body.error.code).toBe('delivery_not_found');
 	});
 
-	it('keeps the receiver\'s answer on the delivery record (state and page), not in the control call\'s outcome (D10)', async () => {
+	it("keeps the receiver's answer on the delivery record (state and page), not in the control call's outcome (D10)", async () => {
 		const receiver = await startReceiver({ kind: 'status', status: 404 });
 		try {
 			await registerWebhook(sb, receiver.url);
 			const result = await inbound(sb, n0);
-			expect(result.body.delivery).toMatchObject({ delivered: false, status: 404, reason: 'HTTP 404' });
+			expect(result.body.delivery).toMatchObject({
+				delivered: false,
+				status: 404,
+				reason: 'HTTP 404',
+			});
 			expect(result.body.delivery).not.toHaveProperty('answer');
 			expect(sb.state().deliveries[0].answer).toBe('ok');
 		} finally {

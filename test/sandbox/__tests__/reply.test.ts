@@ -17,7 +17,8 @@ beforeEach(async () => {
 	for (const number of [n0, n1, n2]) await inbound(sb, number);
 });
 
-const reply = (key: string, body: Record<string, unknown>) => api(sb, 'POST', '/v1/messages/reply', key, body);
+const reply = (key: string, body: Record<string, unknown>) =>
+	api(sb, 'POST', '/v1/messages/reply', key, body);
 const text = { to: CONTACT, text: 'Thanks, on it' };
 
 describe('from rules', () => {
@@ -116,7 +117,10 @@ describe('validation', () => {
 	});
 
 	it('a body that is not JSON is 400 invalid_json', async () => {
-		const result = await call(sb.baseUrl, 'POST', '/v1/messages/reply', { key: sb.keys.all, rawBody: '{"to":' });
+		const result = await call(sb.baseUrl, 'POST', '/v1/messages/reply', {
+			key: sb.keys.all,
+			rawBody: '{"to":',
+		});
 		expect(result.status).toBe(400);
 		expect(result.body.error.code).toBe('invalid_json');
 	});
@@ -162,9 +166,13 @@ describe('message records', () => {
 	});
 
 	it('a status update for an unknown id or status is refused', async () => {
-		expect((await control(sb, 'POST', '/status', { id: 'msg_nope', status: 'read' })).status).toBe(404);
+		expect((await control(sb, 'POST', '/status', { id: 'msg_nope', status: 'read' })).status).toBe(
+			404,
+		);
 		const sent = await reply(sb.keys.all, { ...text, from: n0 });
-		expect((await control(sb, 'POST', '/status', { id: sent.body.id, status: 'lost' })).status).toBe(400);
+		expect(
+			(await control(sb, 'POST', '/status', { id: sent.body.id, status: 'lost' })).status,
+		).toBe(400);
 	});
 });
 

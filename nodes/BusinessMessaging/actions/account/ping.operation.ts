@@ -7,7 +7,7 @@ import { asJsonObject } from '../../helpers/output';
 const properties: INodeProperties[] = [
 	{
 		displayName:
-			'Checks that the credential\'s API key is active and has the balance:read scope. On success the output carries <code>valid: true</code>; a revoked key or a missing scope fails with what to do.',
+			"Checks that the credential's API key is active and has the balance:read scope. On success the output carries <code>valid: true</code>; a revoked key or a missing scope fails with what to do.",
 		name: 'pingNotice',
 		type: 'notice',
 		default: '',
@@ -23,7 +23,10 @@ const displayOptions = {
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
-export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<INodeExecutionData> {
+export async function execute(
+	this: IExecuteFunctions,
+	itemIndex: number,
+): Promise<INodeExecutionData> {
 	const response = await apiRequest.call(this, 'GET', '/v1/ping', {
 		context: { operation: 'Account → Ping', scope: 'balance:read', itemIndex },
 	});

@@ -19,8 +19,7 @@ export const description: INodeProperties[] = [
 			{
 				name: 'Get Many',
 				value: 'getMany',
-				description:
-					"Get the account's API keys and the numbers each is limited to",
+				description: "Get the account's API keys and the numbers each is limited to",
 				action: 'Get many keys',
 			},
 		],

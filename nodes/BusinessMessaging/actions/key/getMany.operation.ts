@@ -15,8 +15,19 @@ const displayOptions = {
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
-export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<INodeExecutionData[]> {
-	const records = await getList.call(this, itemIndex, '/v1/console/keys', {}, { operation: 'Key → Get Many', itemIndex });
+export async function execute(
+	this: IExecuteFunctions,
+	itemIndex: number,
+): Promise<INodeExecutionData[]> {
+	const records = await getList.call(
+		this,
+		itemIndex,
+		'/v1/console/keys',
+		{},
+		{ operation: 'Key → Get Many', itemIndex },
+	);
 	// allowed_numbers is always shown: null means every number of the account.
-	return records.map((record) => ({ json: { ...withoutSecrets(record), allowed_numbers: record.allowed_numbers ?? null } }));
+	return records.map((record) => ({
+		json: { ...withoutSecrets(record), allowed_numbers: record.allowed_numbers ?? null },
+	}));
 }

@@ -19,7 +19,7 @@ export const description: INodeProperties[] = [
 			{
 				name: 'Get Many',
 				value: 'getMany',
-				description: 'Get many entries of one of the account\'s activity logs',
+				description: "Get many entries of one of the account's activity logs",
 				action: 'Get many log entries',
 			},
 		],

@@ -19,8 +19,7 @@ export const description: INodeProperties[] = [
 			{
 				name: 'Download',
 				value: 'download',
-				description:
-					'Download the file of an inbound media message as binary data',
+				description: 'Download the file of an inbound media message as binary data',
 				action: 'Download media',
 			},
 		],

@@ -1,7 +1,11 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import { downloadMedia } from '../../../shared/mediaDownload';
-import { DEFAULT_DOWNLOAD_TIMEOUT_SECONDS, DEFAULT_MAX_FILE_SIZE_MB, downloadLimits } from '../../../shared/mediaPolicy';
+import {
+	DEFAULT_DOWNLOAD_TIMEOUT_SECONDS,
+	DEFAULT_MAX_FILE_SIZE_MB,
+	downloadLimits,
+} from '../../../shared/mediaPolicy';
 import { requireText } from '../../../shared/fields';
 import { updateDisplayOptions } from '../../helpers/descriptions';
 
@@ -14,7 +18,7 @@ const properties: INodeProperties[] = [
 		default: '={{ $json.data?.media_url || $json.data?.media_id }}',
 		placeholder: 'e.g. med_01HZX3 or https://api.example.com/v1/media/med_01HZX3',
 		description:
-			'A media ID, or the media_url of an inbound event (a URL of the credential\'s own service). By default taken from the event coming from the trigger node.',
+			"A media ID, or the media_url of an inbound event (a URL of the credential's own service). By default taken from the event coming from the trigger node.",
 	},
 	{
 		displayName: 'Put Output File in Field',
@@ -37,7 +41,8 @@ const properties: INodeProperties[] = [
 				type: 'number',
 				typeOptions: { minValue: 1 },
 				default: DEFAULT_DOWNLOAD_TIMEOUT_SECONDS,
-				description: 'The whole download (every redirect and every byte) is stopped with an error after this long',
+				description:
+					'The whole download (every redirect and every byte) is stopped with an error after this long',
 			},
 			{
 				displayName: 'Max File Size (MB)',
@@ -45,7 +50,8 @@ const properties: INodeProperties[] = [
 				type: 'number',
 				typeOptions: { minValue: 0.01, numberPrecision: 2 },
 				default: DEFAULT_MAX_FILE_SIZE_MB,
-				description: 'Larger files are stopped with an error as they arrive (counted after decompression), and nothing is kept',
+				description:
+					'Larger files are stopped with an error as they arrive (counted after decompression), and nothing is kept',
 			},
 		],
 	},
@@ -72,13 +78,20 @@ export async function execute(
 		'Put Output File in Field',
 		itemIndex,
 	).trim();
-	const options = this.getNodeParameter('options', itemIndex, {}) as { maxFileSize?: unknown; downloadTimeout?: unknown };
-	const { mediaId, binary, mimeTypeAsSent } = await downloadMedia.call(this, this.getNodeParameter('media', itemIndex), {
-		itemIndex,
-		fieldName: 'Media ID or URL',
-		operation: 'Media → Download',
-		limits: downloadLimits(node, options, itemIndex),
-	});
+	const options = this.getNodeParameter('options', itemIndex, {}) as {
+		maxFileSize?: unknown;
+		downloadTimeout?: unknown;
+	};
+	const { mediaId, binary, mimeTypeAsSent } = await downloadMedia.call(
+		this,
+		this.getNodeParameter('media', itemIndex),
+		{
+			itemIndex,
+			fieldName: 'Media ID or URL',
+			operation: 'Media → Download',
+			limits: downloadLimits(node, options, itemIndex),
+		},
+	);
 	// The input item's JSON stays (so a following Reply still finds data.from), the
 	// file is added beside any binary the item already had.
 	return {

@@ -22,22 +22,19 @@ export const description: INodeProperties[] = [
 			{
 				name: 'Get Many',
 				value: 'getMany',
-				description:
-					'Get stored inbound messages, or echoes from the business app',
+				description: 'Get stored inbound messages, or echoes from the business app',
 				action: 'Get many messages',
 			},
 			{
 				name: 'Get Status',
 				value: 'getStatus',
-				description:
-					'Get the delivery status of a sent message by its message ID',
+				description: 'Get the delivery status of a sent message by its message ID',
 				action: 'Get message status',
 			},
 			{
 				name: 'Reply',
 				value: 'reply',
-				description:
-					'Reply with free text to a contact who wrote in the last 24 hours',
+				description: 'Reply with free text to a contact who wrote in the last 24 hours',
 				action: 'Reply to a message',
 			},
 			{

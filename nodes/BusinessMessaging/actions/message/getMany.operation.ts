@@ -1,7 +1,16 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeProperties,
+} from 'n8n-workflow';
 
 import { optionalId, passThroughQuery, requireOneOf } from '../../../shared/fields';
-import { additionalQueryParameters, returnAllOrLimit, updateDisplayOptions } from '../../helpers/descriptions';
+import {
+	additionalQueryParameters,
+	returnAllOrLimit,
+	updateDisplayOptions,
+} from '../../helpers/descriptions';
 import { getList } from '../../helpers/list';
 
 const DIRECTIONS = ['echo', 'in'] as const;
@@ -15,13 +24,12 @@ const properties: INodeProperties[] = [
 			{
 				name: 'Echo',
 				value: 'echo',
-				description:
-					'Messages sent from the platform\'s own business app (coexistence)',
+				description: "Messages sent from the platform's own business app (coexistence)",
 			},
 			{
 				name: 'Inbound',
 				value: 'in',
-				description: 'Messages contacts sent to the account\'s numbers',
+				description: "Messages contacts sent to the account's numbers",
 			},
 		],
 		default: 'in',
@@ -44,7 +52,7 @@ const properties: INodeProperties[] = [
 				default: '',
 				placeholder: 'e.g. +33612345678',
 				description:
-					'Query parameter <code>contact</code>: the contact\'s phone number, in international format',
+					"Query parameter <code>contact</code>: the contact's phone number, in international format",
 			},
 			{
 				displayName: 'Number (Phone Number ID)',
@@ -69,9 +77,18 @@ const displayOptions = {
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
-export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<INodeExecutionData[]> {
+export async function execute(
+	this: IExecuteFunctions,
+	itemIndex: number,
+): Promise<INodeExecutionData[]> {
 	const node = this.getNode();
-	const direction = requireOneOf(node, this.getNodeParameter('direction', itemIndex), DIRECTIONS, 'Direction', itemIndex);
+	const direction = requireOneOf(
+		node,
+		this.getNodeParameter('direction', itemIndex),
+		DIRECTIONS,
+		'Direction',
+		itemIndex,
+	);
 	const filters = this.getNodeParameter('filters', itemIndex, {}) as IDataObject;
 
 	const qs: IDataObject = {};

@@ -27,8 +27,16 @@ const displayOptions = {
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
-export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<INodeExecutionData> {
-	const id = pathSegment(this.getNode(), this.getNodeParameter('messageId', itemIndex), 'Message ID', itemIndex);
+export async function execute(
+	this: IExecuteFunctions,
+	itemIndex: number,
+): Promise<INodeExecutionData> {
+	const id = pathSegment(
+		this.getNode(),
+		this.getNodeParameter('messageId', itemIndex),
+		'Message ID',
+		itemIndex,
+	);
 	const response = await apiRequest.call(this, 'GET', `/v1/messages/${id}`, {
 		context: { operation: 'Message → Get Status', scope: 'messages:read', itemIndex },
 	});

@@ -1,4 +1,9 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeProperties,
+} from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import { apiRequest } from '../../../shared/transport';
@@ -32,9 +37,11 @@ export const replyFields: INodeProperties[] = [
 		name: 'to',
 		type: 'string',
 		required: true,
-		default: "={{ $fromAI('to', 'Phone number of the contact to reply to, in international format with a leading plus, e.g. +33612345678', 'string') }}",
+		default:
+			"={{ $fromAI('to', 'Phone number of the contact to reply to, in international format with a leading plus, e.g. +33612345678', 'string') }}",
 		placeholder: 'e.g. +33612345678',
-		description: 'Phone number of the contact, in international format with a leading plus. By default the model fills it in.',
+		description:
+			'Phone number of the contact, in international format with a leading plus. By default the model fills it in.',
 		displayOptions: AS_TOOL,
 	},
 	{
@@ -48,7 +55,7 @@ export const replyFields: INodeProperties[] = [
 		},
 		placeholder: 'e.g. Thanks, we are on it!',
 		description:
-			'Free text of the reply. Allowed only within 24 hours of the contact\'s last message to this number; after that a template message is needed.',
+			"Free text of the reply. Allowed only within 24 hours of the contact's last message to this number; after that a template message is needed.",
 		displayOptions: NOT_TOOL,
 	},
 	{
@@ -56,12 +63,13 @@ export const replyFields: INodeProperties[] = [
 		name: 'text',
 		type: 'string',
 		required: true,
-		default: "={{ $fromAI('text', 'The text of the reply message to send to the contact', 'string') }}",
+		default:
+			"={{ $fromAI('text', 'The text of the reply message to send to the contact', 'string') }}",
 		typeOptions: {
 			rows: 4,
 		},
 		description:
-			'Free text of the reply. By default the model writes it. Allowed only within 24 hours of the contact\'s last message to this number.',
+			"Free text of the reply. By default the model writes it. Allowed only within 24 hours of the contact's last message to this number.",
 		displayOptions: AS_TOOL,
 	},
 	{
@@ -112,17 +120,26 @@ export const description = updateDisplayOptions(displayOptions, properties);
  * Refuses before sending when the input item is the message answered and its 24-hour
  * window closed by its own clock (reply_window_closes_at); otherwise the service decides.
  */
-export async function sendReply(this: IExecuteFunctions, itemIndex: number, operation: string): Promise<IDataObject> {
+export async function sendReply(
+	this: IExecuteFunctions,
+	itemIndex: number,
+	operation: string,
+): Promise<IDataObject> {
 	const node = this.getNode();
 	const to = requireText(
 		node,
 		this.getNodeParameter('to', itemIndex),
 		'To',
 		itemIndex,
-		'After the trigger node it is the event\'s data.from; elsewhere enter the contact\'s number, e.g. +33612345678.',
+		"After the trigger node it is the event's data.from; elsewhere enter the contact's number, e.g. +33612345678.",
 	).trim();
 	const text = requireText(node, this.getNodeParameter('text', itemIndex), 'Text', itemIndex);
-	const from = optionalId(node, this.getNodeParameter('from', itemIndex, ''), 'From (Phone Number ID)', itemIndex);
+	const from = optionalId(
+		node,
+		this.getNodeParameter('from', itemIndex, ''),
+		'From (Phone Number ID)',
+		itemIndex,
+	);
 
 	const input = this.getInputData()[itemIndex]?.json;
 	const closedAt = closedWindow(isPlainObject(input) ? input : undefined, to, from, Date.now());
@@ -148,7 +165,10 @@ export async function sendReply(this: IExecuteFunctions, itemIndex: number, oper
 	return asJsonObject(response);
 }
 
-export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<INodeExecutionData> {
+export async function execute(
+	this: IExecuteFunctions,
+	itemIndex: number,
+): Promise<INodeExecutionData> {
 	const sent = await sendReply.call(this, itemIndex, 'Message → Reply');
 	const options = this.getNodeParameter('replyOptions', itemIndex, {}) as IDataObject;
 	if (options.waitForDelivery !== true) return { json: sent };

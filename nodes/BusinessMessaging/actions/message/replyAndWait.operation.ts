@@ -85,12 +85,12 @@ const properties: INodeProperties[] = [
 		default: {},
 		options: [
 			{
-				displayName: 'Also Start the Trigger\'s Workflow',
+				displayName: "Also Start the Trigger's Workflow",
 				name: 'alsoStart',
 				type: 'boolean',
 				default: false,
 				description:
-					'Whether the answer also starts a new execution of the trigger\'s workflow, as any inbound message does. Off: it only resumes this execution.',
+					"Whether the answer also starts a new execution of the trigger's workflow, as any inbound message does. Off: it only resumes this execution.",
 			},
 		],
 	},
@@ -105,15 +105,18 @@ const displayOptions = {
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
-
 /** The node's outputs for this operation, by output: Answer, then Timed Out. */
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const node = this.getNode();
 	if (node.type.endsWith('Tool')) {
-		throw new NodeOperationError(node, 'Reply and Wait for Answer cannot be used as an AI Agent tool', {
-			description:
-				'An agent\'s tool call must return at once, and this operation suspends the whole execution until the contact answers. Give the agent Reply instead; the next message of the contact starts the agent\'s workflow again.',
-		});
+		throw new NodeOperationError(
+			node,
+			'Reply and Wait for Answer cannot be used as an AI Agent tool',
+			{
+				description:
+					"An agent's tool call must return at once, and this operation suspends the whole execution until the contact answers. Give the agent Reply instead; the next message of the contact starts the agent's workflow again.",
+			},
+		);
 	}
 	const items = this.getInputData();
 	const now = Date.now();
@@ -135,7 +138,10 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 	const apiKey = String((await this.getCredentials(CREDENTIAL_TYPE)).apiKey ?? '');
 	const token = resumeToken(apiKey, executionId);
 	const registrations: WaitRegistration[] = [];
-	const staticData = this.getMode() === 'manual' ? undefined : persistableStaticData(this.getWorkflowStaticData('global'));
+	const staticData =
+		this.getMode() === 'manual'
+			? undefined
+			: persistableStaticData(this.getWorkflowStaticData('global'));
 
 	const sent: INodeExecutionData[] = [];
 	const timedOut: INodeExecutionData[] = [];
@@ -150,16 +156,32 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 		}
 		const contact = String(this.getNodeParameter('to', itemIndex)).trim();
 		const fromParameter = this.getNodeParameter('from', itemIndex, '') as unknown;
-		const number = typeof reply.from === 'string' && reply.from ? reply.from : typeof fromParameter === 'string' ? fromParameter : '';
+		const number =
+			typeof reply.from === 'string' && reply.from
+				? reply.from
+				: typeof fromParameter === 'string'
+					? fromParameter
+					: '';
 		const registration: WaitRegistration = {
 			key: waitingKey(contact, number),
-			entry: { resumeUrl, executionId, expiresAtMs: waitTill.getTime(), alsoStart: options.alsoStart === true, token },
+			entry: {
+				resumeUrl,
+				executionId,
+				expiresAtMs: waitTill.getTime(),
+				alsoStart: options.alsoStart === true,
+				token,
+			},
 		};
 		registerWaiting(staticData, registration.key, registration.entry);
 		registrations.push(registration);
 		sent.push({ json: reply, pairedItem: { item: itemIndex } });
 		timedOut.push({
-			json: { ...items[itemIndex].json, timed_out: true, waited_for: { contact, number: number || null }, reply },
+			json: {
+				...items[itemIndex].json,
+				timed_out: true,
+				waited_for: { contact, number: number || null },
+				reply,
+			},
 			pairedItem: { item: itemIndex },
 		});
 	}
@@ -171,13 +193,17 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 		stored.data.main = [[], timedOut];
 		// Items stored as a second input trace back (pairedItem input 1) through the same source as the first.
 		if (stored.source?.main?.[0]) stored.source.main[1] = stored.source.main[0];
-		stored.metadata = { ...(stored.metadata ?? {}), forwardAllOutputs: true } as typeof stored.metadata;
+		stored.metadata = {
+			...(stored.metadata ?? {}),
+			forwardAllOutputs: true,
+		} as typeof stored.metadata;
 	} else {
 		// 1.x forwards only the first: there the timed-out items (timed_out: true) leave on Answer.
 		stored.data.main = [timedOut];
 	}
 
-	if (this.getMode() !== 'manual') await registerWithTrigger.call(this, apiKey, resumeUrl, registrations);
+	if (this.getMode() !== 'manual')
+		await registerWithTrigger.call(this, apiKey, resumeUrl, registrations);
 	await this.putExecutionToWait(waitTill);
 	return [sent, []];
 }
@@ -205,7 +231,10 @@ export async function webhook(this: IWebhookFunctions): Promise<IWebhookResponse
 		return { noWebhookResponse: true };
 	};
 	const { apiKey } = await this.getCredentials(CREDENTIAL_TYPE);
-	if (!isPlainObject(body) || !isResumeToken(String(apiKey ?? ''), this.getExecutionId() ?? '', body.token)) {
+	if (
+		!isPlainObject(body) ||
+		!isResumeToken(String(apiKey ?? ''), this.getExecutionId() ?? '', body.token)
+	) {
 		return refuse(403, 'forbidden', 'not an answer sent by the Business Messaging Trigger');
 	}
 	const event = isPlainObject(body.answer) ? body.answer : undefined;

@@ -40,12 +40,16 @@ export const deliveryOptions: INodeProperties[] = [
 		type: 'number',
 		typeOptions: { minValue: 1, maxValue: 60 },
 		default: DEFAULT_CHECK_INTERVAL_SECONDS,
-		description: 'Time between two status reads of Wait for Delivery (1 to 60): at most one request per interval',
+		description:
+			'Time between two status reads of Wait for Delivery (1 to 60): at most one request per interval',
 	},
 ];
 
 export function isFinalStatus(status: unknown): boolean {
-	return typeof status === 'string' && (FINAL_STATUSES as readonly string[]).includes(status.trim().toLowerCase());
+	return (
+		typeof status === 'string' &&
+		(FINAL_STATUSES as readonly string[]).includes(status.trim().toLowerCase())
+	);
 }
 
 /** `delivery` of the output item. */
@@ -57,13 +61,24 @@ export async function waitForDelivery(
 ): Promise<IDataObject> {
 	const id = sent.id;
 	if (typeof id !== 'string' || id.trim() === '' || /[/?#\\]|^\.\.?$/.test(id)) {
-		throw new NodeOperationError(this.getNode(), 'Wait for Delivery: the service\'s answer to the reply has no message ID to follow', {
-			itemIndex,
-			description: `The reply was sent once and not again. Its answer as it came: ${JSON.stringify(sent).slice(0, 1000)}`,
-		});
+		throw new NodeOperationError(
+			this.getNode(),
+			"Wait for Delivery: the service's answer to the reply has no message ID to follow",
+			{
+				itemIndex,
+				description: `The reply was sent once and not again. Its answer as it came: ${JSON.stringify(sent).slice(0, 1000)}`,
+			},
+		);
 	}
-	const limitMs = boundedNumber(options.deliveryTimeLimit, DEFAULT_DELIVERY_LIMIT_SECONDS, 1, MAX_DELIVERY_LIMIT_SECONDS) * 1000;
-	const intervalMs = boundedNumber(options.deliveryCheckInterval, DEFAULT_CHECK_INTERVAL_SECONDS, 1, 60) * 1000;
+	const limitMs =
+		boundedNumber(
+			options.deliveryTimeLimit,
+			DEFAULT_DELIVERY_LIMIT_SECONDS,
+			1,
+			MAX_DELIVERY_LIMIT_SECONDS,
+		) * 1000;
+	const intervalMs =
+		boundedNumber(options.deliveryCheckInterval, DEFAULT_CHECK_INTERVAL_SECONDS, 1, 60) * 1000;
 	const startedMs = Date.now();
 	let checks = 0;
 	let status = (sent.status ?? null) as IDataObject[string];
@@ -73,7 +88,11 @@ export async function waitForDelivery(
 		if (checks > 0 && elapsed + intervalMs > limitMs) break;
 		if (checks > 0) await sleep(intervalMs);
 		const response = await apiRequest.call(this, 'GET', `/v1/messages/${encodeURIComponent(id)}`, {
-			context: { operation: 'Message → Reply (Wait for Delivery)', scope: 'messages:read', itemIndex },
+			context: {
+				operation: 'Message → Reply (Wait for Delivery)',
+				scope: 'messages:read',
+				itemIndex,
+			},
 		});
 		checks++;
 		record = isPlainObject(response) ? response : {};

@@ -23,7 +23,10 @@ const displayOptions = {
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
-export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<INodeExecutionData> {
+export async function execute(
+	this: IExecuteFunctions,
+	itemIndex: number,
+): Promise<INodeExecutionData> {
 	const response = await apiRequest.call(this, 'GET', '/v1/console/webhook', {
 		context: { operation: 'Webhook → Get', itemIndex },
 	});

@@ -14,7 +14,9 @@ describeWithSandbox('Account → Ping', (sandbox) => {
 	});
 
 	it('pings once per input item, each output paired with its input', async () => {
-		const result = await run(sandbox, PING, { inputItems: [{ json: {} }, { json: {} }, { json: {} }] });
+		const result = await run(sandbox, PING, {
+			inputItems: [{ json: {} }, { json: {} }, { json: {} }],
+		});
 		expect(pairedIndexes(result.items)).toEqual([0, 1, 2]);
 	});
 

@@ -24,7 +24,11 @@ describeWithSandbox('Key → Get Many', (sandbox) => {
 	});
 
 	it('survives a 429 with Retry-After', async () => {
-		await injectFault(sandbox, { kind: 'status_429', retry_after_seconds: 1, path_prefix: '/v1/console/keys' });
+		await injectFault(sandbox, {
+			kind: 'status_429',
+			retry_after_seconds: 1,
+			path_prefix: '/v1/console/keys',
+		});
 		const result = await run(sandbox, KEYS);
 		expect(result.error).toBeUndefined();
 		expect(apiRequests(sandbox, '/v1/console/keys')).toHaveLength(2);

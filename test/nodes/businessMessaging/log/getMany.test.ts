@@ -1,11 +1,4 @@
-import {
-	apiRequests,
-	errorOf,
-	inbound,
-	injectFault,
-	pairedIndexes,
-	run,
-} from '../helpers';
+import { apiRequests, errorOf, inbound, injectFault, pairedIndexes, run } from '../helpers';
 import { describeWithSandbox, inboundItem } from '../../../support';
 
 const LOGS = { resource: 'log', operation: 'getMany' };
@@ -15,11 +8,17 @@ describeWithSandbox('Log → Get Many', (sandbox) => {
 
 	it('reads one category, one item per entry, as the service returns them', async () => {
 		const record = await inbound(sandbox);
-		await run(sandbox, { resource: 'message', operation: 'reply', text: 'Hi' }, { inputItems: [inboundItem(record)] });
+		await run(
+			sandbox,
+			{ resource: 'message', operation: 'reply', text: 'Hi' },
+			{ inputItems: [inboundItem(record)] },
+		);
 		const result = await run(sandbox, { ...LOGS, category: 'sends', returnAll: true });
 		expect(result.error).toBeUndefined();
 		expect(result.items).toEqual([
-			expect.objectContaining({ json: expect.objectContaining({ category: 'sends', to: record.from }) }),
+			expect.objectContaining({
+				json: expect.objectContaining({ category: 'sends', to: record.from }),
+			}),
 		]);
 		expect(pairedIndexes(result.items)).toEqual([0]);
 
@@ -29,12 +28,29 @@ describeWithSandbox('Log → Get Many', (sandbox) => {
 
 	it('the rejections log records refused calls', async () => {
 		await run(sandbox, { resource: 'account', operation: 'ping' }, { key: 'noBalance' });
-		const result = await run(sandbox, { ...LOGS, category: 'rejections', returnAll: false, limit: 10 });
-		expect(result.items[0].json).toMatchObject({ category: 'rejections', status: 403, path: '/v1/ping' });
+		const result = await run(sandbox, {
+			...LOGS,
+			category: 'rejections',
+			returnAll: false,
+			limit: 10,
+		});
+		expect(result.items[0].json).toMatchObject({
+			category: 'rejections',
+			status: 403,
+			path: '/v1/ping',
+		});
 	});
 
 	it('every one of the 7 categories is accepted', async () => {
-		for (const category of ['sends', 'receptions', 'credits', 'rejections', 'keys', 'numbers', 'webhook']) {
+		for (const category of [
+			'sends',
+			'receptions',
+			'credits',
+			'rejections',
+			'keys',
+			'numbers',
+			'webhook',
+		]) {
 			const result = await run(sandbox, { ...LOGS, category });
 			expect(result.error).toBeUndefined();
 		}
@@ -43,7 +59,12 @@ describeWithSandbox('Log → Get Many', (sandbox) => {
 
 	it('Limit and Return All over several pages', async () => {
 		for (let i = 0; i < 5; i++) await inbound(sandbox, { text: `m${i}` });
-		const limited = await run(sandbox, { ...LOGS, category: 'receptions', returnAll: false, limit: 2 });
+		const limited = await run(sandbox, {
+			...LOGS,
+			category: 'receptions',
+			returnAll: false,
+			limit: 2,
+		});
 		expect(limited.items).toHaveLength(2);
 		const all = await run(sandbox, {
 			...LOGS,
@@ -77,10 +98,18 @@ describeWithSandbox('Log → Get Many', (sandbox) => {
 	});
 
 	it('continueOnFail: a bad category on one item does not stop the others', async () => {
-		const result = await run(sandbox, { ...LOGS, category: '={{ $json.category }}', returnAll: true }, {
-			continueOnFail: true,
-			inputItems: [{ json: { category: 'keys' } }, { json: { category: 'all' } }, { json: { category: 'webhook' } }],
-		});
+		const result = await run(
+			sandbox,
+			{ ...LOGS, category: '={{ $json.category }}', returnAll: true },
+			{
+				continueOnFail: true,
+				inputItems: [
+					{ json: { category: 'keys' } },
+					{ json: { category: 'all' } },
+					{ json: { category: 'webhook' } },
+				],
+			},
+		);
 		expect(result.error).toBeUndefined();
 		const paired = pairedIndexes(result.items);
 		const keyEntries = result.items.filter((_, i) => paired[i] === 0);

@@ -58,7 +58,15 @@ describeWithSandbox('Message → Get Many (inbound history)', (sandbox) => {
 			returnAll: true,
 			queryParameters: { parameter: [{ name: 'limit', value: '3' }] },
 		});
-		expect(result.items.map((item) => item.json.text)).toEqual(['m6', 'm5', 'm4', 'm3', 'm2', 'm1', 'm0']);
+		expect(result.items.map((item) => item.json.text)).toEqual([
+			'm6',
+			'm5',
+			'm4',
+			'm3',
+			'm2',
+			'm1',
+			'm0',
+		]);
 		// Pages of 3 (the pass-through limit), newest first: 3 + 3 + 1, no duplicates.
 		expect(listRequests()).toHaveLength(3);
 	});
@@ -93,10 +101,22 @@ describeWithSandbox('Message → Get Many (inbound history)', (sandbox) => {
 	});
 
 	it.each([
-		['Limit', { returnAll: false, limit: '={{ "ten" }}' }, /^Limit must be a whole number of 1 or more/],
-		['Limit', { returnAll: false, limit: '={{ 0 }}' }, /^Limit must be a whole number of 1 or more/],
+		[
+			'Limit',
+			{ returnAll: false, limit: '={{ "ten" }}' },
+			/^Limit must be a whole number of 1 or more/,
+		],
+		[
+			'Limit',
+			{ returnAll: false, limit: '={{ 0 }}' },
+			/^Limit must be a whole number of 1 or more/,
+		],
 		['Direction', { direction: '={{ "out" }}' }, /^Direction must be one of echo, in, got "out"/],
-		['Filters → Number', { filters: { number: '={{ { a: 1 } }}' } }, /^Filters → Number \(Phone Number ID\) must be text/],
+		[
+			'Filters → Number',
+			{ filters: { number: '={{ { a: 1 } }}' } },
+			/^Filters → Number \(Phone Number ID\) must be text/,
+		],
 	])('bad %s is refused before anything is sent', async (_field, parameters, message) => {
 		const result = await run(sandbox, { ...GET_MANY, ...parameters });
 		expect(errorOf(result).message).toMatch(message);
@@ -105,7 +125,11 @@ describeWithSandbox('Message → Get Many (inbound history)', (sandbox) => {
 
 	it('survives a 429 honouring Retry-After, and a 500', async () => {
 		await seedInbound(1);
-		await injectFault(sandbox, { kind: 'status_429', retry_after_seconds: 1, path_prefix: '/v1/messages/inbound' });
+		await injectFault(sandbox, {
+			kind: 'status_429',
+			retry_after_seconds: 1,
+			path_prefix: '/v1/messages/inbound',
+		});
 		await injectFault(sandbox, { kind: 'status_500', path_prefix: '/v1/messages/inbound' });
 		const started = Date.now();
 		const result = await run(sandbox, { ...GET_MANY, returnAll: true });
@@ -142,7 +166,11 @@ describeWithSandbox('Message → Get Many (inbound history)', (sandbox) => {
 			{ ...GET_MANY, returnAll: true, filters: { number: '={{ $json.number }}' } },
 			{
 				continueOnFail: true,
-				inputItems: [{ json: { number: first } }, { json: { number: { bad: true } } }, { json: { number: second } }],
+				inputItems: [
+					{ json: { number: first } },
+					{ json: { number: { bad: true } } },
+					{ json: { number: second } },
+				],
 			},
 		);
 		expect(pairedIndexes(result.items)).toEqual([0, 1, 2]);

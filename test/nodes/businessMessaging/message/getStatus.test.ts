@@ -15,7 +15,11 @@ describeWithSandbox('Message → Get Status', (sandbox) => {
 	let messageId: string;
 	beforeEach(async () => {
 		const record = await inbound(sandbox);
-		const sent = await run(sandbox, { resource: 'message', operation: 'reply', text: 'Hi' }, { inputItems: [inboundItem(record)] });
+		const sent = await run(
+			sandbox,
+			{ resource: 'message', operation: 'reply', text: 'Hi' },
+			{ inputItems: [inboundItem(record)] },
+		);
 		messageId = String(sent.items[0].json.id);
 	});
 
@@ -31,9 +35,13 @@ describeWithSandbox('Message → Get Status', (sandbox) => {
 	});
 
 	it('takes the id from each input item', async () => {
-		const result = await run(sandbox, { ...GET_STATUS, messageId: '={{ $json.id }}' }, {
-			inputItems: [{ json: { id: messageId } }, { json: { id: ` ${messageId} ` } }],
-		});
+		const result = await run(
+			sandbox,
+			{ ...GET_STATUS, messageId: '={{ $json.id }}' },
+			{
+				inputItems: [{ json: { id: messageId } }, { json: { id: ` ${messageId} ` } }],
+			},
+		);
 		expect(result.items.map((item) => item.json.id)).toEqual([messageId, messageId]);
 		expect(pairedIndexes(result.items)).toEqual([0, 1]);
 	});
@@ -56,7 +64,11 @@ describeWithSandbox('Message → Get Status', (sandbox) => {
 
 	it.each([
 		['whitespace', '   ', /^Message ID is empty$/],
-		['an object from an expression', '={{ { id: 1 } }}', /^Message ID must be text, got an object$/],
+		[
+			'an object from an expression',
+			'={{ { id: 1 } }}',
+			/^Message ID must be text, got an object$/,
+		],
 		['a boolean from an expression', '={{ true }}', /^Message ID must be text, got a boolean$/],
 		['null from an expression', '={{ null }}', /^Message ID must be text, got null$/],
 	])('%s is refused, naming the field, and nothing is sent', async (_label, messageId, message) => {
@@ -66,7 +78,7 @@ describeWithSandbox('Message → Get Status', (sandbox) => {
 		expect(statusReads()).toHaveLength(0);
 	});
 
-	it('an unknown id shows the service\'s status and body as they came', async () => {
+	it("an unknown id shows the service's status and body as they came", async () => {
 		const error = errorOf(await run(sandbox, { ...GET_STATUS, messageId: 'msg_unknown' }));
 		expect(error.message).toBe('Message → Get Status failed (404)');
 		expect(error.description).toContain('"message_not_found"');
@@ -94,10 +106,19 @@ describeWithSandbox('Message → Get Status', (sandbox) => {
 	});
 
 	it('continueOnFail: a mix of good and bad ids', async () => {
-		const result = await run(sandbox, { ...GET_STATUS, messageId: '={{ $json.id }}' }, {
-			continueOnFail: true,
-			inputItems: [{ json: { id: messageId } }, { json: { id: 'a/b' } }, { json: { id: 'msg_unknown' } }, { json: { id: messageId } }],
-		});
+		const result = await run(
+			sandbox,
+			{ ...GET_STATUS, messageId: '={{ $json.id }}' },
+			{
+				continueOnFail: true,
+				inputItems: [
+					{ json: { id: messageId } },
+					{ json: { id: 'a/b' } },
+					{ json: { id: 'msg_unknown' } },
+					{ json: { id: messageId } },
+				],
+			},
+		);
 		expect(result.error).toBeUndefined();
 		expect(pairedIndexes(result.items)).toEqual([0, 1, 2, 3]);
 		expect(result.items[0].json.id).toBe(messageId);

@@ -5,9 +5,22 @@
 // posting to the resume URL) runs in real n8n: test/e2e/checks/conversation.ts.
 import type { IDataObject } from 'n8n-workflow';
 
-import { STATIC_DATA_KEY, TRIGGER_MARKER_KEY, findWaiting, isResumeToken, resumeToken, waitingKey } from '../../../../nodes/shared/replyAndWait';
+import {
+	STATIC_DATA_KEY,
+	TRIGGER_MARKER_KEY,
+	findWaiting,
+	isResumeToken,
+	resumeToken,
+	waitingKey,
+} from '../../../../nodes/shared/replyAndWait';
 import { runWorkflow, webhookHarness } from '../../../harness';
-import { ACTION_TYPE, CONTACT, describeWithSandbox, inboundEnvelope, inboundItem } from '../../../support';
+import {
+	ACTION_TYPE,
+	CONTACT,
+	describeWithSandbox,
+	inboundEnvelope,
+	inboundItem,
+} from '../../../support';
 import { ASK, credentialsFor, inbound, replyAndWaitWorkflow } from '../helpers';
 
 describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
@@ -25,13 +38,19 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 		expect(waitTill).toBeGreaterThanOrEqual(started + 120_000);
 		expect(waitTill).toBeLessThan(Date.now() + 121_000);
 		expect(sandbox.state().messages).toEqual([
-			expect.objectContaining({ to: CONTACT, from: sandbox.numbers[1].phone_number_id, text: 'What is your order number?' }),
+			expect.objectContaining({
+				to: CONTACT,
+				from: sandbox.numbers[1].phone_number_id,
+				text: 'What is your order number?',
+			}),
 		]);
 		const found = findWaiting(undefined, [waitingKey(CONTACT, sandbox.numbers[1].phone_number_id)]);
 		expect(found?.entry).toMatchObject({ expiresAtMs: waitTill, alsoStart: false });
 		expect(found?.entry.resumeUrl).toMatch(/\/webhook-waiting\//);
 		// The trigger sends the token with the answer; it belongs to this execution and this key.
-		expect(isResumeToken(sandbox.keys.all, found!.entry.executionId, found!.entry.token)).toBe(true);
+		expect(isResumeToken(sandbox.keys.all, found!.entry.executionId, found!.entry.token)).toBe(
+			true,
+		);
 		expect(found!.entry.token).not.toContain(sandbox.keys.all);
 
 		const resumed = await runWorkflow({
@@ -53,7 +72,7 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 		expect(sandbox.state().messages).toHaveLength(1);
 	});
 
-	it('without a limit it waits indefinitely (as n8n\'s Wait node)', async () => {
+	it("without a limit it waits indefinitely (as n8n's Wait node)", async () => {
 		const record = await inbound(sandbox);
 		const result = await runWorkflow({
 			...replyAndWaitWorkflow({ limitWaitTime: false }),
@@ -78,10 +97,14 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 
 	// n8n 1.x's resume URL is /webhook-waiting/<execution id>, ids are sequential and nothing in it
 	// is secret: without the token anyone who can reach n8n could post an "answer" into a conversation.
-	it('the resume URL takes the trigger\'s answer only: no token, another execution\'s token, a token of another key: 403, nothing resumed', async () => {
+	it("the resume URL takes the trigger's answer only: no token, another execution's token, a token of another key: 403, nothing resumed", async () => {
 		const harness = await webhookHarness({
 			type: ACTION_TYPE,
-			parameters: { resource: 'message', operation: 'replyAndWait', text: 'What is your order number?' },
+			parameters: {
+				resource: 'message',
+				operation: 'replyAndWait',
+				text: 'What is your order number?',
+			},
 			credentials: credentialsFor(sandbox, 'all'),
 			executionId: '57',
 		});
@@ -89,7 +112,10 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 		await harness.activate();
 		const answer = inboundEnvelope({ from: CONTACT, text: 'A-42' });
 		const post = async (body: unknown) =>
-			await harness.receive({ headers: { 'content-type': 'application/json' }, rawBody: JSON.stringify(body) });
+			await harness.receive({
+				headers: { 'content-type': 'application/json' },
+				rawBody: JSON.stringify(body),
+			});
 		const forged = [
 			{ answer },
 			{ answer, token: '' },
@@ -100,24 +126,36 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 		];
 		for (const body of forged) {
 			const refused = await post(body);
-			expect({ status: refused.status, body: refused.body, resumed: refused.workflowData }).toEqual({
-				status: 403,
-				body: { error: 'forbidden', reason: 'not an answer sent by the Business Messaging Trigger' },
-				resumed: undefined,
-			});
+			expect({ status: refused.status, body: refused.body, resumed: refused.workflowData }).toEqual(
+				{
+					status: 403,
+					body: {
+						error: 'forbidden',
+						reason: 'not an answer sent by the Business Messaging Trigger',
+					},
+					resumed: undefined,
+				},
+			);
 		}
 		const token = resumeToken(sandbox.keys.all, '57');
 		expect((await post({ answer: { event: 'message.status' }, token })).status).toBe(400);
 		const taken = await post({ answer, token });
 		expect(taken.status).toBe(200);
-		expect(taken.workflowData?.[0]).toEqual([{ json: expect.objectContaining({ event: 'message.inbound', data: expect.objectContaining({ text: 'A-42' }) }) }]);
+		expect(taken.workflowData?.[0]).toEqual([
+			{
+				json: expect.objectContaining({
+					event: 'message.inbound',
+					data: expect.objectContaining({ text: 'A-42' }),
+				}),
+			},
+		]);
 		expect(JSON.stringify(taken)).not.toContain(sandbox.keys.all);
 	});
 
 	// n8n 2.x in queue mode gives a new execution on a worker an EMPTY copy of the static data and
 	// saves it whole when a node changed it: registering there wiped the trigger's sealed secret
 	// (every event then refused with 401, measured in npm run test:queue).
-	it('static data: written only when the execution\'s copy carries the trigger\'s marker; an empty copy (a queue-mode worker) is left unchanged', async () => {
+	it("static data: written only when the execution's copy carries the trigger's marker; an empty copy (a queue-mode worker) is left unchanged", async () => {
 		const record = await inbound(sandbox);
 		const emptyCopy: IDataObject = {};
 		const onWorker = await runWorkflow({
@@ -131,7 +169,10 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 		expect((emptyCopy as { __dataChanged?: boolean }).__dataChanged).toBe(false);
 		expect(JSON.stringify(emptyCopy)).not.toContain(STATIC_DATA_KEY);
 
-		const loaded: IDataObject = { global: { [TRIGGER_MARKER_KEY]: true }, 'node:Trigger': { sealedSecret: 'v1.sealed' } };
+		const loaded: IDataObject = {
+			global: { [TRIGGER_MARKER_KEY]: true },
+			'node:Trigger': { sealedSecret: 'v1.sealed' },
+		};
 		const withTrigger = await runWorkflow({
 			...replyAndWaitWorkflow({ limitWaitTime: true, waitAmount: 1, waitUnit: 'minutes' }),
 			credentials: credentialsFor(sandbox, 'all'),
@@ -141,7 +182,11 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 		});
 		expect(withTrigger.execution.status).toBe('waiting');
 		expect((loaded as { __dataChanged?: boolean }).__dataChanged).toBe(true);
-		expect(findWaiting(loaded.global as never, [waitingKey('+15557659999', sandbox.numbers[0].phone_number_id)])?.entry.executionId).toBeDefined();
+		expect(
+			findWaiting(loaded.global as never, [
+				waitingKey('+15557659999', sandbox.numbers[0].phone_number_id),
+			])?.entry.executionId,
+		).toBeDefined();
 		expect(loaded['node:Trigger']).toEqual({ sealedSecret: 'v1.sealed' });
 	});
 });

@@ -22,7 +22,7 @@ describeWithSandbox('Message → Reply: the 24-hour window in the data', (sandbo
 		return item;
 	};
 
-	it('a window already closed by the item\'s clock fails before sending, saying to send a template', async () => {
+	it("a window already closed by the item's clock fails before sending, saying to send a template", async () => {
 		const item = await itemWithWindow(new Date(Date.now() - 10 * 60 * 1000));
 		const error = errorOf(await run(sandbox, { ...REPLY, text: 'Late' }, { inputItems: [item] }));
 		expect(error.message).toMatch(/24-hour reply window is closed/);
@@ -31,7 +31,7 @@ describeWithSandbox('Message → Reply: the 24-hour window in the data', (sandbo
 		expect(apiRequests(sandbox, '/v1/messages/reply')).toHaveLength(0);
 	});
 
-	it('an open window by the item\'s clock is sent, and the service\'s refusal stays the authority', async () => {
+	it("an open window by the item's clock is sent, and the service's refusal stays the authority", async () => {
 		const item = await itemWithWindow(new Date(Date.now() + 60 * 60 * 1000));
 		sandbox.advanceClock(24 * 60 * 60 + 60);
 		const error = errorOf(await run(sandbox, { ...REPLY, text: 'Late' }, { inputItems: [item] }));
@@ -46,10 +46,14 @@ describeWithSandbox('Message → Reply: the 24-hour window in the data', (sandbo
 		expect(sandbox.state().messages).toHaveLength(1);
 	});
 
-	it('the item\'s window says nothing about another contact: a reply to them is sent', async () => {
+	it("the item's window says nothing about another contact: a reply to them is sent", async () => {
 		await inbound(sandbox, { from: OTHER_CONTACT });
 		const item = await itemWithWindow(new Date(Date.now() - 10 * 60 * 1000));
-		const result = await run(sandbox, { ...REPLY, to: OTHER_CONTACT, text: 'Hi' }, { inputItems: [item] });
+		const result = await run(
+			sandbox,
+			{ ...REPLY, to: OTHER_CONTACT, text: 'Hi' },
+			{ inputItems: [item] },
+		);
 		expect(result.error).toBeUndefined();
 		expect(sandbox.state().messages).toEqual([expect.objectContaining({ to: OTHER_CONTACT })]);
 	});
@@ -60,7 +64,11 @@ describeWithSandbox('Message → Reply → Wait for Delivery', (sandbox) => {
 		const record = await inbound(sandbox);
 		const running = run(
 			sandbox,
-			{ ...REPLY, text: 'Tracked', replyOptions: { waitForDelivery: true, deliveryTimeLimit: 20, deliveryCheckInterval: 1 } },
+			{
+				...REPLY,
+				text: 'Tracked',
+				replyOptions: { waitForDelivery: true, deliveryTimeLimit: 20, deliveryCheckInterval: 1 },
+			},
 			{ inputItems: [inboundItem(record)] },
 		);
 		// The reply is sent at once; mark it delivered 1.5 s later.
@@ -84,11 +92,15 @@ describeWithSandbox('Message → Reply → Wait for Delivery', (sandbox) => {
 		expect(reads.length).toBeLessThanOrEqual(Math.ceil((delivery.waited_ms as number) / 1000) + 1);
 	});
 
-	it('a failed status is final too, with the service\'s error', async () => {
+	it("a failed status is final too, with the service's error", async () => {
 		const record = await inbound(sandbox);
 		const running = run(
 			sandbox,
-			{ ...REPLY, text: 'Tracked', replyOptions: { waitForDelivery: true, deliveryTimeLimit: 20, deliveryCheckInterval: 1 } },
+			{
+				...REPLY,
+				text: 'Tracked',
+				replyOptions: { waitForDelivery: true, deliveryTimeLimit: 20, deliveryCheckInterval: 1 },
+			},
 			{ inputItems: [inboundItem(record)] },
 		);
 		let id: string | undefined;
@@ -98,7 +110,11 @@ describeWithSandbox('Message → Reply → Wait for Delivery', (sandbox) => {
 		}
 		await setStatus(sandbox.baseUrl, id!, 'failed');
 		const delivery = (await running).items[0].json.delivery as Record<string, unknown>;
-		expect(delivery).toMatchObject({ final: true, status: 'failed', error: { code: 'undeliverable' } });
+		expect(delivery).toMatchObject({
+			final: true,
+			status: 'failed',
+			error: { code: 'undeliverable' },
+		});
 	});
 
 	it('no final status within the limit: says so honestly, with the last status seen and few requests', async () => {
@@ -106,7 +122,11 @@ describeWithSandbox('Message → Reply → Wait for Delivery', (sandbox) => {
 		const started = Date.now();
 		const result = await run(
 			sandbox,
-			{ ...REPLY, text: 'Never delivered', replyOptions: { waitForDelivery: true, deliveryTimeLimit: 3, deliveryCheckInterval: 1 } },
+			{
+				...REPLY,
+				text: 'Never delivered',
+				replyOptions: { waitForDelivery: true, deliveryTimeLimit: 3, deliveryCheckInterval: 1 },
+			},
 			{ inputItems: [inboundItem(record)] },
 		);
 		const elapsed = Date.now() - started;

@@ -18,14 +18,19 @@ describeWithSandbox('Webhook → Get', (sandbox) => {
 	it('not registered: url null, configured false', async () => {
 		const result = await run(sandbox, GET);
 		expect(result.error).toBeUndefined();
-		expect(result.items).toEqual([{ json: { url: null, configured: false }, pairedItem: { item: 0 } }]);
+		expect(result.items).toEqual([
+			{ json: { url: null, configured: false }, pairedItem: { item: 0 } },
+		]);
 	});
 
 	it('registered: url and configured, and the signing secret is nowhere in the execution data', async () => {
 		const secret = await register('https://hooks.example.com/n8n');
 		expect(sandbox.state().webhook.secret).toBe(secret);
 		const result = await run(sandbox, GET);
-		expect(result.items[0].json).toEqual({ url: 'https://hooks.example.com/n8n', configured: true });
+		expect(result.items[0].json).toEqual({
+			url: 'https://hooks.example.com/n8n',
+			configured: true,
+		});
 		expect(JSON.stringify(result.execution)).not.toContain(secret);
 		expect(pairedIndexes(result.items)).toEqual([0]);
 	});
