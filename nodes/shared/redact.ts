@@ -6,8 +6,25 @@
 
 const REDACTED = '[redacted]';
 
-/** Tokens of the service's secret formats, and any bearer token. */
-const TOKEN_PATTERN = /(sk_live_|whsec_)[A-Za-z0-9_\-.~+/=]+|(Bearer\s+)[^\s"',;]+/gi;
+/**
+ * Tokens of the service's secret formats, and any bearer token. The token's characters include
+ * `%` and `\`, so a key URL-encoded (`%2B`) or JSON-escaped (`\/`) inside a text is redacted whole.
+ */
+const TOKEN_PATTERN = /(sk_live_|whsec_)[A-Za-z0-9_\-.~+/=%\\]+|(Bearer\s+)[^\s"',;]+/gi;
+
+/** A field whose name says it holds a secret: its text value is never shown, whatever it looks like. */
+const SECRET_FIELD = /secret/i;
+
+/** The forms a known value takes inside a text: as it is, URL-encoded, JSON-escaped. */
+function writtenForms(value: string): string[] {
+	return [
+		...new Set([
+			value,
+			encodeURIComponent(value),
+			JSON.stringify(value).slice(1, -1).replace(/\//g, '\\/'),
+		]),
+	];
+}
 
 /** The text with every secret token and every known secret value replaced. */
 export function redactText(text: string, known: readonly string[] = []): string {
@@ -18,7 +35,10 @@ export function redactText(text: string, known: readonly string[] = []): string 
 	);
 	for (const value of known) {
 		// Short values would redact ordinary words; real keys and secrets are long.
-		if (value.length >= 8 && out.includes(value)) out = out.split(value).join(REDACTED);
+		if (value.length < 8) continue;
+		for (const form of writtenForms(value)) {
+			if (out.includes(form)) out = out.split(form).join(REDACTED);
+		}
 	}
 	return out;
 }
@@ -36,8 +56,18 @@ export function redact<T>(value: T, known: readonly string[] = []): T {
 		const copy: Record<string, unknown> = {};
 		for (const [key, entry] of Object.entries(value)) {
 			const cleanKey = redactText(key, known);
-			copy[cleanKey] = redact(entry, known);
-			changed ||= cleanKey !== key || copy[cleanKey] !== entry;
+			const cleanEntry =
+				SECRET_FIELD.test(key) && typeof entry === 'string' && entry !== ''
+					? REDACTED
+					: redact(entry, known);
+			// defineProperty: a key named "__proto__" stays a plain field, never the copy's prototype.
+			Object.defineProperty(copy, cleanKey, {
+				value: cleanEntry,
+				enumerable: true,
+				writable: true,
+				configurable: true,
+			});
+			changed ||= cleanKey !== key || cleanEntry !== entry;
 		}
 		return (changed ? copy : value) as T;
 	}
