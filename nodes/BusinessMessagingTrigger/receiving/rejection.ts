@@ -1,6 +1,6 @@
 /**
  * Answering a refused request (400, 401, 503) without flooding n8n's log: a flood of bad
- * requests is answered in full but logged at most LINES_PER_MINUTE lines a minute.
+ * requests is answered in full but logged at most LINES_PER_MINUTE lines a minute per trigger.
  */
 import type { IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
@@ -35,8 +35,21 @@ export class LogThrottle {
 	}
 }
 
-/** Shared by every trigger of this n8n process. */
-const rejectionLog = new LogThrottle(LINES_PER_MINUTE);
+/** One bound per trigger (workflow and node): junk sent to one trigger's URL must not hide another's lines. */
+const rejectionLogs = new Map<string, LogThrottle>();
+const MAX_TRIGGERS_TRACKED = 1000;
+
+function rejectionLogOf(key: string): LogThrottle {
+	let log = rejectionLogs.get(key);
+	if (!log) {
+		if (rejectionLogs.size >= MAX_TRIGGERS_TRACKED) {
+			rejectionLogs.delete(rejectionLogs.keys().next().value as string);
+		}
+		log = new LogThrottle(LINES_PER_MINUTE);
+		rejectionLogs.set(key, log);
+	}
+	return log;
+}
 
 /**
  * Answers a refused request. Its log line (an error when the receiver itself is misconfigured,
@@ -54,7 +67,7 @@ export function reject(
 			`${LOG_PREFIX}: ${left} more rejected request(s) in the last minute were not logged`,
 			meta,
 		);
-	if (rejectionLog.allow(Date.now(), flush)) {
+	if (rejectionLogOf(`${meta.workflowId ?? ''}:${this.getNode().id}`).allow(Date.now(), flush)) {
 		if (problem) this.logger.error(`${LOG_PREFIX}: ${problem}`, meta);
 		else this.logger.warn(`${LOG_PREFIX}: rejected a request (${status}): ${reason}`, meta);
 	}

@@ -393,6 +393,27 @@ describe('requests that are not a signed JSON envelope never cause work', () => 
 			warnings.filter((line) => line.includes('rejected a request')).length,
 		).toBeLessThanOrEqual(10);
 	});
+	it("a flood to one trigger does not hide another trigger's rejection lines (one bound per trigger)", async () => {
+		const flooded = (await activeTrigger()).harness;
+		const other = await trigger(sb, { options: { takeOver: true } } as never);
+		await other.activate();
+		const lines: string[] = [];
+		jest.spyOn(Logger.prototype, 'warn').mockImplementation((message: string) => {
+			lines.push(message);
+		});
+		const junk = {
+			headers: { 'content-type': 'application/json', 'x-service-signature': 'sha256=00' },
+			rawBody: '{}',
+		};
+		for (let i = 0; i < 50; i++) expect((await flooded.receive(junk)).status).toBe(401);
+		expect(lines.filter((line) => line.includes('rejected a request')).length).toBeLessThanOrEqual(
+			10,
+		);
+		lines.length = 0;
+		// The flooded trigger's minute is used up; the other trigger's first rejection is still logged.
+		expect((await other.receive(junk)).status).toBe(401);
+		expect(lines.filter((line) => line.includes('rejected a request'))).toHaveLength(1);
+	});
 });
 
 describe('events, filters and outputs', () => {
