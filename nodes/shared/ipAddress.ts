@@ -82,8 +82,19 @@ export function ipAddressClass(address: string): AddressClass | undefined {
 		if (v6[6] === 0 && v6[7] === 1) return 'loopback';
 		return ipv4Class(embeddedV4);
 	}
+	// ::ffff:0:a.b.c.d (IPv4-translated, ::ffff:0:0/96) carries an IPv4 address too.
+	if (v6.slice(0, 4).every((group) => group === 0) && v6[4] === 0xffff && v6[5] === 0)
+		return ipv4Class(embeddedV4);
+	// 2002::/16 (6to4) carries its IPv4 address in the next 32 bits.
+	if (v6[0] === 0x2002) return ipv4Class([v6[1] >> 8, v6[1] & 0xff, v6[2] >> 8, v6[2] & 0xff]);
+	// 64:ff9b:1::/48, NAT64 for local use: translated inside a private network.
+	if (v6[0] === 0x64 && v6[1] === 0xff9b && v6[2] === 0x1) return 'private';
 	if ((v6[0] & 0xfe00) === 0xfc00) return 'private'; // fc00::/7, unique local
 	if ((v6[0] & 0xffc0) === 0xfe80) return 'link-local'; // fe80::/10
+	if ((v6[0] & 0xffc0) === 0xfec0) return 'private'; // fec0::/10, site-local (deprecated, still routed inside)
 	if ((v6[0] & 0xff00) === 0xff00) return 'reserved'; // multicast
+	// 2001:db8::/32 documentation, 2001::/32 Teredo, 100::/64 discard-only.
+	if (v6[0] === 0x2001 && (v6[1] === 0x0db8 || v6[1] === 0)) return 'reserved';
+	if (v6[0] === 0x100 && v6.slice(1, 4).every((group) => group === 0)) return 'reserved';
 	return 'public';
 }

@@ -7,6 +7,18 @@ import { NodeOperationError } from 'n8n-workflow';
 
 import { ipAddressClass, isLoopbackHost } from './ipAddress';
 
+/** Names that mean this machine in common hosts files, whatever a resolver would say. */
+const THIS_MACHINE_NAMES = new Set([
+	'localhost',
+	'localhost.localdomain',
+	'ip6-localhost',
+	'ip6-loopback',
+]);
+
+function isThisMachineName(host: string): boolean {
+	return THIS_MACHINE_NAMES.has(host) || host.endsWith('.localhost');
+}
+
 /**
  * Why a media URL may not be fetched, judged on its text alone, or undefined. Only http and
  * https, and never a step down from an https Base URL; a literal address must be public
@@ -22,7 +34,7 @@ export function mediaUrlProblem(target: URL, baseUrl: URL): string | undefined {
 	}
 	if (target.username || target.password) return 'it carries a user name or password';
 	const host = target.hostname.toLowerCase().replace(/\.$/, '');
-	if ((host === 'localhost' || host.endsWith('.localhost')) && !isLoopbackHost(baseUrl.hostname)) {
+	if (isThisMachineName(host) && !isLoopbackHost(baseUrl.hostname)) {
 		return `its host ${host} is this machine`;
 	}
 	return ipAddressClass(host) === undefined ? undefined : mediaAddressProblem(host, baseUrl);

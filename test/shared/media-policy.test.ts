@@ -46,6 +46,17 @@ describe('ipAddressClass', () => {
 		['224.0.0.1', 'reserved'],
 		['255.255.255.255', 'reserved'],
 		['ff02::1', 'reserved'],
+		// Security review 2, item 7: forms that carried a private address through on 2458c7e.
+		['::ffff:0:a00:1', 'private'], // IPv4-translated 10.0.0.1
+		['::ffff:0:7f00:1', 'loopback'], // IPv4-translated 127.0.0.1
+		['2002:a00:1::1', 'private'], // 6to4 of 10.0.0.1
+		['2002:7f00:1::', 'loopback'], // 6to4 of 127.0.0.1
+		['2002:808:808::1', 'public'], // 6to4 of 8.8.8.8
+		['64:ff9b:1::a00:1', 'private'], // NAT64 for local use
+		['fec0::1', 'private'], // site-local
+		['2001:db8::1', 'reserved'], // documentation
+		['2001:0:4136:e378:8000:63bf:3fff:fdd2', 'reserved'], // Teredo
+		['100::1', 'reserved'], // discard-only
 	])('%s is %s', (address, kind) => {
 		expect(ipAddressClass(address)).toBe(kind);
 	});
@@ -80,6 +91,9 @@ describe('mediaUrlProblem (the URL as text)', () => {
 		['https://[::1]/f', PUBLIC_BASE, /loopback/],
 		['https://localhost/f', PUBLIC_BASE, /this machine/],
 		['https://a.localhost/f', PUBLIC_BASE, /this machine/],
+		['https://localhost.localdomain/f', PUBLIC_BASE, /this machine/],
+		['https://ip6-localhost/f', PUBLIC_BASE, /this machine/],
+		['https://ip6-loopback./f', PUBLIC_BASE, /this machine/],
 		['https://2130706433/f', PUBLIC_BASE, /127\.0\.0\.1 is a loopback/], // WHATWG URL: decimal IPv4
 		['https://0x7f.1/f', PUBLIC_BASE, /127\.0\.0\.1 is a loopback/],
 		['https://10.0.0.5/f', PUBLIC_BASE, /private/],
