@@ -1,7 +1,7 @@
 import { createHmac } from 'crypto';
 
-import { computeSignature, verifySignature } from '../../../nodes/shared/signature';
-import { SIGNING_SECRET, WRONG_SECRET } from '../../support';
+import { computeSignature, verifySignature } from '../../nodes/shared/signature';
+import { SIGNING_SECRET, WRONG_SECRET } from '../support';
 
 const body = Buffer.from(
 	'{"event":"message.inbound","data":{"from":"+15550001111","text":"héllo \\u00e9 ✓","number":"1098"},"timestamp":"2025-01-02T03:04:05.123456+00:00"}',
@@ -129,5 +129,23 @@ describe('verifySignature', () => {
 	it('verifies an empty body too (the envelope check rejects it afterwards)', () => {
 		const empty = Buffer.alloc(0);
 		expect(verifySignature(empty, sign(empty), SIGNING_SECRET)).toEqual({ valid: true });
+	});
+});
+
+describe('an external test vector', () => {
+	// GitHub's published webhook example ("Validating webhook deliveries"): another implementation
+	// of the same scheme (sha256=<hex HMAC-SHA256 of the raw body>), so our signer is not checked only against itself.
+	const secret = "It's a Secret to Everybody";
+	const payload = Buffer.from('Hello, World!');
+	const header = 'sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17';
+
+	it('computes the published signature and accepts it', () => {
+		expect(`sha256=${computeSignature(payload, secret)}`).toBe(header);
+		expect(verifySignature(payload, header, secret)).toEqual({ valid: true });
+	});
+
+	it('refuses it for another body or another secret', () => {
+		expect(verifySignature(Buffer.from('Hello, World?'), header, secret).valid).toBe(false);
+		expect(verifySignature(payload, header, "It's a Secret to Nobody").valid).toBe(false);
 	});
 });
