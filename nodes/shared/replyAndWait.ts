@@ -38,6 +38,7 @@ import type {
 } from 'n8n-workflow';
 
 import { isPlainObject } from './json';
+import { ReplayGuard } from './replayGuard';
 import { computeSignature, verifySignature } from './signature';
 import { CREDENTIAL_TYPE, apiRequest } from './transport';
 
@@ -132,14 +133,15 @@ export function signRegistration(apiKey: string, rawBody: string | Buffer): stri
 	return `sha256=${computeSignature(Buffer.from(rawBody), registrationKey(apiKey))}`;
 }
 
-/** Whether the header signs these bytes with this API key (verifySignature: strict header, constant time). */
-export function isRegistrationSignature(
-	apiKey: string,
-	rawBody: Buffer,
-	header: string | string[] | undefined,
-): boolean {
-	return apiKey !== '' && verifySignature(rawBody, header, registrationKey(apiKey)).valid;
-}
+/** n8n's resume URL: [<base path>]/webhook-waiting/<execution id>, nothing after it. */
+const RESUME_PATH = /^(?:\/[^/]+)*\/webhook-waiting\/[^/]+\/?$/;
+/** A trigger's production URL as n8n builds it: [<base path>]/<webhook id>/webhook. */
+const TRIGGER_PATH =
+	/^(?:\/[^/]+)*\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\/webhook\/?$/i;
+
+/** How old a registration may be when the trigger gets it (it is posted right after it is signed). */
+const REGISTRATION_MAX_AGE_MS = 5 * 60_000;
+const REGISTRATION_FUTURE_TOLERANCE_MS = 60_000;
 
 /**
  * The registrations in a verified body, keeping only well-formed entries whose resume URL is a
@@ -154,7 +156,7 @@ export function parseRegistrations(body: unknown, ownOrigin: string): WaitRegist
 		if (!isPlainObject(item) || typeof item.key !== 'string' || !isEntry(item.entry)) return false;
 		try {
 			const url = new URL(item.entry.resumeUrl);
-			return url.origin === ownOrigin && /\/webhook-waiting\/[^/]+/.test(url.pathname);
+			return url.origin === ownOrigin && RESUME_PATH.test(url.pathname);
 		} catch {
 			return false;
 		}
@@ -268,9 +270,15 @@ export async function registerWithTrigger(
 				? webhook.url
 				: undefined;
 		if (!url) return why('no webhook is registered for the account');
-		if (new URL(url).origin !== new URL(resumeUrl).origin)
+		const target = new URL(url);
+		if (target.origin !== new URL(resumeUrl).origin)
 			return why("the account's webhook is not this n8n");
-		const body = JSON.stringify({ business_messaging_wait: registrations });
+		if (!TRIGGER_PATH.test(target.pathname) || target.search !== '')
+			return why("the account's webhook is not a Business Messaging Trigger's URL");
+		const body = JSON.stringify({
+			business_messaging_wait: registrations,
+			issued_at_ms: Date.now(),
+		});
 		const response = (await this.helpers.httpRequest({
 			method: 'POST',
 			url,
@@ -280,6 +288,8 @@ export async function registerWithTrigger(
 				[REGISTRATION_HEADER]: signRegistration(apiKey, body),
 			},
 			timeout: 4000,
+			// A redirect would re-send the entries (resume URLs and tokens) and the signature elsewhere.
+			disableFollowRedirect: true,
 			returnFullResponse: true,
 			ignoreHttpStatusErrors: true,
 		})) as { statusCode: number };
@@ -346,6 +356,43 @@ export async function resumeWaitingExecution(
 	return { resumed: false };
 }
 
+/** Per trigger (workflow and node): the registration key derived from its credential's API key. */
+const registrationKeys = new Map<string, { key: string; readAtMs: number }>();
+const REGISTRATION_KEY_REREAD_MS = 10_000;
+/** Registrations taken in this process, by signature, while they are fresh. */
+const registrationsSeen = new ReplayGuard(10_000);
+
+/**
+ * True when the registration is signed with this trigger's API key, or why not. Reading the
+ * credential costs n8n 2.x an expression isolate: it is read once per trigger, and again only
+ * when a signature does not match, at most every 10 s (a key changed in the credential), so a
+ * flood of forged registrations costs no more than a flood of forged events.
+ */
+async function verifyRegistration(
+	this: IWebhookFunctions,
+	rawBody: Buffer,
+	signature: string | string[] | undefined,
+): Promise<true | string> {
+	const cacheKey = `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
+	let known = registrationKeys.get(cacheKey);
+	if (known && verifySignature(rawBody, signature, known.key).valid) return true;
+	if (known && Date.now() - known.readAtMs < REGISTRATION_KEY_REREAD_MS) {
+		return "not signed with this trigger's API key";
+	}
+	try {
+		const apiKey = String((await this.getCredentials(CREDENTIAL_TYPE)).apiKey ?? '');
+		if (apiKey === '') return 'the credential has no API key';
+		if (registrationKeys.size >= 1000) registrationKeys.clear();
+		known = { key: registrationKey(apiKey), readAtMs: Date.now() };
+		registrationKeys.set(cacheKey, known);
+	} catch (error) {
+		return `the credential could not be read (${(error as Error).message})`;
+	}
+	return verifySignature(rawBody, signature, known.key).valid
+		? true
+		: "not signed with this trigger's API key";
+}
+
 /**
  * A Reply and Wait for Answer registering its waiting entries (REGISTRATION_HEADER): stored in
  * this workflow's static data, which n8n loaded for this request and saves after it, so a
@@ -358,23 +405,27 @@ export async function receiveWaitRegistration(
 	signature: string | string[] | undefined,
 ): Promise<{ registered: number } | { status: 400 | 401; reason: string }> {
 	if (!rawBody) return { status: 400, reason: 'the raw request body is not available' };
-	let apiKey = '';
-	try {
-		apiKey = String((await this.getCredentials(CREDENTIAL_TYPE)).apiKey ?? '');
-	} catch (error) {
-		return {
-			status: 401,
-			reason: `the credential could not be read (${(error as Error).message})`,
-		};
-	}
-	if (!isRegistrationSignature(apiKey, rawBody, signature)) {
-		return { status: 401, reason: "not signed with this trigger's API key" };
-	}
+	const verified = await verifyRegistration.call(this, rawBody, signature);
+	if (verified !== true) return { status: 401, reason: verified };
 	let body: unknown;
 	try {
 		body = JSON.parse(rawBody.toString('utf8'));
 	} catch {
 		return { status: 400, reason: 'the body is not JSON' };
+	}
+	// A captured registration replayed later would put back an answered wait: each is taken once, while fresh.
+	const nowMs = Date.now();
+	const issuedAtMs = isPlainObject(body) ? body.issued_at_ms : undefined;
+	if (
+		typeof issuedAtMs !== 'number' ||
+		nowMs - issuedAtMs > REGISTRATION_MAX_AGE_MS ||
+		issuedAtMs - nowMs > REGISTRATION_FUTURE_TOLERANCE_MS
+	) {
+		return { status: 401, reason: 'the registration is not fresh (replayed, or its clock is off)' };
+	}
+	const header = String(Array.isArray(signature) ? signature[0] : signature).toLowerCase();
+	if (!registrationsSeen.firstSighting(header, issuedAtMs + REGISTRATION_MAX_AGE_MS, nowMs)) {
+		return { status: 401, reason: 'this registration was already received (replay)' };
 	}
 	const registrations = parseRegistrations(
 		body,

@@ -7,7 +7,7 @@
  * nothing for a delivery it gets too late (receiving/, Late Delivery Cutoff), so a delivery the
  * service logged as failed is one the workflow did not run, and a logged success is one it
  * ran. What remains, a delivery accepted in time that n8n answered after the service gave up,
- * is covered in regular mode by the process's memory of what webhook() accepted (replayGuard.ts);
+ * is covered in regular mode by the process's memory of what webhook() accepted (receiving/acceptedHere.ts);
  * in queue mode it is the residual window docs/reliability.md measures. The catch-up runs on
  * one process only (n8n starts triggers on the leader main), looks only at messages stored at least SETTLE_MS ago, when their one delivery attempt is over
  * (the service waits about 8 s and never retries), and recovers those without a successful
@@ -21,7 +21,7 @@ import { isAfter, selectNew, type Watermark } from '../../shared/watermark';
 import { outputLayout } from '../description';
 import { readTriggerOptions, type CatchUpSettings, type HandOverSettings } from '../options';
 import type { EventType } from '../receiving/envelope';
-import { wasAcceptedHere } from '../receiving/replayGuard';
+import { wasAcceptedHere } from '../receiving/acceptedHere';
 import type { TriggerStaticData } from '../registration/signingSecrets';
 import { routeEvent } from '../routing/route';
 import {

@@ -19,7 +19,8 @@ import { eventItem, routeEvent } from '../routing/route';
 import { acceptEvent } from './accept';
 import { attachMedia } from './eventMedia';
 import { reject } from './rejection';
-import { ReplayGuard, rememberAccepted } from './replayGuard';
+import { ReplayGuard } from '../../shared/replayGuard';
+import { rememberAccepted } from './acceptedHere';
 
 const LOG_PREFIX = 'Business Messaging Trigger';
 

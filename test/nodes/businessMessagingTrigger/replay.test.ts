@@ -1,6 +1,6 @@
 // The replay guard and the log throttle, as pure code (the receive path's use of them is in receive.test.ts).
 import { LogThrottle } from '../../../nodes/BusinessMessagingTrigger/receiving/rejection';
-import { ReplayGuard } from '../../../nodes/BusinessMessagingTrigger/receiving/replayGuard';
+import { ReplayGuard } from '../../../nodes/shared/replayGuard';
 
 describe('ReplayGuard', () => {
 	it('lets a delivery through once while it could pass the age check, and again only after that', () => {

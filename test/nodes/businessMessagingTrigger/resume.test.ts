@@ -18,6 +18,7 @@ import {
 	waitingKey,
 } from '../../../nodes/shared/replyAndWait';
 import { runWorkflow } from '../../harness';
+import { HarnessCredentialsHelper } from '../../harness/credentials';
 import { replyAndWaitWorkflow } from '../businessMessaging/helpers';
 import type { WebhookHarness } from '../../harness';
 import {
@@ -28,7 +29,14 @@ import {
 	signedRequest,
 	useSandbox,
 } from '../../support';
-import { control, credentialsFor, servedTrigger, storedSecret, trigger } from './helpers';
+import {
+	control,
+	credentialsFor,
+	registerForeign,
+	servedTrigger,
+	storedSecret,
+	trigger,
+} from './helpers';
 
 const sb = useSandbox({ reset: 'afterEach' });
 
@@ -214,7 +222,7 @@ describe('trigger: an answer resumes the waiting execution', () => {
 	});
 });
 
-describe('the waiting registry (nodes/shared/waiting.ts)', () => {
+describe('the waiting registry (nodes/shared/replyAndWait.ts)', () => {
 	it('static data keeps live entries only; removal is by the same execution only', () => {
 		const staticData: Record<string, unknown> = {};
 		const now = Date.now();
@@ -330,7 +338,10 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 				rawBody: raw,
 			});
 		};
-		const body = { business_messaging_wait: [{ key: waitingKey(CONTACT, NUMBER), entry }] };
+		const body = {
+			business_messaging_wait: [{ key: waitingKey(CONTACT, NUMBER), entry }],
+			issued_at_ms: Date.now(),
+		};
 		for (const sign of [
 			(raw: string) => signRegistration(sb.keys.oneNumber, raw),
 			() => 'sha256=00',
@@ -353,7 +364,17 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 					key: waitingKey(CONTACT, NUMBER),
 					entry: { ...entry, resumeUrl: 'https://attacker.example/webhook-waiting/77' },
 				},
+				{
+					key: waitingKey(CONTACT, NUMBER),
+					// Not anchored on 2458c7e: any path containing /webhook-waiting/<id> was taken.
+					entry: { ...entry, resumeUrl: `${origin}/rest/webhook-waiting/77/x` },
+				},
+				{
+					key: waitingKey(CONTACT, NUMBER),
+					entry: { ...entry, resumeUrl: `${origin}/webhook-waiting/77/extra` },
+				},
 			],
+			issued_at_ms: Date.now(),
 		};
 		expect((await register(elsewhere, (raw) => signRegistration(sb.keys.all, raw))).body).toEqual({
 			registered: 0,
@@ -368,5 +389,119 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 		expect(
 			findWaiting(harness.globalStaticData, [waitingKey(CONTACT, NUMBER)])?.entry.executionId,
 		).toBe('77');
+	});
+
+	it('takes a signed registration once and only while fresh: a captured one replayed, or an old one, is refused (401)', async () => {
+		const { harness } = await activeTrigger();
+		const origin = new URL(harness.webhookUrl).origin;
+		const entry = (id: string) => ({
+			resumeUrl: `${origin}/webhook-waiting/${id}`,
+			executionId: id,
+			expiresAtMs: Date.now() + 60_000,
+			alsoStart: false,
+			token: 't',
+		});
+		const post = async (body: unknown) => {
+			const raw = JSON.stringify(body);
+			return await harness.receive({
+				headers: {
+					'content-type': 'application/json',
+					[REGISTRATION_HEADER]: signRegistration(sb.keys.all, raw),
+				},
+				rawBody: raw,
+			});
+		};
+		const first = {
+			business_messaging_wait: [{ key: waitingKey(CONTACT, NUMBER), entry: entry('81') }],
+			issued_at_ms: Date.now(),
+		};
+		expect((await post(first)).body).toEqual({ registered: 1 });
+		// The contact answered (entry removed), then a newer wait for the same contact was registered.
+		removeWaiting(harness.globalStaticData, waitingKey(CONTACT, NUMBER), '81');
+		const newer = {
+			business_messaging_wait: [{ key: waitingKey(CONTACT, NUMBER), entry: entry('82') }],
+			issued_at_ms: Date.now(),
+		};
+		expect((await post(newer)).body).toEqual({ registered: 1 });
+		// The captured first registration, replayed byte for byte: refused, the newer wait stays.
+		const replayed = await post(first);
+		expect([replayed.status, replayed.body]).toEqual([
+			401,
+			{
+				error: 'unauthorized',
+				reason: 'waiting registration refused: this registration was already received (replay)',
+			},
+		]);
+		const stale = { ...first, issued_at_ms: Date.now() - 6 * 60_000 };
+		const old = await post(stale);
+		expect(old.status).toBe(401);
+		expect(String((old.body as { reason?: string }).reason)).toContain('not fresh');
+		const unstamped = { business_messaging_wait: first.business_messaging_wait };
+		expect((await post(unstamped)).status).toBe(401);
+		expect(
+			findWaiting(harness.globalStaticData, [waitingKey(CONTACT, NUMBER)])?.entry.executionId,
+		).toBe('82');
+	});
+
+	it('1,000 forged registrations cost one credential read, as forged events do (not one each)', async () => {
+		const { harness } = await activeTrigger();
+		const reads = jest.spyOn(HarnessCredentialsHelper.prototype, 'getDecrypted');
+		const raw = JSON.stringify({ business_messaging_wait: [], issued_at_ms: Date.now() });
+		for (let i = 0; i < 1000; i++) {
+			const answer = await harness.receive({
+				headers: {
+					'content-type': 'application/json',
+					[REGISTRATION_HEADER]: `sha256=${i.toString(16).padStart(64, '0')}`,
+				},
+				rawBody: raw,
+			});
+			expect(answer.status).toBe(401);
+		}
+		expect(reads.mock.calls.length).toBeLessThanOrEqual(1);
+	});
+
+	it("posts registrations only to a trigger's URL of this n8n, and never along a redirect", async () => {
+		// A server on "this n8n's" origin that answers every request with a redirect to the real trigger.
+		const served = await servedTrigger(sb);
+		const hits: string[] = [];
+		const redirector: Server = createServer((req, res) => {
+			hits.push(`${req.method} ${req.url}`);
+			req.resume();
+			res.writeHead(307, { location: served.served.url }).end();
+		});
+		await new Promise<void>((resolve) => redirector.listen(0, '127.0.0.1', resolve));
+		const origin = `http://127.0.0.1:${(redirector.address() as AddressInfo).port}`;
+		try {
+			const number = sb.numbers[0].phone_number_id;
+			const sent = await control(sb, 'POST', '/inbound', {
+				from: CONTACT,
+				contact_name: 'Ada',
+				number,
+				text: 'hi',
+			});
+			const ask = async () =>
+				await runWorkflow({
+					...replyAndWaitWorkflow({ limitWaitTime: true, waitAmount: 5, waitUnit: 'minutes' }),
+					credentials: credentialsFor(sb),
+					inputItems: [inboundItem(sent.body.record)],
+					mode: 'webhook',
+					staticData: {},
+					webhookWaitingBaseUrl: `${origin}/webhook-waiting`,
+				});
+			// The account's webhook on this n8n's origin, but not a trigger's URL: nothing is posted.
+			await registerForeign(sb, `${origin}/rest/oauth2-credential/callback`);
+			expect((await ask()).execution.status).toBe('waiting');
+			expect(hits).toEqual([]);
+			// A trigger-shaped URL that redirects: posted once, the redirect is not followed.
+			await registerForeign(sb, `${origin}/3f0c8c4e-1b2a-4c5d-9e8f-0a1b2c3d4e5f/webhook`);
+			expect((await ask()).execution.status).toBe('waiting');
+			expect(hits).toEqual(['POST /3f0c8c4e-1b2a-4c5d-9e8f-0a1b2c3d4e5f/webhook']);
+			expect(
+				served.results.filter((r) => (r.body as { registered?: number })?.registered !== undefined),
+			).toEqual([]);
+		} finally {
+			await new Promise<void>((r) => redirector.close(() => r()));
+			await served.down();
+		}
 	});
 });

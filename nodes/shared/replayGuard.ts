@@ -1,7 +1,8 @@
 /**
- * Replay protection within the event age window. The service delivers each event once and
- * never retries, so a second copy of a correctly signed delivery is a replay: it is
- * acknowledged and not executed. Pure and in memory: it holds within one n8n process.
+ * Replay protection within an age window: the first sighting of a key passes, a second one
+ * before it expires does not. The service delivers each event once and never retries, so a
+ * second copy of a correctly signed delivery is a replay. Pure and in memory: it holds within
+ * one n8n process, bounded in size.
  */
 export class ReplayGuard {
 	/** Key → the time after which the age check alone refuses the delivery. */
@@ -40,22 +41,4 @@ export class ReplayGuard {
 			}
 		}
 	}
-}
-
-/**
- * The messages webhook() handed to n8n in this process, per workflow and node, for two hours.
- * The catch-up (same process in regular mode: triggers and webhooks both run on main) counts
- * them as received even when n8n answered the service too late (then the service logs a
- * timeout although the execution runs): exactly once without a shared store. In queue mode
- * the webhook processors are other processes, and only the Late Delivery Cutoff stands.
- */
-const acceptedHere = new ReplayGuard();
-const ACCEPTED_MEMORY_MS = 2 * 3600_000;
-
-export function rememberAccepted(scope: string, waMessageId: string, nowMs: number): void {
-	acceptedHere.firstSighting(`${scope}:${waMessageId}`, nowMs + ACCEPTED_MEMORY_MS, nowMs);
-}
-
-export function wasAcceptedHere(scope: string, waMessageId: string, nowMs: number): boolean {
-	return acceptedHere.has(`${scope}:${waMessageId}`, nowMs);
 }
