@@ -31,6 +31,7 @@ import {
 	type Execution,
 	type Line,
 	type SavedWorkflow,
+	type WorkflowJson,
 } from '../real-n8n/n8n';
 import {
 	ACTION_TYPE,
@@ -690,6 +691,30 @@ async function runChecks(
 				`after unpublishing the refused workflow the sandbox webhook is ${after}`,
 			);
 			return `n8n said: "${outcome.message}"; refused workflow marked active afterwards: ${flag}`;
+		},
+	);
+
+	await check(
+		"a copy of the active workflow (same webhookId) activated without Take Over: refused, and the original keeps its webhook (n8n 1.x calls the copy's delete)",
+		async () => {
+			const source = await client.getWorkflow(autoReply.id);
+			const copy = await client.createWorkflow({
+				name: `${source.name} (copy)`,
+				nodes: source.nodes,
+				connections: source.connections as WorkflowJson['connections'],
+				settings: source.settings as WorkflowJson['settings'],
+			});
+			const outcome = await client.activateAndSettle(copy.id);
+			const flag = (await client.getWorkflow(copy.id)).active;
+			if (flag) await client.deactivate(copy.id);
+			await sleep(1000);
+			const after = await registeredUrl();
+			expect(
+				after === productionUrl(autoReply),
+				`after the copy's refused activation the sandbox webhook is ${after ?? 'not configured'}, not the original's URL`,
+			);
+			const { execution } = await roundTrip('+447700900124', 'Ada', 'After the copy');
+			return `copy ${outcome.ok ? 'activated' : `refused: "${outcome.message}"`}; webhook still the original's; original answered (execution ${execution.id})`;
 		},
 	);
 

@@ -15,6 +15,8 @@ import { openSecret, sealSecret } from './seal';
 /** What the trigger keeps in the node's static data. Never output. */
 export interface TriggerStaticData extends IDataObject {
 	webhookUrl?: string;
+	/** The workflow that registered webhookUrl: a copy of it (same webhookId, same URL) must never delete it. */
+	registeredBy?: string;
 	/** The signing secret sealed under the API key (seal.ts): useless without the credential. */
 	sealedSecret?: string;
 	/** Versions before 0.2 kept the secret here in plain text; it is removed and registered again. */
@@ -37,18 +39,21 @@ export function isManualRegistration(this: TriggerContext): boolean {
 
 export function forgetRegistration(staticData: TriggerStaticData): void {
 	delete staticData.webhookUrl;
+	delete staticData.registeredBy;
 	delete staticData.sealedSecret;
 	delete staticData.secret;
 }
 
-/** Keeps a registration's secret, sealed under the API key. */
+/** Keeps a registration's secret, sealed under the API key, and which workflow made it. */
 export function storeRegistration(
 	staticData: TriggerStaticData,
 	webhookUrl: string,
+	workflowId: string,
 	secret: string,
 	apiKey: string,
 ): void {
 	staticData.webhookUrl = webhookUrl;
+	staticData.registeredBy = workflowId;
 	staticData.sealedSecret = sealSecret(secret, apiKey);
 }
 

@@ -182,16 +182,30 @@ export async function registerWebhook(this: IHookFunctions): Promise<boolean> {
 		);
 	}
 	const { apiKey } = await this.getCredentials(CREDENTIAL_TYPE);
-	storeRegistration(staticData, ourUrl, secret, String(apiKey));
+	storeRegistration(staticData, ourUrl, this.getWorkflow().id ?? '', secret, String(apiKey));
 	return true;
 }
 
-/** delete: removes the webhook only while it still points at this node's URL. */
+/**
+ * delete: removes the webhook only when this workflow registered it and it still points at this
+ * node's URL. A copy of the workflow (same webhookId, so the same URL) is never the registering
+ * workflow: n8n 1.x calls the copy's delete() after refusing to activate it, which must not
+ * take the original's webhook away.
+ */
 export async function deleteWebhook(this: IHookFunctions): Promise<boolean> {
 	if (isManualRegistration.call(this)) return true;
 	const staticData = this.getWorkflowStaticData('node') as TriggerStaticData;
 	try {
 		const ourUrl = this.getNodeWebhookUrl('default');
+		const registeredHere =
+			sameUrl(staticData.webhookUrl, ourUrl) &&
+			(staticData.registeredBy === undefined || staticData.registeredBy === this.getWorkflow().id);
+		if (!registeredHere) {
+			this.logger.info(
+				`Business Messaging Trigger: this workflow did not register the account's webhook (${ourUrl}); left in place`,
+			);
+			return true;
+		}
 		const remote = await readRemoteWebhook.call(this, 'Trigger → Delete Webhook');
 		if (!ourUrl || !remote.configured || !sameUrl(remote.url, ourUrl)) {
 			this.logger.info(

@@ -50,6 +50,8 @@ describe('Automatic registration', () => {
 		// The secret is stored sealed under the API key: the static data alone does not give it away.
 		expect(harness.staticData).toEqual({
 			webhookUrl: harness.webhookUrl,
+			// Which workflow registered it (its id): only that workflow deletes it again.
+			registeredBy: expect.stringMatching(/\S/),
 			sealedSecret: expect.stringMatching(/^v1\./),
 		});
 		expect(JSON.stringify(harness.staticData)).not.toContain(
@@ -183,6 +185,30 @@ describe('Automatic registration', () => {
 		});
 		expect(apiCalls(sb, 'DELETE', WEBHOOK)).toBe(0);
 		expect(harness.staticData).toEqual({});
+	});
+
+	it("a copy of the active workflow (same webhookId, same n8n) deactivated, as n8n 1.x does after refusing it: the original's registration stays", async () => {
+		const webhookId = randomUUID();
+		const original = await trigger(sb, {}, { webhookId });
+		await original.activate();
+		const registered = sb.state().webhook;
+		// n8n 1.x refuses the copy ("The URL path ... is already taken") and then calls its delete().
+		const copy = await trigger(sb, {}, { webhookId });
+		expect(copy.webhookUrl).toBe(original.webhookUrl);
+		await copy.deactivate();
+		// A copy whose static data came along (an export with it, say): still not the registering workflow.
+		const copyWithData = await trigger(
+			sb,
+			{},
+			{ webhookId, staticData: { ...original.staticData } },
+		);
+		await copyWithData.deactivate();
+		expect(sb.state().webhook).toEqual(registered);
+		expect(apiCalls(sb, 'DELETE', WEBHOOK)).toBe(0);
+		// The original still removes its own registration.
+		await original.deactivate();
+		expect(sb.state().webhook.configured).toBe(false);
+		expect(apiCalls(sb, 'DELETE', WEBHOOK)).toBe(1);
 	});
 
 	it('deactivation when nothing is configured any more: no DELETE, static data cleared', async () => {
