@@ -79,6 +79,19 @@ export interface WaitingEntry {
 	alsoStart: boolean;
 	/** Proof that the resume request comes from a trigger that read this entry (resumeToken). */
 	token: string;
+	/** Whose wait it is (accountId of the API key): only a trigger with the same key resumes it. */
+	account: string;
+}
+
+/**
+ * An identifier of the API key, safe to store: a trigger resumes only waits registered with its own
+ * key, so one account's customer message never reaches another account's waiting execution.
+ */
+export function accountId(apiKey: string): string {
+	return createHmac('sha256', apiKey)
+		.update('business-messaging account id v1')
+		.digest('hex')
+		.slice(0, 32);
 }
 
 const memory = new Map<string, WaitingEntry>();
@@ -174,7 +187,8 @@ function isEntry(value: unknown): value is WaitingEntry {
 		typeof value.resumeUrl === 'string' &&
 		typeof value.executionId === 'string' &&
 		typeof value.expiresAtMs === 'number' &&
-		typeof value.token === 'string'
+		typeof value.token === 'string' &&
+		typeof value.account === 'string'
 	);
 }
 
@@ -206,18 +220,20 @@ export function registerWaiting(
 	staticData[STATIC_DATA_KEY] = entries as IDataObject;
 }
 
-/** The live entry for one of the keys, memory first; undefined when none (or only expired ones). */
+/** The live entry of this account for one of the keys, memory first; undefined when none (or only expired ones). */
 export function findWaiting(
 	staticData: IDataObject | undefined,
 	keys: string[],
+	account: string,
 	nowMs = Date.now(),
 ): { key: string; entry: WaitingEntry } | undefined {
 	const stored = staticEntries(staticData);
 	for (const key of keys) {
-		const entry =
-			memory.get(key) ??
-			(stored && isEntry(stored[key]) ? (stored[key] as unknown as WaitingEntry) : undefined);
-		if (entry && entry.expiresAtMs > nowMs) return { key, entry };
+		const inStatic =
+			stored && isEntry(stored[key]) ? (stored[key] as unknown as WaitingEntry) : undefined;
+		for (const entry of [memory.get(key), inStatic]) {
+			if (entry && entry.account === account && entry.expiresAtMs > nowMs) return { key, entry };
+		}
 	}
 	return undefined;
 }
@@ -312,6 +328,8 @@ export type ResumeOutcome =
 export async function resumeWaitingExecution(
 	this: IWebhookFunctions | ITriggerFunctions,
 	item: INodeExecutionData,
+	/** accountId of the trigger's API key. */
+	account: string,
 ): Promise<ResumeOutcome> {
 	const json = item.json;
 	if (
@@ -325,10 +343,11 @@ export async function resumeWaitingExecution(
 	const number = typeof data.number === 'string' ? data.number.trim() : '';
 	if (!contact) return { resumed: false };
 	const staticData = this.getWorkflowStaticData('global') as IDataObject;
-	const found = findWaiting(staticData, [
-		waitingKey(contact, number),
-		waitingKey(contact, undefined),
-	]);
+	const found = findWaiting(
+		staticData,
+		[waitingKey(contact, number), waitingKey(contact, undefined)],
+		account,
+	);
 	if (!found) return { resumed: false };
 	const { key, entry } = found;
 	removeWaiting(staticData, key, entry.executionId);

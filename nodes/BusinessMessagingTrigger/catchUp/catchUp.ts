@@ -17,6 +17,8 @@ import type { IDataObject, IRun, ITriggerFunctions, ITriggerResponse } from 'n8n
 import { sleep } from 'n8n-workflow';
 
 import { MESSAGE_EVENTS, readHistory, readWebhookLog } from '../../shared/history';
+import { accountId } from '../../shared/replyAndWait';
+import { CREDENTIAL_TYPE } from '../../shared/transport';
 import { isAfter, selectNew, type Watermark } from '../../shared/watermark';
 import { outputLayout } from '../description';
 import { readTriggerOptions, type CatchUpSettings, type HandOverSettings } from '../options';
@@ -56,6 +58,8 @@ async function emitInConversationOrder(
 	recover: Recovery[],
 	layout: EventType[] | null,
 	handOver: HandOverSettings,
+	/** accountId of the trigger's API key (whose waiting executions may be resumed). */
+	account: string,
 	state: CatchUpState,
 	isClosed: () => boolean,
 	persist: () => void,
@@ -90,6 +94,7 @@ async function emitInConversationOrder(
 					recovery.event,
 					layout,
 					handOver,
+					account,
 				);
 				if (route.kind !== 'start') return;
 				const done = this.helpers.createDeferredPromise<IRun>();
@@ -114,6 +119,8 @@ export async function catchUpOnce(
 	state: CatchUpState,
 	options: CatchUpSettings,
 	handOver: HandOverSettings,
+	/** accountId of the trigger's API key (whose waiting executions may be resumed). */
+	account: string,
 	isClosed: () => boolean,
 	persist: () => void,
 ): Promise<number> {
@@ -189,6 +196,7 @@ export async function catchUpOnce(
 		decision.recover,
 		layout,
 		handOver,
+		account,
 		state,
 		isClosed,
 		persist,
@@ -210,6 +218,12 @@ export async function startCatchUp(this: ITriggerFunctions): Promise<ITriggerRes
 	if (this.getMode() === 'manual' || this.getNodeParameter('catchUp', true) !== true) return {};
 	const { catchUp: options, handOver } = readTriggerOptions(
 		this.getNodeParameter('options', {}) as IDataObject,
+	);
+	// Read once per activation (never per event): whose waiting executions a recovered answer may resume.
+	// Unreadable: no recovered answer resumes anything (fail safe, it starts a normal execution).
+	const account = await this.getCredentials(CREDENTIAL_TYPE).then(
+		(credentials) => accountId(String(credentials.apiKey ?? '')),
+		() => '',
 	);
 	const staticData = this.getWorkflowStaticData('node') as TriggerStaticData & {
 		catchUp?: CatchUpState;
@@ -237,7 +251,7 @@ export async function startCatchUp(this: ITriggerFunctions): Promise<ITriggerRes
 	const loop = async () => {
 		while (!closed) {
 			try {
-				await catchUpOnce.call(this, state, options, handOver, () => closed, persist);
+				await catchUpOnce.call(this, state, options, handOver, account, () => closed, persist);
 				lastError = '';
 			} catch (error) {
 				// Logged once per distinct failure; the next run tries again, nothing is lost meanwhile.

@@ -98,9 +98,13 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 			separateOutputs: this.getNodeParameter('separateOutputs', false) as unknown,
 		}));
 	let accepted = accept(found.secret);
+	let account = found.account;
 	if (accepted.kind === 'reject' && accepted.reason === SIGNATURE_MISMATCH && found.reread) {
 		const fresh = await found.reread();
-		if ('secret' in fresh && fresh.secret !== found.secret) accepted = accept(fresh.secret);
+		if ('secret' in fresh && fresh.secret !== found.secret) {
+			accepted = accept(fresh.secret);
+			account = fresh.account;
+		}
 	}
 	if (accepted.kind === 'reject') return reject.call(this, accepted.status, accepted.reason);
 	if (accepted.kind === 'late') return reject.call(this, 503, accepted.reason);
@@ -140,6 +144,7 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 			envelope.event,
 			layout,
 			options.handOver,
+			account,
 		);
 		if (route.kind === 'handedOver')
 			return { webhookResponse: { ...received, ignored: HAND_OVER_IGNORED } };
@@ -150,7 +155,14 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	// A download must not hold the answer back (the service waits about 8 s): answer first.
 	this.getResponseObject().status(200).json(received);
 	const item = await attachMedia.call(this, envelope, options);
-	const route = await routeEvent.call(this, item, envelope.event, layout, options.handOver);
+	const route = await routeEvent.call(
+		this,
+		item,
+		envelope.event,
+		layout,
+		options.handOver,
+		account,
+	);
 	return route.kind === 'start'
 		? { noWebhookResponse: true, workflowData: route.workflowData }
 		: { noWebhookResponse: true };

@@ -9,6 +9,7 @@
  */
 import type { IDataObject, IHookFunctions, IWebhookFunctions } from 'n8n-workflow';
 
+import { accountId } from '../../shared/replyAndWait';
 import { CREDENTIAL_TYPE } from '../../shared/transport';
 import { openSecret, sealSecret } from './seal';
 
@@ -28,10 +29,10 @@ type TriggerContext = IHookFunctions | IWebhookFunctions;
 const CACHE_BOUND = 1000;
 const MANUAL_REREAD_INTERVAL_MS = 10_000;
 
-/** Sealed secret → the secret it opens to. */
-const openedSecrets = new Map<string, string>();
+/** Sealed secret → the secret it opens to, and the account of the API key that opened it. */
+const openedSecrets = new Map<string, { secret: string; account: string }>();
 /** Manual registration: workflow and node → the credential's secret as webhook() last read it. */
-const manualSecrets = new Map<string, { secret: string; readAtMs: number }>();
+const manualSecrets = new Map<string, { secret: string; account: string; readAtMs: number }>();
 
 export function isManualRegistration(this: TriggerContext): boolean {
 	return this.getNodeParameter('registration', 'automatic') === 'manual';
@@ -83,7 +84,10 @@ function manualSecretKey(this: TriggerContext): string {
 
 /** The credential's Webhook Signing Secret (Manual registration), or undefined when empty. */
 export async function manualSigningSecret(this: TriggerContext): Promise<string | undefined> {
-	const credentials = await this.getCredentials(CREDENTIAL_TYPE);
+	return manualSecretOf(await this.getCredentials(CREDENTIAL_TYPE));
+}
+
+function manualSecretOf(credentials: IDataObject): string | undefined {
 	const secret =
 		typeof credentials.webhookSecret === 'string' ? credentials.webhookSecret.trim() : '';
 	return secret || undefined;
@@ -96,8 +100,10 @@ export function forgetManualSecret(this: IHookFunctions): void {
 
 export interface SigningSecret {
 	secret: string;
+	/** accountId of the credential's API key (Reply and Wait resumes only its own account's waits). */
+	account: string;
 	/** Reads the secret again (Manual registration, after a mismatch); undefined when read too recently. */
-	reread?: () => Promise<{ secret: string } | { problem: string }>;
+	reread?: () => Promise<{ secret: string; account: string } | { problem: string }>;
 }
 
 /** The secret events are verified with, or why there is none (then every event is refused). */
@@ -112,6 +118,7 @@ export async function signingSecret(
 		const stale = Date.now() - found.readAtMs >= MANUAL_REREAD_INTERVAL_MS;
 		return {
 			secret: found.secret,
+			account: found.account,
 			reread: stale ? async () => await readManualSecret.call(this, key) : undefined,
 		};
 	}
@@ -123,10 +130,12 @@ export async function signingSecret(
 		};
 	}
 	const opened = openedSecrets.get(sealedSecret);
-	if (opened) return { secret: opened };
+	if (opened) return opened;
 	let secret: string | undefined;
+	let apiKey: unknown;
 	try {
-		secret = openSecret(sealedSecret, (await this.getCredentials(CREDENTIAL_TYPE)).apiKey);
+		apiKey = (await this.getCredentials(CREDENTIAL_TYPE)).apiKey;
+		secret = openSecret(sealedSecret, apiKey);
 	} catch (error) {
 		return { problem: `the credential could not be read (${(error as Error).message})` };
 	}
@@ -137,18 +146,22 @@ export async function signingSecret(
 		};
 	}
 	if (openedSecrets.size >= CACHE_BOUND) openedSecrets.clear();
-	openedSecrets.set(sealedSecret, secret);
-	return { secret };
+	const found = { secret, account: accountId(String(apiKey)) };
+	openedSecrets.set(sealedSecret, found);
+	return found;
 }
 
 /** The credential's Webhook Signing Secret, read (an expression isolate in n8n 2.x) and kept per node. */
 async function readManualSecret(
 	this: IWebhookFunctions,
 	key: string,
-): Promise<{ secret: string; readAtMs: number } | { problem: string }> {
+): Promise<{ secret: string; account: string; readAtMs: number } | { problem: string }> {
 	let secret: string | undefined;
+	let account = '';
 	try {
-		secret = await manualSigningSecret.call(this);
+		const credentials = await this.getCredentials(CREDENTIAL_TYPE);
+		secret = manualSecretOf(credentials);
+		account = accountId(String(credentials.apiKey ?? ''));
 	} catch (error) {
 		return { problem: `the credential could not be read (${(error as Error).message})` };
 	}
@@ -160,7 +173,7 @@ async function readManualSecret(
 				'Registration is Manual but the credential has no Webhook Signing Secret, so no event can be verified: every event is rejected until it is set',
 		};
 	}
-	const read = { secret, readAtMs: Date.now() };
+	const read = { secret, account, readAtMs: Date.now() };
 	manualSecrets.set(key, read);
 	return read;
 }

@@ -46,6 +46,8 @@ export async function routeEvent(
 	event: EventType,
 	layout: EventType[] | null,
 	handOver: HandOverSettings,
+	/** accountId of the trigger's API key: only this account's waiting executions are resumed. */
+	account: string,
 ): Promise<Route> {
 	const outputs = await routeHandOver.call(
 		this,
@@ -54,7 +56,7 @@ export async function routeEvent(
 		handOver,
 	);
 	if (!outputs) return { kind: 'handedOver' };
-	const resume = await resumeWaitingExecution.call(this, item);
+	const resume = await resumeWaitingExecution.call(this, item, account);
 	if (resume.resumed && !resume.alsoStart)
 		return { kind: 'resumed', executionId: resume.executionId };
 	return { kind: 'start', workflowData: outputs };

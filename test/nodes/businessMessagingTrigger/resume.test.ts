@@ -6,6 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import {
+	accountId,
 	REGISTRATION_HEADER,
 	STATIC_DATA_KEY,
 	TRIGGER_MARKER_KEY,
@@ -39,6 +40,11 @@ import {
 } from './helpers';
 
 const sb = useSandbox({ reset: 'afterEach' });
+/** The account of the key the trigger's credential holds (sb.keys.all). */
+let ACCOUNT = '';
+beforeAll(() => {
+	ACCOUNT = accountId(sb.keys.all);
+});
 
 interface Resumer {
 	url: string;
@@ -87,6 +93,7 @@ describe('trigger: an answer resumes the waiting execution', () => {
 			expiresAtMs: Date.now() + 60_000,
 			alsoStart: false,
 			token: 'token-41',
+			account: ACCOUNT,
 		});
 		const event = inboundEnvelope({ from: CONTACT, number: NUMBER, text: 'A-42' });
 		const answer = await harness.receive(signedRequest(event, secret));
@@ -110,6 +117,33 @@ describe('trigger: an answer resumes the waiting execution', () => {
 		expect(server.bodies).toHaveLength(1);
 	});
 
+	it("a trigger of another account (another API key) never resumes this account's wait: its message starts its own execution", async () => {
+		const server = await resumer(200);
+		servers.push(server);
+		// The other account's trigger: another API key (the trigger's credential) than the waiting execution's.
+		const other = await trigger(sb, {} as never, {
+			credentialExtra: { apiKey: sb.keys.oneNumber },
+		});
+		await other.activate();
+		const secret = storedSecret(other.staticData, sb.keys.oneNumber) as string;
+		for (const key of [waitingKey(CONTACT, NUMBER), waitingKey(CONTACT, undefined)]) {
+			registerWaiting(other.globalStaticData, key, {
+				resumeUrl: server.url,
+				executionId: '43',
+				expiresAtMs: Date.now() + 60_000,
+				alsoStart: false,
+				token: 'token-43',
+				account: ACCOUNT,
+			});
+		}
+		const answer = await other.receive(
+			signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER, text: 'private' }), secret),
+		);
+		expect(answer.body).toEqual({ received: true });
+		expect(answer.workflowData?.[0]).toHaveLength(1);
+		expect(server.bodies).toEqual([]);
+	});
+
 	it("activation marks the workflow's static data (saved with it), so Reply and Wait in this workflow keeps its entries there", async () => {
 		const { harness } = await activeTrigger();
 		expect(harness.globalStaticData[TRIGGER_MARKER_KEY]).toBeUndefined();
@@ -131,6 +165,7 @@ describe('trigger: an answer resumes the waiting execution', () => {
 			expiresAtMs: Date.now() + 60_000,
 			alsoStart: false,
 			token: 'token-41',
+			account: ACCOUNT,
 		};
 		harness.globalStaticData[STATIC_DATA_KEY] = { [waitingKey('+15553334444', NUMBER)]: entry };
 		const answer = await harness.receive(
@@ -151,6 +186,7 @@ describe('trigger: an answer resumes the waiting execution', () => {
 			expiresAtMs: Date.now() + 60_000,
 			alsoStart: true,
 			token: 'token-41',
+			account: ACCOUNT,
 		});
 		const answer = await harness.receive(
 			signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER }), secret),
@@ -169,6 +205,7 @@ describe('trigger: an answer resumes the waiting execution', () => {
 			expiresAtMs: Date.now() + 60_000,
 			alsoStart: false,
 			token: 'token-41',
+			account: ACCOUNT,
 		});
 		const answer = await harness.receive(
 			signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER }), secret),
@@ -185,6 +222,7 @@ describe('trigger: an answer resumes the waiting execution', () => {
 			expiresAtMs: Date.now() + 60_000,
 			alsoStart: false,
 			token: 'token-41',
+			account: ACCOUNT,
 		});
 		expect(
 			(
@@ -202,6 +240,7 @@ describe('trigger: an answer resumes the waiting execution', () => {
 			expiresAtMs: Date.now() - 1,
 			alsoStart: false,
 			token: 'token-41',
+			account: ACCOUNT,
 		});
 		registerWaiting(harness.staticData, waitingKey('+15550000000', NUMBER), {
 			resumeUrl: server.url,
@@ -209,6 +248,7 @@ describe('trigger: an answer resumes the waiting execution', () => {
 			expiresAtMs: Date.now() + 60_000,
 			alsoStart: false,
 			token: 'token-41',
+			account: ACCOUNT,
 		});
 		for (const data of [
 			{ from: CONTACT, number: NUMBER },
@@ -229,27 +269,48 @@ describe('the waiting registry (nodes/shared/replyAndWait.ts)', () => {
 		registerWaiting(
 			staticData as never,
 			'n|a',
-			{ resumeUrl: 'u1', executionId: '1', expiresAtMs: now + 1000, alsoStart: false, token: 't' },
+			{
+				resumeUrl: 'u1',
+				executionId: '1',
+				expiresAtMs: now + 1000,
+				alsoStart: false,
+				token: 't',
+				account: ACCOUNT,
+			},
 			now,
 		);
 		registerWaiting(
 			staticData as never,
 			'n|b',
-			{ resumeUrl: 'u2', executionId: '2', expiresAtMs: now - 1, alsoStart: false, token: 't' },
+			{
+				resumeUrl: 'u2',
+				executionId: '2',
+				expiresAtMs: now - 1,
+				alsoStart: false,
+				token: 't',
+				account: ACCOUNT,
+			},
 			now - 10,
 		);
 		registerWaiting(
 			staticData as never,
 			'n|c',
-			{ resumeUrl: 'u3', executionId: '3', expiresAtMs: now + 1000, alsoStart: false, token: 't' },
+			{
+				resumeUrl: 'u3',
+				executionId: '3',
+				expiresAtMs: now + 1000,
+				alsoStart: false,
+				token: 't',
+				account: ACCOUNT,
+			},
 			now,
 		);
 		expect(Object.keys(staticData[STATIC_DATA_KEY] as object).sort()).toEqual(['n|a', 'n|c']);
 		removeWaiting(staticData as never, 'n|a', 'another execution');
-		expect(findWaiting(staticData as never, ['n|a'], now)?.entry.executionId).toBe('1');
+		expect(findWaiting(staticData as never, ['n|a'], ACCOUNT, now)?.entry.executionId).toBe('1');
 		removeWaiting(staticData as never, 'n|a', '1');
-		expect(findWaiting(staticData as never, ['n|a'], now)).toBeUndefined();
-		expect(findWaiting(staticData as never, ['n|b'], now)).toBeUndefined();
+		expect(findWaiting(staticData as never, ['n|a'], ACCOUNT, now)).toBeUndefined();
+		expect(findWaiting(staticData as never, ['n|b'], ACCOUNT, now)).toBeUndefined();
 	});
 
 	it('resume tokens: one per execution and key, compared in constant time, nothing but the exact string matches', () => {
@@ -274,7 +335,7 @@ describe('the waiting registry (nodes/shared/replyAndWait.ts)', () => {
 				},
 			},
 		};
-		expect(findWaiting(staticData as never, ['n|a'])).toBeUndefined();
+		expect(findWaiting(staticData as never, ['n|a'], ACCOUNT)).toBeUndefined();
 	});
 });
 
@@ -313,7 +374,11 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 			expect(registrations.map((r) => [r.status, r.body, r.workflowData])).toEqual([
 				[200, { registered: 1 }, undefined],
 			]);
-			const stored = findWaiting(served.harness.globalStaticData, [waitingKey(CONTACT, number)]);
+			const stored = findWaiting(
+				served.harness.globalStaticData,
+				[waitingKey(CONTACT, number)],
+				ACCOUNT,
+			);
 			expect(stored?.entry.resumeUrl.startsWith(`${origin}/webhook-waiting/`)).toBe(true);
 			expect(isResumeToken(sb.keys.all, stored!.entry.executionId, stored!.entry.token)).toBe(true);
 		} finally {
@@ -330,6 +395,7 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 			expiresAtMs: Date.now() + 60_000,
 			alsoStart: false,
 			token: 't',
+			account: ACCOUNT,
 		};
 		const register = async (body: unknown, sign: (raw: string) => string) => {
 			const raw = JSON.stringify(body);
@@ -387,7 +453,8 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 			undefined,
 		]);
 		expect(
-			findWaiting(harness.globalStaticData, [waitingKey(CONTACT, NUMBER)])?.entry.executionId,
+			findWaiting(harness.globalStaticData, [waitingKey(CONTACT, NUMBER)], ACCOUNT)?.entry
+				.executionId,
 		).toBe('77');
 	});
 
@@ -400,6 +467,7 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 			expiresAtMs: Date.now() + 60_000,
 			alsoStart: false,
 			token: 't',
+			account: ACCOUNT,
 		});
 		const post = async (body: unknown) => {
 			const raw = JSON.stringify(body);
@@ -439,7 +507,8 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 		const unstamped = { business_messaging_wait: first.business_messaging_wait };
 		expect((await post(unstamped)).status).toBe(401);
 		expect(
-			findWaiting(harness.globalStaticData, [waitingKey(CONTACT, NUMBER)])?.entry.executionId,
+			findWaiting(harness.globalStaticData, [waitingKey(CONTACT, NUMBER)], ACCOUNT)?.entry
+				.executionId,
 		).toBe('82');
 	});
 

@@ -30,6 +30,7 @@ import { NodeOperationError, WAIT_INDEFINITELY } from 'n8n-workflow';
 import { asNodeError } from '../../../shared/errors';
 import { isPlainObject } from '../../../shared/json';
 import {
+	accountId,
 	isResumeToken,
 	persistableStaticData,
 	registerWaiting,
@@ -137,6 +138,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 	const executionId = String(this.evaluateExpression('{{ $execution.id }}', 0));
 	const apiKey = String((await this.getCredentials(CREDENTIAL_TYPE)).apiKey ?? '');
 	const token = resumeToken(apiKey, executionId);
+	const account = accountId(apiKey);
 	const registrations: WaitRegistration[] = [];
 	const staticData =
 		this.getMode() === 'manual'
@@ -170,6 +172,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 				expiresAtMs: waitTill.getTime(),
 				alsoStart: options.alsoStart === true,
 				token,
+				account,
 			},
 		};
 		registerWaiting(staticData, registration.key, registration.entry);

@@ -6,6 +6,7 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import {
+	accountId,
 	STATIC_DATA_KEY,
 	TRIGGER_MARKER_KEY,
 	findWaiting,
@@ -44,7 +45,11 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 				text: 'What is your order number?',
 			}),
 		]);
-		const found = findWaiting(undefined, [waitingKey(CONTACT, sandbox.numbers[1].phone_number_id)]);
+		const found = findWaiting(
+			undefined,
+			[waitingKey(CONTACT, sandbox.numbers[1].phone_number_id)],
+			accountId(sandbox.keys.all),
+		);
 		expect(found?.entry).toMatchObject({ expiresAtMs: waitTill, alsoStart: false });
 		expect(found?.entry.resumeUrl).toMatch(/\/webhook-waiting\//);
 		// The trigger sends the token with the answer; it belongs to this execution and this key.
@@ -183,9 +188,11 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 		expect(withTrigger.execution.status).toBe('waiting');
 		expect((loaded as { __dataChanged?: boolean }).__dataChanged).toBe(true);
 		expect(
-			findWaiting(loaded.global as never, [
-				waitingKey('+15557659999', sandbox.numbers[0].phone_number_id),
-			])?.entry.executionId,
+			findWaiting(
+				loaded.global as never,
+				[waitingKey('+15557659999', sandbox.numbers[0].phone_number_id)],
+				accountId(sandbox.keys.all),
+			)?.entry.executionId,
 		).toBeDefined();
 		expect(loaded['node:Trigger']).toEqual({ sealedSecret: 'v1.sealed' });
 	});
