@@ -25,7 +25,8 @@
  * fails safe: the trigger finds nothing (or the resume is refused), the message starts a
  * normal execution, and the waiting execution times out. The answer itself is never lost.
  * The resume URL is guessable on n8n 1.x (/webhook-waiting/<sequential id>), so the waiting
- * node accepts only a body carrying the resume token (HMAC of its execution id with the API key).
+ * node accepts only a body carrying a resume token, which the trigger makes when it sends the
+ * answer (resumeToken): static data holds resume URLs, never what it takes to use them.
  * docs/conversations.md has the measurements behind these choices.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
@@ -77,8 +78,8 @@ export interface WaitingEntry {
 	expiresAtMs: number;
 	/** Also start the trigger's own execution for the answer. */
 	alsoStart: boolean;
-	/** Proof that the resume request comes from a trigger that read this entry (resumeToken). */
-	token: string;
+	/** The waiting node (its name): the resume token is made for it. */
+	node: string;
 	/** Whose wait it is (accountId of the API key): only a trigger with the same key resumes it. */
 	account: string;
 }
@@ -99,22 +100,55 @@ const memory = new Map<string, WaitingEntry>();
 /**
  * What the trigger sends with an answer so the waiting execution can tell it from a forged one.
  * n8n 1.x's resume URLs are /webhook-waiting/<execution id> with nothing secret in them (ids are
- * sequential), so anyone who can reach n8n could otherwise post an "answer". Derived from the
- * credential's API key (which the waiting node reads again to check it) and the execution id:
- * nothing to store in the execution, and it says nothing about the key.
+ * sequential), so anyone who can reach n8n could otherwise post an "answer". The token is made
+ * when the answer is sent, from a key derived from the API key (resumeKey, held in memory only)
+ * and the one wait it answers: the execution, the waiting node and the contact on the number.
+ * Nothing stored (static data, the execution) lets anyone make one.
  */
-export function resumeToken(apiKey: string, executionId: string): string {
-	return createHmac('sha256', apiKey)
-		.update(`business-messaging resume token v1|${executionId}`)
+export function resumeKey(apiKey: string): string {
+	return createHmac('sha256', apiKey).update('business-messaging resume key v2').digest('hex');
+}
+
+export function resumeToken(
+	key: string,
+	executionId: string,
+	node: string,
+	waitKey: string,
+): string {
+	return createHmac('sha256', key)
+		.update(`business-messaging resume token v2|${executionId}|${node}|${waitKey}`)
 		.digest('base64url');
 }
 
-/** Whether `candidate` is the resume token of this execution; constant time, false for anything but a string. */
-export function isResumeToken(apiKey: string, executionId: string, candidate: unknown): boolean {
-	if (typeof candidate !== 'string' || apiKey === '' || executionId === '') return false;
-	const expected = Buffer.from(resumeToken(apiKey, executionId));
+/**
+ * Whether `candidate` is the token of a wait of this execution's node for one of `waitKeys` (the
+ * answer's contact on its number, or on any number); constant time, false for anything but a string.
+ */
+export function isResumeToken(
+	key: string,
+	executionId: string,
+	node: string,
+	waitKeys: string[],
+	candidate: unknown,
+): boolean {
+	if (typeof candidate !== 'string' || key === '' || executionId === '') return false;
 	const given = Buffer.from(candidate);
-	return given.length === expected.length && timingSafeEqual(given, expected);
+	let valid = false;
+	for (const waitKey of waitKeys) {
+		const expected = Buffer.from(resumeToken(key, executionId, node, waitKey));
+		if (given.length === expected.length && timingSafeEqual(given, expected)) valid = true;
+	}
+	return valid;
+}
+
+/** Who a trigger is, for Reply and Wait: whose waits it may resume, and the key it makes their tokens with. */
+export interface TriggerIdentity {
+	account: string;
+	resumeKey: string;
+}
+
+export function triggerIdentity(apiKey: string): TriggerIdentity {
+	return { account: accountId(apiKey), resumeKey: resumeKey(apiKey) };
 }
 
 /**
@@ -187,7 +221,7 @@ function isEntry(value: unknown): value is WaitingEntry {
 		typeof value.resumeUrl === 'string' &&
 		typeof value.executionId === 'string' &&
 		typeof value.expiresAtMs === 'number' &&
-		typeof value.token === 'string' &&
+		typeof value.node === 'string' &&
 		typeof value.account === 'string'
 	);
 }
@@ -264,7 +298,7 @@ export function removeWaiting(
  * Posts the entries to the account's webhook, i.e. the Business Messaging Trigger that will
  * receive the answer, wherever it runs (another workflow, a webhook processor in queue mode): it
  * keeps them in its workflow's static data. Only to this n8n (the resume URL's origin): the
- * entries carry resume URLs and their tokens. Any failure leaves the entries where they are
+ * entries carry resume URLs. Any failure leaves the entries where they are
  * (this process's memory): the answer then starts a normal execution, as the fail-safe says.
  */
 export async function registerWithTrigger(
@@ -304,7 +338,7 @@ export async function registerWithTrigger(
 				[REGISTRATION_HEADER]: signRegistration(apiKey, body),
 			},
 			timeout: 4000,
-			// A redirect would re-send the entries (resume URLs and tokens) and the signature elsewhere.
+			// A redirect would re-send the entries (resume URLs) and the signature elsewhere.
 			disableFollowRedirect: true,
 			returnFullResponse: true,
 			ignoreHttpStatusErrors: true,
@@ -328,11 +362,12 @@ export type ResumeOutcome =
 export async function resumeWaitingExecution(
 	this: IWebhookFunctions | ITriggerFunctions,
 	item: INodeExecutionData,
-	/** accountId of the trigger's API key. */
-	account: string,
+	/** The trigger's API key, as TriggerIdentity: whose waits, and their tokens; none without it. */
+	identity: TriggerIdentity | undefined,
 ): Promise<ResumeOutcome> {
 	const json = item.json;
 	if (
+		!identity ||
 		json.event !== 'message.inbound' ||
 		(isPlainObject(json.hand_over) && json.hand_over.active === true)
 	) {
@@ -346,7 +381,7 @@ export async function resumeWaitingExecution(
 	const found = findWaiting(
 		staticData,
 		[waitingKey(contact, number), waitingKey(contact, undefined)],
-		account,
+		identity.account,
 	);
 	if (!found) return { resumed: false };
 	const { key, entry } = found;
@@ -355,7 +390,10 @@ export async function resumeWaitingExecution(
 		const response = (await this.helpers.httpRequest({
 			method: 'POST',
 			url: entry.resumeUrl,
-			body: { answer: json, token: entry.token },
+			body: {
+				answer: json,
+				token: resumeToken(identity.resumeKey, entry.executionId, entry.node, key),
+			},
 			json: true,
 			timeout: RESUME_TIMEOUT_MS,
 			returnFullResponse: true,

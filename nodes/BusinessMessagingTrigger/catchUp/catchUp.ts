@@ -17,7 +17,7 @@ import type { IDataObject, IRun, ITriggerFunctions, ITriggerResponse } from 'n8n
 import { sleep } from 'n8n-workflow';
 
 import { MESSAGE_EVENTS, readHistory, readWebhookLog } from '../../shared/history';
-import { accountId } from '../../shared/replyAndWait';
+import { triggerIdentity, type TriggerIdentity } from '../../shared/replyAndWait';
 import { CREDENTIAL_TYPE } from '../../shared/transport';
 import { isAfter, selectNew, type Watermark } from '../../shared/watermark';
 import { outputLayout } from '../description';
@@ -58,8 +58,8 @@ async function emitInConversationOrder(
 	recover: Recovery[],
 	layout: EventType[] | null,
 	handOver: HandOverSettings,
-	/** accountId of the trigger's API key (whose waiting executions may be resumed). */
-	account: string,
+	/** The trigger's API key as Reply and Wait knows it (whose waits may be resumed). */
+	identity: TriggerIdentity | undefined,
 	state: CatchUpState,
 	isClosed: () => boolean,
 	persist: () => void,
@@ -94,7 +94,7 @@ async function emitInConversationOrder(
 					recovery.event,
 					layout,
 					handOver,
-					account,
+					identity,
 				);
 				if (route.kind !== 'start') return;
 				const done = this.helpers.createDeferredPromise<IRun>();
@@ -119,8 +119,8 @@ export async function catchUpOnce(
 	state: CatchUpState,
 	options: CatchUpSettings,
 	handOver: HandOverSettings,
-	/** accountId of the trigger's API key (whose waiting executions may be resumed). */
-	account: string,
+	/** The trigger's API key as Reply and Wait knows it (whose waits may be resumed). */
+	identity: TriggerIdentity | undefined,
 	isClosed: () => boolean,
 	persist: () => void,
 ): Promise<number> {
@@ -196,7 +196,7 @@ export async function catchUpOnce(
 		decision.recover,
 		layout,
 		handOver,
-		account,
+		identity,
 		state,
 		isClosed,
 		persist,
@@ -221,9 +221,9 @@ export async function startCatchUp(this: ITriggerFunctions): Promise<ITriggerRes
 	);
 	// Read once per activation (never per event): whose waiting executions a recovered answer may resume.
 	// Unreadable: no recovered answer resumes anything (fail safe, it starts a normal execution).
-	const account = await this.getCredentials(CREDENTIAL_TYPE).then(
-		(credentials) => accountId(String(credentials.apiKey ?? '')),
-		() => '',
+	const identity = await this.getCredentials(CREDENTIAL_TYPE).then(
+		(credentials) => triggerIdentity(String(credentials.apiKey ?? '')),
+		() => undefined,
 	);
 	const staticData = this.getWorkflowStaticData('node') as TriggerStaticData & {
 		catchUp?: CatchUpState;
@@ -251,7 +251,7 @@ export async function startCatchUp(this: ITriggerFunctions): Promise<ITriggerRes
 	const loop = async () => {
 		while (!closed) {
 			try {
-				await catchUpOnce.call(this, state, options, handOver, account, () => closed, persist);
+				await catchUpOnce.call(this, state, options, handOver, identity, () => closed, persist);
 				lastError = '';
 			} catch (error) {
 				// Logged once per distinct failure; the next run tries again, nothing is lost meanwhile.

@@ -98,12 +98,12 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 			separateOutputs: this.getNodeParameter('separateOutputs', false) as unknown,
 		}));
 	let accepted = accept(found.secret);
-	let account = found.account;
+	let identity = found.identity;
 	if (accepted.kind === 'reject' && accepted.reason === SIGNATURE_MISMATCH && found.reread) {
 		const fresh = await found.reread();
 		if ('secret' in fresh && fresh.secret !== found.secret) {
 			accepted = accept(fresh.secret);
-			account = fresh.account;
+			identity = fresh.identity;
 		}
 	}
 	if (accepted.kind === 'reject') return reject.call(this, accepted.status, accepted.reason);
@@ -144,7 +144,7 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 			envelope.event,
 			layout,
 			options.handOver,
-			account,
+			identity,
 		);
 		if (route.kind === 'handedOver')
 			return { webhookResponse: { ...received, ignored: HAND_OVER_IGNORED } };
@@ -161,7 +161,7 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 		envelope.event,
 		layout,
 		options.handOver,
-		account,
+		identity,
 	);
 	return route.kind === 'start'
 		? { noWebhookResponse: true, workflowData: route.workflowData }

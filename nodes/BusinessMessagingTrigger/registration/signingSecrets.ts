@@ -9,7 +9,7 @@
  */
 import type { IDataObject, IHookFunctions, IWebhookFunctions } from 'n8n-workflow';
 
-import { accountId } from '../../shared/replyAndWait';
+import { triggerIdentity, type TriggerIdentity } from '../../shared/replyAndWait';
 import { CREDENTIAL_TYPE } from '../../shared/transport';
 import { openSecret, sealSecret } from './seal';
 
@@ -30,9 +30,12 @@ const CACHE_BOUND = 1000;
 const MANUAL_REREAD_INTERVAL_MS = 10_000;
 
 /** Sealed secret → the secret it opens to, and the account of the API key that opened it. */
-const openedSecrets = new Map<string, { secret: string; account: string }>();
+const openedSecrets = new Map<string, { secret: string; identity: TriggerIdentity }>();
 /** Manual registration: workflow and node → the credential's secret as webhook() last read it. */
-const manualSecrets = new Map<string, { secret: string; account: string; readAtMs: number }>();
+const manualSecrets = new Map<
+	string,
+	{ secret: string; identity: TriggerIdentity; readAtMs: number }
+>();
 
 export function isManualRegistration(this: TriggerContext): boolean {
 	return this.getNodeParameter('registration', 'automatic') === 'manual';
@@ -100,10 +103,10 @@ export function forgetManualSecret(this: IHookFunctions): void {
 
 export interface SigningSecret {
 	secret: string;
-	/** accountId of the credential's API key (Reply and Wait resumes only its own account's waits). */
-	account: string;
+	/** The credential's API key as Reply and Wait knows it (whose waits it resumes, their tokens). */
+	identity: TriggerIdentity;
 	/** Reads the secret again (Manual registration, after a mismatch); undefined when read too recently. */
-	reread?: () => Promise<{ secret: string; account: string } | { problem: string }>;
+	reread?: () => Promise<{ secret: string; identity: TriggerIdentity } | { problem: string }>;
 }
 
 /** The secret events are verified with, or why there is none (then every event is refused). */
@@ -118,7 +121,7 @@ export async function signingSecret(
 		const stale = Date.now() - found.readAtMs >= MANUAL_REREAD_INTERVAL_MS;
 		return {
 			secret: found.secret,
-			account: found.account,
+			identity: found.identity,
 			reread: stale ? async () => await readManualSecret.call(this, key) : undefined,
 		};
 	}
@@ -146,7 +149,7 @@ export async function signingSecret(
 		};
 	}
 	if (openedSecrets.size >= CACHE_BOUND) openedSecrets.clear();
-	const found = { secret, account: accountId(String(apiKey)) };
+	const found = { secret, identity: triggerIdentity(String(apiKey)) };
 	openedSecrets.set(sealedSecret, found);
 	return found;
 }
@@ -155,13 +158,13 @@ export async function signingSecret(
 async function readManualSecret(
 	this: IWebhookFunctions,
 	key: string,
-): Promise<{ secret: string; account: string; readAtMs: number } | { problem: string }> {
+): Promise<{ secret: string; identity: TriggerIdentity; readAtMs: number } | { problem: string }> {
 	let secret: string | undefined;
-	let account = '';
+	let identity: TriggerIdentity | undefined;
 	try {
 		const credentials = await this.getCredentials(CREDENTIAL_TYPE);
 		secret = manualSecretOf(credentials);
-		account = accountId(String(credentials.apiKey ?? ''));
+		identity = triggerIdentity(String(credentials.apiKey ?? ''));
 	} catch (error) {
 		return { problem: `the credential could not be read (${(error as Error).message})` };
 	}
@@ -173,7 +176,7 @@ async function readManualSecret(
 				'Registration is Manual but the credential has no Webhook Signing Secret, so no event can be verified: every event is rejected until it is set',
 		};
 	}
-	const read = { secret, account, readAtMs: Date.now() };
+	const read = { secret, identity: identity as TriggerIdentity, readAtMs: Date.now() };
 	manualSecrets.set(key, read);
 	return read;
 }

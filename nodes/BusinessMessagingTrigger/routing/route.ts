@@ -11,7 +11,7 @@ import type {
 	IWebhookFunctions,
 } from 'n8n-workflow';
 
-import { resumeWaitingExecution } from '../../shared/replyAndWait';
+import { resumeWaitingExecution, type TriggerIdentity } from '../../shared/replyAndWait';
 import { withReplyWindow } from '../../shared/replyWindow';
 import type { HandOverSettings } from '../options';
 import type { EventEnvelope, EventType } from '../receiving/envelope';
@@ -46,8 +46,8 @@ export async function routeEvent(
 	event: EventType,
 	layout: EventType[] | null,
 	handOver: HandOverSettings,
-	/** accountId of the trigger's API key: only this account's waiting executions are resumed. */
-	account: string,
+	/** The trigger's API key, as Reply and Wait knows it: only its account's waits are resumed (none without). */
+	identity: TriggerIdentity | undefined,
 ): Promise<Route> {
 	const outputs = await routeHandOver.call(
 		this,
@@ -56,7 +56,7 @@ export async function routeEvent(
 		handOver,
 	);
 	if (!outputs) return { kind: 'handedOver' };
-	const resume = await resumeWaitingExecution.call(this, item, account);
+	const resume = await resumeWaitingExecution.call(this, item, identity);
 	if (resume.resumed && !resume.alsoStart)
 		return { kind: 'resumed', executionId: resume.executionId };
 	return { kind: 'start', workflowData: outputs };

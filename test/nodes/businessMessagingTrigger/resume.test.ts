@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import {
 	accountId,
 	REGISTRATION_HEADER,
+	resumeKey,
 	STATIC_DATA_KEY,
 	TRIGGER_MARKER_KEY,
 	findWaiting,
@@ -24,6 +25,7 @@ import { replyAndWaitWorkflow } from '../businessMessaging/helpers';
 import type { WebhookHarness } from '../../harness';
 import {
 	CONTACT,
+	OTHER_CONTACT,
 	inboundEnvelope,
 	inboundItem,
 	NUMBER,
@@ -92,7 +94,7 @@ describe('trigger: an answer resumes the waiting execution', () => {
 			executionId: '41',
 			expiresAtMs: Date.now() + 60_000,
 			alsoStart: false,
-			token: 'token-41',
+			node: 'Ask',
 			account: ACCOUNT,
 		});
 		const event = inboundEnvelope({ from: CONTACT, number: NUMBER, text: 'A-42' });
@@ -106,7 +108,8 @@ describe('trigger: an answer resumes the waiting execution', () => {
 					event: 'message.inbound',
 					data: expect.objectContaining({ text: 'A-42' }),
 				}),
-				token: 'token-41',
+				// Made when the answer is sent, from the API key and this one wait: nothing stored holds it.
+				token: resumeToken(resumeKey(sb.keys.all), '41', 'Ask', waitingKey(CONTACT, NUMBER)),
 			},
 		]);
 		// The next message of the contact is a new conversation.
@@ -132,7 +135,7 @@ describe('trigger: an answer resumes the waiting execution', () => {
 				executionId: '43',
 				expiresAtMs: Date.now() + 60_000,
 				alsoStart: false,
-				token: 'token-43',
+				node: 'Ask',
 				account: ACCOUNT,
 			});
 		}
@@ -164,7 +167,7 @@ describe('trigger: an answer resumes the waiting execution', () => {
 			executionId: '47',
 			expiresAtMs: Date.now() + 60_000,
 			alsoStart: false,
-			token: 'token-41',
+			node: 'Ask',
 			account: ACCOUNT,
 		};
 		harness.globalStaticData[STATIC_DATA_KEY] = { [waitingKey('+15553334444', NUMBER)]: entry };
@@ -185,7 +188,7 @@ describe('trigger: an answer resumes the waiting execution', () => {
 			executionId: '42',
 			expiresAtMs: Date.now() + 60_000,
 			alsoStart: true,
-			token: 'token-41',
+			node: 'Ask',
 			account: ACCOUNT,
 		});
 		const answer = await harness.receive(
@@ -204,7 +207,7 @@ describe('trigger: an answer resumes the waiting execution', () => {
 			executionId: '43',
 			expiresAtMs: Date.now() + 60_000,
 			alsoStart: false,
-			token: 'token-41',
+			node: 'Ask',
 			account: ACCOUNT,
 		});
 		const answer = await harness.receive(
@@ -221,7 +224,7 @@ describe('trigger: an answer resumes the waiting execution', () => {
 			executionId: '44',
 			expiresAtMs: Date.now() + 60_000,
 			alsoStart: false,
-			token: 'token-41',
+			node: 'Ask',
 			account: ACCOUNT,
 		});
 		expect(
@@ -239,7 +242,7 @@ describe('trigger: an answer resumes the waiting execution', () => {
 			executionId: '45',
 			expiresAtMs: Date.now() - 1,
 			alsoStart: false,
-			token: 'token-41',
+			node: 'Ask',
 			account: ACCOUNT,
 		});
 		registerWaiting(harness.staticData, waitingKey('+15550000000', NUMBER), {
@@ -247,7 +250,7 @@ describe('trigger: an answer resumes the waiting execution', () => {
 			executionId: '46',
 			expiresAtMs: Date.now() + 60_000,
 			alsoStart: false,
-			token: 'token-41',
+			node: 'Ask',
 			account: ACCOUNT,
 		});
 		for (const data of [
@@ -274,7 +277,7 @@ describe('the waiting registry (nodes/shared/replyAndWait.ts)', () => {
 				executionId: '1',
 				expiresAtMs: now + 1000,
 				alsoStart: false,
-				token: 't',
+				node: 'Ask',
 				account: ACCOUNT,
 			},
 			now,
@@ -287,7 +290,7 @@ describe('the waiting registry (nodes/shared/replyAndWait.ts)', () => {
 				executionId: '2',
 				expiresAtMs: now - 1,
 				alsoStart: false,
-				token: 't',
+				node: 'Ask',
 				account: ACCOUNT,
 			},
 			now - 10,
@@ -300,7 +303,7 @@ describe('the waiting registry (nodes/shared/replyAndWait.ts)', () => {
 				executionId: '3',
 				expiresAtMs: now + 1000,
 				alsoStart: false,
-				token: 't',
+				node: 'Ask',
 				account: ACCOUNT,
 			},
 			now,
@@ -313,18 +316,29 @@ describe('the waiting registry (nodes/shared/replyAndWait.ts)', () => {
 		expect(findWaiting(staticData as never, ['n|b'], ACCOUNT, now)).toBeUndefined();
 	});
 
-	it('resume tokens: one per execution and key, compared in constant time, nothing but the exact string matches', () => {
-		const key = 'sk_live_0123456789abcdef';
-		const token = resumeToken(key, '57');
+	it('resume tokens: one per wait (execution, node, contact on number) and key, constant time, nothing but the exact string matches', () => {
+		const key = resumeKey('sk_live_0123456789abcdef');
+		const wait = waitingKey(CONTACT, NUMBER);
+		const anyNumber = waitingKey(CONTACT, undefined);
+		const token = resumeToken(key, '57', 'Ask', wait);
 		expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
-		expect(isResumeToken(key, '57', token)).toBe(true);
-		expect(isResumeToken(key, '570', token)).toBe(false);
-		expect(isResumeToken(`${key}0`, '57', token)).toBe(false);
-		expect(isResumeToken(key, '57', token.slice(1))).toBe(false);
-		expect(isResumeToken(key, '57', undefined)).toBe(false);
-		expect(isResumeToken('', '57', resumeToken('', '57'))).toBe(false);
-		expect(isResumeToken(key, '', resumeToken(key, ''))).toBe(false);
-		// An entry without a token (an older version's) is not used: the answer starts a normal execution.
+		expect(key).not.toContain('sk_live_');
+		expect(isResumeToken(key, '57', 'Ask', [wait, anyNumber], token)).toBe(true);
+		for (const other of [
+			resumeToken(key, '570', 'Ask', wait),
+			resumeToken(key, '57', 'Ask 2', wait),
+			resumeToken(key, '57', 'Ask', waitingKey(OTHER_CONTACT, NUMBER)),
+			resumeToken(resumeKey('sk_live_0123456789abcdeF'), '57', 'Ask', wait),
+		]) {
+			expect(other).not.toBe(token);
+			expect(isResumeToken(key, '57', 'Ask', [wait, anyNumber], other)).toBe(false);
+		}
+		expect(isResumeToken(key, '57', 'Ask', [waitingKey(OTHER_CONTACT, NUMBER)], token)).toBe(false);
+		expect(isResumeToken(key, '57', 'Ask', [wait], token.slice(1))).toBe(false);
+		expect(isResumeToken(key, '57', 'Ask', [wait], undefined)).toBe(false);
+		expect(isResumeToken('', '57', 'Ask', [wait], resumeToken('', '57', 'Ask', wait))).toBe(false);
+		expect(isResumeToken(key, '', 'Ask', [wait], resumeToken(key, '', 'Ask', wait))).toBe(false);
+		// An entry of an older version (a token stored in it, no node) is not used: the answer starts a normal execution.
 		const staticData: Record<string, unknown> = {
 			[STATIC_DATA_KEY]: {
 				'n|a': {
@@ -332,6 +346,8 @@ describe('the waiting registry (nodes/shared/replyAndWait.ts)', () => {
 					executionId: '1',
 					expiresAtMs: Date.now() + 1000,
 					alsoStart: false,
+					token: 't',
+					account: ACCOUNT,
 				},
 			},
 		};
@@ -380,7 +396,15 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 				ACCOUNT,
 			);
 			expect(stored?.entry.resumeUrl.startsWith(`${origin}/webhook-waiting/`)).toBe(true);
-			expect(isResumeToken(sb.keys.all, stored!.entry.executionId, stored!.entry.token)).toBe(true);
+			// Static data holds the resume URL and what identifies the wait, never a token.
+			expect(stored?.entry).toEqual({
+				resumeUrl: expect.any(String),
+				executionId: expect.any(String),
+				node: 'Ask',
+				expiresAtMs: expect.any(Number),
+				alsoStart: false,
+				account: ACCOUNT,
+			});
 		} finally {
 			await served.down();
 		}
@@ -394,7 +418,7 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 			executionId: '77',
 			expiresAtMs: Date.now() + 60_000,
 			alsoStart: false,
-			token: 't',
+			node: 'Ask',
 			account: ACCOUNT,
 		};
 		const register = async (body: unknown, sign: (raw: string) => string) => {
@@ -466,7 +490,7 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 			executionId: id,
 			expiresAtMs: Date.now() + 60_000,
 			alsoStart: false,
-			token: 't',
+			node: 'Ask',
 			account: ACCOUNT,
 		});
 		const post = async (body: unknown) => {

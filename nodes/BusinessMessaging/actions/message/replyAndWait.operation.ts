@@ -32,10 +32,10 @@ import { isPlainObject } from '../../../shared/json';
 import {
 	accountId,
 	isResumeToken,
+	resumeKey,
 	persistableStaticData,
 	registerWaiting,
 	registerWithTrigger,
-	resumeToken,
 	waitingKey,
 	type WaitRegistration,
 } from '../../../shared/replyAndWait';
@@ -137,7 +137,6 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 	const resumeUrl = String(this.evaluateExpression('{{ $execution.resumeUrl }}', 0));
 	const executionId = String(this.evaluateExpression('{{ $execution.id }}', 0));
 	const apiKey = String((await this.getCredentials(CREDENTIAL_TYPE)).apiKey ?? '');
-	const token = resumeToken(apiKey, executionId);
 	const account = accountId(apiKey);
 	const registrations: WaitRegistration[] = [];
 	const staticData =
@@ -171,7 +170,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 				executionId,
 				expiresAtMs: waitTill.getTime(),
 				alsoStart: options.alsoStart === true,
-				token,
+				node: node.name,
 				account,
 			},
 		};
@@ -233,15 +232,18 @@ export async function webhook(this: IWebhookFunctions): Promise<IWebhookResponse
 		this.getResponseObject().status(status).json({ error, reason });
 		return { noWebhookResponse: true };
 	};
+	const event = isPlainObject(body) && isPlainObject(body.answer) ? body.answer : undefined;
+	const data = event && isPlainObject(event.data) ? event.data : undefined;
+	const contact = typeof data?.from === 'string' ? data.from : '';
+	const number = typeof data?.number === 'string' ? data.number : undefined;
 	const { apiKey } = await this.getCredentials(CREDENTIAL_TYPE);
-	if (
-		!isPlainObject(body) ||
-		!isResumeToken(String(apiKey ?? ''), this.getExecutionId() ?? '', body.token)
-	) {
+	const key = resumeKey(String(apiKey ?? ''));
+	const waitKeys = contact ? [waitingKey(contact, number), waitingKey(contact, undefined)] : [];
+	const executionId = this.getExecutionId() ?? '';
+	if (!isResumeToken(key, executionId, this.getNode().name, waitKeys, body.token)) {
 		return refuse(403, 'forbidden', 'not an answer sent by the Business Messaging Trigger');
 	}
-	const event = isPlainObject(body.answer) ? body.answer : undefined;
-	if (!event || event.event !== 'message.inbound' || !isPlainObject(event.data)) {
+	if (!event || event.event !== 'message.inbound') {
 		return refuse(400, 'bad_request', 'expected {answer: <message.inbound event>}');
 	}
 	return {

@@ -10,7 +10,7 @@ import {
 	STATIC_DATA_KEY,
 	TRIGGER_MARKER_KEY,
 	findWaiting,
-	isResumeToken,
+	resumeKey,
 	resumeToken,
 	waitingKey,
 } from '../../../../nodes/shared/replyAndWait';
@@ -18,6 +18,7 @@ import { runWorkflow, webhookHarness } from '../../../harness';
 import {
 	ACTION_TYPE,
 	CONTACT,
+	OTHER_CONTACT,
 	describeWithSandbox,
 	inboundEnvelope,
 	inboundItem,
@@ -52,11 +53,10 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 		);
 		expect(found?.entry).toMatchObject({ expiresAtMs: waitTill, alsoStart: false });
 		expect(found?.entry.resumeUrl).toMatch(/\/webhook-waiting\//);
-		// The trigger sends the token with the answer; it belongs to this execution and this key.
-		expect(isResumeToken(sandbox.keys.all, found!.entry.executionId, found!.entry.token)).toBe(
-			true,
-		);
-		expect(found!.entry.token).not.toContain(sandbox.keys.all);
+		// The entry names the wait (execution, node); the token is made by the trigger when it answers.
+		expect(found?.entry.node).toBe(ASK);
+		expect(found?.entry).not.toHaveProperty('token');
+		expect(JSON.stringify(found)).not.toContain(sandbox.keys.all);
 
 		const resumed = await runWorkflow({
 			...replyAndWaitWorkflow({ limitWaitTime: true, waitAmount: 2, waitUnit: 'minutes' }),
@@ -121,12 +121,21 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 				headers: { 'content-type': 'application/json' },
 				rawBody: JSON.stringify(body),
 			});
+		const key = resumeKey(sandbox.keys.all);
+		const node = harness.node.name;
+		const wait = waitingKey(CONTACT, undefined);
 		const forged = [
 			{ answer },
 			{ answer, token: '' },
-			{ answer, token: resumeToken(sandbox.keys.all, '58') },
-			{ answer, token: resumeToken(sandbox.keys.oneNumber, '57') },
-			{ answer, token: `${resumeToken(sandbox.keys.all, '57')}x` },
+			{ answer, token: resumeToken(key, '58', node, wait) },
+			{ answer, token: resumeToken(resumeKey(sandbox.keys.oneNumber), '57', node, wait) },
+			{ answer, token: resumeToken(key, '57', `${node} 2`, wait) },
+			// A token of this wait, with the answer of another contact.
+			{
+				answer: { ...answer, data: { ...answer.data, from: OTHER_CONTACT } },
+				token: resumeToken(key, '57', node, wait),
+			},
+			{ answer, token: `${resumeToken(key, '57', node, wait)}x` },
 			{ answer, token: ['x'] },
 		];
 		for (const body of forged) {
@@ -142,8 +151,10 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 				},
 			);
 		}
-		const token = resumeToken(sandbox.keys.all, '57');
-		expect((await post({ answer: { event: 'message.status' }, token })).status).toBe(400);
+		const token = resumeToken(key, '57', node, wait);
+		expect((await post({ answer: { ...answer, event: 'message.status' }, token })).status).toBe(
+			400,
+		);
 		const taken = await post({ answer, token });
 		expect(taken.status).toBe(200);
 		expect(taken.workflowData?.[0]).toEqual([
