@@ -31,6 +31,19 @@ import {
 const WEBHOOK_PATH = '/v1/console/webhook';
 
 /**
+ * Which workflow activated (registered or kept) each of this node's URLs in this process. A copy
+ * of a workflow has the same webhookId, so the same URL: only the workflow that owns the URL may
+ * delete the webhook (n8n 1.x calls a refused copy's delete()).
+ */
+const owners = new Map<string, string>();
+
+function rememberOwner(url: string, workflowId: string | undefined): void {
+	if (!workflowId) return;
+	if (owners.size >= 10_000) owners.delete(owners.keys().next().value as string);
+	owners.set(url, workflowId);
+}
+
+/**
  * A refusal to register: the account's one webhook belongs to someone else. Asking again cannot
  * change that, but n8n 2.x retries a failed trigger activation 5 times (1, 2, 4, 8 s apart,
  * `retryTriggerActivation`) unless the error is a WebhookPathTakenError, which it treats as
@@ -120,7 +133,8 @@ export async function webhookExists(this: IHookFunctions): Promise<boolean> {
 			},
 		);
 	}
-	const { decision } = await currentDecision.call(this, 'Trigger → Check Webhook');
+	const { ourUrl, decision } = await currentDecision.call(this, 'Trigger → Check Webhook');
+	if (decision.action === 'keep') rememberOwner(ourUrl, this.getWorkflow().id);
 	return decision.action === 'keep';
 }
 
@@ -183,6 +197,7 @@ export async function registerWebhook(this: IHookFunctions): Promise<boolean> {
 	}
 	const { apiKey } = await this.getCredentials(CREDENTIAL_TYPE);
 	storeRegistration(staticData, ourUrl, this.getWorkflow().id ?? '', secret, String(apiKey));
+	rememberOwner(ourUrl, this.getWorkflow().id);
 	return true;
 }
 
@@ -197,10 +212,10 @@ export async function deleteWebhook(this: IHookFunctions): Promise<boolean> {
 	const staticData = this.getWorkflowStaticData('node') as TriggerStaticData;
 	try {
 		const ourUrl = this.getNodeWebhookUrl('default');
-		const registeredHere =
-			sameUrl(staticData.webhookUrl, ourUrl) &&
-			(staticData.registeredBy === undefined || staticData.registeredBy === this.getWorkflow().id);
-		if (!registeredHere) {
+		// n8n 1.x does not always save what create() stored, so the static data may be empty here:
+		// this process's memory of who activated the URL comes first.
+		const owner = (ourUrl && owners.get(ourUrl)) || staticData.registeredBy;
+		if (owner !== undefined && owner !== this.getWorkflow().id) {
 			this.logger.info(
 				`Business Messaging Trigger: this workflow did not register the account's webhook (${ourUrl}); left in place`,
 			);
@@ -218,6 +233,7 @@ export async function deleteWebhook(this: IHookFunctions): Promise<boolean> {
 		await apiRequest.call(this, 'DELETE', WEBHOOK_PATH, {
 			context: { operation: 'Trigger → Delete Webhook' },
 		});
+		owners.delete(ourUrl);
 		return true;
 	} finally {
 		// Whatever happened, the stored secret no longer belongs to a registration we
