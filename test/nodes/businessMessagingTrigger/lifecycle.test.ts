@@ -205,7 +205,8 @@ describe('Automatic registration', () => {
 		await copyWithData.deactivate();
 		expect(sb.state().webhook).toEqual(registered);
 		expect(apiCalls(sb, 'DELETE', WEBHOOK)).toBe(0);
-		// The original still removes its own registration.
+		// The original still removes its own registration, even with its static data not saved (as n8n 1.x may).
+		for (const key of Object.keys(original.staticData)) delete original.staticData[key];
 		await original.deactivate();
 		expect(sb.state().webhook.configured).toBe(false);
 		expect(apiCalls(sb, 'DELETE', WEBHOOK)).toBe(1);
