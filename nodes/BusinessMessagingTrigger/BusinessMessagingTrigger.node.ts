@@ -10,7 +10,7 @@ import type {
 	IWebhookResponseData,
 } from 'n8n-workflow';
 
-import { markTriggerWorkflow } from '../shared/replyAndWait';
+import { markTriggerWorkflow, triggerRunsHere } from '../shared/replyAndWait';
 import { CREDENTIAL_TYPE } from '../shared/transport';
 import { startCatchUp } from './catchUp/catchUp';
 import { OUTPUTS_EXPRESSION, outputCount, properties } from './description';
@@ -78,9 +78,18 @@ export class BusinessMessagingTrigger implements INodeType {
 
 	/** The catch-up of missed messages (catchUp/): n8n runs it while the workflow is active, on the leader main only. */
 	async trigger(this: ITriggerFunctions): Promise<ITriggerResponse> {
+		if (this.getMode() === 'manual') return await startCatchUp.call(this);
 		// Saved by n8n with the activation: tells Reply and Wait in this workflow that it may keep its waiting entries here.
-		if (this.getMode() !== 'manual') markTriggerWorkflow(this.getWorkflowStaticData('global'));
-		return await startCatchUp.call(this);
+		markTriggerWorkflow(this.getWorkflowStaticData('global'));
+		const leave = triggerRunsHere(this.getWorkflow().id ?? '');
+		const catchUp = await startCatchUp.call(this);
+		return {
+			...catchUp,
+			closeFunction: async () => {
+				leave();
+				await catchUp.closeFunction?.();
+			},
+		};
 	}
 
 	/**

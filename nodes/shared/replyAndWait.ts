@@ -38,6 +38,8 @@ import type {
 	IWebhookFunctions,
 } from 'n8n-workflow';
 
+import { sleep } from 'n8n-workflow';
+
 import { isPlainObject } from './json';
 import { ReplayGuard } from './replayGuard';
 import { computeSignature, verifySignature } from './signature';
@@ -61,6 +63,31 @@ export function markTriggerWorkflow(globalStaticData: IDataObject): void {
 	if (globalStaticData[TRIGGER_MARKER_KEY] !== true) globalStaticData[TRIGGER_MARKER_KEY] = true;
 }
 
+/**
+ * Workflows whose Business Messaging Trigger n8n runs in this process (trigger(): the main in
+ * regular mode). A Reply and Wait in such a workflow keeps its entry in memory, where the trigger
+ * finds it, and in the workflow's static data, saved with its execution: posting it to the trigger
+ * as well would only cost the busy n8n another request per question.
+ */
+const triggersHere = new Map<string, number>();
+
+/** The trigger's side: marks its workflow while trigger() runs; returns what unmarks it. */
+export function triggerRunsHere(workflowId: string): () => void {
+	triggersHere.set(workflowId, (triggersHere.get(workflowId) ?? 0) + 1);
+	let left = false;
+	return () => {
+		if (left) return;
+		left = true;
+		const count = (triggersHere.get(workflowId) ?? 1) - 1;
+		if (count > 0) triggersHere.set(workflowId, count);
+		else triggersHere.delete(workflowId);
+	};
+}
+
+export function isTriggerRunningHere(workflowId: string | undefined): boolean {
+	return workflowId !== undefined && triggersHere.has(workflowId);
+}
+
 /** The static data to register in: the execution's copy when it carries the trigger's marker, else none (memory only). */
 export function persistableStaticData(
 	globalStaticData: IDataObject | undefined,
@@ -82,6 +109,8 @@ export interface WaitingEntry {
 	node: string;
 	/** Whose wait it is (accountId of the API key): only a trigger with the same key resumes it. */
 	account: string;
+	/** The workflow whose static data keeps the entry (the trigger's); none: this process's memory only. */
+	home?: string;
 }
 
 /**
@@ -232,6 +261,17 @@ function staticEntries(staticData: IDataObject | undefined): IDataObject | undef
 	return isPlainObject(entries) ? entries : undefined;
 }
 
+/**
+ * Entries answered or refused in this process, until their wait would have ended: a save of
+ * static data from an older copy (another request's, an execution's) may bring one back, and
+ * it must neither be resumed twice nor be kept.
+ */
+const forgotten = new Map<string, number>();
+const forgottenKey = (key: string, entry: { executionId: string; node: string }) =>
+	`${key}|${entry.executionId}|${entry.node}`;
+const isLive = (key: string, entry: WaitingEntry, nowMs: number) =>
+	entry.expiresAtMs > nowMs && !forgotten.has(forgottenKey(key, entry));
+
 export function registerWaiting(
 	staticData: IDataObject | undefined,
 	key: string,
@@ -242,16 +282,48 @@ export function registerWaiting(
 		for (const [k, e] of memory) if (e.expiresAtMs <= nowMs) memory.delete(k);
 		if (memory.size >= MAX_MEMORY_ENTRIES) memory.delete(memory.keys().next().value as string);
 	}
+	// The same execution waiting again at the same node (a loop) is a new wait.
+	forgotten.delete(forgottenKey(key, entry));
 	memory.set(key, entry);
-	if (!staticData) return;
-	const kept = Object.entries(staticEntries(staticData) ?? {}).filter(
-		([k, e]) => k !== key && isEntry(e) && e.expiresAtMs > nowMs,
-	);
-	const entries = Object.fromEntries([
-		...kept.slice(-(MAX_STATIC_ENTRIES - 1)),
-		[key, { ...entry }],
-	]);
-	staticData[STATIC_DATA_KEY] = entries as IDataObject;
+	if (staticData) keepWaitingEntriesCurrent(staticData, entry.home, nowMs, [key, entry]);
+}
+
+/**
+ * Writes into this copy of a workflow's static data every live entry it should hold: those it
+ * holds, and those this process registered for that workflow (`home`), minus the answered ones.
+ *
+ * n8n saves static data whole, per webhook request and per execution, each from the copy it
+ * loaded: two registrations at the same instant each save their own entry, and the last save
+ * wins. Writing the process's memory into every copy means each save carries every entry this
+ * process knows of, so a save from an older copy no longer drops the others' entries, and the
+ * last save before a restart holds them all. Assigned only when something changed, so n8n
+ * saves nothing for a copy that was already current.
+ */
+export function keepWaitingEntriesCurrent(
+	staticData: IDataObject,
+	home: string | undefined,
+	nowMs = Date.now(),
+	/** An entry to keep there whatever its home (the one being registered). */
+	added?: [string, WaitingEntry],
+): void {
+	const stored = staticEntries(staticData) ?? {};
+	const merged: Record<string, WaitingEntry> = {};
+	for (const [key, entry] of Object.entries(stored)) {
+		if (isEntry(entry) && isLive(key, entry, nowMs)) merged[key] = entry;
+	}
+	if (home !== undefined) {
+		for (const [key, entry] of memory) {
+			if (entry.home === home && isLive(key, entry, nowMs)) merged[key] = { ...entry };
+		}
+	}
+	if (added && added[1].expiresAtMs > nowMs) {
+		delete merged[added[0]];
+		merged[added[0]] = { ...added[1] };
+	}
+	const bounded = Object.fromEntries(Object.entries(merged).slice(-MAX_STATIC_ENTRIES));
+	if (JSON.stringify(bounded) !== JSON.stringify(stored)) {
+		staticData[STATIC_DATA_KEY] = bounded as unknown as IDataObject;
+	}
 }
 
 /** The live entry of this account for one of the keys, memory first; undefined when none (or only expired ones). */
@@ -266,7 +338,7 @@ export function findWaiting(
 		const inStatic =
 			stored && isEntry(stored[key]) ? (stored[key] as unknown as WaitingEntry) : undefined;
 		for (const entry of [memory.get(key), inStatic]) {
-			if (entry && entry.account === account && entry.expiresAtMs > nowMs) return { key, entry };
+			if (entry && entry.account === account && isLive(key, entry, nowMs)) return { key, entry };
 		}
 	}
 	return undefined;
@@ -277,14 +349,26 @@ export function removeWaiting(
 	staticData: IDataObject | undefined,
 	key: string,
 	executionId: string,
+	nowMs = Date.now(),
 ): void {
-	if (memory.get(key)?.executionId === executionId) memory.delete(key);
+	const entry = memory.get(key);
+	if (entry?.executionId === executionId) memory.delete(key);
 	const stored = staticEntries(staticData);
-	if (
-		stored &&
-		isEntry(stored[key]) &&
-		(stored[key] as unknown as WaitingEntry).executionId === executionId
-	) {
+	const storedEntry =
+		stored && isEntry(stored[key]) ? (stored[key] as unknown as WaitingEntry) : undefined;
+	const node = entry?.executionId === executionId ? entry.node : storedEntry?.node;
+	if (forgotten.size >= MAX_MEMORY_ENTRIES) {
+		for (const [k, until] of forgotten) if (until <= nowMs) forgotten.delete(k);
+		if (forgotten.size >= MAX_MEMORY_ENTRIES)
+			forgotten.delete(forgotten.keys().next().value as string);
+	}
+	const until = Math.max(
+		entry?.executionId === executionId ? entry.expiresAtMs : 0,
+		storedEntry?.executionId === executionId ? storedEntry.expiresAtMs : 0,
+		nowMs + REGISTRATION_MAX_AGE_MS,
+	);
+	if (node !== undefined) forgotten.set(forgottenKey(key, { executionId, node }), until);
+	if (stored && storedEntry?.executionId === executionId) {
 		const rest = { ...stored };
 		delete rest[key];
 		staticData![STATIC_DATA_KEY] = rest;
@@ -352,11 +436,72 @@ export async function registerWithTrigger(
 // ---------------------------------------------------------------------------
 // The trigger's side: taking registrations, resuming a waiting execution
 
-/** How long the resume request may take: the service waits about 8 s for the trigger's answer. */
-const RESUME_TIMEOUT_MS = 4000;
+/**
+ * Resuming is patient: a busy n8n may take longer than the service's 8 s to take an answer, and
+ * a slow resume is not a failed one. Starting a new execution for an answer that did resume asks
+ * the contact the question twice, so one starts only when n8n says definitively that the
+ * execution will not take it (finished, unknown, token refused) or the request never reached n8n.
+ */
+const RESUME_PATIENCE_MS = 60_000;
+const RESUME_ATTEMPT_TIMEOUT_MS = 30_000;
+/** The execution has sent its question but is not waiting yet: ask again after this. */
+const RESUME_RETRY_MS = 500;
+/** After this the caller may acknowledge the event to the service while the resume goes on. */
+const RESUME_SLOW_MS = 3000;
 
 export type ResumeOutcome =
 	{ resumed: false } | { resumed: true; executionId: string; alsoStart: boolean };
+
+/** What n8n's answer to a resume request means (its waiting-webhooks.js: 404 unknown, 409 running or finished). */
+export type ResumeAnswer = 'resumed' | 'notYetWaiting' | 'refused' | 'unclear';
+
+/** Classifies one resume attempt: an HTTP status and body, or the error the request failed with. */
+export function classifyResumeAnswer(
+	answer: { statusCode: number; body: unknown } | { error: unknown },
+): ResumeAnswer {
+	if ('error' in answer) {
+		const code =
+			(answer.error as { code?: unknown; cause?: { code?: unknown } })?.code ??
+			(answer.error as { cause?: { code?: unknown } })?.cause?.code;
+		// The request never reached n8n: nothing was resumed.
+		return code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN'
+			? 'refused'
+			: 'unclear';
+	}
+	const { statusCode } = answer;
+	if (statusCode >= 200 && statusCode < 300) return 'resumed';
+	if (statusCode === 409) {
+		const text = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body ?? '');
+		return /is running already/i.test(text) ? 'notYetWaiting' : 'refused';
+	}
+	if (statusCode >= 400 && statusCode < 500) return 'refused';
+	return 'unclear';
+}
+
+/** The live entry waiting for this inbound message's contact, if any (none for a handed-over message). */
+export function waitingEntryFor(
+	this: IWebhookFunctions | ITriggerFunctions,
+	item: INodeExecutionData,
+	identity: TriggerIdentity | undefined,
+): { key: string; entry: WaitingEntry } | undefined {
+	const json = item.json;
+	if (
+		!identity ||
+		json.event !== 'message.inbound' ||
+		(isPlainObject(json.hand_over) && json.hand_over.active === true)
+	) {
+		return undefined;
+	}
+	const data = isPlainObject(json.data) ? json.data : {};
+	const contact = typeof data.from === 'string' ? data.from.trim() : '';
+	const number = typeof data.number === 'string' ? data.number.trim() : '';
+	if (!contact) return undefined;
+	return findWaiting(
+		this.getWorkflowStaticData('global') as IDataObject,
+		[waitingKey(contact, number), waitingKey(contact, undefined)],
+		identity.account,
+	);
+}
 
 /** From webhook(), and from the catch-up for an answer that arrived while n8n could not receive it. */
 export async function resumeWaitingExecution(
@@ -364,53 +509,67 @@ export async function resumeWaitingExecution(
 	item: INodeExecutionData,
 	/** The trigger's API key, as TriggerIdentity: whose waits, and their tokens; none without it. */
 	identity: TriggerIdentity | undefined,
+	/** Called once when the resume takes longer than RESUME_SLOW_MS (the webhook answers the service then). */
+	onSlow?: () => void,
 ): Promise<ResumeOutcome> {
-	const json = item.json;
-	if (
-		!identity ||
-		json.event !== 'message.inbound' ||
-		(isPlainObject(json.hand_over) && json.hand_over.active === true)
-	) {
-		return { resumed: false };
-	}
-	const data = isPlainObject(json.data) ? json.data : {};
-	const contact = typeof data.from === 'string' ? data.from.trim() : '';
-	const number = typeof data.number === 'string' ? data.number.trim() : '';
-	if (!contact) return { resumed: false };
-	const staticData = this.getWorkflowStaticData('global') as IDataObject;
-	const found = findWaiting(
-		staticData,
-		[waitingKey(contact, number), waitingKey(contact, undefined)],
-		identity.account,
-	);
-	if (!found) return { resumed: false };
+	const found = waitingEntryFor.call(this, item, identity);
+	if (!found || !identity) return { resumed: false };
 	const { key, entry } = found;
+	const staticData = this.getWorkflowStaticData('global') as IDataObject;
 	removeWaiting(staticData, key, entry.executionId);
+	keepWaitingEntriesCurrent(staticData, this.getWorkflow().id ?? undefined);
+	const body = {
+		answer: item.json,
+		token: resumeToken(identity.resumeKey, entry.executionId, entry.node, key),
+	};
+	const slow = onSlow ? setTimeout(onSlow, RESUME_SLOW_MS) : undefined;
+	const deadline = Date.now() + RESUME_PATIENCE_MS;
+	const resumed: ResumeOutcome = {
+		resumed: true,
+		executionId: entry.executionId,
+		alsoStart: entry.alsoStart,
+	};
+	// Once an attempt may have reached n8n, "running" or "finished" afterwards is that attempt's doing.
+	let mayHaveResumed = false;
+	let last = '';
 	try {
-		const response = (await this.helpers.httpRequest({
-			method: 'POST',
-			url: entry.resumeUrl,
-			body: {
-				answer: json,
-				token: resumeToken(identity.resumeKey, entry.executionId, entry.node, key),
-			},
-			json: true,
-			timeout: RESUME_TIMEOUT_MS,
-			returnFullResponse: true,
-			ignoreHttpStatusErrors: true,
-		})) as { statusCode: number };
-		if (response.statusCode >= 200 && response.statusCode < 300) {
-			return { resumed: true, executionId: entry.executionId, alsoStart: entry.alsoStart };
+		while (Date.now() < deadline) {
+			let answer: ResumeAnswer;
+			try {
+				const response = (await this.helpers.httpRequest({
+					method: 'POST',
+					url: entry.resumeUrl,
+					body,
+					json: true,
+					timeout: Math.min(RESUME_ATTEMPT_TIMEOUT_MS, Math.max(1000, deadline - Date.now())),
+					returnFullResponse: true,
+					ignoreHttpStatusErrors: true,
+				})) as { statusCode: number; body: unknown };
+				answer = classifyResumeAnswer(response);
+				last = `${response.statusCode}`;
+			} catch (error) {
+				answer = classifyResumeAnswer({ error });
+				last = (error as Error).message;
+			}
+			if (answer === 'resumed') return resumed;
+			if (answer === 'unclear') mayHaveResumed = true;
+			else if (mayHaveResumed) return resumed;
+			else if (answer === 'refused') {
+				this.logger.info(
+					`Business Messaging Trigger: execution ${entry.executionId} was waiting for this contact but refused the answer (${last}); the message starts a new execution`,
+				);
+				return { resumed: false };
+			}
+			await sleep(RESUME_RETRY_MS);
 		}
-		this.logger.info(
-			`Business Messaging Trigger: execution ${entry.executionId} was waiting for this contact but refused the answer (${response.statusCode}); the message starts a new execution`,
-		);
-	} catch (error) {
-		this.logger.warn(
-			`Business Messaging Trigger: execution ${entry.executionId} waiting for this contact could not be resumed (${(error as Error).message}); the message starts a new execution`,
-		);
+	} finally {
+		if (slow) clearTimeout(slow);
 	}
-	return { resumed: false };
+	// Never a second execution on a doubt: the message stays in the service's history.
+	this.logger.warn(
+		`Business Messaging Trigger: execution ${entry.executionId} waiting for this contact did not confirm the answer within ${RESUME_PATIENCE_MS / 1000} s (${last}); no new execution is started for it`,
+	);
+	return resumed;
 }
 
 /** Per trigger (workflow and node): the registration key derived from its credential's API key. */
@@ -489,6 +648,10 @@ export async function receiveWaitRegistration(
 		new URL(this.getNodeWebhookUrl('default') ?? 'http://invalid').origin,
 	);
 	const staticData = this.getWorkflowStaticData('global') as IDataObject;
-	for (const { key, entry } of registrations) registerWaiting(staticData, key, entry);
-	return { registered: registrations.length };
+	const home = this.getWorkflow().id ?? undefined;
+	// A registration slower than the answer it waits for must not bring the answered wait back.
+	const fresh = registrations.filter(({ key, entry }) => !forgotten.has(forgottenKey(key, entry)));
+	for (const { key, entry } of fresh) registerWaiting(staticData, key, { ...entry, home });
+	keepWaitingEntriesCurrent(staticData, home);
+	return { registered: fresh.length };
 }

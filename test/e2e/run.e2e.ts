@@ -12,6 +12,7 @@ import { join, resolve } from 'node:path';
 
 import { chatChecks } from './checks/chat';
 import { conversationChecks } from './checks/conversation';
+import { conversationBurstChecks } from './checks/conversationBurst';
 import {
 	CREDENTIAL_NAME,
 	EXAMPLES,
@@ -145,6 +146,7 @@ async function main(): Promise<number> {
 			(n8n = await N8nProcess.start({ installation, userFolder, logFile, port: n8n!.port }))
 		);
 		n8n = await conversationChecks({ check, n8n, sandbox, line, restart });
+		n8n = await conversationBurstChecks({ check, n8n, sandbox, line, restart });
 	} catch (error) {
 		results.push({ name: 'setup', ok: false, ms: 0, detail: errorText(error) });
 		log(`SETUP FAILED: ${errorText(error)}`);

@@ -86,7 +86,11 @@ export class RecordingResponse extends EventEmitter {
 		return this.finish();
 	}
 
+	/** When the answer was written (Date.now()): a node may answer before webhook() returns. */
+	answeredAtMs: number | undefined = undefined;
+
 	private finish() {
+		this.answeredAtMs ??= Date.now();
 		this.headersSent = true;
 		this.writableEnded = true;
 		this.emit('finish');

@@ -63,6 +63,8 @@ export interface WebhookReceiveResult {
 	noWebhookResponse?: boolean;
 	/** The error webhook() threw, if it did (the caller only sees n8n's generic 500 message). */
 	error?: Error;
+	/** How long after the request arrived the answer was written. */
+	answeredAfterMs?: number;
 }
 
 export interface WebhookHarness {
@@ -478,6 +480,7 @@ async function receiveWebhookRequest(
 		encoding,
 	});
 	const res = new RecordingResponse();
+	const arrivedAtMs = Date.now();
 	const { result, error } = await invokeWebhook(setup, method, req, res);
 	respondAsN8n(setup, result, res, error);
 
@@ -492,6 +495,7 @@ async function receiveWebhookRequest(
 		headers: { ...res.headers },
 		workflowData: result.workflowData,
 		noWebhookResponse: result.noWebhookResponse,
+		answeredAfterMs: res.answeredAtMs === undefined ? undefined : res.answeredAtMs - arrivedAtMs,
 		...(error ? { error } : {}),
 	};
 }

@@ -138,6 +138,12 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	// first would acknowledge events that a busy n8n then fails to store.
 	const received: IDataObject = { received: true };
 	if (!options.downloadMedia || envelope.event === 'message.status') {
+		// A waiting execution slow to take its answer: the service is answered first (it waits about 8 s).
+		let answeredFirst = false;
+		const answerFirst = () => {
+			answeredFirst = true;
+			this.getResponseObject().status(200).json(received);
+		};
 		const route = await routeEvent.call(
 			this,
 			eventItem(envelope),
@@ -145,7 +151,12 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 			layout,
 			options.handOver,
 			identity,
+			answerFirst,
 		);
+		if (answeredFirst)
+			return route.kind === 'start'
+				? { noWebhookResponse: true, workflowData: route.workflowData }
+				: { noWebhookResponse: true };
 		if (route.kind === 'handedOver')
 			return { webhookResponse: { ...received, ignored: HAND_OVER_IGNORED } };
 		if (route.kind === 'resumed')

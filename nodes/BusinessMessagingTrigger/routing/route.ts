@@ -11,7 +11,11 @@ import type {
 	IWebhookFunctions,
 } from 'n8n-workflow';
 
-import { resumeWaitingExecution, type TriggerIdentity } from '../../shared/replyAndWait';
+import {
+	keepWaitingEntriesCurrent,
+	resumeWaitingExecution,
+	type TriggerIdentity,
+} from '../../shared/replyAndWait';
 import { withReplyWindow } from '../../shared/replyWindow';
 import type { HandOverSettings } from '../options';
 import type { EventEnvelope, EventType } from '../receiving/envelope';
@@ -48,7 +52,15 @@ export async function routeEvent(
 	handOver: HandOverSettings,
 	/** The trigger's API key, as Reply and Wait knows it: only its account's waits are resumed (none without). */
 	identity: TriggerIdentity | undefined,
+	/** Called once if resuming a waiting execution is slow: the webhook then answers the service first. */
+	onSlowResume?: () => void,
 ): Promise<Route> {
+	// n8n saves this copy of the static data whole after the request (the catch-up's at its emit):
+	// it must carry every waiting entry this process knows, or it drops the ones saved since it was loaded.
+	keepWaitingEntriesCurrent(
+		this.getWorkflowStaticData('global') as IDataObject,
+		this.getWorkflow().id ?? undefined,
+	);
 	const outputs = await routeHandOver.call(
 		this,
 		item,
@@ -56,7 +68,7 @@ export async function routeEvent(
 		handOver,
 	);
 	if (!outputs) return { kind: 'handedOver' };
-	const resume = await resumeWaitingExecution.call(this, item, identity);
+	const resume = await resumeWaitingExecution.call(this, item, identity, onSlowResume);
 	if (resume.resumed && !resume.alsoStart)
 		return { kind: 'resumed', executionId: resume.executionId };
 	return { kind: 'start', workflowData: outputs };

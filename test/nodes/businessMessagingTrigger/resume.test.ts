@@ -18,6 +18,8 @@ import {
 	resumeToken,
 	signRegistration,
 	waitingKey,
+	classifyResumeAnswer,
+	keepWaitingEntriesCurrent,
 } from '../../../nodes/shared/replyAndWait';
 import { runWorkflow } from '../../harness';
 import { HarnessCredentialsHelper } from '../../harness/credentials';
@@ -265,6 +267,187 @@ describe('trigger: an answer resumes the waiting execution', () => {
 	});
 });
 
+/** A stand-in for n8n's resume endpoint that answers each attempt as scripted (the last step repeats). */
+async function scriptedResumer(
+	steps: Array<{ status: number; body?: unknown; delayMs?: number }>,
+): Promise<Resumer> {
+	const bodies: unknown[] = [];
+	const server: Server = createServer((req, res) => {
+		let raw = '';
+		req.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
+		req.on('end', () => {
+			const step = steps[Math.min(bodies.length, steps.length - 1)];
+			bodies.push(JSON.parse(raw || 'null'));
+			setTimeout(() => {
+				res
+					.writeHead(step.status, { 'content-type': 'application/json' })
+					.end(JSON.stringify(step.body ?? {}));
+			}, step.delayMs ?? 0);
+		});
+	});
+	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+	const { port } = server.address() as AddressInfo;
+	return {
+		url: `http://127.0.0.1:${port}/webhook-waiting/61`,
+		bodies,
+		close: async () => {
+			server.closeAllConnections();
+			await new Promise<void>((r) => server.close(() => r()));
+		},
+	};
+}
+
+// Issue 24: under a burst n8n took more than 4 s to take answers, and each slow resume started a
+// new execution too: every contact was asked the question twice.
+describe('trigger: a slow resume is not a failed one (never a second execution on a doubt)', () => {
+	const servers: Resumer[] = [];
+	afterEach(async () => {
+		await Promise.all(servers.splice(0).map(async (s) => await s.close()));
+	});
+	const waitFor = (harness: WebhookHarness, url: string, executionId: string) =>
+		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), {
+			resumeUrl: url,
+			executionId,
+			expiresAtMs: Date.now() + 60_000,
+			alsoStart: false,
+			node: 'Ask',
+			account: ACCOUNT,
+		});
+
+	it('n8n takes 5 s to take the answer: the service is answered within about 3 s, the execution is resumed, nothing else starts', async () => {
+		const server = await scriptedResumer([{ status: 200, delayMs: 5000 }]);
+		servers.push(server);
+		const { harness, secret } = await activeTrigger();
+		waitFor(harness, server.url, '61');
+		const answer = await harness.receive(
+			signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER, text: 'A-1' }), secret),
+		);
+		expect(answer.status).toBe(200);
+		expect(answer.body).toEqual({ received: true });
+		expect(answer.answeredAfterMs).toBeLessThan(5000);
+		expect(answer.workflowData).toBeUndefined();
+		expect(server.bodies).toHaveLength(1);
+	}, 20_000);
+
+	it('the execution has sent its question but is not waiting yet (409 "is running already"): asked again until it takes the answer', async () => {
+		const running = { code: 409, message: 'The execution "62" is running already.' };
+		const server = await scriptedResumer([
+			{ status: 409, body: running },
+			{ status: 409, body: running },
+			{ status: 200 },
+		]);
+		servers.push(server);
+		const { harness, secret } = await activeTrigger();
+		waitFor(harness, server.url, '62');
+		const answer = await harness.receive(
+			signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER }), secret),
+		);
+		expect(server.bodies).toHaveLength(3);
+		expect(answer.workflowData).toBeUndefined();
+		expect(answer.body).toEqual({ received: true, resumed: '62' });
+	}, 20_000);
+
+	it('an attempt that may have reached n8n (no answer, 502), then "finished already": it was resumed, nothing else starts', async () => {
+		const server = await scriptedResumer([
+			{ status: 502 },
+			{ status: 409, body: { code: 409, message: 'The execution "63 has finished already.' } },
+		]);
+		servers.push(server);
+		const { harness, secret } = await activeTrigger();
+		waitFor(harness, server.url, '63');
+		const answer = await harness.receive(
+			signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER }), secret),
+		);
+		expect(server.bodies).toHaveLength(2);
+		expect(answer.workflowData).toBeUndefined();
+	}, 20_000);
+
+	it("what n8n's answers mean (its waiting-webhooks.js)", () => {
+		expect(classifyResumeAnswer({ statusCode: 200, body: {} })).toBe('resumed');
+		expect(
+			classifyResumeAnswer({
+				statusCode: 409,
+				body: { message: 'The execution "5" is running already.' },
+			}),
+		).toBe('notYetWaiting');
+		for (const message of [
+			'The execution "5 has finished already.',
+			'The execution "5" has finished with error.',
+		])
+			expect(classifyResumeAnswer({ statusCode: 409, body: { message } })).toBe('refused');
+		expect(classifyResumeAnswer({ statusCode: 404, body: {} })).toBe('refused');
+		expect(classifyResumeAnswer({ statusCode: 401, body: { error: 'Invalid token' } })).toBe(
+			'refused',
+		);
+		expect(classifyResumeAnswer({ statusCode: 500, body: {} })).toBe('unclear');
+		expect(
+			classifyResumeAnswer({ error: Object.assign(new Error('x'), { code: 'ECONNREFUSED' }) }),
+		).toBe('refused');
+		expect(
+			classifyResumeAnswer({
+				error: Object.assign(new Error('timeout'), { code: 'ECONNABORTED' }),
+			}),
+		).toBe('unclear');
+	});
+});
+
+// Issue 24: n8n saves static data whole, each request and execution from its own copy; with ten
+// registrations at the same instant the last save kept one entry, and after a restart nine of ten
+// answers started a new execution.
+describe('waiting entries survive saves from older copies (last save wins)', () => {
+	const entry = (executionId: string) => ({
+		resumeUrl: `http://127.0.0.1:5678/webhook-waiting/${executionId}`,
+		executionId,
+		expiresAtMs: Date.now() + 60_000,
+		alsoStart: false,
+		node: 'Ask',
+		account: ACCOUNT,
+		home: 'workflow-survive',
+	});
+
+	it('ten registrations, each into its own copy loaded before the others saved: the last copy, and any copy refreshed before its save, holds all ten', () => {
+		const loaded = JSON.stringify({ other: 'kept' });
+		const copies = Array.from({ length: 10 }, () => JSON.parse(loaded) as Record<string, unknown>);
+		copies.forEach((copy, i) =>
+			registerWaiting(copy as never, `n|+3360000000${i}`, entry(`${900 + i}`)),
+		);
+		expect(Object.keys(copies[9][STATIC_DATA_KEY] as object)).toHaveLength(10);
+		// What Reply and Wait does right before n8n saves its execution's copy, and every request of the trigger.
+		keepWaitingEntriesCurrent(copies[3] as never, 'workflow-survive');
+		for (const saved of [copies[9], copies[3]]) {
+			expect(saved.other).toBe('kept');
+			// After a restart only the saved copy is left: every contact's answer finds its execution.
+			for (let i = 0; i < 10; i++)
+				expect(findWaiting(saved as never, [`n|+3360000000${i}`], ACCOUNT)?.entry.executionId).toBe(
+					`${900 + i}`,
+				);
+		}
+		for (let i = 0; i < 10; i++) removeWaiting(undefined, `n|+3360000000${i}`, `${900 + i}`);
+	});
+
+	it('an answered entry brought back by an older copy is neither resumed again nor kept', () => {
+		const older: Record<string, unknown> = {};
+		registerWaiting(older as never, 'n|+33611112222', entry('950'));
+		const stale = JSON.parse(JSON.stringify(older)) as Record<string, unknown>;
+		removeWaiting(older as never, 'n|+33611112222', '950');
+		expect(findWaiting(stale as never, ['n|+33611112222'], ACCOUNT)).toBeUndefined();
+		keepWaitingEntriesCurrent(stale as never, 'workflow-survive');
+		expect(stale[STATIC_DATA_KEY]).toEqual({});
+		// The same execution waiting again at the same node (a loop) is a new wait.
+		registerWaiting(stale as never, 'n|+33611112222', entry('950'));
+		expect(findWaiting(stale as never, ['n|+33611112222'], ACCOUNT)?.entry.executionId).toBe('950');
+		removeWaiting(stale as never, 'n|+33611112222', '950');
+	});
+
+	it("another workflow's entries are never written into this workflow's static data", () => {
+		registerWaiting(undefined, 'n|+33622223333', { ...entry('960'), home: 'another-workflow' });
+		const copy: Record<string, unknown> = {};
+		keepWaitingEntriesCurrent(copy as never, 'workflow-survive');
+		expect(JSON.stringify(copy)).not.toContain('960');
+		removeWaiting(undefined, 'n|+33622223333', '960');
+	});
+});
+
 describe('the waiting registry (nodes/shared/replyAndWait.ts)', () => {
 	it('static data keeps live entries only; removal is by the same execution only', () => {
 		const staticData: Record<string, unknown> = {};
@@ -404,6 +587,8 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 				expiresAtMs: expect.any(Number),
 				alsoStart: false,
 				account: ACCOUNT,
+				// The trigger's workflow: every save of its static data from this process carries the entry.
+				home: expect.any(String),
 			});
 		} finally {
 			await served.down();

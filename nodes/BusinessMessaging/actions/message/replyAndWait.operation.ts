@@ -32,6 +32,8 @@ import { isPlainObject } from '../../../shared/json';
 import {
 	accountId,
 	isResumeToken,
+	isTriggerRunningHere,
+	keepWaitingEntriesCurrent,
 	resumeKey,
 	persistableStaticData,
 	registerWaiting,
@@ -172,6 +174,8 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 				alsoStart: options.alsoStart === true,
 				node: node.name,
 				account,
+				// Kept in this workflow's static data too when the trigger is in this workflow.
+				home: staticData ? (this.getWorkflow().id ?? undefined) : undefined,
 			},
 		};
 		registerWaiting(staticData, registration.key, registration.entry);
@@ -204,8 +208,11 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 		stored.data.main = [timedOut];
 	}
 
-	if (this.getMode() !== 'manual')
+	const workflowId = this.getWorkflow().id ?? undefined;
+	if (this.getMode() !== 'manual' && !(staticData && isTriggerRunningHere(workflowId)))
 		await registerWithTrigger.call(this, apiKey, resumeUrl, registrations);
+	// As late as possible before n8n saves this execution's copy: every entry registered meanwhile.
+	if (staticData) keepWaitingEntriesCurrent(staticData, workflowId);
 	await this.putExecutionToWait(waitTill);
 	return [sent, []];
 }

@@ -1,0 +1,242 @@
+/**
+ * Conversations under real traffic (issue 24): the example conversation workflow with many
+ * contacts at the same moment, on a loaded machine, and across an n8n restart. Each contact
+ * writes, is asked one question, answers; the answer must resume that contact's own waiting
+ * execution: never a second question (a new execution), never nothing (lost).
+ *
+ * Outcome of one contact, read from what the sandbox received:
+ * - resumed: exactly one question and one confirmation of its answer;
+ * - twice: asked again (the answer started a new execution, resumed or not);
+ * - lost: no confirmation and no second question.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+
+import { CREDENTIAL_NAME, mapExample, readExample } from '../../real-n8n/examples';
+import { N8nClient, N8nProcess, type SavedWorkflow } from '../../real-n8n/n8n';
+import { SandboxControl, type DeliveryOutcomeView } from '../../real-n8n/sandbox';
+import { CREDENTIAL_TYPE } from '../../support/constants';
+import { log, sleep, waitFor } from '../../real-n8n/util';
+import type { ConversationContext } from './conversation';
+
+const QUESTION = /order number\?/;
+const CONFIRMATION = /looking up order (\S+)/;
+
+/** Contacts at once: a campaign's answers. */
+export const BURST_CONTACTS = 50;
+/** Contacts at once while other processes keep both cores busy. */
+export const LOADED_CONTACTS = 20;
+/** Contacts waiting while n8n restarts. */
+export const RESTART_CONTACTS = 30;
+
+interface Outcome {
+	resumed: number;
+	twice: number;
+	lost: number;
+	/** What one contact asked twice was sent, in order. */
+	example?: string;
+}
+
+function deliveriesSummary(outcomes: DeliveryOutcomeView[]): string {
+	const failed = outcomes.filter((o) => !o.delivered);
+	const slowest = Math.max(0, ...outcomes.map((o) => o.duration_ms ?? 0));
+	const reasons = [...new Set(failed.map((o) => o.reason ?? String(o.status)))].slice(0, 3);
+	return `${outcomes.length - failed.length}/${outcomes.length} answered in time, slowest ${slowest} ms${failed.length ? ` (${reasons.join('; ')})` : ''}`;
+}
+
+/** Two processes that spin, so n8n shares both cores as on a busy server. */
+function loadTheMachine(): ChildProcess[] {
+	return [0, 1].map(() => spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
+}
+
+export async function conversationBurstChecks(ctx: ConversationContext): Promise<N8nProcess> {
+	const { check, sandbox, line } = ctx;
+	let n8n = ctx.n8n;
+	const installDir = n8n.installation.dir;
+	let client = new N8nClient(n8n.url, line, installDir);
+	await client.login();
+	const control = new SandboxControl(sandbox.baseUrl);
+	const number = sandbox.numbers[0].phone_number_id;
+
+	const example = readExample('conversation');
+	const credentialId = (
+		await client.createCredential(`${CREDENTIAL_NAME} (burst)`, CREDENTIAL_TYPE, {
+			apiKey: sandbox.keys.all,
+			baseUrl: sandbox.baseUrl,
+			webhookSecret: '',
+		})
+	).id;
+	const workflow: SavedWorkflow = await client.createWorkflow({
+		...mapExample(example, { [CREDENTIAL_NAME]: credentialId }, {}),
+		name: `${example.name} (burst)`,
+	});
+	await fetch(`${sandbox.baseUrl}/v1/console/webhook`, {
+		method: 'DELETE',
+		headers: { authorization: `Bearer ${sandbox.keys.all}` },
+	});
+	const activated = await client.activateAndSettle(workflow.id);
+	if (!activated.ok) {
+		await check('burst: the conversation example activates', async () => {
+			throw new Error(activated.message);
+		});
+		return n8n;
+	}
+
+	const sentTo = async (): Promise<Map<string, string[]>> => {
+		const byContact = new Map<string, string[]>();
+		for (const m of (await control.state()).messages) {
+			byContact.set(m.to, [...(byContact.get(m.to) ?? []), m.text]);
+		}
+		return byContact;
+	};
+	const write = async (from: string, text: string) =>
+		(await control.inbound({ from, contact_name: 'Ada', number, text })).delivery;
+	/** Waiting executions among the workflow's latest 100 (n8n's list filter counts are estimates on 2.x). */
+	const waitingCount = async () =>
+		(await client.executions(workflow.id)).filter((e) => e.status === 'waiting').length;
+
+	/** Every contact writes at once, and is asked; returns how the service's deliveries went. */
+	const greetAll = async (contacts: string[]): Promise<string> => {
+		const waitingBefore = await waitingCount();
+		const deliveries = await Promise.all(contacts.map(async (c) => await write(c, 'hello')));
+		await waitFor(
+			`the question to all ${contacts.length} contacts`,
+			async () => {
+				const sent = await sentTo();
+				return contacts.every((c) => (sent.get(c) ?? []).some((t) => QUESTION.test(t)));
+			},
+			180_000,
+			1000,
+		);
+		const waiting = await waitFor(
+			`${contacts.length} more waiting executions`,
+			async () => {
+				const count = (await waitingCount()) - waitingBefore;
+				return count >= contacts.length ? count : undefined;
+			},
+			120_000,
+			1000,
+		).catch(async () => (await waitingCount()) - waitingBefore);
+		const sent = await sentTo();
+		const greetedTwice = contacts.filter(
+			(c) => (sent.get(c) ?? []).filter((t) => QUESTION.test(t)).length > 1,
+		).length;
+		return `${deliveriesSummary(deliveries)}; ${waiting} executions waiting${greetedTwice ? `; ${greetedTwice} contacts asked twice before answering` : ''}`;
+	};
+
+	/** Every contact answers at once; waits for an outcome for each, then a little more for doubles. */
+	const answerAll = async (
+		contacts: string[],
+		prefix: string,
+	): Promise<{ outcome: Outcome; deliveries: string; seconds: number }> => {
+		const started = Date.now();
+		const deliveries = await Promise.all(
+			contacts.map(async (c, i) => await write(c, `${prefix}-${i}`)),
+		);
+		const classify = async (): Promise<Outcome & { pending: number }> => {
+			const sent = await sentTo();
+			const outcome = { resumed: 0, twice: 0, lost: 0, pending: 0, example: '' };
+			contacts.forEach((c, i) => {
+				const texts = sent.get(c) ?? [];
+				const asked = texts.filter((t) => QUESTION.test(t)).length;
+				const confirmed = texts.filter(
+					(t) => CONFIRMATION.exec(t)?.[1] === `${prefix}-${i}`,
+				).length;
+				if (asked > 1 || confirmed > 1) {
+					outcome.twice++;
+					outcome.example ||= `${c} was sent: ${texts.map((t) => t.slice(0, 40)).join(' | ')}`;
+				} else if (confirmed === 1) outcome.resumed++;
+				else outcome.pending++;
+			});
+			return outcome;
+		};
+		const settled = await waitFor(
+			`an outcome for every answer of ${prefix}`,
+			async () => {
+				const o = await classify();
+				return o.pending === 0 ? o : undefined;
+			},
+			180_000,
+			1000,
+		).catch(async () => await classify());
+		const seconds = (Date.now() - started) / 1000;
+		// A second question or confirmation would arrive within seconds: give it the time.
+		await sleep(5000);
+		const final = await classify();
+		return {
+			outcome: {
+				resumed: final.resumed,
+				twice: final.twice,
+				lost: final.pending,
+				example: final.example,
+			},
+			deliveries: deliveriesSummary(deliveries),
+			seconds: settled.pending === 0 ? seconds : Number.NaN,
+		};
+	};
+
+	const contactsOf = (group: number, count: number) =>
+		Array.from({ length: count }, (_, i) => `+3362${group}${String(100_000 + i).slice(1)}`);
+	const verdict = (label: string, count: number, outcome: Outcome): boolean =>
+		outcome.resumed === count && outcome.twice === 0 && outcome.lost === 0
+			? true
+			: (log(`  ${label}: ${JSON.stringify(outcome)}`), false);
+	const describe = (
+		count: number,
+		greeted: string,
+		answered: { outcome: Outcome; deliveries: string; seconds: number },
+	) =>
+		`${answered.outcome.resumed}/${count} resumed their own execution, ${answered.outcome.twice} asked twice, ${answered.outcome.lost} lost${answered.outcome.example ? ` (${answered.outcome.example})` : ''}; all outcomes in ${answered.seconds.toFixed(1)} s; greetings: ${greeted}; answers: ${answered.deliveries}`;
+
+	await check(
+		`burst: ${BURST_CONTACTS} contacts write at once, are asked, answer at once: every answer resumes its own execution, none asked twice, none lost`,
+		async () => {
+			const contacts = contactsOf(1, BURST_CONTACTS);
+			const greeted = await greetAll(contacts);
+			const answered = await answerAll(contacts, 'B');
+			const detail = describe(BURST_CONTACTS, greeted, answered);
+			if (!verdict('burst', BURST_CONTACTS, answered.outcome)) throw new Error(detail);
+			return detail;
+		},
+	);
+
+	await check(
+		`burst: ${LOADED_CONTACTS} contacts at once while two processes keep both cores busy: every answer resumes its own execution, none asked twice, none lost`,
+		async () => {
+			const contacts = contactsOf(2, LOADED_CONTACTS);
+			const load = loadTheMachine();
+			try {
+				const greeted = await greetAll(contacts);
+				const answered = await answerAll(contacts, 'L');
+				const detail = describe(LOADED_CONTACTS, greeted, answered);
+				if (!verdict('loaded', LOADED_CONTACTS, answered.outcome)) throw new Error(detail);
+				return detail;
+			} finally {
+				for (const child of load) child.kill('SIGKILL');
+			}
+		},
+	);
+
+	await check(
+		`burst: ${RESTART_CONTACTS} contacts asked at once, n8n restarted while they wait, all answer at once: every answer resumes its own execution`,
+		async () => {
+			const contacts = contactsOf(3, RESTART_CONTACTS);
+			const greeted = await greetAll(contacts);
+			n8n = await ctx.restart();
+			client = new N8nClient(n8n.url, line, installDir);
+			await client.login();
+			await waitFor(
+				'n8n to answer again',
+				async () => (await fetch(`${n8n.url}/healthz`).catch(() => undefined))?.ok,
+				30_000,
+				500,
+			);
+			const answered = await answerAll(contacts, 'R');
+			const detail = describe(RESTART_CONTACTS, greeted, answered);
+			if (!verdict('restart', RESTART_CONTACTS, answered.outcome)) throw new Error(detail);
+			return detail;
+		},
+	);
+
+	await client.deactivate(workflow.id).catch(() => undefined);
+	return n8n;
+}
