@@ -522,7 +522,11 @@ export async function resumeWaitingExecution(
 		answer: item.json,
 		token: resumeToken(identity.resumeKey, entry.executionId, entry.node, key),
 	};
-	const slow = onSlow ? setTimeout(onSlow, RESUME_SLOW_MS) : undefined;
+	let settled = false;
+	if (onSlow)
+		void sleep(RESUME_SLOW_MS).then(() => {
+			if (!settled) onSlow();
+		});
 	const deadline = Date.now() + RESUME_PATIENCE_MS;
 	const resumed: ResumeOutcome = {
 		resumed: true,
@@ -563,7 +567,7 @@ export async function resumeWaitingExecution(
 			await sleep(RESUME_RETRY_MS);
 		}
 	} finally {
-		if (slow) clearTimeout(slow);
+		settled = true;
 	}
 	// Never a second execution on a doubt: the message stays in the service's history.
 	this.logger.warn(
