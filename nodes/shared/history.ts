@@ -83,8 +83,15 @@ export async function readWebhookLog(
 	sinceMs: number,
 	url: string | undefined,
 	operation: string,
-): Promise<{ attempts: Map<string, WebhookAttempt>; identified: boolean; complete: boolean }> {
+): Promise<{
+	attempts: Map<string, WebhookAttempt>;
+	identified: boolean;
+	complete: boolean;
+	/** The oldest instant the read got to. */
+	reachedMs: number;
+}> {
 	const attempts = new Map<string, WebhookAttempt>();
+	let reachedMs = Number.POSITIVE_INFINITY;
 	let identified = true;
 	const qs = { limit: READ_BOUNDS.log.pageSize, category: 'webhook' };
 	const read = await readPagesFrom.call(
@@ -101,6 +108,7 @@ export async function readWebhookLog(
 			for (const entry of page.entries.filter(isPlainObject)) {
 				const at = typeof entry.created_at === 'string' ? Date.parse(entry.created_at) : Number.NaN;
 				if (at < sinceMs) older = true;
+				if (at < reachedMs) reachedMs = at;
 				if (entry.event !== 'message.inbound' && entry.event !== 'message.echo') continue;
 				if (typeof entry.wa_message_id !== 'string') {
 					identified = false;
@@ -116,7 +124,7 @@ export async function readWebhookLog(
 		},
 		{ maxPages: READ_BOUNDS.log.maxPages },
 	);
-	return { attempts, identified, complete: read.complete };
+	return { attempts, identified, complete: read.complete, reachedMs };
 }
 
 /** A stored message as the item the webhook emits: `{event, data, timestamp}` (+ reply_window_closes_at for inbound) plus how it came. */

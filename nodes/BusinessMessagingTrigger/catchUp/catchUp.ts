@@ -85,8 +85,8 @@ interface Schedule {
 	emittedBefore: Set<string>;
 	/** Per conversation: the tail of its chain of recoveries. */
 	chains: Map<string, Promise<void>>;
-	/** Per event: where a bounded history read stopped (the next run goes on there) and the oldest record it read. */
-	resume: Partial<Record<MessageEvent, { cursor: string; from: IDataObject }>>;
+	/** Per event: where a bounded history read stopped (the next run goes on there) and what it read (kept until decided). */
+	resume: Partial<Record<MessageEvent, { cursor: string; records: IDataObject[] }>>;
 }
 
 const schedules = new WeakMap<CatchUpState, Schedule>();
@@ -240,9 +240,10 @@ export async function catchUpOnce(
 	const plan = scheduleOf(state);
 
 	// A backlog larger than the read bound is taken oldest part first: a bounded read (newest
-	// first) keeps where it stopped, decides nothing, and the next run reads on from there, until
-	// a read reaches the watermark. Only then is anything decided, and only up to the oldest
-	// record the previous bounded read got (`from`): the watermark never passes an unread record.
+	// first) keeps what it read and where it stopped, decides nothing, and the next run reads on
+	// from there, until a read reaches the watermark. Then the oldest part (that read plus the one
+	// kept) is decided, up to the newest record kept (`after`): the watermark never passes an
+	// unread record. Only the last bounded read is kept, so memory stays within one read.
 	const stored = [];
 	const unread: Unread = { emitted: plan.emittedBefore };
 	let cut = false;
@@ -256,13 +257,14 @@ export async function catchUpOnce(
 				throw error;
 			});
 		if (!read.complete && read.cursor !== undefined) {
-			const oldestRead = read.records[read.records.length - 1];
-			plan.resume[event] = { cursor: read.cursor, from: oldestRead ?? resume?.from ?? {} };
+			plan.resume[event] = { cursor: read.cursor, records: read.records };
 			cut = true;
 			continue;
 		}
-		if (resume && (!unread.from || byAge(resume.from, unread.from) < 0)) unread.from = resume.from;
-		stored.push({ event, records: read.records });
+		const records = [...(resume?.records ?? []), ...read.records];
+		const newest = resume?.records[0];
+		if (newest && (!unread.after || byAge(newest, unread.after) < 0)) unread.after = newest;
+		stored.push({ event, records });
 	}
 	if (cut) {
 		this.logger.warn(
@@ -279,7 +281,7 @@ export async function catchUpOnce(
 			if (isAfter(record, before)) plan.emittedAhead.push({ event, record, reason: null, before });
 		}
 	}
-	if (!unread.from) plan.emittedBefore.clear();
+	if (!unread.after) plan.emittedBefore.clear();
 	unread.emitted = new Set(plan.emittedAhead.map((r) => String(r.record.wa_message_id)));
 
 	const keep = (record: IDataObject) =>
@@ -304,11 +306,11 @@ export async function catchUpOnce(
 			return 0;
 		}
 		if (!log.complete) {
-			// A delivery in the unread part would look missed: recovering would run it twice.
+			// A delivery in the unread part would look missed: what it may concern waits (decideRecoveries).
+			unread.logFromMs = log.reachedMs;
 			this.logger.warn(
-				`${LOG_PREFIX}: the webhook log could not be read back to the oldest missed message; nothing is recovered`,
+				`${LOG_PREFIX}: the webhook log could not be read back to the oldest missed message; older messages wait`,
 			);
-			return 0;
 		}
 		attempts = log.attempts;
 	}

@@ -56,8 +56,8 @@ export interface Recovery {
 
 /** What a run could not read, so it must not decide about. */
 export interface Unread {
-	/** A bounded history read stopped at this record: it and everything newer wait (the oldest go first). */
-	from?: IDataObject;
+	/** The newest record read of a backlog read in parts: what is newer was not read this run, so it waits (the oldest go first). */
+	after?: IDataObject;
 	/** The webhook log was read back only to this instant: a message stored then or earlier waits. */
 	logFromMs?: number;
 	/** Messages emitted beyond the watermark before a restart: not run again. */
@@ -96,7 +96,7 @@ export function oldestPendingMs(
 		({ record }) =>
 			keep(record) &&
 			!unread.emitted?.has(String(record.wa_message_id)) &&
-			!(unread.from && byAge(record, unread.from) >= 0),
+			!(unread.after && byAge(record, unread.after) > 0),
 	);
 	return first && Date.parse(String(first.record.created_at));
 }
@@ -123,7 +123,7 @@ export function decideRecoveries(
 	const next = { ...watermarks };
 	let looked = 0;
 	for (const { event, record } of settled) {
-		if (unread.from && byAge(record, unread.from) >= 0) break;
+		if (unread.after && byAge(record, unread.after) > 0) break;
 		if (unread.logFromMs !== undefined && Date.parse(String(record.created_at)) <= unread.logFromMs)
 			break;
 		const id = String(record.wa_message_id);
