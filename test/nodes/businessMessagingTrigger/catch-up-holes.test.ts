@@ -30,10 +30,13 @@ const start = { createdAt: at(0), ids: [] };
 
 describe('decideRecoveries: what was not read decides nothing (pure)', () => {
 	const records = [record('d', 4), record('c', 3), record('b', 2), record('a', 1)];
-	it('a backlog read in parts got up to b: only b and older are decided, the watermark stops at b', () => {
+	it('a backlog read in parts got up to b: an echo newer than b waits for the inbound messages not read yet', () => {
 		const decision = decideRecoveries(
-			[{ event: 'message.inbound', records: records.slice(2) }],
-			{ 'message.inbound': start },
+			[
+				{ event: 'message.inbound', records: records.slice(2) },
+				{ event: 'message.echo', records: [{ ...record('e', 3), direction: 'echo' }] },
+			],
+			{ 'message.inbound': start, 'message.echo': start },
 			new Map(),
 			T0 + 60_000,
 			500,
@@ -42,6 +45,7 @@ describe('decideRecoveries: what was not read decides nothing (pure)', () => {
 		);
 		expect(decision.recover.map((r) => r.record.id)).toEqual(['a', 'b']);
 		expect(decision.watermarks['message.inbound']).toEqual({ createdAt: at(2), ids: ['b'] });
+		expect(decision.watermarks['message.echo']).toEqual(start);
 	});
 	it('the webhook log read back only to b: a and b may have been delivered, nothing is decided', () => {
 		const decision = decideRecoveries(
