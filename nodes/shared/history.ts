@@ -6,13 +6,20 @@
  */
 import type { IDataObject, INodeExecutionData, INodePropertyOptions } from 'n8n-workflow';
 
-import { readPages } from './pagination';
+import { MAX_PAGES, readPagesFrom } from './pagination';
 import type { ApiContext } from './transport';
 import { isPlainObject } from './json';
 import { withReplyWindow } from './replyWindow';
 import { reachesWatermark, type Watermark } from './watermark';
 
-const PAGE_SIZE = 100;
+/**
+ * Records a page and pages a read at most, for the stored messages and for the webhook log.
+ * One place, so that a test can make them small and show what happens beyond the bound.
+ */
+export const READ_BOUNDS = {
+	history: { pageSize: 100, maxPages: MAX_PAGES },
+	log: { pageSize: 100, maxPages: MAX_PAGES },
+};
 
 /** The stored message events and the `direction` that selects them. */
 export const DIRECTIONS = { 'message.inbound': 'in', 'message.echo': 'echo' } as const;
@@ -21,20 +28,22 @@ export const MESSAGE_EVENTS = Object.keys(DIRECTIONS) as MessageEvent[];
 
 /**
  * Stored messages of one direction, newest first, back to the watermark (or one page without
- * one). `complete` is false when the bound stopped the reading before the watermark.
+ * one), starting at `cursor` when given (where a bounded read stopped). `complete` is false
+ * when the bound stopped the reading before the watermark; `cursor` is then where it stopped.
  */
 export async function readHistory(
 	this: ApiContext,
 	event: MessageEvent,
 	watermark: Watermark | undefined,
 	operation: string,
-): Promise<{ records: IDataObject[]; complete: boolean }> {
+	cursor?: string,
+): Promise<{ records: IDataObject[]; complete: boolean; cursor?: string }> {
 	const records: IDataObject[] = [];
 	const qs: IDataObject = {
-		limit: PAGE_SIZE,
+		limit: READ_BOUNDS.history.pageSize,
 		...(event === 'message.echo' ? { direction: 'echo' } : {}),
 	};
-	const complete = await readPages.call(
+	const read = await readPagesFrom.call(
 		this,
 		'/v1/messages/inbound',
 		qs,
@@ -50,8 +59,9 @@ export async function readHistory(
 			records.push(...pageRecords);
 			return watermark !== undefined && !reachesWatermark(pageRecords, watermark);
 		},
+		{ cursor, maxPages: READ_BOUNDS.history.maxPages },
 	);
-	return { records, complete };
+	return { records, ...read };
 }
 
 /** What the webhook log says about the delivery of one message's event. */
@@ -64,7 +74,8 @@ export interface WebhookAttempt {
  * Deliveries of inbound and echo events logged since `sinceMs`, by the message's
  * `wa_message_id` (CONTRACT L2). A success anywhere wins: the workflow got the message.
  * `identified` is false when the log's entries do not name their message, so that nothing
- * can be told apart. Only deliveries to `url` count when one is given (the account's
+ * can be told apart; `complete` false when the bound stopped it before `sinceMs` (what is
+ * older was not read, so a message delivered then looks undelivered). Only deliveries to `url` count when one is given (the account's
  * webhook may have pointed elsewhere while this workflow was inactive).
  */
 export async function readWebhookLog(
@@ -72,33 +83,48 @@ export async function readWebhookLog(
 	sinceMs: number,
 	url: string | undefined,
 	operation: string,
-): Promise<{ attempts: Map<string, WebhookAttempt>; identified: boolean; complete: boolean }> {
+): Promise<{
+	attempts: Map<string, WebhookAttempt>;
+	identified: boolean;
+	complete: boolean;
+	/** The oldest instant the read got to. */
+	reachedMs: number;
+}> {
 	const attempts = new Map<string, WebhookAttempt>();
+	let reachedMs = Number.POSITIVE_INFINITY;
 	let identified = true;
-	const qs = { limit: PAGE_SIZE, category: 'webhook' };
-	const complete = await readPages.call(this, '/v1/logs', qs, { operation }, (page) => {
-		if (!page) {
-			identified = false;
-			return false;
-		}
-		let older = false;
-		for (const entry of page.entries.filter(isPlainObject)) {
-			const at = typeof entry.created_at === 'string' ? Date.parse(entry.created_at) : Number.NaN;
-			if (at < sinceMs) older = true;
-			if (entry.event !== 'message.inbound' && entry.event !== 'message.echo') continue;
-			if (typeof entry.wa_message_id !== 'string') {
+	const qs = { limit: READ_BOUNDS.log.pageSize, category: 'webhook' };
+	const read = await readPagesFrom.call(
+		this,
+		'/v1/logs',
+		qs,
+		{ operation },
+		(page) => {
+			if (!page) {
 				identified = false;
-				continue;
+				return false;
 			}
-			if (url !== undefined && typeof entry.url === 'string' && entry.url !== url) continue;
-			const success = entry.success === true;
-			if (attempts.get(entry.wa_message_id)?.success) continue;
-			const reason = success ? null : typeof entry.reason === 'string' ? entry.reason : null;
-			attempts.set(entry.wa_message_id, { success, reason });
-		}
-		return !older;
-	});
-	return { attempts, identified, complete };
+			let older = false;
+			for (const entry of page.entries.filter(isPlainObject)) {
+				const at = typeof entry.created_at === 'string' ? Date.parse(entry.created_at) : Number.NaN;
+				if (at < sinceMs) older = true;
+				if (at < reachedMs) reachedMs = at;
+				if (entry.event !== 'message.inbound' && entry.event !== 'message.echo') continue;
+				if (typeof entry.wa_message_id !== 'string') {
+					identified = false;
+					continue;
+				}
+				if (url !== undefined && typeof entry.url === 'string' && entry.url !== url) continue;
+				const success = entry.success === true;
+				if (attempts.get(entry.wa_message_id)?.success) continue;
+				const reason = success ? null : typeof entry.reason === 'string' ? entry.reason : null;
+				attempts.set(entry.wa_message_id, { success, reason });
+			}
+			return !older;
+		},
+		{ maxPages: READ_BOUNDS.log.maxPages },
+	);
+	return { attempts, identified, complete: read.complete, reachedMs };
 }
 
 /** A stored message as the item the webhook emits: `{event, data, timestamp}` (+ reply_window_closes_at for inbound) plus how it came. */

@@ -8,7 +8,12 @@
  * MAX_MEDIA_REDIRECTS), and the bytes are counted as they stream (after decompression) under
  * a size limit and a deadline for the whole download.
  */
-import type { IBinaryData, IExecuteFunctions, IWebhookFunctions } from 'n8n-workflow';
+import type {
+	IBinaryData,
+	IExecuteFunctions,
+	ITriggerFunctions,
+	IWebhookFunctions,
+} from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { bodyAsText, type RequestContext } from './errors';
@@ -69,7 +74,7 @@ async function readSmallText(stream: Readable, limit = 2048): Promise<string> {
 	return Buffer.concat(chunks).toString('utf8').slice(0, limit);
 }
 
-type Context = IExecuteFunctions | IWebhookFunctions;
+type Context = IExecuteFunctions | IWebhookFunctions | ITriggerFunctions;
 
 /**
  * The addresses a host name resolves to, through n8n's own resolver (the community-node scanner

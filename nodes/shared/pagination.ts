@@ -38,17 +38,34 @@ export async function readPages(
 	context: RequestContext,
 	visit: (page: ListPage | undefined, body: unknown) => boolean,
 ): Promise<boolean> {
+	return (await readPagesFrom.call(this, path, qs, context, visit)).complete;
+}
+
+/**
+ * readPages from a cursor (undefined: the first page), at most `maxPages` pages. When the
+ * bound cuts the list, `cursor` is where the next read would go on: a later read can continue
+ * there instead of skipping what lies beyond.
+ */
+export async function readPagesFrom(
+	this: ApiContext,
+	path: string,
+	qs: IDataObject,
+	context: RequestContext,
+	visit: (page: ListPage | undefined, body: unknown) => boolean,
+	from: { cursor?: string; maxPages?: number } = {},
+): Promise<{ complete: boolean; cursor?: string }> {
 	const seen = new Set<string>();
-	let cursor: string | undefined;
-	for (let pages = 0; pages < MAX_PAGES; pages++) {
+	let cursor = from.cursor;
+	const maxPages = from.maxPages ?? MAX_PAGES;
+	for (let pages = 0; pages < maxPages; pages++) {
 		const body = await apiRequest.call(this, 'GET', path, {
 			qs: cursor === undefined ? qs : { ...qs, cursor },
 			context,
 		});
 		const page = listPage(body);
-		if (!visit(page, body) || !page?.cursor || seen.has(page.cursor)) return true;
+		if (!visit(page, body) || !page?.cursor || seen.has(page.cursor)) return { complete: true };
 		seen.add(page.cursor);
 		cursor = page.cursor;
 	}
-	return false;
+	return { complete: false, cursor };
 }

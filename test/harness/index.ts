@@ -21,6 +21,7 @@ export { testCredential } from './credential-test';
 export type {
 	ServedWebhook,
 	StartedTrigger,
+	HeldTrigger,
 	WebhookHarness,
 	WebhookHarnessOptions,
 	WebhookReceiveResult,

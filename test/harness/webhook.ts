@@ -89,6 +89,18 @@ export interface WebhookHarness {
 	 * deactivation. `saved` is the static data as n8n last saved it (on each emit, as n8n does).
 	 */
 	startTrigger(activation?: WorkflowActivateMode): Promise<StartedTrigger>;
+	/**
+	 * n8n-core's TriggerContext as startTrigger() gives trigger(), for calling a trigger's pieces
+	 * directly. Its executions do not end by themselves: the test ends each (`executions[i].resolve`).
+	 */
+	triggerContext(activation?: WorkflowActivateMode): HeldTrigger;
+}
+
+export interface HeldTrigger {
+	context: ITriggerFunctions;
+	emitted: INodeExecutionData[][][];
+	/** Each emitted execution's donePromise, in emit order: resolve it to end that execution. */
+	executions: Array<Parameters<ITriggerFunctions['emit']>[2]>;
 }
 
 export interface StartedTrigger {
@@ -539,6 +551,25 @@ async function startTrigger(
 	};
 }
 
+function heldTrigger(setup: WebhookSetup, activation: WorkflowActivateMode): HeldTrigger {
+	const emitted: INodeExecutionData[][][] = [];
+	const executions: HeldTrigger['executions'] = [];
+	const emit: ITriggerFunctions['emit'] = (data, _responsePromise, donePromise) => {
+		emitted.push(data);
+		executions.push(donePromise);
+	};
+	const context = new TriggerContext(
+		setup.workflow,
+		setup.node,
+		additionalDataFor(setup),
+		setup.isTest ? 'manual' : 'trigger',
+		activation,
+		emit,
+		() => undefined,
+	);
+	return { context: context as unknown as ITriggerFunctions, emitted, executions };
+}
+
 export async function webhookHarness(options: WebhookHarnessOptions): Promise<WebhookHarness> {
 	await harnessEnvironment();
 	const isTest = options.isTest === true;
@@ -592,6 +623,7 @@ export async function webhookHarness(options: WebhookHarnessOptions): Promise<We
 		deactivate: async () => await clearWebhooks(setup),
 		receive: async (input) => await receiveWebhookRequest(setup, input),
 		startTrigger: async (activation = 'activate') => await startTrigger(setup, activation),
+		triggerContext: (activation = 'activate') => heldTrigger(setup, activation),
 		node,
 		get staticData() {
 			return workflow.getStaticData('node', node);

@@ -13,26 +13,48 @@
  * (the service waits about 8 s and never retries), and recovers those without a successful
  * delivery. Its watermark lives in the node's static data, which n8n saves on each emit.
  */
-import type { IDataObject, IRun, ITriggerFunctions, ITriggerResponse } from 'n8n-workflow';
+import type {
+	IBinaryKeyData,
+	IDataObject,
+	INodeExecutionData,
+	IRun,
+	ITriggerFunctions,
+	ITriggerResponse,
+} from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
-import { MESSAGE_EVENTS, readHistory, readWebhookLog } from '../../shared/history';
+import {
+	MESSAGE_EVENTS,
+	readHistory,
+	readWebhookLog,
+	type MessageEvent,
+	type WebhookAttempt,
+} from '../../shared/history';
 import { triggerIdentity, type TriggerIdentity } from '../../shared/replyAndWait';
 import { CREDENTIAL_TYPE } from '../../shared/transport';
-import { isAfter, selectNew, type Watermark } from '../../shared/watermark';
+import { byAge, isAfter, type Watermark } from '../../shared/watermark';
 import { outputLayout } from '../description';
-import { readTriggerOptions, type CatchUpSettings, type HandOverSettings } from '../options';
-import type { EventType } from '../receiving/envelope';
+import {
+	readTriggerOptions,
+	type CatchUpSettings,
+	type HandOverSettings,
+	type TriggerOptions,
+} from '../options';
+import type { EventEnvelope, EventType } from '../receiving/envelope';
 import { wasAcceptedHere } from '../receiving/acceptedHere';
+import { attachMedia } from '../receiving/eventMedia';
 import type { TriggerStaticData } from '../registration/signingSecrets';
 import { routeEvent } from '../routing/route';
 import {
 	SETTLE_MS,
 	decideRecoveries,
+	oldestPendingMs,
 	recoveredItem,
+	savedWatermarks,
 	startingWatermark,
 	type CatchUpState,
 	type Recovery,
+	type Unread,
 } from './recoveries';
 
 const LOG_PREFIX = 'Business Messaging Trigger (catch-up)';
@@ -47,73 +69,158 @@ function conversationOf(recovery: Recovery): string {
 }
 
 /**
+ * What one activation has decided and not yet put behind the saved watermark, kept in memory
+ * across runs. A run decides from `planned` and schedules its recoveries on their contact's
+ * chain without waiting for the chains: a slow conversation holds back neither the other
+ * contacts nor the next run, and the next run does not decide again what is scheduled.
+ */
+interface Schedule {
+	/** Per event: the watermark after everything decided (the next run reads and decides from here). */
+	planned: Partial<Record<MessageEvent, Watermark>>;
+	/** Decided, not emitted yet, oldest first: the saved watermark stops before the oldest of each event. */
+	waiting: Recovery[];
+	/** Emitted while an older one of its event was waiting: saved (`emitted`) so a restart does not run it again. */
+	emittedAhead: Recovery[];
+	/** Emitted in an earlier process beyond its saved watermark (static data): not run again. */
+	emittedBefore: Set<string>;
+	/** Per conversation: the tail of its chain of recoveries. */
+	chains: Map<string, Promise<void>>;
+	/** Per event: where a bounded history read stopped (the next run goes on there) and what it read (kept until decided). */
+	resume: Partial<Record<MessageEvent, { cursor: string; records: IDataObject[] }>>;
+}
+
+const schedules = new WeakMap<CatchUpState, Schedule>();
+
+function scheduleOf(state: CatchUpState): Schedule {
+	let schedule = schedules.get(state);
+	if (!schedule) {
+		schedule = {
+			planned: { ...state.watermarks },
+			waiting: [],
+			emittedAhead: [],
+			emittedBefore: new Set(state.emitted ?? []),
+			chains: new Map(),
+			resume: {},
+		};
+		schedules.set(state, schedule);
+	}
+	return schedule;
+}
+
+/** The state n8n may save now: watermarks before every waiting recovery, and what was emitted beyond them. */
+function settle(state: CatchUpState, schedule: Schedule): void {
+	state.watermarks = savedWatermarks(schedule.planned, schedule.waiting);
+	schedule.emittedAhead = schedule.emittedAhead.filter((recovery) =>
+		isAfter(recovery.record, state.watermarks[recovery.event] as Watermark),
+	);
+	const emitted = [
+		...schedule.emittedAhead.map((recovery) => String(recovery.record.wa_message_id)),
+		...schedule.emittedBefore,
+	];
+	if (emitted.length > 0) state.emitted = emitted;
+	else delete state.emitted;
+}
+
+/** The item of a recovered message; with its media file when Download Media is on, as the webhook does. */
+async function itemOf(
+	this: ITriggerFunctions,
+	recovery: Recovery,
+	media: TriggerOptions | undefined,
+): Promise<INodeExecutionData> {
+	const item = recoveredItem(recovery);
+	if (!media?.downloadMedia || recovery.event !== 'message.inbound') return item;
+	const envelope = {
+		event: recovery.event,
+		data: recovery.record,
+		timestamp: recovery.record.created_at,
+	} as unknown as EventEnvelope;
+	const withMedia: { json: IDataObject; binary?: IBinaryKeyData } = await attachMedia.call(
+		this,
+		envelope,
+		media,
+	);
+	return {
+		json: { ...item.json, media_download: withMedia.json.media_download },
+		...(withMedia.binary && { binary: withMedia.binary }),
+	};
+}
+
+/**
  * One execution per recovered message, as the webhook starts them. A contact's messages run one
  * after another, oldest first (the next is emitted when the previous execution has ended, or
  * after CONVERSATION_WAIT_MS), so a bot or a CRM sees a conversation in order; different
- * contacts run side by side. The watermark moves only over the oldest messages that are all
- * emitted, so a restart never skips one.
+ * contacts run side by side, and nobody waits for the chains.
  */
-async function emitInConversationOrder(
+function schedule(
 	this: ITriggerFunctions,
-	recover: Recovery[],
-	layout: EventType[] | null,
-	handOver: HandOverSettings,
-	/** The trigger's API key as Reply and Wait knows it (whose waits may be resumed). */
-	identity: TriggerIdentity | undefined,
+	recoveries: Recovery[],
 	state: CatchUpState,
+	plan: Schedule,
+	route: { layout: EventType[] | null; handOver: HandOverSettings; identity?: TriggerIdentity },
+	media: TriggerOptions | undefined,
 	isClosed: () => boolean,
 	persist: () => void,
-): Promise<void> {
+): void {
 	const scope = `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
-	const emitted = recover.map(() => false);
-	let prefix = 0;
-	const chains = new Map<string, Promise<void>>();
-	recover.forEach((recovery, index) => {
+	const runOne = async (recovery: Recovery) => {
+		// Closed: not emitted, and the saved watermark stays before it (the next activation recovers it).
+		if (isClosed()) return;
+		const id = String(recovery.record.wa_message_id ?? recovery.record.id);
+		try {
+			const item = await itemOf.call(this, recovery, media);
+			if (isClosed()) return;
+			// As webhook() would have: hand over to a person, or the answer a waiting execution expects.
+			const routed = await routeEvent.call(
+				this,
+				item,
+				recovery.event,
+				route.layout,
+				route.handOver,
+				route.identity,
+			);
+			plan.waiting = plan.waiting.filter((waiting) => waiting !== recovery);
+			plan.emittedAhead.push(recovery);
+			settle(state, plan);
+			// Before emit(): n8n saves the static data as it starts the execution.
+			persist();
+			if (routed.kind !== 'start') return;
+			const done = this.helpers.createDeferredPromise<IRun>();
+			// n8n 2.x stores the key with the execution and refuses a second one: a message recovered before a
+			// restart whose watermark n8n had not saved yet is not run twice (n8n 1.x ignores the key).
+			this.emit(routed.workflowData, undefined, done, `business-messaging:${scope}:${id}`);
+			let ended = false;
+			void done.promise.then(
+				() => (ended = true),
+				() => (ended = true),
+			);
+			// In steps, so that no timer is left behind once the execution has ended.
+			for (let waited = 0; waited < CONVERSATION_WAIT_MS && !ended; waited += 100) await sleep(100);
+		} catch (error) {
+			// As before this chain existed: the message is passed over (named here), the conversation goes on.
+			plan.waiting = plan.waiting.filter((waiting) => waiting !== recovery);
+			settle(state, plan);
+			persist();
+			this.logger.error(
+				`${LOG_PREFIX}: message ${id} could not be recovered: ${(error as Error).message}`,
+			);
+		}
+	};
+	for (const recovery of recoveries) {
 		const key = conversationOf(recovery);
-		const previous = chains.get(key) ?? Promise.resolve();
-		chains.set(
-			key,
-			previous.then(async () => {
-				if (isClosed()) return;
-				emitted[index] = true;
-				while (prefix < recover.length && emitted[prefix]) {
-					const { event, record } = recover[prefix];
-					state.watermarks[event] = selectNew(
-						[record],
-						state.watermarks[event] as Watermark,
-						1,
-					).watermark;
-					prefix++;
-				}
-				// Before emit(): n8n saves the static data as it starts the execution.
-				persist();
-				// As webhook() would have: hand over to a person, or the answer a waiting execution expects.
-				const route = await routeEvent.call(
-					this,
-					recoveredItem(recovery),
-					recovery.event,
-					layout,
-					handOver,
-					identity,
-				);
-				if (route.kind !== 'start') return;
-				const done = this.helpers.createDeferredPromise<IRun>();
-				// n8n 2.x stores the key with the execution and refuses a second one: a message recovered before a
-				// restart whose watermark n8n had not saved yet is not run twice (n8n 1.x ignores the key).
-				this.emit(
-					route.workflowData,
-					undefined,
-					done,
-					`business-messaging:${scope}:${String(recovery.record.wa_message_id ?? recovery.record.id)}`,
-				);
-				await Promise.race([done.promise.catch(() => undefined), sleep(CONVERSATION_WAIT_MS)]);
-			}),
+		const tail = (plan.chains.get(key) ?? Promise.resolve()).then(
+			async () => await runOne(recovery),
 		);
-	});
-	await Promise.all(chains.values());
+		plan.chains.set(key, tail);
+		void tail.then(() => {
+			if (plan.chains.get(key) === tail) plan.chains.delete(key);
+		});
+	}
 }
 
-/** One catch-up run: read, decide, emit one execution per message (as the webhook does), move the watermarks. */
+/**
+ * One catch-up run: read, decide, schedule one execution per message (as the webhook starts
+ * them), move the watermarks. Returns once scheduled; the chains run on (see schedule()).
+ */
 export async function catchUpOnce(
 	this: ITriggerFunctions,
 	state: CatchUpState,
@@ -123,91 +230,141 @@ export async function catchUpOnce(
 	identity: TriggerIdentity | undefined,
 	isClosed: () => boolean,
 	persist: () => void,
+	/** The trigger's options, for Download Media. */
+	media?: TriggerOptions,
 ): Promise<number> {
 	const selected = this.getNodeParameter('events', ['message.inbound']) as string[];
 	const events = MESSAGE_EVENTS.filter((event) => selected.includes(event));
 	if (events.length === 0) return 0;
 	const nowMs = Date.now();
+	const plan = scheduleOf(state);
 
+	// A backlog larger than the read bound is taken oldest part first: a bounded read (newest
+	// first) keeps what it read and where it stopped, decides nothing, and the next run reads on
+	// from there, until a read reaches the watermark. Then the oldest part (that read plus the one
+	// kept) is decided, up to the newest record kept (`after`): the watermark never passes an
+	// unread record. Only the last bounded read is kept, so memory stays within one read.
 	const stored = [];
+	const unread: Unread = { emitted: plan.emittedBefore };
+	let cut = false;
 	for (const event of events) {
-		const { records, complete } = await readHistory.call(
-			this,
-			event,
-			state.watermarks[event],
-			OPERATION,
-		);
-		if (!complete)
-			this.logger.warn(
-				`${LOG_PREFIX}: more than 100000 stored ${event} messages since the last run; the oldest are read next time`,
-			);
+		const resume = plan.resume[event];
+		const read = await readHistory
+			.call(this, event, plan.planned[event], OPERATION, resume?.cursor)
+			.catch((error: unknown) => {
+				// A cursor the service no longer takes: start again from the newest (the bound is hit again, nothing skipped).
+				delete plan.resume[event];
+				throw error;
+			});
+		if (!read.complete && read.cursor !== undefined) {
+			plan.resume[event] = { cursor: read.cursor, records: read.records };
+			cut = true;
+			continue;
+		}
+		const records = [...(resume?.records ?? []), ...read.records];
+		const newest = resume?.records[0];
+		if (newest && (!unread.after || byAge(newest, unread.after) < 0)) unread.after = newest;
 		stored.push({ event, records });
 	}
-	const oldest = Math.min(
-		...events.map((event) => Date.parse((state.watermarks[event] as Watermark).createdAt)),
-	);
-	const pending = stored.some(({ event, records }) =>
-		records.some((record) => isAfter(record, state.watermarks[event] as Watermark)),
-	);
-	if (!pending) return 0;
-
-	const { webhookUrl } = this.getWorkflowStaticData('node') as TriggerStaticData;
-	const log = await readWebhookLog.call(
-		this,
-		oldest - 1000,
-		typeof webhookUrl === 'string' ? webhookUrl : undefined,
-		OPERATION,
-	);
-	if (!log.identified) {
-		// Without the message's id in the log (CONTRACT L2), delivered and missed cannot be told apart: recovering would run messages twice.
+	if (cut) {
 		this.logger.warn(
-			`${LOG_PREFIX}: the service's webhook log does not say which message each delivery carried; nothing is recovered`,
+			`${LOG_PREFIX}: more stored messages since the last run than one read takes; the oldest are read first, over the next runs`,
 		);
 		return 0;
+	}
+	// Emitted before a restart, after the saved watermark: found again in this read, then forgotten
+	// as the watermark passes them (settle()); what this read does not find is behind the watermark.
+	for (const { event, records } of stored) {
+		for (const record of records) {
+			if (!plan.emittedBefore.delete(String(record.wa_message_id))) continue;
+			const before = state.watermarks[event] as Watermark;
+			if (isAfter(record, before)) plan.emittedAhead.push({ event, record, reason: null, before });
+		}
+	}
+	if (!unread.after) plan.emittedBefore.clear();
+	unread.emitted = new Set(plan.emittedAhead.map((r) => String(r.record.wa_message_id)));
+
+	const keep = (record: IDataObject) =>
+		options.numbers.length === 0 || options.numbers.includes(String(record.number ?? '').trim());
+	const settledBeforeMs = nowMs - SETTLE_MS;
+	// The log is read back only as far as the oldest message that may be recovered needs.
+	const oldest = oldestPendingMs(stored, plan.planned, settledBeforeMs, keep, unread);
+	let attempts = new Map<string, WebhookAttempt>();
+	if (oldest !== undefined) {
+		const { webhookUrl } = this.getWorkflowStaticData('node') as TriggerStaticData;
+		const log = await readWebhookLog.call(
+			this,
+			oldest - 1000,
+			typeof webhookUrl === 'string' ? webhookUrl : undefined,
+			OPERATION,
+		);
+		if (!log.identified) {
+			// Without the message's id in the log (CONTRACT L2), delivered and missed cannot be told apart: recovering would run messages twice.
+			this.logger.warn(
+				`${LOG_PREFIX}: the service's webhook log does not say which message each delivery carried; nothing is recovered`,
+			);
+			return 0;
+		}
+		if (!log.complete) {
+			// A delivery in the unread part would look missed: what it may concern waits (decideRecoveries).
+			unread.logFromMs = log.reachedMs;
+			this.logger.warn(
+				`${LOG_PREFIX}: the webhook log could not be read back to the oldest missed message; older messages wait`,
+			);
+		}
+		attempts = log.attempts;
 	}
 	// A message this process's webhook() accepted runs, even when n8n answered after the service gave up.
 	const scope = `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
 	for (const { records } of stored) {
 		for (const record of records) {
 			const id = String(record.wa_message_id);
-			if (wasAcceptedHere(scope, id, nowMs) && log.attempts.get(id)?.success !== true) {
-				log.attempts.set(id, { success: true, reason: null });
+			if (wasAcceptedHere(scope, id, nowMs) && attempts.get(id)?.success !== true) {
+				attempts.set(id, { success: true, reason: null });
 			}
 		}
 	}
-	const keep = (record: IDataObject) =>
-		options.numbers.length === 0 || options.numbers.includes(String(record.number ?? '').trim());
 	const decision = decideRecoveries(
 		stored,
-		state.watermarks,
-		log.attempts,
-		nowMs - SETTLE_MS,
-		options.maxRecovered,
+		plan.planned,
+		attempts,
+		settledBeforeMs,
+		Math.max(options.maxRecovered - plan.waiting.length, 0),
 		keep,
+		unread,
 	);
+	plan.planned = decision.watermarks;
+	for (const { event, records } of stored) {
+		// The part below a bounded read is done once nothing in it is after the watermark.
+		if (
+			plan.resume[event] &&
+			records.every((record) => !isAfter(record, plan.planned[event] as Watermark))
+		)
+			delete plan.resume[event];
+	}
 	if (decision.left > 0) {
 		this.logger.info(
 			`${LOG_PREFIX}: recovered ${decision.recover.length}; ${decision.left} more missed message(s) wait for the next run (Max Recovered per Run is ${options.maxRecovered})`,
 		);
 	}
+	plan.waiting.push(...decision.recover);
+	// Saved with the next emit (n8n saves static data only then).
+	settle(state, plan);
+	persist();
 	const layout = outputLayout(selected, this.getNodeParameter('separateOutputs', false));
-	await emitInConversationOrder.call(
+	schedule.call(
 		this,
 		decision.recover,
-		layout,
-		handOver,
-		identity,
 		state,
+		plan,
+		{ layout, handOver, identity },
+		media,
 		isClosed,
 		persist,
 	);
-	if (isClosed()) return decision.recover.length;
-	// Saved with the next emit (n8n saves static data only then); a restart before that reads these messages again and skips them again.
-	state.watermarks = decision.watermarks;
-	persist();
 	if (decision.recover.length > 0) {
 		this.logger.info(
-			`${LOG_PREFIX}: recovered ${decision.recover.length} message(s) the workflow had not received`,
+			`${LOG_PREFIX}: recovering ${decision.recover.length} message(s) the workflow had not received`,
 		);
 	}
 	return decision.recover.length;
@@ -216,9 +373,8 @@ export async function catchUpOnce(
 /** n8n's trigger(): starts the catch-up loop (right away, then every interval) while the workflow is active. */
 export async function startCatchUp(this: ITriggerFunctions): Promise<ITriggerResponse> {
 	if (this.getMode() === 'manual' || this.getNodeParameter('catchUp', true) !== true) return {};
-	const { catchUp: options, handOver } = readTriggerOptions(
-		this.getNodeParameter('options', {}) as IDataObject,
-	);
+	const triggerOptions = readTriggerOptions(this.getNodeParameter('options', {}) as IDataObject);
+	const { catchUp: options, handOver } = triggerOptions;
 	// Read once per activation (never per event): whose waiting executions a recovered answer may resume.
 	// Unreadable: no recovered answer resumes anything (fail safe, it starts a normal execution).
 	const identity = await this.getCredentials(CREDENTIAL_TYPE).then(
@@ -239,10 +395,17 @@ export async function startCatchUp(this: ITriggerFunctions): Promise<ITriggerRes
 			nowMs,
 		);
 	}
+	const emitted = staticData.catchUp?.emitted;
 	const state: CatchUpState = { watermarks };
+	// What was emitted beyond the saved watermarks means something only from those watermarks.
+	if (Array.isArray(emitted) && MESSAGE_EVENTS.every((event) => watermarks[event] === saved[event]))
+		state.emitted = emitted.map(String);
 	// Assigned through n8n's observable static data, so that n8n sees the change and saves it.
 	const persist = () => {
-		staticData.catchUp = { watermarks: { ...state.watermarks } };
+		staticData.catchUp = {
+			watermarks: { ...state.watermarks },
+			...(state.emitted && { emitted: [...state.emitted] }),
+		};
 	};
 	persist();
 
@@ -251,7 +414,16 @@ export async function startCatchUp(this: ITriggerFunctions): Promise<ITriggerRes
 	const loop = async () => {
 		while (!closed) {
 			try {
-				await catchUpOnce.call(this, state, options, handOver, identity, () => closed, persist);
+				await catchUpOnce.call(
+					this,
+					state,
+					options,
+					handOver,
+					identity,
+					() => closed,
+					persist,
+					triggerOptions,
+				);
 				lastError = '';
 			} catch (error) {
 				// Logged once per distinct failure; the next run tries again, nothing is lost meanwhile.

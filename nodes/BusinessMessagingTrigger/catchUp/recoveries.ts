@@ -20,6 +20,8 @@ export const SETTLE_MS = 15_000;
 export interface CatchUpState extends IDataObject {
 	/** Per event: the newest stored message the catch-up has looked at. */
 	watermarks: Partial<Record<MessageEvent, Watermark>>;
+	/** wa_message_ids emitted while an older recovery of the same event was still waiting its turn (after the watermark). */
+	emitted?: string[];
 }
 
 /**
@@ -48,13 +50,64 @@ export interface Recovery {
 	record: IDataObject;
 	/** The failure the service logged, or null when no delivery was logged at all. */
 	reason: string | null;
+	/** Its event's watermark just before it: as far as the watermark may move while it is not emitted. */
+	before: Watermark;
+}
+
+/** What a run could not read, so it must not decide about. */
+export interface Unread {
+	/** The newest record read of a backlog read in parts: what is newer was not read this run, so it waits (the oldest go first). */
+	after?: IDataObject;
+	/** The webhook log was read back only to this instant: a message stored then or earlier waits. */
+	logFromMs?: number;
+	/** Messages emitted beyond the watermark before a restart: not run again. */
+	emitted?: ReadonlySet<string>;
+}
+
+const settledAfter = (
+	stored: Array<{ event: MessageEvent; records: IDataObject[] }>,
+	watermarks: Partial<Record<MessageEvent, Watermark>>,
+	settledBeforeMs: number,
+) =>
+	stored
+		.flatMap(({ event, records }) => {
+			const watermark = watermarks[event] as Watermark;
+			const fresh = selectNew(records, watermark, Number.MAX_SAFE_INTEGER).emit;
+			return fresh
+				.filter((record) => Date.parse(String(record.created_at)) <= settledBeforeMs)
+				.map((record) => ({ event, record }));
+		})
+		// Inbound messages and echoes in the order they were stored, as the conversation happened.
+		.sort((a, b) => byAge(a.record, b.record));
+
+/**
+ * The oldest stored message a run may have to recover (after its watermark, settled, of a
+ * selected number, read): the webhook log is read back only to it. Undefined: none, the log
+ * is not needed.
+ */
+export function oldestPendingMs(
+	stored: Array<{ event: MessageEvent; records: IDataObject[] }>,
+	watermarks: Partial<Record<MessageEvent, Watermark>>,
+	settledBeforeMs: number,
+	keep: (record: IDataObject) => boolean = () => true,
+	unread: Unread = {},
+): number | undefined {
+	const first = settledAfter(stored, watermarks, settledBeforeMs).find(
+		({ record }) =>
+			keep(record) &&
+			!unread.emitted?.has(String(record.wa_message_id)) &&
+			!(unread.after && byAge(record, unread.after) > 0),
+	);
+	return first && Date.parse(String(first.record.created_at));
 }
 
 /**
  * One catch-up decision, pure. `stored` are the messages after each watermark; those younger
  * than the settle time wait. A message with a successful delivery was run by the webhook;
  * every other one is recovered, oldest first, at most `max`; the watermarks move past what
- * was looked at (and no further than the last recovery when the bound cuts).
+ * was looked at (and no further than the last recovery when the bound cuts). What was not
+ * read (`unread`) stops the decision there: the watermark never passes a message that was
+ * not read, and a message whose delivery may be in the unread part of the log waits.
  */
 export function decideRecoveries(
 	stored: Array<{ event: MessageEvent; records: IDataObject[] }>,
@@ -63,35 +116,25 @@ export function decideRecoveries(
 	settledBeforeMs: number,
 	max: number,
 	keep: (record: IDataObject) => boolean = () => true,
+	unread: Unread = {},
 ): { recover: Recovery[]; watermarks: Partial<Record<MessageEvent, Watermark>>; left: number } {
-	const settled = stored.flatMap(({ event, records }) => {
-		const watermark = watermarks[event] as Watermark;
-		const fresh = selectNew(records, watermark, Number.MAX_SAFE_INTEGER).emit;
-		return fresh
-			.filter((record) => Date.parse(String(record.created_at)) <= settledBeforeMs)
-			.map((record) => ({ event, record }));
-	});
-	// Inbound messages and echoes in the order they were stored, as the conversation happened.
-	settled.sort((a, b) => byAge(a.record, b.record));
-
+	const settled = settledAfter(stored, watermarks, settledBeforeMs);
 	const recover: Recovery[] = [];
+	const next = { ...watermarks };
 	let looked = 0;
 	for (const { event, record } of settled) {
-		const attempt = attempts.get(String(record.wa_message_id));
-		if (attempt?.success !== true && keep(record)) {
+		if (unread.after && byAge(record, unread.after) > 0) break;
+		if (unread.logFromMs !== undefined && Date.parse(String(record.created_at)) <= unread.logFromMs)
+			break;
+		const id = String(record.wa_message_id);
+		const attempt = attempts.get(id);
+		const before = next[event] as Watermark;
+		if (attempt?.success !== true && keep(record) && !unread.emitted?.has(id)) {
 			if (recover.length === max) break;
-			recover.push({ event, record, reason: attempt?.reason ?? null });
+			recover.push({ event, record, reason: attempt?.reason ?? null, before });
 		}
+		if (before) next[event] = selectNew([record], before, 1).watermark;
 		looked++;
-	}
-	const next = { ...watermarks };
-	for (const event of MESSAGE_EVENTS) {
-		const seen = settled
-			.slice(0, looked)
-			.filter((entry) => entry.event === event)
-			.map((entry) => entry.record);
-		if (seen.length > 0 && next[event])
-			next[event] = selectNew(seen, next[event] as Watermark, seen.length).watermark;
 	}
 	const left = settled
 		.slice(looked)
@@ -101,8 +144,26 @@ export function decideRecoveries(
 	return { recover, watermarks: next, left };
 }
 
+/**
+ * The watermarks that may be saved while some recoveries are not emitted yet: each event's stops
+ * just before its oldest such message, so a restart never skips one.
+ */
+export function savedWatermarks(
+	planned: Partial<Record<MessageEvent, Watermark>>,
+	notEmitted: Recovery[],
+): Partial<Record<MessageEvent, Watermark>> {
+	const saved = { ...planned };
+	for (const event of MESSAGE_EVENTS) {
+		const oldest = notEmitted.find((recovery) => recovery.event === event);
+		if (oldest) saved[event] = oldest.before;
+	}
+	return saved;
+}
+
 /** The item of a recovered message: the webhook's `{event, data, timestamp}`, marked. */
-export function recoveredItem(recovery: Recovery): INodeExecutionData {
+export function recoveredItem(
+	recovery: Pick<Recovery, 'event' | 'record' | 'reason'>,
+): INodeExecutionData {
 	return storedMessageItem(recovery.event, recovery.record, {
 		recovered: true,
 		delivery_failure: recovery.reason ?? 'no delivery was logged',

@@ -2,7 +2,12 @@
  * Download Media for the trigger: an inbound event's media file attached as binary data, or
  * the reason there is none. Never fails the event: a failed download is emitted without the file.
  */
-import type { IBinaryKeyData, IDataObject, IWebhookFunctions } from 'n8n-workflow';
+import type {
+	IBinaryKeyData,
+	IDataObject,
+	ITriggerFunctions,
+	IWebhookFunctions,
+} from 'n8n-workflow';
 
 import { downloadMedia } from '../../shared/mediaDownload';
 import { withReplyWindow } from '../../shared/replyWindow';
@@ -11,9 +16,9 @@ import type { EventEnvelope } from './envelope';
 
 const LOG_PREFIX = 'Business Messaging Trigger';
 
-/** The event's item with its media file attached, or with the reason there is none. */
+/** The event's item with its media file attached, or with the reason there is none (the webhook, and recovered messages). */
 export async function attachMedia(
-	this: IWebhookFunctions,
+	this: IWebhookFunctions | ITriggerFunctions,
 	envelope: EventEnvelope,
 	options: TriggerOptions,
 ): Promise<{ json: IDataObject; binary?: IBinaryKeyData }> {
