@@ -16,6 +16,7 @@ import { startCatchUp } from './catchUp/catchUp';
 import { OUTPUTS_EXPRESSION, outputCount, properties } from './description';
 import { receiveEvent } from './receiving/receive';
 import { deleteWebhook, registerWebhook, webhookExists } from './registration/webhookMethods';
+import { runOnce } from './routing/runOnce';
 
 export class BusinessMessagingTrigger implements INodeType {
 	description: INodeTypeDescription = {
@@ -96,10 +97,13 @@ export class BusinessMessagingTrigger implements INodeType {
 	 * Passes on the items webhook() or the catch-up produced. Without it, n8n would run trigger()
 	 * again in place of passing on a test event (it checks for trigger() before webhooks), and
 	 * the event would be lost; with it, the node is run like n8n's Execute Workflow Trigger.
+	 * A message another execution already ran is dropped here (routing/runOnce.ts): the execution
+	 * then runs nothing after the trigger.
 	 */
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		// The raw parameters (no expression is evaluated for them): as many outputs as webhook() fills.
 		const outputs = outputCount(this.getNode().parameters);
-		return Array.from({ length: outputs }, (_, index) => this.getInputData(index));
+		const items = Array.from({ length: outputs }, (_, index) => this.getInputData(index));
+		return await runOnce.call(this, items);
 	}
 }

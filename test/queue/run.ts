@@ -6,6 +6,7 @@
  *   ts-node --transpile-only test/queue/run.ts --tarball <pack.tgz> [--out dir]
  *     [--only activation,load,same-delivery,auto-reply,media,kill-worker,kill-webhook]
  *     [--events 5000] [--concurrency 32] [--tampered-every 10] [--catch-up-interval 30]
+ *     [--webhook-timeout-ms 8000]  (the service's delivery timeout: shorter stands for overload, answers after it)
  *
  * Exit code 0 only when every check holds. Summary: <out>/queue-summary.json.
  */
@@ -50,6 +51,9 @@ async function main(): Promise<number> {
 		tarball: tarball as string,
 		outDir,
 		keep: process.env.QUEUE_KEEP === '1',
+		webhookTimeoutMs: args.has('webhook-timeout-ms')
+			? Number(args.get('webhook-timeout-ms'))
+			: undefined,
 	});
 	const stop = async () => {
 		await topology.stop().catch((error) => log(`stopping: ${errorText(error)}`));

@@ -7,8 +7,13 @@ import { startSandbox, type Sandbox, type SandboxState } from '../sandbox';
 
 export type { Sandbox, SandboxState };
 
-export async function launchSandbox(port = 0, mediaPort = 0): Promise<Sandbox> {
-	return await startSandbox({ port, mediaPort, host: '127.0.0.1' });
+/** webhookTimeoutMs: the service's delivery timeout (default about 8 s); shorter, it stands for an overloaded n8n. */
+export async function launchSandbox(
+	port = 0,
+	mediaPort = 0,
+	webhookTimeoutMs?: number,
+): Promise<Sandbox> {
+	return await startSandbox({ port, mediaPort, host: '127.0.0.1', webhookTimeoutMs });
 }
 
 export class SandboxControl {

@@ -60,6 +60,8 @@ export interface TopologyOptions {
 	workerConcurrency?: number;
 	env?: Record<string, string>;
 	keep?: boolean;
+	/** The sandbox's webhook delivery timeout (default: the service's ~8 s). */
+	webhookTimeoutMs?: number;
 }
 
 export interface N8nRole {
@@ -101,7 +103,7 @@ export class Topology {
 		const processors = options.webhookProcessors ?? 2;
 		const workers = options.workers ?? 2;
 		const t0 = Date.now();
-		this.sandbox = await launchSandbox();
+		this.sandbox = await launchSandbox(0, 0, this.options.webhookTimeoutMs);
 		this.control = new SandboxControl(this.sandbox.baseUrl);
 		this.postgres = await startPostgres(this.pgDir);
 		this.redis = await startRedis(join(this.root, 'redis'));
