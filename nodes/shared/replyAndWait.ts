@@ -409,29 +409,42 @@ export async function registerWithTrigger(
 			return why("the account's webhook is not this n8n");
 		if (!TRIGGER_PATH.test(target.pathname) || target.search !== '')
 			return why("the account's webhook is not a Business Messaging Trigger's URL");
-		const body = JSON.stringify({
-			business_messaging_wait: registrations,
-			issued_at_ms: Date.now(),
-		});
-		const response = (await this.helpers.httpRequest({
-			method: 'POST',
-			url,
-			body,
-			headers: {
-				'content-type': 'application/json',
-				[REGISTRATION_HEADER]: signRegistration(apiKey, body),
-			},
-			timeout: 4000,
-			// A redirect would re-send the entries (resume URLs) and the signature elsewhere.
-			disableFollowRedirect: true,
-			returnFullResponse: true,
-			ignoreHttpStatusErrors: true,
-		})) as { statusCode: number };
-		if (response.statusCode !== 200) why(`the trigger answered ${response.statusCode}`);
+		const post = async () => {
+			const body = JSON.stringify({
+				business_messaging_wait: registrations,
+				issued_at_ms: Date.now(),
+			});
+			const response = (await this.helpers.httpRequest({
+				method: 'POST',
+				url,
+				body,
+				headers: {
+					'content-type': 'application/json',
+					[REGISTRATION_HEADER]: signRegistration(apiKey, body),
+				},
+				timeout: 4000,
+				// A redirect would re-send the entries (resume URLs) and the signature elsewhere.
+				disableFollowRedirect: true,
+				returnFullResponse: true,
+				ignoreHttpStatusErrors: true,
+			})) as { statusCode: number };
+			return response.statusCode;
+		};
+		const status = await post();
+		if (status !== 200) return why(`the trigger answered ${status}`);
+		// Behind a balancer (queue mode) the next request usually reaches another webhook processor.
+		// Each processor writes the entries it holds into every save it makes, so an entry two of
+		// them hold survives a save of the other's at the same instant. Sent later, not awaited.
+		void sleep(REGISTRATION_REPEAT_MS)
+			.then(post)
+			.catch(() => undefined);
 	} catch (error) {
 		why((error as Error).message);
 	}
 }
+
+/** When the registration is posted a second time (see registerWithTrigger). */
+const REGISTRATION_REPEAT_MS = 1500;
 
 // ---------------------------------------------------------------------------
 // The trigger's side: taking registrations, resuming a waiting execution

@@ -595,6 +595,42 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 		}
 	});
 
+	it('posts the registration a second time 1.5 s later (behind a balancer it usually reaches another webhook processor, which then holds the entry too)', async () => {
+		const served = await servedTrigger(sb);
+		try {
+			const origin = new URL(served.served.url).origin;
+			const number = sb.numbers[0].phone_number_id;
+			const sent = await control(sb, 'POST', '/inbound', {
+				from: OTHER_CONTACT,
+				contact_name: 'Ada',
+				number,
+				text: 'hello',
+			});
+			const run = await runWorkflow({
+				...replyAndWaitWorkflow({ limitWaitTime: true, waitAmount: 5, waitUnit: 'minutes' }),
+				credentials: credentialsFor(sb),
+				inputItems: [inboundItem(sent.body.record)],
+				mode: 'webhook',
+				staticData: {},
+				webhookWaitingBaseUrl: `${origin}/webhook-waiting`,
+			});
+			expect(run.execution.status).toBe('waiting');
+			const registered = () =>
+				served.results
+					.filter((r) => (r.body as { registered?: number })?.registered !== undefined)
+					.map((r) => [r.status, r.body]);
+			expect(registered()).toEqual([[200, { registered: 1 }]]);
+			await new Promise((resolve) => setTimeout(resolve, 2500));
+			// Each a fresh, separately signed request: the replay guard takes both.
+			expect(registered()).toEqual([
+				[200, { registered: 1 }],
+				[200, { registered: 1 }],
+			]);
+		} finally {
+			await served.down();
+		}
+	});
+
 	it('refuses a registration not signed with its API key (401), and keeps none whose resume URL is not of its own n8n', async () => {
 		const { harness } = await activeTrigger();
 		const origin = new URL(harness.webhookUrl).origin;
