@@ -16,6 +16,7 @@ import {
 	type Execution,
 	type Line,
 	type SavedWorkflow,
+	type WorkflowJson,
 } from '../../real-n8n/n8n';
 import { ACTION_TYPE, CREDENTIAL_TYPE, TOOL_TYPE, TRIGGER_TYPE } from '../../support/constants';
 import { SandboxControl, type Sandbox } from '../../real-n8n/sandbox';
@@ -42,6 +43,34 @@ type RunData = Record<
 
 function fail(message: string): never {
 	throw new Error(message);
+}
+
+/**
+ * Saves the example with a credential of its own (the sandbox's unrestricted key), named with
+ * `label`, and frees the account's one webhook from whatever an earlier check left registered.
+ */
+export async function saveAsOnlyWebhook(
+	client: N8nClient,
+	sandbox: Sandbox,
+	example: WorkflowJson,
+	label: string,
+): Promise<{ credentialId: string; workflow: SavedWorkflow }> {
+	const credentialId = (
+		await client.createCredential(`${CREDENTIAL_NAME} (${label})`, CREDENTIAL_TYPE, {
+			apiKey: sandbox.keys.all,
+			baseUrl: sandbox.baseUrl,
+			webhookSecret: '',
+		})
+	).id;
+	const workflow: SavedWorkflow = await client.createWorkflow({
+		...mapExample(example, { [CREDENTIAL_NAME]: credentialId }, {}),
+		name: `${example.name} (${label})`,
+	});
+	await fetch(`${sandbox.baseUrl}/v1/console/webhook`, {
+		method: 'DELETE',
+		headers: { authorization: `Bearer ${sandbox.keys.all}` },
+	});
+	return { credentialId, workflow };
 }
 
 export async function conversationChecks(ctx: ConversationContext): Promise<N8nProcess> {
@@ -87,22 +116,7 @@ export async function conversationChecks(ctx: ConversationContext): Promise<N8nP
 		...confirm.parameters,
 		replyOptions: { waitForDelivery: true, deliveryTimeLimit: 30, deliveryCheckInterval: 1 },
 	};
-	const credentialId = (
-		await client.createCredential(`${CREDENTIAL_NAME} (conversation)`, CREDENTIAL_TYPE, {
-			apiKey: sandbox.keys.all,
-			baseUrl: sandbox.baseUrl,
-			webhookSecret: '',
-		})
-	).id;
-	const workflow: SavedWorkflow = await client.createWorkflow({
-		...mapExample(example, { [CREDENTIAL_NAME]: credentialId }, {}),
-		name: `${example.name} (e2e)`,
-	});
-	// The account has one webhook: free it from whatever an earlier check left registered.
-	await fetch(`${sandbox.baseUrl}/v1/console/webhook`, {
-		method: 'DELETE',
-		headers: { authorization: `Bearer ${sandbox.keys.all}` },
-	});
+	const { credentialId, workflow } = await saveAsOnlyWebhook(client, sandbox, example, 'conversation');
 	const activated = await client.activateAndSettle(workflow.id);
 	if (!activated.ok) {
 		await check('conversation: the example workflow activates', async () =>

@@ -11,12 +11,11 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 
-import { CREDENTIAL_NAME, mapExample, readExample } from '../../real-n8n/examples';
-import { N8nClient, N8nProcess, type SavedWorkflow } from '../../real-n8n/n8n';
+import { readExample } from '../../real-n8n/examples';
+import { N8nClient, N8nProcess } from '../../real-n8n/n8n';
 import { SandboxControl, type DeliveryOutcomeView } from '../../real-n8n/sandbox';
-import { CREDENTIAL_TYPE } from '../../support/constants';
 import { log, sleep, waitFor } from '../../real-n8n/util';
-import type { ConversationContext } from './conversation';
+import { saveAsOnlyWebhook, type ConversationContext } from './conversation';
 
 const QUESTION = /order number\?/;
 const CONFIRMATION = /looking up order (\S+)/;
@@ -58,21 +57,7 @@ export async function conversationBurstChecks(ctx: ConversationContext): Promise
 	const number = sandbox.numbers[0].phone_number_id;
 
 	const example = readExample('conversation');
-	const credentialId = (
-		await client.createCredential(`${CREDENTIAL_NAME} (burst)`, CREDENTIAL_TYPE, {
-			apiKey: sandbox.keys.all,
-			baseUrl: sandbox.baseUrl,
-			webhookSecret: '',
-		})
-	).id;
-	const workflow: SavedWorkflow = await client.createWorkflow({
-		...mapExample(example, { [CREDENTIAL_NAME]: credentialId }, {}),
-		name: `${example.name} (burst)`,
-	});
-	await fetch(`${sandbox.baseUrl}/v1/console/webhook`, {
-		method: 'DELETE',
-		headers: { authorization: `Bearer ${sandbox.keys.all}` },
-	});
+	const { workflow } = await saveAsOnlyWebhook(client, sandbox, example, 'burst');
 	const activated = await client.activateAndSettle(workflow.id);
 	if (!activated.ok) {
 		await check('burst: the conversation example activates', async () => {

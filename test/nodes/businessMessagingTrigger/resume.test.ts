@@ -3,6 +3,7 @@
 // n8n's /webhook-waiting/ endpoint; the whole path runs in real n8n in test/e2e/checks/conversation.ts),
 // and every failure falls back to a normal execution: the answer is never lost.
 import { createServer, type Server } from 'node:http';
+import type { IDataObject } from 'n8n-workflow';
 import type { AddressInfo } from 'node:net';
 
 import {
@@ -538,6 +539,31 @@ describe('the waiting registry (nodes/shared/replyAndWait.ts)', () => {
 	});
 });
 
+/**
+ * A contact writes (stored in the sandbox), and Reply and Wait asks them as an execution of another
+ * process would: the given copy of the static data, resume URLs on the served trigger's origin.
+ */
+async function askAsAnotherProcess(
+	origin: string,
+	contact: string,
+	staticData: IDataObject = {},
+): Promise<Awaited<ReturnType<typeof runWorkflow>>> {
+	const sent = await control(sb, 'POST', '/inbound', {
+		from: contact,
+		contact_name: 'Ada',
+		number: sb.numbers[0].phone_number_id,
+		text: 'hello',
+	});
+	return await runWorkflow({
+		...replyAndWaitWorkflow({ limitWaitTime: true, waitAmount: 5, waitUnit: 'minutes' }),
+		credentials: credentialsFor(sb),
+		inputItems: [inboundItem(sent.body.record)],
+		mode: 'webhook',
+		staticData,
+		webhookWaitingBaseUrl: `${origin}/webhook-waiting`,
+	});
+}
+
 // Queue mode: Reply and Wait runs on a worker with an empty static data copy it must not save, and
 // the answer reaches a webhook processor. So it posts its entries to the account's webhook (the
 // trigger), which keeps them in its workflow's static data: what every n8n process reads.
@@ -547,22 +573,8 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 		try {
 			const origin = new URL(served.served.url).origin;
 			const number = sb.numbers[0].phone_number_id;
-			// Written before the trigger listens for it (hand over etc. are not under test here).
-			const sent = await control(sb, 'POST', '/inbound', {
-				from: CONTACT,
-				contact_name: 'Ada',
-				number,
-				text: 'hello',
-			});
 			const emptyCopy = {};
-			const run = await runWorkflow({
-				...replyAndWaitWorkflow({ limitWaitTime: true, waitAmount: 5, waitUnit: 'minutes' }),
-				credentials: credentialsFor(sb),
-				inputItems: [inboundItem(sent.body.record)],
-				mode: 'webhook',
-				staticData: emptyCopy,
-				webhookWaitingBaseUrl: `${origin}/webhook-waiting`,
-			});
+			const run = await askAsAnotherProcess(origin, CONTACT, emptyCopy);
 			expect(run.execution.status).toBe('waiting');
 			// Nothing for n8n to save from the worker's copy (reading it created an empty "global", not a change).
 			expect((emptyCopy as { __dataChanged?: boolean }).__dataChanged).toBe(false);
@@ -599,21 +611,7 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 		const served = await servedTrigger(sb);
 		try {
 			const origin = new URL(served.served.url).origin;
-			const number = sb.numbers[0].phone_number_id;
-			const sent = await control(sb, 'POST', '/inbound', {
-				from: OTHER_CONTACT,
-				contact_name: 'Ada',
-				number,
-				text: 'hello',
-			});
-			const run = await runWorkflow({
-				...replyAndWaitWorkflow({ limitWaitTime: true, waitAmount: 5, waitUnit: 'minutes' }),
-				credentials: credentialsFor(sb),
-				inputItems: [inboundItem(sent.body.record)],
-				mode: 'webhook',
-				staticData: {},
-				webhookWaitingBaseUrl: `${origin}/webhook-waiting`,
-			});
+			const run = await askAsAnotherProcess(origin, OTHER_CONTACT);
 			expect(run.execution.status).toBe('waiting');
 			const registered = () =>
 				served.results
