@@ -116,7 +116,12 @@ export async function conversationChecks(ctx: ConversationContext): Promise<N8nP
 		...confirm.parameters,
 		replyOptions: { waitForDelivery: true, deliveryTimeLimit: 30, deliveryCheckInterval: 1 },
 	};
-	const { credentialId, workflow } = await saveAsOnlyWebhook(client, sandbox, example, 'conversation');
+	const { credentialId, workflow } = await saveAsOnlyWebhook(
+		client,
+		sandbox,
+		example,
+		'conversation',
+	);
 	const activated = await client.activateAndSettle(workflow.id);
 	if (!activated.ok) {
 		await check('conversation: the example workflow activates', async () =>
