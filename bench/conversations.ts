@@ -15,8 +15,11 @@
  * (b) CPU per event of the trigger with the run-once check (routing/runOnce.ts) against without: a
  *     second build of the package whose trigger execute() returns its items without runOnce, packed
  *     by this benchmark under another name (n8n-nodes-business-messaging-no-run-once, credential type
- *     businessMessagingNoRunOnceApi) and installed beside the real one, never shipped. Two workflows,
- *     Trigger (Manual registration) → No Operation, take the same signed events, interleaved rounds.
+ *     businessMessagingNoRunOnceApi) and installed beside the real one, never shipped. Three workflows,
+ *     Trigger (Manual registration) → No Operation, take the same signed events in interleaved rounds:
+ *     with run-once (its store row holds the few keys the bench sent), with run-once and a full row
+ *     (RUN_ONCE_MAX_ENTRIES keys written into n8n's SQLite database before its first event: a workflow
+ *     that ran that many messages; every call then reads and rewrites it whole), and without.
  *     CPU of the n8n process from /proc: during the run (first request until the executions are
  *     stored), and including the 11 s after it in which runOnce re-checks its keys (1 s and 10 s
  *     later), n8n's idle CPU over those 11 s subtracted (measured just before each run).
@@ -25,8 +28,12 @@ import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } f
 import { spawnSync } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 
+import {
+	RUN_ONCE_MAX_ENTRIES,
+	VERIFY_AFTER_MS,
+} from '../nodes/BusinessMessagingTrigger/routing/runOnce';
 import { CREDENTIAL_NAME, mapExample, readExample } from '../test/real-n8n/examples';
 import { REPO_ROOT } from '../test/real-n8n/n8n';
 import { launchSandbox, type Sandbox } from '../test/real-n8n/sandbox';
@@ -45,7 +52,10 @@ const AUTO_REPLY = /we got your message/;
 export const NO_RUN_ONCE_PACKAGE = 'n8n-nodes-business-messaging-no-run-once';
 export const NO_RUN_ONCE_CREDENTIAL = 'businessMessagingNoRunOnceApi';
 /** runOnce re-checks a key 1 s and 10 s after taking it (VERIFY_AFTER_MS): wait past the last. */
-const RECHECK_WINDOW_MS = 11_000;
+const RECHECK_WINDOW_MS = Math.max(...VERIFY_AFTER_MS) + 1_000;
+/** How long n8n's idle CPU is measured before each run. */
+const IDLE_WINDOW_MS = 2_000;
+const WARM_UP_EVENTS = 20;
 
 export interface ConversationOptions {
 	contacts: number[];
@@ -54,7 +64,7 @@ export interface ConversationOptions {
 
 export const DEFAULT_CONVERSATION_OPTIONS: ConversationOptions = {
 	contacts: [10, 25, 50, 100],
-	runOnce: { events: 150, concurrency: 8, reps: 3 },
+	runOnce: { events: 120, concurrency: 8, reps: 3 },
 };
 
 export const QUICK_CONVERSATION_OPTIONS: ConversationOptions = {
@@ -96,8 +106,25 @@ export interface AutoReplyBurst {
 	load_average_1m: number;
 }
 
+export const RUN_ONCE_VARIANTS = ['with', 'with-full', 'without'] as const;
+export type RunOnceVariant = (typeof RUN_ONCE_VARIANTS)[number];
+export const RUN_ONCE_LABELS: Record<RunOnceVariant, string> = {
+	with: 'with run-once',
+	'with-full': `with run-once, row full (${RUN_ONCE_MAX_ENTRIES.toLocaleString('en')} keys)`,
+	without: 'without run-once (bypassed build)',
+};
+
+export interface RunOnceVsWithout {
+	/** CPU per event over the run without's, per repetition. */
+	ratio: Spread;
+	ratio_with_rechecks: Spread;
+	/** CPU ms per event minus the run without's, per repetition: the store's cost. */
+	store_ms_per_event: Spread;
+	store_ms_per_event_with_rechecks: Spread;
+}
+
 export interface RunOnceRun {
-	variant: 'with' | 'without';
+	variant: RunOnceVariant;
 	rep: number;
 	events: number;
 	ok_2xx: number;
@@ -124,16 +151,17 @@ export interface ConversationsResult {
 		events_per_run: number;
 		reps: number;
 		runs: RunOnceRun[];
-		with: { cpu_ms_per_event: Spread; with_rechecks: Spread; events_per_s: number };
-		without: { cpu_ms_per_event: Spread; with_rechecks: Spread; events_per_s: number };
-		/** with / without, per repetition. */
-		ratio: Spread;
-		ratio_with_rechecks: Spread;
-		/** with − without, ms per event, per repetition: the store's cost. */
-		store_ms_per_event: Spread;
-		store_ms_per_event_with_rechecks: Spread;
-		/** Keys in the store's row of the "with" workflow at the end (its size drives the cost). */
-		keys_in_row: number;
+		full_row_skipped?: string;
+		variants: Array<{
+			variant: RunOnceVariant;
+			label: string;
+			/** Keys in the store's row at the end (its size drives the cost of every call). */
+			keys_in_row: number;
+			events_per_s: number;
+			cpu_ms_per_event: Spread;
+			with_rechecks: Spread;
+			vs_without?: RunOnceVsWithout;
+		}>;
 	};
 }
 
@@ -416,52 +444,49 @@ async function activateExample(
 interface RunOnceTarget {
 	url: string;
 	workflowId: string;
+	/** The trigger node's id: its row in n8n's store is (workflowId, "n:" + node id). */
+	nodeId: string;
 }
 
 async function setUpRunOnce(
 	env: BenchEnvironment,
 	sandbox: Sandbox,
-): Promise<Record<'with' | 'without', RunOnceTarget>> {
+): Promise<Record<RunOnceVariant, RunOnceTarget>> {
 	const { client } = env;
-	const credentials = {
-		with: await createManualCredential(client, sandbox),
-		without: await client.createCredential(
-			'Business Messaging (bench, no run-once)',
-			NO_RUN_ONCE_CREDENTIAL,
-			{ apiKey: sandbox.keys.all, baseUrl: sandbox.baseUrl, webhookSecret: SIGNING_SECRET },
-		),
-	};
+	const ours = await createManualCredential(client, sandbox);
+	const theirs = await client.createCredential(
+		'Business Messaging (bench, no run-once)',
+		NO_RUN_ONCE_CREDENTIAL,
+		{ apiKey: sandbox.keys.all, baseUrl: sandbox.baseUrl, webhookSecret: SIGNING_SECRET },
+	);
 	const types = {
-		with: { trigger: TRIGGER_TYPE, credential: CREDENTIAL_TYPE },
+		with: { trigger: TRIGGER_TYPE, credential: CREDENTIAL_TYPE, ref: ours },
+		'with-full': { trigger: TRIGGER_TYPE, credential: CREDENTIAL_TYPE, ref: ours },
 		without: {
 			trigger: `${NO_RUN_ONCE_PACKAGE}.businessMessagingTrigger`,
 			credential: NO_RUN_ONCE_CREDENTIAL,
+			ref: theirs,
 		},
 	};
-	const targets = {} as Record<'with' | 'without', RunOnceTarget>;
-	for (const variant of ['with', 'without'] as const) {
+	const targets = {} as Record<RunOnceVariant, RunOnceTarget>;
+	for (const variant of RUN_ONCE_VARIANTS) {
 		const webhookId = randomUUID();
+		const trigger = node(
+			'Trigger',
+			types[variant].trigger,
+			2,
+			{ registration: 'manual', events: ['message.inbound'], options: {} },
+			0,
+			{
+				webhookId,
+				credentials: {
+					[types[variant].credential]: { id: types[variant].ref.id, name: types[variant].ref.name },
+				},
+			},
+		);
 		const workflow = await client.createWorkflow({
-			name: `bench: trigger ${variant} run-once → No Operation`,
-			nodes: [
-				node(
-					'Trigger',
-					types[variant].trigger,
-					2,
-					{ registration: 'manual', events: ['message.inbound'], options: {} },
-					0,
-					{
-						webhookId,
-						credentials: {
-							[types[variant].credential]: {
-								id: credentials[variant].id,
-								name: credentials[variant].name,
-							},
-						},
-					},
-				),
-				node('Done', 'n8n-nodes-base.noOp', 1, {}, 220),
-			],
+			name: `bench: trigger (${RUN_ONCE_LABELS[variant]}) → No Operation`,
+			nodes: [trigger, node('Done', 'n8n-nodes-base.noOp', 1, {}, 220)],
 			connections: { Trigger: { main: [[{ node: 'Done', type: 'main', index: 0 }]] } },
 		} as never);
 		const outcome = await client.activateAndSettle(workflow.id);
@@ -469,9 +494,29 @@ async function setUpRunOnce(
 		targets[variant] = {
 			url: `${env.n8n.url}/webhook/${webhookId}/webhook`,
 			workflowId: workflow.id,
+			nodeId: String(workflow.nodes.find((n) => n.name === 'Trigger')?.id ?? trigger.id),
 		};
 	}
 	return targets;
+}
+
+/**
+ * The row of n8n's store a workflow that ran RUN_ONCE_MAX_ENTRIES messages has: that many md5
+ * hashes (base64, as n8n writes them), written into n8n's SQLite database before the workflow's first
+ * event. From then on every call reads, parses, extends, trims and writes about 250 KB.
+ */
+function fillRow(env: BenchEnvironment, target: RunOnceTarget): void {
+	const database = join(env.userFolder, '.n8n', 'database.sqlite');
+	const data = Array.from({ length: RUN_ONCE_MAX_ENTRIES }, () =>
+		createHash('md5').update(`m:wamid.prefill-${randomUUID()}`).digest('base64'),
+	);
+	const value = JSON.stringify({ mode: 'entries', data }).replace(/'/g, "''");
+	const sql = `.timeout 30000\nINSERT INTO processed_data (workflowId, context, value) VALUES ('${target.workflowId}', 'n:${target.nodeId}', '${value}');\nSELECT length(value) FROM processed_data WHERE workflowId = '${target.workflowId}';\n`;
+	const result = spawnSync('sqlite3', [database], { input: sql, encoding: 'utf8' });
+	if (result.status !== 0 || !/^\d+$/m.test(result.stdout))
+		throw new Error(
+			`sqlite3 ${database}: ${result.stderr || result.stdout || result.error?.message}`,
+		);
 }
 
 async function runOnceRun(
@@ -479,7 +524,7 @@ async function runOnceRun(
 	sandbox: Sandbox,
 	pid: number,
 	target: RunOnceTarget,
-	variant: 'with' | 'without',
+	variant: RunOnceVariant,
 	rep: number,
 	events: number,
 	concurrency: number,
@@ -489,7 +534,7 @@ async function runOnceRun(
 	// n8n's idle CPU just before the run, to take out of the re-check window after it.
 	const idleStart = cpuMs(pid);
 	const idleStarted = Date.now();
-	await sleep(3000);
+	await sleep(IDLE_WINDOW_MS);
 	const idleMsPerS = ((cpuMs(pid) - idleStart) / (Date.now() - idleStarted)) * 1000;
 	const cpuBefore = cpuMs(pid);
 	const fired = await fire(target.url, signedEvents(events, SIGNING_SECRET, number), concurrency);
@@ -500,7 +545,7 @@ async function runOnceRun(
 	await sleep(RECHECK_WINDOW_MS);
 	const cpuAfter = cpuMs(pid);
 	const afterS = (Date.now() - doneAt) / 1000;
-	const run: RunOnceRun = {
+	return {
 		variant,
 		rep,
 		events,
@@ -512,7 +557,6 @@ async function runOnceRun(
 		idle_cpu_ms_per_s: idleMsPerS,
 		load_average_1m: Math.round(loadavg()[0] * 100) / 100,
 	};
-	return run;
 }
 
 export async function runConversationBench(
@@ -555,7 +599,18 @@ export async function runConversationBench(
 			},
 		};
 		const targets = await setUpRunOnce(env, runOnceSandbox);
-		log('  conversation and auto-reply examples active, and the run-once pair (three sandboxes)');
+		let variants: readonly RunOnceVariant[] = RUN_ONCE_VARIANTS;
+		let fullSkipped: string | undefined;
+		try {
+			fillRow(env, targets['with-full']);
+		} catch (error) {
+			fullSkipped = `the full row could not be written: ${(error as Error).message}`;
+			log(`  ${fullSkipped}; measuring without it`);
+			variants = variants.filter((v) => v !== 'with-full');
+		}
+		log(
+			'  conversation and auto-reply examples active, and the run-once workflows (three sandboxes)',
+		);
 
 		let group = 0;
 		const contactsOf = (count: number) => {
@@ -568,7 +623,7 @@ export async function runConversationBench(
 		// Warm-up, not reported: a few of each.
 		await conversationBurst(scene, contactsOf(5), 'W');
 		await autoReplyBurst(scene, contactsOf(10));
-		for (const variant of ['with', 'without'] as const)
+		for (const variant of variants)
 			await runOnceRun(
 				env,
 				runOnceSandbox,
@@ -576,7 +631,7 @@ export async function runConversationBench(
 				targets[variant],
 				variant,
 				0,
-				20,
+				WARM_UP_EVENTS,
 				options.runOnce.concurrency,
 			);
 
@@ -615,10 +670,10 @@ export async function runConversationBench(
 
 		const runs: RunOnceRun[] = [];
 		const { events, concurrency, reps } = options.runOnce;
+		const rotate = <T>(list: readonly T[], by: number) =>
+			list.map((_, i) => list[(i + by) % list.length]);
 		for (let rep = 1; rep <= reps; rep++) {
-			for (const variant of rep % 2 === 1
-				? (['with', 'without'] as const)
-				: (['without', 'with'] as const)) {
+			for (const variant of rotate(variants, rep - 1)) {
 				const run = await runOnceRun(
 					env,
 					runOnceSandbox,
@@ -630,24 +685,24 @@ export async function runConversationBench(
 					concurrency,
 				);
 				log(
-					`  run-once ${variant.padEnd(7)} rep ${rep}: ${run.events_per_s.toFixed(1)} ev/s, cpu ${run.cpu_ms_per_event.toFixed(2)} ms/ev (${run.cpu_ms_per_event_with_rechecks.toFixed(2)} with re-checks, idle ${run.idle_cpu_ms_per_s.toFixed(1)} ms/s), 2xx ${run.ok_2xx}/${events}, executions ${run.executions_recorded}, load ${run.load_average_1m}`,
+					`  ${RUN_ONCE_LABELS[variant].padEnd(34)} rep ${rep}: ${run.events_per_s.toFixed(1)} ev/s, cpu ${run.cpu_ms_per_event.toFixed(2)} ms/ev (${run.cpu_ms_per_event_with_rechecks.toFixed(2)} with re-checks, idle ${run.idle_cpu_ms_per_s.toFixed(1)} ms/s), 2xx ${run.ok_2xx}/${events}, executions ${run.executions_recorded}, load ${run.load_average_1m}`,
 				);
 				runs.push(run);
 			}
 		}
-		const of = (variant: 'with' | 'without') => runs.filter((r) => r.variant === variant);
-		const perRep = (f: (w: RunOnceRun, o: RunOnceRun) => number) =>
+		const of = (variant: RunOnceVariant) => runs.filter((r) => r.variant === variant);
+		const perRep = (variant: RunOnceVariant, f: (w: RunOnceRun, o: RunOnceRun) => number) =>
 			spread(
-				of('with').map((w) => {
+				of(variant).map((w) => {
 					const o = of('without').find((r) => r.rep === w.rep);
 					return o ? f(w, o) : Number.NaN;
 				}),
 			);
-		const summary = (variant: 'with' | 'without') => ({
-			cpu_ms_per_event: spread(of(variant).map((r) => r.cpu_ms_per_event)),
-			with_rechecks: spread(of(variant).map((r) => r.cpu_ms_per_event_with_rechecks)),
-			events_per_s: median(of(variant).map((r) => r.events_per_s)),
-		});
+		const keysInRow = {
+			with: WARM_UP_EVENTS + events * reps,
+			'with-full': RUN_ONCE_MAX_ENTRIES,
+			without: 0,
+		};
 		return {
 			sizes,
 			best,
@@ -656,18 +711,34 @@ export async function runConversationBench(
 				events_per_run: events,
 				reps,
 				runs,
-				with: summary('with'),
-				without: summary('without'),
-				ratio: perRep((w, o) => w.cpu_ms_per_event / o.cpu_ms_per_event),
-				ratio_with_rechecks: perRep(
-					(w, o) => w.cpu_ms_per_event_with_rechecks / o.cpu_ms_per_event_with_rechecks,
-				),
-				store_ms_per_event: perRep((w, o) => w.cpu_ms_per_event - o.cpu_ms_per_event),
-				store_ms_per_event_with_rechecks: perRep(
-					(w, o) => w.cpu_ms_per_event_with_rechecks - o.cpu_ms_per_event_with_rechecks,
-				),
-				// Every event sent to the "with" workflow carried a new message id: the warm-up's 20, then the runs'.
-				keys_in_row: 20 + events * reps,
+				...(fullSkipped ? { full_row_skipped: fullSkipped } : {}),
+				variants: variants.map((variant) => ({
+					variant,
+					label: RUN_ONCE_LABELS[variant],
+					keys_in_row: keysInRow[variant],
+					events_per_s: median(of(variant).map((r) => r.events_per_s)),
+					cpu_ms_per_event: spread(of(variant).map((r) => r.cpu_ms_per_event)),
+					with_rechecks: spread(of(variant).map((r) => r.cpu_ms_per_event_with_rechecks)),
+					...(variant === 'without'
+						? {}
+						: {
+								vs_without: {
+									ratio: perRep(variant, (w, o) => w.cpu_ms_per_event / o.cpu_ms_per_event),
+									ratio_with_rechecks: perRep(
+										variant,
+										(w, o) => w.cpu_ms_per_event_with_rechecks / o.cpu_ms_per_event_with_rechecks,
+									),
+									store_ms_per_event: perRep(
+										variant,
+										(w, o) => w.cpu_ms_per_event - o.cpu_ms_per_event,
+									),
+									store_ms_per_event_with_rechecks: perRep(
+										variant,
+										(w, o) => w.cpu_ms_per_event_with_rechecks - o.cpu_ms_per_event_with_rechecks,
+									),
+								},
+							}),
+				})),
 			},
 		};
 	} finally {
