@@ -18,7 +18,7 @@
  *         against a build of it without (packed by the bench, never shipped)
  *   queue benchmark 2 through n8n in queue mode behind haproxy, 1 then 2 webhook processors + workers
  *
- * Benchmarks, not tests: nothing in `npm test` depends on them. About 16 minutes on 2 cores.
+ * Benchmarks, not tests: nothing in `npm test` depends on them. Part 5 takes about 7 minutes on 2 cores.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -281,7 +281,7 @@ function conversationRows(c: ConversationsResult, rows: Row[]): void {
 	for (const v of o.variants) {
 		if (!v.vs_without || !without) continue;
 		rows.push({
-			benchmark: `5. Trigger → No Operation, CPU ms/event ${v.label} (${v.keys_in_row} keys in its row) vs without (${o.events_per_run} events × ${o.reps}, concurrency ${o.concurrency})`,
+			benchmark: `5. Trigger → No Operation, CPU ms/event ${v.label}${v.variant === 'with' ? ` (${v.keys_in_row} keys in its row)` : ''} vs without (${o.events_per_run} events × ${o.reps}, concurrency ${o.concurrency})`,
 			ours: range(v.cpu_ms_per_event),
 			baseline: `${range(without.cpu_ms_per_event)} (the same build, runOnce bypassed)`,
 			ratio: ratioText(v.vs_without.ratio),
