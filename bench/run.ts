@@ -3,7 +3,7 @@
  * instead, measured side by side in one run. Prints a table with the machine and writes
  * bench/results/latest.json (and latest.md, the table as in the README).
  *
- *   npm run bench [-- --only 1,2,3,4] [--quick] [--skip-build] [--keep]
+ *   npm run bench [-- --only 1,2,3,4,5,queue] [--quick] [--skip-build] [--keep]
  *   (part 2 only: BENCH_INSTANCES=default,lazy BENCH_REPS=5 BENCH_CONCURRENCIES=1,8 for a focused run)
  *
  *   1     the trigger's receive path in-process vs HMAC + timingSafeEqual + JSON.parse (Node 20 and 24)
@@ -12,9 +12,13 @@
  *         node and Webhook → Crypto → IF; concurrency 1, 8, 32; CPU and expression isolates per event
  *   3     1,000 Get Status items: our node vs the HTTP Request node with our credential
  *   4     a 200 MiB media file: peak RSS of n8n for Media → Download, the trigger's Download Media, HTTP Request
+ *   5     exactly once under real traffic, in one n8n (default settings): conversation bursts of N contacts
+ *         (greet → question → answer) in conversations/s with every answer resumed, against the auto-reply
+ *         example's events/s for as many messages; the trigger's CPU per event with the run-once check
+ *         against a build of it without (packed by the bench, never shipped)
  *   queue benchmark 2 through n8n in queue mode behind haproxy, 1 then 2 webhook processors + workers
  *
- * Benchmarks, not tests: nothing in `npm test` depends on them. About 10 minutes on 2 cores.
+ * Benchmarks, not tests: nothing in `npm test` depends on them. Part 5 takes about 7 minutes on 2 cores.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -24,10 +28,18 @@ import { join } from 'node:path';
 import { installationAt, installN8n, REPO_ROOT } from '../test/real-n8n/n8n';
 import { errorText, log } from '../test/real-n8n/util';
 import { runActionBench, type ActionResult } from './action';
+import {
+	DEFAULT_CONVERSATION_OPTIONS,
+	packWithoutRunOnce,
+	QUICK_CONVERSATION_OPTIONS,
+	RUN_ONCE_LABELS,
+	runConversationBench,
+	type ConversationsResult,
+} from './conversations';
 import type { InProcessResult } from './inprocess';
 import { buildAndPack, n8nVersion, startBenchEnvironment, type BenchEnvironment } from './lib/env';
 import { describeMachine, machineLines, type Machine } from './lib/machine';
-import { fixed, ratioText } from './lib/stats';
+import { fixed, ratioText, type Spread } from './lib/stats';
 import { runMediaBench, type MediaKind, type MediaResult } from './media';
 import {
 	INSTANCES,
@@ -70,7 +82,7 @@ interface Options {
 
 function parseArgs(argv: string[]): Options {
 	const options: Options = {
-		only: new Set(['1', '2', '3', '4', 'queue']),
+		only: new Set(['1', '2', '3', '4', '5', 'queue']),
 		quick: false,
 		skipBuild: false,
 		keep: false,
@@ -83,7 +95,7 @@ function parseArgs(argv: string[]): Options {
 		else if (flag === '--skip-build') options.skipBuild = true;
 		else if (flag === '--keep') options.keep = true;
 		else if (flag === '--help' || flag === '-h') {
-			console.log('npm run bench [-- --only 1,2,3,4,queue] [--quick] [--skip-build] [--keep]');
+			console.log('npm run bench [-- --only 1,2,3,4,5,queue] [--quick] [--skip-build] [--keep]');
 			process.exit(0);
 		} else throw new Error(`Unknown argument ${flag}`);
 	}
@@ -99,6 +111,7 @@ export interface Results {
 	webhooks?: WebhookResult;
 	action?: ActionResult;
 	media?: MediaResult;
+	conversations?: ConversationsResult;
 	queue?: QueueBenchResult;
 	errors: string[];
 	table: Row[];
@@ -163,6 +176,7 @@ export function tableRows(r: Results): Row[] {
 			met: met(r.action.ratio.median >= GOALS.actionMinRatio),
 		});
 	}
+	if (r.conversations) conversationRows(r.conversations, rows);
 	if (r.queue) {
 		const queueRows = (w: QueueWebhookResult, label: string, diagnostic: boolean) => {
 			for (const c of w.summary) {
@@ -236,6 +250,113 @@ export function tableRows(r: Results): Row[] {
 		}
 	}
 	return rows;
+}
+
+/** Benchmark 5 as rows of the main table; per burst in conversationsTable(). */
+function conversationRows(c: ConversationsResult, rows: Row[]): void {
+	for (const s of c.sizes) {
+		const v = s.conversation;
+		rows.push({
+			benchmark: `5. Conversations, ${s.contacts} contacts at once (greet → question → answer), conversations/s`,
+			ours: `${fixed(v.conversations_per_s)} (${fixed(v.messages_per_s, 1)} messages/s); ${v.resumed}/${s.contacts} resumed, ${v.twice} asked twice, ${v.lost} lost`,
+			baseline: `${fixed(s.auto_reply.events_per_s, 1)} events/s (auto-reply example, ${s.auto_reply.messages} messages at once)`,
+			ratio: `${fixed(s.ratio)}x (messages/s)`,
+			goal: 'every answer resumes its own execution',
+			met: met(v.all_resumed),
+		});
+	}
+	rows.push({
+		benchmark: '5. Highest conversations/s at which every answer resumed',
+		ours: c.best
+			? `${fixed(c.best.conversations_per_s)} (${c.best.contacts} contacts at once)`
+			: 'none: no burst resumed all',
+		baseline: '-',
+		ratio: '-',
+		goal: '(the figure)',
+		met: '-',
+	});
+	const o = c.run_once;
+	const without = o.variants.find((v) => v.variant === 'without');
+	const range = (x: Spread) => `${fixed(x.median)} (${fixed(x.min)}–${fixed(x.max)})`;
+	for (const v of o.variants) {
+		if (!v.vs_without || !without) continue;
+		rows.push({
+			benchmark: `5. Trigger → No Operation, CPU ms/event ${v.label}${v.variant === 'with' ? ` (${v.keys_in_row} keys in its row)` : ''} vs without (${o.events_per_run} events × ${o.reps}, concurrency ${o.concurrency})`,
+			ours: range(v.cpu_ms_per_event),
+			baseline: `${range(without.cpu_ms_per_event)} (the same build, runOnce bypassed)`,
+			ratio: ratioText(v.vs_without.ratio),
+			goal: '(the cost: no goal)',
+			met: '-',
+		});
+		rows.push({
+			benchmark: `5. …the same including the re-checks 1 s and 10 s later (n8n's idle CPU in them too)`,
+			ours: range(v.with_rechecks),
+			baseline: range(without.with_rechecks),
+			ratio: ratioText(v.vs_without.ratio_with_rechecks),
+			goal: '(the cost: no goal)',
+			met: '-',
+		});
+		rows.push({
+			benchmark: `5. The deduplication store's cost, CPU ms/event (${v.label} − without)`,
+			ours: `${range(v.vs_without.store_ms_per_event)}; ${fixed(v.vs_without.store_ms_per_event_with_rechecks.median)} with the re-checks`,
+			baseline: '-',
+			ratio: '-',
+			goal: '(the cost: no goal)',
+			met: '-',
+		});
+	}
+}
+
+/** Benchmark 5 in full: each burst, both workflows. */
+export function conversationsTable(c: ConversationsResult): string {
+	const titles = [
+		'N contacts',
+		'conversations/s',
+		'greet / answer / total s',
+		'resumed / twice / lost',
+		'deliveries failed',
+		'CPU ms/message',
+		'auto-reply: messages',
+		'events/s',
+		'replied once / twice / not',
+		'CPU ms/message',
+		'ratio (messages/s)',
+		'load avg (1 min)',
+	];
+	const lines = [`| ${titles.join(' | ')} |`, `|${titles.map(() => '---').join('|')}|`];
+	for (const s of c.sizes) {
+		const v = s.conversation;
+		const a = s.auto_reply;
+		lines.push(
+			`| ${[
+				String(s.contacts),
+				fixed(v.conversations_per_s),
+				`${fixed(v.greet_s, 1)} / ${fixed(v.answer_s, 1)} / ${fixed(v.total_s, 1)}`,
+				`${v.resumed} / ${v.twice} / ${v.lost}`,
+				String(v.deliveries_failed),
+				fixed(v.cpu_ms_per_message, 1),
+				String(a.messages),
+				fixed(a.events_per_s, 1),
+				`${a.replied_once} / ${a.replied_twice} / ${a.not_replied}`,
+				fixed(a.cpu_ms_per_message, 1),
+				`${fixed(s.ratio)}x`,
+				`${fixed(v.load_average_1m, 1)}, ${fixed(a.load_average_1m, 1)}`,
+			].join(' | ')} |`,
+		);
+	}
+	const o = c.run_once;
+	lines.push(
+		'',
+		`Run-once (Trigger, Manual registration → No Operation; ${o.events_per_run} signed events per run, concurrency ${o.concurrency}, interleaved)${o.full_row_skipped ? `; ${o.full_row_skipped}` : ''}:`,
+		'',
+		'| variant | rep | events/s | CPU ms/event | with re-checks | CPU ms/s in the 11 s after | 2xx / executions | load avg (1 min) |',
+		'|---|---|---|---|---|---|---|---|',
+		...o.runs.map(
+			(r) =>
+				`| ${RUN_ONCE_LABELS[r.variant]} | ${r.rep} | ${fixed(r.events_per_s, 1)} | ${fixed(r.cpu_ms_per_event)} | ${fixed(r.cpu_ms_per_event_with_rechecks)} | ${fixed(r.after_cpu_ms_per_s, 1)} | ${r.ok_2xx} / ${r.executions_recorded} | ${fixed(r.load_average_1m, 1)} |`,
+		),
+	);
+	return lines.join('\n');
 }
 
 const find = (w: WebhookResult, instance: Instance, variant: Variant, concurrency: number) =>
@@ -376,7 +497,7 @@ async function main(): Promise<void> {
 	mkdirSync(RESULTS, { recursive: true });
 	const outDir = join(RESULTS, 'run.tmp');
 	mkdirSync(outDir, { recursive: true });
-	const needsN8n = ['2', '3', '4', 'queue'].some((part) => options.only.has(part));
+	const needsN8n = ['2', '3', '4', '5', 'queue'].some((part) => options.only.has(part));
 
 	let tarball = '';
 	if (needsN8n) {
@@ -468,6 +589,26 @@ async function main(): Promise<void> {
 		}
 	}
 
+	if (options.only.has('5')) {
+		log(
+			'5. exactly once under real traffic: conversation bursts vs the auto-reply, and the trigger with the run-once check vs without (one n8n)',
+		);
+		try {
+			results.conversations = await runConversationBench(
+				{
+					tarball,
+					noRunOnceTarball: packWithoutRunOnce(outDir),
+					outDir,
+					keep: options.keep,
+				},
+				options.quick ? QUICK_CONVERSATION_OPTIONS : DEFAULT_CONVERSATION_OPTIONS,
+			);
+		} catch (error) {
+			results.errors.push(`5: ${errorText(error)}`);
+			log(`FAILED: ${errorText(error)}`);
+		}
+	}
+
 	if (options.only.has('queue') && installation) {
 		log(
 			'Q. benchmark 2 through n8n in queue mode (Postgres, Redis, haproxy; 1 then 2 webhook processors + workers)',
@@ -501,6 +642,14 @@ async function main(): Promise<void> {
 					'Benchmark 2 in full (median of the repetitions, min–max; floor = the minimal community trigger):',
 					'',
 					webhookTable(results.webhooks),
+					'',
+				]
+			: []),
+		...(results.conversations
+			? [
+					'Benchmark 5 in full (one n8n, default settings; stamps from the sandbox):',
+					'',
+					conversationsTable(results.conversations),
 					'',
 				]
 			: []),
