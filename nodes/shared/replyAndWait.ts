@@ -267,6 +267,13 @@ function staticEntries(staticData: IDataObject | undefined): IDataObject | undef
  * it must neither be resumed twice nor be kept.
  */
 const forgotten = new Map<string, number>();
+
+/** Keeps a process-memory map under MAX_MEMORY_ENTRIES: the ended first, then the oldest. */
+function makeRoom<V>(map: Map<string, V>, ended: (value: V) => boolean): void {
+	if (map.size < MAX_MEMORY_ENTRIES) return;
+	for (const [key, value] of map) if (ended(value)) map.delete(key);
+	if (map.size >= MAX_MEMORY_ENTRIES) map.delete(map.keys().next().value as string);
+}
 const forgottenKey = (key: string, entry: { executionId: string; node: string }) =>
 	`${key}|${entry.executionId}|${entry.node}`;
 const isLive = (key: string, entry: WaitingEntry, nowMs: number) =>
@@ -278,10 +285,7 @@ export function registerWaiting(
 	entry: WaitingEntry,
 	nowMs = Date.now(),
 ): void {
-	if (memory.size >= MAX_MEMORY_ENTRIES) {
-		for (const [k, e] of memory) if (e.expiresAtMs <= nowMs) memory.delete(k);
-		if (memory.size >= MAX_MEMORY_ENTRIES) memory.delete(memory.keys().next().value as string);
-	}
+	makeRoom(memory, (e) => e.expiresAtMs <= nowMs);
 	// The same execution waiting again at the same node (a loop) is a new wait.
 	forgotten.delete(forgottenKey(key, entry));
 	memory.set(key, entry);
@@ -357,11 +361,7 @@ export function removeWaiting(
 	const storedEntry =
 		stored && isEntry(stored[key]) ? (stored[key] as unknown as WaitingEntry) : undefined;
 	const node = entry?.executionId === executionId ? entry.node : storedEntry?.node;
-	if (forgotten.size >= MAX_MEMORY_ENTRIES) {
-		for (const [k, until] of forgotten) if (until <= nowMs) forgotten.delete(k);
-		if (forgotten.size >= MAX_MEMORY_ENTRIES)
-			forgotten.delete(forgotten.keys().next().value as string);
-	}
+	makeRoom(forgotten, (until) => until <= nowMs);
 	const until = Math.max(
 		entry?.executionId === executionId ? entry.expiresAtMs : 0,
 		storedEntry?.executionId === executionId ? storedEntry.expiresAtMs : 0,
@@ -492,7 +492,7 @@ export function classifyResumeAnswer(
 }
 
 /** The live entry waiting for this inbound message's contact, if any (none for a handed-over message). */
-export function waitingEntryFor(
+function waitingEntryFor(
 	this: IWebhookFunctions | ITriggerFunctions,
 	item: INodeExecutionData,
 	identity: TriggerIdentity | undefined,
@@ -530,7 +530,6 @@ export async function resumeWaitingExecution(
 	const { key, entry } = found;
 	const staticData = this.getWorkflowStaticData('global') as IDataObject;
 	removeWaiting(staticData, key, entry.executionId);
-	keepWaitingEntriesCurrent(staticData, this.getWorkflow().id ?? undefined);
 	const body = {
 		answer: item.json,
 		token: resumeToken(identity.resumeKey, entry.executionId, entry.node, key),

@@ -55,21 +55,24 @@ export async function routeEvent(
 	/** Called once if resuming a waiting execution is slow: the webhook then answers the service first. */
 	onSlowResume?: () => void,
 ): Promise<Route> {
-	// n8n saves this copy of the static data whole after the request (the catch-up's at its emit):
-	// it must carry every waiting entry this process knows, or it drops the ones saved since it was loaded.
-	keepWaitingEntriesCurrent(
-		this.getWorkflowStaticData('global') as IDataObject,
-		this.getWorkflow().id ?? undefined,
-	);
-	const outputs = await routeHandOver.call(
-		this,
-		item,
-		workflowDataFor(item, event, layout),
-		handOver,
-	);
-	if (!outputs) return { kind: 'handedOver' };
-	const resume = await resumeWaitingExecution.call(this, item, identity, onSlowResume);
-	if (resume.resumed && !resume.alsoStart)
-		return { kind: 'resumed', executionId: resume.executionId };
-	return { kind: 'start', workflowData: outputs };
+	try {
+		const outputs = await routeHandOver.call(
+			this,
+			item,
+			workflowDataFor(item, event, layout),
+			handOver,
+		);
+		if (!outputs) return { kind: 'handedOver' };
+		const resume = await resumeWaitingExecution.call(this, item, identity, onSlowResume);
+		if (resume.resumed && !resume.alsoStart)
+			return { kind: 'resumed', executionId: resume.executionId };
+		return { kind: 'start', workflowData: outputs };
+	} finally {
+		// n8n saves this copy of the static data whole after the request (the catch-up's at its emit):
+		// it must carry every waiting entry this process knows, or it drops those saved since it was loaded.
+		keepWaitingEntriesCurrent(
+			this.getWorkflowStaticData('global') as IDataObject,
+			this.getWorkflow().id ?? undefined,
+		);
+	}
 }
