@@ -75,8 +75,9 @@ export interface WebhookAttempt {
  * `wa_message_id` (CONTRACT L2). A success anywhere wins: the workflow got the message.
  * `identified` is false when the log's entries do not name their message, so that nothing
  * can be told apart; `complete` false when the bound stopped it before `sinceMs` (what is
- * older was not read, so a message delivered then looks undelivered). Only deliveries to `url` count when one is given (the account's
- * webhook may have pointed elsewhere while this workflow was inactive).
+ * older was not read, so a message delivered then looks undelivered). Only deliveries to `url`
+ * count when one is given (the account's webhook may have pointed elsewhere while this workflow
+ * was inactive).
  */
 export async function readWebhookLog(
 	this: ApiContext,

@@ -34,12 +34,7 @@ import { triggerIdentity, type TriggerIdentity } from '../../shared/replyAndWait
 import { CREDENTIAL_TYPE } from '../../shared/transport';
 import { byAge, isAfter, type Watermark } from '../../shared/watermark';
 import { outputLayout } from '../description';
-import {
-	readTriggerOptions,
-	type CatchUpSettings,
-	type HandOverSettings,
-	type TriggerOptions,
-} from '../options';
+import { readTriggerOptions, type HandOverSettings, type TriggerOptions } from '../options';
 import type { EventEnvelope, EventType } from '../receiving/envelope';
 import { wasAcceptedHere } from '../receiving/acceptedHere';
 import { attachMedia } from '../receiving/eventMedia';
@@ -125,10 +120,10 @@ function settle(state: CatchUpState, schedule: Schedule): void {
 async function itemOf(
 	this: ITriggerFunctions,
 	recovery: Recovery,
-	media: TriggerOptions | undefined,
+	media: TriggerOptions,
 ): Promise<INodeExecutionData> {
 	const item = recoveredItem(recovery);
-	if (!media?.downloadMedia || recovery.event !== 'message.inbound') return item;
+	if (!media.downloadMedia || recovery.event !== 'message.inbound') return item;
 	const envelope = {
 		event: recovery.event,
 		data: recovery.record,
@@ -157,7 +152,7 @@ function schedule(
 	state: CatchUpState,
 	plan: Schedule,
 	route: { layout: EventType[] | null; handOver: HandOverSettings; identity?: TriggerIdentity },
-	media: TriggerOptions | undefined,
+	media: TriggerOptions,
 	isClosed: () => boolean,
 	persist: () => void,
 ): void {
@@ -224,15 +219,14 @@ function schedule(
 export async function catchUpOnce(
 	this: ITriggerFunctions,
 	state: CatchUpState,
-	options: CatchUpSettings,
-	handOver: HandOverSettings,
+	/** The trigger's options: the catch-up's own, hand over, Download Media. */
+	triggerOptions: TriggerOptions,
 	/** The trigger's API key as Reply and Wait knows it (whose waits may be resumed). */
 	identity: TriggerIdentity | undefined,
 	isClosed: () => boolean,
 	persist: () => void,
-	/** The trigger's options, for Download Media. */
-	media?: TriggerOptions,
 ): Promise<number> {
+	const { catchUp: options, handOver } = triggerOptions;
 	const selected = this.getNodeParameter('events', ['message.inbound']) as string[];
 	const events = MESSAGE_EVENTS.filter((event) => selected.includes(event));
 	if (events.length === 0) return 0;
@@ -358,7 +352,7 @@ export async function catchUpOnce(
 		state,
 		plan,
 		{ layout, handOver, identity },
-		media,
+		triggerOptions,
 		isClosed,
 		persist,
 	);
@@ -374,7 +368,7 @@ export async function catchUpOnce(
 export async function startCatchUp(this: ITriggerFunctions): Promise<ITriggerResponse> {
 	if (this.getMode() === 'manual' || this.getNodeParameter('catchUp', true) !== true) return {};
 	const triggerOptions = readTriggerOptions(this.getNodeParameter('options', {}) as IDataObject);
-	const { catchUp: options, handOver } = triggerOptions;
+	const options = triggerOptions.catchUp;
 	// Read once per activation (never per event): whose waiting executions a recovered answer may resume.
 	// Unreadable: no recovered answer resumes anything (fail safe, it starts a normal execution).
 	const identity = await this.getCredentials(CREDENTIAL_TYPE).then(
@@ -414,16 +408,7 @@ export async function startCatchUp(this: ITriggerFunctions): Promise<ITriggerRes
 	const loop = async () => {
 		while (!closed) {
 			try {
-				await catchUpOnce.call(
-					this,
-					state,
-					options,
-					handOver,
-					identity,
-					() => closed,
-					persist,
-					triggerOptions,
-				);
+				await catchUpOnce.call(this, state, triggerOptions, identity, () => closed, persist);
 				lastError = '';
 			} catch (error) {
 				// Logged once per distinct failure; the next run tries again, nothing is lost meanwhile.

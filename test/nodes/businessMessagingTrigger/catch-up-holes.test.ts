@@ -10,7 +10,7 @@ import {
 	SETTLE_MS,
 	type CatchUpState,
 } from '../../../nodes/BusinessMessagingTrigger/catchUp/recoveries';
-import { catchUpSettings, handOverSettings } from '../../../nodes/BusinessMessagingTrigger/options';
+import { readTriggerOptions } from '../../../nodes/BusinessMessagingTrigger/options';
 import * as history from '../../../nodes/shared/history';
 import type { HeldTrigger } from '../../harness';
 import { CONTACT, useSandbox } from '../../support';
@@ -130,8 +130,7 @@ describe('catch-up without holes, against the sandbox', () => {
 			await catchUpOnce.call(
 				held.context,
 				state,
-				catchUpSettings(parameters),
-				handOverSettings(parameters),
+				readTriggerOptions(parameters),
 				undefined,
 				() => closed,
 				() => (saved.data = JSON.parse(JSON.stringify(state)) as IDataObject),
