@@ -258,6 +258,24 @@ async function until<T>(
 	}
 }
 
+/**
+ * Waits until every message has its outcome, takes n8n's CPU and the load at that moment, and
+ * classifies again 3 s later: a second question, confirmation or reply would come within seconds.
+ * The stamps come from the sandbox: polling only decides when to stop (and costs a copy of its state).
+ */
+async function settle<T>(
+	pid: number,
+	what: string,
+	classify: () => T,
+	done: (outcome: T) => boolean,
+): Promise<{ outcome: T; cpuAfter: number; load: number }> {
+	await until(what, () => (done(classify()) ? true : undefined), 180_000, 1000);
+	const cpuAfter = cpuMs(pid);
+	const load = Math.round(loadavg()[0] * 100) / 100;
+	await sleep(3000);
+	return { outcome: classify(), cpuAfter, load };
+}
+
 interface Scene {
 	env: BenchEnvironment;
 	pid: number;
@@ -341,18 +359,16 @@ async function conversationBurst(
 		});
 		return { ...o, firstAnswer, lastConfirmation };
 	};
-	await until(
+	const {
+		outcome: o,
+		cpuAfter,
+		load,
+	} = await settle(
+		pid,
 		`an outcome for every answer of ${prefix}`,
-		() => (classify().pending === 0 ? true : undefined),
-		180_000,
-		// The stamps come from the sandbox: polling only decides when to stop (and costs a copy of its state).
-		1000,
+		classify,
+		(outcome) => outcome.pending === 0,
 	);
-	const cpuAfter = cpuMs(pid);
-	const load = Math.round(loadavg()[0] * 100) / 100;
-	// A second question or confirmation would come within seconds: give it the time.
-	await sleep(3000);
-	const o = classify();
 	const totalS = (o.lastConfirmation - o.firstIn) / 1000;
 	const allResumed = o.resumed === n && o.twice === 0 && o.pending === 0;
 	return {
@@ -393,16 +409,11 @@ async function autoReplyBurst(scene: Scene, contacts: string[]): Promise<AutoRep
 		}
 		return o;
 	};
-	await until(
-		`a reply to all ${n} messages`,
-		() => (classify().none === 0 ? true : undefined),
-		180_000,
-		1000,
-	);
-	const cpuAfter = cpuMs(pid);
-	const load = Math.round(loadavg()[0] * 100) / 100;
-	await sleep(3000);
-	const o = classify();
+	const {
+		outcome: o,
+		cpuAfter,
+		load,
+	} = await settle(pid, `a reply to all ${n} messages`, classify, (outcome) => outcome.none === 0);
 	const seconds = (o.lastReply - o.firstIn) / 1000;
 	return {
 		messages: n,

@@ -323,7 +323,7 @@ export function conversationsTable(c: ConversationsResult): string {
 		'ratio (messages/s)',
 		'load avg (1 min)',
 	];
-	const lines = [`| ${titles.join(' | ')} |`, `|${titles.map(() => '---').join('|')}|`];
+	const lines = tableHead(titles);
 	for (const s of c.sizes) {
 		const v = s.conversation;
 		const a = s.auto_reply;
@@ -446,7 +446,7 @@ export function webhookTable(w: WebhookResult): string {
 		'2xx = executions',
 		'load avg (1 min)',
 	];
-	const lines = [`| ${titles.join(' | ')} |`, `|${titles.map(() => '---').join('|')}|`];
+	const lines = tableHead(titles);
 	for (const s of w.summary) {
 		const runs = w.runs.filter(
 			(r) =>
@@ -471,13 +471,17 @@ export function webhookTable(w: WebhookResult): string {
 	return lines.join('\n');
 }
 
+/** A markdown table's title line and rule. */
+function tableHead(titles: string[]): string[] {
+	return [`| ${titles.join(' | ')} |`, `|${titles.map(() => '---').join('|')}|`];
+}
+
 export function markdownTable(rows: Row[]): string {
 	const header: Array<keyof Row> = ['benchmark', 'ours', 'baseline', 'ratio', 'goal', 'met'];
 	const titles = ['benchmark', 'ours', 'baseline', 'ratio', 'goal', 'met?'];
 	const escape = (s: string) => s.replace(/\|/g, '\\|');
 	return [
-		`| ${titles.join(' | ')} |`,
-		`|${titles.map(() => '---').join('|')}|`,
+		...tableHead(titles),
 		...rows.map((row) => `| ${header.map((key) => escape(row[key])).join(' | ')} |`),
 	].join('\n');
 }

@@ -26,6 +26,8 @@ import {
 	type INodeExecutionData,
 } from 'n8n-workflow';
 
+import { isPlainObject } from '../../shared/json';
+
 /** How many keys n8n's row keeps (oldest dropped first): about 27 bytes each in the row's JSON. */
 export const RUN_ONCE_MAX_ENTRIES = 10_000;
 /** When a key this process took is checked again (after the call that took it). */
@@ -45,8 +47,8 @@ export function runOnceApplies(mode: string): boolean {
  * nothing new; a later status of it does). Undefined: nothing to key on, the item passes.
  */
 export function runOnceKey(json: IDataObject): string | undefined {
-	const data = json.data as IDataObject | undefined;
-	if (!data || typeof data !== 'object') return undefined;
+	const data = isPlainObject(json.data) ? json.data : undefined;
+	if (!data) return undefined;
 	const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
 	if (json.event === 'message.inbound' || json.event === 'message.echo') {
 		const id = text(data.wa_message_id);

@@ -73,6 +73,22 @@ export async function saveAsOnlyWebhook(
 	return { credentialId, workflow };
 }
 
+/** Restarts n8n (same port and user folder), logs in again, waits until it answers: the process and a client. */
+export async function restartLoggedIn(
+	ctx: ConversationContext,
+): Promise<{ n8n: N8nProcess; client: N8nClient }> {
+	const n8n = await ctx.restart();
+	const client = new N8nClient(n8n.url, ctx.line, n8n.installation.dir);
+	await client.login();
+	await waitFor(
+		'n8n to answer again',
+		async () => (await fetch(`${n8n.url}/healthz`).catch(() => undefined))?.ok,
+		30_000,
+		500,
+	);
+	return { n8n, client };
+}
+
 export async function conversationChecks(ctx: ConversationContext): Promise<N8nProcess> {
 	const { check, sandbox, line } = ctx;
 	let n8n = ctx.n8n;
@@ -251,19 +267,8 @@ export async function conversationChecks(ctx: ConversationContext): Promise<N8nP
 			await write(contact, 'slow please');
 			const waiting = await waitingFor(before);
 			const restartStarted = Date.now();
-			n8n = await ctx.restart();
+			({ n8n, client } = await restartLoggedIn(ctx));
 			const restartS = ((Date.now() - restartStarted) / 1000).toFixed(0);
-			client = new N8nClient(n8n.url, line, installDir);
-			await client.login();
-			await waitFor(
-				'the trigger to be active again',
-				async () => {
-					const response = await fetch(`${n8n.url}/healthz`).catch(() => undefined);
-					return response?.ok;
-				},
-				30_000,
-				500,
-			);
 			const stillWaiting = (await executions()).find((e) => e.id === waiting.id);
 			if (stillWaiting?.status !== 'waiting')
 				fail(`after the restart execution ${waiting.id} is ${stillWaiting?.status}`);
@@ -412,15 +417,7 @@ export async function conversationChecks(ctx: ConversationContext): Promise<N8nP
 				30_000,
 				500,
 			);
-			n8n = await ctx.restart();
-			client = new N8nClient(n8n.url, line, installDir);
-			await client.login();
-			await waitFor(
-				'n8n to answer again',
-				async () => (await fetch(`${n8n.url}/healthz`).catch(() => undefined))?.ok,
-				30_000,
-				500,
-			);
+			({ n8n, client } = await restartLoggedIn(ctx));
 			await write(contact, 'size M');
 			const done = await waitFor(
 				'the asking execution to finish',

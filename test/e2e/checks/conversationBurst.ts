@@ -15,7 +15,7 @@ import { readExample } from '../../real-n8n/examples';
 import { N8nClient, N8nProcess } from '../../real-n8n/n8n';
 import { SandboxControl, type DeliveryOutcomeView } from '../../real-n8n/sandbox';
 import { log, sleep, waitFor } from '../../real-n8n/util';
-import { saveAsOnlyWebhook, type ConversationContext } from './conversation';
+import { restartLoggedIn, saveAsOnlyWebhook, type ConversationContext } from './conversation';
 
 const QUESTION = /order number\?/;
 const CONFIRMATION = /looking up order (\S+)/;
@@ -206,15 +206,7 @@ export async function conversationBurstChecks(ctx: ConversationContext): Promise
 		async () => {
 			const contacts = contactsOf(3, RESTART_CONTACTS);
 			const greeted = await greetAll(contacts);
-			n8n = await ctx.restart();
-			client = new N8nClient(n8n.url, line, installDir);
-			await client.login();
-			await waitFor(
-				'n8n to answer again',
-				async () => (await fetch(`${n8n.url}/healthz`).catch(() => undefined))?.ok,
-				30_000,
-				500,
-			);
+			({ n8n, client } = await restartLoggedIn(ctx));
 			const answered = await answerAll(contacts, 'R');
 			const detail = describe(RESTART_CONTACTS, greeted, answered);
 			if (!verdict('restart', RESTART_CONTACTS, answered.outcome)) throw new Error(detail);
