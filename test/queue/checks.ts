@@ -19,6 +19,7 @@ import {
 	settle,
 	storedExecutions,
 	storedStaticData,
+	type StoredExecution,
 } from './lib/executions';
 import type { Topology } from './lib/topology';
 
@@ -229,6 +230,35 @@ function processorUrl(
 	return active.url.replace(ctx.topology.url, `http://127.0.0.1:${role.port}`);
 }
 
+
+/**
+ * For each message run more than once: its executions in order, with mode, whether the trigger
+ * marked it recovered, and when a worker started and stopped each (relative to the first start).
+ * Overlapping copies point at two reads of n8n's deduplication row at once; copies far apart at a
+ * record another process's write erased (routing/runOnce.ts).
+ */
+function duplicateTimelines(
+	executions: StoredExecution[],
+	counts: Map<string, number>,
+): string[] {
+	const lines: string[] = [];
+	for (const [waId, n] of counts) {
+		if (n < 2) continue;
+		const copies = executions.filter((e) => e.waIds.includes(waId));
+		const t0 = Math.min(...copies.map((e) => e.startedAtMs ?? Infinity));
+		const at = (ms?: number) => (ms === undefined ? '?' : `${((ms - t0) / 1000).toFixed(2)} s`);
+		lines.push(
+			`${waId}: ${copies
+				.map(
+					(e) =>
+						`#${e.id} ${e.mode}${e.recovered[e.waIds.indexOf(waId)] ? ' recovered' : ''} ${at(e.startedAtMs)}→${at(e.stoppedAtMs)}`,
+				)
+				.join(', ')}`,
+		);
+	}
+	return lines;
+}
+
 /** Requests each webhook processor took, from haproxy's statistics. */
 async function balancerCounts(ctx: QueueContext): Promise<Record<string, number>> {
 	const csv = await ctx.topology.balancer.command('show stat');
@@ -404,6 +434,8 @@ export async function checkLoad(ctx: QueueContext): Promise<void> {
 	const lost = genuineIds.filter((id) => !counts.has(id)).length;
 	const acceptedNotOnce = [...acceptedIds].filter((id) => counts.get(id) !== 1).length;
 	const duplicated = [...counts.values()].filter((n) => n > 1).length;
+	const twice = duplicateTimelines(executions, counts);
+	for (const line of twice.slice(0, 10)) log(`  run twice: ${line}`);
 	const notAcceptedIds = genuineIds.filter((id) => !acceptedIds.has(id));
 	const notAcceptedRunAnyway = notAcceptedIds.filter((id) =>
 		executions.some((e) => e.waIds.some((w, i) => w === id && !e.recovered[i])),
@@ -439,6 +471,7 @@ export async function checkLoad(ctx: QueueContext): Promise<void> {
 		lost,
 		acceptedNotExactlyOnce: acceptedNotOnce,
 		duplicated,
+		duplicatedTimelines: twice,
 		ranNothing,
 		notAccepted: notAcceptedIds.length,
 		notAcceptedReasons: failed,
@@ -827,8 +860,8 @@ export async function checkKillWorker(
 	await killer;
 	ctx.topology.workers[0] = undefined;
 	// n8n's side: the killed worker's jobs keep their lock until it expires (QUEUE_WORKER_LOCK_DURATION),
-	// Bull's stalled check then fails them (n8n sets maxStalledCount 0: never run again), and main's
-	// queue recovery (N8N_EXECUTIONS_QUEUE_RECOVERY_INTERVAL) marks their executions crashed.
+	// Bull's stalled check then fails them (n8n sets maxStalledCount 0: never run again); main's
+	// queue recovery (every 180 min by default) would mark any left running crashed.
 	const timeline: Array<{ s: number; statuses: Record<string, number> }> = [];
 	const deadline = killedAt + 150_000;
 	let firstFailedS: number | undefined;
@@ -1088,7 +1121,16 @@ export async function checkConversation(
 		},
 		60_000,
 		500,
-	);
+	).catch(async (error: unknown) => {
+		// Say who was not asked and what n8n did with the executions (a `crashed` one that no
+		// worker started is n8n's queue recovery racing the enqueue: docs/scaling.md).
+		const notAsked: string[] = [];
+		for (const c of second) if ((await questionsTo(c)) !== 1) notAsked.push(c);
+		const statuses = JSON.stringify(executionStatuses(ctx.topology, active.workflow.id));
+		throw new Error(
+			`${(error as Error).message}: not asked ${notAsked.length} (${notAsked.slice(0, 5).join(', ')}); executions ${statuses}`,
+		);
+	});
 	// Every asking execution saves its static data when it goes to wait: let the last ones land.
 	await sleep(3000);
 	const waiting = (await client.executions(active.workflow.id)).filter(

@@ -17,6 +17,9 @@ export interface StoredExecution {
 	nodes: string[];
 	/** The execution's error message, if it has one. */
 	error?: string;
+	/** When a worker started and finished it (ms since the epoch; undefined if it never did). */
+	startedAtMs?: number;
+	stoppedAtMs?: number;
 }
 
 type Items = Array<Array<{ json?: Record<string, unknown> }> | null>;
@@ -65,14 +68,17 @@ export function storedExecutions(
 ): StoredExecution[] {
 	const parse = topology.flatted();
 	const json = topology.postgres.psql(
-		`SELECT coalesce(json_agg(json_build_object('id', e.id, 'status', e.status, 'mode', e.mode, 'data', d.data) ORDER BY e.id), '[]') FROM execution_entity e LEFT JOIN execution_data d ON d."executionId" = e.id WHERE e."workflowId" = ${quote(workflowId)}`,
+		`SELECT coalesce(json_agg(json_build_object('id', e.id, 'status', e.status, 'mode', e.mode, 'startedAt', e."startedAt", 'stoppedAt', e."stoppedAt", 'data', d.data) ORDER BY e.id), '[]') FROM execution_entity e LEFT JOIN execution_data d ON d."executionId" = e.id WHERE e."workflowId" = ${quote(workflowId)}`,
 	);
 	const rows = JSON.parse(json) as Array<{
 		id: number | string;
 		status: string;
 		mode: string;
+		startedAt: string | null;
+		stoppedAt: string | null;
 		data: string | null;
 	}>;
+	const ms = (at: string | null) => (at ? Date.parse(at.endsWith('Z') || /[+-]\d\d(:?\d\d)?$/.test(at) ? at : `${at}Z`) : undefined);
 	return rows.map((row) => {
 		let data: StoredData = {};
 		try {
@@ -98,6 +104,8 @@ export function storedExecutions(
 			recovered: items.map((item) => item.json?.recovered === true),
 			nodes: Object.keys(runData),
 			error: data.resultData?.error?.message,
+			startedAtMs: ms(row.startedAt),
+			stoppedAtMs: ms(row.stoppedAt),
 		};
 	});
 }
