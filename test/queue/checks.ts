@@ -230,17 +230,13 @@ function processorUrl(
 	return active.url.replace(ctx.topology.url, `http://127.0.0.1:${role.port}`);
 }
 
-
 /**
  * For each message run more than once: its executions in order, with mode, whether the trigger
  * marked it recovered, and when a worker started and stopped each (relative to the first start).
  * Overlapping copies point at two reads of n8n's deduplication row at once; copies far apart at a
  * record another process's write erased (routing/runOnce.ts).
  */
-function duplicateTimelines(
-	executions: StoredExecution[],
-	counts: Map<string, number>,
-): string[] {
+function duplicateTimelines(executions: StoredExecution[], counts: Map<string, number>): string[] {
 	const lines: string[] = [];
 	for (const [waId, n] of counts) {
 		if (n < 2) continue;

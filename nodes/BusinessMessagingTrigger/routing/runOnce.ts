@@ -11,9 +11,17 @@
  * lock: two calls at once each write the row they read, and the later one erases what the other
  * added; two first calls both insert, and the second fails on the primary key. Hence:
  * - within a process, calls are made one at a time, and the calls waiting meanwhile are made as one
- *   (group commit: fewer writes, fewer races, less CPU);
- * - a key this execution took is checked again later ({@link VERIFY_AFTER_MS}): one that comes back
- *   "new" had been erased by another process's write, and that check records it again;
+ *   (group commit: fewer writes, fewer races, less CPU); between two calls a process pauses a few
+ *   times as long as the last call took ({@link callGapMs}), so that it is inside a read-modify-write
+ *   a small part of the time: every call writes the row, and another process's call that read it
+ *   before erases what this one wrote;
+ * - a key this execution took is checked again a second later: one that comes back "new" had been
+ *   erased by another process's write, and that check records it again, to be checked again later
+ *   ({@link VERIFY_AFTER_MS}, jittered so that two processes do not fall in step). A key found in
+ *   the row a second or more after it was written stays (every later write keeps what it read), so
+ *   its checks end there; each further check multiplies the chance that a key is still missing by
+ *   that small part. Measured in queue mode under forced overload, before the pause and these
+ *   checks (two, at 1 s and 10 s): 27 of 821 messages answered too late ran twice;
  * - a failed call (the double insert) is retried once;
  * - the row keeps the newest {@link RUN_ONCE_MAX_ENTRIES} keys: that many messages is the window.
  * What it still cannot guarantee: two executions of the same message that read the row at the
@@ -30,8 +38,21 @@ import { isPlainObject } from '../../shared/json';
 
 /** How many keys n8n's row keeps (oldest dropped first): about 27 bytes each in the row's JSON. */
 export const RUN_ONCE_MAX_ENTRIES = 10_000;
-/** When a key this process took is checked again (after the call that took it). */
-export const VERIFY_AFTER_MS = [1_000, 10_000];
+/**
+ * When a key this process took is checked again (after the call that took it), as long as the
+ * checks find it erased: often at first, then until after the catch-up's copy of a message answered
+ * too late comes (its interval, 60 s by default, plus the settling time of the delivery).
+ */
+export const VERIFY_AFTER_MS = [
+	1_000, 3_000, 6_000, 10_000, 15_000, 25_000, 40_000, 60_000, 90_000, 120_000,
+];
+/** The pause between two calls of one process: this many times the last call's duration, within bounds. */
+export const CALL_GAP = { factor: 3, minMs: 20, maxMs: 1_000 };
+
+/** How long a process waits after a call of `lastCallMs` before its next one. */
+export function callGapMs(lastCallMs: number, gap = CALL_GAP): number {
+	return Math.min(gap.maxMs, Math.max(gap.minMs, gap.factor * lastCallMs));
+}
 
 /** The modes in which a message may arrive twice: the webhook's and the catch-up's executions. */
 const MODES = new Set(['webhook', 'trigger']);
@@ -85,7 +106,8 @@ export function distribute(batch: Submission[], foundNew: ReadonlySet<string>): 
 	for (const submission of batch)
 		if (submission.verify) for (const key of submission.keys) given.add(key);
 	return batch.map((submission) => {
-		if (submission.verify) return new Set(submission.keys);
+		// A check: the keys the store did not have (erased, now recorded again).
+		if (submission.verify) return new Set(submission.keys.filter((key) => foundNew.has(key)));
 		const owned = new Set<string>();
 		for (const key of submission.keys) {
 			if (!foundNew.has(key) || given.has(key)) continue;
@@ -106,6 +128,10 @@ interface Pending extends Submission {
 export class GroupCommit {
 	private pending: Pending[] = [];
 	private running = false;
+	/** When the next call may start (ms since the epoch). */
+	private nextCallAtMs = 0;
+
+	constructor(private readonly gap = CALL_GAP) {}
 
 	submit(call: StoreCall, keys: string[], verify: boolean): Promise<Set<string>> {
 		return new Promise((resolve, reject) => {
@@ -118,7 +144,10 @@ export class GroupCommit {
 		this.running = true;
 		try {
 			while (this.pending.length > 0) {
+				const wait = this.nextCallAtMs - Date.now();
+				if (wait > 0) await sleep(wait);
 				const batch = this.pending.splice(0);
+				const startedAtMs = Date.now();
 				const keys = [...new Set(batch.flatMap((p) => p.keys))];
 				let answer: StoreAnswer;
 				try {
@@ -126,6 +155,10 @@ export class GroupCommit {
 				} catch (error) {
 					for (const p of batch) p.reject(error);
 					continue;
+				} finally {
+					// Jittered too, so that two processes' calls drift apart instead of falling in step.
+					const gapMs = callGapMs(Date.now() - startedAtMs, this.gap) * (0.5 + Math.random());
+					this.nextCallAtMs = Date.now() + gapMs;
 				}
 				const owned = distribute(batch, new Set(answer.new.map(String)));
 				batch.forEach((p, index) => p.resolve(owned[index]));
@@ -176,10 +209,19 @@ export async function runOnce(
 	const mine = keys.filter((key) => owned.has(key));
 	if (mine.length > 0) {
 		// In the background: the execution goes on; these only repair the record for later copies.
+		const claimedAtMs = Date.now();
 		void (async () => {
+			let unsure = mine;
 			for (const ms of verifyAfterMs) {
-				await sleep(ms);
-				await (row as GroupCommit).submit(call, mine, true).catch(() => undefined);
+				if (unsure.length === 0) return;
+				// Jittered: two processes that claimed together must not check (and write) together again.
+				const at = claimedAtMs + ms * (0.75 + Math.random() / 2);
+				await sleep(Math.max(0, at - Date.now()));
+				const checked = unsure;
+				unsure = await (row as GroupCommit)
+					.submit(call, checked, true)
+					.then((restored) => checked.filter((key) => restored.has(key)))
+					.catch(() => checked);
 			}
 		})();
 	}

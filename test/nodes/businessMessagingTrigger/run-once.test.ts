@@ -27,6 +27,8 @@ import { triggerNode } from './helpers';
 
 import { BusinessMessagingTrigger } from '../../../nodes/BusinessMessagingTrigger/BusinessMessagingTrigger.node';
 import {
+	CALL_GAP,
+	callGapMs,
 	distribute,
 	GroupCommit,
 	RUN_ONCE_MAX_ENTRIES,
@@ -43,6 +45,8 @@ const md5 = (value: string) => createHash('md5').update(value).digest('base64');
 class RacyStore {
 	rows = new Map<string, { mode: string; data: string[] }>();
 	calls = 0;
+	/** Keys a write removed: another call had added them after this one read the row. */
+	erased = 0;
 	/** Written by another process: read before our next write, written after it. */
 	foreignWriteOnNextCall = false;
 
@@ -80,6 +84,8 @@ class RacyStore {
 		});
 		if (options.maxEntries) row.data.splice(0, row.data.length - options.maxEntries);
 		await tick();
+		const written = new Set(row.data);
+		this.erased += (this.rows.get(id)?.data ?? []).filter((hash) => !written.has(hash)).length;
 		this.rows.set(id, row);
 		return answer;
 	}
@@ -202,6 +208,24 @@ describe('run once: one combined call (pure)', () => {
 		expect(results.map((s) => [...s])).toEqual([['a'], ['b'], ['c']]);
 	});
 
+	it('a process pauses between two calls a few times the last call, within bounds', async () => {
+		expect(callGapMs(1)).toBe(CALL_GAP.minMs);
+		expect(callGapMs(100)).toBe(CALL_GAP.factor * 100);
+		expect(callGapMs(60_000)).toBe(CALL_GAP.maxMs);
+		const startedAt: number[] = [];
+		const call = async (values: string[]): Promise<StoreAnswer> => {
+			startedAt.push(Date.now());
+			await tick(10);
+			return { new: values, processed: [] };
+		};
+		const row = new GroupCommit({ factor: 3, minMs: 5, maxMs: 1000 });
+		await row.submit(call, ['a'], false);
+		await Promise.all([row.submit(call, ['b'], false), row.submit(call, ['c'], false)]);
+		// The two later submissions wait out the pause together: one call, 15 to 45 ms after the first ended.
+		expect(startedAt).toHaveLength(2);
+		expect(startedAt[1] - startedAt[0]).toBeGreaterThanOrEqual(10 + 14);
+	});
+
 	it('a failed call (two first inserts) is made again once', async () => {
 		let calls = 0;
 		const call = async (values: string[]): Promise<StoreAnswer> => {
@@ -283,6 +307,42 @@ describe("run once: execute() with n8n-core's ExecuteContext and deduplication s
 		]);
 		await tick(200);
 		expect(await execute([inbound('wamid.ERASED')], 'trigger', workflowId)).toEqual([[]]);
+	});
+
+	it('two processes claiming at once under load, then the catch-up copies: each message runs once', async () => {
+		// Two webhook processors or workers: two copies of the module, each with its own group commit,
+		// sharing the racy row. Their writes erase each other's keys; the later checks restore them.
+		let other: typeof import('../../../nodes/BusinessMessagingTrigger/routing/runOnce');
+		jest.isolateModules(() => {
+			other = require('../../../nodes/BusinessMessagingTrigger/routing/runOnce');
+		});
+		const workflowId = fresh();
+		const erasedBefore = store.erased;
+		const processes = [runOnce, other!.runOnce];
+		const ids = (p: number) => Array.from({ length: 200 }, (_, i) => `wamid.P${p}-${i}`);
+		await Promise.all(
+			processes.map(async (claim, p) => {
+				await Promise.all(
+					ids(p).map(async (id, i) => {
+						await tick(i * 2);
+						const items = [inbound(id)];
+						await claim.call(
+							contextFor(items, 'webhook', workflowId),
+							[items],
+							[30, 60, 100, 150, 220, 300],
+						);
+					}),
+				);
+			}),
+		);
+		await tick(600);
+		const all = [...ids(0), ...ids(1)];
+		const copies = await Promise.all(
+			all.map(async (id) => await execute([inbound(id)], 'trigger', workflowId)),
+		);
+		// The scenario is real only if the processes' writes did erase keys.
+		expect(store.erased - erasedBefore).toBeGreaterThan(0);
+		expect(all.filter((_, i) => copies[i][0].length > 0)).toEqual([]);
 	});
 
 	it('the row keeps at most the newest RUN_ONCE_MAX_ENTRIES keys', async () => {

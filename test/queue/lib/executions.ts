@@ -78,7 +78,8 @@ export function storedExecutions(
 		stoppedAt: string | null;
 		data: string | null;
 	}>;
-	const ms = (at: string | null) => (at ? Date.parse(at.endsWith('Z') || /[+-]\d\d(:?\d\d)?$/.test(at) ? at : `${at}Z`) : undefined);
+	const ms = (at: string | null) =>
+		at ? Date.parse(at.endsWith('Z') || /[+-]\d\d(:?\d\d)?$/.test(at) ? at : `${at}Z`) : undefined;
 	return rows.map((row) => {
 		let data: StoredData = {};
 		try {
