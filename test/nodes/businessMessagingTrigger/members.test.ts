@@ -382,12 +382,15 @@ describe('heartbeat (§4)', () => {
 		const { harnesses } = await oneN8n({}, { events: ['message.status'] });
 		const [holder, member] = harnesses;
 		await holder.activate();
+		// The member's join never reached the holder (busy): only the registry knows it.
+		const receive = holder.receive;
+		holder.receive = async () => ({ status: 503, body: {}, headers: {} });
 		await member.activate();
+		holder.receive = receive;
+		expect(holder.globalStaticData[MEMBERS_KEY]).toBeUndefined();
 		const holderBeat = await startHeartbeat.call(holder.triggerContext().context);
 		const memberBeat = await startHeartbeat.call(member.triggerContext().context);
 		try {
-			// main's activation-time copy, loaded before the member joined: no members.
-			delete holder.globalStaticData[MEMBERS_KEY];
 			holderBeat.beforeEmit();
 			expect(holder.globalStaticData[MEMBERS_KEY]).toMatchObject({
 				[member.webhookUrl]: { events: ['message.status'] },
