@@ -51,9 +51,16 @@ export function signClaim(apiKey: string, rawBody: string | Buffer): string {
  * So the trigger asks its own webhook() to register (n8n saves that request's static data before
  * answering) and writes the same registration into its own copy (adoptRegistration).
  */
-async function claim(this: ITriggerFunctions, url: string, apiKey: string): Promise<boolean> {
+async function claim(
+	this: ITriggerFunctions,
+	url: string,
+	apiKey: string,
+	/** The dead holder's URL the webhook still points at (n8n answered 404), if any. */
+	replacing: string | undefined,
+): Promise<boolean> {
 	const body = JSON.stringify({
 		member_url: url,
+		...(replacing && { replacing }),
 		workflow_id: this.getWorkflow().id ?? '',
 		instance_id: this.getInstanceId(),
 		issued_at_ms: Date.now(),
@@ -146,7 +153,12 @@ export async function startHeartbeat(this: ITriggerFunctions): Promise<Heartbeat
 				);
 				return 'foreign';
 			}
-			const registered = await claim.call(this, url, apiKey);
+			const registered = await claim.call(
+				this,
+				url,
+				apiKey,
+				remote.configured ? (remote.url ?? undefined) : undefined,
+			);
 			if (registered) lastProblem = '';
 			return registered ? 'registered' : 'unknown';
 		});
@@ -227,12 +239,19 @@ export async function receiveClaim(
 		return { status: 401, reason: 'this claim was already received (replay)' };
 	if (isManualRegistration.call(this)) return { registered: false, reason: 'manual registration' };
 	const remote = await readRemoteWebhook.call(this, 'Trigger → Heartbeat');
-	if (remote.configured)
-		return { registered: false, reason: 'a webhook is configured again meanwhile' };
+	// Only in place of nothing, or of the dead trigger URL of this n8n the heartbeat found (n8n's 404).
+	const replacing = typeof body.replacing === 'string' ? body.replacing : undefined;
+	const replaceable =
+		!remote.configured ||
+		(replacing !== undefined && sameUrl(remote.url, replacing) && isJoinableUrl(replacing, ownUrl));
+	if (!replaceable) return { registered: false, reason: 'a webhook is configured again meanwhile' };
 	const apiKey = String((await this.getCredentials(CREDENTIAL_TYPE)).apiKey ?? '');
 	const staticData = this.getWorkflowStaticData('node') as TriggerStaticData;
 	await registerOurUrl.call(this, ownUrl, staticData, apiKey, {
-		reason: 'no webhook is configured for the account any more (its holder was deactivated)',
+		reason: remote.configured
+			? 'the trigger holding it is no longer active in this n8n'
+			: 'no webhook is configured for the account any more (its holder was deactivated)',
+		...(remote.configured && replacing && { replacing }),
 	});
 	return {
 		registered: true,

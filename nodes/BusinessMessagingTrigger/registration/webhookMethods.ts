@@ -118,7 +118,9 @@ async function currentDecision(
 			},
 		);
 	}
-	rememberNodeUrl(`${this.getWorkflow().id ?? ''}:${this.getNode().id}`, ourUrl);
+	// The production URL only: a test listener's would replace it for this workflow's heartbeat and catch-up.
+	if (this.getActivationMode() !== 'manual' && this.getMode() !== 'manual')
+		rememberNodeUrl(`${this.getWorkflow().id ?? ''}:${this.getNode().id}`, ourUrl);
 	const remote = await readRemoteWebhook.call(this, operation);
 	const staticData = this.getWorkflowStaticData('node') as TriggerStaticData;
 	const decision = decideRegistration({

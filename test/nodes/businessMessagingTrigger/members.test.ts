@@ -358,6 +358,24 @@ describe('heartbeat (§4)', () => {
 		}
 	});
 
+	it("the holder's URL dead in this n8n (n8n's 404): a member registers in its place within one beat", async () => {
+		const { harnesses } = await oneN8n({}, {});
+		const [holder, member] = harnesses;
+		await holder.activate();
+		await member.activate();
+		// The holder's workflow is gone without deleting the webhook (n8n's row removed, delete() failed).
+		const dead = member.webhookUrl.replace(/\/[^/]+\/webhook$/, `/${randomUUID()}/webhook`);
+		await registerUrl(dead);
+		const heartbeat = await startHeartbeat.call(member.triggerContext().context);
+		try {
+			expect(await heartbeat.beat()).toBe('registered');
+			expect(sb.state().webhook.url).toBe(member.webhookUrl);
+			expect(member.staticData.sealedSecret).toEqual(expect.any(String));
+		} finally {
+			heartbeat.close();
+		}
+	});
+
 	it('a member re-joins (a join lost to a concurrent save is repaired); a foreign webhook is never taken', async () => {
 		const { harnesses } = await oneN8n({}, {});
 		const [holder, member] = harnesses;
