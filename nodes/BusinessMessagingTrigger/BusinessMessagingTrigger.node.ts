@@ -15,6 +15,7 @@ import { CREDENTIAL_TYPE } from '../shared/transport';
 import { startCatchUp } from './catchUp/catchUp';
 import { OUTPUTS_EXPRESSION, outputCount, properties } from './description';
 import { receiveEvent } from './receiving/receive';
+import { startHeartbeat } from './registration/heartbeat';
 import { deleteWebhook, registerWebhook, webhookExists } from './registration/webhookMethods';
 import { runOnce } from './routing/runOnce';
 
@@ -77,17 +78,22 @@ export class BusinessMessagingTrigger implements INodeType {
 		return await receiveEvent.call(this);
 	}
 
-	/** The catch-up of missed messages (catchUp/): n8n runs it while the workflow is active, on the leader main only. */
+	/**
+	 * The heartbeat (registration/heartbeat.ts: joins, role re-checks) and the catch-up of missed
+	 * messages (catchUp/): n8n runs them while the workflow is active, on the leader main only.
+	 */
 	async trigger(this: ITriggerFunctions): Promise<ITriggerResponse> {
 		if (this.getMode() === 'manual') return await startCatchUp.call(this);
 		// Saved by n8n with the activation: tells Reply and Wait in this workflow that it may keep its waiting entries here.
 		markTriggerWorkflow(this.getWorkflowStaticData('global'));
 		const leave = triggerRunsHere(this.getWorkflow().id ?? '');
-		const catchUp = await startCatchUp.call(this);
+		const heartbeat = await startHeartbeat.call(this);
+		const catchUp = await startCatchUp.call(this, heartbeat.beforeEmit);
 		return {
 			...catchUp,
 			closeFunction: async () => {
 				leave();
+				heartbeat.close();
 				await catchUp.closeFunction?.();
 			},
 		};

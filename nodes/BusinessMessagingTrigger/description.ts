@@ -100,10 +100,11 @@ const handOverOptions: INodeProperties[] = [
 export const properties: INodeProperties[] = [
 	{
 		displayName:
-			'The account has only one webhook. With Automatic registration, activating (publishing) this workflow takes it; if another one is registered, activation is refused unless Take Over Existing Webhook is on. n8n without a public HTTPS address: use the Business Messaging Polling Trigger.',
+			'The account has one webhook. The first active Business Messaging Trigger of this n8n registers it and passes each event on to the other active ones that use the same API key, so activating more never replaces it. A webhook registered by anything else is never replaced unless Take Over Existing Webhook is on. n8n without a public HTTPS address: use the Business Messaging Polling Trigger.',
 		name: 'oneWebhookNotice',
 		type: 'notice',
 		default: '',
+		displayOptions: { show: { registration: ['automatic'] } },
 	},
 	{
 		displayName: 'Registration',

@@ -75,14 +75,14 @@ export interface WebhookAttempt {
  * `wa_message_id` (CONTRACT L2). A success anywhere wins: the workflow got the message.
  * `identified` is false when the log's entries do not name their message, so that nothing
  * can be told apart; `complete` false when the bound stopped it before `sinceMs` (what is
- * older was not read, so a message delivered then looks undelivered). Only deliveries to `url`
- * count when one is given (the account's webhook may have pointed elsewhere while this workflow
- * was inactive).
+ * older was not read, so a message delivered then looks undelivered). Only deliveries to a URL
+ * `counts` accepts count when it is given (the account's webhook may have pointed elsewhere
+ * while this workflow was inactive).
  */
 export async function readWebhookLog(
 	this: ApiContext,
 	sinceMs: number,
-	url: string | undefined,
+	counts: ((url: string) => boolean) | undefined,
 	operation: string,
 ): Promise<{
 	attempts: Map<string, WebhookAttempt>;
@@ -115,7 +115,7 @@ export async function readWebhookLog(
 					identified = false;
 					continue;
 				}
-				if (url !== undefined && typeof entry.url === 'string' && entry.url !== url) continue;
+				if (counts !== undefined && typeof entry.url === 'string' && !counts(entry.url)) continue;
 				const success = entry.success === true;
 				if (attempts.get(entry.wa_message_id)?.success) continue;
 				const reason = success ? null : typeof entry.reason === 'string' ? entry.reason : null;

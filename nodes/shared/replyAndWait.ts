@@ -42,8 +42,9 @@ import { sleep } from 'n8n-workflow';
 
 import { isPlainObject } from './json';
 import { ReplayGuard } from './replayGuard';
-import { computeSignature, verifySignature } from './signature';
-import { CREDENTIAL_TYPE, apiRequest } from './transport';
+import { WAIT_REGISTRATION_LABEL, deriveKey, verifyWithDerivedKey } from './credentialKeys';
+import { computeSignature } from './signature';
+import { apiRequest } from './transport';
 
 export const STATIC_DATA_KEY = 'businessMessagingWaiting';
 /**
@@ -189,7 +190,6 @@ export function triggerIdentity(apiKey: string): TriggerIdentity {
  * trigger takes them only for resume URLs of its own n8n.
  */
 export const REGISTRATION_HEADER = 'x-business-messaging-wait';
-const REGISTRATION_KEY_LABEL = 'business-messaging wait registration v1';
 
 export interface WaitRegistration {
 	key: string;
@@ -201,7 +201,7 @@ export interface WaitRegistration {
  * of the raw body), with a key derived from the API key instead of the signing secret.
  */
 function registrationKey(apiKey: string): string {
-	return createHmac('sha256', apiKey).update(REGISTRATION_KEY_LABEL).digest('hex');
+	return deriveKey(apiKey, WAIT_REGISTRATION_LABEL);
 }
 
 /** The signature header value for a registration body. */
@@ -212,7 +212,7 @@ export function signRegistration(apiKey: string, rawBody: string | Buffer): stri
 /** n8n's resume URL: [<base path>]/webhook-waiting/<execution id>, nothing after it. */
 const RESUME_PATH = /^(?:\/[^/]+)*\/webhook-waiting\/[^/]+\/?$/;
 /** A trigger's production URL as n8n builds it: [<base path>]/<webhook id>/webhook. */
-const TRIGGER_PATH =
+export const TRIGGER_PATH =
 	/^(?:\/[^/]+)*\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\/webhook\/?$/i;
 
 /** How old a registration may be when the trigger gets it (it is posted right after it is signed). */
@@ -588,42 +588,8 @@ export async function resumeWaitingExecution(
 	return resumed;
 }
 
-/** Per trigger (workflow and node): the registration key derived from its credential's API key. */
-const registrationKeys = new Map<string, { key: string; readAtMs: number }>();
-const REGISTRATION_KEY_REREAD_MS = 10_000;
 /** Registrations taken in this process, by signature, while they are fresh. */
 const registrationsSeen = new ReplayGuard(10_000);
-
-/**
- * True when the registration is signed with this trigger's API key, or why not. Reading the
- * credential costs n8n 2.x an expression isolate: it is read once per trigger, and again only
- * when a signature does not match, at most every 10 s (a key changed in the credential), so a
- * flood of forged registrations costs no more than a flood of forged events.
- */
-async function verifyRegistration(
-	this: IWebhookFunctions,
-	rawBody: Buffer,
-	signature: string | string[] | undefined,
-): Promise<true | string> {
-	const cacheKey = `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
-	let known = registrationKeys.get(cacheKey);
-	if (known && verifySignature(rawBody, signature, known.key).valid) return true;
-	if (known && Date.now() - known.readAtMs < REGISTRATION_KEY_REREAD_MS) {
-		return "not signed with this trigger's API key";
-	}
-	try {
-		const apiKey = String((await this.getCredentials(CREDENTIAL_TYPE)).apiKey ?? '');
-		if (apiKey === '') return 'the credential has no API key';
-		if (registrationKeys.size >= 1000) registrationKeys.clear();
-		known = { key: registrationKey(apiKey), readAtMs: Date.now() };
-		registrationKeys.set(cacheKey, known);
-	} catch (error) {
-		return `the credential could not be read (${(error as Error).message})`;
-	}
-	return verifySignature(rawBody, signature, known.key).valid
-		? true
-		: "not signed with this trigger's API key";
-}
 
 /**
  * A Reply and Wait for Answer registering its waiting entries (REGISTRATION_HEADER): stored in
@@ -637,7 +603,12 @@ export async function receiveWaitRegistration(
 	signature: string | string[] | undefined,
 ): Promise<{ registered: number } | { status: 400 | 401; reason: string }> {
 	if (!rawBody) return { status: 400, reason: 'the raw request body is not available' };
-	const verified = await verifyRegistration.call(this, rawBody, signature);
+	const verified = await verifyWithDerivedKey.call(
+		this,
+		WAIT_REGISTRATION_LABEL,
+		rawBody,
+		signature,
+	);
 	if (verified !== true) return { status: 401, reason: verified };
 	let body: unknown;
 	try {

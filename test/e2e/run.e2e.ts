@@ -45,6 +45,7 @@ import {
 import { launchSandbox, SandboxControl, type Sandbox } from '../real-n8n/sandbox';
 import { runCatchUpChecks } from './checks/catch-up';
 import { runEditorChecks } from './checks/editor';
+import { severalWorkflowsCheck } from './checks/severalWorkflows';
 import {
 	errorWorkflow,
 	latestHttpRequestVersion,
@@ -399,6 +400,17 @@ async function runChecks(
 		return { execution, reply, delivery: sent.delivery };
 	};
 
+	await severalWorkflowsCheck({
+		check,
+		client,
+		control,
+		number,
+		workflows: { autoReply, syncToCrm, deliveryStatus },
+		productionUrl,
+		registeredUrl,
+		triggerName,
+	});
+
 	await snapshotExecutions();
 
 	await check(
@@ -670,29 +682,25 @@ async function runChecks(
 	);
 
 	await check(
-		'a second workflow on the same account: activation refused, naming the active URL',
+		'several workflows (issue 26): a second workflow on the same account joins the active one: activated, the webhook unchanged, both run an inbound message; unpublished, the webhook stays',
 		async () => {
+			// Alone (E2E_ONLY): the auto-reply workflow holds the webhook first.
+			if ((await registeredUrl()) !== productionUrl(autoReply)) await activate(autoReply);
+			await snapshotExecutions();
 			const outcome = await client.activateAndSettle(syncToCrm.id);
+			expect(outcome.ok, `the second workflow was refused: ${outcome.ok ? '' : outcome.message}`);
 			const current = await registeredUrl();
 			expect(current === productionUrl(autoReply), `the sandbox webhook changed to ${current}`);
-			expect(
-				!outcome.ok,
-				"the second workflow was activated: it would have replaced the first one's webhook",
-			);
-			expect(
-				outcome.message.includes(productionUrl(autoReply)),
-				`the message does not name the active URL: ${outcome.message}`,
-			);
-			const flag = (await client.getWorkflow(syncToCrm.id)).active;
-			// 2.x keeps a workflow whose triggers failed marked as published; unpublish it as a user would.
-			if (flag) await client.deactivate(syncToCrm.id);
+			const { execution } = await roundTrip('+447700900125', 'Ada', 'Both workflows');
+			const forwarded = await nextExecution(syncToCrm.id);
+			await client.deactivate(syncToCrm.id);
 			await sleep(1000);
 			const after = await registeredUrl();
 			expect(
 				after === productionUrl(autoReply),
-				`after unpublishing the refused workflow the sandbox webhook is ${after}`,
+				`after unpublishing the second workflow the sandbox webhook is ${after}`,
 			);
-			return `n8n said: "${outcome.message}"; refused workflow marked active afterwards: ${flag}`;
+			return `activated; webhook still ${productionUrl(autoReply)}; auto-reply execution ${execution.id}, sync-inbound-to-crm execution ${forwarded.id} (${forwarded.status})`;
 		},
 	);
 

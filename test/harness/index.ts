@@ -6,6 +6,7 @@
 //   testCredential(type, data)                         the credential's "Test" button
 //   webhookHarness({ type, parameters, ... })          a webhook trigger: activate / receive / deactivate
 //   serveWebhook(harness)                              that trigger behind a real HTTP server
+//   serveWebhooks([a, b])                              several triggers behind one server (one n8n origin)
 //   nodeOutputs(nodeType, node)                        a node's outputs as n8n computes them
 //
 // 'reflect-metadata' must load before n8n-core's DI-decorated classes; every module here
@@ -27,7 +28,7 @@ export type {
 	WebhookReceiveResult,
 	WebhookRequestInput,
 } from './webhook';
-export { recordReceived, serveWebhook, webhookHarness } from './webhook';
+export { recordReceived, serveWebhook, serveWebhooks, webhookHarness } from './webhook';
 export {
 	MANUAL_TRIGGER_NODE_NAME,
 	MANUAL_TRIGGER_TYPE,

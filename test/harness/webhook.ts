@@ -682,8 +682,28 @@ export function recordReceived(
  * server, so call it before harness.activate().
  */
 export async function serveWebhook(harness: WebhookHarness, port = 0): Promise<ServedWebhook> {
-	const own = internals.get(harness);
-	if (!own) throw new Error('serveWebhook() takes a harness made by webhookHarness()');
+	return await serveWebhooks([harness], port);
+}
+
+/**
+ * Several harnesses behind one server, as one n8n serves every active workflow's webhooks on
+ * one origin: each request goes to the harness whose path it names (the first one answers
+ * n8n's 404 for any other path).
+ */
+export async function serveWebhooks(harnesses: WebhookHarness[], port = 0): Promise<ServedWebhook> {
+	const owns = harnesses.map((harness) => {
+		const own = internals.get(harness);
+		if (!own) throw new Error('serveWebhook() takes a harness made by webhookHarness()');
+		return own;
+	});
+	const harnessFor = (pathname: string): WebhookHarness => {
+		const path = pathname.replace(/^\/+/, '').replace(/\/+$/, '');
+		const index = owns.findIndex(
+			(own) =>
+				`${own.basePath}/${own.webhookPath}`.replace(/^\/+/, '').replace(/\/+$/, '') === path,
+		);
+		return harnesses[Math.max(index, 0)];
+	};
 	const server = http.createServer((request, response) => {
 		const chunks: Buffer[] = [];
 		request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -698,7 +718,7 @@ export async function serveWebhook(harness: WebhookHarness, port = 0): Promise<S
 				const values = url.searchParams.getAll(key);
 				query[key] = values.length === 1 ? values[0] : values;
 			}
-			harness
+			harnessFor(url.pathname)
 				.receive({
 					headers,
 					rawBody: Buffer.concat(chunks),
@@ -732,9 +752,9 @@ export async function serveWebhook(harness: WebhookHarness, port = 0): Promise<S
 		server.listen(port, '127.0.0.1', () => resolve());
 	});
 	const { port: boundPort } = server.address() as AddressInfo;
-	own.setWebhookBase(`http://127.0.0.1:${boundPort}`);
+	for (const own of owns) own.setWebhookBase(`http://127.0.0.1:${boundPort}`);
 	return {
-		url: harness.webhookUrl,
+		url: harnesses[0].webhookUrl,
 		close: async () => {
 			server.closeAllConnections();
 			await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -38,6 +38,8 @@ import { readTriggerOptions, type HandOverSettings, type TriggerOptions } from '
 import type { EventEnvelope, EventType } from '../receiving/envelope';
 import { wasAcceptedHere } from '../receiving/acceptedHere';
 import { attachMedia } from '../receiving/eventMedia';
+import { receivedByThisN8n } from '../registration/decision';
+import { nodeUrlOf } from '../registration/registry';
 import type { TriggerStaticData } from '../registration/signingSecrets';
 import { routeEvent } from '../routing/route';
 import {
@@ -212,6 +214,16 @@ function schedule(
 	}
 }
 
+/** Which delivery URLs mean "this n8n received it" (receivedByThisN8n); undefined: all count. */
+function receivedAt(this: ITriggerFunctions): ((url: string) => boolean) | undefined {
+	const { webhookUrl } = this.getWorkflowStaticData('node') as TriggerStaticData;
+	const own =
+		(typeof webhookUrl === 'string' ? webhookUrl : undefined) ??
+		nodeUrlOf(`${this.getWorkflow().id ?? ''}:${this.getNode().id}`);
+	if (own === undefined) return undefined;
+	return receivedByThisN8n(own);
+}
+
 /**
  * One catch-up run: read, decide, schedule one execution per message (as the webhook starts
  * them), move the watermarks. Returns once scheduled; the chains run on (see schedule()).
@@ -285,13 +297,7 @@ export async function catchUpOnce(
 	const oldest = oldestPendingMs(stored, plan.planned, settledBeforeMs, keep, unread);
 	let attempts = new Map<string, WebhookAttempt>();
 	if (oldest !== undefined) {
-		const { webhookUrl } = this.getWorkflowStaticData('node') as TriggerStaticData;
-		const log = await readWebhookLog.call(
-			this,
-			oldest - 1000,
-			typeof webhookUrl === 'string' ? webhookUrl : undefined,
-			OPERATION,
-		);
+		const log = await readWebhookLog.call(this, oldest - 1000, receivedAt.call(this), OPERATION);
 		if (!log.identified) {
 			// Without the message's id in the log (CONTRACT L2), delivered and missed cannot be told apart: recovering would run messages twice.
 			this.logger.warn(
@@ -365,7 +371,11 @@ export async function catchUpOnce(
 }
 
 /** n8n's trigger(): starts the catch-up loop (right away, then every interval) while the workflow is active. */
-export async function startCatchUp(this: ITriggerFunctions): Promise<ITriggerResponse> {
+export async function startCatchUp(
+	this: ITriggerFunctions,
+	/** Called before each emit (n8n saves the static data then): the heartbeat's member mirror. */
+	beforeEmit?: () => void,
+): Promise<ITriggerResponse> {
 	if (this.getMode() === 'manual' || this.getNodeParameter('catchUp', true) !== true) return {};
 	const triggerOptions = readTriggerOptions(this.getNodeParameter('options', {}) as IDataObject);
 	const options = triggerOptions.catchUp;
@@ -396,6 +406,7 @@ export async function startCatchUp(this: ITriggerFunctions): Promise<ITriggerRes
 		state.emitted = emitted.map(String);
 	// Assigned through n8n's observable static data, so that n8n sees the change and saves it.
 	const persist = () => {
+		beforeEmit?.();
 		staticData.catchUp = {
 			watermarks: { ...state.watermarks },
 			...(state.emitted && { emitted: [...state.emitted] }),

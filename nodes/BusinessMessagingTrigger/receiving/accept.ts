@@ -1,7 +1,8 @@
 /**
  * Whether a request is an event this node runs, without n8n's context: the signature over the
- * raw bytes first, then the envelope, the replay window, the filters and the Late Delivery
- * Cutoff. The node's parameters are read (readParameters) only for a verified, well-formed envelope.
+ * raw bytes first, then the envelope, the replay window and the Late Delivery Cutoff
+ * (checkDelivery: what a holder forwards), then this node's filters (filterDelivery). The node's
+ * parameters are read (readParameters) only for a verified, well-formed envelope.
  */
 import type { IDataObject } from 'n8n-workflow';
 
@@ -58,18 +59,22 @@ function filterReason(
 	return undefined;
 }
 
-export function acceptEvent(
+/** A verified, well-formed event in time, before this node's own filters. */
+export interface Delivery {
+	kind: 'deliver';
+	envelope: EventEnvelope;
+	timestampMs: number;
+	options: TriggerOptions;
+	events: string[];
+	layout: EventType[] | null;
+}
+
+/** The envelope, this node's parameters and its Max Event Age, for bytes already verified. */
+function readDelivery(
 	rawBody: Buffer,
-	signatureHeader: string | string[] | undefined,
-	secret: string,
 	nowMs: number,
 	readParameters: () => EventParameters,
-): Acceptance {
-	// The signature, over the bytes exactly as they arrived.
-	const verdict = verifySignature(rawBody, signatureHeader, secret);
-	if (!verdict.valid) return { kind: 'reject', status: 401, reason: verdict.reason };
-
-	// Only now look at the body.
+): Delivery | { kind: 'reject'; status: 400 | 401; reason: string } {
 	const parsed = parseEnvelope(rawBody);
 	if (!parsed.ok)
 		return { kind: 'reject', status: 400, reason: `not a valid event envelope: ${parsed.reason}` };
@@ -80,29 +85,75 @@ export function acceptEvent(
 	const age = checkEventAge(parsed.timestampMs, nowMs, options.maxAgeSeconds);
 	if (!age.ok) return { kind: 'reject', status: 401, reason: `replay protection: ${age.reason}` };
 
-	// Filters: acknowledged (200), no execution.
 	const selected = parameters.events;
 	const events = (Array.isArray(selected) ? selected : ['message.inbound']).filter(
 		(value): value is string => (EVENT_TYPES as readonly string[]).includes(value as string),
 	);
-	const ignored = filterReason(envelope, events, options);
-	if (ignored) return { kind: 'ignore', reason: ignored };
-
-	// Too late to be acknowledged within the service's ~8 s: not run, so that the service's
-	// "failed" and "not run" agree and the catch-up runs it once.
-	const ageMs = nowMs - parsed.timestampMs;
-	if (options.lateDeliveryCutoffMs !== undefined && ageMs > options.lateDeliveryCutoffMs) {
-		return {
-			kind: 'late',
-			reason: `the event is ${(ageMs / 1000).toFixed(1)} s old (Late Delivery Cutoff ${options.lateDeliveryCutoffMs / 1000} s): not run here, the catch-up recovers it`,
-		};
-	}
-
 	return {
-		kind: 'emit',
+		kind: 'deliver',
 		envelope,
 		timestampMs: parsed.timestampMs,
 		options,
+		events,
 		layout: outputLayout(events, parameters.separateOutputs),
 	};
+}
+
+/**
+ * What the service sent, before this node's filters: the signature over the bytes as they
+ * arrived, the envelope, the age, the Late Delivery Cutoff. A holder forwards what passes
+ * here to its members whatever its own filters say (docs/several-workflows.md §5).
+ */
+export function checkDelivery(
+	rawBody: Buffer,
+	signatureHeader: string | string[] | undefined,
+	secret: string,
+	nowMs: number,
+	readParameters: () => EventParameters,
+): Delivery | Exclude<Acceptance, { kind: 'emit' } | { kind: 'ignore' }> {
+	const verdict = verifySignature(rawBody, signatureHeader, secret);
+	if (!verdict.valid) return { kind: 'reject', status: 401, reason: verdict.reason };
+	// Only now look at the body.
+	const delivery = readDelivery(rawBody, nowMs, readParameters);
+	if (delivery.kind !== 'deliver') return delivery;
+
+	// Too late to be acknowledged within the service's ~8 s: not run (nor forwarded), so that the
+	// service's "failed" and "not run by any trigger of this n8n" agree and each catch-up runs it once.
+	const ageMs = nowMs - delivery.timestampMs;
+	const cutoffMs = delivery.options.lateDeliveryCutoffMs;
+	if (cutoffMs !== undefined && ageMs > cutoffMs) {
+		return {
+			kind: 'late',
+			reason: `the event is ${(ageMs / 1000).toFixed(1)} s old (Late Delivery Cutoff ${cutoffMs / 1000} s): not run here, the catch-up recovers it`,
+		};
+	}
+	return delivery;
+}
+
+/** A forwarded event (its forward signature already verified): the envelope and this member's own Max Event Age. */
+export function checkForwarded(
+	rawBody: Buffer,
+	nowMs: number,
+	readParameters: () => EventParameters,
+): Delivery | { kind: 'reject'; status: 400 | 401; reason: string } {
+	return readDelivery(rawBody, nowMs, readParameters);
+}
+
+/** This node's own filters: acknowledged (200) with no execution when the event is not for it. */
+export function filterDelivery(delivery: Delivery): Acceptance {
+	const ignored = filterReason(delivery.envelope, delivery.events, delivery.options);
+	if (ignored) return { kind: 'ignore', reason: ignored };
+	const { envelope, timestampMs, options, layout } = delivery;
+	return { kind: 'emit', envelope, timestampMs, options, layout };
+}
+
+export function acceptEvent(
+	rawBody: Buffer,
+	signatureHeader: string | string[] | undefined,
+	secret: string,
+	nowMs: number,
+	readParameters: () => EventParameters,
+): Acceptance {
+	const delivery = checkDelivery(rawBody, signatureHeader, secret, nowMs, readParameters);
+	return delivery.kind === 'deliver' ? filterDelivery(delivery) : delivery;
 }

@@ -1,5 +1,8 @@
 /**
- * Receiving one webhook request: verify, accept, route. Nothing else lives here.
+ * Receiving one webhook request: verify, accept, route. Nothing else lives here. Besides the
+ * service's events: Reply and Wait registrations, joins of other triggers of this n8n, this
+ * trigger's own heartbeat claim, and events a holder forwards to this trigger as a member
+ * (docs/several-workflows.md). A holder forwards each verified event before its own filters.
  *
  * Order matters: the signature is checked over the raw bytes before the body is looked at,
  * and nothing is executed for a rejected (401/400, answered here) or filtered-out request
@@ -16,7 +19,17 @@ import { SIGNATURE_HEADER, SIGNATURE_MISMATCH } from '../../shared/signature';
 import { signingSecret } from '../registration/signingSecrets';
 import { HAND_OVER_IGNORED } from '../routing/handOver';
 import { eventItem, routeEvent } from '../routing/route';
-import { acceptEvent } from './accept';
+import type { TriggerIdentity } from '../../shared/replyAndWait';
+import { CLAIM_HEADER, receiveClaim } from '../registration/heartbeat';
+import { JOIN_HEADER, receiveJoin } from '../registration/join';
+import {
+	checkDelivery,
+	checkForwarded,
+	filterDelivery,
+	type Delivery,
+	type EventParameters,
+} from './accept';
+import { DELIVERY_HEADER, FORWARD_HEADER, forwardEvent, verifyForward } from './forward';
 import { attachMedia } from './eventMedia';
 import { reject } from './rejection';
 import { ReplayGuard } from '../../shared/replayGuard';
@@ -69,8 +82,32 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 			return reject.call(this, outcome.status, `waiting registration refused: ${outcome.reason}`);
 		return { webhookResponse: outcome };
 	}
+	// Not an event: another trigger of this n8n joining (or leaving) this holder (signed with the API key).
+	const join = headers[JOIN_HEADER];
+	if (join !== undefined) {
+		const body = await rawBodyOf.call(this).catch(() => undefined);
+		const outcome = await receiveJoin.call(this, body, join);
+		if ('reason' in outcome)
+			return reject.call(this, outcome.status, `join refused: ${outcome.reason}`);
+		return { webhookResponse: outcome };
+	}
+	// Not an event: this trigger's own heartbeat asking it to register (the holder is gone).
+	const claim = headers[CLAIM_HEADER];
+	if (claim !== undefined) {
+		const body = await rawBodyOf.call(this).catch(() => undefined);
+		const outcome = await receiveClaim.call(this, body, claim);
+		if ('status' in outcome && typeof outcome.status === 'number' && 'reason' in outcome)
+			return reject.call(
+				this,
+				outcome.status as 400 | 401,
+				`claim refused: ${String(outcome.reason)}`,
+			);
+		return { webhookResponse: outcome };
+	}
+	// An event the holder passed on: this trigger is a member.
+	if (headers[FORWARD_HEADER] !== undefined) return await receiveForwarded.call(this, headers);
 
-	// 1. Verify: without a secret nothing is accepted (fail closed).
+	// 1. Verify: without a secret nothing is accepted (fail closed). A member holds none.
 	const found = await signingSecret.call(this);
 	if ('problem' in found) {
 		return reject.call(
@@ -89,31 +126,23 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 			'the raw request body is not available, so the signature cannot be checked',
 		);
 
-	// 2. Accept: signature, envelope, replay window, filters, Late Delivery Cutoff.
-	const accept = (secret: string) =>
-		acceptEvent(rawBody, headers[SIGNATURE_HEADER], secret, Date.now(), () => ({
-			events: this.getNodeParameter('events', ['message.inbound']) as unknown,
-			catchUp: this.getNodeParameter('catchUp', true) as unknown,
-			options: this.getNodeParameter('options', {}) as IDataObject,
-			separateOutputs: this.getNodeParameter('separateOutputs', false) as unknown,
-		}));
-	let accepted = accept(found.secret);
+	// 2. Check: signature, envelope, replay window, Late Delivery Cutoff.
+	const check = (secret: string) =>
+		checkDelivery(rawBody, headers[SIGNATURE_HEADER], secret, Date.now(), () =>
+			parametersOf.call(this),
+		);
+	let delivery = check(found.secret);
 	let identity = found.identity;
-	if (accepted.kind === 'reject' && accepted.reason === SIGNATURE_MISMATCH && found.reread) {
+	if (delivery.kind === 'reject' && delivery.reason === SIGNATURE_MISMATCH && found.reread) {
 		const fresh = await found.reread();
 		if ('secret' in fresh && fresh.secret !== found.secret) {
-			accepted = accept(fresh.secret);
+			delivery = check(fresh.secret);
 			identity = fresh.identity;
 		}
 	}
-	if (accepted.kind === 'reject') return reject.call(this, accepted.status, accepted.reason);
-	if (accepted.kind === 'late') return reject.call(this, 503, accepted.reason);
-	if (accepted.kind === 'ignore') {
-		this.logger.debug(`${LOG_PREFIX}: event ignored: ${accepted.reason}`);
-		return { webhookResponse: { received: true, ignored: accepted.reason } };
-	}
-	const { envelope, options, layout } = accepted;
-	const expiresAtMs = accepted.timestampMs + options.maxAgeSeconds * 1000 + 1000;
+	if (delivery.kind === 'reject') return reject.call(this, delivery.status, delivery.reason);
+	if (delivery.kind === 'late') return reject.call(this, 503, delivery.reason);
+	const expiresAtMs = delivery.timestampMs + delivery.options.maxAgeSeconds * 1000 + 1000;
 	if (
 		!replays.firstSighting(replayKey.call(this, headers[SIGNATURE_HEADER]), expiresAtMs, Date.now())
 	) {
@@ -124,6 +153,72 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 			webhookResponse: { received: true, ignored: 'this delivery was already received (replay)' },
 		};
 	}
+	// 3. Pass it on to the members, before this node's own filters (they never stop a forward).
+	await forwardEvent
+		.call(this, rawBody, delivery.envelope.event, headers[SIGNATURE_HEADER])
+		.catch((error: unknown) =>
+			this.logger.warn(
+				`${LOG_PREFIX}: the event could not be passed on to the members: ${(error as Error).message}`,
+			),
+		);
+	return await filterAndRoute.call(this, delivery, identity);
+}
+
+/** What receiving reads from the node's parameters; read only once a request is verified. */
+function parametersOf(this: IWebhookFunctions): EventParameters {
+	return {
+		events: this.getNodeParameter('events', ['message.inbound']) as unknown,
+		catchUp: this.getNodeParameter('catchUp', true) as unknown,
+		options: this.getNodeParameter('options', {}) as IDataObject,
+		separateOutputs: this.getNodeParameter('separateOutputs', false) as unknown,
+	};
+}
+
+/**
+ * A member's webhook(): an event the holder forwarded. The forward's signature (a key derived
+ * from the API key) and time, the event's age against this node's Max Event Age, the replay
+ * guard on the delivery (absorbs the holder's retries), then its own filters and route. A
+ * member never forwards.
+ */
+async function receiveForwarded(
+	this: IWebhookFunctions,
+	headers: Record<string, string | string[] | undefined>,
+): Promise<IWebhookResponseData> {
+	const rawBody = await rawBodyOf.call(this).catch(() => undefined);
+	if (!rawBody) return reject.call(this, 401, 'the raw request body is not available');
+	const verified = await verifyForward.call(this, rawBody, headers, Date.now());
+	if (verified !== true) return reject.call(this, 401, `forward refused: ${verified}`);
+	const delivery = checkForwarded(rawBody, Date.now(), () => parametersOf.call(this));
+	if (delivery.kind === 'reject') return reject.call(this, delivery.status, delivery.reason);
+	const expiresAtMs = delivery.timestampMs + delivery.options.maxAgeSeconds * 1000 + 1000;
+	if (
+		!replays.firstSighting(
+			`forward:${replayKey.call(this, headers[DELIVERY_HEADER])}`,
+			expiresAtMs,
+			Date.now(),
+		)
+	) {
+		return {
+			webhookResponse: { received: true, ignored: 'this delivery was already received (replay)' },
+		};
+	}
+	// Reply and Wait registers its waits with the holder (§8, not built here): a member resumes none.
+	return await filterAndRoute.call(this, delivery, undefined);
+}
+
+/** This node's own filters, then the route (hand over → resume → start). */
+async function filterAndRoute(
+	this: IWebhookFunctions,
+	delivery: Delivery,
+	identity: TriggerIdentity | undefined,
+): Promise<IWebhookResponseData> {
+	const accepted = filterDelivery(delivery);
+	if (accepted.kind === 'ignore') {
+		this.logger.debug(`${LOG_PREFIX}: event ignored: ${accepted.reason}`);
+		return { webhookResponse: { received: true, ignored: accepted.reason } };
+	}
+	if (accepted.kind !== 'emit') return reject.call(this, 400, 'the event could not be accepted');
+	const { envelope, options, layout } = accepted;
 	const waMessageId = envelope.data.wa_message_id;
 	if (envelope.event !== 'message.status' && typeof waMessageId === 'string') {
 		rememberAccepted(

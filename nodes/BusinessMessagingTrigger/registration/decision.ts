@@ -6,6 +6,8 @@
  * never replaces this workflow's own production URL, even with take-over, so testing never
  * breaks the active workflow.
  */
+import { TRIGGER_PATH } from '../../shared/replyAndWait';
+
 export interface RemoteWebhook {
 	configured: boolean;
 	url: string | null;
@@ -13,6 +15,8 @@ export interface RemoteWebhook {
 
 export type RegistrationDecision =
 	| { action: 'keep' }
+	/** Another Business Messaging Trigger of this n8n holds the webhook: become its member (docs/several-workflows.md §4). */
+	| { action: 'join'; holderUrl: string }
 	| { action: 'register'; reason: string; replacing?: string }
 	| { action: 'refuse'; message: string; description: string };
 
@@ -51,6 +55,33 @@ export function isSameNodeUrl(
 	return pathname.replace(/\/+$/, '').endsWith(`/${webhookId}/${path}`);
 }
 
+/**
+ * Whether `url` is another Business Messaging Trigger of this n8n, which a trigger joins instead
+ * of refusing or replacing: not `ourUrl`, the same origin, a trigger's path (TRIGGER_PATH).
+ */
+export function isJoinableUrl(url: string | null | undefined, ourUrl: string): boolean {
+	if (!url || sameUrl(url, ourUrl)) return false;
+	try {
+		const theirs = new URL(url);
+		return (
+			theirs.origin === new URL(ourUrl).origin &&
+			theirs.search === '' &&
+			TRIGGER_PATH.test(theirs.pathname)
+		);
+	} catch {
+		return false;
+	}
+}
+
+/**
+ * The catch-up's reading of the service's delivery log (§7): a success to this node's own URL or
+ * to any other trigger's URL of this n8n means this n8n received the event (a holder forwards it
+ * to every member), so it is not recovered.
+ */
+export function receivedByThisN8n(ownUrl: string): (url: string) => boolean {
+	return (url) => sameUrl(url, ownUrl) || isJoinableUrl(url, ownUrl);
+}
+
 export interface DecisionInput {
 	remote: RemoteWebhook;
 	/** The URL n8n gives this node now (a /webhook-test/ URL while listening for a test event). */
@@ -61,6 +92,19 @@ export interface DecisionInput {
 	/** "Listen for test event" in the editor. */
 	isTest: boolean;
 	webhookId?: string;
+}
+
+/** A join answered 401: the holder is a trigger of this n8n with another API key (§9). */
+export function otherKeyRefusal(holderUrl: string): { message: string; description: string } {
+	return {
+		message:
+			"The account's webhook is held by another Business Messaging Trigger of this n8n, which uses a different API key. " +
+			'Triggers share it only with the same key: select the same Business Messaging credential in this trigger ' +
+			`(or put the same key in its credential). Registered: ${holderUrl}`,
+		description:
+			'Only the API key proves that two triggers are on the same account, so a trigger joins the one holding the webhook only when both use the same key. ' +
+			'The webhook was left in place.',
+	};
 }
 
 const ONE_WEBHOOK =
@@ -96,6 +140,8 @@ export function decideRegistration(input: DecisionInput): RegistrationDecision {
 				'to test in the editor, deactivate (unpublish) the workflow first and activate (publish) it again afterwards.',
 		};
 	}
+	// Before Take Over: a webhook of this n8n's own triggers is shared, never replaced.
+	if (!sameNode && isJoinableUrl(current, ourUrl)) return { action: 'join', holderUrl: current };
 	if (takeOver) {
 		return { action: 'register', reason: '"Take Over Existing Webhook" is on', replacing: current };
 	}

@@ -7,7 +7,12 @@
  * once per registration (Automatic: to open the seal) or per node (Manual), not per event: the
  * two caches below are this process's memory of what it read.
  */
-import type { IDataObject, IHookFunctions, IWebhookFunctions } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IHookFunctions,
+	ITriggerFunctions,
+	IWebhookFunctions,
+} from 'n8n-workflow';
 
 import { triggerIdentity, type TriggerIdentity } from '../../shared/replyAndWait';
 import { CREDENTIAL_TYPE } from '../../shared/transport';
@@ -22,6 +27,8 @@ export interface TriggerStaticData extends IDataObject {
 	sealedSecret?: string;
 	/** Versions before 0.2 kept the secret here in plain text; it is removed and registered again. */
 	secret?: string;
+	/** A member (docs/several-workflows.md §4): the URL of the trigger holding the webhook. Informational. */
+	membership?: { holderUrl: string };
 }
 
 type TriggerContext = IHookFunctions | IWebhookFunctions;
@@ -37,7 +44,7 @@ const manualSecrets = new Map<
 	{ secret: string; identity: TriggerIdentity; readAtMs: number }
 >();
 
-export function isManualRegistration(this: TriggerContext): boolean {
+export function isManualRegistration(this: TriggerContext | ITriggerFunctions): boolean {
 	return this.getNodeParameter('registration', 'automatic') === 'manual';
 }
 

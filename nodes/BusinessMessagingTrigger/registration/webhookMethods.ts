@@ -5,19 +5,31 @@
  * registration the webhook is the user's, managed in the console: nothing is registered or
  * deleted, and the credential must hold its signing secret.
  */
-import type { IDataObject, IHookFunctions, INode } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IHookFunctions,
+	INode,
+	ITriggerFunctions,
+	IWebhookFunctions,
+} from 'n8n-workflow';
 import { NodeApiError, NodeOperationError, WebhookPathTakenError } from 'n8n-workflow';
 
 import { bodyAsText } from '../../shared/errors';
 import { isPlainObject } from '../../shared/json';
+import { accountId } from '../../shared/replyAndWait';
 import { CREDENTIAL_TYPE, apiRequest, rawApiRequest, throwForStatus } from '../../shared/transport';
 import { readTriggerOptions } from '../options';
+import { withAccountLock } from './accountLock';
 import {
 	decideRegistration,
+	isJoinableUrl,
+	otherKeyRefusal,
 	sameUrl,
 	type RegistrationDecision,
 	type RemoteWebhook,
 } from './decision';
+import { postJoin } from './join';
+import { rememberNodeUrl } from './registry';
 import {
 	canOpenStoredSecret,
 	forgetManualSecret,
@@ -64,7 +76,10 @@ export class AccountWebhookTakenError extends WebhookPathTakenError {
  * other answer fails the activation, showing it as it came: guessing could mean replacing
  * a webhook that is not ours.
  */
-async function readRemoteWebhook(this: IHookFunctions, operation: string): Promise<RemoteWebhook> {
+export async function readRemoteWebhook(
+	this: IHookFunctions | ITriggerFunctions | IWebhookFunctions,
+	operation: string,
+): Promise<RemoteWebhook> {
 	const body = await apiRequest.call(this, 'GET', WEBHOOK_PATH, { context: { operation } });
 	if (
 		!isPlainObject(body) ||
@@ -103,6 +118,9 @@ async function currentDecision(
 			},
 		);
 	}
+	// The production URL only: a test listener's would replace it for this workflow's heartbeat and catch-up.
+	if (this.getActivationMode() !== 'manual' && this.getMode() !== 'manual')
+		rememberNodeUrl(`${this.getWorkflow().id ?? ''}:${this.getNode().id}`, ourUrl);
 	const remote = await readRemoteWebhook.call(this, operation);
 	const staticData = this.getWorkflowStaticData('node') as TriggerStaticData;
 	const decision = decideRegistration({
@@ -119,7 +137,70 @@ async function currentDecision(
 	return { ourUrl, staticData, decision };
 }
 
-/** checkExists: true only when the webhook is ours and we hold its secret (Manual: the credential's). */
+/**
+ * A registration made by this node's webhook() for its heartbeat (heartbeat.ts), written into
+ * main's activation-time copy of the static data, so that n8n's next whole save of that copy
+ * keeps the new secret instead of wiping it.
+ */
+export function adoptRegistration(staticData: TriggerStaticData, answer: IDataObject): void {
+	if (typeof answer.webhookUrl !== 'string' || typeof answer.sealedSecret !== 'string') return;
+	staticData.webhookUrl = answer.webhookUrl;
+	staticData.sealedSecret = answer.sealedSecret;
+	if (typeof answer.registeredBy === 'string') staticData.registeredBy = answer.registeredBy;
+	delete staticData.membership;
+	rememberOwner(answer.webhookUrl, staticData.registeredBy);
+}
+
+/** The API key, read once per webhook method; its account keys the lock (accountLock.ts). */
+async function apiKeyOf(this: IHookFunctions): Promise<string> {
+	return String((await this.getCredentials(CREDENTIAL_TYPE)).apiKey ?? '');
+}
+
+/** The events this trigger selected, as a join announces them. */
+export function selectedEvents(this: IHookFunctions | ITriggerFunctions): string[] {
+	const events = this.getNodeParameter('events', ['message.inbound']) as unknown;
+	return Array.isArray(events) ? events.map(String) : ['message.inbound'];
+}
+
+/**
+ * Joins the trigger holding the account's webhook (§4): true when this trigger is a member now
+ * or will be (the holder was unreachable: the heartbeat joins again), false when the holder's
+ * URL is dead in this n8n (the caller registers instead). A 401 is a final refusal.
+ */
+async function joinHolder(
+	this: IHookFunctions,
+	holderUrl: string,
+	ourUrl: string,
+	apiKey: string,
+): Promise<boolean> {
+	const { outcome, detail } = await postJoin.call(this, holderUrl, {
+		memberUrl: ourUrl,
+		events: selectedEvents.call(this),
+		apiKey,
+	});
+	const staticData = this.getWorkflowStaticData('node') as TriggerStaticData;
+	if (outcome === 'refused') {
+		const { message, description } = otherKeyRefusal(holderUrl);
+		throw new AccountWebhookTakenError(this.getNode(), message, description);
+	}
+	if (outcome === 'dead') {
+		this.logger.info(
+			`Business Messaging Trigger: the account's webhook ${holderUrl} is not active in this n8n any more (n8n answered 404); registering ${ourUrl}`,
+		);
+		return false;
+	}
+	if (outcome === 'unreachable') {
+		this.logger.warn(
+			`Business Messaging Trigger: could not join the trigger holding the account's webhook ${holderUrl} (${detail}); activated anyway, the heartbeat joins again within 30 s`,
+		);
+	}
+	// A secret kept from when this trigger held the webhook opens nothing now.
+	forgetRegistration(staticData);
+	staticData.membership = { holderUrl };
+	return true;
+}
+
+/** checkExists: true when the webhook is ours and we hold its secret (Manual: the credential's), or when we joined its holder. */
 export async function webhookExists(this: IHookFunctions): Promise<boolean> {
 	if (isManualRegistration.call(this)) {
 		forgetManualSecret.call(this);
@@ -133,28 +214,58 @@ export async function webhookExists(this: IHookFunctions): Promise<boolean> {
 			},
 		);
 	}
-	const { ourUrl, decision } = await currentDecision.call(this, 'Trigger → Check Webhook');
-	if (decision.action === 'keep') rememberOwner(ourUrl, this.getWorkflow().id);
-	return decision.action === 'keep';
+	const apiKey = await apiKeyOf.call(this);
+	return await withAccountLock(accountId(apiKey), async () => {
+		const { ourUrl, staticData, decision } = await currentDecision.call(
+			this,
+			'Trigger → Check Webhook',
+		);
+		if (decision.action === 'join')
+			return await joinHolder.call(this, decision.holderUrl, ourUrl, apiKey);
+		delete staticData.membership;
+		if (decision.action === 'keep') rememberOwner(ourUrl, this.getWorkflow().id);
+		return decision.action === 'keep';
+	});
 }
 
-/** create: registers our URL and stores the secret shown once in the response. */
+/** create: registers our URL and stores the secret shown once in the response (or joins the holder). */
 export async function registerWebhook(this: IHookFunctions): Promise<boolean> {
 	if (isManualRegistration.call(this)) return true;
-	// Read again rather than trust an earlier checkExists: the decision must hold now.
-	const operation = 'Trigger → Register Webhook';
-	const { ourUrl, staticData, decision } = await currentDecision.call(this, operation);
-	if (decision.action === 'keep') return true;
+	const apiKey = await apiKeyOf.call(this);
+	return await withAccountLock(accountId(apiKey), async () => {
+		// Read again rather than trust an earlier checkExists: the decision must hold now.
+		const operation = 'Trigger → Register Webhook';
+		const { ourUrl, staticData, decision } = await currentDecision.call(this, operation);
+		if (decision.action === 'keep') return true;
+		if (decision.action === 'join') {
+			if (await joinHolder.call(this, decision.holderUrl, ourUrl, apiKey)) return true;
+			return await registerOurUrl.call(this, ourUrl, staticData, apiKey, {
+				reason: 'the trigger holding it is no longer active in this n8n',
+				replacing: decision.holderUrl,
+			});
+		}
+		return await registerOurUrl.call(this, ourUrl, staticData, apiKey, decision);
+	});
+}
 
+/** POST /v1/console/webhook with our URL; the secret in the answer is stored sealed. */
+export async function registerOurUrl(
+	this: IHookFunctions | IWebhookFunctions,
+	ourUrl: string,
+	staticData: TriggerStaticData,
+	apiKey: string,
+	why: { reason: string; replacing?: string },
+): Promise<boolean> {
+	const operation = 'Trigger → Register Webhook';
 	forgetRegistration(staticData);
-	if (decision.replacing) {
+	delete staticData.membership;
+	if (why.replacing) {
 		this.logger.warn(
-			`Business Messaging Trigger: replacing the account's webhook ${decision.replacing} with ${ourUrl} (${decision.reason})`,
+			`Business Messaging Trigger: replacing the account's webhook ${why.replacing} with ${ourUrl} (${why.reason})`,
 		);
 	} else {
-		this.logger.info(`Business Messaging Trigger: registering ${ourUrl} (${decision.reason})`);
+		this.logger.info(`Business Messaging Trigger: registering ${ourUrl} (${why.reason})`);
 	}
-
 	const response = await rawApiRequest.call(this, 'POST', WEBHOOK_PATH, {
 		body: { url: ourUrl },
 		context: { operation },
@@ -195,8 +306,7 @@ export async function registerWebhook(this: IHookFunctions): Promise<boolean> {
 			},
 		);
 	}
-	const { apiKey } = await this.getCredentials(CREDENTIAL_TYPE);
-	storeRegistration(staticData, ourUrl, this.getWorkflow().id ?? '', secret, String(apiKey));
+	storeRegistration(staticData, ourUrl, this.getWorkflow().id ?? '', secret, apiKey);
 	rememberOwner(ourUrl, this.getWorkflow().id);
 	return true;
 }
@@ -221,23 +331,49 @@ export async function deleteWebhook(this: IHookFunctions): Promise<boolean> {
 			);
 			return true;
 		}
-		const remote = await readRemoteWebhook.call(this, 'Trigger → Delete Webhook');
-		if (!ourUrl || !remote.configured || !sameUrl(remote.url, ourUrl)) {
-			this.logger.info(
-				remote.configured
-					? `Business Messaging Trigger: the account's webhook now points at ${remote.url}, not at ${ourUrl}; left in place`
-					: 'Business Messaging Trigger: no webhook is configured any more; nothing to delete',
-			);
-			return true;
-		}
-		await apiRequest.call(this, 'DELETE', WEBHOOK_PATH, {
-			context: { operation: 'Trigger → Delete Webhook' },
+		const apiKey = await apiKeyOf.call(this);
+		return await withAccountLock(accountId(apiKey), async () => {
+			const remote = await readRemoteWebhook.call(this, 'Trigger → Delete Webhook');
+			if (ourUrl && isJoinableUrl(remote.url, ourUrl)) {
+				// A member leaves: the holder stops forwarding to it.
+				const { outcome, detail } = await postJoin.call(this, remote.url as string, {
+					memberUrl: ourUrl,
+					events: selectedEvents.call(this),
+					apiKey,
+					leave: true,
+				});
+				if (outcome !== 'joined')
+					this.logger.info(
+						`Business Messaging Trigger: leaving ${remote.url} was not confirmed (${detail}); it stops forwarding at n8n's 404`,
+					);
+				return true;
+			}
+			return await deleteIfOurs.call(this, remote, ourUrl);
 		});
-		owners.delete(ourUrl);
-		return true;
 	} finally {
 		// Whatever happened, the stored secret no longer belongs to a registration we
 		// rely on: a later activation registers again and gets a new one.
 		forgetRegistration(staticData);
+		delete staticData.membership;
 	}
+}
+
+async function deleteIfOurs(
+	this: IHookFunctions,
+	remote: RemoteWebhook,
+	ourUrl: string | undefined,
+): Promise<boolean> {
+	if (!ourUrl || !remote.configured || !sameUrl(remote.url, ourUrl)) {
+		this.logger.info(
+			remote.configured
+				? `Business Messaging Trigger: the account's webhook now points at ${remote.url}, not at ${ourUrl}; left in place`
+				: 'Business Messaging Trigger: no webhook is configured any more; nothing to delete',
+		);
+		return true;
+	}
+	await apiRequest.call(this, 'DELETE', WEBHOOK_PATH, {
+		context: { operation: 'Trigger → Delete Webhook' },
+	});
+	owners.delete(ourUrl);
+	return true;
 }

@@ -217,7 +217,9 @@ export async function runEditorChecks(ctx: EditorChecksContext): Promise<number>
 				);
 				await ui.openWorkflow(workflow.id);
 				const ndv = await ui.openNode(TRIGGER_NAME);
-				const notice = ndv.getByText('The account has only one webhook.', { exact: false }).first();
+				const notice = ndv
+					.getByText('The account has one webhook. The first active', { exact: false })
+					.first();
 				await notice.waitFor();
 				const noticeText = (await notice.textContent())?.trim() ?? '';
 				expect(/Take Over Existing Webhook/.test(noticeText), `notice: ${noticeText}`);

@@ -1,5 +1,6 @@
 import {
 	decideRegistration,
+	isJoinableUrl,
 	isSameNodeUrl,
 	sameUrl,
 	type DecisionInput,
@@ -125,11 +126,54 @@ describe('decideRegistration', () => {
 		}
 	});
 
-	it('another node (other webhookId) is foreign', () => {
-		const other = 'https://n8n.example.com/webhook/aaaaaaaa-1b2a-4c5d-9e8f-0a1b2c3d4e5f/webhook';
+	it('another node (other webhookId) of another n8n is foreign', () => {
+		const other =
+			'https://staging.example.com/webhook/aaaaaaaa-1b2a-4c5d-9e8f-0a1b2c3d4e5f/webhook';
 		expect(decideRegistration(input({ remote: { configured: true, url: other } })).action).toBe(
 			'refuse',
 		);
+	});
+
+	describe('join (several-workflows §4)', () => {
+		const OTHER = 'https://n8n.example.com/webhook/aaaaaaaa-1b2a-4c5d-9e8f-0a1b2c3d4e5f/webhook';
+		it("another trigger's URL of this n8n is joined, even with take-over", () => {
+			for (const takeOver of [false, true]) {
+				expect(
+					decideRegistration(input({ remote: { configured: true, url: OTHER }, takeOver })),
+				).toEqual({ action: 'join', holderUrl: OTHER });
+			}
+		});
+		it("another trigger's test URL of this n8n is joined", () => {
+			const test =
+				'https://n8n.example.com/webhook-test/aaaaaaaa-1b2a-4c5d-9e8f-0a1b2c3d4e5f/webhook';
+			expect(decideRegistration(input({ remote: { configured: true, url: test } }))).toEqual({
+				action: 'join',
+				holderUrl: test,
+			});
+		});
+		it('not joined: another origin, another path, a query string, or this very node', () => {
+			for (const url of [
+				'https://n8n.example.com:8443/webhook/aaaaaaaa-1b2a-4c5d-9e8f-0a1b2c3d4e5f/webhook',
+				'https://n8n.example.com/webhook/aaaaaaaa-1b2a-4c5d-9e8f-0a1b2c3d4e5f/other',
+				'https://n8n.example.com/webhook/not-a-uuid/webhook',
+				`${OTHER}?x=1`,
+				FOREIGN_URL,
+			]) {
+				expect(isJoinableUrl(url, PROD)).toBe(false);
+				expect(decideRegistration(input({ remote: { configured: true, url } })).action).not.toBe(
+					'join',
+				);
+			}
+			expect(isJoinableUrl(PROD, PROD)).toBe(false);
+			expect(isJoinableUrl(`${PROD}/`, PROD)).toBe(false);
+		});
+		it('a test listener of this node still refuses while its production URL holds the webhook', () => {
+			expect(
+				decideRegistration(
+					input({ remote: { configured: true, url: PROD }, ourUrl: TEST, isTest: true }),
+				).action,
+			).toBe('refuse');
+		});
 	});
 });
 

@@ -204,13 +204,13 @@ describe('late deliveries (Recover Missed Messages on, the default)', () => {
 		expect(fresh.workflowData).toBeDefined();
 	});
 
-	it('a late event that is not selected is still acknowledged 200 (nothing to recover)', async () => {
+	it('a late event that is not selected is answered 503 too: a member selecting it recovers it (several-workflows §5)', async () => {
 		const { harness, secret } = await activeTrigger({ events: ['message.status'] });
 		const late = await harness.receive(
 			signedRequest(inboundEnvelope({}, serviceTimestamp(Date.now() - 6_000)), secret),
 		);
-		expect(late.status).toBe(200);
-		expect(late.body).toMatchObject({ ignored: 'event message.inbound is not selected' });
+		expect(late.status).toBe(503);
+		expectNoExecution(late);
 	});
 
 	it('a late delivery is not remembered as received: refused again, never run', async () => {
@@ -395,7 +395,10 @@ describe('requests that are not a signed JSON envelope never cause work', () => 
 	});
 	it("a flood to one trigger does not hide another trigger's rejection lines (one bound per trigger)", async () => {
 		const flooded = (await activeTrigger()).harness;
-		const other = await trigger(sb, { options: { takeOver: true } } as never);
+		// Another n8n (another origin): it takes the webhook over rather than joining the first.
+		const other = await trigger(sb, { options: { takeOver: true } } as never, {
+			webhookUrl: 'https://other-n8n.example/webhook',
+		});
 		await other.activate();
 		const lines: string[] = [];
 		jest.spyOn(Logger.prototype, 'warn').mockImplementation((message: string) => {

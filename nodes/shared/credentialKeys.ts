@@ -1,0 +1,82 @@
+/**
+ * Keys derived from the API key, and the one cache of them per trigger. Reading a credential
+ * costs n8n 2.x an expression isolate, so a trigger reads it once and again only when a
+ * signature does not match, at most every 10 s (a key changed in the credential): a flood of
+ * forged requests costs no credential reads. Only derived keys are kept, never the API key.
+ */
+import { createHmac } from 'node:crypto';
+import type { IHookFunctions, ITriggerFunctions, IWebhookFunctions } from 'n8n-workflow';
+
+import { verifySignature } from './signature';
+import { CREDENTIAL_TYPE } from './transport';
+
+/** Reply and Wait registering its entries through the trigger. */
+export const WAIT_REGISTRATION_LABEL = 'business-messaging wait registration v1';
+/** A trigger joining (or leaving) the account's holder. */
+export const JOIN_LABEL = 'business-messaging membership v1';
+/** The holder passing an event on to a member: another key, so a captured join is no forward. */
+export const FORWARD_LABEL = 'business-messaging forward v1';
+
+export function deriveKey(apiKey: string, label: string): string {
+	return createHmac('sha256', apiKey).update(label).digest('hex');
+}
+
+const LABELS = [WAIT_REGISTRATION_LABEL, JOIN_LABEL, FORWARD_LABEL] as const;
+export type KeyLabel = (typeof LABELS)[number];
+
+interface KeyRing {
+	keys: Record<KeyLabel, string>;
+	readAtMs: number;
+}
+
+const REREAD_MS = 10_000;
+const BOUND = 1000;
+const rings = new Map<string, KeyRing>();
+
+type Context = IWebhookFunctions | IHookFunctions | ITriggerFunctions;
+
+function cacheKeyOf(this: Context): string {
+	return `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
+}
+
+async function readRing(this: Context): Promise<KeyRing | string> {
+	try {
+		const apiKey = String((await this.getCredentials(CREDENTIAL_TYPE)).apiKey ?? '');
+		if (apiKey === '') return 'the credential has no API key';
+		const keys = Object.fromEntries(LABELS.map((label) => [label, deriveKey(apiKey, label)]));
+		const ring = { keys: keys as KeyRing['keys'], readAtMs: Date.now() };
+		if (rings.size >= BOUND) rings.clear();
+		rings.set(cacheKeyOf.call(this), ring);
+		return ring;
+	} catch (error) {
+		return `the credential could not be read (${(error as Error).message})`;
+	}
+}
+
+/**
+ * True when `signature` is `sha256=<HMAC(derived key, message)>` for this trigger's API key, or
+ * why not. Constant time (signature.ts), fails closed.
+ */
+export async function verifyWithDerivedKey(
+	this: Context,
+	label: KeyLabel,
+	message: Buffer,
+	signature: string | string[] | undefined,
+): Promise<true | string> {
+	let ring = rings.get(cacheKeyOf.call(this));
+	if (ring && verifySignature(message, signature, ring.keys[label]).valid) return true;
+	if (ring && Date.now() - ring.readAtMs < REREAD_MS)
+		return "not signed with this trigger's API key";
+	const read = await readRing.call(this);
+	if (typeof read === 'string') return read;
+	ring = read;
+	return verifySignature(message, signature, ring.keys[label]).valid
+		? true
+		: "not signed with this trigger's API key";
+}
+
+/** This trigger's derived key for `label`, from the cache (read when missing); undefined when unreadable. */
+export async function derivedKeyOf(this: Context, label: KeyLabel): Promise<string | undefined> {
+	const ring = rings.get(cacheKeyOf.call(this)) ?? (await readRing.call(this));
+	return typeof ring === 'string' ? undefined : ring.keys[label];
+}

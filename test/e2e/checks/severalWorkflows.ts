@@ -1,0 +1,178 @@
+// Several workflows on one account (docs/several-workflows.md, T1 slimmed): the three examples
+// activated at the same moment in real n8n, one registration, each selected event once per
+// workflow, none unselected; a forged join refused.
+import { createHmac } from 'node:crypto';
+
+import type { N8nClient, SavedWorkflow } from '../../real-n8n/n8n';
+import type { SandboxControl } from '../../real-n8n/sandbox';
+import { sleep, waitFor } from '../../real-n8n/util';
+
+type Check = (name: string, body: () => Promise<string>) => Promise<boolean>;
+
+export interface SeveralWorkflowsContext {
+	check: Check;
+	client: N8nClient;
+	control: SandboxControl;
+	number: string;
+	workflows: { autoReply: SavedWorkflow; syncToCrm: SavedWorkflow; deliveryStatus: SavedWorkflow };
+	productionUrl(workflow: SavedWorkflow): string;
+	registeredUrl(): Promise<string | null>;
+	triggerName(workflow: SavedWorkflow): string;
+}
+
+const COUNT = 30;
+
+function expect(condition: unknown, message: string): asserts condition {
+	if (!condition) throw new Error(message);
+}
+
+export async function severalWorkflowsCheck(ctx: SeveralWorkflowsContext): Promise<void> {
+	const { check, client, control, number, workflows, productionUrl, registeredUrl } = ctx;
+	const { autoReply, syncToCrm, deliveryStatus } = workflows;
+	const all = [autoReply, syncToCrm, deliveryStatus];
+
+	await check(
+		`several workflows (issue 26): the three examples activated at once share one registration; ${COUNT} inbound + ${COUNT} statuses each reach every workflow selecting them once; a forged join is refused`,
+		async () => {
+			await waitFor('no webhook registered', async () => (await registeredUrl()) === null, 20_000);
+			const since = (await control.state()).requests.length;
+			const outcomes = await Promise.all(
+				all.map(async (w) => await client.activateAndSettle(w.id)),
+			);
+			const failed = outcomes.flatMap((o, i) => (o.ok ? [] : [`${all[i].name}: ${o.message}`]));
+			expect(failed.length === 0, `activation errors: ${failed.join(' | ')}`);
+			const holderUrl = await waitFor(
+				'the webhook registered',
+				async () => (await registeredUrl()) ?? undefined,
+				20_000,
+			);
+			const holder = all.find((w) => productionUrl(w) === holderUrl);
+			expect(holder, `the webhook ${holderUrl} is none of the three workflows`);
+			// The members joined at activation; give the heartbeat no part in it.
+			await sleep(1500);
+
+			const before = (await control.state()).messages.length;
+			for (let i = 0; i < COUNT; i++) {
+				const sent = await control.inbound({
+					from: `+3361000${String(i).padStart(4, '0')}`,
+					contact_name: `Contact ${i}`,
+					number,
+					text: `several workflows ${i}`,
+				});
+				expect(sent.delivery.delivered, `inbound ${i}: ${JSON.stringify(sent.delivery)}`);
+			}
+			const replies = await waitFor(
+				`${COUNT} auto-replies`,
+				async () => {
+					const messages = (await control.state()).messages.slice(before);
+					return messages.length >= COUNT ? messages : undefined;
+				},
+				120_000,
+				500,
+			);
+			for (const reply of replies.slice(0, COUNT)) {
+				const sent = await control.status(reply.id, 'delivered');
+				expect(sent.delivery.delivered, `status: ${JSON.stringify(sent.delivery)}`);
+			}
+
+			const finished = async (w: SavedWorkflow) =>
+				(await client.executions(w.id)).filter(
+					(e) => !['running', 'new', 'waiting'].includes(e.status),
+				);
+			await waitFor(
+				`${COUNT} executions of each workflow`,
+				async () => {
+					const counts = await Promise.all(all.map(async (w) => (await finished(w)).length));
+					return counts.every((n) => n >= COUNT) ? counts : undefined;
+				},
+				180_000,
+				1000,
+			);
+			// Late duplicates (a retried forward, a recovery) would show up now.
+			await sleep(8000);
+			const ids: Record<string, string[]> = {};
+			for (const w of all) {
+				ids[w.name] = [];
+				for (const execution of await finished(w)) {
+					const output = await client.executionOutput(execution.id);
+					const event = output.nodes[ctx.triggerName(w)]?.[0] as
+						| { event?: string; data?: { wa_message_id?: string; id?: string; status?: string } }
+						| undefined;
+					ids[w.name].push(
+						event?.event === 'message.status'
+							? `status:${event.data?.id}:${event.data?.status}`
+							: `${event?.event}:${event?.data?.wa_message_id}`,
+					);
+				}
+			}
+			const summary = (w: SavedWorkflow, prefix: string) => {
+				const list = ids[w.name];
+				const selected = list.filter((id) => id.startsWith(prefix));
+				expect(
+					list.length === COUNT && new Set(selected).size === COUNT,
+					`${w.name}: ${list.length} executions, ${new Set(selected).size} distinct ${prefix} events, ${list.length - selected.length} unselected`,
+				);
+				return `${w.name} ${selected.length}`;
+			};
+			const counts = [
+				summary(autoReply, 'message.inbound:'),
+				summary(syncToCrm, 'message.inbound:'),
+				summary(deliveryStatus, 'status:'),
+			];
+			const registrations = (await control.state()).requests
+				.slice(since)
+				.filter((r) => r.method === 'POST' && r.path === '/v1/console/webhook').length;
+			expect(registrations === 1, `POST /v1/console/webhook ${registrations} times, expected 1`);
+
+			// A join signed with another key: 401, nothing runs (and nothing forwarded to the forged URL).
+			const member = all.find((w) => w !== holder)!;
+			const body = JSON.stringify({
+				member_url: productionUrl(member).replace(
+					/\/[^/]+\/webhook$/,
+					'/00000000-0000-4000-8000-000000000000/webhook',
+				),
+				workflow_id: 'forged',
+				events: ['message.inbound'],
+				account: 'forged',
+				instance_id: 'forged',
+				issued_at_ms: Date.now(),
+			});
+			const key = createHmac('sha256', 'sk_live_forged')
+				.update('business-messaging membership v1')
+				.digest('hex');
+			const executionCount = async () =>
+				(await Promise.all(all.map(async (w) => (await client.executions(w.id)).length))).reduce(
+					(a, b) => a + b,
+				);
+			const executionsBefore = await executionCount();
+			const forged = await fetch(holderUrl, {
+				method: 'POST',
+				headers: {
+					'content-type': 'application/json',
+					'x-business-messaging-join': `sha256=${createHmac('sha256', key).update(body).digest('hex')}`,
+				},
+				body,
+			});
+			await forged.text();
+			expect(forged.status === 401, `forged join answered ${forged.status}`);
+			await sleep(2000);
+			const executionsAfter = await executionCount();
+			expect(
+				executionsAfter === executionsBefore,
+				`the forged join started ${executionsAfter - executionsBefore} executions`,
+			);
+			// n8n's REST answer carries the workflow's static data (the members table) where it shows it.
+			const saved = JSON.stringify((await client.getWorkflow(holder.id)) as unknown);
+			expect(
+				!saved.includes('00000000-0000-4000-8000-000000000000'),
+				'the forged member is stored',
+			);
+
+			// Members first: the holder's delete() removes the webhook, a member's heartbeat would take it.
+			for (const w of all.filter((x) => x !== holder)) await client.deactivate(w.id);
+			await client.deactivate(holder.id);
+			await waitFor('the webhook removed', async () => (await registeredUrl()) === null, 20_000);
+			return `0 activation errors; 1 registration (holder ${holder.name}); executions: ${counts.join(', ')}, 0 unselected, 0 duplicates; forged join 401, 0 executions`;
+		},
+	);
+}

@@ -1,0 +1,423 @@
+// Several triggers on one account (docs/several-workflows.md §4, §5): triggers of one n8n (one
+// origin, one real HTTP server) against the sandbox, through n8n-core's real contexts.
+import { createHmac, randomUUID } from 'crypto';
+
+import { request } from 'undici';
+
+import { recordReceived, serveWebhooks, type ServedWebhook } from '../../harness';
+import type { WebhookHarness, WebhookReceiveResult } from '../../harness';
+import { createKey } from '../businessMessaging/helpers';
+import { accountId } from '../../../nodes/shared/replyAndWait';
+import { signJoin } from '../../../nodes/BusinessMessagingTrigger/registration/join';
+import {
+	DELIVERY_HEADER,
+	FORWARDED_AT_HEADER,
+	FORWARD_HEADER,
+	signForward,
+} from '../../../nodes/BusinessMessagingTrigger/receiving/forward';
+import { startHeartbeat } from '../../../nodes/BusinessMessagingTrigger/registration/heartbeat';
+import { MEMBERS_KEY } from '../../../nodes/BusinessMessagingTrigger/registration/members';
+import { CONTACT, inboundEnvelope, signedRequest, useSandbox } from '../../support';
+import { apiCalls, control, trigger, type Json } from './helpers';
+
+const sb = useSandbox({ reset: 'never' });
+const WEBHOOK = '/v1/console/webhook';
+const number = () => sb.numbers[0].phone_number_id;
+
+interface Running {
+	harnesses: WebhookHarness[];
+	results: WebhookReceiveResult[][];
+	server: ServedWebhook;
+}
+const open: Running[] = [];
+afterEach(async () => {
+	jest.restoreAllMocks();
+	await Promise.all(open.splice(0).map(async (running) => await running.server.close()));
+	sb.reset();
+});
+
+/** Triggers of one n8n behind one server (not activated yet). */
+async function oneN8n(
+	...parameters: Array<{ events?: string[]; apiKey?: string; options?: Json }>
+): Promise<Running> {
+	const harnesses = await Promise.all(
+		parameters.map(
+			async ({ apiKey, ...rest }) =>
+				await trigger(sb, { catchUp: false, ...rest } as never, {
+					webhookId: randomUUID(),
+					...(apiKey && { credentialExtra: { apiKey } }),
+				}),
+		),
+	);
+	const results = harnesses.map((harness) => recordReceived(harness));
+	const server = await serveWebhooks(harnesses);
+	const running = { harnesses, results, server };
+	open.push(running);
+	return running;
+}
+
+const executions = (results: WebhookReceiveResult[]) =>
+	results.filter((result) => result.workflowData !== undefined);
+
+/** The forwards are not awaited by the holder: wait until `done` holds. */
+async function until(done: () => boolean, ms = 5000): Promise<void> {
+	const end = Date.now() + ms;
+	while (!done() && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
+async function post(url: string, headers: Record<string, string>, body: string | Buffer) {
+	const response = await request(url, {
+		method: 'POST',
+		headers: { 'content-type': 'application/json', ...headers },
+		body,
+	});
+	const text = await response.body.text();
+	return { status: response.statusCode, body: text ? (JSON.parse(text) as Json) : undefined };
+}
+
+function joinBody(member: WebhookHarness, overrides: Json = {}) {
+	return JSON.stringify({
+		member_url: member.webhookUrl,
+		workflow_id: 'wf',
+		events: ['message.inbound'],
+		account: accountId(sb.keys.all),
+		instance_id: INSTANCE_ID(),
+		issued_at_ms: Date.now(),
+		...overrides,
+	});
+}
+
+/** n8n's instance id as the harness gives it to every trigger (one n8n). */
+let instanceId = '';
+const INSTANCE_ID = () => instanceId;
+
+/** Someone registers `url` at the service directly (the console). */
+async function registerUrl(url: string): Promise<void> {
+	const registered = await request(`${sb.baseUrl}${WEBHOOK}`, {
+		method: 'POST',
+		headers: { authorization: `Bearer ${sb.keys.all}`, 'content-type': 'application/json' },
+		body: JSON.stringify({ url }),
+	});
+	await registered.body.text();
+	expect(registered.statusCode).toBe(201);
+}
+
+async function inbound(text: string) {
+	return await control(sb, 'POST', '/inbound', {
+		from: CONTACT,
+		contact_name: 'Ada',
+		number: number(),
+		text,
+	});
+}
+
+describe('a second trigger on the account joins the first (§4)', () => {
+	it('one registration; the member is in the holder static data; activation succeeds', async () => {
+		const { harnesses } = await oneN8n({}, { events: ['message.status'] });
+		const [holder, member] = harnesses;
+		await holder.activate();
+		await member.activate();
+		instanceId = holder.triggerContext().context.getInstanceId();
+		expect(apiCalls(sb, 'POST', WEBHOOK)).toBe(1);
+		expect(sb.state().webhook.url).toBe(holder.webhookUrl);
+		expect(holder.globalStaticData[MEMBERS_KEY]).toEqual({
+			[member.webhookUrl]: {
+				events: ['message.status'],
+				account: accountId(sb.keys.all),
+				workflowId: expect.any(String),
+				joinedAtMs: expect.any(Number),
+				seenAtMs: expect.any(Number),
+			},
+		});
+		expect(member.staticData).toEqual({ membership: { holderUrl: holder.webhookUrl } });
+	});
+
+	it('activated at the same moment: exactly one registration (the account lock)', async () => {
+		const { harnesses } = await oneN8n({}, {}, {});
+		await Promise.all(harnesses.map(async (harness) => await harness.activate()));
+		expect(apiCalls(sb, 'POST', WEBHOOK)).toBe(1);
+		const holder = harnesses.find((harness) => harness.webhookUrl === sb.state().webhook.url)!;
+		expect(Object.keys(holder.globalStaticData[MEMBERS_KEY] as Json)).toHaveLength(2);
+	});
+
+	it('same account, another API key: refused naming the same-credential way out', async () => {
+		const other = (await createKey(sb, ['messages:read', 'balance:read'])).value;
+		const { harnesses } = await oneN8n({}, { apiKey: other });
+		await harnesses[0].activate();
+		await expect(harnesses[1].activate()).rejects.toThrow(
+			/held by another Business Messaging Trigger of this n8n, which uses a different API key.*select the same Business Messaging credential/,
+		);
+		expect(harnesses[0].globalStaticData[MEMBERS_KEY]).toBeUndefined();
+	});
+
+	it("the holder's URL answering n8n's 404 (its workflow gone): the trigger registers itself", async () => {
+		const { harnesses } = await oneN8n({});
+		const [next] = harnesses;
+		// A trigger's URL of this n8n that no active workflow serves any more.
+		await registerUrl(next.webhookUrl.replace(/\/[^/]+\/webhook$/, `/${randomUUID()}/webhook`));
+		await next.activate();
+		expect(sb.state().webhook.url).toBe(next.webhookUrl);
+		expect(next.staticData.sealedSecret).toEqual(expect.any(String));
+		expect(next.staticData.membership).toBeUndefined();
+	});
+
+	it('the holder answering 503 (busy, restarting): activation succeeds, nothing registered (the heartbeat joins later)', async () => {
+		const { harnesses } = await oneN8n({}, {});
+		const [busy, member] = harnesses;
+		busy.receive = async () => ({ status: 503, body: { busy: true }, headers: {} });
+		await registerUrl(busy.webhookUrl);
+		await member.activate();
+		expect(sb.state().webhook.url).toBe(busy.webhookUrl);
+		expect(apiCalls(sb, 'POST', WEBHOOK)).toBe(1);
+		expect(member.staticData).toEqual({ membership: { holderUrl: busy.webhookUrl } });
+	});
+
+	it('a member that is deactivated leaves: the holder drops it', async () => {
+		const { harnesses } = await oneN8n({}, {});
+		const [holder, member] = harnesses;
+		await holder.activate();
+		await member.activate();
+		expect(Object.keys(holder.globalStaticData[MEMBERS_KEY] as Json)).toEqual([member.webhookUrl]);
+		await member.deactivate();
+		expect(holder.globalStaticData[MEMBERS_KEY]).toEqual({});
+		expect(sb.state().webhook.url).toBe(holder.webhookUrl);
+	});
+});
+
+describe('forged and replayed joins (§4, §9)', () => {
+	it('wrong key, another n8n, another origin, own URL, stale, replayed: 401, nothing stored, no execution', async () => {
+		const { harnesses, results } = await oneN8n({}, {});
+		const [holder, member] = harnesses;
+		await holder.activate();
+		instanceId = holder.triggerContext().context.getInstanceId();
+		const wrongKey = `sk_live_${'cd'.repeat(24)}`;
+		const send = async (body: string, key = sb.keys.all) =>
+			await post(holder.webhookUrl, { 'x-business-messaging-join': signJoin(key, body) }, body);
+
+		expect((await send(joinBody(member), wrongKey)).status).toBe(401);
+		expect((await send(joinBody(member, { instance_id: 'another-n8n' }))).status).toBe(401);
+		expect(
+			(
+				await send(
+					joinBody(member, {
+						member_url: `http://127.0.0.2:1/webhook/${randomUUID()}/webhook`,
+					}),
+				)
+			).status,
+		).toBe(401);
+		expect((await send(joinBody(member, { member_url: holder.webhookUrl }))).status).toBe(401);
+		expect((await send(joinBody(member, { issued_at_ms: Date.now() - 6 * 60_000 }))).status).toBe(
+			401,
+		);
+		expect(
+			(
+				await post(
+					holder.webhookUrl,
+					{ 'x-business-messaging-join': 'sha256=00' },
+					joinBody(member),
+				)
+			).status,
+		).toBe(401);
+		expect(holder.globalStaticData[MEMBERS_KEY]).toBeUndefined();
+
+		const good = joinBody(member);
+		expect((await send(good)).status).toBe(200);
+		expect((await send(good)).status).toBe(401);
+		expect(Object.keys(holder.globalStaticData[MEMBERS_KEY] as Json)).toEqual([member.webhookUrl]);
+		expect(executions(results[0])).toHaveLength(0);
+	});
+});
+
+describe('events forwarded to each member (§5)', () => {
+	it("each selected event once per trigger; the holder's own filters never stop a forward", async () => {
+		const { harnesses, results } = await oneN8n(
+			{ events: ['message.status'] },
+			{ events: ['message.inbound'] },
+			{ events: ['message.inbound', 'message.status'] },
+		);
+		for (const harness of harnesses) await harness.activate();
+		expect(apiCalls(sb, 'POST', WEBHOOK)).toBe(1);
+
+		for (let i = 0; i < 3; i++) {
+			const sent = await inbound(`hello ${i}`);
+			expect(sent.body.delivery).toMatchObject({ delivered: true, status: 200 });
+		}
+		const reply = await request(`${sb.baseUrl}/v1/messages/reply`, {
+			method: 'POST',
+			headers: { authorization: `Bearer ${sb.keys.all}`, 'content-type': 'application/json' },
+			body: JSON.stringify({ to: CONTACT, text: 'thanks', from: number() }),
+		});
+		const { id } = (await reply.body.json()) as Json;
+		await control(sb, 'POST', '/status', { id, status: 'delivered' });
+
+		await until(() => executions(results[1]).length === 3 && executions(results[2]).length === 4);
+		const texts = (list: WebhookReceiveResult[]) =>
+			executions(list).map((r) => {
+				const json = r.workflowData![0][0].json as Json;
+				return json.event === 'message.status' ? `status:${json.data.status}` : json.data.text;
+			});
+		expect(texts(results[0])).toEqual(['status:delivered']);
+		expect(texts(results[1]).sort()).toEqual(['hello 0', 'hello 1', 'hello 2']);
+		expect(texts(results[2]).sort()).toEqual(['hello 0', 'hello 1', 'hello 2', 'status:delivered']);
+		// The forwarded item is the service's event, byte for byte.
+		const delivered = sb
+			.state()
+			.deliveries.find((d: Json) => JSON.parse(d.body).data.text === 'hello 0');
+		if (!delivered) throw new Error('no delivery of hello 0');
+		const forwarded = executions(results[1]).find(
+			(r) => (r.workflowData![0][0].json as Json).data.text === 'hello 0',
+		)!;
+		expect((forwarded.workflowData![0][0].json as Json).data).toEqual(
+			JSON.parse(String(delivered.body)).data,
+		);
+	});
+
+	it('forged, stale or replayed forwards, and service-signed events sent straight to a member: no execution', async () => {
+		const { harnesses, results } = await oneN8n({}, {});
+		const [holder, member] = harnesses;
+		await holder.activate();
+		await member.activate();
+		const { rawBody, headers } = signedRequest(
+			inboundEnvelope({ number: number() }),
+			String(sb.state().webhook.secret),
+		);
+		const fwdKey = createHmac('sha256', sb.keys.all)
+			.update('business-messaging forward v1')
+			.digest('hex');
+		const forward = (atMs: number, key = fwdKey, delivery = headers['x-service-signature']) => ({
+			[FORWARD_HEADER]: signForward(key, atMs, '', rawBody),
+			[FORWARDED_AT_HEADER]: String(atMs),
+			[DELIVERY_HEADER]: delivery,
+		});
+		// Straight from the service to the member: it holds no secret.
+		expect((await post(member.webhookUrl, headers, rawBody)).status).toBe(401);
+		// Signed with another key, or the join key (a captured join is no forward), or stale.
+		const joinKey = createHmac('sha256', sb.keys.all)
+			.update('business-messaging membership v1')
+			.digest('hex');
+		expect(
+			(await post(member.webhookUrl, forward(Date.now(), 'x'.repeat(64)), rawBody)).status,
+		).toBe(401);
+		expect((await post(member.webhookUrl, forward(Date.now(), joinKey), rawBody)).status).toBe(401);
+		expect((await post(member.webhookUrl, forward(Date.now() - 6 * 60_000), rawBody)).status).toBe(
+			401,
+		);
+		// Another body under a valid forward signature.
+		const other = Buffer.from(rawBody.toString().replace('"text"', '"text" '));
+		expect((await post(member.webhookUrl, forward(Date.now()), other)).status).toBe(401);
+		expect(executions(results[1])).toHaveLength(0);
+		// A good one runs once; the same delivery again (a holder's retry) does not.
+		expect((await post(member.webhookUrl, forward(Date.now()), rawBody)).status).toBe(200);
+		expect((await post(member.webhookUrl, forward(Date.now() + 1), rawBody)).body).toMatchObject({
+			ignored: expect.stringMatching(/already received/),
+		});
+		expect(executions(results[1])).toHaveLength(1);
+		// A forward sent to the holder is no service event: it holds no forward for itself to run twice.
+		expect(executions(results[0])).toHaveLength(0);
+	});
+
+	it("a member answering n8n's 404 is dropped from the holder's members", async () => {
+		const { harnesses } = await oneN8n({}, {});
+		const [holder, member] = harnesses;
+		await holder.activate();
+		await member.activate();
+		// Gone without leaving (n8n 2.x removes the row before delete(), or a crash): a URL no workflow serves.
+		const state = holder.globalStaticData[MEMBERS_KEY] as Json;
+		const stranger = member.webhookUrl.replace(/\/[^/]+\/webhook$/, `/${randomUUID()}/webhook`);
+		holder.globalStaticData[MEMBERS_KEY] = { [stranger]: { ...state[member.webhookUrl] } };
+		expect((await inbound('to a gone member')).body.delivery).toMatchObject({ delivered: true });
+		await until(() => !(stranger in (holder.globalStaticData[MEMBERS_KEY] as Json)), 1000);
+		await inbound('next');
+		// Dropped; the member that is still active stays (this process saw it join).
+		expect(Object.keys(holder.globalStaticData[MEMBERS_KEY] as Json)).toEqual([member.webhookUrl]);
+	});
+});
+
+describe('heartbeat (§4)', () => {
+	it('the holder deactivated: a member registers and holds within one beat; events reach it directly', async () => {
+		const { harnesses, results } = await oneN8n({}, {});
+		const [holder, member] = harnesses;
+		await holder.activate();
+		await member.activate();
+		await holder.deactivate();
+		expect(sb.state().webhook.configured).toBe(false);
+		const heartbeat = await startHeartbeat.call(member.triggerContext().context);
+		try {
+			expect(await heartbeat.beat()).toBe('registered');
+			expect(sb.state().webhook.url).toBe(member.webhookUrl);
+			expect(member.staticData.sealedSecret).toEqual(expect.any(String));
+			expect(await heartbeat.beat()).toBe('holder');
+			expect((await inbound('after the hand-over')).body.delivery).toMatchObject({
+				delivered: true,
+				status: 200,
+			});
+			expect(executions(results[1])).toHaveLength(1);
+			expect(apiCalls(sb, 'POST', WEBHOOK)).toBe(2);
+		} finally {
+			heartbeat.close();
+		}
+	});
+
+	it("the holder's URL dead in this n8n (n8n's 404): a member registers in its place within one beat", async () => {
+		const { harnesses } = await oneN8n({}, {});
+		const [holder, member] = harnesses;
+		await holder.activate();
+		await member.activate();
+		// The holder's workflow is gone without deleting the webhook (n8n's row removed, delete() failed).
+		const dead = member.webhookUrl.replace(/\/[^/]+\/webhook$/, `/${randomUUID()}/webhook`);
+		await registerUrl(dead);
+		const heartbeat = await startHeartbeat.call(member.triggerContext().context);
+		try {
+			expect(await heartbeat.beat()).toBe('registered');
+			expect(sb.state().webhook.url).toBe(member.webhookUrl);
+			expect(member.staticData.sealedSecret).toEqual(expect.any(String));
+		} finally {
+			heartbeat.close();
+		}
+	});
+
+	it('a member re-joins (a join lost to a concurrent save is repaired); a foreign webhook is never taken', async () => {
+		const { harnesses } = await oneN8n({}, {});
+		const [holder, member] = harnesses;
+		await holder.activate();
+		await member.activate();
+		delete holder.globalStaticData[MEMBERS_KEY];
+		const heartbeat = await startHeartbeat.call(member.triggerContext().context);
+		try {
+			expect(await heartbeat.beat()).toBe('member');
+			expect(Object.keys(holder.globalStaticData[MEMBERS_KEY] as Json)).toEqual([
+				member.webhookUrl,
+			]);
+			await registerUrl('https://crm.example.org/hooks/messaging');
+			expect(await heartbeat.beat()).toBe('foreign');
+			expect(sb.state().webhook.url).toBe('https://crm.example.org/hooks/messaging');
+		} finally {
+			heartbeat.close();
+		}
+	});
+
+	it("before each emit the holder copies the registry's live members into its static data", async () => {
+		const { harnesses } = await oneN8n({}, { events: ['message.status'] });
+		const [holder, member] = harnesses;
+		await holder.activate();
+		// The member's join never reached the holder (busy): only the registry knows it.
+		const receive = holder.receive;
+		holder.receive = async () => ({ status: 503, body: {}, headers: {} });
+		await member.activate();
+		holder.receive = receive;
+		expect(holder.globalStaticData[MEMBERS_KEY]).toBeUndefined();
+		const holderBeat = await startHeartbeat.call(holder.triggerContext().context);
+		const memberBeat = await startHeartbeat.call(member.triggerContext().context);
+		try {
+			holderBeat.beforeEmit();
+			expect(holder.globalStaticData[MEMBERS_KEY]).toMatchObject({
+				[member.webhookUrl]: { events: ['message.status'] },
+			});
+			memberBeat.beforeEmit();
+			expect(member.globalStaticData[MEMBERS_KEY]).toBeUndefined();
+		} finally {
+			holderBeat.close();
+			memberBeat.close();
+		}
+	});
+});
