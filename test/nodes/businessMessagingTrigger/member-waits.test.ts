@@ -14,6 +14,7 @@ import {
 	STATIC_DATA_KEY,
 	accountId,
 	registerWaiting,
+	triggerIdentity,
 	waitingKey,
 	type WaitingEntry,
 } from '../../../nodes/shared/replyAndWait';
@@ -31,7 +32,10 @@ import {
 	type WaitRole,
 } from '../../../nodes/BusinessMessagingTrigger/routing/whoseWait';
 import { CONTACT, OTHER_CONTACT, inboundEnvelope, signedRequest, useSandbox } from '../../support';
-import { apiCalls, control, trigger, type Json } from './helpers';
+import { catchUpOnce } from '../../../nodes/BusinessMessagingTrigger/catchUp/catchUp';
+import { SETTLE_MS } from '../../../nodes/BusinessMessagingTrigger/catchUp/recoveries';
+import { readTriggerOptions } from '../../../nodes/BusinessMessagingTrigger/options';
+import { apiCalls, control, servedTrigger, trigger, type Json } from './helpers';
 
 const sb = useSandbox({ reset: 'never' });
 const number = () => sb.numbers[0].phone_number_id;
@@ -123,14 +127,14 @@ async function until(done: () => boolean, ms = 5000): Promise<void> {
 	await new Promise((resolve) => setTimeout(resolve, 150));
 }
 
-async function answer(text: string, from = CONTACT) {
+async function answer(text: string, from = CONTACT, delivered = true) {
 	const sent = await control(sb, 'POST', '/inbound', {
 		from,
 		contact_name: 'Ada',
 		number: number(),
 		text,
 	});
-	expect(sent.body.delivery).toMatchObject({ delivered: true, status: 200 });
+	expect(sent.body.delivery).toMatchObject({ delivered });
 }
 
 describe('Reply and Wait with several triggers (§8)', () => {
@@ -283,6 +287,63 @@ describe('Reply and Wait with several triggers (§8)', () => {
 			false,
 			false,
 		]);
+	});
+});
+
+describe('a recovered answer (the catch-up): each trigger resumes only its own part (§8)', () => {
+	it("a member's catch-up resumes its own workflow's wait, and starts its workflow for another workflow's (that one's trigger resumes it)", async () => {
+		const waiting = await resumer(200);
+		const served = await servedTrigger(sb, {});
+		try {
+			const since = { createdAt: sb.now().toISOString(), ids: [] };
+			await served.down();
+			await answer('answered while n8n was down', CONTACT, false);
+			await answer('to another workflow', OTHER_CONTACT, false);
+			await served.up();
+			const held = served.harness.triggerContext('init');
+			const own = workflowOf(served.harness);
+			// A member: its node static data names the holder.
+			(held.context.getWorkflowStaticData('node') as Json).membership = {
+				holderUrl: 'http://127.0.0.1:1/webhook/00000000-0000-4000-8000-000000000000/webhook',
+			};
+			const hour = { expiresAtMs: Date.now() + 3600_000 };
+			registerWaiting(
+				undefined,
+				waitingKey(CONTACT, number()),
+				waitFor(waiting.url, own, { ...hour, executionId: '81' }),
+			);
+			registerWaiting(
+				undefined,
+				waitingKey(OTHER_CONTACT, number()),
+				waitFor(waiting.url, 'another-workflow', { ...hour, executionId: '82' }),
+			);
+			// n8n's clock past the settle time of what the service stored.
+			const now = Date.now();
+			jest.spyOn(Date, 'now').mockImplementation(() => now + SETTLE_MS + 5000);
+			await catchUpOnce.call(
+				held.context,
+				{ watermarks: { 'message.inbound': since } },
+				readTriggerOptions({}),
+				triggerIdentity(sb.keys.all),
+				() => false,
+				() => undefined,
+			);
+			for (let i = 0; i < 100 && (held.emitted.length < 1 || waiting.bodies.length < 1); i++) {
+				for (const execution of held.executions) execution?.resolve({} as never);
+				await new Promise((resolve) => setTimeout(resolve, 50));
+			}
+			await new Promise((resolve) => setTimeout(resolve, 300));
+			for (const execution of held.executions) execution?.resolve({} as never);
+			expect(waiting.bodies.map((body) => body.answer.data.text)).toEqual([
+				'answered while n8n was down',
+			]);
+			expect(held.emitted.map((data) => (data.flat()[0].json.data as Json).text)).toEqual([
+				'to another workflow',
+			]);
+		} finally {
+			jest.restoreAllMocks();
+			await served.close();
+		}
 	});
 });
 
