@@ -320,7 +320,7 @@ async function runChecks(
 		},
 	);
 	if (!imported) return;
-	const { autoReply, syncToCrm, deliveryStatus } = imported.workflows;
+	const { autoReply, syncToCrm, deliveryStatus, conversation } = imported.workflows;
 
 	const productionUrl = (workflow: SavedWorkflow): string => {
 		const trigger = workflow.nodes.find((node) => node.type === TRIGGER_TYPE);
@@ -441,7 +441,7 @@ async function runChecks(
 		client,
 		control,
 		number,
-		workflows: { autoReply, syncToCrm, deliveryStatus },
+		workflows: { autoReply, syncToCrm, deliveryStatus, conversation },
 		productionUrl,
 		registeredUrl,
 		triggerName,
