@@ -2,7 +2,11 @@
  * Passing an event on to the members (docs/several-workflows.md §5), both ends. The holder
  * forwards the raw bytes the service signed, signed again with a key derived from the API key
  * (another one than the join's: a captured join is no forward). The forwards start before the
- * holder's own route and are not awaited: a slow member never holds back the service's answer.
+ * holder's own route, and the holder waits for each member's first answer for up to 4 s before
+ * its own: n8n answers the service only after that, so a holder that dies with a forward in flight
+ * leaves a failure in the service's log that every trigger's catch-up recovers (once: a member
+ * that had it drops the copy). A slow member holds the answer back 4 s at most; its retries go on
+ * in the background.
  */
 import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
@@ -44,6 +48,8 @@ export function parseResumed(
 }
 
 const FORWARD_TIMEOUT_MS = 5000;
+/** How long the holder waits for the members' first answers: within the service's ~8 s, with room for its own. */
+export const FIRST_ANSWER_WAIT_MS = 4000;
 /** Within the default Max Event Age (300 s): a member still takes the event after the last one. */
 export const RETRY_DELAYS_MS = [2000, 10_000, 60_000, 200_000];
 const FRESHNESS_MS = 5 * 60_000;
@@ -92,9 +98,11 @@ async function deliver(
 	deliveryId: string,
 	holderWorkflowId: string,
 	resumed: string,
+	firstAnswered: () => void,
 ): Promise<void> {
 	let last = '';
 	for (let attempt = 0; attempt <= RETRY_DELAYS_MS.length; attempt++) {
+		if (attempt === 1) firstAnswered();
 		if (attempt > 0) await sleep(RETRY_DELAYS_MS[attempt - 1]);
 		const forwardedAtMs = Date.now();
 		let answer: ForwardAnswer;
@@ -150,9 +158,11 @@ async function deliver(
 }
 
 /**
- * The holder's side: starts one forward per member that selected the event and returns at once
- * (not awaited: see the top of this file). Returns how many were started. A member whose wait
- * the holder is resuming gets its forward once the resume is settled, saying so.
+ * The holder's side: starts one forward per member that selected the event and returns once each
+ * first attempt is answered (or failed), or after FIRST_ANSWER_WAIT_MS (see the top of this file).
+ * Returns how many were started. A member whose wait the holder is resuming gets its forward once
+ * the resume is settled, saying so (not waited for: the wait is already resumed, the forward only
+ * tells that member to run nothing).
  */
 export async function forwardEvent(
 	this: IWebhookFunctions,
@@ -169,18 +179,31 @@ export async function forwardEvent(
 	const forwardKey = await derivedKeyOf.call(this, FORWARD_LABEL);
 	const deliveryId = single(serviceSignature);
 	if (!forwardKey || !deliveryId) return 0;
+	const firstAnswers: Array<Promise<void>> = [];
 	for (const url of targets) {
-		const resumed =
-			resumedFor && members[url].workflowId === resumedFor.workflowId
-				? resumedFor.header
-				: Promise.resolve('');
+		const resumes = resumedFor !== undefined && members[url].workflowId === resumedFor.workflowId;
+		const resumed = resumes ? resumedFor.header : Promise.resolve('');
+		let firstAnswered = () => {};
+		if (!resumes) firstAnswers.push(new Promise<void>((resolve) => (firstAnswered = resolve)));
 		void resumed
 			.then(
 				async (header) =>
-					await deliver.call(this, url, rawBody, forwardKey, deliveryId, holder, header),
+					await deliver.call(
+						this,
+						url,
+						rawBody,
+						forwardKey,
+						deliveryId,
+						holder,
+						header,
+						firstAnswered,
+					),
 			)
-			.catch(() => undefined);
+			.catch(() => undefined)
+			.finally(firstAnswered);
 	}
+	if (firstAnswers.length > 0)
+		await Promise.race([Promise.all(firstAnswers), sleep(FIRST_ANSWER_WAIT_MS)]);
 	return targets.length;
 }
 

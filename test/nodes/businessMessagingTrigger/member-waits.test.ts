@@ -292,13 +292,17 @@ describe('Reply and Wait with several triggers (§8)', () => {
 
 describe('a recovered answer (the catch-up): each trigger resumes only its own part (§8)', () => {
 	it("a member's catch-up resumes its own workflow's wait, and starts its workflow for another workflow's (that one's trigger resumes it)", async () => {
+		// Contacts of their own: a recovered message waits behind its contact's earlier recovered executions, and
+		// the other tests' contacts may still have one held in this process.
+		const OWN_CONTACT = '+33699990001';
+		const ANOTHER_CONTACT = '+33699990002';
 		const waiting = await resumer(200);
 		const served = await servedTrigger(sb, {});
 		try {
 			const since = { createdAt: sb.now().toISOString(), ids: [] };
 			await served.down();
-			await answer('answered while n8n was down', CONTACT, false);
-			await answer('to another workflow', OTHER_CONTACT, false);
+			await answer('answered while n8n was down', OWN_CONTACT, false);
+			await answer('to another workflow', ANOTHER_CONTACT, false);
 			await served.up();
 			const held = served.harness.triggerContext('init');
 			const own = workflowOf(served.harness);
@@ -309,12 +313,12 @@ describe('a recovered answer (the catch-up): each trigger resumes only its own p
 			const hour = { expiresAtMs: Date.now() + 3600_000 };
 			registerWaiting(
 				undefined,
-				waitingKey(CONTACT, number()),
+				waitingKey(OWN_CONTACT, number()),
 				waitFor(waiting.url, own, { ...hour, executionId: '81' }),
 			);
 			registerWaiting(
 				undefined,
-				waitingKey(OTHER_CONTACT, number()),
+				waitingKey(ANOTHER_CONTACT, number()),
 				waitFor(waiting.url, 'another-workflow', { ...hour, executionId: '82' }),
 			);
 			// n8n's clock past the settle time of what the service stored.

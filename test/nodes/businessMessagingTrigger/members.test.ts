@@ -1,6 +1,8 @@
 // Several triggers on one account (docs/several-workflows.md §4, §5): triggers of one n8n (one
 // origin, one real HTTP server) against the sandbox, through n8n-core's real contexts.
 import { createHmac, randomUUID } from 'crypto';
+import { createServer, type Server } from 'http';
+import type { AddressInfo } from 'net';
 
 import { request } from 'undici';
 
@@ -11,6 +13,7 @@ import { accountId } from '../../../nodes/shared/replyAndWait';
 import { signJoin } from '../../../nodes/BusinessMessagingTrigger/registration/join';
 import {
 	DELIVERY_HEADER,
+	FIRST_ANSWER_WAIT_MS,
 	FORWARDED_AT_HEADER,
 	FORWARD_HEADER,
 	signForward,
@@ -59,7 +62,7 @@ async function oneN8n(
 const executions = (results: WebhookReceiveResult[]) =>
 	results.filter((result) => result.workflowData !== undefined);
 
-/** The forwards are not awaited by the holder: wait until `done` holds. */
+/** A forward's retries, and a holder's bookkeeping after its answer, are not awaited: wait until `done` holds. */
 async function until(done: () => boolean, ms = 5000): Promise<void> {
 	const end = Date.now() + ms;
 	while (!done() && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 20));
@@ -314,6 +317,70 @@ describe('events forwarded to each member (§5)', () => {
 		expect(executions(results[1])).toHaveLength(1);
 		// A forward sent to the holder is no service event: it holds no forward for itself to run twice.
 		expect(executions(results[0])).toHaveLength(0);
+	});
+
+	/** A member URL served by a stub that answers each request after `delayMs` (or never), recording when. */
+	async function slowMember(delayMs: number | 'never') {
+		const answeredAt: number[] = [];
+		const server = createServer((req, res) => {
+			req.resume();
+			if (delayMs === 'never') return;
+			setTimeout(() => {
+				answeredAt.push(Date.now());
+				res.writeHead(200, { 'content-type': 'application/json' }).end('{"received":true}');
+			}, delayMs);
+		});
+		await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+		const { port } = server.address() as AddressInfo;
+		stubs.push(server);
+		return { url: `http://127.0.0.1:${port}/webhook/${randomUUID()}/webhook`, answeredAt };
+	}
+	const stubs: Server[] = [];
+	afterEach(async () => {
+		for (const server of stubs.splice(0)) {
+			server.closeAllConnections();
+			await new Promise((resolve) => server.close(resolve));
+		}
+	});
+
+	it('the holder answers the service only once each member answered its forward: a holder that dies first leaves a failure the catch-ups recover', async () => {
+		const { harnesses, results } = await oneN8n({}, {});
+		const [holder, member] = harnesses;
+		await holder.activate();
+		await member.activate();
+		const slow = await slowMember(500);
+		const state = holder.globalStaticData[MEMBERS_KEY] as Json;
+		holder.globalStaticData[MEMBERS_KEY] = {
+			...state,
+			[slow.url]: { ...state[member.webhookUrl] },
+		};
+		const sent = await inbound('to a slow member');
+		const answeredServiceAt = Date.now();
+		expect(sent.body.delivery).toMatchObject({ delivered: true, status: 200 });
+		// Both members had it when the service got its 2xx, not some time after.
+		expect(slow.answeredAt).toHaveLength(1);
+		expect(slow.answeredAt[0]).toBeLessThanOrEqual(answeredServiceAt);
+		expect(executions(results[1])).toHaveLength(1);
+	});
+
+	it('a member that never answers holds the service back 4 s at most: the event is delivered, the retries go on', async () => {
+		const { harnesses, results } = await oneN8n({}, {});
+		const [holder, member] = harnesses;
+		await holder.activate();
+		await member.activate();
+		const hung = await slowMember('never');
+		const state = holder.globalStaticData[MEMBERS_KEY] as Json;
+		holder.globalStaticData[MEMBERS_KEY] = {
+			...state,
+			[hung.url]: { ...state[member.webhookUrl] },
+		};
+		const started = Date.now();
+		const sent = await inbound('to a hung member');
+		expect(sent.body.delivery).toMatchObject({ delivered: true, status: 200 });
+		expect(Date.now() - started).toBeGreaterThanOrEqual(FIRST_ANSWER_WAIT_MS - 100);
+		expect(Date.now() - started).toBeLessThan(FIRST_ANSWER_WAIT_MS + 3000);
+		expect(executions(results[0])).toHaveLength(1);
+		expect(executions(results[1])).toHaveLength(1);
 	});
 
 	it("a member answering n8n's 404 is dropped from the holder's members", async () => {
