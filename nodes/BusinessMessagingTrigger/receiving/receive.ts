@@ -21,6 +21,7 @@ import { HAND_OVER_IGNORED } from '../routing/handOver';
 import { eventItem, routeEvent } from '../routing/route';
 import type { TriggerIdentity } from '../../shared/replyAndWait';
 import { CLAIM_HEADER, receiveClaim } from '../registration/heartbeat';
+import { HANDOFF_HEADER, receiveHandOff } from '../registration/handOff';
 import { JOIN_HEADER, receiveJoin } from '../registration/join';
 import {
 	checkDelivery,
@@ -101,6 +102,19 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 				this,
 				outcome.status as 400 | 401,
 				`claim refused: ${String(outcome.reason)}`,
+			);
+		return { webhookResponse: outcome };
+	}
+	// Not an event: the holder, deactivated, handing the account's webhook off to this member (§6).
+	const handOff = headers[HANDOFF_HEADER];
+	if (handOff !== undefined) {
+		const body = await rawBodyOf.call(this).catch(() => undefined);
+		const outcome = await receiveHandOff.call(this, body, handOff);
+		if ('status' in outcome && typeof outcome.status === 'number' && 'reason' in outcome)
+			return reject.call(
+				this,
+				outcome.status as 400 | 401,
+				`hand-off refused: ${String(outcome.reason)}`,
 			);
 		return { webhookResponse: outcome };
 	}
