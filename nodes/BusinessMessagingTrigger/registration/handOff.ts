@@ -55,16 +55,16 @@ export function handOffCandidates(account: string, ownUrl: string, members: Memb
 }
 
 /**
- * The holder's delete(): offers the registration to each candidate in turn; the new holder's URL,
- * or undefined when none took it (the caller deletes the webhook). The webhook must still be
- * ours (the caller read it under the account's lock).
+ * The holder's delete(): offers the registration to each candidate in turn; the new holder's URL
+ * (undefined when none took it: the caller deletes the webhook) and how many were asked. The
+ * webhook must still be ours (the caller read it under the account's lock).
  */
 export async function handOff(
 	this: IHookFunctions,
 	ownUrl: string,
 	apiKey: string,
 	account: string,
-): Promise<string | undefined> {
+): Promise<{ url?: string; asked: number }> {
 	const global = this.getWorkflowStaticData('global') as IDataObject;
 	const members = readMembers(global, Date.now());
 	const candidates = handOffCandidates(account, ownUrl, members);
@@ -117,11 +117,11 @@ export async function handOff(
 			this.logger.info(
 				`${LOG_PREFIX}: handed the account's webhook off to ${url} in ${Date.now() - startedMs} ms`,
 			);
-			return url;
+			return { url, asked: candidates.indexOf(url) + 1 };
 		}
 		this.logger.info(`${LOG_PREFIX}: ${url} did not take the account's webhook over (${status})`);
 	}
-	return undefined;
+	return { asked: candidates.length };
 }
 
 // ---------------------------------------------------------------------------

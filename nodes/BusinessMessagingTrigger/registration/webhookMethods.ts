@@ -365,10 +365,18 @@ export async function deleteWebhook(this: IHookFunctions): Promise<boolean> {
 			}
 			if (ourUrl && remote.configured && sameUrl(remote.url, ourUrl)) {
 				// n8n 2.x has already removed our URL's route: the hand-off goes to the member's URL.
-				if (await handOff.call(this, ourUrl, apiKey, accountId(apiKey))) {
+				const { url, asked } = await handOff.call(this, ourUrl, apiKey, accountId(apiKey));
+				if (url) {
 					owners.delete(ourUrl);
 					return true;
 				}
+				// A member may have registered although its answer never came (a timeout): read again.
+				if (asked > 0)
+					return await deleteIfOurs.call(
+						this,
+						await readRemoteWebhook.call(this, 'Trigger → Delete Webhook'),
+						ourUrl,
+					);
 			}
 			return await deleteIfOurs.call(this, remote, ourUrl);
 		});

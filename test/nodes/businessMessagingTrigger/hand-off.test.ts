@@ -213,6 +213,22 @@ describe('the holder deactivated hands the webhook off to a member (§6)', () =>
 		expect(sb.state().webhook.configured).toBe(false);
 	});
 
+	it('a member that registered but whose answer was lost keeps the webhook: the holder reads it again before deleting', async () => {
+		const { harnesses } = await oneN8n({}, {});
+		const [holder, next] = harnesses;
+		for (const harness of harnesses) await harness.activate();
+		const receive = next.receive;
+		next.receive = async (input) => {
+			await receive(input);
+			return { status: 503, body: {}, headers: {} };
+		};
+		await holder.deactivate();
+		next.receive = receive;
+		expect(apiCalls(sb, 'DELETE', WEBHOOK)).toBe(0);
+		expect(sb.state().webhook.url).toBe(next.webhookUrl);
+		expect(next.staticData.sealedSecret).toEqual(expect.any(String));
+	});
+
 	it('republishing the holder: it hands off, then joins the new holder as a member', async () => {
 		const { harnesses } = await oneN8n({}, {});
 		const [holder, next] = harnesses;
