@@ -182,7 +182,7 @@ async function main(): Promise<void> {
 			fresh: true,
 			n8nPort: 0,
 			sandboxPort: 0,
-			activateAutoReply: true,
+			activate: ['autoReply'],
 		});
 		browser = await launchChromium(profile);
 		const { cdp } = browser;

@@ -103,7 +103,8 @@ async function main(): Promise<void> {
 		fresh: options.fresh,
 		n8nPort: options.port,
 		sandboxPort: options.sandboxPort,
-		activateAutoReply: true,
+		// Every example at once: the first trigger registers the account's webhook, the others join it.
+		activate: Object.keys(EXAMPLES) as Array<keyof typeof EXAMPLES>,
 	});
 	if (stopping) return;
 
@@ -124,11 +125,11 @@ async function main(): Promise<void> {
 		`  Sandbox       ${sandbox.baseUrl}        control API: ${sandbox.baseUrl}/_sandbox`,
 		`  Chat page     ${sandbox.baseUrl}/       write as a contact, see the replies, set statuses, the delivery log`,
 		`  Credential    "${CREDENTIAL_NAME}": the sandbox key with every scope, Base URL ${sandbox.baseUrl}`,
-		'  Workflows (examples/; the account has one webhook, so one is active at a time)',
+		'  Workflows (examples/; all active at once: each gets every event its trigger selects)',
 		...workflows,
 		'  Data tables   Contacts, Delivery status (Overview > Data tables)',
 		'',
-		'Simulate an inbound message (the auto-reply workflow answers it), on the chat page or with:',
+		'Simulate an inbound message (auto-reply answers it, conversation asks for the order number), on the chat page or with:',
 		`  ${inboundCurl(sandbox.baseUrl, number)}`,
 		'',
 		`Other sandbox keys (numbers ${sandbox.numbers.map((n) => n.phone_number_id).join(', ')}):`,

@@ -7,6 +7,8 @@
 import { createHmac } from 'node:crypto';
 import type { IHookFunctions, ITriggerFunctions, IWebhookFunctions } from 'n8n-workflow';
 
+import type { TriggerIdentity } from './replyAndWait';
+
 import { verifySignature } from './signature';
 import { CREDENTIAL_TYPE } from './transport';
 
@@ -17,6 +19,10 @@ export const JOIN_LABEL = 'business-messaging membership v1';
 /** The holder passing an event on to a member: another key, so a captured join is no forward. */
 export const FORWARD_LABEL = 'business-messaging forward v1';
 
+/** The account id stored with waits and members (its first 32 hex digits), and the resume tokens' key. */
+export const ACCOUNT_ID_LABEL = 'business-messaging account id v1';
+export const RESUME_KEY_LABEL = 'business-messaging resume key v2';
+
 export function deriveKey(apiKey: string, label: string): string {
 	return createHmac('sha256', apiKey).update(label).digest('hex');
 }
@@ -26,6 +32,8 @@ export type KeyLabel = (typeof LABELS)[number];
 
 interface KeyRing {
 	keys: Record<KeyLabel, string>;
+	/** Reply and Wait's view of the key: whose waits this trigger resumes, and their tokens. */
+	identity: TriggerIdentity;
 	readAtMs: number;
 }
 
@@ -44,7 +52,11 @@ async function readRing(this: Context): Promise<KeyRing | string> {
 		const apiKey = String((await this.getCredentials(CREDENTIAL_TYPE)).apiKey ?? '');
 		if (apiKey === '') return 'the credential has no API key';
 		const keys = Object.fromEntries(LABELS.map((label) => [label, deriveKey(apiKey, label)]));
-		const ring = { keys: keys as KeyRing['keys'], readAtMs: Date.now() };
+		const identity = {
+			account: deriveKey(apiKey, ACCOUNT_ID_LABEL).slice(0, 32),
+			resumeKey: deriveKey(apiKey, RESUME_KEY_LABEL),
+		};
+		const ring = { keys: keys as KeyRing['keys'], identity, readAtMs: Date.now() };
 		if (rings.size >= BOUND) rings.clear();
 		rings.set(cacheKeyOf.call(this), ring);
 		return ring;
@@ -79,4 +91,10 @@ export async function verifyWithDerivedKey(
 export async function derivedKeyOf(this: Context, label: KeyLabel): Promise<string | undefined> {
 	const ring = rings.get(cacheKeyOf.call(this)) ?? (await readRing.call(this));
 	return typeof ring === 'string' ? undefined : ring.keys[label];
+}
+
+/** This trigger's Reply and Wait identity, from the cache (read when missing); undefined when unreadable. */
+export async function identityOf(this: Context): Promise<TriggerIdentity | undefined> {
+	const ring = rings.get(cacheKeyOf.call(this)) ?? (await readRing.call(this));
+	return typeof ring === 'string' ? undefined : ring.identity;
 }

@@ -42,7 +42,13 @@ import { sleep } from 'n8n-workflow';
 
 import { isPlainObject } from './json';
 import { ReplayGuard } from './replayGuard';
-import { WAIT_REGISTRATION_LABEL, deriveKey, verifyWithDerivedKey } from './credentialKeys';
+import {
+	ACCOUNT_ID_LABEL,
+	RESUME_KEY_LABEL,
+	WAIT_REGISTRATION_LABEL,
+	deriveKey,
+	verifyWithDerivedKey,
+} from './credentialKeys';
 import { computeSignature } from './signature';
 import { apiRequest } from './transport';
 
@@ -112,6 +118,11 @@ export interface WaitingEntry {
 	account: string;
 	/** The workflow whose static data keeps the entry (the trigger's); none: this process's memory only. */
 	home?: string;
+	/**
+	 * The waiting execution's workflow: with several triggers on the account, that workflow's
+	 * trigger plays the part of the answer (docs/several-workflows.md §8). None: registered before.
+	 */
+	workflowId?: string;
 }
 
 /**
@@ -119,10 +130,7 @@ export interface WaitingEntry {
  * key, so one account's customer message never reaches another account's waiting execution.
  */
 export function accountId(apiKey: string): string {
-	return createHmac('sha256', apiKey)
-		.update('business-messaging account id v1')
-		.digest('hex')
-		.slice(0, 32);
+	return deriveKey(apiKey, ACCOUNT_ID_LABEL).slice(0, 32);
 }
 
 const memory = new Map<string, WaitingEntry>();
@@ -136,7 +144,7 @@ const memory = new Map<string, WaitingEntry>();
  * Nothing stored (static data, the execution) lets anyone make one.
  */
 export function resumeKey(apiKey: string): string {
-	return createHmac('sha256', apiKey).update('business-messaging resume key v2').digest('hex');
+	return deriveKey(apiKey, RESUME_KEY_LABEL);
 }
 
 export function resumeToken(
@@ -251,7 +259,8 @@ function isEntry(value: unknown): value is WaitingEntry {
 		typeof value.executionId === 'string' &&
 		typeof value.expiresAtMs === 'number' &&
 		typeof value.node === 'string' &&
-		typeof value.account === 'string'
+		typeof value.account === 'string' &&
+		(value.workflowId === undefined || typeof value.workflowId === 'string')
 	);
 }
 
@@ -336,17 +345,23 @@ export function findWaiting(
 	keys: string[],
 	account: string,
 	nowMs = Date.now(),
+	/** Which waits the caller plays the part of (several triggers on the account); all without. */
+	mayResume: WaitFilter = () => true,
 ): { key: string; entry: WaitingEntry } | undefined {
 	const stored = staticEntries(staticData);
 	for (const key of keys) {
 		const inStatic =
 			stored && isEntry(stored[key]) ? (stored[key] as unknown as WaitingEntry) : undefined;
 		for (const entry of [memory.get(key), inStatic]) {
-			if (entry && entry.account === account && isLive(key, entry, nowMs)) return { key, entry };
+			if (entry && entry.account === account && isLive(key, entry, nowMs) && mayResume(entry))
+				return { key, entry };
 		}
 	}
 	return undefined;
 }
+
+/** Whether a trigger resumes this wait (docs/several-workflows.md §8: whose workflow's wait it is). */
+export type WaitFilter = (entry: WaitingEntry) => boolean;
 
 /** Forgets the entry (answered, or refused), wherever it is, unless another execution took the key since. */
 export function removeWaiting(
@@ -492,10 +507,11 @@ export function classifyResumeAnswer(
 }
 
 /** The live entry waiting for this inbound message's contact, if any (none for a handed-over message). */
-function waitingEntryFor(
+export function waitingEntryFor(
 	this: IWebhookFunctions | ITriggerFunctions,
 	item: INodeExecutionData,
 	identity: TriggerIdentity | undefined,
+	mayResume?: WaitFilter,
 ): { key: string; entry: WaitingEntry } | undefined {
 	const json = item.json;
 	if (
@@ -513,6 +529,8 @@ function waitingEntryFor(
 		this.getWorkflowStaticData('global') as IDataObject,
 		[waitingKey(contact, number), waitingKey(contact, undefined)],
 		identity.account,
+		Date.now(),
+		mayResume,
 	);
 }
 
@@ -524,9 +542,25 @@ export async function resumeWaitingExecution(
 	identity: TriggerIdentity | undefined,
 	/** Called once when the resume takes longer than RESUME_SLOW_MS (the webhook answers the service then). */
 	onSlow?: () => void,
+	/** Which waits this trigger plays the part of (several triggers on the account); all without. */
+	mayResume?: WaitFilter,
 ): Promise<ResumeOutcome> {
-	const found = waitingEntryFor.call(this, item, identity);
+	const found = waitingEntryFor.call(this, item, identity, mayResume);
 	if (!found || !identity) return { resumed: false };
+	return await resumeEntry.call(this, item, identity, found, onSlow);
+}
+
+/**
+ * Resumes one wait found for the item: the entry is forgotten first (synchronously, before any
+ * request), so it is taken once, then the answer is posted patiently (RESUME_PATIENCE_MS).
+ */
+export async function resumeEntry(
+	this: IWebhookFunctions | ITriggerFunctions,
+	item: INodeExecutionData,
+	identity: TriggerIdentity,
+	found: { key: string; entry: WaitingEntry },
+	onSlow?: () => void,
+): Promise<ResumeOutcome> {
 	const { key, entry } = found;
 	const staticData = this.getWorkflowStaticData('global') as IDataObject;
 	removeWaiting(staticData, key, entry.executionId);

@@ -6,6 +6,7 @@
  * Normally started by scripts/e2e.sh (npm run test:e2e), which builds, packs and runs both lines.
  * Exit code 0 only when every check passed. Writes <out>/summary-line<N>.json.
  */
+import type { IDataObject } from 'n8n-workflow';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -319,7 +320,7 @@ async function runChecks(
 		},
 	);
 	if (!imported) return;
-	const { autoReply, syncToCrm, deliveryStatus } = imported.workflows;
+	const { autoReply, syncToCrm, deliveryStatus, conversation } = imported.workflows;
 
 	const productionUrl = (workflow: SavedWorkflow): string => {
 		const trigger = workflow.nodes.find((node) => node.type === TRIGGER_TYPE);
@@ -349,6 +350,41 @@ async function runChecks(
 		knownExecutions.add(execution.id);
 		return execution;
 	};
+	/**
+	 * The finished execution of the workflow whose trigger emitted the event `matches` accepts. A workflow that
+	 * was active before also runs what its catch-up recovers on reactivation (messages whose delivery failed
+	 * meanwhile), and late forwards from the checks of several workflows: the next execution is not always this
+	 * event's.
+	 */
+	const executionOfEvent = async (
+		workflow: SavedWorkflow,
+		what: string,
+		matches: (event: { event?: string; data?: IDataObject }) => boolean,
+		timeoutMs = 45_000,
+	): Promise<Execution> => {
+		const others = new Set<string>();
+		const execution = await waitFor(
+			`the execution of workflow ${workflow.id} for ${what}`,
+			async () => {
+				for (const e of await client.executions(workflow.id)) {
+					if (knownExecutions.has(e.id) || others.has(e.id)) continue;
+					if (['running', 'new', 'waiting'].includes(e.status)) continue;
+					const output = await client.executionOutput(e.id);
+					const event = output.nodes[triggerName(workflow)]?.[0] as
+						{ event?: string; data?: IDataObject } | undefined;
+					if (event && matches(event)) return e;
+					others.add(e.id);
+				}
+				return undefined;
+			},
+			timeoutMs,
+			500,
+		);
+		knownExecutions.add(execution.id);
+		return execution;
+	};
+	const executionOfMessage = async (workflow: SavedWorkflow, waMessageId: string) =>
+		await executionOfEvent(workflow, waMessageId, (e) => e.data?.wa_message_id === waMessageId);
 	const noNewExecution = async (quietMs = 4000): Promise<void> => {
 		await sleep(quietMs);
 		const fresh = (await client.executions()).filter((e) => !knownExecutions.has(e.id));
@@ -397,7 +433,7 @@ async function runChecks(
 			reply.text.includes(contactName),
 			`reply text does not greet the contact: ${reply.text}`,
 		);
-		return { execution, reply, delivery: sent.delivery };
+		return { execution, reply, delivery: sent.delivery, waMessageId: sent.record.wa_message_id };
 	};
 
 	const severalWorkflows = {
@@ -405,7 +441,7 @@ async function runChecks(
 		client,
 		control,
 		number,
-		workflows: { autoReply, syncToCrm, deliveryStatus },
+		workflows: { autoReply, syncToCrm, deliveryStatus, conversation },
 		productionUrl,
 		registeredUrl,
 		triggerName,
@@ -693,8 +729,8 @@ async function runChecks(
 			expect(outcome.ok, `the second workflow was refused: ${outcome.ok ? '' : outcome.message}`);
 			const current = await registeredUrl();
 			expect(current === productionUrl(autoReply), `the sandbox webhook changed to ${current}`);
-			const { execution } = await roundTrip('+447700900125', 'Ada', 'Both workflows');
-			const forwarded = await nextExecution(syncToCrm.id);
+			const { execution, waMessageId } = await roundTrip('+447700900125', 'Ada', 'Both workflows');
+			const forwarded = await executionOfMessage(syncToCrm, waMessageId);
 			await client.deactivate(syncToCrm.id);
 			await sleep(1000);
 			const after = await registeredUrl();
@@ -790,7 +826,7 @@ async function runChecks(
 					text,
 				});
 				expect(sent.delivery.delivered, `inbound delivery: ${JSON.stringify(sent.delivery)}`);
-				const execution = await nextExecution(syncToCrm.id);
+				const execution = await executionOfMessage(syncToCrm, sent.record.wa_message_id);
 				expect(
 					execution.status === 'success',
 					`execution ${execution.id} ended ${execution.status}: ${JSON.stringify((await client.executionOutput(execution.id)).error ?? {})}`,
@@ -826,7 +862,9 @@ async function runChecks(
 	await check(
 		'delivery-status: message.status events reach the workflow and update the row',
 		async () => {
-			const reply = (await control.state()).messages[0];
+			// The newest reply: the several-workflows check already set "delivered" on the first ones (a status
+			// already run is not run again).
+			const reply = (await control.state()).messages.at(-1);
 			expect(reply, 'no sent message to update (the auto-reply check did not send one)');
 			await activate(deliveryStatus);
 			await sleep(1500);
@@ -834,7 +872,11 @@ async function runChecks(
 			for (const status of ['delivered', 'read']) {
 				const sent = await control.status(reply.id, status);
 				expect(sent.delivery.delivered, `status delivery: ${JSON.stringify(sent.delivery)}`);
-				const execution = await nextExecution(deliveryStatus.id);
+				const execution = await executionOfEvent(
+					deliveryStatus,
+					`${reply.id} ${status}`,
+					(e) => e.data?.id === reply.id && e.data?.status === status,
+				);
 				expect(
 					execution.status === 'success',
 					`execution ${execution.id} ended ${execution.status}: ${JSON.stringify((await client.executionOutput(execution.id)).error ?? {})}`,

@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 
-import { importExamples, type Imported } from './examples';
+import { EXAMPLES, importExamples, type ExampleKey, type Imported } from './examples';
 import {
 	installN8n,
 	installPackage,
@@ -16,6 +16,7 @@ import {
 	RestError,
 	type Installation,
 	type Line,
+	type SavedWorkflow,
 } from './n8n';
 import { TRIGGER_TYPE } from '../support/constants';
 import { launchSandbox, type Sandbox } from './sandbox';
@@ -29,8 +30,8 @@ export interface EnvironmentOptions {
 	fresh: boolean;
 	n8nPort: number;
 	sandboxPort: number;
-	/** Activate the auto-reply example on a new instance. */
-	activateAutoReply: boolean;
+	/** The examples activated on a new instance, all at the same moment (they share the account's webhook). */
+	activate: ExampleKey[];
 }
 
 export interface Environment {
@@ -120,19 +121,35 @@ export async function startEnvironment(options: EnvironmentOptions): Promise<Env
 		// them again now that the credential holds the new key.
 		const all = await client.listWorkflows();
 		let active = all.filter((w) => w.active);
-		if (isNew && options.activateAutoReply && active.length === 0) {
-			const outcome = await client.activateAndSettle(imported.workflows.autoReply.id);
-			if (!outcome.ok)
-				throw new Error(`Activating the auto-reply example failed: ${outcome.message}`);
+		if (isNew && active.length === 0) {
+			const outcomes = await Promise.all(
+				options.activate.map(async (key) => ({
+					key,
+					outcome: await client.activateAndSettle(imported.workflows[key].id),
+				})),
+			);
+			const failed = outcomes.filter(({ outcome }) => !outcome.ok);
+			if (failed.length > 0)
+				throw new Error(
+					`Activating the examples failed: ${failed.map(({ key, outcome }) => `${EXAMPLES[key]}: ${outcome.ok ? '' : outcome.message}`).join('; ')}`,
+				);
 		} else {
+			// All off first, then all on at once: re-activating one by one would move the account's
+			// webhook at each step.
+			const again: SavedWorkflow[] = [];
 			for (const summary of active) {
 				const workflow = await client.getWorkflow(summary.id);
 				if (!workflow.nodes.some((node) => node.type === TRIGGER_TYPE)) continue;
 				await client.deactivate(workflow.id);
-				const outcome = await client.activateAndSettle(workflow.id);
-				if (!outcome.ok)
-					notes.push(`"${workflow.name}" could not be activated again: ${outcome.message}`);
+				again.push(workflow);
 			}
+			await Promise.all(
+				again.map(async (workflow) => {
+					const outcome = await client.activateAndSettle(workflow.id);
+					if (!outcome.ok)
+						notes.push(`"${workflow.name}" could not be activated again: ${outcome.message}`);
+				}),
+			);
 		}
 		active = (await client.listWorkflows()).filter((w) => w.active);
 

@@ -43,6 +43,7 @@ import { inGap } from '../registration/membershipGaps';
 import { nodeUrlOf } from '../registration/registry';
 import type { TriggerStaticData } from '../registration/signingSecrets';
 import { routeEvent } from '../routing/route';
+import { ownWaits, roleFromStaticData } from '../routing/whoseWait';
 import {
 	SETTLE_MS,
 	decideRecoveries,
@@ -175,6 +176,9 @@ function schedule(
 				route.layout,
 				route.handOver,
 				route.identity,
+				undefined,
+				// Several triggers recover the same answer: only the one whose part it is resumes the wait.
+				ownWaits(roleFromStaticData.call(this)),
 			);
 			plan.waiting = plan.waiting.filter((waiting) => waiting !== recovery);
 			plan.emittedAhead.push(recovery);

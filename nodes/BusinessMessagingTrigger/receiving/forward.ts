@@ -16,6 +16,32 @@ export const FORWARD_HEADER = 'x-business-messaging-forward';
 export const FORWARDED_AT_HEADER = 'x-business-messaging-forwarded-at';
 /** The service's signature header of the delivery: the member's deduplication id. */
 export const DELIVERY_HEADER = 'x-business-messaging-delivery';
+/**
+ * The workflow whose waiting execution this answer resumed (docs/several-workflows.md §8), with
+ * `;also-start` when that wait asked to start the trigger's workflow too. Covered by the signature.
+ */
+export const RESUMED_HEADER = 'x-business-messaging-resumed';
+const ALSO_START = ';also-start';
+const RESUMED_VALUE = /^(?:[\w-]{1,128}(?:;also-start)?)?$/;
+
+/** A wait the holder resumed for a member: the header's value once the resume is settled ('' when it was not). */
+export interface ResumedFor {
+	workflowId: string;
+	header: Promise<string>;
+}
+
+export function resumedHeader(workflowId: string, alsoStart: boolean): string {
+	return `${workflowId}${alsoStart ? ALSO_START : ''}`;
+}
+
+/** The member's reading of the header: whose wait was resumed, and whether that workflow starts too. */
+export function parseResumed(
+	value: string,
+): { workflowId: string; alsoStart: boolean } | undefined {
+	if (value === '') return undefined;
+	const alsoStart = value.endsWith(ALSO_START);
+	return { workflowId: alsoStart ? value.slice(0, -ALSO_START.length) : value, alsoStart };
+}
 
 const FORWARD_TIMEOUT_MS = 5000;
 /** Within the default Max Event Age (300 s): a member still takes the event after the last one. */
@@ -65,6 +91,7 @@ async function deliver(
 	forwardKey: string,
 	deliveryId: string,
 	holderWorkflowId: string,
+	resumed: string,
 ): Promise<void> {
 	let last = '';
 	for (let attempt = 0; attempt <= RETRY_DELAYS_MS.length; attempt++) {
@@ -78,9 +105,10 @@ async function deliver(
 				body: rawBody,
 				headers: {
 					'content-type': 'application/json',
-					[FORWARD_HEADER]: signForward(forwardKey, forwardedAtMs, '', rawBody),
+					[FORWARD_HEADER]: signForward(forwardKey, forwardedAtMs, resumed, rawBody),
 					[FORWARDED_AT_HEADER]: String(forwardedAtMs),
 					[DELIVERY_HEADER]: deliveryId,
+					...(resumed !== '' && { [RESUMED_HEADER]: resumed }),
 				},
 				timeout: FORWARD_TIMEOUT_MS,
 				disableFollowRedirect: true,
@@ -123,13 +151,15 @@ async function deliver(
 
 /**
  * The holder's side: starts one forward per member that selected the event and returns at once
- * (not awaited: see the top of this file). Returns how many were started.
+ * (not awaited: see the top of this file). Returns how many were started. A member whose wait
+ * the holder is resuming gets its forward once the resume is settled, saying so.
  */
 export async function forwardEvent(
 	this: IWebhookFunctions,
 	rawBody: Buffer,
 	event: string,
 	serviceSignature: string | string[] | undefined,
+	resumedFor?: ResumedFor,
 ): Promise<number> {
 	const holder = this.getWorkflow().id ?? '';
 	const ownUrl = this.getNodeWebhookUrl('default');
@@ -140,32 +170,44 @@ export async function forwardEvent(
 	const deliveryId = single(serviceSignature);
 	if (!forwardKey || !deliveryId) return 0;
 	for (const url of targets) {
-		void deliver.call(this, url, rawBody, forwardKey, deliveryId, holder).catch(() => undefined);
+		const resumed =
+			resumedFor && members[url].workflowId === resumedFor.workflowId
+				? resumedFor.header
+				: Promise.resolve('');
+		void resumed
+			.then(
+				async (header) =>
+					await deliver.call(this, url, rawBody, forwardKey, deliveryId, holder, header),
+			)
+			.catch(() => undefined);
 	}
 	return targets.length;
 }
 
 /**
- * The member's side: true when the request is a forward signed with this trigger's API key and
- * forwarded within ±5 minutes, or why not. The signature is checked first, constant time.
+ * The member's side: the resumed header's value ('' when none) when the request is a forward
+ * signed with this trigger's API key and forwarded within ±5 minutes, or why not. The signature
+ * is checked first, constant time.
  */
 export async function verifyForward(
 	this: IWebhookFunctions,
 	rawBody: Buffer,
 	headers: Record<string, string | string[] | undefined>,
 	nowMs: number,
-): Promise<true | string> {
+): Promise<{ resumed: string } | string> {
 	const at = single(headers[FORWARDED_AT_HEADER]);
 	if (at === undefined || !/^\d{1,15}$/.test(at)) return 'the forward carries no valid time';
 	if (!single(headers[DELIVERY_HEADER])) return 'the forward carries no delivery id';
+	const resumed = single(headers[RESUMED_HEADER]) ?? '';
+	if (!RESUMED_VALUE.test(resumed)) return 'the forward carries no valid resumed workflow';
 	const verified = await verifyWithDerivedKey.call(
 		this,
 		FORWARD_LABEL,
-		forwardMessage(at, '', rawBody),
+		forwardMessage(at, resumed, rawBody),
 		headers[FORWARD_HEADER],
 	);
 	if (verified !== true) return verified;
 	if (Math.abs(nowMs - Number(at)) > FRESHNESS_MS)
 		return 'the forward is not fresh (replayed, or a clock is off)';
-	return true;
+	return { resumed };
 }

@@ -19,10 +19,12 @@ import { SIGNATURE_HEADER, SIGNATURE_MISMATCH } from '../../shared/signature';
 import { signingSecret } from '../registration/signingSecrets';
 import { HAND_OVER_IGNORED } from '../routing/handOver';
 import { eventItem, routeEvent } from '../routing/route';
-import type { TriggerIdentity } from '../../shared/replyAndWait';
+import type { TriggerIdentity, WaitFilter } from '../../shared/replyAndWait';
+import { identityOf } from '../../shared/credentialKeys';
 import { CLAIM_HEADER, receiveClaim } from '../registration/heartbeat';
 import { HANDOFF_HEADER, receiveHandOff } from '../registration/handOff';
-import { JOIN_HEADER, receiveJoin } from '../registration/join';
+import { JOIN_HEADER, currentMembers, receiveJoin } from '../registration/join';
+import { holderRole, ownWaits, resumeForMember } from '../routing/whoseWait';
 import {
 	checkDelivery,
 	checkForwarded,
@@ -30,7 +32,13 @@ import {
 	type Delivery,
 	type EventParameters,
 } from './accept';
-import { DELIVERY_HEADER, FORWARD_HEADER, forwardEvent, verifyForward } from './forward';
+import {
+	DELIVERY_HEADER,
+	FORWARD_HEADER,
+	forwardEvent,
+	parseResumed,
+	verifyForward,
+} from './forward';
 import { attachMedia } from './eventMedia';
 import { reject } from './rejection';
 import { ReplayGuard } from '../../shared/replayGuard';
@@ -168,14 +176,23 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 		};
 	}
 	// 3. Pass it on to the members, before this node's own filters (they never stop a forward).
+	// A contact's answer to a member's Reply and Wait is resumed here, once, and that member told.
+	const role = holderRole.call(
+		this,
+		currentMembers(
+			this.getWorkflowStaticData('global') as IDataObject,
+			this.getWorkflow().id ?? '',
+		),
+	);
+	const resumedFor = resumeForMember.call(this, delivery.envelope, identity, role);
 	await forwardEvent
-		.call(this, rawBody, delivery.envelope.event, headers[SIGNATURE_HEADER])
+		.call(this, rawBody, delivery.envelope.event, headers[SIGNATURE_HEADER], resumedFor)
 		.catch((error: unknown) =>
 			this.logger.warn(
 				`${LOG_PREFIX}: the event could not be passed on to the members: ${(error as Error).message}`,
 			),
 		);
-	return await filterAndRoute.call(this, delivery, identity);
+	return await filterAndRoute.call(this, delivery, identity, ownWaits(role));
 }
 
 /** What receiving reads from the node's parameters; read only once a request is verified. */
@@ -201,7 +218,7 @@ async function receiveForwarded(
 	const rawBody = await rawBodyOf.call(this).catch(() => undefined);
 	if (!rawBody) return reject.call(this, 401, 'the raw request body is not available');
 	const verified = await verifyForward.call(this, rawBody, headers, Date.now());
-	if (verified !== true) return reject.call(this, 401, `forward refused: ${verified}`);
+	if (typeof verified === 'string') return reject.call(this, 401, `forward refused: ${verified}`);
 	const delivery = checkForwarded(rawBody, Date.now(), () => parametersOf.call(this));
 	if (delivery.kind === 'reject') return reject.call(this, delivery.status, delivery.reason);
 	const expiresAtMs = delivery.timestampMs + delivery.options.maxAgeSeconds * 1000 + 1000;
@@ -216,15 +233,31 @@ async function receiveForwarded(
 			webhookResponse: { received: true, ignored: 'this delivery was already received (replay)' },
 		};
 	}
-	// Reply and Wait registers its waits with the holder (§8, not built here): a member resumes none.
-	return await filterAndRoute.call(this, delivery, undefined);
+	// The answer to this workflow's Reply and Wait, resumed by the holder (§8): it plays that part.
+	const workflowId = this.getWorkflow().id ?? '';
+	const resumed = parseResumed(verified.resumed);
+	if (resumed?.workflowId === workflowId) {
+		const waMessageId = delivery.envelope.data.wa_message_id;
+		if (typeof waMessageId === 'string')
+			rememberAccepted(`${workflowId}:${this.getNode().id}`, waMessageId, Date.now());
+		if (!resumed.alsoStart)
+			return { webhookResponse: { received: true, ignored: RESUMED_BY_HOLDER } };
+		return await filterAndRoute.call(this, delivery, undefined);
+	}
+	// A wait of its own the holder did not find (kept only in this workflow's static data): resumed here.
+	const ownIdentity = await identityOf.call(this);
+	return await filterAndRoute.call(this, delivery, ownIdentity, ownWaits({ workflowId }));
 }
+
+export const RESUMED_BY_HOLDER =
+	"the answer resumed this workflow's waiting execution (Reply and Wait for Answer)";
 
 /** This node's own filters, then the route (hand over → resume → start). */
 async function filterAndRoute(
 	this: IWebhookFunctions,
 	delivery: Delivery,
 	identity: TriggerIdentity | undefined,
+	mayResume?: WaitFilter,
 ): Promise<IWebhookResponseData> {
 	const accepted = filterDelivery(delivery);
 	if (accepted.kind === 'ignore') {
@@ -261,6 +294,7 @@ async function filterAndRoute(
 			options.handOver,
 			identity,
 			answerFirst,
+			mayResume,
 		);
 		if (answeredFirst)
 			return route.kind === 'start'
@@ -282,6 +316,8 @@ async function filterAndRoute(
 		layout,
 		options.handOver,
 		identity,
+		undefined,
+		mayResume,
 	);
 	return route.kind === 'start'
 		? { noWebhookResponse: true, workflowData: route.workflowData }

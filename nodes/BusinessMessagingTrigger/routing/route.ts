@@ -15,6 +15,7 @@ import {
 	keepWaitingEntriesCurrent,
 	resumeWaitingExecution,
 	type TriggerIdentity,
+	type WaitFilter,
 } from '../../shared/replyAndWait';
 import { withReplyWindow } from '../../shared/replyWindow';
 import type { HandOverSettings } from '../options';
@@ -54,6 +55,8 @@ export async function routeEvent(
 	identity: TriggerIdentity | undefined,
 	/** Called once if resuming a waiting execution is slow: the webhook then answers the service first. */
 	onSlowResume?: () => void,
+	/** The waits this trigger plays the part of when several share the account (routing/whoseWait.ts). */
+	mayResume?: WaitFilter,
 ): Promise<Route> {
 	try {
 		const outputs = await routeHandOver.call(
@@ -63,7 +66,7 @@ export async function routeEvent(
 			handOver,
 		);
 		if (!outputs) return { kind: 'handedOver' };
-		const resume = await resumeWaitingExecution.call(this, item, identity, onSlowResume);
+		const resume = await resumeWaitingExecution.call(this, item, identity, onSlowResume, mayResume);
 		if (resume.resumed && !resume.alsoStart)
 			return { kind: 'resumed', executionId: resume.executionId };
 		return { kind: 'start', workflowData: outputs };

@@ -193,6 +193,14 @@ export async function runCatchUpChecks(ctx: CatchUpContext): Promise<void> {
 				expect(activated.ok, `activation failed: ${activated.ok ? '' : activated.message}`);
 				const live = await inbound('catch-up: live before the restart');
 				expect(live.delivery.delivered, `live delivery: ${JSON.stringify(live.delivery)}`);
+				// Stop n8n only once the live message's execution has run: this check is about what arrives while
+				// n8n is down (a stop during a running execution is n8n's own shutdown, not a catch-up case).
+				await waitFor(
+					'the live message to be recorded',
+					() => recorder.tally([live.record.wa_message_id]).once === 1,
+					30_000,
+					300,
+				);
 				const sent: Array<{ id: string; text: string }> = [
 					{ id: live.record.wa_message_id, text: 'catch-up: live before the restart' },
 				];

@@ -1,6 +1,7 @@
 // Several workflows on one account (docs/several-workflows.md, T1 slimmed): the three examples
 // activated at the same moment in real n8n, one registration, each selected event once per
-// workflow, none unselected; a forged join refused.
+// workflow, none unselected; a forged join refused. T10 (slimmed): the conversation example as a
+// member beside auto-reply, its Reply and Wait resumed through the holder.
 import { createHmac } from 'node:crypto';
 
 import type { N8nClient, SavedWorkflow } from '../../real-n8n/n8n';
@@ -14,7 +15,12 @@ export interface SeveralWorkflowsContext {
 	client: N8nClient;
 	control: SandboxControl;
 	number: string;
-	workflows: { autoReply: SavedWorkflow; syncToCrm: SavedWorkflow; deliveryStatus: SavedWorkflow };
+	workflows: {
+		autoReply: SavedWorkflow;
+		syncToCrm: SavedWorkflow;
+		deliveryStatus: SavedWorkflow;
+		conversation: SavedWorkflow;
+	};
 	productionUrl(workflow: SavedWorkflow): string;
 	registeredUrl(): Promise<string | null>;
 	triggerName(workflow: SavedWorkflow): string;
@@ -173,6 +179,102 @@ export async function severalWorkflowsCheck(ctx: SeveralWorkflowsContext): Promi
 			await client.deactivate(holder.id);
 			await waitFor('the webhook removed', async () => (await registeredUrl()) === null, 20_000);
 			return `0 activation errors; 1 registration (holder ${holder.name}); executions: ${counts.join(', ')}, 0 unselected, 0 duplicates; forged join 401, 0 executions`;
+		},
+	);
+
+	await conversationBesideAutoReply(ctx);
+}
+
+/**
+ * T10 (slimmed): auto-reply holds the webhook, the conversation example joins it. A contact
+ * writes (both workflows start: the question, the auto-reply), then answers: the conversation's
+ * waiting execution is resumed once (the holder resumes it and tells the member), the
+ * conversation's workflow is not started again, auto-reply is started once more.
+ */
+async function conversationBesideAutoReply(ctx: SeveralWorkflowsContext): Promise<void> {
+	const { check, client, control, number, registeredUrl, productionUrl } = ctx;
+	const { autoReply, conversation } = ctx.workflows;
+	await check(
+		'several workflows (issue 26, T10): the conversation example beside auto-reply: the answer resumes its wait once, its workflow is not also started, auto-reply starts once per message',
+		async () => {
+			await waitFor('no webhook registered', async () => (await registeredUrl()) === null, 20_000);
+			// In this order, so the conversation's trigger is the member (the holder resumes for it).
+			for (const w of [autoReply, conversation]) {
+				const outcome = await client.activateAndSettle(w.id);
+				expect(outcome.ok, `${w.name}: ${outcome.ok ? '' : outcome.message}`);
+			}
+			const holderUrl = await registeredUrl();
+			expect(holderUrl === productionUrl(autoReply), `the webhook is ${holderUrl}`);
+			await sleep(1500);
+			const ids = async (w: SavedWorkflow) =>
+				new Set((await client.executions(w.id)).map((e) => e.id));
+			const beforeConversation = await ids(conversation);
+			const beforeAutoReply = await ids(autoReply);
+			const fresh = async (w: SavedWorkflow, before: Set<string>) =>
+				(await client.executions(w.id)).filter((e) => !before.has(e.id));
+			const contact = '+33611126010';
+			const write = async (text: string) => {
+				const sent = await control.inbound({ from: contact, contact_name: 'Ada', number, text });
+				expect(sent.delivery.delivered, `inbound: ${JSON.stringify(sent.delivery)}`);
+			};
+
+			await write('hello');
+			const waiting = await waitFor(
+				'the conversation waiting',
+				async () =>
+					(await fresh(conversation, beforeConversation)).find((e) => e.status === 'waiting'),
+				30_000,
+				500,
+			);
+			await waitFor(
+				'the question and the auto-reply',
+				async () =>
+					(await control.state()).messages.filter((m) => m.to === contact).length >= 2 || undefined,
+				30_000,
+				500,
+			);
+			await write('A-42');
+			await waitFor(
+				'the waiting execution resumed and finished',
+				async () => {
+					const found = (await client.executions(conversation.id)).find((e) => e.id === waiting.id);
+					return found && !['running', 'new', 'waiting'].includes(found.status) ? found : undefined;
+				},
+				60_000,
+				1000,
+			);
+			await waitFor(
+				'auto-reply started for the answer',
+				async () => ((await fresh(autoReply, beforeAutoReply)).length >= 2 ? true : undefined),
+				60_000,
+				1000,
+			);
+			// Late duplicates (a second start of the conversation, a retried forward) would show up now.
+			await sleep(8000);
+			const conversations = await fresh(conversation, beforeConversation);
+			const autoReplies = await fresh(autoReply, beforeAutoReply);
+			const resumed = conversations.find((e) => e.id === waiting.id)!;
+			expect(resumed.status === 'success', `the resumed execution ended ${resumed.status}`);
+			expect(
+				conversations.length === 1,
+				`the conversation workflow has ${conversations.length} executions, expected 1 (its wait resumed, not started again)`,
+			);
+			expect(
+				autoReplies.length === 2,
+				`auto-reply has ${autoReplies.length} executions, expected 2 (one per message)`,
+			);
+			const texts = (await control.state()).messages
+				.filter((m) => m.to === contact)
+				.map((m) => m.text);
+			const confirmations = texts.filter((t) => /A-42/.test(t)).length;
+			expect(
+				confirmations === 1,
+				`${confirmations} confirmations of A-42 sent: ${texts.join(' | ')}`,
+			);
+
+			for (const w of [conversation, autoReply]) await client.deactivate(w.id);
+			await waitFor('the webhook removed', async () => (await registeredUrl()) === null, 20_000);
+			return `holder auto-reply, member conversation: wait ${waiting.id} resumed once (${resumed.status}), conversation executions 1, auto-reply executions 2, confirmations 1`;
 		},
 	);
 }

@@ -601,7 +601,10 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 				account: ACCOUNT,
 				// The trigger's workflow: every save of its static data from this process carries the entry.
 				home: expect.any(String),
+				// The waiting execution's workflow: its trigger plays the part of the answer (several triggers).
+				workflowId: expect.any(String),
 			});
+			expect(stored?.entry.workflowId).not.toBe(stored?.entry.home);
 		} finally {
 			await served.down();
 		}

@@ -176,6 +176,8 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 				account,
 				// Kept in this workflow's static data too when the trigger is in this workflow.
 				home: staticData ? (this.getWorkflow().id ?? undefined) : undefined,
+				// With several triggers on the account, this workflow's trigger plays the part of the answer.
+				workflowId: this.getWorkflow().id ?? undefined,
 			},
 		};
 		registerWaiting(staticData, registration.key, registration.entry);
