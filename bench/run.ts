@@ -3,7 +3,7 @@
  * instead, measured side by side in one run. Prints a table with the machine and writes
  * bench/results/latest.json (and latest.md, the table as in the README).
  *
- *   npm run bench [-- --only 1,2,3,4,5,queue] [--quick] [--skip-build] [--keep]
+ *   npm run bench [-- --only 1,2,3,4,5,queue,several] [--quick] [--skip-build] [--keep]
  *   (part 2 only: BENCH_INSTANCES=default,lazy BENCH_REPS=5 BENCH_CONCURRENCIES=1,8 for a focused run)
  *
  *   1     the trigger's receive path in-process vs HMAC + timingSafeEqual + JSON.parse (Node 20 and 24)
@@ -17,6 +17,9 @@
  *         example's events/s for as many messages; the trigger's CPU per event with the run-once check
  *         against a build of it without (packed by the bench, never shipped)
  *   queue benchmark 2 through n8n in queue mode behind haproxy, 1 then 2 webhook processors + workers
+ *   several  several triggers on one account (issue 26, T9), one n8n: accounts of 1, 2 and 4 inbound
+ *         workflows side by side; events/s (until every workflow stored every event), n8n's CPU per
+ *         event and forwards per event, with ratios against the 1-trigger account
  *
  * Benchmarks, not tests: nothing in `npm test` depends on them. Part 5 takes about 7 minutes on 2 cores.
  */
@@ -53,6 +56,12 @@ import {
 	type WebhookResult,
 } from './webhooks';
 import { runQueueBench, stopQueueBench, type QueueBenchResult } from './queue';
+import {
+	DEFAULT_SEVERAL_OPTIONS,
+	QUICK_SEVERAL_OPTIONS,
+	runSeveralBench,
+	type SeveralResult,
+} from './several';
 import type {
 	WebhookOptions as QueueWebhookOptions,
 	WebhookResult as QueueWebhookResult,
@@ -82,7 +91,7 @@ interface Options {
 
 function parseArgs(argv: string[]): Options {
 	const options: Options = {
-		only: new Set(['1', '2', '3', '4', '5', 'queue']),
+		only: new Set(['1', '2', '3', '4', '5', 'queue', 'several']),
 		quick: false,
 		skipBuild: false,
 		keep: false,
@@ -95,7 +104,9 @@ function parseArgs(argv: string[]): Options {
 		else if (flag === '--skip-build') options.skipBuild = true;
 		else if (flag === '--keep') options.keep = true;
 		else if (flag === '--help' || flag === '-h') {
-			console.log('npm run bench [-- --only 1,2,3,4,5,queue] [--quick] [--skip-build] [--keep]');
+			console.log(
+				'npm run bench [-- --only 1,2,3,4,5,queue,several] [--quick] [--skip-build] [--keep]',
+			);
 			process.exit(0);
 		} else throw new Error(`Unknown argument ${flag}`);
 	}
@@ -113,6 +124,7 @@ export interface Results {
 	media?: MediaResult;
 	conversations?: ConversationsResult;
 	queue?: QueueBenchResult;
+	several?: SeveralResult;
 	errors: string[];
 	table: Row[];
 }
@@ -177,6 +189,7 @@ export function tableRows(r: Results): Row[] {
 		});
 	}
 	if (r.conversations) conversationRows(r.conversations, rows);
+	if (r.several) severalRows(r.several, rows);
 	if (r.queue) {
 		const queueRows = (w: QueueWebhookResult, label: string, diagnostic: boolean) => {
 			for (const c of w.summary) {
@@ -250,6 +263,63 @@ export function tableRows(r: Results): Row[] {
 		}
 	}
 	return rows;
+}
+
+/** Benchmark "several" as rows of the main table; every run in severalTable(). */
+function severalRows(r: SeveralResult, rows: Row[]): void {
+	const base = r.summary[0];
+	const o = r.options;
+	for (const s of r.summary) {
+		const label = `S. ${s.triggers} trigger(s) on one account (${o.events} events × ${o.reps}, concurrency ${o.concurrency})`;
+		rows.push({
+			benchmark: `${label}: events/s, every workflow stored every event`,
+			ours: `${fixed(s.events_per_s.median, 1)} (${fixed(s.answered_per_s.median, 1)} answered/s)`,
+			baseline: `${fixed(base.events_per_s.median, 1)} (${base.triggers} trigger)`,
+			ratio: ratioText(s.events_per_s_vs_1),
+			goal: `(about 1/${s.triggers}: no goal)`,
+			met: '-',
+		});
+		rows.push({
+			benchmark: `${label}: n8n CPU ms/event (per execution); forwards/event`,
+			ours: `${fixed(s.cpu_ms_per_event.median, 1)} (${fixed(s.cpu_ms_per_execution.median, 1)}); ${fixed(s.forwards_per_event.median)}`,
+			baseline: `${fixed(base.cpu_ms_per_event.median, 1)} (${base.triggers} trigger)`,
+			ratio: ratioText(s.cpu_per_event_vs_1),
+			goal: `forwards/event = ${s.triggers - 1}, every event stored once per workflow`,
+			met: met(s.all_stored && s.forwards_per_event.max === s.triggers - 1),
+		});
+	}
+}
+
+/** Benchmark "several" in full: every run. */
+export function severalTable(r: SeveralResult): string {
+	const lines = tableHead([
+		'triggers',
+		'rep',
+		'events/s (all stored)',
+		'answered/s',
+		'p50 / p99 ms',
+		'CPU ms/event',
+		'CPU ms/execution',
+		'holder / member executions',
+		'forwards/event',
+		'load avg (1 min)',
+	]);
+	for (const run of r.runs)
+		lines.push(
+			`| ${[
+				String(run.triggers),
+				String(run.rep),
+				fixed(run.events_per_s, 1),
+				fixed(run.answered_per_s, 1),
+				`${fixed(run.p50_ms, 0)} / ${fixed(run.p99_ms, 0)}`,
+				fixed(run.cpu_ms_per_event, 1),
+				fixed(run.cpu_ms_per_execution, 1),
+				`${run.holder_executions} / ${run.member_executions}`,
+				fixed(run.forwards_per_event),
+				fixed(run.load_average_1m, 1),
+			].join(' | ')} |`,
+		);
+	return lines.join('\n');
 }
 
 /** Benchmark 5 as rows of the main table; per burst in conversationsTable(). */
@@ -501,7 +571,7 @@ async function main(): Promise<void> {
 	mkdirSync(RESULTS, { recursive: true });
 	const outDir = join(RESULTS, 'run.tmp');
 	mkdirSync(outDir, { recursive: true });
-	const needsN8n = ['2', '3', '4', '5', 'queue'].some((part) => options.only.has(part));
+	const needsN8n = ['2', '3', '4', '5', 'queue', 'several'].some((part) => options.only.has(part));
 
 	let tarball = '';
 	if (needsN8n) {
@@ -613,6 +683,21 @@ async function main(): Promise<void> {
 		}
 	}
 
+	if (options.only.has('several')) {
+		log(
+			'S. several triggers on one account (issue 26): accounts of 1, 2 and 4 inbound workflows in one n8n, interleaved rounds',
+		);
+		try {
+			results.several = await runSeveralBench(
+				{ tarball, outDir, keep: options.keep },
+				options.quick ? QUICK_SEVERAL_OPTIONS : DEFAULT_SEVERAL_OPTIONS,
+			);
+		} catch (error) {
+			results.errors.push(`several: ${errorText(error)}`);
+			log(`FAILED: ${errorText(error)}`);
+		}
+	}
+
 	if (options.only.has('queue') && installation) {
 		log(
 			'Q. benchmark 2 through n8n in queue mode (Postgres, Redis, haproxy; 1 then 2 webhook processors + workers)',
@@ -654,6 +739,14 @@ async function main(): Promise<void> {
 					'Benchmark 5 in full (one n8n, default settings; stamps from the sandbox):',
 					'',
 					conversationsTable(results.conversations),
+					'',
+				]
+			: []),
+		...(results.several
+			? [
+					'Benchmark "several" in full (one n8n, default settings; events sent to the holder, forwards by it):',
+					'',
+					severalTable(results.several),
 					'',
 				]
 			: []),

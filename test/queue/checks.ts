@@ -5,7 +5,14 @@
  */
 import { randomUUID } from 'node:crypto';
 
-import { CREDENTIAL_NAME, mapExample, readExample, triggerName } from '../real-n8n/examples';
+import {
+	CREDENTIAL_NAME,
+	importExamples,
+	mapExample,
+	readExample,
+	triggerName,
+	type ExampleKey,
+} from '../real-n8n/examples';
 import type { SavedWorkflow, WorkflowJson } from '../real-n8n/n8n';
 import { ACTION_TYPE, CREDENTIAL_TYPE, TRIGGER_NAME, TRIGGER_TYPE } from '../support/constants';
 import { errorText, log, sleep, waitFor } from '../real-n8n/util';
@@ -15,6 +22,7 @@ import { inboundEnvelope } from '../support/fixtures';
 import { signBody } from '../support/signature';
 import {
 	executionStatuses,
+	perEvent,
 	perMessage,
 	settle,
 	storedExecutions,
@@ -1228,6 +1236,346 @@ export async function checkConversation(
 	);
 }
 
+// ---- several workflows on one account (issue 26, docs/several-workflows.md §13 T5) -----------
+
+const SEVERAL: Array<{ key: ExampleKey; selects: 'message.inbound' | 'message.status' }> = [
+	{ key: 'autoReply', selects: 'message.inbound' },
+	{ key: 'syncToCrm', selects: 'message.inbound' },
+	{ key: 'deliveryStatus', selects: 'message.status' },
+];
+
+/**
+ * T5: the three examples (auto-reply, sync-inbound-to-crm, delivery-status) on one credential,
+ * activated at the same moment on main; the account's one webhook is the holder's, and the holder
+ * (on whichever webhook processor haproxy picks) forwards each event through the balancer to the
+ * other two. A stream of inbound messages with webhook processor 1 killed (SIGKILL) a quarter of
+ * the way in, then a status event for each auto-reply. Each workflow must run each event it
+ * selects exactly once (live, or recovered by its own catch-up), and nothing it does not select.
+ */
+export async function checkSeveralWorkflows(
+	ctx: QueueContext,
+	count = Number(process.env.QUEUE_SEVERAL_COUNT ?? 200),
+	concurrency = 8,
+): Promise<void> {
+	const interval = ctx.options.catchUpInterval;
+	log(
+		`== several workflows (issue 26): 3 examples on one credential activated at once; ${count} inbound at concurrency ${concurrency} with webhook processor 1 killed mid-stream, then a status per reply; catch-up interval ${interval} s`,
+	);
+	const { topology } = ctx;
+	const { client, sandbox, control } = topology;
+	// One trigger workflow of the checks before may be active: it is not one of these three.
+	if (ctx.active) {
+		await client.deactivate(ctx.active.workflow.id);
+		ctx.active = undefined;
+	}
+	await waitFor('no webhook registered', () => !sandbox.state().webhook.configured, 30_000);
+	// Two processors, so one can be killed (kill-webhook, before, leaves processor 1 dead).
+	for (let i = 0; i < topology.webhooks.length; i++)
+		if (!topology.webhooks[i]) {
+			log(`  restarting webhook processor ${i + 1}`);
+			await topology.addWebhookProcessor(i);
+		}
+
+	const { credentialId, tables } = await importExamples(client, {
+		apiKey: sandbox.keys.all,
+		baseUrl: sandbox.baseUrl,
+	});
+	const workflows: Array<{
+		key: ExampleKey;
+		selects: string;
+		workflow: SavedWorkflow;
+		trigger: string;
+		url: string;
+	}> = [];
+	for (const { key, selects } of SEVERAL) {
+		const json = mapExample(readExample(key), { [CREDENTIAL_NAME]: credentialId }, tables);
+		json.name = `Queue, several workflows: ${json.name}`;
+		const triggerNode = json.nodes.find((n) => n.name === triggerName(json));
+		if (triggerNode)
+			triggerNode.parameters = {
+				...triggerNode.parameters,
+				catchUp: true,
+				options: {
+					...((triggerNode.parameters?.options as Record<string, unknown> | undefined) ?? {}),
+					catchUpInterval: interval,
+				},
+			};
+		const workflow = await client.createWorkflow(json);
+		const trigger = triggerName(workflow);
+		const webhookId = workflow.nodes.find((n) => n.name === trigger)?.webhookId;
+		workflows.push({
+			key,
+			selects,
+			workflow,
+			trigger,
+			url: `${topology.url}/webhook/${String(webhookId)}/webhook`,
+		});
+	}
+
+	const requestsBefore = sandbox.state().requests.length;
+	const registrations = () =>
+		sandbox
+			.state()
+			.requests.slice(requestsBefore)
+			.filter((r) => r.method === 'POST' && r.path === '/v1/console/webhook').length;
+	const outcomes = await Promise.all(
+		workflows.map(async (w) => await client.activateAndSettle(w.workflow.id)),
+	);
+	const activationErrors = outcomes.flatMap((o, i) =>
+		o.ok ? [] : [`${workflows[i].key}: ${o.message}`],
+	);
+	const holderUrl = await waitFor(
+		'the webhook registered',
+		() =>
+			sandbox.state().webhook.configured ? (sandbox.state().webhook.url ?? undefined) : undefined,
+		30_000,
+	);
+	const holder = workflows.find((w) => w.url === holderUrl);
+	if (!holder) throw new Error(`the webhook ${holderUrl} is none of the three workflows`);
+	const members = workflows.filter((w) => w !== holder);
+	const joinedAt = Date.now();
+	// The joins are saved by the webhook processor that took them (n8n saves the holder's static data
+	// before answering); the heartbeat joins again every 30 s: up to 45 s.
+	const stored = await waitFor(
+		"the members in the holder's static data in Postgres",
+		() => {
+			const data = storedStaticData(topology, holder.workflow.id);
+			return members.every((m) => data.includes(m.url)) ? data : undefined;
+		},
+		45_000,
+		250,
+	).catch(() => storedStaticData(topology, holder.workflow.id));
+	const membersStored = members.filter((m) => stored.includes(m.url)).map((m) => m.key);
+	const membersAfterMs = Date.now() - joinedAt;
+	log(
+		`  holder ${holder.key} (${holder.workflow.id}); members ${members.map((m) => m.key).join(', ')}; in the holder's static data: ${membersStored.join(', ') || 'none'} (${membersAfterMs} ms after the registration)`,
+	);
+
+	const before = new Map(
+		workflows.map((w) => [
+			w.workflow.id,
+			new Set(storedExecutions(topology, w.workflow.id, w.trigger).map((e) => e.id)),
+		]),
+	);
+	const balancerBefore = await balancerCounts(ctx);
+	const victim = topology.webhooks[0];
+	if (!victim) throw new Error('webhook processor 1 is not running');
+	const sent: Array<{ waId?: string; delivered: boolean; reason: string | null; at: number }> = [];
+	let next = 0;
+	const run = String(Math.floor(Math.random() * 1e6)).padStart(6, '0');
+	const t0 = Date.now();
+	let killedAfter = 0;
+	let killedAt = 0;
+	const killer = (async () => {
+		while (sent.length < count / 4) await sleep(20);
+		topology.kill(victim);
+		killedAt = Date.now();
+		killedAfter = sent.length;
+		log(
+			`  SIGKILL to webhook processor 1 (pid ${victim.process.child.pid}) after ${sent.length} messages, ${((Date.now() - t0) / 1000).toFixed(1)} s into the stream`,
+		);
+	})();
+	await Promise.all(
+		Array.from({ length: concurrency }, async () => {
+			for (;;) {
+				const i = next++;
+				if (i >= count) return;
+				try {
+					const out = await control.inbound({
+						from: `+1999${run}${String(i).padStart(4, '0')}`,
+						contact_name: `Several ${i}`,
+						number: ctx.number,
+						text: `several workflows ${i}`,
+					});
+					sent.push({
+						waId: out.record.wa_message_id,
+						delivered: out.delivery.delivered,
+						at: Date.now(),
+						reason:
+							out.delivery.reason ??
+							(out.delivery.status === null ? null : String(out.delivery.status)),
+					});
+				} catch (error) {
+					sent.push({ delivered: false, reason: errorText(error), at: Date.now() });
+				}
+			}
+		}),
+	);
+	await killer;
+	topology.webhooks[0] = undefined;
+	const streamEnd = Date.now();
+	const failedInbound = sent.filter((s) => !s.delivered);
+	const inboundIds = sent.map((s) => s.waId).filter((id): id is string => Boolean(id));
+	log(
+		`  ${count} inbound in ${((streamEnd - t0) / 1000).toFixed(1)} s: ${count - failedInbound.length} delivered 2xx, ${failedInbound.length} failed`,
+	);
+
+	const inboundWorkflows = workflows.filter((w) => w.selects === 'message.inbound');
+	const statusWorkflows = workflows.filter((w) => w.selects === 'message.status');
+	const newExecutions = (w: (typeof workflows)[number]) =>
+		storedExecutions(topology, w.workflow.id, w.trigger).filter(
+			(e) => !before.get(w.workflow.id)?.has(e.id),
+		);
+	// A status for each reply the auto-reply sent to this stream's contacts by now, sent while the
+	// catch-up recovers what failed at the kill (every `interval` s: up to interval + 30 s for every
+	// inbound message to reach both inbound workflows).
+	const covered = (w: (typeof workflows)[number], keys: string[]) => {
+		const counts = perEvent(newExecutions(w));
+		return keys.every((k) => counts.has(k));
+	};
+	const inboundCovered = waitFor(
+		'every inbound message in both inbound workflows',
+		() => inboundWorkflows.every((w) => covered(w, inboundIds)) || undefined,
+		(interval + 30) * 1000,
+		2000,
+	).catch(() => undefined);
+	const contacts = new Set(
+		Array.from({ length: count }, (_, i) => `+1999${run}${String(i).padStart(4, '0')}`),
+	);
+	const replies = sandbox.state().messages.filter((m) => contacts.has(m.to));
+	const statusSent: Array<{ key: string; delivered: boolean; reason: string | null }> = [];
+	let nextStatus = 0;
+	await Promise.all(
+		Array.from({ length: concurrency }, async () => {
+			for (;;) {
+				const i = nextStatus++;
+				if (i >= replies.length) return;
+				const key = `status:${replies[i].id}:delivered`;
+				try {
+					const out = await control.status(replies[i].id, 'delivered');
+					statusSent.push({ key, delivered: out.delivery.delivered, reason: out.delivery.reason });
+				} catch (error) {
+					statusSent.push({ key, delivered: false, reason: errorText(error) });
+				}
+			}
+		}),
+	);
+	const statusesEnd = Date.now();
+	await inboundCovered;
+	const statusKeys = statusSent.filter((s) => s.delivered).map((s) => s.key);
+	await waitFor(
+		'every delivered status in the status workflow',
+		() => statusWorkflows.every((w) => covered(w, statusKeys)) || undefined,
+		60_000,
+		2000,
+	).catch(() => undefined);
+	// Late copies (a retried forward, a recovery) would show up in these seconds.
+	await sleep(5000);
+	for (const w of workflows) await settle(topology, w.workflow.id, 0, 60_000, 3000);
+	log(
+		`  statuses sent ${((statusesEnd - streamEnd) / 1000).toFixed(0)} s after the stream, all counted ${((Date.now() - streamEnd) / 1000).toFixed(0)} s after it`,
+	);
+	const balancerAfter = diff(await balancerCounts(ctx), balancerBefore);
+	const registered = registrations();
+
+	const perWorkflow = workflows.map((w) => {
+		const executions = newExecutions(w);
+		const counts = perEvent(executions);
+		const expected = w.selects === 'message.inbound' ? inboundIds : statusKeys;
+		const expectedSet = new Set(expected);
+		const statuses: Record<string, number> = {};
+		for (const e of executions) statuses[e.status] = (statuses[e.status] ?? 0) + 1;
+		const recovered = new Set(executions.flatMap((e) => e.keys.filter((_, i) => e.recovered[i])));
+		return {
+			key: w.key,
+			role: w === holder ? 'holder' : 'member',
+			selects: w.selects,
+			expected: expected.length,
+			once: expected.filter((k) => counts.get(k) === 1).length,
+			missing: expected.filter((k) => !counts.has(k)).length,
+			twice: expected.filter((k) => (counts.get(k) ?? 0) > 1).length,
+			unselected: executions.filter((e) => e.events.some((event) => event !== w.selects)).length,
+			unexpected: [...counts.keys()].filter((k) => !expectedSet.has(k)).length,
+			ranNothing: executions.filter((e) => e.keys.length === 0).length,
+			recovered: recovered.size,
+			executions: executions.length,
+			statuses,
+			// Each missing inbound message: what the service saw, when (against the kill), who ran it.
+			missingIds: expected
+				.filter((k) => !counts.has(k))
+				.slice(0, 5)
+				.map((k) => {
+					const s = sent.find((x) => x.waId === k);
+					const others = workflows
+						.filter((o) => o !== w && o.selects === w.selects)
+						.map((o) => {
+							const e = newExecutions(o).find((x) => x.keys.includes(k));
+							return `${o.key} ${e ? (e.recovered[e.keys.indexOf(k)] ? 'recovered' : 'live') : 'no'}`;
+						});
+					return s
+						? `${k} (${s.delivered ? '2xx' : `failed: ${s.reason}`} ${((s.at - killedAt) / 1000).toFixed(2)} s from the kill; ${others.join(', ')})`
+						: k;
+				}),
+		};
+	});
+	const failedStatus = statusSent.filter((s) => !s.delivered);
+	const reasons = (list: Array<{ reason: string | null }>) => {
+		const out: Record<string, number> = {};
+		for (const f of list) out[f.reason ?? '?'] = (out[f.reason ?? '?'] ?? 0) + 1;
+		return out;
+	};
+	ctx.numbers.severalWorkflows = {
+		holder: holder.key,
+		activationErrors,
+		registrations: registered,
+		membersStored,
+		membersStoredAfterMs: membersAfterMs,
+		inbound: {
+			sent: count,
+			delivered: count - failedInbound.length,
+			failed: reasons(failedInbound),
+		},
+		killedAfterMessages: killedAfter,
+		statuses: {
+			replies: replies.length,
+			sent: statusSent.length,
+			delivered: statusKeys.length,
+			failed: reasons(failedStatus),
+		},
+		requestsPerProcessor: balancerAfter,
+		perWorkflow,
+	};
+	for (const p of perWorkflow)
+		log(
+			`  ${p.key} (${p.role}, ${p.selects}): ${p.once}/${p.expected} once, ${p.missing} missing, ${p.twice} twice, ${p.unselected} unselected, ${p.unexpected} unexpected; recovered ${p.recovered}; executions ${JSON.stringify(p.statuses)}${p.missingIds.length ? `; missing e.g. ${p.missingIds.join(', ')}` : ''}`,
+		);
+	log(
+		`  requests per webhook processor (haproxy, stream + statuses + forwards): ${JSON.stringify(balancerAfter)}; statuses: ${statusKeys.length}/${replies.length} delivered ${JSON.stringify(reasons(failedStatus))}`,
+	);
+
+	record(
+		ctx,
+		"several workflows: three triggers on one credential activated at once: 0 activation errors, exactly one POST /v1/console/webhook, the two members in the holder's static data in Postgres",
+		activationErrors.length === 0 && registered === 1 && membersStored.length === members.length,
+		`activation errors ${activationErrors.length}${activationErrors.length ? ` (${activationErrors.join(' | ')})` : ''}; POST /v1/console/webhook ${registered}; holder ${holder.key}; members stored ${membersStored.length}/${members.length} (${membersAfterMs} ms)`,
+	);
+	record(
+		ctx,
+		'several workflows: each workflow ran each event it selects exactly once (live, or recovered by its catch-up) and none it does not, with a webhook processor killed mid-stream',
+		killedAfter > 0 &&
+			replies.length > 0 &&
+			perWorkflow.every(
+				(p) =>
+					p.once === p.expected &&
+					p.unselected === 0 &&
+					p.unexpected === 0 &&
+					p.executions - p.ranNothing === p.expected,
+			),
+		`${count} inbound (${failedInbound.length} failed at the kill after ${killedAfter}), ${statusKeys.length} statuses delivered of ${replies.length} replies; ${perWorkflow
+			.map(
+				(p) =>
+					`${p.key} (${p.role}): ${p.once}/${p.expected} once, ${p.missing} missing, ${p.twice} twice, ${p.unselected} unselected, ${p.recovered} recovered`,
+			)
+			.join('; ')}`,
+	);
+
+	// Members first: the holder's delete() removes the webhook, a member's heartbeat would take it.
+	for (const w of [...members, holder]) await client.deactivate(w.workflow.id);
+	await waitFor('the webhook removed', () => !sandbox.state().webhook.configured, 30_000).catch(
+		() => log(`  the webhook is still ${sandbox.state().webhook.url} after deactivating all three`),
+	);
+}
+
 export const CHECKS: Record<string, (ctx: QueueContext) => Promise<void>> = {
 	activation: checkActivation,
 	load: checkLoad,
@@ -1237,4 +1585,5 @@ export const CHECKS: Record<string, (ctx: QueueContext) => Promise<void>> = {
 	media: checkMedia,
 	'kill-worker': checkKillWorker,
 	'kill-webhook': checkKillWebhook,
+	'several-workflows': checkSeveralWorkflows,
 };

@@ -13,6 +13,10 @@ export interface StoredExecution {
 	waIds: string[];
 	/** json.recovered of each item the trigger emitted. */
 	recovered: boolean[];
+	/** json.event of each item the trigger emitted (message.inbound, message.status, ...). */
+	events: string[];
+	/** Per item: `status:<data.id>:<data.status>` for a status event, else data.wa_message_id. */
+	keys: string[];
 	/** Nodes that ran, by name. */
 	nodes: string[];
 	/** The execution's error message, if it has one. */
@@ -103,6 +107,8 @@ export function storedExecutions(
 				String((item.json?.data as Record<string, unknown> | undefined)?.wa_message_id ?? ''),
 			),
 			recovered: items.map((item) => item.json?.recovered === true),
+			events: items.map((item) => String(item.json?.event ?? '')),
+			keys: items.map((item) => eventKey(item.json ?? {})),
 			nodes: Object.keys(runData),
 			error: data.resultData?.error?.message,
 			startedAtMs: ms(row.startedAt),
@@ -137,6 +143,22 @@ export async function settle(
 		if (Date.now() > deadline && Date.now() - since > quietMs) return count;
 		await sleep(500);
 	}
+}
+
+/** What identifies one event: a status event by message id and status, any other by wa_message_id. */
+export function eventKey(json: Record<string, unknown>): string {
+	const data = (json.data ?? {}) as Record<string, unknown>;
+	return json.event === 'message.status'
+		? `status:${String(data.id ?? '')}:${String(data.status ?? '')}`
+		: String(data.wa_message_id ?? '');
+}
+
+/** eventKey → how many executions carry it. */
+export function perEvent(executions: StoredExecution[]): Map<string, number> {
+	const counts = new Map<string, number>();
+	for (const execution of executions)
+		for (const key of new Set(execution.keys)) counts.set(key, (counts.get(key) ?? 0) + 1);
+	return counts;
 }
 
 /** wa_message_id → how many executions carry it. */
