@@ -13,3 +13,12 @@ export function describeType(value: unknown): string {
 	if (Array.isArray(value)) return 'a list';
 	return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
+
+/** A signed request body's JSON value, or undefined when the bytes are not JSON. */
+export function parseJsonBody(rawBody: Buffer): { json: unknown } | undefined {
+	try {
+		return { json: JSON.parse(rawBody.toString('utf8')) as unknown };
+	} catch {
+		return undefined;
+	}
+}

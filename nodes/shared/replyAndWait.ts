@@ -40,7 +40,7 @@ import type {
 
 import { sleep } from 'n8n-workflow';
 
-import { isPlainObject } from './json';
+import { isPlainObject, parseJsonBody } from './json';
 import { ReplayGuard } from './replayGuard';
 import {
 	ACCOUNT_ID_LABEL,
@@ -237,7 +237,8 @@ export function parseRegistrations(body: unknown, ownOrigin: string): WaitRegist
 			? body.business_messaging_wait
 			: [];
 	return list.filter((item): item is WaitRegistration => {
-		if (!isPlainObject(item) || typeof item.key !== 'string' || !isEntry(item.entry)) return false;
+		if (!isPlainObject(item) || typeof item.key !== 'string' || !isWaitingEntry(item.entry))
+			return false;
 		try {
 			const url = new URL(item.entry.resumeUrl);
 			return url.origin === ownOrigin && RESUME_PATH.test(url.pathname);
@@ -252,7 +253,8 @@ export function waitingKey(contact: string, number: string | undefined): string 
 	return `${number && number.trim() !== '' ? number.trim() : '*'}|${contact.trim()}`;
 }
 
-function isEntry(value: unknown): value is WaitingEntry {
+/** A waiting entry as stored (static data, a registration, a hand-off). */
+export function isWaitingEntry(value: unknown): value is WaitingEntry {
 	return (
 		isPlainObject(value) &&
 		typeof value.resumeUrl === 'string' &&
@@ -322,7 +324,7 @@ export function keepWaitingEntriesCurrent(
 	const stored = staticEntries(staticData) ?? {};
 	const merged: Record<string, WaitingEntry> = {};
 	for (const [key, entry] of Object.entries(stored)) {
-		if (isEntry(entry) && isLive(key, entry, nowMs)) merged[key] = entry;
+		if (isWaitingEntry(entry) && isLive(key, entry, nowMs)) merged[key] = entry;
 	}
 	if (home !== undefined) {
 		for (const [key, entry] of memory) {
@@ -351,7 +353,7 @@ export function findWaiting(
 	const stored = staticEntries(staticData);
 	for (const key of keys) {
 		const inStatic =
-			stored && isEntry(stored[key]) ? (stored[key] as unknown as WaitingEntry) : undefined;
+			stored && isWaitingEntry(stored[key]) ? (stored[key] as unknown as WaitingEntry) : undefined;
 		for (const entry of [memory.get(key), inStatic]) {
 			if (entry && entry.account === account && isLive(key, entry, nowMs) && mayResume(entry))
 				return { key, entry };
@@ -374,7 +376,7 @@ export function removeWaiting(
 	if (entry?.executionId === executionId) memory.delete(key);
 	const stored = staticEntries(staticData);
 	const storedEntry =
-		stored && isEntry(stored[key]) ? (stored[key] as unknown as WaitingEntry) : undefined;
+		stored && isWaitingEntry(stored[key]) ? (stored[key] as unknown as WaitingEntry) : undefined;
 	const node = entry?.executionId === executionId ? entry.node : storedEntry?.node;
 	makeRoom(forgotten, (until) => until <= nowMs);
 	const until = Math.max(
@@ -644,12 +646,9 @@ export async function receiveWaitRegistration(
 		signature,
 	);
 	if (verified !== true) return { status: 401, reason: verified };
-	let body: unknown;
-	try {
-		body = JSON.parse(rawBody.toString('utf8'));
-	} catch {
-		return { status: 400, reason: 'the body is not JSON' };
-	}
+	const parsed = parseJsonBody(rawBody);
+	if (!parsed) return { status: 400, reason: 'the body is not JSON' };
+	const body = parsed.json;
 	// A captured registration replayed later would put back an answered wait: each is taken once, while fresh.
 	const nowMs = Date.now();
 	const issuedAtMs = isPlainObject(body) ? body.issued_at_ms : undefined;

@@ -7,12 +7,12 @@
 import type { IDataObject, IHookFunctions, IWebhookFunctions } from 'n8n-workflow';
 
 import { JOIN_LABEL, deriveKey, verifyWithDerivedKey } from '../../shared/credentialKeys';
-import { isPlainObject } from '../../shared/json';
+import { isPlainObject, parseJsonBody } from '../../shared/json';
 import { ReplayGuard } from '../../shared/replayGuard';
 import {
 	STATIC_DATA_KEY as WAITING_KEY,
+	isWaitingEntry,
 	registerWaiting,
-	type WaitingEntry,
 } from '../../shared/replyAndWait';
 import { computeSignature } from '../../shared/signature';
 import { CREDENTIAL_TYPE } from '../../shared/transport';
@@ -129,24 +129,10 @@ export async function handOff(
 
 const handOffsSeen = new ReplayGuard(1000);
 
-function isWaitingEntry(value: unknown): value is WaitingEntry {
-	return (
-		isPlainObject(value) &&
-		typeof value.resumeUrl === 'string' &&
-		typeof value.executionId === 'string' &&
-		typeof value.expiresAtMs === 'number' &&
-		typeof value.node === 'string' &&
-		typeof value.account === 'string'
-	);
-}
-
 function parseHandOff(rawBody: Buffer): HandOffBody | string {
-	let body: unknown;
-	try {
-		body = JSON.parse(rawBody.toString('utf8'));
-	} catch {
-		return 'the body is not JSON';
-	}
+	const parsed = parseJsonBody(rawBody);
+	if (!parsed) return 'the body is not JSON';
+	const body = parsed.json;
 	if (
 		!isPlainObject(body) ||
 		typeof body.from_url !== 'string' ||

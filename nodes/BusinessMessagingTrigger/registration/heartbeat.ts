@@ -9,7 +9,7 @@ import type { IDataObject, ITriggerFunctions, IWebhookFunctions } from 'n8n-work
 import { sleep } from 'n8n-workflow';
 
 import { JOIN_LABEL, deriveKey, verifyWithDerivedKey } from '../../shared/credentialKeys';
-import { isPlainObject } from '../../shared/json';
+import { isPlainObject, parseJsonBody } from '../../shared/json';
 import { ReplayGuard } from '../../shared/replayGuard';
 import { accountId } from '../../shared/replyAndWait';
 import { computeSignature } from '../../shared/signature';
@@ -227,12 +227,9 @@ export async function receiveClaim(
 	if (!rawBody) return { status: 400, reason: 'the raw request body is not available' };
 	const verified = await verifyWithDerivedKey.call(this, JOIN_LABEL, rawBody, signature);
 	if (verified !== true) return { status: 401, reason: verified };
-	let body: unknown;
-	try {
-		body = JSON.parse(rawBody.toString('utf8'));
-	} catch {
-		return { status: 400, reason: 'the body is not JSON' };
-	}
+	const parsed = parseJsonBody(rawBody);
+	if (!parsed) return { status: 400, reason: 'the body is not JSON' };
+	const body = parsed.json;
 	const ownUrl = this.getNodeWebhookUrl('default') ?? '';
 	const nowMs = Date.now();
 	if (

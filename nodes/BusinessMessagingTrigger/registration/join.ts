@@ -11,7 +11,7 @@ import type {
 } from 'n8n-workflow';
 
 import { JOIN_LABEL, deriveKey, verifyWithDerivedKey } from '../../shared/credentialKeys';
-import { isPlainObject } from '../../shared/json';
+import { isPlainObject, parseJsonBody } from '../../shared/json';
 import { ReplayGuard } from '../../shared/replayGuard';
 import { accountId } from '../../shared/replyAndWait';
 import { computeSignature } from '../../shared/signature';
@@ -144,12 +144,9 @@ export function rememberMembers(
 
 /** A verified body's shape, or why it is not one. */
 export function parseJoin(rawBody: Buffer): JoinBody | string {
-	let body: unknown;
-	try {
-		body = JSON.parse(rawBody.toString('utf8'));
-	} catch {
-		return 'the body is not JSON';
-	}
+	const parsed = parseJsonBody(rawBody);
+	if (!parsed) return 'the body is not JSON';
+	const body = parsed.json;
 	if (
 		!isPlainObject(body) ||
 		typeof body.member_url !== 'string' ||
