@@ -1,3 +1,6 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
 import type { IDataObject, INode, INodeParameters } from 'n8n-workflow';
 import { request } from 'undici';
 
@@ -137,5 +140,31 @@ export function asEmitted<T extends { event?: unknown; timestamp?: unknown }>(ev
 		reply_window_closes_at: new Date(
 			Date.parse(String(event.timestamp)) + 24 * 60 * 60 * 1000,
 		).toISOString(),
+	};
+}
+
+/** n8n's /webhook-waiting/ endpoint of one waiting execution: answers `status`, keeps each body it got. */
+export interface Resumer {
+	url: string;
+	bodies: Json[];
+	close: () => Promise<void>;
+}
+
+export async function resumer(status: number, executionId = '41'): Promise<Resumer> {
+	const bodies: Json[] = [];
+	const server = createServer((req, res) => {
+		let raw = '';
+		req.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
+		req.on('end', () => {
+			bodies.push(JSON.parse(raw || 'null'));
+			res.writeHead(status, { 'content-type': 'application/json' }).end('{}');
+		});
+	});
+	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+	const { port } = server.address() as AddressInfo;
+	return {
+		url: `http://127.0.0.1:${port}/webhook-waiting/${executionId}?signature=t`,
+		bodies,
+		close: async () => await new Promise<void>((r) => server.close(() => r())),
 	};
 }

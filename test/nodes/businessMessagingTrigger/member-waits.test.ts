@@ -3,8 +3,6 @@
 // the sandbox; the waiting execution's resume URL is a real HTTP server standing in for n8n's
 // /webhook-waiting/ (the whole path runs in real n8n in test/e2e/checks/severalWorkflows.ts, T10).
 import { createHmac, randomUUID } from 'crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 
 import { request } from 'undici';
 
@@ -35,7 +33,15 @@ import { CONTACT, OTHER_CONTACT, inboundEnvelope, signedRequest, useSandbox } fr
 import { catchUpOnce } from '../../../nodes/BusinessMessagingTrigger/catchUp/catchUp';
 import { SETTLE_MS } from '../../../nodes/BusinessMessagingTrigger/catchUp/recoveries';
 import { readTriggerOptions } from '../../../nodes/BusinessMessagingTrigger/options';
-import { apiCalls, control, servedTrigger, trigger, type Json } from './helpers';
+import {
+	apiCalls,
+	control,
+	resumer as waitingEndpoint,
+	servedTrigger,
+	trigger,
+	type Json,
+	type Resumer,
+} from './helpers';
 
 const sb = useSandbox({ reset: 'never' });
 const number = () => sb.numbers[0].phone_number_id;
@@ -44,11 +50,6 @@ interface Running {
 	harnesses: WebhookHarness[];
 	results: WebhookReceiveResult[][];
 	server: ServedWebhook;
-}
-interface Resumer {
-	url: string;
-	bodies: Json[];
-	close: () => Promise<void>;
 }
 const open: Running[] = [];
 const resumers: Resumer[] = [];
@@ -76,24 +77,9 @@ async function oneN8n(...parameters: Json[]): Promise<Running> {
 	return running;
 }
 
-/** n8n's /webhook-waiting/ for one waiting execution, answering `status`. */
+/** n8n's /webhook-waiting/ for one waiting execution (77), closed after the test. */
 async function resumer(status: number): Promise<Resumer> {
-	const bodies: Json[] = [];
-	const server: Server = createServer((req, res) => {
-		let raw = '';
-		req.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
-		req.on('end', () => {
-			bodies.push(JSON.parse(raw || 'null'));
-			res.writeHead(status, { 'content-type': 'application/json' }).end('{}');
-		});
-	});
-	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-	const { port } = server.address() as AddressInfo;
-	const made = {
-		url: `http://127.0.0.1:${port}/webhook-waiting/77?signature=t`,
-		bodies,
-		close: async () => await new Promise<void>((r) => server.close(() => r())),
-	};
+	const made = await waitingEndpoint(status, '77');
 	resumers.push(made);
 	return made;
 }

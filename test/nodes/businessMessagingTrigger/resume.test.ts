@@ -42,6 +42,8 @@ import {
 	servedTrigger,
 	storedSecret,
 	trigger,
+	resumer,
+	type Resumer,
 } from './helpers';
 
 const sb = useSandbox({ reset: 'afterEach' });
@@ -50,31 +52,6 @@ let ACCOUNT = '';
 beforeAll(() => {
 	ACCOUNT = accountId(sb.keys.all);
 });
-
-interface Resumer {
-	url: string;
-	bodies: unknown[];
-	close: () => Promise<void>;
-}
-
-async function resumer(status: number): Promise<Resumer> {
-	const bodies: unknown[] = [];
-	const server: Server = createServer((req, res) => {
-		let raw = '';
-		req.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
-		req.on('end', () => {
-			bodies.push(JSON.parse(raw || 'null'));
-			res.writeHead(status, { 'content-type': 'application/json' }).end('{}');
-		});
-	});
-	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-	const { port } = server.address() as AddressInfo;
-	return {
-		url: `http://127.0.0.1:${port}/webhook-waiting/41?signature=t`,
-		bodies,
-		close: async () => await new Promise<void>((r) => server.close(() => r())),
-	};
-}
 
 async function activeTrigger(): Promise<{ harness: WebhookHarness; secret: string }> {
 	const harness = await trigger(sb, {} as never);
