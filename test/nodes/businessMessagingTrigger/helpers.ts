@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -7,6 +8,7 @@ import { request } from 'undici';
 import {
 	recordReceived,
 	serveWebhook,
+	serveWebhooks,
 	webhookHarness,
 	type ServedWebhook,
 	type WebhookHarness,
@@ -166,5 +168,40 @@ export async function resumer(status: number, executionId = '41'): Promise<Resum
 		url: `http://127.0.0.1:${port}/webhook-waiting/${executionId}?signature=t`,
 		bodies,
 		close: async () => await new Promise<void>((r) => server.close(() => r())),
+	};
+}
+
+/** Triggers of one n8n (one origin, one real HTTP server), each with what it received; not activated yet. */
+export interface TriggersOfOneN8n {
+	harnesses: WebhookHarness[];
+	results: WebhookReceiveResult[][];
+	server: ServedWebhook;
+}
+
+/** Makes triggers of one n8n for a test file; their server is closed after each test. */
+export function useTriggersOfOneN8n(
+	sb: Sandbox,
+): (
+	...parameters: Array<{ events?: string[]; apiKey?: string; options?: Json }>
+) => Promise<TriggersOfOneN8n> {
+	const open: TriggersOfOneN8n[] = [];
+	afterEach(async () => {
+		await Promise.all(open.splice(0).map(async (running) => await running.server.close()));
+	});
+	return async (...parameters) => {
+		const harnesses = await Promise.all(
+			parameters.map(
+				async ({ apiKey, ...rest }) =>
+					await trigger(sb, { catchUp: false, ...rest } as never, {
+						webhookId: randomUUID(),
+						...(apiKey && { credentialExtra: { apiKey } }),
+					}),
+			),
+		);
+		const results = harnesses.map((harness) => recordReceived(harness));
+		const server = await serveWebhooks(harnesses);
+		const running = { harnesses, results, server };
+		open.push(running);
+		return running;
 	};
 }

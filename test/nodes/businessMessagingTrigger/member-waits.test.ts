@@ -2,11 +2,10 @@
 // Download Media for every member. Triggers of one n8n (one origin, one real HTTP server) against
 // the sandbox; the waiting execution's resume URL is a real HTTP server standing in for n8n's
 // /webhook-waiting/ (the whole path runs in real n8n in test/e2e/checks/severalWorkflows.ts, T10).
-import { createHmac, randomUUID } from 'crypto';
+import { createHmac } from 'crypto';
 
 import { request } from 'undici';
 
-import { recordReceived, serveWebhooks, type ServedWebhook } from '../../harness';
 import type { WebhookHarness, WebhookReceiveResult } from '../../harness';
 import {
 	STATIC_DATA_KEY,
@@ -38,41 +37,27 @@ import {
 	control,
 	resumer as waitingEndpoint,
 	servedTrigger,
-	trigger,
 	type Json,
 	type Resumer,
+	type TriggersOfOneN8n,
+	useTriggersOfOneN8n,
 } from './helpers';
 
 const sb = useSandbox({ reset: 'never' });
 const number = () => sb.numbers[0].phone_number_id;
 
-interface Running {
-	harnesses: WebhookHarness[];
-	results: WebhookReceiveResult[][];
-	server: ServedWebhook;
-}
-const open: Running[] = [];
 const resumers: Resumer[] = [];
 afterEach(async () => {
-	await Promise.all(open.splice(0).map(async (running) => await running.server.close()));
 	await Promise.all(resumers.splice(0).map(async (resumer) => await resumer.close()));
 	sb.reset();
 });
+const triggersOfOneN8n = useTriggersOfOneN8n(sb);
 
 /** Triggers of one n8n behind one server, activated in order: the first holds, the others join. */
-async function oneN8n(...parameters: Json[]): Promise<Running> {
-	const harnesses = await Promise.all(
-		parameters.map(
-			async (p) =>
-				await trigger(sb, { catchUp: false, ...p } as never, { webhookId: randomUUID() }),
-		),
-	);
-	const results = harnesses.map((harness) => recordReceived(harness));
-	const server = await serveWebhooks(harnesses);
-	const running = { harnesses, results, server };
-	open.push(running);
-	for (const harness of harnesses) await harness.activate();
-	expect(sb.state().webhook.url).toBe(harnesses[0].webhookUrl);
+async function oneN8n(...parameters: Json[]): Promise<TriggersOfOneN8n> {
+	const running = await triggersOfOneN8n(...parameters);
+	for (const harness of running.harnesses) await harness.activate();
+	expect(sb.state().webhook.url).toBe(running.harnesses[0].webhookUrl);
 	expect(apiCalls(sb, 'POST', '/v1/console/webhook')).toBe(1);
 	return running;
 }

@@ -6,7 +6,6 @@ import type { AddressInfo } from 'net';
 
 import { request } from 'undici';
 
-import { recordReceived, serveWebhooks, type ServedWebhook } from '../../harness';
 import type { WebhookHarness, WebhookReceiveResult } from '../../harness';
 import { createKey } from '../businessMessaging/helpers';
 import { accountId } from '../../../nodes/shared/replyAndWait';
@@ -21,43 +20,19 @@ import {
 import { startHeartbeat } from '../../../nodes/BusinessMessagingTrigger/registration/heartbeat';
 import { MEMBERS_KEY } from '../../../nodes/BusinessMessagingTrigger/registration/members';
 import { CONTACT, inboundEnvelope, signedRequest, useSandbox } from '../../support';
-import { apiCalls, control, trigger, type Json } from './helpers';
+import { apiCalls, control, useTriggersOfOneN8n, type Json } from './helpers';
 
 const sb = useSandbox({ reset: 'never' });
 const WEBHOOK = '/v1/console/webhook';
 const number = () => sb.numbers[0].phone_number_id;
 
-interface Running {
-	harnesses: WebhookHarness[];
-	results: WebhookReceiveResult[][];
-	server: ServedWebhook;
-}
-const open: Running[] = [];
-afterEach(async () => {
+afterEach(() => {
 	jest.restoreAllMocks();
-	await Promise.all(open.splice(0).map(async (running) => await running.server.close()));
 	sb.reset();
 });
 
 /** Triggers of one n8n behind one server (not activated yet). */
-async function oneN8n(
-	...parameters: Array<{ events?: string[]; apiKey?: string; options?: Json }>
-): Promise<Running> {
-	const harnesses = await Promise.all(
-		parameters.map(
-			async ({ apiKey, ...rest }) =>
-				await trigger(sb, { catchUp: false, ...rest } as never, {
-					webhookId: randomUUID(),
-					...(apiKey && { credentialExtra: { apiKey } }),
-				}),
-		),
-	);
-	const results = harnesses.map((harness) => recordReceived(harness));
-	const server = await serveWebhooks(harnesses);
-	const running = { harnesses, results, server };
-	open.push(running);
-	return running;
-}
+const oneN8n = useTriggersOfOneN8n(sb);
 
 const executions = (results: WebhookReceiveResult[]) =>
 	results.filter((result) => result.workflowData !== undefined);
