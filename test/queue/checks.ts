@@ -1357,6 +1357,26 @@ export async function checkSeveralWorkflows(
 			new Set(storedExecutions(topology, w.workflow.id, w.trigger).map((e) => e.id)),
 		]),
 	);
+	// The holder's member table in Postgres, read every second until the counts are taken: each change,
+	// in seconds from here, so that a member a whole save of static data dropped shows in the log.
+	const watchStart = Date.now();
+	const since = (at: number) => ((at - watchStart) / 1000).toFixed(1);
+	const tableChanges: string[] = [];
+	let watching = true;
+	const watchTable = (async () => {
+		let last = '';
+		while (watching) {
+			const data = storedStaticData(topology, holder.workflow.id);
+			const present =
+				members
+					.filter((m) => data.includes(m.url))
+					.map((m) => m.key)
+					.join(' + ') || 'none';
+			if (present !== last) tableChanges.push(`${since(Date.now())} s ${present}`);
+			last = present;
+			await sleep(1000);
+		}
+	})().catch((error: unknown) => tableChanges.push(`stopped: ${errorText(error)}`));
 	const balancerBefore = await balancerCounts(ctx);
 	const victim = topology.webhooks[0];
 	if (!victim) throw new Error('webhook processor 1 is not running');
@@ -1465,6 +1485,11 @@ export async function checkSeveralWorkflows(
 	log(
 		`  statuses sent ${((statusesEnd - streamEnd) / 1000).toFixed(0)} s after the stream, all counted ${((Date.now() - streamEnd) / 1000).toFixed(0)} s after it`,
 	);
+	watching = false;
+	await watchTable;
+	log(
+		`  members in the holder's static data in Postgres: ${tableChanges.join(', ')} (kill at ${since(killedAt)} s, statuses ${since(streamEnd)} to ${since(statusesEnd)} s)`,
+	);
 	const balancerAfter = diff(await balancerCounts(ctx), balancerBefore);
 	const registered = registrations();
 
@@ -1520,6 +1545,7 @@ export async function checkSeveralWorkflows(
 		registrations: registered,
 		membersStored,
 		membersStoredAfterMs: membersAfterMs,
+		memberTableChanges: tableChanges,
 		inbound: {
 			sent: count,
 			delivered: count - failedInbound.length,
