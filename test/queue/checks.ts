@@ -21,6 +21,7 @@ import { loadWorkflow } from '../hardening/real-n8n/workflows';
 import { inboundEnvelope } from '../support/fixtures';
 import { signBody } from '../support/signature';
 import {
+	executionIdsWithJob,
 	executionStatuses,
 	perEvent,
 	perMessage,
@@ -1493,13 +1494,19 @@ export async function checkSeveralWorkflows(
 	const balancerAfter = diff(await balancerCounts(ctx), balancerBefore);
 	const registered = registrations();
 
+	// A processor killed between storing an execution (`new`) and queueing its job leaves one that
+	// no worker ever runs (main's queue recovery marks it `crashed`): not a run. The service saw
+	// that delivery fail, so the catch-up runs the event (docs/scaling.md, several workflows).
+	const withJob = executionIdsWithJob(topology);
 	const perWorkflow = workflows.map((w) => {
-		const executions = newExecutions(w);
+		const stored = newExecutions(w);
+		const neverRun = stored.filter((e) => e.status === 'new' && !withJob.has(e.id));
+		const executions = stored.filter((e) => !neverRun.includes(e));
 		const counts = perEvent(executions);
 		const expected = w.selects === 'message.inbound' ? inboundIds : statusKeys;
 		const expectedSet = new Set(expected);
 		const statuses: Record<string, number> = {};
-		for (const e of executions) statuses[e.status] = (statuses[e.status] ?? 0) + 1;
+		for (const e of stored) statuses[e.status] = (statuses[e.status] ?? 0) + 1;
 		const recovered = new Set(executions.flatMap((e) => e.keys.filter((_, i) => e.recovered[i])));
 		return {
 			key: w.key,
@@ -1514,6 +1521,7 @@ export async function checkSeveralWorkflows(
 			ranNothing: executions.filter((e) => e.keys.length === 0).length,
 			recovered: recovered.size,
 			executions: executions.length,
+			neverRun: neverRun.map((e) => `${e.id} (${e.keys.join(', ')})`),
 			statuses,
 			// Each missing inbound message: what the service saw, when (against the kill), who ran it.
 			missingIds: expected
@@ -1563,7 +1571,7 @@ export async function checkSeveralWorkflows(
 	};
 	for (const p of perWorkflow)
 		log(
-			`  ${p.key} (${p.role}, ${p.selects}): ${p.once}/${p.expected} once, ${p.missing} missing, ${p.twice} twice, ${p.unselected} unselected, ${p.unexpected} unexpected; recovered ${p.recovered}; executions ${JSON.stringify(p.statuses)}${p.missingIds.length ? `; missing e.g. ${p.missingIds.join(', ')}` : ''}`,
+			`  ${p.key} (${p.role}, ${p.selects}): ${p.once}/${p.expected} once, ${p.missing} missing, ${p.twice} twice, ${p.unselected} unselected, ${p.unexpected} unexpected; recovered ${p.recovered}; executions ${JSON.stringify(p.statuses)}${p.neverRun.length ? `; stored but never run (no job: processor killed before queueing it): ${p.neverRun.join(', ')}` : ''}${p.missingIds.length ? `; missing e.g. ${p.missingIds.join(', ')}` : ''}`,
 		);
 	log(
 		`  requests per webhook processor (haproxy, stream + statuses + forwards): ${JSON.stringify(balancerAfter)}; statuses: ${statusKeys.length}/${replies.length} delivered ${JSON.stringify(reasons(failedStatus))}`,
@@ -1590,7 +1598,7 @@ export async function checkSeveralWorkflows(
 		`${count} inbound (${failedInbound.length} failed at the kill after ${killedAfter}), ${statusKeys.length} statuses delivered of ${replies.length} replies; ${perWorkflow
 			.map(
 				(p) =>
-					`${p.key} (${p.role}): ${p.once}/${p.expected} once, ${p.missing} missing, ${p.twice} twice, ${p.unselected} unselected, ${p.recovered} recovered`,
+					`${p.key} (${p.role}): ${p.once}/${p.expected} once, ${p.missing} missing, ${p.twice} twice, ${p.unselected} unselected, ${p.recovered} recovered${p.neverRun.length ? `, ${p.neverRun.length} stored never run` : ''}`,
 			)
 			.join('; ')}`,
 	);
