@@ -46,7 +46,7 @@ import {
 import { launchSandbox, SandboxControl, type Sandbox } from '../real-n8n/sandbox';
 import { runCatchUpChecks } from './checks/catch-up';
 import { runEditorChecks } from './checks/editor';
-import { severalWorkflowsCheck } from './checks/severalWorkflows';
+import { severalWorkflowsCheck, severalWorkflowsHandOffCheck } from './checks/severalWorkflows';
 import {
 	errorWorkflow,
 	latestHttpRequestVersion,
@@ -436,7 +436,7 @@ async function runChecks(
 		return { execution, reply, delivery: sent.delivery, waMessageId: sent.record.wa_message_id };
 	};
 
-	await severalWorkflowsCheck({
+	const severalWorkflows = {
 		check,
 		client,
 		control,
@@ -445,7 +445,9 @@ async function runChecks(
 		productionUrl,
 		registeredUrl,
 		triggerName,
-	});
+	};
+	await severalWorkflowsCheck(severalWorkflows);
+	await severalWorkflowsHandOffCheck(severalWorkflows);
 
 	await snapshotExecutions();
 

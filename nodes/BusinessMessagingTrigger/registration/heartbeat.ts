@@ -17,6 +17,7 @@ import { CREDENTIAL_TYPE } from '../../shared/transport';
 import { withAccountLock } from './accountLock';
 import { isJoinableUrl, sameUrl } from './decision';
 import { postJoin, rememberMembers } from './join';
+import { closeGap } from './membershipGaps';
 import { enterRegistry, liveMembers, nodeUrlOf } from './registry';
 import { isManualRegistration, type TriggerStaticData } from './signingSecrets';
 import {
@@ -107,11 +108,14 @@ export async function startHeartbeat(this: ITriggerFunctions): Promise<Heartbeat
 	if (!apiKey || !url) return idle;
 	const account = accountId(apiKey);
 	const events = selectedEvents.call(this);
-	const leaveRegistry = enterRegistry(`${workflowId}:${this.getNode().id}`, {
+	const scope = `${workflowId}:${this.getNode().id}`;
+	const leaveRegistry = enterRegistry(scope, {
 		url,
 		account,
 		events,
 		workflowId,
+		adopt: (answer) =>
+			adoptRegistration(this.getWorkflowStaticData('node') as TriggerStaticData, answer),
 	});
 	let lastProblem = '';
 	const once = (problem: string, log: () => void) => {
@@ -119,7 +123,13 @@ export async function startHeartbeat(this: ITriggerFunctions): Promise<Heartbeat
 		lastProblem = problem;
 	};
 
-	const beat = async (): Promise<Role> =>
+	const beat = async (): Promise<Role> => {
+		const role = await recheck();
+		// Joined or holding again: what the holder gets from now on reaches this trigger (§7).
+		if (role === 'holder' || role === 'member' || role === 'registered') closeGap(scope);
+		return role;
+	};
+	const recheck = async (): Promise<Role> =>
 		await withAccountLock(account, async () => {
 			const remote = await readRemoteWebhook.call(this, 'Trigger → Heartbeat');
 			if (remote.configured && sameUrl(remote.url, url)) {

@@ -5,11 +5,15 @@
  * before each emit, so main's whole save of its activation-time copy writes the current members.
  * Also the URL each trigger's webhook methods last saw, which trigger() cannot ask n8n for.
  */
+import type { IDataObject } from 'n8n-workflow';
+
 export interface LiveTrigger {
 	url: string;
 	account: string;
 	events: string[];
 	workflowId: string;
+	/** Writes a registration its webhook() made (a hand-off, §6) into main's activation-time copy of its static data. */
+	adopt?: (answer: IDataObject) => void;
 }
 
 const live = new Map<string, LiveTrigger>();

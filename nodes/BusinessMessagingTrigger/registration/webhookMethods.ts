@@ -28,7 +28,9 @@ import {
 	type RegistrationDecision,
 	type RemoteWebhook,
 } from './decision';
+import { handOff } from './handOff';
 import { postJoin } from './join';
+import { closeGap, openGap } from './membershipGaps';
 import { rememberNodeUrl } from './registry';
 import {
 	canOpenStoredSecret,
@@ -151,6 +153,11 @@ export function adoptRegistration(staticData: TriggerStaticData, answer: IDataOb
 	rememberOwner(answer.webhookUrl, staticData.registeredBy);
 }
 
+/** The catch-up's scope of this trigger (workflow:node): its membership gaps are kept under it. */
+function scopeOf(this: IHookFunctions | IWebhookFunctions): string {
+	return `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
+}
+
 /** The API key, read once per webhook method; its account keys the lock (accountLock.ts). */
 async function apiKeyOf(this: IHookFunctions): Promise<string> {
 	return String((await this.getCredentials(CREDENTIAL_TYPE)).apiKey ?? '');
@@ -197,6 +204,7 @@ async function joinHolder(
 	// A secret kept from when this trigger held the webhook opens nothing now.
 	forgetRegistration(staticData);
 	staticData.membership = { holderUrl };
+	if (outcome === 'joined') closeGap(scopeOf.call(this));
 	return true;
 }
 
@@ -223,7 +231,10 @@ export async function webhookExists(this: IHookFunctions): Promise<boolean> {
 		if (decision.action === 'join')
 			return await joinHolder.call(this, decision.holderUrl, ourUrl, apiKey);
 		delete staticData.membership;
-		if (decision.action === 'keep') rememberOwner(ourUrl, this.getWorkflow().id);
+		if (decision.action === 'keep') {
+			rememberOwner(ourUrl, this.getWorkflow().id);
+			closeGap(scopeOf.call(this));
+		}
 		return decision.action === 'keep';
 	});
 }
@@ -308,18 +319,22 @@ export async function registerOurUrl(
 	}
 	storeRegistration(staticData, ourUrl, this.getWorkflow().id ?? '', secret, apiKey);
 	rememberOwner(ourUrl, this.getWorkflow().id);
+	closeGap(scopeOf.call(this));
 	return true;
 }
 
 /**
- * delete: removes the webhook only when this workflow registered it and it still points at this
- * node's URL. A copy of the workflow (same webhookId, so the same URL) is never the registering
+ * delete: hands the webhook off to a live member (§6), or removes it when none takes it, only
+ * when this workflow registered it and it still points at this node's URL. A copy of the workflow (same webhookId, so the same URL) is never the registering
  * workflow: n8n 1.x calls the copy's delete() after refusing to activate it, which must not
  * take the original's webhook away.
  */
 export async function deleteWebhook(this: IHookFunctions): Promise<boolean> {
 	if (isManualRegistration.call(this)) return true;
 	const staticData = this.getWorkflowStaticData('node') as TriggerStaticData;
+	// Until it joins or holds again (a republish), what the others get is not forwarded to it (§7).
+	if (this.getActivationMode() !== 'manual' && this.getMode() !== 'manual')
+		openGap(scopeOf.call(this));
 	try {
 		const ourUrl = this.getNodeWebhookUrl('default');
 		// n8n 1.x does not always save what create() stored, so the static data may be empty here:
@@ -347,6 +362,21 @@ export async function deleteWebhook(this: IHookFunctions): Promise<boolean> {
 						`Business Messaging Trigger: leaving ${remote.url} was not confirmed (${detail}); it stops forwarding at n8n's 404`,
 					);
 				return true;
+			}
+			if (ourUrl && remote.configured && sameUrl(remote.url, ourUrl)) {
+				// n8n 2.x has already removed our URL's route: the hand-off goes to the member's URL.
+				const { url, asked } = await handOff.call(this, ourUrl, apiKey, accountId(apiKey));
+				if (url) {
+					owners.delete(ourUrl);
+					return true;
+				}
+				// A member may have registered although its answer never came (a timeout): read again.
+				if (asked > 0)
+					return await deleteIfOurs.call(
+						this,
+						await readRemoteWebhook.call(this, 'Trigger → Delete Webhook'),
+						ourUrl,
+					);
 			}
 			return await deleteIfOurs.call(this, remote, ourUrl);
 		});
