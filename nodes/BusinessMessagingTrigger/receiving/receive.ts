@@ -121,7 +121,7 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 		if ('status' in outcome && typeof outcome.status === 'number' && 'reason' in outcome)
 			return reject.call(
 				this,
-				outcome.status as 400 | 401,
+				outcome.status as 400 | 401 | 409,
 				`hand-off refused: ${String(outcome.reason)}`,
 			);
 		return { webhookResponse: outcome };

@@ -19,7 +19,7 @@ import { CREDENTIAL_TYPE } from '../../shared/transport';
 import { isJoinableUrl, sameUrl } from './decision';
 import { rememberMembers } from './join';
 import { MEMBERS_KEY, readMembers, type MemberTable } from './members';
-import { liveMembers } from './registry';
+import { isLeaving, isLiveHere, liveMembers, runsTriggersHere } from './registry';
 import { isManualRegistration, type TriggerStaticData } from './signingSecrets';
 import { readRemoteWebhook, registerOurUrl } from './webhookMethods';
 
@@ -44,14 +44,24 @@ export function signHandOff(apiKey: string, rawBody: string | Buffer): string {
 	return `sha256=${computeSignature(Buffer.from(rawBody), deriveKey(apiKey, JOIN_LABEL))}`;
 }
 
-/** Who may take over, in order: live in this process (the registry), then the static data's, oldest join first. */
+/**
+ * Who may take over: the triggers live in this process (the registry), none being deactivated.
+ * delete() runs where trigger() runs (the leader main), so the registry is the truth there; a
+ * stored member may be a workflow n8n is deactivating at this moment, whose URL still answers
+ * (1.x removes the route after delete()): handing off to it would leave the webhook at a dead URL.
+ * Only a process that runs no trigger() (never seen in n8n) falls back to the static data's members.
+ */
 export function handOffCandidates(account: string, ownUrl: string, members: MemberTable): string[] {
-	const stored = Object.entries(members)
-		.filter(([, member]) => member.account === account)
-		.sort(([, a], [, b]) => a.joinedAtMs - b.joinedAtMs)
-		.map(([url]) => url);
-	const urls = [...liveMembers(account, ownUrl).map((member) => member.url), ...stored];
-	return [...new Set(urls)].filter((url) => isJoinableUrl(url, ownUrl));
+	const live = liveMembers(account, ownUrl).map((member) => member.url);
+	const stored = runsTriggersHere()
+		? []
+		: Object.entries(members)
+				.filter(([, member]) => member.account === account)
+				.sort(([, a], [, b]) => a.joinedAtMs - b.joinedAtMs)
+				.map(([url]) => url);
+	return [...new Set([...live, ...stored])].filter(
+		(url) => isJoinableUrl(url, ownUrl) && !isLeaving(url),
+	);
 }
 
 /**
@@ -160,7 +170,7 @@ export async function receiveHandOff(
 	this: IWebhookFunctions,
 	rawBody: Buffer | undefined,
 	signature: string | string[] | undefined,
-): Promise<IDataObject | { status: 400 | 401; reason: string }> {
+): Promise<IDataObject | { status: 400 | 401 | 409; reason: string }> {
 	if (!rawBody) return { status: 400, reason: 'the raw request body is not available' };
 	const verified = await verifyWithDerivedKey.call(this, JOIN_LABEL, rawBody, signature);
 	if (verified !== true) return { status: 401, reason: verified };
@@ -179,6 +189,10 @@ export async function receiveHandOff(
 		return { status: 401, reason: 'this hand-off was already received (replay)' };
 	if (isManualRegistration.call(this))
 		return { status: 401, reason: 'this trigger uses Manual registration' };
+	// Where trigger() runs, a URL still routed may belong to a workflow being deactivated (its
+	// trigger() closed or its delete() begun): taking the webhook would leave it at a dead URL.
+	if (runsTriggersHere() && !isLiveHere(ownUrl))
+		return { status: 409, reason: 'this trigger is not active (being deactivated)' };
 	const remote = await readRemoteWebhook.call(this, 'Trigger → Take Over From Leaving Trigger');
 	if (!remote.configured || !sameUrl(remote.url, body.from_url))
 		return {

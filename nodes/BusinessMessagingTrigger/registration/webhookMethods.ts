@@ -12,7 +12,7 @@ import type {
 	ITriggerFunctions,
 	IWebhookFunctions,
 } from 'n8n-workflow';
-import { NodeApiError, NodeOperationError, WebhookPathTakenError } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError, WebhookPathTakenError, sleep } from 'n8n-workflow';
 
 import { bodyAsText } from '../../shared/errors';
 import { isPlainObject } from '../../shared/json';
@@ -31,7 +31,7 @@ import {
 import { handOff } from './handOff';
 import { postJoin } from './join';
 import { closeGap, openGap } from './membershipGaps';
-import { rememberNodeUrl } from './registry';
+import { clearLeaving, isLeaving, markLeaving, rememberNodeUrl } from './registry';
 import {
 	canOpenStoredSecret,
 	forgetManualSecret,
@@ -121,8 +121,10 @@ async function currentDecision(
 		);
 	}
 	// The production URL only: a test listener's would replace it for this workflow's heartbeat and catch-up.
-	if (this.getActivationMode() !== 'manual' && this.getMode() !== 'manual')
+	if (this.getActivationMode() !== 'manual' && this.getMode() !== 'manual') {
 		rememberNodeUrl(`${this.getWorkflow().id ?? ''}:${this.getNode().id}`, ourUrl);
+		clearLeaving(ourUrl);
+	}
 	const remote = await readRemoteWebhook.call(this, operation);
 	const staticData = this.getWorkflowStaticData('node') as TriggerStaticData;
 	const decision = decideRegistration({
@@ -347,6 +349,11 @@ export async function deleteWebhook(this: IHookFunctions): Promise<boolean> {
 			return true;
 		}
 		const apiKey = await apiKeyOf.call(this);
+		const production = this.getActivationMode() !== 'manual' && this.getMode() !== 'manual';
+		if (ourUrl && production) {
+			markLeaving(ourUrl);
+			void watchAfterLeaving.call(this, ourUrl, apiKey);
+		}
 		return await withAccountLock(accountId(apiKey), async () => {
 			const remote = await readRemoteWebhook.call(this, 'Trigger → Delete Webhook');
 			if (ourUrl && isJoinableUrl(remote.url, ourUrl)) {
@@ -385,6 +392,47 @@ export async function deleteWebhook(this: IHookFunctions): Promise<boolean> {
 		// rely on: a later activation registers again and gets a new one.
 		forgetRegistration(staticData);
 		delete staticData.membership;
+	}
+}
+
+/** When the deactivated trigger checks that the webhook did not end up at its URL (tests shorten them). */
+export const afterLeaving = { checksMs: [3_000, 10_000, 30_000] };
+
+/**
+ * After delete(): the webhook must not stay at this URL, which n8n no longer serves. A hand-off
+ * or claim that crossed the deactivation (n8n deactivates workflows in the background, and 1.x
+ * routes to a URL until after delete()) could still have put it here; if so, hand it on to a
+ * live trigger or delete it. Stops as soon as the trigger is activated again.
+ */
+async function watchAfterLeaving(this: IHookFunctions, ourUrl: string, apiKey: string) {
+	let waitedMs = 0;
+	for (const atMs of afterLeaving.checksMs) {
+		await sleep(atMs - waitedMs);
+		waitedMs = atMs;
+		if (!isLeaving(ourUrl)) return;
+		try {
+			const done = await withAccountLock(accountId(apiKey), async () => {
+				if (!isLeaving(ourUrl)) return true;
+				const remote = await readRemoteWebhook.call(this, 'Trigger → Delete Webhook');
+				if (!remote.configured || !sameUrl(remote.url, ourUrl)) return false;
+				this.logger.warn(
+					`Business Messaging Trigger: the account's webhook points at ${ourUrl}, deactivated (a hand-off crossed its deactivation); passing it on`,
+				);
+				const { url } = await handOff.call(this, ourUrl, apiKey, accountId(apiKey));
+				if (!url)
+					await deleteIfOurs.call(
+						this,
+						await readRemoteWebhook.call(this, 'Trigger → Delete Webhook'),
+						ourUrl,
+					);
+				return true;
+			});
+			if (done) return;
+		} catch (error) {
+			this.logger.warn(
+				`Business Messaging Trigger: checking the webhook after deactivating ${ourUrl} failed: ${(error as Error).message}`,
+			);
+		}
 	}
 }
 

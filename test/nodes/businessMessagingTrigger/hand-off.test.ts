@@ -13,6 +13,7 @@ import {
 	signHandOff,
 } from '../../../nodes/BusinessMessagingTrigger/registration/handOff';
 import { startHeartbeat } from '../../../nodes/BusinessMessagingTrigger/registration/heartbeat';
+import { afterLeaving } from '../../../nodes/BusinessMessagingTrigger/registration/webhookMethods';
 import { MEMBERS_KEY } from '../../../nodes/BusinessMessagingTrigger/registration/members';
 import { SETTLE_MS } from '../../../nodes/BusinessMessagingTrigger/catchUp/recoveries';
 import { CONTACT, useSandbox } from '../../support';
@@ -49,6 +50,18 @@ async function oneN8n(
 	const server = await serveWebhooks(harnesses);
 	open.push(async () => await server.close());
 	return { harnesses, results, server };
+}
+
+/**
+ * Activates as n8n does: the webhook methods, then trigger() (here its heartbeat, which enters
+ * the process's registry of live triggers; only those are offered the webhook).
+ */
+async function activateLive(...harnesses: WebhookHarness[]): Promise<void> {
+	for (const harness of harnesses) {
+		await harness.activate();
+		const heartbeat = await startHeartbeat.call(harness.triggerContext().context);
+		open.push(async () => heartbeat.close());
+	}
 }
 
 const executions = (results: WebhookReceiveResult[]) =>
@@ -122,7 +135,7 @@ describe('the holder deactivated hands the webhook off to a member (§6)', () =>
 			{ events: ['message.inbound'] },
 		);
 		const [holder, next, other] = harnesses;
-		for (const harness of harnesses) await harness.activate();
+		await activateLive(...harnesses);
 		expect(apiCalls(sb, 'POST', WEBHOOK)).toBe(1);
 
 		await holder.deactivate();
@@ -150,7 +163,7 @@ describe('the holder deactivated hands the webhook off to a member (§6)', () =>
 		expect(executions(results[0])).toHaveLength(0);
 	});
 
-	it("a member live in this process (the registry) comes first; the registration is written into main's copy (adopt)", async () => {
+	it("only a member live in this process (the registry) is offered it; the registration is written into main's copy (adopt)", async () => {
 		const { harnesses } = await oneN8n({}, {}, {});
 		const [holder, older, live] = harnesses;
 		for (const harness of harnesses) await harness.activate();
@@ -173,7 +186,7 @@ describe('the holder deactivated hands the webhook off to a member (§6)', () =>
 	it("Reply and Wait's waiting entries move to the new holder", async () => {
 		const { harnesses } = await oneN8n({}, {});
 		const [holder, next] = harnesses;
-		for (const harness of harnesses) await harness.activate();
+		await activateLive(...harnesses);
 		const entry = {
 			resumeUrl: `${new URL(holder.webhookUrl).origin}/webhook-waiting/42`,
 			executionId: '42',
@@ -197,7 +210,7 @@ describe('the holder deactivated hands the webhook off to a member (§6)', () =>
 	it('no member takes it (none, or the only one busy): the webhook is deleted as before', async () => {
 		const { harnesses } = await oneN8n({}, {});
 		const [holder, busy] = harnesses;
-		for (const harness of harnesses) await harness.activate();
+		await activateLive(...harnesses);
 		const receive = busy.receive;
 		busy.receive = async () => ({ status: 503, body: { busy: true }, headers: {} });
 		await holder.deactivate();
@@ -216,7 +229,7 @@ describe('the holder deactivated hands the webhook off to a member (§6)', () =>
 	it('a member that registered but whose answer was lost keeps the webhook: the holder reads it again before deleting', async () => {
 		const { harnesses } = await oneN8n({}, {});
 		const [holder, next] = harnesses;
-		for (const harness of harnesses) await harness.activate();
+		await activateLive(...harnesses);
 		const receive = next.receive;
 		next.receive = async (input) => {
 			await receive(input);
@@ -232,7 +245,7 @@ describe('the holder deactivated hands the webhook off to a member (§6)', () =>
 	it('republishing the holder: it hands off, then joins the new holder as a member', async () => {
 		const { harnesses } = await oneN8n({}, {});
 		const [holder, next] = harnesses;
-		for (const harness of harnesses) await harness.activate();
+		await activateLive(...harnesses);
 		await holder.deactivate();
 		await holder.activate();
 		expect(sb.state().webhook.url).toBe(next.webhookUrl);
@@ -243,11 +256,72 @@ describe('the holder deactivated hands the webhook off to a member (§6)', () =>
 	});
 });
 
+describe('a hand-off never leaves the webhook at a URL n8n no longer serves', () => {
+	it('a member whose deactivation has begun (its URL still routed, as n8n 1.x does until after delete()) is not offered the webhook: it is deleted', async () => {
+		const { harnesses, results } = await oneN8n({}, {});
+		const [holder, leaving] = harnesses;
+		await activateLive(...harnesses);
+		// n8n deactivates both at once: the member's delete() first; its URL still answers.
+		await leaving.deactivate();
+		await holder.deactivate();
+		expect(apiCalls(sb, 'POST', WEBHOOK)).toBe(1);
+		expect(apiCalls(sb, 'DELETE', WEBHOOK)).toBe(1);
+		expect(sb.state().webhook.configured).toBe(false);
+		expect(leaving.staticData.sealedSecret).toBeUndefined();
+		expect(executions(results[1])).toHaveLength(0);
+	});
+
+	it("a hand-off reaching a trigger that is not live in this process (trigger() closed, being deactivated) is refused (409) and changes nothing", async () => {
+		const { harnesses } = await oneN8n({}, {}, {});
+		const [holder, live, notLive] = harnesses;
+		await activateLive(holder, live);
+		await notLive.activate();
+		const before = JSON.parse(JSON.stringify(notLive.staticData)) as Json;
+		const body = handOffBody(holder);
+		const refused = await post(
+			notLive.webhookUrl,
+			{ [HANDOFF_HEADER]: signHandOff(sb.keys.all, body) },
+			body,
+		);
+		expect(refused.status).toBe(409);
+		expect(refused.body.reason).toMatch(/not active/);
+		expect(sb.state().webhook.url).toBe(holder.webhookUrl);
+		expect(notLive.staticData).toEqual(before);
+	});
+
+	it('the webhook found at a deactivated trigger\'s URL after its delete() (a hand-off that crossed it) is passed on to a live trigger, or deleted', async () => {
+		const checksMs = afterLeaving.checksMs;
+		afterLeaving.checksMs = [300, 1500];
+		try {
+			const { harnesses } = await oneN8n({}, {}, {});
+			const [holder, gone, live] = harnesses;
+			await activateLive(...harnesses);
+			await gone.deactivate();
+			// What a crossing hand-off would have done: the account's webhook at the gone URL.
+			await registerUrl(gone.webhookUrl);
+			const liveUrls = [holder.webhookUrl, live.webhookUrl];
+			await until(() => liveUrls.includes(String(sb.state().webhook.url)), 5000);
+			const taker = [holder, live].find((h) => h.webhookUrl === sb.state().webhook.url);
+			expect(taker).toBeDefined();
+			expect(storedSecret(taker!.staticData, sb.keys.all)).toBe(sb.state().webhook.secret);
+
+			// None live any more: deleted.
+			await live.deactivate();
+			await holder.deactivate();
+			await registerUrl(live.webhookUrl);
+			await until(() => !sb.state().webhook.configured, 5000);
+			expect(sb.state().webhook.configured).toBe(false);
+		} finally {
+			afterLeaving.checksMs = checksMs;
+		}
+	});
+});
+
 describe('forged, stale and replayed hand-offs (§6, §9): 401, nothing changes', () => {
 	it('wrong key, another n8n, from its own URL, old, replayed; and a hand-off from a URL the webhook no longer points at', async () => {
 		const { harnesses, results } = await oneN8n({}, {});
 		const [holder, member] = harnesses;
-		for (const harness of harnesses) await harness.activate();
+		await activateLive(...harnesses);
 		const memberData = JSON.parse(JSON.stringify(member.staticData)) as Json;
 		const send = async (body: string, key = sb.keys.all) =>
 			await post(member.webhookUrl, { [HANDOFF_HEADER]: signHandOff(key, body) }, body);
