@@ -271,7 +271,7 @@ describe('a hand-off never leaves the webhook at a URL n8n no longer serves', ()
 		expect(executions(results[1])).toHaveLength(0);
 	});
 
-	it("a hand-off reaching a trigger that is not live in this process (trigger() closed, being deactivated) is refused (409) and changes nothing", async () => {
+	it('a hand-off reaching a trigger that is not live in this process (trigger() closed, being deactivated) is refused (409) and changes nothing', async () => {
 		const { harnesses } = await oneN8n({}, {}, {});
 		const [holder, live, notLive] = harnesses;
 		await activateLive(holder, live);
@@ -289,7 +289,7 @@ describe('a hand-off never leaves the webhook at a URL n8n no longer serves', ()
 		expect(notLive.staticData).toEqual(before);
 	});
 
-	it('the webhook found at a deactivated trigger\'s URL after its delete() (a hand-off that crossed it) is passed on to a live trigger, or deleted', async () => {
+	it("the webhook found at a deactivated trigger's URL after its delete() (a hand-off that crossed it) is passed on to a live trigger, or deleted", async () => {
 		const checksMs = afterLeaving.checksMs;
 		afterLeaving.checksMs = [300, 1500];
 		try {
