@@ -119,9 +119,10 @@ export function checkDelivery(
 
 	// Too late to be acknowledged within the service's ~8 s: not run (nor forwarded), so that the
 	// service's "failed" and "not run by any trigger of this n8n" agree and each catch-up runs it once.
+	// Not a status event: the service keeps none, no catch-up could run it, so it runs now, late.
 	const ageMs = nowMs - delivery.timestampMs;
 	const cutoffMs = delivery.options.lateDeliveryCutoffMs;
-	if (cutoffMs !== undefined && ageMs > cutoffMs) {
+	if (cutoffMs !== undefined && ageMs > cutoffMs && delivery.envelope.event !== 'message.status') {
 		return {
 			kind: 'late',
 			reason: `the event is ${(ageMs / 1000).toFixed(1)} s old (Late Delivery Cutoff ${cutoffMs / 1000} s): not run here, the catch-up recovers it`,

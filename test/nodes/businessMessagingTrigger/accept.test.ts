@@ -118,6 +118,23 @@ describe('acceptEvent (the receive path without n8n context)', () => {
 		expect(at(-2_000).kind).toBe('emit');
 	});
 
+	it('runs a status event older than the Late Delivery Cutoff: the service keeps no status, so no catch-up could run it later', () => {
+		const status = {
+			event: 'message.status',
+			data: { id: 'msg_1', status: 'delivered' },
+			timestamp: inbound.timestamp,
+		};
+		const body = bytes(status);
+		const result = acceptEvent(
+			body,
+			signBody(body, SIGNING_SECRET),
+			SIGNING_SECRET,
+			Date.parse(status.timestamp) + 7_500,
+			() => params({ events: ['message.status'], catchUp: true }),
+		);
+		expect(result.kind).toBe('emit');
+	});
+
 	it('ignores an event that is not selected', () => {
 		const body = bytes(inbound);
 		expect(
