@@ -213,7 +213,7 @@ export const properties: INodeProperties[] = [
 				default: DEFAULT_LATE_DELIVERY_CUTOFF_SECONDS,
 				displayOptions: { show: { '/catchUp': [true] } },
 				description:
-					'An inbound or echo message older than this when n8n gets to it is answered 503 and not run: the service (which waits about 8 s) may already count it as failed, and then the catch-up runs it, once. A status event is run however late (the service keeps none to catch up)',
+					'An inbound or echo message older than this when n8n gets to it is answered 503 and not run: the service (which waits about 8 s) may already count it as failed, and then the catch-up runs it, once. A status event is run however late (the service keeps none to catch up).',
 			},
 			{
 				displayName: 'Max File Size (MB)',
