@@ -21,6 +21,7 @@ import { loadWorkflow } from '../hardening/real-n8n/workflows';
 import { inboundEnvelope } from '../support/fixtures';
 import { signBody } from '../support/signature';
 import {
+	executionIdsWithJob,
 	executionStatuses,
 	perEvent,
 	perMessage,
@@ -1357,6 +1358,26 @@ export async function checkSeveralWorkflows(
 			new Set(storedExecutions(topology, w.workflow.id, w.trigger).map((e) => e.id)),
 		]),
 	);
+	// The holder's member table in Postgres, read every second until the counts are taken: each change,
+	// in seconds from here, so that a member a whole save of static data dropped shows in the log.
+	const watchStart = Date.now();
+	const since = (at: number) => ((at - watchStart) / 1000).toFixed(1);
+	const tableChanges: string[] = [];
+	let watching = true;
+	const watchTable = (async () => {
+		let last = '';
+		while (watching) {
+			const data = storedStaticData(topology, holder.workflow.id);
+			const present =
+				members
+					.filter((m) => data.includes(m.url))
+					.map((m) => m.key)
+					.join(' + ') || 'none';
+			if (present !== last) tableChanges.push(`${since(Date.now())} s ${present}`);
+			last = present;
+			await sleep(1000);
+		}
+	})().catch((error: unknown) => tableChanges.push(`stopped: ${errorText(error)}`));
 	const balancerBefore = await balancerCounts(ctx);
 	const victim = topology.webhooks[0];
 	if (!victim) throw new Error('webhook processor 1 is not running');
@@ -1465,16 +1486,27 @@ export async function checkSeveralWorkflows(
 	log(
 		`  statuses sent ${((statusesEnd - streamEnd) / 1000).toFixed(0)} s after the stream, all counted ${((Date.now() - streamEnd) / 1000).toFixed(0)} s after it`,
 	);
+	watching = false;
+	await watchTable;
+	log(
+		`  members in the holder's static data in Postgres: ${tableChanges.join(', ')} (kill at ${since(killedAt)} s, statuses ${since(streamEnd)} to ${since(statusesEnd)} s)`,
+	);
 	const balancerAfter = diff(await balancerCounts(ctx), balancerBefore);
 	const registered = registrations();
 
+	// A processor killed between storing an execution (`new`) and queueing its job leaves one that
+	// no worker ever runs (main's queue recovery marks it `crashed`): not a run. The service saw
+	// that delivery fail, so the catch-up runs the event (docs/scaling.md, several workflows).
+	const withJob = executionIdsWithJob(topology);
 	const perWorkflow = workflows.map((w) => {
-		const executions = newExecutions(w);
+		const stored = newExecutions(w);
+		const neverRun = stored.filter((e) => e.status === 'new' && !withJob.has(e.id));
+		const executions = stored.filter((e) => !neverRun.includes(e));
 		const counts = perEvent(executions);
 		const expected = w.selects === 'message.inbound' ? inboundIds : statusKeys;
 		const expectedSet = new Set(expected);
 		const statuses: Record<string, number> = {};
-		for (const e of executions) statuses[e.status] = (statuses[e.status] ?? 0) + 1;
+		for (const e of stored) statuses[e.status] = (statuses[e.status] ?? 0) + 1;
 		const recovered = new Set(executions.flatMap((e) => e.keys.filter((_, i) => e.recovered[i])));
 		return {
 			key: w.key,
@@ -1489,6 +1521,7 @@ export async function checkSeveralWorkflows(
 			ranNothing: executions.filter((e) => e.keys.length === 0).length,
 			recovered: recovered.size,
 			executions: executions.length,
+			neverRun: neverRun.map((e) => `${e.id} (${e.keys.join(', ')})`),
 			statuses,
 			// Each missing inbound message: what the service saw, when (against the kill), who ran it.
 			missingIds: expected
@@ -1520,6 +1553,7 @@ export async function checkSeveralWorkflows(
 		registrations: registered,
 		membersStored,
 		membersStoredAfterMs: membersAfterMs,
+		memberTableChanges: tableChanges,
 		inbound: {
 			sent: count,
 			delivered: count - failedInbound.length,
@@ -1537,7 +1571,7 @@ export async function checkSeveralWorkflows(
 	};
 	for (const p of perWorkflow)
 		log(
-			`  ${p.key} (${p.role}, ${p.selects}): ${p.once}/${p.expected} once, ${p.missing} missing, ${p.twice} twice, ${p.unselected} unselected, ${p.unexpected} unexpected; recovered ${p.recovered}; executions ${JSON.stringify(p.statuses)}${p.missingIds.length ? `; missing e.g. ${p.missingIds.join(', ')}` : ''}`,
+			`  ${p.key} (${p.role}, ${p.selects}): ${p.once}/${p.expected} once, ${p.missing} missing, ${p.twice} twice, ${p.unselected} unselected, ${p.unexpected} unexpected; recovered ${p.recovered}; executions ${JSON.stringify(p.statuses)}${p.neverRun.length ? `; stored but never run (no job: processor killed before queueing it): ${p.neverRun.join(', ')}` : ''}${p.missingIds.length ? `; missing e.g. ${p.missingIds.join(', ')}` : ''}`,
 		);
 	log(
 		`  requests per webhook processor (haproxy, stream + statuses + forwards): ${JSON.stringify(balancerAfter)}; statuses: ${statusKeys.length}/${replies.length} delivered ${JSON.stringify(reasons(failedStatus))}`,
@@ -1564,7 +1598,7 @@ export async function checkSeveralWorkflows(
 		`${count} inbound (${failedInbound.length} failed at the kill after ${killedAfter}), ${statusKeys.length} statuses delivered of ${replies.length} replies; ${perWorkflow
 			.map(
 				(p) =>
-					`${p.key} (${p.role}): ${p.once}/${p.expected} once, ${p.missing} missing, ${p.twice} twice, ${p.unselected} unselected, ${p.recovered} recovered`,
+					`${p.key} (${p.role}): ${p.once}/${p.expected} once, ${p.missing} missing, ${p.twice} twice, ${p.unselected} unselected, ${p.recovered} recovered${p.neverRun.length ? `, ${p.neverRun.length} stored never run` : ''}`,
 			)
 			.join('; ')}`,
 	);

@@ -28,17 +28,7 @@ for (let i = 2; i < process.argv.length; i += 2)
 const tarball = args.get('tarball');
 if (!tarball) throw new Error('--tarball <npm pack output> is required');
 const outDir = resolve(args.get('out') ?? join(tmpdir(), 'business-messaging-queue'));
-/**
- * Run only when named (--only): several-workflows (issue 26, open) fails in CI on 2026-11-24: with a webhook
- * processor killed, one member got 68 of 133 status events (docs/scaling.md). Not a gate until that is fixed.
- */
-const NAMED_ONLY = new Set(['several-workflows']);
-const only = (
-	args.get('only') ??
-	Object.keys(CHECKS)
-		.filter((name) => !NAMED_ONLY.has(name))
-		.join(',')
-)
+const only = (args.get('only') ?? Object.keys(CHECKS).join(','))
 	.split(',')
 	.map((s) => s.trim())
 	.filter(Boolean);

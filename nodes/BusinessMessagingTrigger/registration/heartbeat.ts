@@ -102,21 +102,36 @@ export async function startHeartbeat(this: ITriggerFunctions): Promise<Heartbeat
 		(credentials) => String(credentials.apiKey ?? ''),
 		() => '',
 	);
+	if (!apiKey) return idle;
 	const workflowId = this.getWorkflow().id ?? '';
-	// Known once this process ran the webhook methods (the leader main, where trigger() runs too).
-	const url = nodeUrlOf(`${workflowId}:${this.getNode().id}`);
-	if (!apiKey || !url) return idle;
+	const key = `${workflowId}:${this.getNode().id}`;
 	const account = accountId(apiKey);
 	const events = selectedEvents.call(this);
-	const scope = `${workflowId}:${this.getNode().id}`;
-	const leaveRegistry = enterRegistry(scope, {
-		url,
-		account,
-		events,
-		workflowId,
-		adopt: (answer) =>
-			adoptRegistration(this.getWorkflowStaticData('node') as TriggerStaticData, answer),
-	});
+	// The URL is known once this process ran the webhook methods (the leader main, where trigger()
+	// runs too). n8n 2.x runs trigger() side by side with them (WorkflowTriggerActivator
+	// activateInternal: Promise.allSettled), and checkExists may wait for the account lock while
+	// other triggers activate: trigger() often starts first. So the URL is looked up again each
+	// second until known, and the trigger enters the registry then. Giving up at the first look left
+	// it with no heartbeat and out of the registry for good: the holder's next emit saved main's
+	// copy of the members without it, and nothing joined again (queue suite, several-workflows).
+	let url: string | undefined;
+	let closed = false;
+	let leaveRegistry = () => {};
+	const known = (): string | undefined => {
+		if (url !== undefined || closed) return url;
+		url = nodeUrlOf(key);
+		if (url !== undefined)
+			leaveRegistry = enterRegistry(key, {
+				url,
+				account,
+				events,
+				workflowId,
+				adopt: (answer) =>
+					adoptRegistration(this.getWorkflowStaticData('node') as TriggerStaticData, answer),
+			});
+		return url;
+	};
+	known();
 	let lastProblem = '';
 	const once = (problem: string, log: () => void) => {
 		if (problem !== lastProblem) log();
@@ -126,11 +141,13 @@ export async function startHeartbeat(this: ITriggerFunctions): Promise<Heartbeat
 	const beat = async (): Promise<Role> => {
 		const role = await recheck();
 		// Joined or holding again: what the holder gets from now on reaches this trigger (§7).
-		if (role === 'holder' || role === 'member' || role === 'registered') closeGap(scope);
+		if (role === 'holder' || role === 'member' || role === 'registered') closeGap(key);
 		return role;
 	};
-	const recheck = async (): Promise<Role> =>
-		await withAccountLock(account, async () => {
+	const recheck = async (): Promise<Role> => {
+		const url = known();
+		if (url === undefined) return 'unknown';
+		return await withAccountLock(account, async () => {
 			const remote = await readRemoteWebhook.call(this, 'Trigger → Heartbeat');
 			if (remote.configured && sameUrl(remote.url, url)) {
 				lastProblem = '';
@@ -172,11 +189,14 @@ export async function startHeartbeat(this: ITriggerFunctions): Promise<Heartbeat
 			if (registered) lastProblem = '';
 			return registered ? 'registered' : 'unknown';
 		});
+	};
 
-	let closed = false;
 	const loop = async () => {
 		while (!closed) {
-			for (let waited = 0; waited < HEARTBEAT_MS && !closed; waited += 1000) await sleep(1000);
+			for (let waited = 0; waited < HEARTBEAT_MS && !closed; waited += 1000) {
+				await sleep(1000);
+				known();
+			}
 			if (closed) return;
 			try {
 				await beat();
@@ -192,8 +212,9 @@ export async function startHeartbeat(this: ITriggerFunctions): Promise<Heartbeat
 	return {
 		beat,
 		beforeEmit: () => {
+			const url = known();
 			const node = this.getWorkflowStaticData('node') as TriggerStaticData;
-			if (!sameUrl(node.webhookUrl, url)) return;
+			if (url === undefined || !sameUrl(node.webhookUrl, url)) return;
 			rememberMembers(
 				this.getWorkflowStaticData('global') as IDataObject,
 				workflowId,

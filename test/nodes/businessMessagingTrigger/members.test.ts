@@ -466,4 +466,37 @@ describe('heartbeat (§4)', () => {
 			memberBeat.close();
 		}
 	});
+	it("a member whose trigger() starts before its webhook methods ran (n8n 2.x runs both side by side) enters the registry once its URL is known: the holder's emit keeps it", async () => {
+		const { harnesses } = await oneN8n({}, { events: ['message.status'] });
+		const [holder, member] = harnesses;
+		await holder.activate();
+		const holderBeat = await startHeartbeat.call(holder.triggerContext().context);
+		// trigger() first: checkExists is still waiting for the account lock, the URL is not known yet.
+		const memberBeat = await startHeartbeat.call(member.triggerContext().context);
+		try {
+			// The member's join never reaches the holder (busy): only the registry can tell the holder.
+			const receive = holder.receive;
+			holder.receive = async () => ({ status: 503, body: {}, headers: {} });
+			await member.activate();
+			holder.receive = receive;
+			expect(holder.globalStaticData[MEMBERS_KEY]).toBeUndefined();
+			// n8n's save of the holder's activation-time copy at its next emit: the member must be in it.
+			await until(() => {
+				holderBeat.beforeEmit();
+				return holder.globalStaticData[MEMBERS_KEY] !== undefined;
+			});
+			expect(holder.globalStaticData[MEMBERS_KEY]).toMatchObject({
+				[member.webhookUrl]: { events: ['message.status'] },
+			});
+			// And its heartbeat runs: it joins again (repairing a join lost to a save).
+			delete holder.globalStaticData[MEMBERS_KEY];
+			expect(await memberBeat.beat()).toBe('member');
+			expect(Object.keys(holder.globalStaticData[MEMBERS_KEY] as Json)).toEqual([
+				member.webhookUrl,
+			]);
+		} finally {
+			holderBeat.close();
+			memberBeat.close();
+		}
+	});
 });
