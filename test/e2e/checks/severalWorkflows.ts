@@ -2,9 +2,9 @@
 // activated at the same moment in real n8n, one registration, each selected event once per
 // workflow, none unselected; a forged join refused. T10 (slimmed): the conversation example as a
 // member beside auto-reply, its Reply and Wait resumed through the holder.
-import { createHmac } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 
-import type { N8nClient, SavedWorkflow } from '../../real-n8n/n8n';
+import type { N8nClient, SavedWorkflow, WorkflowJson } from '../../real-n8n/n8n';
 import type { SandboxControl } from '../../real-n8n/sandbox';
 import { sleep, waitFor } from '../../real-n8n/util';
 
@@ -288,13 +288,29 @@ const STREAM = 60;
  */
 export async function severalWorkflowsHandOffCheck(ctx: SeveralWorkflowsContext): Promise<void> {
 	const { check, client, control, number, workflows, productionUrl, registeredUrl } = ctx;
-	const { autoReply, syncToCrm, deliveryStatus } = workflows;
-	const all = [autoReply, syncToCrm, deliveryStatus];
+	let all: SavedWorkflow[] = [];
+	let deliveryStatus: SavedWorkflow | undefined;
 	const selectsInbound = (w: SavedWorkflow) => w !== deliveryStatus;
 
 	await check(
 		`several workflows (issue 26, T2): the holder deactivated during ${STREAM} inbound hands the webhook off; each remaining workflow gets each message once`,
 		async () => {
+			// Copies of the examples with webhook URLs of their own: a forward the holder retries 60 or 200 s
+			// later (a member unpublished mid-stream) must not reach the examples the later checks publish again.
+			all = [];
+			for (const example of [workflows.autoReply, workflows.syncToCrm, workflows.deliveryStatus]) {
+				const original = await client.getWorkflow(example.id);
+				all.push(
+					await client.createWorkflow({
+						...(original as unknown as WorkflowJson),
+						name: `${original.name} (T2)`,
+						nodes: original.nodes.map((node) =>
+							typeof node.webhookId === 'string' ? { ...node, webhookId: randomUUID() } : node,
+						),
+					}),
+				);
+			}
+			deliveryStatus = all[2];
 			await waitFor('no webhook registered', async () => (await registeredUrl()) === null, 20_000);
 			for (const w of all) {
 				const outcome = await client.activateAndSettle(w.id);
