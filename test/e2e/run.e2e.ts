@@ -46,7 +46,11 @@ import {
 import { launchSandbox, SandboxControl, type Sandbox } from '../real-n8n/sandbox';
 import { runCatchUpChecks } from './checks/catch-up';
 import { runEditorChecks } from './checks/editor';
-import { severalWorkflowsCheck, severalWorkflowsHandOffCheck } from './checks/severalWorkflows';
+import {
+	copyOfExample,
+	severalWorkflowsCheck,
+	severalWorkflowsHandOffCheck,
+} from './checks/severalWorkflows';
 import {
 	errorWorkflow,
 	latestHttpRequestVersion,
@@ -469,7 +473,12 @@ async function runChecks(
 		client,
 		control,
 		number,
-		workflows: { autoReply, syncToCrm, deliveryStatus, conversation },
+		workflows: {
+			autoReply: await copyOfExample(client, autoReply),
+			syncToCrm: await copyOfExample(client, syncToCrm),
+			deliveryStatus: await copyOfExample(client, deliveryStatus),
+			conversation: await copyOfExample(client, conversation),
+		},
 		productionUrl,
 		registeredUrl,
 		triggerName,

@@ -28,6 +28,26 @@ export interface SeveralWorkflowsContext {
 
 const COUNT = 30;
 
+/**
+ * A copy of an example with webhook URLs of its own. The several-workflows checks run on copies: a
+ * forward a holder retries 60 or 200 s later must not reach an example a later check publishes
+ * again, and an example published again recovers what the other workflows got while it was
+ * unpublished (§7), which the later checks would count as theirs.
+ */
+export async function copyOfExample(
+	client: N8nClient,
+	example: SavedWorkflow,
+): Promise<SavedWorkflow> {
+	const original = await client.getWorkflow(example.id);
+	return await client.createWorkflow({
+		...(original as unknown as WorkflowJson),
+		name: `${original.name} (several workflows)`,
+		nodes: original.nodes.map((node) =>
+			typeof node.webhookId === 'string' ? { ...node, webhookId: randomUUID() } : node,
+		),
+	});
+}
+
 function expect(condition: unknown, message: string): asserts condition {
 	if (!condition) throw new Error(message);
 }
@@ -295,22 +315,8 @@ export async function severalWorkflowsHandOffCheck(ctx: SeveralWorkflowsContext)
 	await check(
 		`several workflows (issue 26, T2): the holder deactivated during ${STREAM} inbound hands the webhook off; each remaining workflow gets each message once`,
 		async () => {
-			// Copies of the examples with webhook URLs of their own: a forward the holder retries 60 or 200 s
-			// later (a member unpublished mid-stream) must not reach the examples the later checks publish again.
-			all = [];
-			for (const example of [workflows.autoReply, workflows.syncToCrm, workflows.deliveryStatus]) {
-				const original = await client.getWorkflow(example.id);
-				all.push(
-					await client.createWorkflow({
-						...(original as unknown as WorkflowJson),
-						name: `${original.name} (T2)`,
-						nodes: original.nodes.map((node) =>
-							typeof node.webhookId === 'string' ? { ...node, webhookId: randomUUID() } : node,
-						),
-					}),
-				);
-			}
-			deliveryStatus = all[2];
+			all = [workflows.autoReply, workflows.syncToCrm, workflows.deliveryStatus];
+			deliveryStatus = workflows.deliveryStatus;
 			await waitFor('no webhook registered', async () => (await registeredUrl()) === null, 20_000);
 			for (const w of all) {
 				const outcome = await client.activateAndSettle(w.id);
