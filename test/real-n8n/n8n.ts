@@ -616,11 +616,23 @@ export class N8nClient {
 		return { ...table, projectId };
 	}
 
+	/** Every row, page by page: n8n 1.x answers at most 50 rows per request whatever `take` asks. */
 	async dataTableRows(projectId: string, tableId: string): Promise<Array<Record<string, unknown>>> {
-		const data = await this.request<
-			{ data: Array<Record<string, unknown>> } | Array<Record<string, unknown>>
-		>('GET', `/rest/projects/${projectId}/data-tables/${tableId}/rows?take=1000`);
-		return Array.isArray(data) ? data : data.data;
+		const rows: Array<Record<string, unknown>> = [];
+		for (;;) {
+			const data = await this.request<
+				{ data: Array<Record<string, unknown>> } | Array<Record<string, unknown>>
+			>(
+				'GET',
+				`/rest/projects/${projectId}/data-tables/${tableId}/rows?skip=${rows.length}&take=50`,
+			);
+			const page = Array.isArray(data) ? data : data.data;
+			const seen = new Set(rows.map((row) => row.id));
+			const fresh = page.filter((row) => !seen.has(row.id));
+			rows.push(...fresh);
+			// The last page, or a server that ignores skip (the same rows again).
+			if (page.length < 50 || fresh.length === 0) return rows;
+		}
 	}
 }
 

@@ -39,6 +39,7 @@ import type { EventEnvelope, EventType } from '../receiving/envelope';
 import { wasAcceptedHere } from '../receiving/acceptedHere';
 import { attachMedia } from '../receiving/eventMedia';
 import { receivedByThisN8n } from '../registration/decision';
+import { inGap } from '../registration/membershipGaps';
 import { nodeUrlOf } from '../registration/registry';
 import type { TriggerStaticData } from '../registration/signingSecrets';
 import { routeEvent } from '../routing/route';
@@ -319,12 +320,22 @@ export async function catchUpOnce(
 		attempts = log.attempts;
 	}
 	// A message this process's webhook() accepted runs, even when n8n answered after the service gave up.
+	// One delivered to another trigger of this n8n while this one was not joined (§7) was not
+	// forwarded to it: recovered.
 	const scope = `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
 	for (const { records } of stored) {
 		for (const record of records) {
 			const id = String(record.wa_message_id);
-			if (wasAcceptedHere(scope, id, nowMs) && attempts.get(id)?.success !== true) {
-				attempts.set(id, { success: true, reason: null });
+			if (wasAcceptedHere(scope, id, nowMs)) {
+				if (attempts.get(id)?.success !== true) attempts.set(id, { success: true, reason: null });
+			} else if (
+				attempts.get(id)?.success === true &&
+				inGap(scope, Date.parse(String(record.created_at)), nowMs)
+			) {
+				attempts.set(id, {
+					success: false,
+					reason: "delivered while this trigger was not joined to the account's webhook",
+				});
 			}
 		}
 	}

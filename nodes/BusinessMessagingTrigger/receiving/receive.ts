@@ -22,6 +22,7 @@ import { eventItem, routeEvent } from '../routing/route';
 import type { TriggerIdentity, WaitFilter } from '../../shared/replyAndWait';
 import { identityOf } from '../../shared/credentialKeys';
 import { CLAIM_HEADER, receiveClaim } from '../registration/heartbeat';
+import { HANDOFF_HEADER, receiveHandOff } from '../registration/handOff';
 import { JOIN_HEADER, currentMembers, receiveJoin } from '../registration/join';
 import { holderRole, ownWaits, resumeForMember } from '../routing/whoseWait';
 import {
@@ -109,6 +110,19 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 				this,
 				outcome.status as 400 | 401,
 				`claim refused: ${String(outcome.reason)}`,
+			);
+		return { webhookResponse: outcome };
+	}
+	// Not an event: the holder, deactivated, handing the account's webhook off to this member (§6).
+	const handOff = headers[HANDOFF_HEADER];
+	if (handOff !== undefined) {
+		const body = await rawBodyOf.call(this).catch(() => undefined);
+		const outcome = await receiveHandOff.call(this, body, handOff);
+		if ('status' in outcome && typeof outcome.status === 'number' && 'reason' in outcome)
+			return reject.call(
+				this,
+				outcome.status as 400 | 401 | 409,
+				`hand-off refused: ${String(outcome.reason)}`,
 			);
 		return { webhookResponse: outcome };
 	}

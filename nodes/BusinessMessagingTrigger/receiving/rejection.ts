@@ -57,7 +57,7 @@ function rejectionLogOf(key: string): LogThrottle {
  */
 export function reject(
 	this: IWebhookFunctions,
-	status: 400 | 401 | 503,
+	status: 400 | 401 | 409 | 503,
 	reason: string,
 	problem?: string,
 ): IWebhookResponseData {
@@ -72,7 +72,9 @@ export function reject(
 		else this.logger.warn(`${LOG_PREFIX}: rejected a request (${status}): ${reason}`, meta);
 	}
 	const res = this.getResponseObject();
-	const error = { 400: 'bad_request', 401: 'unauthorized', 503: 'too_late' }[status];
+	const error = { 400: 'bad_request', 401: 'unauthorized', 409: 'conflict', 503: 'too_late' }[
+		status
+	];
 	if (!res.headersSent) res.status(status).json({ error, reason });
 	return { noWebhookResponse: true };
 }

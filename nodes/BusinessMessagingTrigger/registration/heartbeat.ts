@@ -17,6 +17,7 @@ import { CREDENTIAL_TYPE } from '../../shared/transport';
 import { withAccountLock } from './accountLock';
 import { isJoinableUrl, sameUrl } from './decision';
 import { postJoin, rememberMembers } from './join';
+import { closeGap } from './membershipGaps';
 import { enterRegistry, liveMembers, nodeUrlOf } from './registry';
 import { isManualRegistration, type TriggerStaticData } from './signingSecrets';
 import {
@@ -119,7 +120,15 @@ export async function startHeartbeat(this: ITriggerFunctions): Promise<Heartbeat
 	const known = (): string | undefined => {
 		if (url !== undefined || closed) return url;
 		url = nodeUrlOf(key);
-		if (url !== undefined) leaveRegistry = enterRegistry(key, { url, account, events, workflowId });
+		if (url !== undefined)
+			leaveRegistry = enterRegistry(key, {
+				url,
+				account,
+				events,
+				workflowId,
+				adopt: (answer) =>
+					adoptRegistration(this.getWorkflowStaticData('node') as TriggerStaticData, answer),
+			});
 		return url;
 	};
 	known();
@@ -130,6 +139,12 @@ export async function startHeartbeat(this: ITriggerFunctions): Promise<Heartbeat
 	};
 
 	const beat = async (): Promise<Role> => {
+		const role = await recheck();
+		// Joined or holding again: what the holder gets from now on reaches this trigger (§7).
+		if (role === 'holder' || role === 'member' || role === 'registered') closeGap(key);
+		return role;
+	};
+	const recheck = async (): Promise<Role> => {
 		const url = known();
 		if (url === undefined) return 'unknown';
 		return await withAccountLock(account, async () => {

@@ -12,7 +12,7 @@ import type {
 	ITriggerFunctions,
 	IWebhookFunctions,
 } from 'n8n-workflow';
-import { NodeApiError, NodeOperationError, WebhookPathTakenError } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError, WebhookPathTakenError, sleep } from 'n8n-workflow';
 
 import { bodyAsText } from '../../shared/errors';
 import { isPlainObject } from '../../shared/json';
@@ -28,8 +28,10 @@ import {
 	type RegistrationDecision,
 	type RemoteWebhook,
 } from './decision';
+import { handOff } from './handOff';
 import { postJoin } from './join';
-import { rememberNodeUrl } from './registry';
+import { closeGap, openGap } from './membershipGaps';
+import { clearLeaving, isLeaving, markLeaving, rememberNodeUrl } from './registry';
 import {
 	canOpenStoredSecret,
 	forgetManualSecret,
@@ -119,8 +121,10 @@ async function currentDecision(
 		);
 	}
 	// The production URL only: a test listener's would replace it for this workflow's heartbeat and catch-up.
-	if (this.getActivationMode() !== 'manual' && this.getMode() !== 'manual')
+	if (this.getActivationMode() !== 'manual' && this.getMode() !== 'manual') {
 		rememberNodeUrl(`${this.getWorkflow().id ?? ''}:${this.getNode().id}`, ourUrl);
+		clearLeaving(ourUrl);
+	}
 	const remote = await readRemoteWebhook.call(this, operation);
 	const staticData = this.getWorkflowStaticData('node') as TriggerStaticData;
 	const decision = decideRegistration({
@@ -149,6 +153,11 @@ export function adoptRegistration(staticData: TriggerStaticData, answer: IDataOb
 	if (typeof answer.registeredBy === 'string') staticData.registeredBy = answer.registeredBy;
 	delete staticData.membership;
 	rememberOwner(answer.webhookUrl, staticData.registeredBy);
+}
+
+/** The catch-up's scope of this trigger (workflow:node): its membership gaps are kept under it. */
+function scopeOf(this: IHookFunctions | IWebhookFunctions): string {
+	return `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
 }
 
 /** The API key, read once per webhook method; its account keys the lock (accountLock.ts). */
@@ -197,6 +206,7 @@ async function joinHolder(
 	// A secret kept from when this trigger held the webhook opens nothing now.
 	forgetRegistration(staticData);
 	staticData.membership = { holderUrl };
+	if (outcome === 'joined') closeGap(scopeOf.call(this));
 	return true;
 }
 
@@ -223,7 +233,10 @@ export async function webhookExists(this: IHookFunctions): Promise<boolean> {
 		if (decision.action === 'join')
 			return await joinHolder.call(this, decision.holderUrl, ourUrl, apiKey);
 		delete staticData.membership;
-		if (decision.action === 'keep') rememberOwner(ourUrl, this.getWorkflow().id);
+		if (decision.action === 'keep') {
+			rememberOwner(ourUrl, this.getWorkflow().id);
+			closeGap(scopeOf.call(this));
+		}
 		return decision.action === 'keep';
 	});
 }
@@ -308,18 +321,22 @@ export async function registerOurUrl(
 	}
 	storeRegistration(staticData, ourUrl, this.getWorkflow().id ?? '', secret, apiKey);
 	rememberOwner(ourUrl, this.getWorkflow().id);
+	closeGap(scopeOf.call(this));
 	return true;
 }
 
 /**
- * delete: removes the webhook only when this workflow registered it and it still points at this
- * node's URL. A copy of the workflow (same webhookId, so the same URL) is never the registering
+ * delete: hands the webhook off to a live member (§6), or removes it when none takes it, only
+ * when this workflow registered it and it still points at this node's URL. A copy of the workflow (same webhookId, so the same URL) is never the registering
  * workflow: n8n 1.x calls the copy's delete() after refusing to activate it, which must not
  * take the original's webhook away.
  */
 export async function deleteWebhook(this: IHookFunctions): Promise<boolean> {
 	if (isManualRegistration.call(this)) return true;
 	const staticData = this.getWorkflowStaticData('node') as TriggerStaticData;
+	// Until it joins or holds again (a republish), what the others get is not forwarded to it (§7).
+	if (this.getActivationMode() !== 'manual' && this.getMode() !== 'manual')
+		openGap(scopeOf.call(this));
 	try {
 		const ourUrl = this.getNodeWebhookUrl('default');
 		// n8n 1.x does not always save what create() stored, so the static data may be empty here:
@@ -332,6 +349,11 @@ export async function deleteWebhook(this: IHookFunctions): Promise<boolean> {
 			return true;
 		}
 		const apiKey = await apiKeyOf.call(this);
+		const production = this.getActivationMode() !== 'manual' && this.getMode() !== 'manual';
+		if (ourUrl && production) {
+			markLeaving(ourUrl);
+			void watchAfterLeaving.call(this, ourUrl, apiKey);
+		}
 		return await withAccountLock(accountId(apiKey), async () => {
 			const remote = await readRemoteWebhook.call(this, 'Trigger → Delete Webhook');
 			if (ourUrl && isJoinableUrl(remote.url, ourUrl)) {
@@ -348,6 +370,21 @@ export async function deleteWebhook(this: IHookFunctions): Promise<boolean> {
 					);
 				return true;
 			}
+			if (ourUrl && remote.configured && sameUrl(remote.url, ourUrl)) {
+				// n8n 2.x has already removed our URL's route: the hand-off goes to the member's URL.
+				const { url, asked } = await handOff.call(this, ourUrl, apiKey, accountId(apiKey));
+				if (url) {
+					owners.delete(ourUrl);
+					return true;
+				}
+				// A member may have registered although its answer never came (a timeout): read again.
+				if (asked > 0)
+					return await deleteIfOurs.call(
+						this,
+						await readRemoteWebhook.call(this, 'Trigger → Delete Webhook'),
+						ourUrl,
+					);
+			}
 			return await deleteIfOurs.call(this, remote, ourUrl);
 		});
 	} finally {
@@ -355,6 +392,47 @@ export async function deleteWebhook(this: IHookFunctions): Promise<boolean> {
 		// rely on: a later activation registers again and gets a new one.
 		forgetRegistration(staticData);
 		delete staticData.membership;
+	}
+}
+
+/** When the deactivated trigger checks that the webhook did not end up at its URL (tests shorten them). */
+export const afterLeaving = { checksMs: [3_000, 10_000, 30_000] };
+
+/**
+ * After delete(): the webhook must not stay at this URL, which n8n no longer serves. A hand-off
+ * or claim that crossed the deactivation (n8n deactivates workflows in the background, and 1.x
+ * routes to a URL until after delete()) could still have put it here; if so, hand it on to a
+ * live trigger or delete it. Stops as soon as the trigger is activated again.
+ */
+async function watchAfterLeaving(this: IHookFunctions, ourUrl: string, apiKey: string) {
+	let waitedMs = 0;
+	for (const atMs of afterLeaving.checksMs) {
+		await sleep(atMs - waitedMs);
+		waitedMs = atMs;
+		if (!isLeaving(ourUrl)) return;
+		try {
+			const done = await withAccountLock(accountId(apiKey), async () => {
+				if (!isLeaving(ourUrl)) return true;
+				const remote = await readRemoteWebhook.call(this, 'Trigger → Delete Webhook');
+				if (!remote.configured || !sameUrl(remote.url, ourUrl)) return false;
+				this.logger.warn(
+					`Business Messaging Trigger: the account's webhook points at ${ourUrl}, deactivated (a hand-off crossed its deactivation); passing it on`,
+				);
+				const { url } = await handOff.call(this, ourUrl, apiKey, accountId(apiKey));
+				if (!url)
+					await deleteIfOurs.call(
+						this,
+						await readRemoteWebhook.call(this, 'Trigger → Delete Webhook'),
+						ourUrl,
+					);
+				return true;
+			});
+			if (done) return;
+		} catch (error) {
+			this.logger.warn(
+				`Business Messaging Trigger: checking the webhook after deactivating ${ourUrl} failed: ${(error as Error).message}`,
+			);
+		}
 	}
 }
 

@@ -2,9 +2,9 @@
 // activated at the same moment in real n8n, one registration, each selected event once per
 // workflow, none unselected; a forged join refused. T10 (slimmed): the conversation example as a
 // member beside auto-reply, its Reply and Wait resumed through the holder.
-import { createHmac } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 
-import type { N8nClient, SavedWorkflow } from '../../real-n8n/n8n';
+import type { N8nClient, SavedWorkflow, WorkflowJson } from '../../real-n8n/n8n';
 import type { SandboxControl } from '../../real-n8n/sandbox';
 import { sleep, waitFor } from '../../real-n8n/util';
 
@@ -27,6 +27,26 @@ export interface SeveralWorkflowsContext {
 }
 
 const COUNT = 30;
+
+/**
+ * A copy of an example with webhook URLs of its own. The several-workflows checks run on copies: a
+ * forward a holder retries 60 or 200 s later must not reach an example a later check publishes
+ * again, and an example published again recovers what the other workflows got while it was
+ * unpublished (§7), which the later checks would count as theirs.
+ */
+export async function copyOfExample(
+	client: N8nClient,
+	example: SavedWorkflow,
+): Promise<SavedWorkflow> {
+	const original = await client.getWorkflow(example.id);
+	return await client.createWorkflow({
+		...(original as unknown as WorkflowJson),
+		name: `${original.name} (several workflows)`,
+		nodes: original.nodes.map((node) =>
+			typeof node.webhookId === 'string' ? { ...node, webhookId: randomUUID() } : node,
+		),
+	});
+}
 
 function expect(condition: unknown, message: string): asserts condition {
 	if (!condition) throw new Error(message);
@@ -174,7 +194,7 @@ export async function severalWorkflowsCheck(ctx: SeveralWorkflowsContext): Promi
 				'the forged member is stored',
 			);
 
-			// Members first: the holder's delete() removes the webhook, a member's heartbeat would take it.
+			// Members first: the holder, left alone, deletes the webhook (deactivated first, it would hand it off).
 			for (const w of all.filter((x) => x !== holder)) await client.deactivate(w.id);
 			await client.deactivate(holder.id);
 			await waitFor('the webhook removed', async () => (await registeredUrl()) === null, 20_000);
@@ -275,6 +295,155 @@ async function conversationBesideAutoReply(ctx: SeveralWorkflowsContext): Promis
 			for (const w of [conversation, autoReply]) await client.deactivate(w.id);
 			await waitFor('the webhook removed', async () => (await registeredUrl()) === null, 20_000);
 			return `holder auto-reply, member conversation: wait ${waiting.id} resumed once (${resumed.status}), conversation executions 1, auto-reply executions 2, confirmations 1`;
+		},
+	);
+}
+
+const STREAM = 60;
+
+/**
+ * T2 (docs/several-workflows.md §13), scaled to about two minutes: the holder deactivated during
+ * a stream of inbound messages hands the webhook off; every remaining workflow selecting inbound
+ * gets each message exactly once, live or recovered by its catch-up.
+ */
+export async function severalWorkflowsHandOffCheck(ctx: SeveralWorkflowsContext): Promise<void> {
+	const { check, client, control, number, workflows, productionUrl, registeredUrl } = ctx;
+	let all: SavedWorkflow[] = [];
+	let deliveryStatus: SavedWorkflow | undefined;
+	const selectsInbound = (w: SavedWorkflow) => w !== deliveryStatus;
+
+	await check(
+		`several workflows (issue 26, T2): the holder deactivated during ${STREAM} inbound hands the webhook off; each remaining workflow gets each message once`,
+		async () => {
+			all = [workflows.autoReply, workflows.syncToCrm, workflows.deliveryStatus];
+			deliveryStatus = workflows.deliveryStatus;
+			await waitFor('no webhook registered', async () => (await registeredUrl()) === null, 20_000);
+			for (const w of all) {
+				const outcome = await client.activateAndSettle(w.id);
+				expect(outcome.ok, `${w.name}: ${outcome.ok ? '' : outcome.message}`);
+			}
+			const holderUrl = await waitFor(
+				'the webhook registered',
+				async () => (await registeredUrl()) ?? undefined,
+				20_000,
+			);
+			const holder = all.find((w) => productionUrl(w) === holderUrl);
+			expect(holder, `the webhook ${holderUrl} is none of the three workflows`);
+			const remaining = all.filter((w) => w !== holder);
+			await sleep(1500);
+			const since = await control.state();
+			const requestsBefore = since.requests.length;
+			const deliveriesBefore = since.deliveries.length;
+
+			const ids: string[] = [];
+			let deactivation: Promise<unknown> | undefined;
+			let deactivatedAtMs = 0;
+			let deactivatedInMs = 0;
+			for (let i = 0; i < STREAM; i++) {
+				if (i === 10) {
+					deactivatedAtMs = Date.now();
+					deactivation = client.deactivate(holder.id).then(() => {
+						deactivatedInMs = Date.now() - deactivatedAtMs;
+					});
+				}
+				const sent = await control.inbound({
+					from: `+3362000${String(i).padStart(4, '0')}`,
+					contact_name: `Contact ${i}`,
+					number,
+					text: `hand-off ${i}`,
+				});
+				ids.push(sent.record.wa_message_id);
+				await sleep(50);
+			}
+			await deactivation;
+			const newUrl = await registeredUrl();
+			const newHolder = remaining.find((w) => productionUrl(w) === newUrl);
+			expect(newHolder, `the webhook is now ${newUrl}, no remaining workflow's URL`);
+
+			const wanted = new Set(ids);
+			const runs = async (w: SavedWorkflow) => {
+				const found: Array<{ id: string; recovered: boolean }> = [];
+				for (const execution of await client.executions(w.id)) {
+					if (['running', 'new', 'waiting'].includes(execution.status)) continue;
+					const output = await client.executionOutput(execution.id);
+					const item = output.nodes[ctx.triggerName(w)]?.[0] as
+						{ recovered?: boolean; data?: { wa_message_id?: string } } | undefined;
+					const id = item?.data?.wa_message_id;
+					if (id && wanted.has(id)) found.push({ id, recovered: item?.recovered === true });
+				}
+				return found;
+			};
+			const receivers = remaining.filter(selectsInbound);
+			// The catch-up runs every 60 s and waits 15 s for a delivery to settle.
+			await waitFor(
+				`${STREAM} messages in each remaining workflow`,
+				async () => {
+					const counts = await Promise.all(
+						receivers.map(async (w) => new Set((await runs(w)).map((r) => r.id)).size),
+					);
+					return counts.every((n) => n >= STREAM) ? counts : undefined;
+				},
+				150_000,
+				3000,
+			);
+			await sleep(8000);
+			const counts: string[] = [];
+			for (const w of receivers) {
+				const found = await runs(w);
+				const distinct = new Set(found.map((r) => r.id)).size;
+				const recovered = found.filter((r) => r.recovered).length;
+				expect(
+					distinct === STREAM && found.length === STREAM,
+					`${w.name}: ${found.length} executions, ${distinct} distinct of ${STREAM}`,
+				);
+				counts.push(`${w.name} ${STREAM} (${recovered} recovered)`);
+			}
+
+			const state = await control.state();
+			const registrations = state.requests
+				.slice(requestsBefore)
+				.filter((r) => r.path === '/v1/console/webhook' && r.method !== 'GET')
+				.map((r) => r.method);
+			expect(
+				registrations.join() === 'POST',
+				`webhook changes during the hand-off: ${registrations.join() || 'none'} (expected one POST, no DELETE)`,
+			);
+			// The window: from the last delivery the old holder took to the first the new one took.
+			const deliveries = state.deliveries.slice(deliveriesBefore);
+			const at = (d: { created_at: string }) => Date.parse(d.created_at);
+			const lastOld = deliveries.filter((d) => d.url === holderUrl && d.delivered).pop();
+			const firstNew = deliveries.find((d) => d.url === newUrl && d.delivered);
+			const failed = deliveries.filter((d) => !d.delivered).length;
+			const windowMs = lastOld && firstNew ? at(firstNew) - at(lastOld) : NaN;
+
+			// Published again (§6, §7): it joins the new holder and recovers, once, what it missed meanwhile.
+			const again = await client.activateAndSettle(holder.id);
+			expect(again.ok, `${holder.name} again: ${again.ok ? '' : again.message}`);
+			expect((await registeredUrl()) === newUrl, 'the webhook moved when the old holder came back');
+			let back = '';
+			if (selectsInbound(holder)) {
+				const found = await waitFor(
+					`${STREAM} messages in ${holder.name} after it came back`,
+					async () => {
+						const list = await runs(holder);
+						return new Set(list.map((r) => r.id)).size >= STREAM ? list : undefined;
+					},
+					120_000,
+					3000,
+				);
+				await sleep(8000);
+				const list = await runs(holder);
+				expect(
+					list.length === STREAM && new Set(list.map((r) => r.id)).size === STREAM,
+					`${holder.name} after it came back: ${list.length} executions, ${new Set(found.map((r) => r.id)).size} distinct of ${STREAM}`,
+				);
+				back = `; ${holder.name} published again: joined, ${STREAM} (${list.filter((r) => r.recovered).length} recovered), 0 duplicates`;
+			}
+
+			for (const w of all.filter((x) => x !== newHolder)) await client.deactivate(w.id);
+			await client.deactivate(newHolder.id);
+			await waitFor('the webhook removed', async () => (await registeredUrl()) === null, 20_000);
+			return `holder ${holder.name} deactivated in ${deactivatedInMs} ms, webhook now ${newHolder.name}'s (1 POST, 0 DELETE); ${failed} deliveries failed in a ${windowMs} ms window; ${counts.join(', ')}, 0 duplicates${back}`;
 		},
 	);
 }

@@ -376,12 +376,16 @@ describe('events forwarded to each member (§5)', () => {
 });
 
 describe('heartbeat (§4)', () => {
-	it('the holder deactivated: a member registers and holds within one beat; events reach it directly', async () => {
+	it('the holder deactivated and every hand-off failed: a member registers and holds within one beat; events reach it directly', async () => {
 		const { harnesses, results } = await oneN8n({}, {});
 		const [holder, member] = harnesses;
 		await holder.activate();
 		await member.activate();
+		// The member busy during the hand-off (§6): the holder deletes the webhook.
+		const receive = member.receive;
+		member.receive = async () => ({ status: 503, body: {}, headers: {} });
 		await holder.deactivate();
+		member.receive = receive;
 		expect(sb.state().webhook.configured).toBe(false);
 		const heartbeat = await startHeartbeat.call(member.triggerContext().context);
 		try {
