@@ -1,11 +1,8 @@
 // When the holder goes away (docs/several-workflows.md §6) and membership gaps (§7): triggers of
 // one n8n (one origin, one real HTTP server) against the sandbox, through n8n-core's real contexts.
-import { randomUUID } from 'crypto';
-
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 import { request } from 'undici';
 
-import { recordReceived, serveWebhooks, type ServedWebhook } from '../../harness';
 import type { StartedTrigger, WebhookHarness, WebhookReceiveResult } from '../../harness';
 import { STATIC_DATA_KEY as WAITING_KEY } from '../../../nodes/shared/replyAndWait';
 import {
@@ -17,7 +14,18 @@ import { afterLeaving } from '../../../nodes/BusinessMessagingTrigger/registrati
 import { MEMBERS_KEY } from '../../../nodes/BusinessMessagingTrigger/registration/members';
 import { SETTLE_MS } from '../../../nodes/BusinessMessagingTrigger/catchUp/recoveries';
 import { CONTACT, useSandbox } from '../../support';
-import { apiCalls, control, storedSecret, trigger, type Json } from './helpers';
+import {
+	apiCalls,
+	control,
+	executionsOf,
+	inboundText,
+	postJson,
+	registerUrl,
+	storedSecret,
+	until,
+	useTriggersOfOneN8n,
+	type Json,
+} from './helpers';
 
 const sb = useSandbox({ reset: 'never' });
 const WEBHOOK = '/v1/console/webhook';
@@ -30,27 +38,7 @@ afterEach(async () => {
 	sb.reset();
 });
 
-interface Running {
-	harnesses: WebhookHarness[];
-	results: WebhookReceiveResult[][];
-	server: ServedWebhook;
-}
-
-/** Triggers of one n8n behind one server (not activated yet). */
-async function oneN8n(
-	...parameters: Array<{ events?: string[]; catchUp?: boolean }>
-): Promise<Running> {
-	const harnesses = await Promise.all(
-		parameters.map(
-			async (rest) =>
-				await trigger(sb, { catchUp: false, ...rest } as never, { webhookId: randomUUID() }),
-		),
-	);
-	const results = harnesses.map((harness) => recordReceived(harness));
-	const server = await serveWebhooks(harnesses);
-	open.push(async () => await server.close());
-	return { harnesses, results, server };
-}
+const oneN8n = useTriggersOfOneN8n(sb);
 
 /**
  * Activates as n8n does: the webhook methods, then trigger() (here its heartbeat, which enters
@@ -64,47 +52,12 @@ async function activateLive(...harnesses: WebhookHarness[]): Promise<void> {
 	}
 }
 
-const executions = (results: WebhookReceiveResult[]) =>
-	results.filter((result) => result.workflowData !== undefined);
+const executions = executionsOf;
 const texts = (results: WebhookReceiveResult[]) =>
 	executions(results).map((r) => {
 		const json = r.workflowData![0][0].json as Json;
 		return json.event === 'message.status' ? `status:${json.data.status}` : json.data.text;
 	});
-
-async function until(done: () => boolean, ms = 5000): Promise<void> {
-	const end = Date.now() + ms;
-	while (!done() && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 20));
-}
-
-async function post(url: string, headers: Record<string, string>, body: string) {
-	const response = await request(url, {
-		method: 'POST',
-		headers: { 'content-type': 'application/json', ...headers },
-		body,
-	});
-	const text = await response.body.text();
-	return { status: response.statusCode, body: text ? (JSON.parse(text) as Json) : undefined };
-}
-
-async function registerUrl(url: string): Promise<void> {
-	const registered = await request(`${sb.baseUrl}${WEBHOOK}`, {
-		method: 'POST',
-		headers: { authorization: `Bearer ${sb.keys.all}`, 'content-type': 'application/json' },
-		body: JSON.stringify({ url }),
-	});
-	await registered.body.text();
-	expect(registered.statusCode).toBe(201);
-}
-
-async function inbound(text: string) {
-	return await control(sb, 'POST', '/inbound', {
-		from: CONTACT,
-		contact_name: 'Ada',
-		number: number(),
-		text,
-	});
-}
 
 async function statusOfAReply(status: string) {
 	const reply = await request(`${sb.baseUrl}/v1/messages/reply`, {
@@ -149,7 +102,7 @@ describe('the holder deactivated hands the webhook off to a member (§6)', () =>
 		// The other member moved with the registration, so it is forwarded to before it joins again.
 		expect(Object.keys(next.globalStaticData[MEMBERS_KEY] as Json)).toEqual([other.webhookUrl]);
 
-		expect((await inbound('after the hand-off')).body.delivery).toMatchObject({
+		expect((await inboundText(sb, 'after the hand-off')).body.delivery).toMatchObject({
 			delivered: true,
 			status: 200,
 		});
@@ -278,7 +231,7 @@ describe('a hand-off never leaves the webhook at a URL n8n no longer serves', ()
 		await notLive.activate();
 		const before = JSON.parse(JSON.stringify(notLive.staticData)) as Json;
 		const body = handOffBody(holder);
-		const refused = await post(
+		const refused = await postJson(
 			notLive.webhookUrl,
 			{ [HANDOFF_HEADER]: signHandOff(sb.keys.all, body) },
 			body,
@@ -298,7 +251,7 @@ describe('a hand-off never leaves the webhook at a URL n8n no longer serves', ()
 			await activateLive(...harnesses);
 			await gone.deactivate();
 			// What a crossing hand-off would have done: the account's webhook at the gone URL.
-			await registerUrl(gone.webhookUrl);
+			await registerUrl(sb, gone.webhookUrl);
 			const liveUrls = [holder.webhookUrl, live.webhookUrl];
 			await until(() => liveUrls.includes(String(sb.state().webhook.url)), 5000);
 			const taker = [holder, live].find((h) => h.webhookUrl === sb.state().webhook.url);
@@ -308,7 +261,7 @@ describe('a hand-off never leaves the webhook at a URL n8n no longer serves', ()
 			// None live any more: deleted.
 			await live.deactivate();
 			await holder.deactivate();
-			await registerUrl(live.webhookUrl);
+			await registerUrl(sb, live.webhookUrl);
 			await until(() => !sb.state().webhook.configured, 5000);
 			expect(sb.state().webhook.configured).toBe(false);
 		} finally {
@@ -324,7 +277,7 @@ describe('forged, stale and replayed hand-offs (§6, §9): 401, nothing changes'
 		await activateLive(...harnesses);
 		const memberData = JSON.parse(JSON.stringify(member.staticData)) as Json;
 		const send = async (body: string, key = sb.keys.all) =>
-			await post(member.webhookUrl, { [HANDOFF_HEADER]: signHandOff(key, body) }, body);
+			await postJson(member.webhookUrl, { [HANDOFF_HEADER]: signHandOff(key, body) }, body);
 
 		expect((await send(handOffBody(holder), `sk_live_${'cd'.repeat(24)}`)).status).toBe(401);
 		expect((await send(handOffBody(holder, { instance_id: 'another-n8n' }))).status).toBe(401);
@@ -333,19 +286,19 @@ describe('forged, stale and replayed hand-offs (§6, §9): 401, nothing changes'
 			(await send(handOffBody(holder, { issued_at_ms: Date.now() - 6 * 60_000 }))).status,
 		).toBe(401);
 		expect(
-			(await post(member.webhookUrl, { [HANDOFF_HEADER]: 'sha256=00' }, handOffBody(holder)))
+			(await postJson(member.webhookUrl, { [HANDOFF_HEADER]: 'sha256=00' }, handOffBody(holder)))
 				.status,
 		).toBe(401);
 
 		// Stale: the webhook was registered elsewhere after the hand-off was signed.
 		const stale = handOffBody(holder);
-		await registerUrl('https://crm.example.org/hooks/messaging');
+		await registerUrl(sb, 'https://crm.example.org/hooks/messaging');
 		const refused = await send(stale);
 		expect(refused.status).toBe(401);
 		expect(refused.body.reason).toMatch(/no longer points at the leaving trigger/);
 		expect(sb.state().webhook.url).toBe('https://crm.example.org/hooks/messaging');
 		// Replayed: the same signed hand-off again, even once the webhook is the holder's again.
-		await registerUrl(holder.webhookUrl);
+		await registerUrl(sb, holder.webhookUrl);
 		const replayed = await send(stale);
 		expect(replayed.status).toBe(401);
 		expect(replayed.body.reason).toMatch(/already received/);
@@ -379,17 +332,17 @@ describe('membership gaps (§7)', () => {
 		for (const harness of harnesses) await harness.activate();
 		const first = await member.startTrigger('activate');
 		await first.close();
-		expect((await inbound('before')).body.delivery).toMatchObject({ delivered: true });
+		expect((await inboundText(sb, 'before')).body.delivery).toMatchObject({ delivered: true });
 		await until(() => executions(results[1]).length === 1);
 
 		await member.deactivate();
 		// Delivered (a success in the log, to another trigger of this n8n), not forwarded to it.
-		expect((await inbound('while away')).body.delivery).toMatchObject({
+		expect((await inboundText(sb, 'while away')).body.delivery).toMatchObject({
 			delivered: true,
 			status: 200,
 		});
 		await member.activate();
-		expect((await inbound('after')).body.delivery).toMatchObject({ delivered: true });
+		expect((await inboundText(sb, 'after')).body.delivery).toMatchObject({ delivered: true });
 		await until(() => executions(results[1]).length === 2);
 		expect(texts(results[1])).toEqual(['before', 'after']);
 		expect(executions(results[0])).toHaveLength(3);

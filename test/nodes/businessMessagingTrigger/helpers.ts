@@ -17,7 +17,7 @@ import {
 } from '../../harness';
 import { openSecret } from '../../../nodes/BusinessMessagingTrigger/registration/seal';
 import type { Sandbox } from '../../sandbox';
-import { CREDENTIAL_TYPE, FOREIGN_URL, TRIGGER_NAME, TRIGGER_TYPE } from '../../support';
+import { CONTACT, CREDENTIAL_TYPE, FOREIGN_URL, TRIGGER_NAME, TRIGGER_TYPE } from '../../support';
 
 export type Json = any;
 
@@ -182,7 +182,7 @@ export interface TriggersOfOneN8n {
 export function useTriggersOfOneN8n(
 	sb: Sandbox,
 ): (
-	...parameters: Array<{ events?: string[]; apiKey?: string; options?: Json }>
+	...parameters: Array<{ events?: string[]; apiKey?: string; options?: Json; catchUp?: boolean }>
 ) => Promise<TriggersOfOneN8n> {
 	const open: TriggersOfOneN8n[] = [];
 	afterEach(async () => {
@@ -204,4 +204,50 @@ export function useTriggersOfOneN8n(
 		open.push(running);
 		return running;
 	};
+}
+
+/** What a trigger ran (its webhook answers that started an execution). */
+export const executionsOf = (results: WebhookReceiveResult[]) =>
+	results.filter((result) => result.workflowData !== undefined);
+
+/** A forward's retries, and a holder's bookkeeping after its answer, are not awaited: wait until `done` holds. */
+export async function until(done: () => boolean, ms = 5000): Promise<void> {
+	const end = Date.now() + ms;
+	while (!done() && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
+/** POSTs a JSON body with extra headers; the status and the parsed answer. */
+export async function postJson(
+	url: string,
+	headers: Record<string, string>,
+	body: string | Buffer,
+) {
+	const response = await request(url, {
+		method: 'POST',
+		headers: { 'content-type': 'application/json', ...headers },
+		body,
+	});
+	const text = await response.body.text();
+	return { status: response.statusCode, body: text ? (JSON.parse(text) as Json) : undefined };
+}
+
+/** Someone registers `url` at the service directly (the console). */
+export async function registerUrl(sb: Sandbox, url: string): Promise<void> {
+	const registered = await request(`${sb.baseUrl}/v1/console/webhook`, {
+		method: 'POST',
+		headers: { authorization: `Bearer ${sb.keys.all}`, 'content-type': 'application/json' },
+		body: JSON.stringify({ url }),
+	});
+	await registered.body.text();
+	expect(registered.statusCode).toBe(201);
+}
+
+/** An inbound message from CONTACT to the sandbox's first number, delivered by the sandbox. */
+export async function inboundText(sb: Sandbox, text: string) {
+	return await control(sb, 'POST', '/inbound', {
+		from: CONTACT,
+		contact_name: 'Ada',
+		number: sb.numbers[0].phone_number_id,
+		text,
+	});
 }

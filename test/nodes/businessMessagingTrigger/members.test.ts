@@ -20,7 +20,17 @@ import {
 import { startHeartbeat } from '../../../nodes/BusinessMessagingTrigger/registration/heartbeat';
 import { MEMBERS_KEY } from '../../../nodes/BusinessMessagingTrigger/registration/members';
 import { CONTACT, inboundEnvelope, signedRequest, useSandbox } from '../../support';
-import { apiCalls, control, useTriggersOfOneN8n, type Json } from './helpers';
+import {
+	apiCalls,
+	control,
+	executionsOf,
+	inboundText,
+	postJson,
+	registerUrl,
+	until,
+	useTriggersOfOneN8n,
+	type Json,
+} from './helpers';
 
 const sb = useSandbox({ reset: 'never' });
 const WEBHOOK = '/v1/console/webhook';
@@ -34,24 +44,7 @@ afterEach(() => {
 /** Triggers of one n8n behind one server (not activated yet). */
 const oneN8n = useTriggersOfOneN8n(sb);
 
-const executions = (results: WebhookReceiveResult[]) =>
-	results.filter((result) => result.workflowData !== undefined);
-
-/** A forward's retries, and a holder's bookkeeping after its answer, are not awaited: wait until `done` holds. */
-async function until(done: () => boolean, ms = 5000): Promise<void> {
-	const end = Date.now() + ms;
-	while (!done() && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 20));
-}
-
-async function post(url: string, headers: Record<string, string>, body: string | Buffer) {
-	const response = await request(url, {
-		method: 'POST',
-		headers: { 'content-type': 'application/json', ...headers },
-		body,
-	});
-	const text = await response.body.text();
-	return { status: response.statusCode, body: text ? (JSON.parse(text) as Json) : undefined };
-}
+const executions = executionsOf;
 
 function joinBody(member: WebhookHarness, overrides: Json = {}) {
 	return JSON.stringify({
@@ -68,26 +61,6 @@ function joinBody(member: WebhookHarness, overrides: Json = {}) {
 /** n8n's instance id as the harness gives it to every trigger (one n8n). */
 let instanceId = '';
 const INSTANCE_ID = () => instanceId;
-
-/** Someone registers `url` at the service directly (the console). */
-async function registerUrl(url: string): Promise<void> {
-	const registered = await request(`${sb.baseUrl}${WEBHOOK}`, {
-		method: 'POST',
-		headers: { authorization: `Bearer ${sb.keys.all}`, 'content-type': 'application/json' },
-		body: JSON.stringify({ url }),
-	});
-	await registered.body.text();
-	expect(registered.statusCode).toBe(201);
-}
-
-async function inbound(text: string) {
-	return await control(sb, 'POST', '/inbound', {
-		from: CONTACT,
-		contact_name: 'Ada',
-		number: number(),
-		text,
-	});
-}
 
 describe('a second trigger on the account joins the first (§4)', () => {
 	it('one registration; the member is in the holder static data; activation succeeds', async () => {
@@ -132,7 +105,7 @@ describe('a second trigger on the account joins the first (§4)', () => {
 		const { harnesses } = await oneN8n({});
 		const [next] = harnesses;
 		// A trigger's URL of this n8n that no active workflow serves any more.
-		await registerUrl(next.webhookUrl.replace(/\/[^/]+\/webhook$/, `/${randomUUID()}/webhook`));
+		await registerUrl(sb, next.webhookUrl.replace(/\/[^/]+\/webhook$/, `/${randomUUID()}/webhook`));
 		await next.activate();
 		expect(sb.state().webhook.url).toBe(next.webhookUrl);
 		expect(next.staticData.sealedSecret).toEqual(expect.any(String));
@@ -143,7 +116,7 @@ describe('a second trigger on the account joins the first (§4)', () => {
 		const { harnesses } = await oneN8n({}, {});
 		const [busy, member] = harnesses;
 		busy.receive = async () => ({ status: 503, body: { busy: true }, headers: {} });
-		await registerUrl(busy.webhookUrl);
+		await registerUrl(sb, busy.webhookUrl);
 		await member.activate();
 		expect(sb.state().webhook.url).toBe(busy.webhookUrl);
 		expect(apiCalls(sb, 'POST', WEBHOOK)).toBe(1);
@@ -170,7 +143,7 @@ describe('forged and replayed joins (§4, §9)', () => {
 		instanceId = holder.triggerContext().context.getInstanceId();
 		const wrongKey = `sk_live_${'cd'.repeat(24)}`;
 		const send = async (body: string, key = sb.keys.all) =>
-			await post(holder.webhookUrl, { 'x-business-messaging-join': signJoin(key, body) }, body);
+			await postJson(holder.webhookUrl, { 'x-business-messaging-join': signJoin(key, body) }, body);
 
 		expect((await send(joinBody(member), wrongKey)).status).toBe(401);
 		expect((await send(joinBody(member, { instance_id: 'another-n8n' }))).status).toBe(401);
@@ -189,7 +162,7 @@ describe('forged and replayed joins (§4, §9)', () => {
 		);
 		expect(
 			(
-				await post(
+				await postJson(
 					holder.webhookUrl,
 					{ 'x-business-messaging-join': 'sha256=00' },
 					joinBody(member),
@@ -217,7 +190,7 @@ describe('events forwarded to each member (§5)', () => {
 		expect(apiCalls(sb, 'POST', WEBHOOK)).toBe(1);
 
 		for (let i = 0; i < 3; i++) {
-			const sent = await inbound(`hello ${i}`);
+			const sent = await inboundText(sb, `hello ${i}`);
 			expect(sent.body.delivery).toMatchObject({ delivered: true, status: 200 });
 		}
 		const reply = await request(`${sb.baseUrl}/v1/messages/reply`, {
@@ -268,25 +241,29 @@ describe('events forwarded to each member (§5)', () => {
 			[DELIVERY_HEADER]: delivery,
 		});
 		// Straight from the service to the member: it holds no secret.
-		expect((await post(member.webhookUrl, headers, rawBody)).status).toBe(401);
+		expect((await postJson(member.webhookUrl, headers, rawBody)).status).toBe(401);
 		// Signed with another key, or the join key (a captured join is no forward), or stale.
 		const joinKey = createHmac('sha256', sb.keys.all)
 			.update('business-messaging membership v1')
 			.digest('hex');
 		expect(
-			(await post(member.webhookUrl, forward(Date.now(), 'x'.repeat(64)), rawBody)).status,
+			(await postJson(member.webhookUrl, forward(Date.now(), 'x'.repeat(64)), rawBody)).status,
 		).toBe(401);
-		expect((await post(member.webhookUrl, forward(Date.now(), joinKey), rawBody)).status).toBe(401);
-		expect((await post(member.webhookUrl, forward(Date.now() - 6 * 60_000), rawBody)).status).toBe(
+		expect((await postJson(member.webhookUrl, forward(Date.now(), joinKey), rawBody)).status).toBe(
 			401,
 		);
+		expect(
+			(await postJson(member.webhookUrl, forward(Date.now() - 6 * 60_000), rawBody)).status,
+		).toBe(401);
 		// Another body under a valid forward signature.
 		const other = Buffer.from(rawBody.toString().replace('"text"', '"text" '));
-		expect((await post(member.webhookUrl, forward(Date.now()), other)).status).toBe(401);
+		expect((await postJson(member.webhookUrl, forward(Date.now()), other)).status).toBe(401);
 		expect(executions(results[1])).toHaveLength(0);
 		// A good one runs once; the same delivery again (a holder's retry) does not.
-		expect((await post(member.webhookUrl, forward(Date.now()), rawBody)).status).toBe(200);
-		expect((await post(member.webhookUrl, forward(Date.now() + 1), rawBody)).body).toMatchObject({
+		expect((await postJson(member.webhookUrl, forward(Date.now()), rawBody)).status).toBe(200);
+		expect(
+			(await postJson(member.webhookUrl, forward(Date.now() + 1), rawBody)).body,
+		).toMatchObject({
 			ignored: expect.stringMatching(/already received/),
 		});
 		expect(executions(results[1])).toHaveLength(1);
@@ -329,7 +306,7 @@ describe('events forwarded to each member (§5)', () => {
 			...state,
 			[slow.url]: { ...state[member.webhookUrl] },
 		};
-		const sent = await inbound('to a slow member');
+		const sent = await inboundText(sb, 'to a slow member');
 		const answeredServiceAt = Date.now();
 		expect(sent.body.delivery).toMatchObject({ delivered: true, status: 200 });
 		// Both members had it when the service got its 2xx, not some time after.
@@ -350,7 +327,7 @@ describe('events forwarded to each member (§5)', () => {
 			[hung.url]: { ...state[member.webhookUrl] },
 		};
 		const started = Date.now();
-		const sent = await inbound('to a hung member');
+		const sent = await inboundText(sb, 'to a hung member');
 		expect(sent.body.delivery).toMatchObject({ delivered: true, status: 200 });
 		expect(Date.now() - started).toBeGreaterThanOrEqual(FIRST_ANSWER_WAIT_MS - 100);
 		expect(Date.now() - started).toBeLessThan(FIRST_ANSWER_WAIT_MS + 3000);
@@ -367,9 +344,11 @@ describe('events forwarded to each member (§5)', () => {
 		const state = holder.globalStaticData[MEMBERS_KEY] as Json;
 		const stranger = member.webhookUrl.replace(/\/[^/]+\/webhook$/, `/${randomUUID()}/webhook`);
 		holder.globalStaticData[MEMBERS_KEY] = { [stranger]: { ...state[member.webhookUrl] } };
-		expect((await inbound('to a gone member')).body.delivery).toMatchObject({ delivered: true });
+		expect((await inboundText(sb, 'to a gone member')).body.delivery).toMatchObject({
+			delivered: true,
+		});
 		await until(() => !(stranger in (holder.globalStaticData[MEMBERS_KEY] as Json)), 1000);
-		await inbound('next');
+		await inboundText(sb, 'next');
 		// Dropped; the member that is still active stays (this process saw it join).
 		expect(Object.keys(holder.globalStaticData[MEMBERS_KEY] as Json)).toEqual([member.webhookUrl]);
 	});
@@ -393,7 +372,7 @@ describe('heartbeat (§4)', () => {
 			expect(sb.state().webhook.url).toBe(member.webhookUrl);
 			expect(member.staticData.sealedSecret).toEqual(expect.any(String));
 			expect(await heartbeat.beat()).toBe('holder');
-			expect((await inbound('after the hand-over')).body.delivery).toMatchObject({
+			expect((await inboundText(sb, 'after the hand-over')).body.delivery).toMatchObject({
 				delivered: true,
 				status: 200,
 			});
@@ -411,7 +390,7 @@ describe('heartbeat (§4)', () => {
 		await member.activate();
 		// The holder's workflow is gone without deleting the webhook (n8n's row removed, delete() failed).
 		const dead = member.webhookUrl.replace(/\/[^/]+\/webhook$/, `/${randomUUID()}/webhook`);
-		await registerUrl(dead);
+		await registerUrl(sb, dead);
 		const heartbeat = await startHeartbeat.call(member.triggerContext().context);
 		try {
 			expect(await heartbeat.beat()).toBe('registered');
@@ -434,7 +413,7 @@ describe('heartbeat (§4)', () => {
 			expect(Object.keys(holder.globalStaticData[MEMBERS_KEY] as Json)).toEqual([
 				member.webhookUrl,
 			]);
-			await registerUrl('https://crm.example.org/hooks/messaging');
+			await registerUrl(sb, 'https://crm.example.org/hooks/messaging');
 			expect(await heartbeat.beat()).toBe('foreign');
 			expect(sb.state().webhook.url).toBe('https://crm.example.org/hooks/messaging');
 		} finally {
