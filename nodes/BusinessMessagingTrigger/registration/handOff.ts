@@ -6,7 +6,7 @@
  */
 import type { IDataObject, IHookFunctions, IWebhookFunctions } from 'n8n-workflow';
 
-import { JOIN_LABEL, deriveKey, verifyWithDerivedKey } from '../../shared/credentialKeys';
+import { JOIN_LABEL, verifyWithDerivedKey } from '../../shared/credentialKeys';
 import { isPlainObject, parseJsonBody } from '../../shared/json';
 import { ReplayGuard } from '../../shared/replayGuard';
 import {
@@ -14,10 +14,9 @@ import {
 	isWaitingEntry,
 	registerWaiting,
 } from '../../shared/replyAndWait';
-import { computeSignature } from '../../shared/signature';
 import { CREDENTIAL_TYPE } from '../../shared/transport';
 import { isJoinableUrl, sameUrl } from './decision';
-import { rememberMembers } from './join';
+import { rememberMembers, signJoin } from './join';
 import { MEMBERS_KEY, readMembers, type MemberTable } from './members';
 import { isLeaving, isLiveHere, liveMembers, runsTriggersHere } from './registry';
 import { isManualRegistration, type TriggerStaticData } from './signingSecrets';
@@ -40,9 +39,8 @@ export interface HandOffBody {
 	issued_at_ms: number;
 }
 
-export function signHandOff(apiKey: string, rawBody: string | Buffer): string {
-	return `sha256=${computeSignature(Buffer.from(rawBody), deriveKey(apiKey, JOIN_LABEL))}`;
-}
+/** Signed as a join is: the same key (derived from the API key), the same form. */
+export const signHandOff = signJoin;
 
 /**
  * Who may take over: the triggers live in this process (the registry), none being deactivated.

@@ -8,15 +8,14 @@
 import type { IDataObject, ITriggerFunctions, IWebhookFunctions } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
-import { JOIN_LABEL, deriveKey, verifyWithDerivedKey } from '../../shared/credentialKeys';
+import { JOIN_LABEL, verifyWithDerivedKey } from '../../shared/credentialKeys';
 import { isPlainObject, parseJsonBody } from '../../shared/json';
 import { ReplayGuard } from '../../shared/replayGuard';
 import { accountId } from '../../shared/replyAndWait';
-import { computeSignature } from '../../shared/signature';
 import { CREDENTIAL_TYPE } from '../../shared/transport';
 import { withAccountLock } from './accountLock';
 import { isJoinableUrl, sameUrl } from './decision';
-import { postJoin, rememberMembers } from './join';
+import { postJoin, rememberMembers, signJoin } from './join';
 import { closeGap } from './membershipGaps';
 import { enterRegistry, liveMembers, nodeUrlOf } from './registry';
 import { isManualRegistration, type TriggerStaticData } from './signingSecrets';
@@ -42,9 +41,8 @@ export interface Heartbeat {
 	close(): void;
 }
 
-export function signClaim(apiKey: string, rawBody: string | Buffer): string {
-	return `sha256=${computeSignature(Buffer.from(rawBody), deriveKey(apiKey, JOIN_LABEL))}`;
-}
+/** Signed as a join is: the same key (derived from the API key), the same form. */
+export const signClaim = signJoin;
 
 /**
  * Registering from trigger() itself would keep the secret in main's activation-time copy of the
