@@ -8,9 +8,11 @@ export class SandboxClock {
 	/**
 	 * Epoch milliseconds with a sub-millisecond fraction, so timestamps carry real-looking
 	 * microseconds; never earlier than the last reading (CONTRACT C1: records are ordered by it).
+	 * Read from the monotonic clock: Date.now() can step back (CI 2026-11-25: an hour's advance
+	 * measured 3599999 ms), and a wall clock step must not undo an advance a test asked for.
 	 */
 	nowMs(): number {
-		const reading = Math.floor((Date.now() + (performance.now() % 1) + this.offsetMs) * 1000);
+		const reading = Math.floor((performance.timeOrigin + performance.now() + this.offsetMs) * 1000);
 		this.lastMicros = Math.max(reading, this.lastMicros + 1);
 		return this.lastMicros / 1000;
 	}
