@@ -17,11 +17,22 @@ function instant(record: IDataObject): number {
 	return Number.isNaN(ms) ? -Infinity : ms;
 }
 
-/** Oldest first: by instant, then the `created_at` text (microseconds), then the id. */
+/**
+ * The microseconds past the millisecond (Date.parse drops them), read from the fraction's digits:
+ * `.383807+00:00` is 807, `.383Z` (a watermark n8n wrote with toISOString) is 0. Comparing the texts
+ * instead put `.383807+00:00` before `.383Z` ('8' sorts before 'Z'), and the catch-up skipped a
+ * message stored in the millisecond it started from.
+ */
+function microsPastMillisecond(record: IDataObject): number {
+	const fraction = /\.(\d+)/.exec(String(record.created_at))?.[1] ?? '';
+	return Number(fraction.padEnd(6, '0').slice(3, 6));
+}
+
+/** Oldest first: by instant, then the microseconds, then the id. */
 export function byAge(a: IDataObject, b: IDataObject): number {
 	return (
 		instant(a) - instant(b) ||
-		String(a.created_at).localeCompare(String(b.created_at)) ||
+		microsPastMillisecond(a) - microsPastMillisecond(b) ||
 		String(a.id).localeCompare(String(b.id))
 	);
 }
@@ -30,7 +41,7 @@ export function byAge(a: IDataObject, b: IDataObject): number {
 export function isAfter(record: IDataObject, watermark: Watermark): boolean {
 	const mark = { created_at: watermark.createdAt, id: '' };
 	const order =
-		instant(record) - instant(mark) || String(record.created_at).localeCompare(watermark.createdAt);
+		instant(record) - instant(mark) || microsPastMillisecond(record) - microsPastMillisecond(mark);
 	if (order !== 0) return order > 0;
 	return !watermark.ids.includes(String(record.id));
 }

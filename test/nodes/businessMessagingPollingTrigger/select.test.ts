@@ -47,6 +47,19 @@ describe('selectNew', () => {
 		expect(isAfter(record('z', at(10, 1)), start)).toBe(true);
 	});
 
+	it('a message stored in the millisecond of a watermark n8n wrote (toISOString: no microseconds) is after it', () => {
+		// The catch-up starts from n8n's clock; the service writes microseconds and another offset form.
+		const fromN8n: Watermark = { createdAt: '2026-11-25T01:04:58.383Z', ids: [] };
+		expect(isAfter(record('m', '2026-11-25T01:04:58.383807+00:00'), fromN8n)).toBe(true);
+		expect(isAfter(record('m', '2026-11-25T01:04:58.383000+00:00'), fromN8n)).toBe(true);
+		expect(isAfter(record('m', '2026-11-25T01:04:58.382999+00:00'), fromN8n)).toBe(false);
+		const emitted = selectNew([record('m', '2026-11-25T01:04:58.383807+00:00')], fromN8n, 10);
+		expect(emitted.emit.map((r) => r.id)).toEqual(['m']);
+		expect(
+			selectNew([record('m', '2026-11-25T01:04:58.383807+00:00')], emitted.watermark, 10).emit,
+		).toEqual([]);
+	});
+
 	it('a bound: the oldest first, the rest left for the next poll', () => {
 		const records = Array.from({ length: 25 }, (_, i) => record(`r${i}`, at(11 + i))).reverse();
 		const first = selectNew(records, start, 10);
