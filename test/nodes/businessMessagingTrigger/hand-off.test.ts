@@ -3,7 +3,7 @@
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 import { request } from 'undici';
 
-import type { StartedTrigger, WebhookHarness, WebhookReceiveResult } from '../../harness';
+import type { StartedTrigger, WebhookHarness } from '../../harness';
 import { STATIC_DATA_KEY as WAITING_KEY } from '../../../nodes/shared/replyAndWait';
 import {
 	HANDOFF_HEADER,
@@ -18,6 +18,7 @@ import {
 	apiCalls,
 	control,
 	executionsOf,
+	textsOf,
 	inboundText,
 	postJson,
 	registerUrl,
@@ -53,11 +54,7 @@ async function activateLive(...harnesses: WebhookHarness[]): Promise<void> {
 }
 
 const executions = executionsOf;
-const texts = (results: WebhookReceiveResult[]) =>
-	executions(results).map((r) => {
-		const json = r.workflowData![0][0].json as Json;
-		return json.event === 'message.status' ? `status:${json.data.status}` : json.data.text;
-	});
+const texts = textsOf;
 
 async function statusOfAReply(status: string) {
 	const reply = await request(`${sb.baseUrl}/v1/messages/reply`, {

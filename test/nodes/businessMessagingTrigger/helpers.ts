@@ -211,10 +211,18 @@ export const executionsOf = (results: WebhookReceiveResult[]) =>
 	results.filter((result) => result.workflowData !== undefined);
 
 /** A forward's retries, and a holder's bookkeeping after its answer, are not awaited: wait until `done` holds. */
-export async function until(done: () => boolean, ms = 5000): Promise<void> {
+export async function until(done: () => boolean, ms = 5000, thenMs = 0): Promise<void> {
 	const end = Date.now() + ms;
 	while (!done() && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 20));
+	if (thenMs) await new Promise((resolve) => setTimeout(resolve, thenMs));
 }
+
+/** What each execution ran: an inbound message's text, a status event as status:<status>. */
+export const textsOf = (results: WebhookReceiveResult[]) =>
+	executionsOf(results).map((r) => {
+		const json = r.workflowData![0][0].json as Json;
+		return json.event === 'message.status' ? `status:${json.data.status}` : json.data.text;
+	});
 
 /** POSTs a JSON body with extra headers; the status and the parsed answer. */
 export async function postJson(

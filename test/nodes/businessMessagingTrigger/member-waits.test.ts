@@ -35,11 +35,14 @@ import { readTriggerOptions } from '../../../nodes/BusinessMessagingTrigger/opti
 import {
 	apiCalls,
 	control,
+	executionsOf,
 	resumer as waitingEndpoint,
 	servedTrigger,
 	type Json,
 	type Resumer,
+	textsOf,
 	type TriggersOfOneN8n,
+	until as untilShared,
 	useTriggersOfOneN8n,
 } from './helpers';
 
@@ -86,17 +89,11 @@ function waitFor(resumeUrl: string, workflowId: string, overrides: Partial<Waiti
 	};
 }
 
-const executions = (results: WebhookReceiveResult[]) =>
-	results.filter((result) => result.workflowData !== undefined);
-const texts = (results: WebhookReceiveResult[]) =>
-	executions(results).map((r) => ((r.workflowData![0][0]?.json as Json)?.data as Json)?.text);
+const executions = executionsOf;
+const texts = textsOf;
 
 /** The forwards are not awaited by the holder: wait until `done` holds, then a little for any extra. */
-async function until(done: () => boolean, ms = 5000): Promise<void> {
-	const end = Date.now() + ms;
-	while (!done() && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 20));
-	await new Promise((resolve) => setTimeout(resolve, 150));
-}
+const until = async (done: () => boolean) => await untilShared(done, 5000, 150);
 
 async function answer(text: string, from = CONTACT, delivered = true) {
 	const sent = await control(sb, 'POST', '/inbound', {

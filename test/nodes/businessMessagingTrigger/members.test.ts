@@ -6,7 +6,7 @@ import type { AddressInfo } from 'net';
 
 import { request } from 'undici';
 
-import type { WebhookHarness, WebhookReceiveResult } from '../../harness';
+import type { WebhookHarness } from '../../harness';
 import { createKey } from '../businessMessaging/helpers';
 import { accountId } from '../../../nodes/shared/replyAndWait';
 import { signJoin } from '../../../nodes/BusinessMessagingTrigger/registration/join';
@@ -24,6 +24,7 @@ import {
 	apiCalls,
 	control,
 	executionsOf,
+	textsOf,
 	inboundText,
 	postJson,
 	registerUrl,
@@ -202,11 +203,7 @@ describe('events forwarded to each member (§5)', () => {
 		await control(sb, 'POST', '/status', { id, status: 'delivered' });
 
 		await until(() => executions(results[1]).length === 3 && executions(results[2]).length === 4);
-		const texts = (list: WebhookReceiveResult[]) =>
-			executions(list).map((r) => {
-				const json = r.workflowData![0][0].json as Json;
-				return json.event === 'message.status' ? `status:${json.data.status}` : json.data.text;
-			});
+		const texts = textsOf;
 		expect(texts(results[0])).toEqual(['status:delivered']);
 		expect(texts(results[1]).sort()).toEqual(['hello 0', 'hello 1', 'hello 2']);
 		expect(texts(results[2]).sort()).toEqual(['hello 0', 'hello 1', 'hello 2', 'status:delivered']);
