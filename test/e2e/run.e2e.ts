@@ -50,6 +50,8 @@ import {
 	copyOfExample,
 	severalWorkflowsCheck,
 	severalWorkflowsHandOffCheck,
+	severalWorkflowsMembersChangeCheck,
+	severalWorkflowsRestartCheck,
 } from './checks/severalWorkflows';
 import {
 	errorWorkflow,
@@ -485,6 +487,8 @@ async function runChecks(
 	};
 	await severalWorkflowsCheck(severalWorkflows);
 	await severalWorkflowsHandOffCheck(severalWorkflows);
+	await severalWorkflowsMembersChangeCheck(severalWorkflows);
+	await severalWorkflowsRestartCheck(severalWorkflows, restartWith);
 
 	await snapshotExecutions();
 

@@ -522,6 +522,26 @@ export class N8nClient {
 		return { ok: false, message: `publication ${status.status}: ${messages.join(' | ')}` };
 	}
 
+	/**
+	 * Saves new nodes into a workflow and publishes them, as a user editing it does: 1.x re-activates
+	 * an active workflow it saves (an inactive one is activated after); 2.x saves a draft, published
+	 * by activate.
+	 */
+	async republish(
+		id: string,
+		nodes: WorkflowJson['nodes'],
+	): Promise<{ ok: true } | { ok: false; message: string }> {
+		const { versionId, active } = await this.getWorkflow(id);
+		try {
+			await this.request('PATCH', `/rest/workflows/${id}`, { nodes, versionId });
+		} catch (error) {
+			if (error instanceof RestError && error.status >= 400 && error.status < 500)
+				return { ok: false, message: error.serverMessage };
+			throw error;
+		}
+		return this.line === 2 || !active ? await this.activateAndSettle(id) : { ok: true };
+	}
+
 	async deactivate(id: string): Promise<SavedWorkflow> {
 		if (this.line === 2) return await this.request('POST', `/rest/workflows/${id}/deactivate`, {});
 		const { versionId } = await this.getWorkflow(id);

@@ -37,11 +37,12 @@ const COUNT = 30;
 export async function copyOfExample(
 	client: N8nClient,
 	example: SavedWorkflow,
+	label = 'several workflows',
 ): Promise<SavedWorkflow> {
 	const original = await client.getWorkflow(example.id);
 	return await client.createWorkflow({
 		...(original as unknown as WorkflowJson),
-		name: `${original.name} (several workflows)`,
+		name: `${original.name.replace(/ \(several workflows\)$/, '')} (${label})`,
 		nodes: original.nodes.map((node) =>
 			typeof node.webhookId === 'string' ? { ...node, webhookId: randomUUID() } : node,
 		),
@@ -52,8 +53,106 @@ function expect(condition: unknown, message: string): asserts condition {
 	if (!condition) throw new Error(message);
 }
 
+/**
+ * `count` inbound messages, one after another, from numbered contacts of `series` (four digits,
+ * one per check, so no check counts another's); `beforeEach` runs before message i is sent.
+ */
+async function inboundStream(
+	ctx: SeveralWorkflowsContext,
+	series: string,
+	count: number,
+	text: string,
+	options: { beforeEach?: (i: number) => Promise<void> | void; spacingMs?: number } = {},
+): Promise<Array<{ from: string; waMessageId: string; delivered: boolean; delivery: unknown }>> {
+	const sent: Array<{ from: string; waMessageId: string; delivered: boolean; delivery: unknown }> =
+		[];
+	for (let i = 0; i < count; i++) {
+		await options.beforeEach?.(i);
+		const from = `+336${series}${String(i).padStart(4, '0')}`;
+		const outcome = await ctx.control.inbound({
+			from,
+			contact_name: `Contact ${i}`,
+			number: ctx.number,
+			text: `${text} ${i}`,
+		});
+		sent.push({
+			from,
+			waMessageId: outcome.record.wa_message_id,
+			delivered: outcome.delivery.delivered,
+			delivery: outcome.delivery,
+		});
+		if (options.spacingMs) await sleep(options.spacingMs);
+	}
+	return sent;
+}
+
+/**
+ * The events of `wanted` that `w`'s finished executions ran, one entry per execution: an inbound
+ * message by its wa_message_id, a status as status:<id>:<status>.
+ */
+async function eventsRun(
+	ctx: SeveralWorkflowsContext,
+	w: SavedWorkflow,
+	wanted: Set<string>,
+): Promise<Array<{ key: string; recovered: boolean }>> {
+	const found: Array<{ key: string; recovered: boolean }> = [];
+	for (const execution of await ctx.client.executions(w.id)) {
+		if (['running', 'new', 'waiting'].includes(execution.status)) continue;
+		const output = await ctx.client.executionOutput(execution.id);
+		const item = output.nodes[ctx.triggerName(w)]?.[0] as
+			| {
+					event?: string;
+					recovered?: boolean;
+					data?: { wa_message_id?: string; id?: string; status?: string };
+			  }
+			| undefined;
+		const key =
+			item?.event === 'message.status'
+				? `status:${item.data?.id}:${item.data?.status}`
+				: item?.data?.wa_message_id;
+		if (key && wanted.has(key)) found.push({ key, recovered: item?.recovered === true });
+	}
+	return found;
+}
+
+/** `w` ran each of `wanted` exactly once (live or recovered); says how many were recovered. */
+async function ranEachOnce(
+	ctx: SeveralWorkflowsContext,
+	w: SavedWorkflow,
+	wanted: Set<string>,
+): Promise<string> {
+	const found = await eventsRun(ctx, w, wanted);
+	const distinct = new Set(found.map((r) => r.key)).size;
+	expect(
+		distinct === wanted.size && found.length === wanted.size,
+		`${w.name}: ${found.length} executions, ${distinct} distinct of ${wanted.size}`,
+	);
+	return `${w.name} ${wanted.size} (${found.filter((r) => r.recovered).length} recovered)`;
+}
+
+/** Waits until each of `workflows` ran every event of `wanted` at least once. */
+async function untilEachRan(
+	ctx: SeveralWorkflowsContext,
+	workflows: SavedWorkflow[],
+	wanted: Set<string>,
+	timeoutMs: number,
+): Promise<void> {
+	await waitFor(
+		`${wanted.size} events in each of ${workflows.map((w) => w.name).join(', ')}`,
+		async () => {
+			for (const w of workflows) {
+				const keys = new Set((await eventsRun(ctx, w, wanted)).map((r) => r.key));
+				if (keys.size < wanted.size) return undefined;
+			}
+			return true;
+		},
+		timeoutMs,
+		3000,
+	);
+}
+
 export async function severalWorkflowsCheck(ctx: SeveralWorkflowsContext): Promise<void> {
-	const { check, client, control, number, workflows, productionUrl, registeredUrl } = ctx;
+	const { check, client, control, workflows, productionUrl, registeredUrl } = ctx;
 	const { autoReply, syncToCrm, deliveryStatus } = workflows;
 	const all = [autoReply, syncToCrm, deliveryStatus];
 
@@ -78,15 +177,9 @@ export async function severalWorkflowsCheck(ctx: SeveralWorkflowsContext): Promi
 			await sleep(1500);
 
 			const before = (await control.state()).messages.length;
-			for (let i = 0; i < COUNT; i++) {
-				const sent = await control.inbound({
-					from: `+3361000${String(i).padStart(4, '0')}`,
-					contact_name: `Contact ${i}`,
-					number,
-					text: `several workflows ${i}`,
-				});
-				expect(sent.delivery.delivered, `inbound ${i}: ${JSON.stringify(sent.delivery)}`);
-			}
+			const sent = await inboundStream(ctx, '1000', COUNT, 'several workflows');
+			const undelivered = sent.filter((m) => !m.delivered);
+			expect(undelivered.length === 0, `not delivered: ${JSON.stringify(undelivered)}`);
 			const replies = await waitFor(
 				`${COUNT} auto-replies`,
 				async () => {
@@ -307,7 +400,7 @@ const STREAM = 60;
  * gets each message exactly once, live or recovered by its catch-up.
  */
 export async function severalWorkflowsHandOffCheck(ctx: SeveralWorkflowsContext): Promise<void> {
-	const { check, client, control, number, workflows, productionUrl, registeredUrl } = ctx;
+	const { check, client, control, workflows, productionUrl, registeredUrl } = ctx;
 	let all: SavedWorkflow[] = [];
 	let deliveryStatus: SavedWorkflow | undefined;
 	const selectsInbound = (w: SavedWorkflow) => w !== deliveryStatus;
@@ -335,69 +428,31 @@ export async function severalWorkflowsHandOffCheck(ctx: SeveralWorkflowsContext)
 			const requestsBefore = since.requests.length;
 			const deliveriesBefore = since.deliveries.length;
 
-			const ids: string[] = [];
 			let deactivation: Promise<unknown> | undefined;
 			let deactivatedAtMs = 0;
 			let deactivatedInMs = 0;
-			for (let i = 0; i < STREAM; i++) {
-				if (i === 10) {
+			const sent = await inboundStream(ctx, '2000', STREAM, 'hand-off', {
+				spacingMs: 50,
+				beforeEach: (i) => {
+					if (i !== 10) return;
 					deactivatedAtMs = Date.now();
 					deactivation = client.deactivate(holder.id).then(() => {
 						deactivatedInMs = Date.now() - deactivatedAtMs;
 					});
-				}
-				const sent = await control.inbound({
-					from: `+3362000${String(i).padStart(4, '0')}`,
-					contact_name: `Contact ${i}`,
-					number,
-					text: `hand-off ${i}`,
-				});
-				ids.push(sent.record.wa_message_id);
-				await sleep(50);
-			}
+				},
+			});
 			await deactivation;
 			const newUrl = await registeredUrl();
 			const newHolder = remaining.find((w) => productionUrl(w) === newUrl);
 			expect(newHolder, `the webhook is now ${newUrl}, no remaining workflow's URL`);
 
-			const wanted = new Set(ids);
-			const runs = async (w: SavedWorkflow) => {
-				const found: Array<{ id: string; recovered: boolean }> = [];
-				for (const execution of await client.executions(w.id)) {
-					if (['running', 'new', 'waiting'].includes(execution.status)) continue;
-					const output = await client.executionOutput(execution.id);
-					const item = output.nodes[ctx.triggerName(w)]?.[0] as
-						{ recovered?: boolean; data?: { wa_message_id?: string } } | undefined;
-					const id = item?.data?.wa_message_id;
-					if (id && wanted.has(id)) found.push({ id, recovered: item?.recovered === true });
-				}
-				return found;
-			};
+			const wanted = new Set(sent.map((m) => m.waMessageId));
 			const receivers = remaining.filter(selectsInbound);
 			// The catch-up runs every 60 s and waits 15 s for a delivery to settle.
-			await waitFor(
-				`${STREAM} messages in each remaining workflow`,
-				async () => {
-					const counts = await Promise.all(
-						receivers.map(async (w) => new Set((await runs(w)).map((r) => r.id)).size),
-					);
-					return counts.every((n) => n >= STREAM) ? counts : undefined;
-				},
-				150_000,
-				3000,
-			);
+			await untilEachRan(ctx, receivers, wanted, 150_000);
 			await sleep(8000);
 			const counts: string[] = [];
-			for (const w of receivers) {
-				const found = await runs(w);
-				const distinct = new Set(found.map((r) => r.id)).size;
-				const recovered = found.filter((r) => r.recovered).length;
-				expect(
-					distinct === STREAM && found.length === STREAM,
-					`${w.name}: ${found.length} executions, ${distinct} distinct of ${STREAM}`,
-				);
-				counts.push(`${w.name} ${STREAM} (${recovered} recovered)`);
-			}
+			for (const w of receivers) counts.push(await ranEachOnce(ctx, w, wanted));
 
 			const state = await control.state();
 			const registrations = state.requests
@@ -422,28 +477,250 @@ export async function severalWorkflowsHandOffCheck(ctx: SeveralWorkflowsContext)
 			expect((await registeredUrl()) === newUrl, 'the webhook moved when the old holder came back');
 			let back = '';
 			if (selectsInbound(holder)) {
-				const found = await waitFor(
-					`${STREAM} messages in ${holder.name} after it came back`,
-					async () => {
-						const list = await runs(holder);
-						return new Set(list.map((r) => r.id)).size >= STREAM ? list : undefined;
-					},
-					120_000,
-					3000,
-				);
+				await untilEachRan(ctx, [holder], wanted, 120_000);
 				await sleep(8000);
-				const list = await runs(holder);
-				expect(
-					list.length === STREAM && new Set(list.map((r) => r.id)).size === STREAM,
-					`${holder.name} after it came back: ${list.length} executions, ${new Set(found.map((r) => r.id)).size} distinct of ${STREAM}`,
-				);
-				back = `; ${holder.name} published again: joined, ${STREAM} (${list.filter((r) => r.recovered).length} recovered), 0 duplicates`;
+				back = `; published again: joined, ${await ranEachOnce(ctx, holder, wanted)}, 0 duplicates`;
 			}
 
 			for (const w of all.filter((x) => x !== newHolder)) await client.deactivate(w.id);
 			await client.deactivate(newHolder.id);
 			await waitFor('the webhook removed', async () => (await registeredUrl()) === null, 20_000);
 			return `holder ${holder.name} deactivated in ${deactivatedInMs} ms, webhook now ${newHolder.name}'s (1 POST, 0 DELETE); ${failed} deliveries failed in a ${windowMs} ms window; ${counts.join(', ')}, 0 duplicates${back}`;
+		},
+	);
+}
+
+const WHILE_DOWN = 20;
+const LIVE_AFTER = 10;
+
+/**
+ * T4 (docs/several-workflows.md §13): n8n stopped while three workflows share the webhook. What
+ * arrives meanwhile reaches each workflow selecting it once, recovered by its own catch-up; after
+ * the start nobody registers again, and live inbound messages and statuses reach every member (the
+ * membership outlived the restart: n8n's shutdown never calls delete()).
+ */
+export async function severalWorkflowsRestartCheck(
+	ctx: SeveralWorkflowsContext,
+	restartWith: (during: () => Promise<void>) => Promise<void>,
+): Promise<void> {
+	const { check, client, control, workflows, productionUrl, registeredUrl } = ctx;
+	await check(
+		`several workflows (issue 26, T4): n8n stopped with three workflows active, ${WHILE_DOWN} inbound meanwhile: each inbound workflow runs each once after the start; live events reach every member after it; no new registration`,
+		async () => {
+			// Fresh copies: the other checks' copies would recover, by §7, what they missed meanwhile.
+			const autoReply = await copyOfExample(client, workflows.autoReply, 'restart');
+			const syncToCrm = await copyOfExample(client, workflows.syncToCrm, 'restart');
+			const deliveryStatus = await copyOfExample(client, workflows.deliveryStatus, 'restart');
+			const all = [autoReply, syncToCrm, deliveryStatus];
+			await waitFor('no webhook registered', async () => (await registeredUrl()) === null, 20_000);
+			const requestsBefore = (await control.state()).requests.length;
+			const outcomes = await Promise.all(
+				all.map(async (w) => await client.activateAndSettle(w.id)),
+			);
+			const failed = outcomes.flatMap((o, i) => (o.ok ? [] : [`${all[i].name}: ${o.message}`]));
+			expect(failed.length === 0, `activation errors: ${failed.join(' | ')}`);
+			const holderUrl = await waitFor(
+				'the webhook registered',
+				async () => (await registeredUrl()) ?? undefined,
+				20_000,
+			);
+			const holder = all.find((w) => productionUrl(w) === holderUrl);
+			expect(holder, `the webhook ${holderUrl} is none of the three workflows`);
+			await sleep(1500);
+
+			let whileDown: Awaited<ReturnType<typeof inboundStream>> = [];
+			const downAt = Date.now();
+			await restartWith(async () => {
+				whileDown = await inboundStream(ctx, '3000', WHILE_DOWN, 'while n8n is down');
+			});
+			const downS = ((Date.now() - downAt) / 1000).toFixed(0);
+			await client.login();
+			const delivered = whileDown.filter((m) => m.delivered).length;
+			expect(delivered === 0, `${delivered} of ${WHILE_DOWN} delivered while n8n was down`);
+			for (const w of all) {
+				const saved = await client.getWorkflow(w.id);
+				expect(saved.active, `${w.name} is not active after the start`);
+			}
+			const inboundWorkflows = [autoReply, syncToCrm];
+			const missed = new Set(whileDown.map((m) => m.waMessageId));
+			const startedAt = Date.now();
+			// The catch-up runs at activation and every 60 s; it waits 15 s for a delivery to settle.
+			await untilEachRan(ctx, inboundWorkflows, missed, 150_000);
+			const recoveredS = ((Date.now() - startedAt) / 1000).toFixed(0);
+
+			// Live after the start: inbound to both inbound workflows, a status per auto-reply to the status one.
+			const live = await inboundStream(ctx, '3100', LIVE_AFTER, 'after the start');
+			const undelivered = live.filter((m) => !m.delivered);
+			expect(
+				undelivered.length === 0,
+				`not delivered after the start: ${JSON.stringify(undelivered)}`,
+			);
+			const contacts = new Set(live.map((m) => m.from));
+			const replies = await waitFor(
+				`${LIVE_AFTER} auto-replies after the start`,
+				async () => {
+					const found = (await control.state()).messages.filter((m) => contacts.has(m.to));
+					return found.length >= LIVE_AFTER ? found : undefined;
+				},
+				60_000,
+				500,
+			);
+			const statuses = new Set<string>();
+			for (const reply of replies) {
+				const sent = await control.status(reply.id, 'delivered');
+				expect(sent.delivery.delivered, `status: ${JSON.stringify(sent.delivery)}`);
+				statuses.add(`status:${reply.id}:delivered`);
+			}
+			const liveIds = new Set(live.map((m) => m.waMessageId));
+			await untilEachRan(ctx, inboundWorkflows, liveIds, 60_000);
+			await untilEachRan(ctx, [deliveryStatus], statuses, 60_000);
+			// Late copies (a retried forward, a second recovery) would show up now.
+			await sleep(8000);
+			const counts: string[] = [];
+			for (const w of inboundWorkflows) {
+				counts.push(await ranEachOnce(ctx, w, missed));
+				await ranEachOnce(ctx, w, liveIds);
+			}
+			counts.push(await ranEachOnce(ctx, deliveryStatus, statuses));
+			expect((await registeredUrl()) === holderUrl, 'the webhook moved during the restart');
+			const registrations = (await control.state()).requests
+				.slice(requestsBefore)
+				.filter((r) => r.path === '/v1/console/webhook' && r.method !== 'GET')
+				.map((r) => r.method);
+			expect(
+				registrations.join() === 'POST',
+				`webhook changes: ${registrations.join() || 'none'} (expected the first activation's POST only)`,
+			);
+
+			for (const w of all.filter((x) => x !== holder)) await client.deactivate(w.id);
+			await client.deactivate(holder.id);
+			await waitFor('the webhook removed', async () => (await registeredUrl()) === null, 20_000);
+			return `holder ${holder.name}; n8n down ${downS} s, ${WHILE_DOWN} inbound failed meanwhile; all recovered ${recoveredS} s after the start: ${counts.join(', ')}; then ${LIVE_AFTER} live inbound and ${statuses.size} statuses once per selecting workflow; 0 duplicates; 1 registration, none after the start`;
+		},
+	);
+}
+
+const CHURN = 40;
+
+/** `w`'s nodes with its trigger's options changed by `options`. */
+async function withTriggerOptions(
+	ctx: SeveralWorkflowsContext,
+	w: SavedWorkflow,
+	options: Record<string, unknown>,
+): Promise<SavedWorkflow['nodes']> {
+	const saved = await ctx.client.getWorkflow(w.id);
+	const trigger = ctx.triggerName(w);
+	return saved.nodes.map((node) =>
+		node.name === trigger
+			? {
+					...node,
+					parameters: {
+						...node.parameters,
+						options: {
+							...((node.parameters?.options as Record<string, unknown> | undefined) ?? {}),
+							...options,
+						},
+					},
+				}
+			: node,
+	);
+}
+
+/**
+ * T3 (docs/several-workflows.md §13): members change while messages stream in. delivery-status
+ * holds; auto-reply is unpublished after the 10th message and published again, with a changed
+ * option, after the 30th; sync-to-CRM is republished with a changed option while active after the
+ * 20th (n8n removes its trigger and adds it again). The holder never moves and nobody registers;
+ * each inbound workflow runs each message once, live, forwarded or recovered (§7).
+ */
+export async function severalWorkflowsMembersChangeCheck(
+	ctx: SeveralWorkflowsContext,
+): Promise<void> {
+	const { check, client, control, workflows, productionUrl, registeredUrl } = ctx;
+	await check(
+		`several workflows (issue 26, T3): during ${CHURN} inbound one member is unpublished and published again changed, another republished changed while active: the webhook stays, each inbound workflow runs each message once`,
+		async () => {
+			const deliveryStatus = await copyOfExample(
+				client,
+				workflows.deliveryStatus,
+				'members change',
+			);
+			const autoReply = await copyOfExample(client, workflows.autoReply, 'members change');
+			const syncToCrm = await copyOfExample(client, workflows.syncToCrm, 'members change');
+			const all = [deliveryStatus, autoReply, syncToCrm];
+			await waitFor('no webhook registered', async () => (await registeredUrl()) === null, 20_000);
+			const requestsBefore = (await control.state()).requests.length;
+			// In this order: delivery-status holds, the two inbound workflows are members.
+			for (const w of all) {
+				const outcome = await client.activateAndSettle(w.id);
+				expect(outcome.ok, `${w.name}: ${outcome.ok ? '' : outcome.message}`);
+			}
+			const holderUrl = await registeredUrl();
+			expect(holderUrl === productionUrl(deliveryStatus), `the webhook is ${holderUrl}`);
+			await sleep(1500);
+
+			const changes: Array<Promise<string>> = [];
+			const timed = (label: string, change: () => Promise<unknown>) => {
+				const startedAt = Date.now();
+				changes.push(
+					change().then((outcome) => {
+						const failed = outcome as { ok?: boolean; message?: string } | undefined;
+						if (failed?.ok === false) throw new Error(`${label}: ${failed.message}`);
+						return `${label} in ${Date.now() - startedAt} ms`;
+					}),
+				);
+			};
+			const sent = await inboundStream(ctx, '4000', CHURN, 'members change', {
+				spacingMs: 50,
+				beforeEach: async (i) => {
+					if (i === 10)
+						timed('auto-reply unpublished', async () => await client.deactivate(autoReply.id));
+					if (i === 20)
+						timed(
+							'sync-to-CRM republished changed',
+							async () =>
+								await client.republish(
+									syncToCrm.id,
+									await withTriggerOptions(ctx, syncToCrm, { maxRecovered: 77 }),
+								),
+						);
+					if (i === 30) {
+						// Published again only once its unpublishing is over, as a user can.
+						await changes[0];
+						timed(
+							'auto-reply published again changed',
+							async () =>
+								await client.republish(
+									autoReply.id,
+									await withTriggerOptions(ctx, autoReply, { maxRecovered: 78 }),
+								),
+						);
+					}
+				},
+			});
+			const timings = await Promise.all(changes);
+			const undelivered = sent.filter((m) => !m.delivered);
+			const wanted = new Set(sent.map((m) => m.waMessageId));
+			// Recovered by the catch-up (every 60 s, 15 s to settle) where a change made one miss it.
+			await untilEachRan(ctx, [autoReply, syncToCrm], wanted, 150_000);
+			await sleep(8000);
+			const counts = [
+				await ranEachOnce(ctx, autoReply, wanted),
+				await ranEachOnce(ctx, syncToCrm, wanted),
+			];
+			expect((await registeredUrl()) === holderUrl, 'the webhook moved');
+			const registrations = (await control.state()).requests
+				.slice(requestsBefore)
+				.filter((r) => r.path === '/v1/console/webhook' && r.method !== 'GET')
+				.map((r) => r.method);
+			expect(
+				registrations.join() === 'POST',
+				`webhook changes: ${registrations.join() || 'none'} (expected the first activation's POST only)`,
+			);
+
+			for (const w of [autoReply, syncToCrm, deliveryStatus]) await client.deactivate(w.id);
+			await waitFor('the webhook removed', async () => (await registeredUrl()) === null, 20_000);
+			return `${timings.join(', ')}; ${undelivered.length} of ${CHURN} deliveries failed; ${counts.join(', ')}, 0 duplicates; webhook unchanged, 1 registration`;
 		},
 	);
 }
