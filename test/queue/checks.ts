@@ -285,6 +285,90 @@ function diff(
 	return Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]));
 }
 
+/** One inbound message of a stream, as the service saw its delivery. */
+interface SentInbound {
+	waId?: string;
+	delivered: boolean;
+	status: number | null;
+	reason: string | null;
+	/** When the sandbox had the delivery's outcome (ms since the epoch). */
+	at: number;
+}
+
+/** Failure reasons, counted. */
+function reasons(list: Array<{ reason: string | null; status?: number | null }>) {
+	const out: Record<string, number> = {};
+	for (const f of list) {
+		const reason =
+			f.reason ?? (f.status === null || f.status === undefined ? '?' : String(f.status));
+		out[reason] = (out[reason] ?? 0) + 1;
+	}
+	return out;
+}
+
+/**
+ * `count` inbound messages through the sandbox, which delivers each to the account's webhook
+ * (through haproxy), `concurrency` senders at a time, each pausing `pauseMs` after each message.
+ * `midway.act` runs once `midway.after` messages have their outcome, beside the stream (the
+ * stream does not wait for it; the result does).
+ */
+async function streamInbound(
+	ctx: QueueContext,
+	options: {
+		count: number;
+		concurrency: number;
+		pauseMs?: number;
+		message: (i: number) => { from: string; contact_name: string; text: string };
+		midway?: { after: number; act: (after: number, t0: number) => void | Promise<void> };
+	},
+): Promise<{
+	sent: SentInbound[];
+	t0: number;
+	end: number;
+	midwayAt: number;
+	midwayAfter: number;
+}> {
+	const { control } = ctx.topology;
+	const sent: SentInbound[] = [];
+	let next = 0;
+	let midwayAt = 0;
+	let midwayAfter = 0;
+	const t0 = Date.now();
+	const { midway } = options;
+	const beside = midway
+		? (async () => {
+				while (sent.length < midway.after) await sleep(20);
+				midwayAt = Date.now();
+				midwayAfter = sent.length;
+				await midway.act(midwayAfter, t0);
+			})()
+		: Promise.resolve();
+	await Promise.all(
+		Array.from({ length: options.concurrency }, async () => {
+			for (;;) {
+				const i = next++;
+				if (i >= options.count) return;
+				try {
+					const out = await control.inbound({ ...options.message(i), number: ctx.number });
+					sent.push({
+						waId: out.record.wa_message_id,
+						delivered: out.delivery.delivered,
+						status: out.delivery.status,
+						reason: out.delivery.reason,
+						at: Date.now(),
+					});
+				} catch (error) {
+					sent.push({ delivered: false, status: null, reason: errorText(error), at: Date.now() });
+				}
+				if (options.pauseMs) await sleep(options.pauseMs);
+			}
+		}),
+	);
+	const end = Date.now();
+	await beside;
+	return { sent, t0, end, midwayAt, midwayAfter };
+}
+
 // ---- 1. activation and verification on the webhook processors -------------------------------
 
 export async function checkActivation(ctx: QueueContext): Promise<void> {
@@ -702,61 +786,31 @@ export async function checkKillWebhook(
 		workflow.name = 'Queue: stream (trigger with catch-up → no-op)';
 		return workflow;
 	});
-	const { control } = ctx.topology;
 	const victim = ctx.topology.webhooks[0];
 	if (!victim) throw new Error('webhook processor 1 is not running');
-	const sent: Array<{
-		waId?: string;
-		delivered: boolean;
-		status: number | null;
-		reason: string | null;
-		at: number;
-	}> = [];
-	let next = 0;
-	const t0 = Date.now();
-	let killedAt = 0;
-	const killer = (async () => {
-		while (sent.length < count / 4) await sleep(20);
-		ctx.topology.kill(victim);
-		killedAt = Date.now() - t0;
-		log(
-			`  SIGKILL to webhook processor 1 (pid ${victim.process.child.pid}) after ${sent.length} messages, ${(killedAt / 1000).toFixed(1)} s into the stream`,
-		);
-	})();
-	await Promise.all(
-		Array.from({ length: concurrency }, async () => {
-			for (;;) {
-				const i = next++;
-				if (i >= count) return;
-				try {
-					const out = await control.inbound({
-						from: `+1777${String(1000000 + i)}`,
-						contact_name: `Stream ${i}`,
-						number: ctx.number,
-						text: `stream ${i}`,
-					});
-					sent.push({
-						waId: out.record.wa_message_id,
-						delivered: out.delivery.delivered,
-						status: out.delivery.status,
-						reason: out.delivery.reason,
-						at: Date.now() - t0,
-					});
-				} catch (error) {
-					sent.push({
-						delivered: false,
-						status: null,
-						reason: errorText(error),
-						at: Date.now() - t0,
-					});
-				}
-				await sleep(150);
-			}
+	const stream = await streamInbound(ctx, {
+		count,
+		concurrency,
+		pauseMs: 150,
+		message: (i) => ({
+			from: `+1777${String(1000000 + i)}`,
+			contact_name: `Stream ${i}`,
+			text: `stream ${i}`,
 		}),
-	);
-	await killer;
+		midway: {
+			after: count / 4,
+			act: (after, t0) => {
+				ctx.topology.kill(victim);
+				log(
+					`  SIGKILL to webhook processor 1 (pid ${victim.process.child.pid}) after ${after} messages, ${((Date.now() - t0) / 1000).toFixed(1)} s into the stream`,
+				);
+			},
+		},
+	});
+	const { sent, t0 } = stream;
+	const killedAt = stream.midwayAt - t0;
 	ctx.topology.webhooks[0] = undefined;
-	const streamEnd = Date.now();
+	const streamEnd = stream.end;
 	const failed = sent.filter((s) => !s.delivered);
 	const reasons: Record<string, number> = {};
 	for (const f of failed)
@@ -1243,7 +1297,7 @@ export async function checkConversation(
 	);
 }
 
-// ---- several workflows on one account (issue 26, docs/several-workflows.md §13 T5) -----------
+// ---- several workflows on one account (issue 26, docs/several-workflows.md §13 T5 and T2) -----
 
 const SEVERAL: Array<{ key: ExampleKey; selects: 'message.inbound' | 'message.status' }> = [
 	{ key: 'autoReply', selects: 'message.inbound' },
@@ -1251,32 +1305,32 @@ const SEVERAL: Array<{ key: ExampleKey; selects: 'message.inbound' | 'message.st
 	{ key: 'deliveryStatus', selects: 'message.status' },
 ];
 
+interface SeveralWorkflow {
+	key: ExampleKey;
+	selects: string;
+	workflow: SavedWorkflow;
+	trigger: string;
+	url: string;
+}
+
 /**
- * T5: the three examples (auto-reply, sync-inbound-to-crm, delivery-status) on one credential,
- * activated at the same moment on main; the account's one webhook is the holder's, and the holder
- * (on whichever webhook processor haproxy picks) forwards each event through the balancer to the
- * other two. A stream of inbound messages with webhook processor 1 killed (SIGKILL) a quarter of
- * the way in, then a status event for each auto-reply. Each workflow must run each event it
- * selects exactly once (live, or recovered by its own catch-up), and nothing it does not select.
+ * The three examples as new inactive workflows on one credential (new webhook ids: a forward an
+ * earlier check's holder retries later never reaches them), each trigger with catch-up every
+ * `interval` s. First: the trigger workflow a check before left active deactivated, no webhook
+ * registered, both webhook processors running (a check before may have killed one).
  */
-export async function checkSeveralWorkflows(
+async function createSeveralWorkflows(
 	ctx: QueueContext,
-	count = Number(process.env.QUEUE_SEVERAL_COUNT ?? 200),
-	concurrency = 8,
-): Promise<void> {
-	const interval = ctx.options.catchUpInterval;
-	log(
-		`== several workflows (issue 26): 3 examples on one credential activated at once; ${count} inbound at concurrency ${concurrency} with webhook processor 1 killed mid-stream, then a status per reply; catch-up interval ${interval} s`,
-	);
+	prefix: string,
+	interval: number,
+): Promise<SeveralWorkflow[]> {
 	const { topology } = ctx;
-	const { client, sandbox, control } = topology;
-	// One trigger workflow of the checks before may be active: it is not one of these three.
+	const { client, sandbox } = topology;
 	if (ctx.active) {
 		await client.deactivate(ctx.active.workflow.id);
 		ctx.active = undefined;
 	}
 	await waitFor('no webhook registered', () => !sandbox.state().webhook.configured, 30_000);
-	// Two processors, so one can be killed (kill-webhook, before, leaves processor 1 dead).
 	for (let i = 0; i < topology.webhooks.length; i++)
 		if (!topology.webhooks[i]) {
 			log(`  restarting webhook processor ${i + 1}`);
@@ -1287,16 +1341,10 @@ export async function checkSeveralWorkflows(
 		apiKey: sandbox.keys.all,
 		baseUrl: sandbox.baseUrl,
 	});
-	const workflows: Array<{
-		key: ExampleKey;
-		selects: string;
-		workflow: SavedWorkflow;
-		trigger: string;
-		url: string;
-	}> = [];
+	const workflows: SeveralWorkflow[] = [];
 	for (const { key, selects } of SEVERAL) {
 		const json = mapExample(readExample(key), { [CREDENTIAL_NAME]: credentialId }, tables);
-		json.name = `Queue, several workflows: ${json.name}`;
+		json.name = `${prefix}: ${json.name}`;
 		const triggerNode = json.nodes.find((n) => n.name === triggerName(json));
 		if (triggerNode)
 			triggerNode.parameters = {
@@ -1318,19 +1366,46 @@ export async function checkSeveralWorkflows(
 			url: `${topology.url}/webhook/${String(webhookId)}/webhook`,
 		});
 	}
+	return workflows;
+}
 
+/**
+ * Activates the workflows on main and waits for the account's one registration. With `first`,
+ * that one is activated (and registers) before the others, which are then activated at the same
+ * moment; without it, all three at once. Then up to 45 s for the members in the holder's static
+ * data in Postgres: the joins are saved by the webhook processor that took them (n8n saves the
+ * holder's static data before answering); the heartbeat joins again every 30 s.
+ */
+async function activateSeveral(
+	ctx: QueueContext,
+	workflows: SeveralWorkflow[],
+	first?: ExampleKey,
+) {
+	const { client, sandbox } = ctx.topology;
 	const requestsBefore = sandbox.state().requests.length;
+	/** POST /v1/console/webhook since just before the activations. */
 	const registrations = () =>
 		sandbox
 			.state()
 			.requests.slice(requestsBefore)
 			.filter((r) => r.method === 'POST' && r.path === '/v1/console/webhook').length;
-	const outcomes = await Promise.all(
-		workflows.map(async (w) => await client.activateAndSettle(w.workflow.id)),
-	);
-	const activationErrors = outcomes.flatMap((o, i) =>
-		o.ok ? [] : [`${workflows[i].key}: ${o.message}`],
-	);
+	const activate = async (list: SeveralWorkflow[]) => {
+		const outcomes = await Promise.all(
+			list.map(async (w) => await client.activateAndSettle(w.workflow.id)),
+		);
+		return outcomes.flatMap((o, i) => (o.ok ? [] : [`${list[i].key}: ${o.message}`]));
+	};
+	const activationErrors: string[] = [];
+	const firstOne = workflows.find((w) => w.key === first);
+	if (firstOne) {
+		activationErrors.push(...(await activate([firstOne])));
+		await waitFor(
+			`${firstOne.key}'s webhook registered`,
+			() => sandbox.state().webhook.url === firstOne.url,
+			30_000,
+		);
+	}
+	activationErrors.push(...(await activate(workflows.filter((w) => w !== firstOne))));
 	const holderUrl = await waitFor(
 		'the webhook registered',
 		() =>
@@ -1341,22 +1416,175 @@ export async function checkSeveralWorkflows(
 	if (!holder) throw new Error(`the webhook ${holderUrl} is none of the three workflows`);
 	const members = workflows.filter((w) => w !== holder);
 	const joinedAt = Date.now();
-	// The joins are saved by the webhook processor that took them (n8n saves the holder's static data
-	// before answering); the heartbeat joins again every 30 s: up to 45 s.
 	const stored = await waitFor(
 		"the members in the holder's static data in Postgres",
 		() => {
-			const data = storedStaticData(topology, holder.workflow.id);
+			const data = storedStaticData(ctx.topology, holder.workflow.id);
 			return members.every((m) => data.includes(m.url)) ? data : undefined;
 		},
 		45_000,
 		250,
-	).catch(() => storedStaticData(topology, holder.workflow.id));
+	).catch(() => storedStaticData(ctx.topology, holder.workflow.id));
 	const membersStored = members.filter((m) => stored.includes(m.url)).map((m) => m.key);
 	const membersAfterMs = Date.now() - joinedAt;
 	log(
 		`  holder ${holder.key} (${holder.workflow.id}); members ${members.map((m) => m.key).join(', ')}; in the holder's static data: ${membersStored.join(', ') || 'none'} (${membersAfterMs} ms after the registration)`,
 	);
+	return { activationErrors, registrations, holder, members, membersStored, membersAfterMs };
+}
+
+/** A `delivered` status for each message, `concurrency` at a time; the key each has in executions. */
+async function sendStatuses(
+	ctx: QueueContext,
+	messages: Array<{ id: string }>,
+	concurrency: number,
+): Promise<Array<{ key: string; delivered: boolean; reason: string | null }>> {
+	const { control } = ctx.topology;
+	const statusSent: Array<{ key: string; delivered: boolean; reason: string | null }> = [];
+	let next = 0;
+	await Promise.all(
+		Array.from({ length: concurrency }, async () => {
+			for (;;) {
+				const i = next++;
+				if (i >= messages.length) return;
+				const key = `status:${messages[i].id}:delivered`;
+				try {
+					const out = await control.status(messages[i].id, 'delivered');
+					statusSent.push({ key, delivered: out.delivery.delivered, reason: out.delivery.reason });
+				} catch (error) {
+					statusSent.push({ key, delivered: false, reason: errorText(error) });
+				}
+			}
+		}),
+	);
+	return statusSent;
+}
+
+/** The workflow's executions stored since `before` (execution ids by workflow id). */
+function executionsSince(
+	topology: Topology,
+	w: SeveralWorkflow,
+	before: Map<string, Set<string>>,
+): StoredExecution[] {
+	return storedExecutions(topology, w.workflow.id, w.trigger).filter(
+		(e) => !before.get(w.workflow.id)?.has(e.id),
+	);
+}
+
+/** Whether each of `keys` is in one of the workflow's executions since `before`. */
+function covers(
+	topology: Topology,
+	w: SeveralWorkflow,
+	before: Map<string, Set<string>>,
+	keys: string[],
+): boolean {
+	const counts = perEvent(executionsSince(topology, w, before));
+	return keys.every((k) => counts.has(k));
+}
+
+/**
+ * Each workflow's executions since `before` against the events it should have run (`expected`):
+ * once, missing, twice, unselected, unexpected. A processor killed between storing an execution
+ * (`new`) and queueing its job leaves one that no worker ever runs (main's queue recovery marks
+ * it `crashed`): not a run. The service saw that delivery fail, so the catch-up runs the event
+ * (docs/scaling.md, several workflows). Each missing inbound message is described by what the
+ * service saw, when (against `ref`), and whether the other workflows selecting it ran it.
+ */
+function countSeveral(
+	topology: Topology,
+	workflows: SeveralWorkflow[],
+	before: Map<string, Set<string>>,
+	expectedOf: (w: SeveralWorkflow) => string[],
+	roleOf: (w: SeveralWorkflow) => string,
+	sent: SentInbound[],
+	ref: { at: number; label: string },
+) {
+	const withJob = executionIdsWithJob(topology);
+	return workflows.map((w) => {
+		const stored = executionsSince(topology, w, before);
+		const neverRun = stored.filter((e) => e.status === 'new' && !withJob.has(e.id));
+		const executions = stored.filter((e) => !neverRun.includes(e));
+		const counts = perEvent(executions);
+		const expected = expectedOf(w);
+		const expectedSet = new Set(expected);
+		const statuses: Record<string, number> = {};
+		for (const e of stored) statuses[e.status] = (statuses[e.status] ?? 0) + 1;
+		const recovered = new Set(executions.flatMap((e) => e.keys.filter((_, i) => e.recovered[i])));
+		return {
+			key: w.key,
+			role: roleOf(w),
+			selects: w.selects,
+			expected: expected.length,
+			once: expected.filter((k) => counts.get(k) === 1).length,
+			missing: expected.filter((k) => !counts.has(k)).length,
+			twice: expected.filter((k) => (counts.get(k) ?? 0) > 1).length,
+			unselected: executions.filter((e) => e.events.some((event) => event !== w.selects)).length,
+			unexpected: [...counts.keys()].filter((k) => !expectedSet.has(k)).length,
+			ranNothing: executions.filter((e) => e.keys.length === 0).length,
+			recovered: recovered.size,
+			executions: executions.length,
+			neverRun: neverRun.map((e) => `${e.id} (${e.keys.join(', ')})`),
+			statuses,
+			missingIds: expected
+				.filter((k) => !counts.has(k))
+				.slice(0, 5)
+				.map((k) => {
+					const s = sent.find((x) => x.waId === k);
+					const others = workflows
+						.filter((o) => o !== w && o.selects === w.selects)
+						.map((o) => {
+							const e = executionsSince(topology, o, before).find((x) => x.keys.includes(k));
+							return `${o.key} ${e ? (e.recovered[e.keys.indexOf(k)] ? 'recovered' : 'live') : 'no'}`;
+						});
+					return s
+						? `${k} (${s.delivered ? '2xx' : `failed: ${s.reason ?? s.status}`} ${((s.at - ref.at) / 1000).toFixed(2)} s from the ${ref.label}; ${others.join(', ')})`
+						: k;
+				}),
+		};
+	});
+}
+
+type SeveralCounts = ReturnType<typeof countSeveral>[number];
+
+/** Holds when the workflow ran each event it should exactly once and nothing else. */
+const exactlyOnce = (p: SeveralCounts) =>
+	p.once === p.expected &&
+	p.unselected === 0 &&
+	p.unexpected === 0 &&
+	p.executions - p.ranNothing === p.expected;
+
+const countsLine = (p: SeveralCounts) =>
+	`${p.key} (${p.role}): ${p.once}/${p.expected} once, ${p.missing} missing, ${p.twice} twice, ${p.unselected} unselected, ${p.recovered} recovered${p.neverRun.length ? `, ${p.neverRun.length} stored never run` : ''}`;
+
+function logCounts(perWorkflow: SeveralCounts[]): void {
+	for (const p of perWorkflow)
+		log(
+			`  ${p.key} (${p.role}, ${p.selects}): ${p.once}/${p.expected} once, ${p.missing} missing, ${p.twice} twice, ${p.unselected} unselected, ${p.unexpected} unexpected; recovered ${p.recovered}; executions ${JSON.stringify(p.statuses)}${p.neverRun.length ? `; stored but never run (no job: processor killed before queueing it): ${p.neverRun.join(', ')}` : ''}${p.missingIds.length ? `; missing e.g. ${p.missingIds.join(', ')}` : ''}`,
+		);
+}
+
+/**
+ * T5: the three examples (auto-reply, sync-inbound-to-crm, delivery-status) on one credential,
+ * activated at the same moment on main; the account's one webhook is the holder's, and the holder
+ * (on whichever webhook processor haproxy picks) forwards each event through the balancer to the
+ * other two. A stream of inbound messages with webhook processor 1 killed (SIGKILL) a quarter of
+ * the way in, then a status event for each auto-reply. Each workflow must run each event it
+ * selects exactly once (live, or recovered by its own catch-up), and nothing it does not select.
+ */
+export async function checkSeveralWorkflows(
+	ctx: QueueContext,
+	count = Number(process.env.QUEUE_SEVERAL_COUNT ?? 200),
+	concurrency = 8,
+): Promise<void> {
+	const interval = ctx.options.catchUpInterval;
+	log(
+		`== several workflows (issue 26): 3 examples on one credential activated at once; ${count} inbound at concurrency ${concurrency} with webhook processor 1 killed mid-stream, then a status per reply; catch-up interval ${interval} s`,
+	);
+	const { topology } = ctx;
+	const { sandbox } = topology;
+	const workflows = await createSeveralWorkflows(ctx, 'Queue, several workflows', interval);
+	const { activationErrors, registrations, holder, members, membersStored, membersAfterMs } =
+		await activateSeveral(ctx, workflows);
 
 	const before = new Map(
 		workflows.map((w) => [
@@ -1387,102 +1615,55 @@ export async function checkSeveralWorkflows(
 	const balancerBefore = await balancerCounts(ctx);
 	const victim = topology.webhooks[0];
 	if (!victim) throw new Error('webhook processor 1 is not running');
-	const sent: Array<{ waId?: string; delivered: boolean; reason: string | null; at: number }> = [];
-	let next = 0;
 	const run = String(Math.floor(Math.random() * 1e6)).padStart(6, '0');
-	const t0 = Date.now();
-	let killedAfter = 0;
-	let killedAt = 0;
-	const killer = (async () => {
-		while (sent.length < count / 4) await sleep(20);
-		topology.kill(victim);
-		killedAt = Date.now();
-		killedAfter = sent.length;
-		log(
-			`  SIGKILL to webhook processor 1 (pid ${victim.process.child.pid}) after ${sent.length} messages, ${((Date.now() - t0) / 1000).toFixed(1)} s into the stream`,
-		);
-	})();
-	await Promise.all(
-		Array.from({ length: concurrency }, async () => {
-			for (;;) {
-				const i = next++;
-				if (i >= count) return;
-				try {
-					const out = await control.inbound({
-						from: `+1999${run}${String(i).padStart(4, '0')}`,
-						contact_name: `Several ${i}`,
-						number: ctx.number,
-						text: `several workflows ${i}`,
-					});
-					sent.push({
-						waId: out.record.wa_message_id,
-						delivered: out.delivery.delivered,
-						at: Date.now(),
-						reason:
-							out.delivery.reason ??
-							(out.delivery.status === null ? null : String(out.delivery.status)),
-					});
-				} catch (error) {
-					sent.push({ delivered: false, reason: errorText(error), at: Date.now() });
-				}
-			}
+	const contact = (i: number) => `+1999${run}${String(i).padStart(4, '0')}`;
+	const stream = await streamInbound(ctx, {
+		count,
+		concurrency,
+		message: (i) => ({
+			from: contact(i),
+			contact_name: `Several ${i}`,
+			text: `several workflows ${i}`,
 		}),
-	);
-	await killer;
+		midway: {
+			after: count / 4,
+			act: (after, t0) => {
+				topology.kill(victim);
+				log(
+					`  SIGKILL to webhook processor 1 (pid ${victim.process.child.pid}) after ${after} messages, ${((Date.now() - t0) / 1000).toFixed(1)} s into the stream`,
+				);
+			},
+		},
+	});
+	const { sent, midwayAt: killedAt, midwayAfter: killedAfter } = stream;
 	topology.webhooks[0] = undefined;
-	const streamEnd = Date.now();
+	const streamEnd = stream.end;
 	const failedInbound = sent.filter((s) => !s.delivered);
 	const inboundIds = sent.map((s) => s.waId).filter((id): id is string => Boolean(id));
 	log(
-		`  ${count} inbound in ${((streamEnd - t0) / 1000).toFixed(1)} s: ${count - failedInbound.length} delivered 2xx, ${failedInbound.length} failed`,
+		`  ${count} inbound in ${((streamEnd - stream.t0) / 1000).toFixed(1)} s: ${count - failedInbound.length} delivered 2xx, ${failedInbound.length} failed`,
 	);
 
 	const inboundWorkflows = workflows.filter((w) => w.selects === 'message.inbound');
 	const statusWorkflows = workflows.filter((w) => w.selects === 'message.status');
-	const newExecutions = (w: (typeof workflows)[number]) =>
-		storedExecutions(topology, w.workflow.id, w.trigger).filter(
-			(e) => !before.get(w.workflow.id)?.has(e.id),
-		);
 	// A status for each reply the auto-reply sent to this stream's contacts by now, sent while the
 	// catch-up recovers what failed at the kill (every `interval` s: up to interval + 30 s for every
 	// inbound message to reach both inbound workflows).
-	const covered = (w: (typeof workflows)[number], keys: string[]) => {
-		const counts = perEvent(newExecutions(w));
-		return keys.every((k) => counts.has(k));
-	};
 	const inboundCovered = waitFor(
 		'every inbound message in both inbound workflows',
-		() => inboundWorkflows.every((w) => covered(w, inboundIds)) || undefined,
+		() => inboundWorkflows.every((w) => covers(topology, w, before, inboundIds)) || undefined,
 		(interval + 30) * 1000,
 		2000,
 	).catch(() => undefined);
-	const contacts = new Set(
-		Array.from({ length: count }, (_, i) => `+1999${run}${String(i).padStart(4, '0')}`),
-	);
+	const contacts = new Set(Array.from({ length: count }, (_, i) => contact(i)));
 	const replies = sandbox.state().messages.filter((m) => contacts.has(m.to));
-	const statusSent: Array<{ key: string; delivered: boolean; reason: string | null }> = [];
-	let nextStatus = 0;
-	await Promise.all(
-		Array.from({ length: concurrency }, async () => {
-			for (;;) {
-				const i = nextStatus++;
-				if (i >= replies.length) return;
-				const key = `status:${replies[i].id}:delivered`;
-				try {
-					const out = await control.status(replies[i].id, 'delivered');
-					statusSent.push({ key, delivered: out.delivery.delivered, reason: out.delivery.reason });
-				} catch (error) {
-					statusSent.push({ key, delivered: false, reason: errorText(error) });
-				}
-			}
-		}),
-	);
+	const statusSent = await sendStatuses(ctx, replies, concurrency);
 	const statusesEnd = Date.now();
 	await inboundCovered;
 	const statusKeys = statusSent.filter((s) => s.delivered).map((s) => s.key);
 	await waitFor(
 		'every delivered status in the status workflow',
-		() => statusWorkflows.every((w) => covered(w, statusKeys)) || undefined,
+		() => statusWorkflows.every((w) => covers(topology, w, before, statusKeys)) || undefined,
 		60_000,
 		2000,
 	).catch(() => undefined);
@@ -1500,59 +1681,16 @@ export async function checkSeveralWorkflows(
 	const balancerAfter = diff(await balancerCounts(ctx), balancerBefore);
 	const registered = registrations();
 
-	// A processor killed between storing an execution (`new`) and queueing its job leaves one that
-	// no worker ever runs (main's queue recovery marks it `crashed`): not a run. The service saw
-	// that delivery fail, so the catch-up runs the event (docs/scaling.md, several workflows).
-	const withJob = executionIdsWithJob(topology);
-	const perWorkflow = workflows.map((w) => {
-		const stored = newExecutions(w);
-		const neverRun = stored.filter((e) => e.status === 'new' && !withJob.has(e.id));
-		const executions = stored.filter((e) => !neverRun.includes(e));
-		const counts = perEvent(executions);
-		const expected = w.selects === 'message.inbound' ? inboundIds : statusKeys;
-		const expectedSet = new Set(expected);
-		const statuses: Record<string, number> = {};
-		for (const e of stored) statuses[e.status] = (statuses[e.status] ?? 0) + 1;
-		const recovered = new Set(executions.flatMap((e) => e.keys.filter((_, i) => e.recovered[i])));
-		return {
-			key: w.key,
-			role: w === holder ? 'holder' : 'member',
-			selects: w.selects,
-			expected: expected.length,
-			once: expected.filter((k) => counts.get(k) === 1).length,
-			missing: expected.filter((k) => !counts.has(k)).length,
-			twice: expected.filter((k) => (counts.get(k) ?? 0) > 1).length,
-			unselected: executions.filter((e) => e.events.some((event) => event !== w.selects)).length,
-			unexpected: [...counts.keys()].filter((k) => !expectedSet.has(k)).length,
-			ranNothing: executions.filter((e) => e.keys.length === 0).length,
-			recovered: recovered.size,
-			executions: executions.length,
-			neverRun: neverRun.map((e) => `${e.id} (${e.keys.join(', ')})`),
-			statuses,
-			// Each missing inbound message: what the service saw, when (against the kill), who ran it.
-			missingIds: expected
-				.filter((k) => !counts.has(k))
-				.slice(0, 5)
-				.map((k) => {
-					const s = sent.find((x) => x.waId === k);
-					const others = workflows
-						.filter((o) => o !== w && o.selects === w.selects)
-						.map((o) => {
-							const e = newExecutions(o).find((x) => x.keys.includes(k));
-							return `${o.key} ${e ? (e.recovered[e.keys.indexOf(k)] ? 'recovered' : 'live') : 'no'}`;
-						});
-					return s
-						? `${k} (${s.delivered ? '2xx' : `failed: ${s.reason}`} ${((s.at - killedAt) / 1000).toFixed(2)} s from the kill; ${others.join(', ')})`
-						: k;
-				}),
-		};
-	});
+	const perWorkflow = countSeveral(
+		topology,
+		workflows,
+		before,
+		(w) => (w.selects === 'message.inbound' ? inboundIds : statusKeys),
+		(w) => (w === holder ? 'holder' : 'member'),
+		sent,
+		{ at: killedAt, label: 'kill' },
+	);
 	const failedStatus = statusSent.filter((s) => !s.delivered);
-	const reasons = (list: Array<{ reason: string | null }>) => {
-		const out: Record<string, number> = {};
-		for (const f of list) out[f.reason ?? '?'] = (out[f.reason ?? '?'] ?? 0) + 1;
-		return out;
-	};
 	ctx.numbers.severalWorkflows = {
 		holder: holder.key,
 		activationErrors,
@@ -1575,10 +1713,7 @@ export async function checkSeveralWorkflows(
 		requestsPerProcessor: balancerAfter,
 		perWorkflow,
 	};
-	for (const p of perWorkflow)
-		log(
-			`  ${p.key} (${p.role}, ${p.selects}): ${p.once}/${p.expected} once, ${p.missing} missing, ${p.twice} twice, ${p.unselected} unselected, ${p.unexpected} unexpected; recovered ${p.recovered}; executions ${JSON.stringify(p.statuses)}${p.neverRun.length ? `; stored but never run (no job: processor killed before queueing it): ${p.neverRun.join(', ')}` : ''}${p.missingIds.length ? `; missing e.g. ${p.missingIds.join(', ')}` : ''}`,
-		);
+	logCounts(perWorkflow);
 	log(
 		`  requests per webhook processor (haproxy, stream + statuses + forwards): ${JSON.stringify(balancerAfter)}; statuses: ${statusKeys.length}/${replies.length} delivered ${JSON.stringify(reasons(failedStatus))}`,
 	);
@@ -1592,25 +1727,24 @@ export async function checkSeveralWorkflows(
 	record(
 		ctx,
 		'several workflows: each workflow ran each event it selects exactly once (live, or recovered by its catch-up) and none it does not, with a webhook processor killed mid-stream',
-		killedAfter > 0 &&
-			replies.length > 0 &&
-			perWorkflow.every(
-				(p) =>
-					p.once === p.expected &&
-					p.unselected === 0 &&
-					p.unexpected === 0 &&
-					p.executions - p.ranNothing === p.expected,
-			),
-		`${count} inbound (${failedInbound.length} failed at the kill after ${killedAfter}), ${statusKeys.length} statuses delivered of ${replies.length} replies; ${perWorkflow
-			.map(
-				(p) =>
-					`${p.key} (${p.role}): ${p.once}/${p.expected} once, ${p.missing} missing, ${p.twice} twice, ${p.unselected} unselected, ${p.recovered} recovered${p.neverRun.length ? `, ${p.neverRun.length} stored never run` : ''}`,
-			)
-			.join('; ')}`,
+		killedAfter > 0 && replies.length > 0 && perWorkflow.every(exactlyOnce),
+		`${count} inbound (${failedInbound.length} failed at the kill after ${killedAfter}), ${statusKeys.length} statuses delivered of ${replies.length} replies; ${perWorkflow.map(countsLine).join('; ')}`,
 	);
 
-	// Members first: the holder's delete() removes the webhook, a member's heartbeat would take it.
-	for (const w of [...members, holder]) await client.deactivate(w.workflow.id);
+	await deactivateSeveral(ctx, members, holder);
+}
+
+/** Members first: the holder's delete() would hand the webhook to a member being deactivated. */
+async function deactivateSeveral(
+	ctx: QueueContext,
+	members: SeveralWorkflow[],
+	holder: SeveralWorkflow,
+): Promise<void> {
+	const { client, sandbox } = ctx.topology;
+	for (const w of [...members, holder])
+		await client
+			.deactivate(w.workflow.id)
+			.catch((error: unknown) => log(`  deactivating ${w.key}: ${errorText(error)}`));
 	await waitFor('the webhook removed', () => !sandbox.state().webhook.configured, 30_000).catch(
 		() => log(`  the webhook is still ${sandbox.state().webhook.url} after deactivating all three`),
 	);
