@@ -4,6 +4,7 @@
  * account has one webhook, so one trigger workflow is active at a time (ensureActive).
  */
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 
 import {
 	CREDENTIAL_NAME,
@@ -1750,6 +1751,288 @@ async function deactivateSeveral(
 	);
 }
 
+/**
+ * Which example holds the webhook in the hand-off check: the CRM-like one. Deactivating the
+ * auto-reply would stop the replies whose statuses the status-only workflow counts; deactivating
+ * the status-only one would leave nothing to count statuses; the CRM-like one leaves one workflow
+ * of each kind running, and has inbound messages to recover when it is published again.
+ */
+const HAND_OFF_HOLDER: ExampleKey = 'syncToCrm';
+
+/**
+ * T2 in queue mode (docs/several-workflows.md §6, §13): the three examples as in T5, the CRM-like
+ * one activated first so that it holds the webhook, the other two then at once (they join it). A
+ * stream of inbound messages through haproxy and, a quarter of the way in, the holder deactivated
+ * through main's REST API: main's delete() hands the webhook off to a live member, which registers
+ * its own URL from a webhook processor (one POST /v1/console/webhook, no DELETE). Deliveries in
+ * the window fail, and each remaining workflow's catch-up recovers them. Each remaining workflow
+ * selecting inbound must run each message once; each status sent after the hand-off must reach the
+ * status-only workflow once. Then the old holder, published again, joins the new holder (the
+ * webhook stays) and recovers, once, what it missed while unpublished (§7, membership gaps).
+ */
+export async function checkSeveralWorkflowsHandOff(
+	ctx: QueueContext,
+	count = Number(process.env.QUEUE_HANDOFF_COUNT ?? 120),
+	concurrency = 4,
+): Promise<void> {
+	const interval = ctx.options.catchUpInterval;
+	log(
+		`== several workflows, hand-off (issue 26, T2): 3 examples on one credential, ${HAND_OFF_HOLDER} holding the webhook; ${count} inbound at concurrency ${concurrency}, the holder deactivated through main's REST API after ${count / 4}, then a status per reply, then the old holder published again; catch-up interval ${interval} s`,
+	);
+	const { topology } = ctx;
+	const { client, sandbox } = topology;
+	const workflows = await createSeveralWorkflows(ctx, 'Queue, hand-off', interval);
+	let leaveLast: SeveralWorkflow | undefined;
+	try {
+		const activation = await activateSeveral(ctx, workflows, HAND_OFF_HOLDER);
+		const { holder, activationErrors } = activation;
+		leaveLast = holder;
+		if (holder.key !== HAND_OFF_HOLDER)
+			throw new Error(
+				`${HAND_OFF_HOLDER} was activated first, but ${holder.key} holds the webhook`,
+			);
+		const remaining = workflows.filter((w) => w !== holder);
+		const registeredBefore = activation.registrations();
+		const before = new Map(
+			workflows.map((w) => [
+				w.workflow.id,
+				new Set(storedExecutions(topology, w.workflow.id, w.trigger).map((e) => e.id)),
+			]),
+		);
+		const state0 = sandbox.state();
+		const requestsBefore = state0.requests.length;
+		const deliveriesBefore = state0.deliveries.length;
+		const webhookChanges = (from: number) =>
+			sandbox
+				.state()
+				.requests.slice(from)
+				.filter((r) => r.path === '/v1/console/webhook' && r.method !== 'GET')
+				.map((r) => `${r.method} ${r.status ?? '-'}`);
+
+		const run = String(Math.floor(Math.random() * 1e6)).padStart(6, '0');
+		const contact = (i: number) => `+1998${run}${String(i).padStart(4, '0')}`;
+		let deactivatedInMs = 0;
+		let deactivationError = '';
+		const stream = await streamInbound(ctx, {
+			count,
+			concurrency,
+			pauseMs: 50,
+			message: (i) => ({ from: contact(i), contact_name: `Hand-off ${i}`, text: `hand-off ${i}` }),
+			midway: {
+				after: count / 4,
+				act: async (after, t0) => {
+					log(
+						`  deactivating the holder ${holder.key} through main's REST API after ${after} messages, ${((Date.now() - t0) / 1000).toFixed(1)} s into the stream`,
+					);
+					const t = Date.now();
+					await client
+						.deactivate(holder.workflow.id)
+						.catch((error: unknown) => (deactivationError = errorText(error)));
+					deactivatedInMs = Date.now() - t;
+				},
+			},
+		});
+		const { sent } = stream;
+		const failedInbound = sent.filter((s) => !s.delivered);
+		const inboundIds = sent.map((s) => s.waId).filter((id): id is string => Boolean(id));
+		log(
+			`  ${count} inbound in ${((stream.end - stream.t0) / 1000).toFixed(1)} s: ${count - failedInbound.length} delivered 2xx, ${failedInbound.length} failed ${JSON.stringify(reasons(failedInbound))}; deactivation answered in ${deactivatedInMs} ms${deactivationError ? ` (${deactivationError})` : ''}`,
+		);
+		const newUrl = await waitFor(
+			"the webhook at a remaining workflow's URL",
+			() => {
+				const url = sandbox.state().webhook.url;
+				return remaining.some((w) => w.url === url) ? url : undefined;
+			},
+			30_000,
+		).catch(() => sandbox.state().webhook.url);
+		const newHolder = remaining.find((w) => w.url === newUrl);
+		leaveLast = newHolder;
+
+		// Every `interval` s each remaining trigger's catch-up recovers what failed in the window (it
+		// leaves a delivery 15 s to settle first).
+		const inboundRemaining = remaining.filter((w) => w.selects === 'message.inbound');
+		const statusRemaining = remaining.filter((w) => w.selects === 'message.status');
+		await waitFor(
+			'every inbound message in each remaining inbound workflow',
+			() => inboundRemaining.every((w) => covers(topology, w, before, inboundIds)) || undefined,
+			(interval + 45) * 1000,
+			2000,
+		).catch(() => undefined);
+		for (const w of remaining) await settle(topology, w.workflow.id, 0, 60_000, 3000);
+		const coveredAfterS = (Date.now() - stream.end) / 1000;
+
+		// A status for each reply the auto-reply sent to this stream's contacts: all after the hand-off.
+		const contacts = new Set(Array.from({ length: count }, (_, i) => contact(i)));
+		const replies = sandbox.state().messages.filter((m) => contacts.has(m.to));
+		const statusSent = await sendStatuses(ctx, replies, concurrency);
+		const statusKeys = statusSent.filter((s) => s.delivered).map((s) => s.key);
+		const failedStatus = statusSent.filter((s) => !s.delivered);
+		await waitFor(
+			'every delivered status in the status workflow',
+			() => statusRemaining.every((w) => covers(topology, w, before, statusKeys)) || undefined,
+			60_000,
+			2000,
+		).catch(() => undefined);
+		// Late copies (a retried forward, a recovery) would show up in these seconds.
+		await sleep(5000);
+		for (const w of remaining) await settle(topology, w.workflow.id, 0, 60_000, 3000);
+
+		const changes = webhookChanges(requestsBefore);
+		// The window: from the last delivery the old holder's URL took to the first the new one took.
+		const deliveries = sandbox.state().deliveries.slice(deliveriesBefore);
+		const at = (d: { created_at: string }) => Date.parse(d.created_at);
+		const lastOld = deliveries.filter((d) => d.url === holder.url && d.delivered).pop();
+		const firstNew = deliveries.find((d) => d.url === newUrl && d.delivered);
+		const windowMs = lastOld && firstNew ? at(firstNew) - at(lastOld) : null;
+		const failedDeliveries = deliveries.filter((d) => !d.delivered);
+		const firstFailed = failedDeliveries[0];
+		// From the first failure (n8n 2.x removes the old URL's route before delete() hands off) to
+		// the first delivery the new URL took: the time the service's deliveries were failing.
+		const failingMs = firstFailed && firstNew ? at(firstNew) - at(firstFailed) : null;
+		const whereTo = (url: string | null) =>
+			url === holder.url ? 'old URL' : url === newUrl ? 'new URL' : String(url);
+		const failedBy = reasons(
+			failedDeliveries.map((d) => ({
+				reason: `${d.event} to the ${whereTo(d.url)}: ${d.reason ?? d.status}`,
+			})),
+		);
+		const failedOffsets = lastOld ? failedDeliveries.map((d) => at(d) - at(lastOld)) : [];
+		// Once the new URL took a delivery, none should fail (a 401 there would be a lost secret).
+		const failedAfterNew = firstNew
+			? failedDeliveries.filter((d) => at(d) > at(firstNew)).length
+			: 0;
+		// main's delete() logs how long the hand-off request took (to the new holder's answer).
+		const handOffLine = readFileSync(topology.main.process.logFile, 'utf8')
+			.split('\n')
+			.filter((line) => line.includes(`handed the account's webhook off to ${newUrl} in`))
+			.pop();
+		const handOffRequestMs = handOffLine ? Number(/ in (\d+) ms/.exec(handOffLine)?.[1]) : null;
+		log(
+			`  webhook now ${newHolder ? `${newHolder.key}'s URL` : `${newUrl} (no remaining workflow's)`}; webhook changes since the stream began: ${changes.join(', ') || 'none'}; hand-off request ${handOffRequestMs ?? '?'} ms (main's log); window ${windowMs ?? '?'} ms from the last delivery to the old URL (${lastOld?.created_at ?? '-'}) to the first to the new (${firstNew?.created_at ?? '-'}), deliveries failing for ${failingMs ?? '-'} ms; failed deliveries ${failedDeliveries.length} ${JSON.stringify(failedBy)}${failedOffsets.length ? `, ${Math.min(...failedOffsets)} to ${Math.max(...failedOffsets)} ms from the last delivery to the old URL` : ''}; failed after the first delivery to the new URL ${failedAfterNew}`,
+		);
+
+		const perWorkflow = countSeveral(
+			topology,
+			remaining,
+			before,
+			(w) => (w.selects === 'message.inbound' ? inboundIds : statusKeys),
+			(w) => (w === newHolder ? 'new holder' : 'member'),
+			sent,
+			{ at: stream.midwayAt, label: 'deactivation' },
+		);
+		logCounts(perWorkflow);
+		log(
+			`  every inbound message in the remaining inbound workflow(s) ${coveredAfterS.toFixed(0)} s after the stream; statuses: ${statusKeys.length}/${replies.length} delivered ${JSON.stringify(reasons(failedStatus))}`,
+		);
+		const inboundCounts = perWorkflow.filter((p) => p.selects === 'message.inbound');
+		const statusCounts = perWorkflow.filter((p) => p.selects === 'message.status');
+
+		record(
+			ctx,
+			"several workflows, hand-off: the holder deactivated through main's REST API mid-stream hands the webhook to a remaining workflow (one POST /v1/console/webhook before, then the new holder's one POST, no DELETE; 0 activation errors)",
+			activationErrors.length === 0 &&
+				registeredBefore === 1 &&
+				!deactivationError &&
+				newHolder !== undefined &&
+				changes.length === 1 &&
+				changes[0].startsWith('POST'),
+			`activation errors ${activationErrors.length}${activationErrors.length ? ` (${activationErrors.join(' | ')})` : ''}; POST before the stream ${registeredBefore}; deactivation ${deactivationError || `answered in ${deactivatedInMs} ms`}; webhook changes since: ${changes.join(', ') || 'none'}; webhook now ${newHolder?.key ?? newUrl}; hand-off request ${handOffRequestMs ?? '?'} ms; window ${windowMs ?? '?'} ms, deliveries failing for ${failingMs ?? '-'} ms, ${failedDeliveries.length} failed`,
+		);
+		record(
+			ctx,
+			'several workflows, hand-off: each remaining workflow selecting inbound ran each message exactly once (live, or recovered by its catch-up)',
+			stream.midwayAfter > 0 && inboundCounts.length > 0 && inboundCounts.every(exactlyOnce),
+			`${count} inbound (${failedInbound.length} failed), holder deactivated after ${stream.midwayAfter}; ${inboundCounts.map(countsLine).join('; ')}`,
+		);
+		record(
+			ctx,
+			'several workflows, hand-off: each status sent after the hand-off delivered and run once by the status-only workflow',
+			replies.length > 0 &&
+				failedStatus.length === 0 &&
+				statusCounts.length > 0 &&
+				statusCounts.every(exactlyOnce),
+			`${replies.length} replies, ${statusKeys.length} statuses delivered ${JSON.stringify(reasons(failedStatus))}; ${statusCounts.map(countsLine).join('; ')}`,
+		);
+
+		// Published again (§6, §7): it joins the new holder (no webhook change) and its catch-up
+		// recovers, once, what the others got while it was unpublished.
+		const requestsAgain = sandbox.state().requests.length;
+		const again = await client.activateAndSettle(holder.workflow.id);
+		const againAt = Date.now();
+		await waitFor(
+			`every inbound message in ${holder.key} after it came back`,
+			() => covers(topology, holder, before, inboundIds) || undefined,
+			(interval + 60) * 1000,
+			2000,
+		).catch(() => undefined);
+		const backAfterS = (Date.now() - againAt) / 1000;
+		await sleep(8000);
+		await settle(topology, holder.workflow.id, 0, 60_000, 3000);
+		const [back] = countSeveral(
+			topology,
+			[holder],
+			before,
+			() => inboundIds,
+			() => 'published again',
+			sent,
+			{ at: stream.midwayAt, label: 'deactivation' },
+		);
+		const changesAgain = webhookChanges(requestsAgain);
+		const webhookNow = sandbox.state().webhook.url;
+		logCounts([back]);
+		ctx.numbers.severalWorkflowsHandOff = {
+			holder: holder.key,
+			newHolder: newHolder?.key ?? newUrl,
+			activationErrors,
+			registrationsBefore: registeredBefore,
+			inbound: {
+				sent: count,
+				delivered: count - failedInbound.length,
+				failed: reasons(failedInbound),
+			},
+			deactivatedAfterMessages: stream.midwayAfter,
+			deactivationMs: deactivatedInMs,
+			webhookChanges: changes,
+			handOffRequestMs,
+			windowMs,
+			failingMs,
+			failedDeliveries: {
+				count: failedDeliveries.length,
+				by: failedBy,
+				msFromLastOld: failedOffsets,
+			},
+			statuses: {
+				replies: replies.length,
+				delivered: statusKeys.length,
+				failed: reasons(failedStatus),
+			},
+			coveredAfterS,
+			perWorkflow,
+			publishedAgain: {
+				ok: again.ok,
+				webhookChanges: changesAgain,
+				webhookStayed: webhookNow === newUrl,
+				coveredAfterS: backAfterS,
+				counts: back,
+			},
+		};
+		record(
+			ctx,
+			'several workflows, hand-off: the old holder published again joins the new holder (the webhook stays) and recovers what it missed, each message once',
+			again.ok && changesAgain.length === 0 && webhookNow === newUrl && exactlyOnce(back),
+			`${again.ok ? 'published' : `not published: ${again.message}`}; webhook changes ${changesAgain.join(', ') || 'none'}, webhook ${webhookNow === newUrl ? 'stayed' : `now ${webhookNow}`}; ${countsLine(back)} (all in ${backAfterS.toFixed(0)} s), ${back.ranNothing} copies that ran nothing`,
+		);
+	} finally {
+		const last = leaveLast ?? workflows[0];
+		await deactivateSeveral(
+			ctx,
+			workflows.filter((w) => w !== last),
+			last,
+		);
+	}
+}
+
 export const CHECKS: Record<string, (ctx: QueueContext) => Promise<void>> = {
 	activation: checkActivation,
 	load: checkLoad,
@@ -1760,4 +2043,5 @@ export const CHECKS: Record<string, (ctx: QueueContext) => Promise<void>> = {
 	'kill-worker': checkKillWorker,
 	'kill-webhook': checkKillWebhook,
 	'several-workflows': checkSeveralWorkflows,
+	'several-workflows-hand-off': checkSeveralWorkflowsHandOff,
 };
