@@ -1898,6 +1898,13 @@ export async function checkSeveralWorkflowsHandOff(
 			})),
 		);
 		const failedOffsets = lastOld ? failedDeliveries.map((d) => at(d) - at(lastOld)) : [];
+		// A delivery's time is when its outcome was known: a 2xx from the holder (which waits for its
+		// members' first answers) takes longer than a 404. When each began, against the last 2xx's start:
+		const began = (d: { created_at: string; duration_ms: number | null }) =>
+			at(d) - (d.duration_ms ?? 0);
+		const failedBeganOffsets = lastOld
+			? failedDeliveries.map((d) => began(d) - began(lastOld))
+			: [];
 		// Once the new URL took a delivery, none should fail (a 401 there would be a lost secret).
 		const failedAfterNew = firstNew
 			? failedDeliveries.filter((d) => at(d) > at(firstNew)).length
@@ -1909,7 +1916,7 @@ export async function checkSeveralWorkflowsHandOff(
 			.pop();
 		const handOffRequestMs = handOffLine ? Number(/ in (\d+) ms/.exec(handOffLine)?.[1]) : null;
 		log(
-			`  webhook now ${newHolder ? `${newHolder.key}'s URL` : `${newUrl} (no remaining workflow's)`}; webhook changes since the stream began: ${changes.join(', ') || 'none'}; hand-off request ${handOffRequestMs ?? '?'} ms (main's log); window ${windowMs ?? '?'} ms from the last delivery to the old URL (${lastOld?.created_at ?? '-'}) to the first to the new (${firstNew?.created_at ?? '-'}), deliveries failing for ${failingMs ?? '-'} ms; failed deliveries ${failedDeliveries.length} ${JSON.stringify(failedBy)}${failedOffsets.length ? `, ${Math.min(...failedOffsets)} to ${Math.max(...failedOffsets)} ms from the last delivery to the old URL` : ''}; failed after the first delivery to the new URL ${failedAfterNew}`,
+			`  webhook now ${newHolder ? `${newHolder.key}'s URL` : `${newUrl} (no remaining workflow's)`}; webhook changes since the stream began: ${changes.join(', ') || 'none'}; hand-off request ${handOffRequestMs ?? '?'} ms (main's log); window ${windowMs ?? '?'} ms from the last delivery to the old URL (${lastOld?.created_at ?? '-'}) to the first to the new (${firstNew?.created_at ?? '-'}), deliveries failing for ${failingMs ?? '-'} ms; failed deliveries ${failedDeliveries.length} ${JSON.stringify(failedBy)}${failedOffsets.length ? `, ${Math.min(...failedOffsets)} to ${Math.max(...failedOffsets)} ms from the last delivery to the old URL` : ''}; the last 2xx at the old URL took ${lastOld?.duration_ms ?? '?'} ms${failedBeganOffsets.length ? `, the failed ones began ${Math.min(...failedBeganOffsets)} to ${Math.max(...failedBeganOffsets)} ms after it began` : ''}; failed after the first delivery to the new URL ${failedAfterNew}`,
 		);
 
 		const perWorkflow = countSeveral(
@@ -2001,6 +2008,8 @@ export async function checkSeveralWorkflowsHandOff(
 				count: failedDeliveries.length,
 				by: failedBy,
 				msFromLastOld: failedOffsets,
+				beganMsFromLastOldBegan: failedBeganOffsets,
+				lastOldDurationMs: lastOld?.duration_ms ?? null,
 			},
 			statuses: {
 				replies: replies.length,
