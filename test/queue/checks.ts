@@ -4,6 +4,7 @@
  * account has one webhook, so one trigger workflow is active at a time (ensureActive).
  */
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 
 import {
 	CREDENTIAL_NAME,
@@ -283,6 +284,90 @@ function diff(
 	before: Record<string, number>,
 ): Record<string, number> {
 	return Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]));
+}
+
+/** One inbound message of a stream, as the service saw its delivery. */
+interface SentInbound {
+	waId?: string;
+	delivered: boolean;
+	status: number | null;
+	reason: string | null;
+	/** When the sandbox had the delivery's outcome (ms since the epoch). */
+	at: number;
+}
+
+/** Failure reasons, counted. */
+function reasons(list: Array<{ reason: string | null; status?: number | null }>) {
+	const out: Record<string, number> = {};
+	for (const f of list) {
+		const reason =
+			f.reason ?? (f.status === null || f.status === undefined ? '?' : String(f.status));
+		out[reason] = (out[reason] ?? 0) + 1;
+	}
+	return out;
+}
+
+/**
+ * `count` inbound messages through the sandbox, which delivers each to the account's webhook
+ * (through haproxy), `concurrency` senders at a time, each pausing `pauseMs` after each message.
+ * `midway.act` runs once `midway.after` messages have their outcome, beside the stream (the
+ * stream does not wait for it; the result does).
+ */
+async function streamInbound(
+	ctx: QueueContext,
+	options: {
+		count: number;
+		concurrency: number;
+		pauseMs?: number;
+		message: (i: number) => { from: string; contact_name: string; text: string };
+		midway?: { after: number; act: (after: number, t0: number) => void | Promise<void> };
+	},
+): Promise<{
+	sent: SentInbound[];
+	t0: number;
+	end: number;
+	midwayAt: number;
+	midwayAfter: number;
+}> {
+	const { control } = ctx.topology;
+	const sent: SentInbound[] = [];
+	let next = 0;
+	let midwayAt = 0;
+	let midwayAfter = 0;
+	const t0 = Date.now();
+	const { midway } = options;
+	const beside = midway
+		? (async () => {
+				while (sent.length < midway.after) await sleep(20);
+				midwayAt = Date.now();
+				midwayAfter = sent.length;
+				await midway.act(midwayAfter, t0);
+			})()
+		: Promise.resolve();
+	await Promise.all(
+		Array.from({ length: options.concurrency }, async () => {
+			for (;;) {
+				const i = next++;
+				if (i >= options.count) return;
+				try {
+					const out = await control.inbound({ ...options.message(i), number: ctx.number });
+					sent.push({
+						waId: out.record.wa_message_id,
+						delivered: out.delivery.delivered,
+						status: out.delivery.status,
+						reason: out.delivery.reason,
+						at: Date.now(),
+					});
+				} catch (error) {
+					sent.push({ delivered: false, status: null, reason: errorText(error), at: Date.now() });
+				}
+				if (options.pauseMs) await sleep(options.pauseMs);
+			}
+		}),
+	);
+	const end = Date.now();
+	await beside;
+	return { sent, t0, end, midwayAt, midwayAfter };
 }
 
 // ---- 1. activation and verification on the webhook processors -------------------------------
@@ -702,61 +787,31 @@ export async function checkKillWebhook(
 		workflow.name = 'Queue: stream (trigger with catch-up → no-op)';
 		return workflow;
 	});
-	const { control } = ctx.topology;
 	const victim = ctx.topology.webhooks[0];
 	if (!victim) throw new Error('webhook processor 1 is not running');
-	const sent: Array<{
-		waId?: string;
-		delivered: boolean;
-		status: number | null;
-		reason: string | null;
-		at: number;
-	}> = [];
-	let next = 0;
-	const t0 = Date.now();
-	let killedAt = 0;
-	const killer = (async () => {
-		while (sent.length < count / 4) await sleep(20);
-		ctx.topology.kill(victim);
-		killedAt = Date.now() - t0;
-		log(
-			`  SIGKILL to webhook processor 1 (pid ${victim.process.child.pid}) after ${sent.length} messages, ${(killedAt / 1000).toFixed(1)} s into the stream`,
-		);
-	})();
-	await Promise.all(
-		Array.from({ length: concurrency }, async () => {
-			for (;;) {
-				const i = next++;
-				if (i >= count) return;
-				try {
-					const out = await control.inbound({
-						from: `+1777${String(1000000 + i)}`,
-						contact_name: `Stream ${i}`,
-						number: ctx.number,
-						text: `stream ${i}`,
-					});
-					sent.push({
-						waId: out.record.wa_message_id,
-						delivered: out.delivery.delivered,
-						status: out.delivery.status,
-						reason: out.delivery.reason,
-						at: Date.now() - t0,
-					});
-				} catch (error) {
-					sent.push({
-						delivered: false,
-						status: null,
-						reason: errorText(error),
-						at: Date.now() - t0,
-					});
-				}
-				await sleep(150);
-			}
+	const stream = await streamInbound(ctx, {
+		count,
+		concurrency,
+		pauseMs: 150,
+		message: (i) => ({
+			from: `+1777${String(1000000 + i)}`,
+			contact_name: `Stream ${i}`,
+			text: `stream ${i}`,
 		}),
-	);
-	await killer;
+		midway: {
+			after: count / 4,
+			act: (after, t0) => {
+				ctx.topology.kill(victim);
+				log(
+					`  SIGKILL to webhook processor 1 (pid ${victim.process.child.pid}) after ${after} messages, ${((Date.now() - t0) / 1000).toFixed(1)} s into the stream`,
+				);
+			},
+		},
+	});
+	const { sent, t0 } = stream;
+	const killedAt = stream.midwayAt - t0;
 	ctx.topology.webhooks[0] = undefined;
-	const streamEnd = Date.now();
+	const streamEnd = stream.end;
 	const failed = sent.filter((s) => !s.delivered);
 	const reasons: Record<string, number> = {};
 	for (const f of failed)
@@ -1243,7 +1298,7 @@ export async function checkConversation(
 	);
 }
 
-// ---- several workflows on one account (issue 26, docs/several-workflows.md §13 T5) -----------
+// ---- several workflows on one account (issue 26, docs/several-workflows.md §13 T5 and T2) -----
 
 const SEVERAL: Array<{ key: ExampleKey; selects: 'message.inbound' | 'message.status' }> = [
 	{ key: 'autoReply', selects: 'message.inbound' },
@@ -1251,32 +1306,32 @@ const SEVERAL: Array<{ key: ExampleKey; selects: 'message.inbound' | 'message.st
 	{ key: 'deliveryStatus', selects: 'message.status' },
 ];
 
+interface SeveralWorkflow {
+	key: ExampleKey;
+	selects: string;
+	workflow: SavedWorkflow;
+	trigger: string;
+	url: string;
+}
+
 /**
- * T5: the three examples (auto-reply, sync-inbound-to-crm, delivery-status) on one credential,
- * activated at the same moment on main; the account's one webhook is the holder's, and the holder
- * (on whichever webhook processor haproxy picks) forwards each event through the balancer to the
- * other two. A stream of inbound messages with webhook processor 1 killed (SIGKILL) a quarter of
- * the way in, then a status event for each auto-reply. Each workflow must run each event it
- * selects exactly once (live, or recovered by its own catch-up), and nothing it does not select.
+ * The three examples as new inactive workflows on one credential (new webhook ids: a forward an
+ * earlier check's holder retries later never reaches them), each trigger with catch-up every
+ * `interval` s. First: the trigger workflow a check before left active deactivated, no webhook
+ * registered, both webhook processors running (a check before may have killed one).
  */
-export async function checkSeveralWorkflows(
+async function createSeveralWorkflows(
 	ctx: QueueContext,
-	count = Number(process.env.QUEUE_SEVERAL_COUNT ?? 200),
-	concurrency = 8,
-): Promise<void> {
-	const interval = ctx.options.catchUpInterval;
-	log(
-		`== several workflows (issue 26): 3 examples on one credential activated at once; ${count} inbound at concurrency ${concurrency} with webhook processor 1 killed mid-stream, then a status per reply; catch-up interval ${interval} s`,
-	);
+	prefix: string,
+	interval: number,
+): Promise<SeveralWorkflow[]> {
 	const { topology } = ctx;
-	const { client, sandbox, control } = topology;
-	// One trigger workflow of the checks before may be active: it is not one of these three.
+	const { client, sandbox } = topology;
 	if (ctx.active) {
 		await client.deactivate(ctx.active.workflow.id);
 		ctx.active = undefined;
 	}
 	await waitFor('no webhook registered', () => !sandbox.state().webhook.configured, 30_000);
-	// Two processors, so one can be killed (kill-webhook, before, leaves processor 1 dead).
 	for (let i = 0; i < topology.webhooks.length; i++)
 		if (!topology.webhooks[i]) {
 			log(`  restarting webhook processor ${i + 1}`);
@@ -1287,16 +1342,10 @@ export async function checkSeveralWorkflows(
 		apiKey: sandbox.keys.all,
 		baseUrl: sandbox.baseUrl,
 	});
-	const workflows: Array<{
-		key: ExampleKey;
-		selects: string;
-		workflow: SavedWorkflow;
-		trigger: string;
-		url: string;
-	}> = [];
+	const workflows: SeveralWorkflow[] = [];
 	for (const { key, selects } of SEVERAL) {
 		const json = mapExample(readExample(key), { [CREDENTIAL_NAME]: credentialId }, tables);
-		json.name = `Queue, several workflows: ${json.name}`;
+		json.name = `${prefix}: ${json.name}`;
 		const triggerNode = json.nodes.find((n) => n.name === triggerName(json));
 		if (triggerNode)
 			triggerNode.parameters = {
@@ -1318,19 +1367,46 @@ export async function checkSeveralWorkflows(
 			url: `${topology.url}/webhook/${String(webhookId)}/webhook`,
 		});
 	}
+	return workflows;
+}
 
+/**
+ * Activates the workflows on main and waits for the account's one registration. With `first`,
+ * that one is activated (and registers) before the others, which are then activated at the same
+ * moment; without it, all three at once. Then up to 45 s for the members in the holder's static
+ * data in Postgres: the joins are saved by the webhook processor that took them (n8n saves the
+ * holder's static data before answering); the heartbeat joins again every 30 s.
+ */
+async function activateSeveral(
+	ctx: QueueContext,
+	workflows: SeveralWorkflow[],
+	first?: ExampleKey,
+) {
+	const { client, sandbox } = ctx.topology;
 	const requestsBefore = sandbox.state().requests.length;
+	/** POST /v1/console/webhook since just before the activations. */
 	const registrations = () =>
 		sandbox
 			.state()
 			.requests.slice(requestsBefore)
 			.filter((r) => r.method === 'POST' && r.path === '/v1/console/webhook').length;
-	const outcomes = await Promise.all(
-		workflows.map(async (w) => await client.activateAndSettle(w.workflow.id)),
-	);
-	const activationErrors = outcomes.flatMap((o, i) =>
-		o.ok ? [] : [`${workflows[i].key}: ${o.message}`],
-	);
+	const activate = async (list: SeveralWorkflow[]) => {
+		const outcomes = await Promise.all(
+			list.map(async (w) => await client.activateAndSettle(w.workflow.id)),
+		);
+		return outcomes.flatMap((o, i) => (o.ok ? [] : [`${list[i].key}: ${o.message}`]));
+	};
+	const activationErrors: string[] = [];
+	const firstOne = workflows.find((w) => w.key === first);
+	if (firstOne) {
+		activationErrors.push(...(await activate([firstOne])));
+		await waitFor(
+			`${firstOne.key}'s webhook registered`,
+			() => sandbox.state().webhook.url === firstOne.url,
+			30_000,
+		);
+	}
+	activationErrors.push(...(await activate(workflows.filter((w) => w !== firstOne))));
 	const holderUrl = await waitFor(
 		'the webhook registered',
 		() =>
@@ -1341,22 +1417,175 @@ export async function checkSeveralWorkflows(
 	if (!holder) throw new Error(`the webhook ${holderUrl} is none of the three workflows`);
 	const members = workflows.filter((w) => w !== holder);
 	const joinedAt = Date.now();
-	// The joins are saved by the webhook processor that took them (n8n saves the holder's static data
-	// before answering); the heartbeat joins again every 30 s: up to 45 s.
 	const stored = await waitFor(
 		"the members in the holder's static data in Postgres",
 		() => {
-			const data = storedStaticData(topology, holder.workflow.id);
+			const data = storedStaticData(ctx.topology, holder.workflow.id);
 			return members.every((m) => data.includes(m.url)) ? data : undefined;
 		},
 		45_000,
 		250,
-	).catch(() => storedStaticData(topology, holder.workflow.id));
+	).catch(() => storedStaticData(ctx.topology, holder.workflow.id));
 	const membersStored = members.filter((m) => stored.includes(m.url)).map((m) => m.key);
 	const membersAfterMs = Date.now() - joinedAt;
 	log(
 		`  holder ${holder.key} (${holder.workflow.id}); members ${members.map((m) => m.key).join(', ')}; in the holder's static data: ${membersStored.join(', ') || 'none'} (${membersAfterMs} ms after the registration)`,
 	);
+	return { activationErrors, registrations, holder, members, membersStored, membersAfterMs };
+}
+
+/** A `delivered` status for each message, `concurrency` at a time; the key each has in executions. */
+async function sendStatuses(
+	ctx: QueueContext,
+	messages: Array<{ id: string }>,
+	concurrency: number,
+): Promise<Array<{ key: string; delivered: boolean; reason: string | null }>> {
+	const { control } = ctx.topology;
+	const statusSent: Array<{ key: string; delivered: boolean; reason: string | null }> = [];
+	let next = 0;
+	await Promise.all(
+		Array.from({ length: concurrency }, async () => {
+			for (;;) {
+				const i = next++;
+				if (i >= messages.length) return;
+				const key = `status:${messages[i].id}:delivered`;
+				try {
+					const out = await control.status(messages[i].id, 'delivered');
+					statusSent.push({ key, delivered: out.delivery.delivered, reason: out.delivery.reason });
+				} catch (error) {
+					statusSent.push({ key, delivered: false, reason: errorText(error) });
+				}
+			}
+		}),
+	);
+	return statusSent;
+}
+
+/** The workflow's executions stored since `before` (execution ids by workflow id). */
+function executionsSince(
+	topology: Topology,
+	w: SeveralWorkflow,
+	before: Map<string, Set<string>>,
+): StoredExecution[] {
+	return storedExecutions(topology, w.workflow.id, w.trigger).filter(
+		(e) => !before.get(w.workflow.id)?.has(e.id),
+	);
+}
+
+/** Whether each of `keys` is in one of the workflow's executions since `before`. */
+function covers(
+	topology: Topology,
+	w: SeveralWorkflow,
+	before: Map<string, Set<string>>,
+	keys: string[],
+): boolean {
+	const counts = perEvent(executionsSince(topology, w, before));
+	return keys.every((k) => counts.has(k));
+}
+
+/**
+ * Each workflow's executions since `before` against the events it should have run (`expected`):
+ * once, missing, twice, unselected, unexpected. A processor killed between storing an execution
+ * (`new`) and queueing its job leaves one that no worker ever runs (main's queue recovery marks
+ * it `crashed`): not a run. The service saw that delivery fail, so the catch-up runs the event
+ * (docs/scaling.md, several workflows). Each missing inbound message is described by what the
+ * service saw, when (against `ref`), and whether the other workflows selecting it ran it.
+ */
+function countSeveral(
+	topology: Topology,
+	workflows: SeveralWorkflow[],
+	before: Map<string, Set<string>>,
+	expectedOf: (w: SeveralWorkflow) => string[],
+	roleOf: (w: SeveralWorkflow) => string,
+	sent: SentInbound[],
+	ref: { at: number; label: string },
+) {
+	const withJob = executionIdsWithJob(topology);
+	return workflows.map((w) => {
+		const stored = executionsSince(topology, w, before);
+		const neverRun = stored.filter((e) => e.status === 'new' && !withJob.has(e.id));
+		const executions = stored.filter((e) => !neverRun.includes(e));
+		const counts = perEvent(executions);
+		const expected = expectedOf(w);
+		const expectedSet = new Set(expected);
+		const statuses: Record<string, number> = {};
+		for (const e of stored) statuses[e.status] = (statuses[e.status] ?? 0) + 1;
+		const recovered = new Set(executions.flatMap((e) => e.keys.filter((_, i) => e.recovered[i])));
+		return {
+			key: w.key,
+			role: roleOf(w),
+			selects: w.selects,
+			expected: expected.length,
+			once: expected.filter((k) => counts.get(k) === 1).length,
+			missing: expected.filter((k) => !counts.has(k)).length,
+			twice: expected.filter((k) => (counts.get(k) ?? 0) > 1).length,
+			unselected: executions.filter((e) => e.events.some((event) => event !== w.selects)).length,
+			unexpected: [...counts.keys()].filter((k) => !expectedSet.has(k)).length,
+			ranNothing: executions.filter((e) => e.keys.length === 0).length,
+			recovered: recovered.size,
+			executions: executions.length,
+			neverRun: neverRun.map((e) => `${e.id} (${e.keys.join(', ')})`),
+			statuses,
+			missingIds: expected
+				.filter((k) => !counts.has(k))
+				.slice(0, 5)
+				.map((k) => {
+					const s = sent.find((x) => x.waId === k);
+					const others = workflows
+						.filter((o) => o !== w && o.selects === w.selects)
+						.map((o) => {
+							const e = executionsSince(topology, o, before).find((x) => x.keys.includes(k));
+							return `${o.key} ${e ? (e.recovered[e.keys.indexOf(k)] ? 'recovered' : 'live') : 'no'}`;
+						});
+					return s
+						? `${k} (${s.delivered ? '2xx' : `failed: ${s.reason ?? s.status}`} ${((s.at - ref.at) / 1000).toFixed(2)} s from the ${ref.label}; ${others.join(', ')})`
+						: k;
+				}),
+		};
+	});
+}
+
+type SeveralCounts = ReturnType<typeof countSeveral>[number];
+
+/** Holds when the workflow ran each event it should exactly once and nothing else. */
+const exactlyOnce = (p: SeveralCounts) =>
+	p.once === p.expected &&
+	p.unselected === 0 &&
+	p.unexpected === 0 &&
+	p.executions - p.ranNothing === p.expected;
+
+const countsLine = (p: SeveralCounts) =>
+	`${p.key} (${p.role}): ${p.once}/${p.expected} once, ${p.missing} missing, ${p.twice} twice, ${p.unselected} unselected, ${p.recovered} recovered${p.neverRun.length ? `, ${p.neverRun.length} stored never run` : ''}`;
+
+function logCounts(perWorkflow: SeveralCounts[]): void {
+	for (const p of perWorkflow)
+		log(
+			`  ${p.key} (${p.role}, ${p.selects}): ${p.once}/${p.expected} once, ${p.missing} missing, ${p.twice} twice, ${p.unselected} unselected, ${p.unexpected} unexpected; recovered ${p.recovered}; executions ${JSON.stringify(p.statuses)}${p.neverRun.length ? `; stored but never run (no job: processor killed before queueing it): ${p.neverRun.join(', ')}` : ''}${p.missingIds.length ? `; missing e.g. ${p.missingIds.join(', ')}` : ''}`,
+		);
+}
+
+/**
+ * T5: the three examples (auto-reply, sync-inbound-to-crm, delivery-status) on one credential,
+ * activated at the same moment on main; the account's one webhook is the holder's, and the holder
+ * (on whichever webhook processor haproxy picks) forwards each event through the balancer to the
+ * other two. A stream of inbound messages with webhook processor 1 killed (SIGKILL) a quarter of
+ * the way in, then a status event for each auto-reply. Each workflow must run each event it
+ * selects exactly once (live, or recovered by its own catch-up), and nothing it does not select.
+ */
+export async function checkSeveralWorkflows(
+	ctx: QueueContext,
+	count = Number(process.env.QUEUE_SEVERAL_COUNT ?? 200),
+	concurrency = 8,
+): Promise<void> {
+	const interval = ctx.options.catchUpInterval;
+	log(
+		`== several workflows (issue 26): 3 examples on one credential activated at once; ${count} inbound at concurrency ${concurrency} with webhook processor 1 killed mid-stream, then a status per reply; catch-up interval ${interval} s`,
+	);
+	const { topology } = ctx;
+	const { sandbox } = topology;
+	const workflows = await createSeveralWorkflows(ctx, 'Queue, several workflows', interval);
+	const { activationErrors, registrations, holder, members, membersStored, membersAfterMs } =
+		await activateSeveral(ctx, workflows);
 
 	const before = new Map(
 		workflows.map((w) => [
@@ -1387,102 +1616,55 @@ export async function checkSeveralWorkflows(
 	const balancerBefore = await balancerCounts(ctx);
 	const victim = topology.webhooks[0];
 	if (!victim) throw new Error('webhook processor 1 is not running');
-	const sent: Array<{ waId?: string; delivered: boolean; reason: string | null; at: number }> = [];
-	let next = 0;
 	const run = String(Math.floor(Math.random() * 1e6)).padStart(6, '0');
-	const t0 = Date.now();
-	let killedAfter = 0;
-	let killedAt = 0;
-	const killer = (async () => {
-		while (sent.length < count / 4) await sleep(20);
-		topology.kill(victim);
-		killedAt = Date.now();
-		killedAfter = sent.length;
-		log(
-			`  SIGKILL to webhook processor 1 (pid ${victim.process.child.pid}) after ${sent.length} messages, ${((Date.now() - t0) / 1000).toFixed(1)} s into the stream`,
-		);
-	})();
-	await Promise.all(
-		Array.from({ length: concurrency }, async () => {
-			for (;;) {
-				const i = next++;
-				if (i >= count) return;
-				try {
-					const out = await control.inbound({
-						from: `+1999${run}${String(i).padStart(4, '0')}`,
-						contact_name: `Several ${i}`,
-						number: ctx.number,
-						text: `several workflows ${i}`,
-					});
-					sent.push({
-						waId: out.record.wa_message_id,
-						delivered: out.delivery.delivered,
-						at: Date.now(),
-						reason:
-							out.delivery.reason ??
-							(out.delivery.status === null ? null : String(out.delivery.status)),
-					});
-				} catch (error) {
-					sent.push({ delivered: false, reason: errorText(error), at: Date.now() });
-				}
-			}
+	const contact = (i: number) => `+1999${run}${String(i).padStart(4, '0')}`;
+	const stream = await streamInbound(ctx, {
+		count,
+		concurrency,
+		message: (i) => ({
+			from: contact(i),
+			contact_name: `Several ${i}`,
+			text: `several workflows ${i}`,
 		}),
-	);
-	await killer;
+		midway: {
+			after: count / 4,
+			act: (after, t0) => {
+				topology.kill(victim);
+				log(
+					`  SIGKILL to webhook processor 1 (pid ${victim.process.child.pid}) after ${after} messages, ${((Date.now() - t0) / 1000).toFixed(1)} s into the stream`,
+				);
+			},
+		},
+	});
+	const { sent, midwayAt: killedAt, midwayAfter: killedAfter } = stream;
 	topology.webhooks[0] = undefined;
-	const streamEnd = Date.now();
+	const streamEnd = stream.end;
 	const failedInbound = sent.filter((s) => !s.delivered);
 	const inboundIds = sent.map((s) => s.waId).filter((id): id is string => Boolean(id));
 	log(
-		`  ${count} inbound in ${((streamEnd - t0) / 1000).toFixed(1)} s: ${count - failedInbound.length} delivered 2xx, ${failedInbound.length} failed`,
+		`  ${count} inbound in ${((streamEnd - stream.t0) / 1000).toFixed(1)} s: ${count - failedInbound.length} delivered 2xx, ${failedInbound.length} failed`,
 	);
 
 	const inboundWorkflows = workflows.filter((w) => w.selects === 'message.inbound');
 	const statusWorkflows = workflows.filter((w) => w.selects === 'message.status');
-	const newExecutions = (w: (typeof workflows)[number]) =>
-		storedExecutions(topology, w.workflow.id, w.trigger).filter(
-			(e) => !before.get(w.workflow.id)?.has(e.id),
-		);
 	// A status for each reply the auto-reply sent to this stream's contacts by now, sent while the
 	// catch-up recovers what failed at the kill (every `interval` s: up to interval + 30 s for every
 	// inbound message to reach both inbound workflows).
-	const covered = (w: (typeof workflows)[number], keys: string[]) => {
-		const counts = perEvent(newExecutions(w));
-		return keys.every((k) => counts.has(k));
-	};
 	const inboundCovered = waitFor(
 		'every inbound message in both inbound workflows',
-		() => inboundWorkflows.every((w) => covered(w, inboundIds)) || undefined,
+		() => inboundWorkflows.every((w) => covers(topology, w, before, inboundIds)) || undefined,
 		(interval + 30) * 1000,
 		2000,
 	).catch(() => undefined);
-	const contacts = new Set(
-		Array.from({ length: count }, (_, i) => `+1999${run}${String(i).padStart(4, '0')}`),
-	);
+	const contacts = new Set(Array.from({ length: count }, (_, i) => contact(i)));
 	const replies = sandbox.state().messages.filter((m) => contacts.has(m.to));
-	const statusSent: Array<{ key: string; delivered: boolean; reason: string | null }> = [];
-	let nextStatus = 0;
-	await Promise.all(
-		Array.from({ length: concurrency }, async () => {
-			for (;;) {
-				const i = nextStatus++;
-				if (i >= replies.length) return;
-				const key = `status:${replies[i].id}:delivered`;
-				try {
-					const out = await control.status(replies[i].id, 'delivered');
-					statusSent.push({ key, delivered: out.delivery.delivered, reason: out.delivery.reason });
-				} catch (error) {
-					statusSent.push({ key, delivered: false, reason: errorText(error) });
-				}
-			}
-		}),
-	);
+	const statusSent = await sendStatuses(ctx, replies, concurrency);
 	const statusesEnd = Date.now();
 	await inboundCovered;
 	const statusKeys = statusSent.filter((s) => s.delivered).map((s) => s.key);
 	await waitFor(
 		'every delivered status in the status workflow',
-		() => statusWorkflows.every((w) => covered(w, statusKeys)) || undefined,
+		() => statusWorkflows.every((w) => covers(topology, w, before, statusKeys)) || undefined,
 		60_000,
 		2000,
 	).catch(() => undefined);
@@ -1500,59 +1682,16 @@ export async function checkSeveralWorkflows(
 	const balancerAfter = diff(await balancerCounts(ctx), balancerBefore);
 	const registered = registrations();
 
-	// A processor killed between storing an execution (`new`) and queueing its job leaves one that
-	// no worker ever runs (main's queue recovery marks it `crashed`): not a run. The service saw
-	// that delivery fail, so the catch-up runs the event (docs/scaling.md, several workflows).
-	const withJob = executionIdsWithJob(topology);
-	const perWorkflow = workflows.map((w) => {
-		const stored = newExecutions(w);
-		const neverRun = stored.filter((e) => e.status === 'new' && !withJob.has(e.id));
-		const executions = stored.filter((e) => !neverRun.includes(e));
-		const counts = perEvent(executions);
-		const expected = w.selects === 'message.inbound' ? inboundIds : statusKeys;
-		const expectedSet = new Set(expected);
-		const statuses: Record<string, number> = {};
-		for (const e of stored) statuses[e.status] = (statuses[e.status] ?? 0) + 1;
-		const recovered = new Set(executions.flatMap((e) => e.keys.filter((_, i) => e.recovered[i])));
-		return {
-			key: w.key,
-			role: w === holder ? 'holder' : 'member',
-			selects: w.selects,
-			expected: expected.length,
-			once: expected.filter((k) => counts.get(k) === 1).length,
-			missing: expected.filter((k) => !counts.has(k)).length,
-			twice: expected.filter((k) => (counts.get(k) ?? 0) > 1).length,
-			unselected: executions.filter((e) => e.events.some((event) => event !== w.selects)).length,
-			unexpected: [...counts.keys()].filter((k) => !expectedSet.has(k)).length,
-			ranNothing: executions.filter((e) => e.keys.length === 0).length,
-			recovered: recovered.size,
-			executions: executions.length,
-			neverRun: neverRun.map((e) => `${e.id} (${e.keys.join(', ')})`),
-			statuses,
-			// Each missing inbound message: what the service saw, when (against the kill), who ran it.
-			missingIds: expected
-				.filter((k) => !counts.has(k))
-				.slice(0, 5)
-				.map((k) => {
-					const s = sent.find((x) => x.waId === k);
-					const others = workflows
-						.filter((o) => o !== w && o.selects === w.selects)
-						.map((o) => {
-							const e = newExecutions(o).find((x) => x.keys.includes(k));
-							return `${o.key} ${e ? (e.recovered[e.keys.indexOf(k)] ? 'recovered' : 'live') : 'no'}`;
-						});
-					return s
-						? `${k} (${s.delivered ? '2xx' : `failed: ${s.reason}`} ${((s.at - killedAt) / 1000).toFixed(2)} s from the kill; ${others.join(', ')})`
-						: k;
-				}),
-		};
-	});
+	const perWorkflow = countSeveral(
+		topology,
+		workflows,
+		before,
+		(w) => (w.selects === 'message.inbound' ? inboundIds : statusKeys),
+		(w) => (w === holder ? 'holder' : 'member'),
+		sent,
+		{ at: killedAt, label: 'kill' },
+	);
 	const failedStatus = statusSent.filter((s) => !s.delivered);
-	const reasons = (list: Array<{ reason: string | null }>) => {
-		const out: Record<string, number> = {};
-		for (const f of list) out[f.reason ?? '?'] = (out[f.reason ?? '?'] ?? 0) + 1;
-		return out;
-	};
 	ctx.numbers.severalWorkflows = {
 		holder: holder.key,
 		activationErrors,
@@ -1575,10 +1714,7 @@ export async function checkSeveralWorkflows(
 		requestsPerProcessor: balancerAfter,
 		perWorkflow,
 	};
-	for (const p of perWorkflow)
-		log(
-			`  ${p.key} (${p.role}, ${p.selects}): ${p.once}/${p.expected} once, ${p.missing} missing, ${p.twice} twice, ${p.unselected} unselected, ${p.unexpected} unexpected; recovered ${p.recovered}; executions ${JSON.stringify(p.statuses)}${p.neverRun.length ? `; stored but never run (no job: processor killed before queueing it): ${p.neverRun.join(', ')}` : ''}${p.missingIds.length ? `; missing e.g. ${p.missingIds.join(', ')}` : ''}`,
-		);
+	logCounts(perWorkflow);
 	log(
 		`  requests per webhook processor (haproxy, stream + statuses + forwards): ${JSON.stringify(balancerAfter)}; statuses: ${statusKeys.length}/${replies.length} delivered ${JSON.stringify(reasons(failedStatus))}`,
 	);
@@ -1592,28 +1728,318 @@ export async function checkSeveralWorkflows(
 	record(
 		ctx,
 		'several workflows: each workflow ran each event it selects exactly once (live, or recovered by its catch-up) and none it does not, with a webhook processor killed mid-stream',
-		killedAfter > 0 &&
-			replies.length > 0 &&
-			perWorkflow.every(
-				(p) =>
-					p.once === p.expected &&
-					p.unselected === 0 &&
-					p.unexpected === 0 &&
-					p.executions - p.ranNothing === p.expected,
-			),
-		`${count} inbound (${failedInbound.length} failed at the kill after ${killedAfter}), ${statusKeys.length} statuses delivered of ${replies.length} replies; ${perWorkflow
-			.map(
-				(p) =>
-					`${p.key} (${p.role}): ${p.once}/${p.expected} once, ${p.missing} missing, ${p.twice} twice, ${p.unselected} unselected, ${p.recovered} recovered${p.neverRun.length ? `, ${p.neverRun.length} stored never run` : ''}`,
-			)
-			.join('; ')}`,
+		killedAfter > 0 && replies.length > 0 && perWorkflow.every(exactlyOnce),
+		`${count} inbound (${failedInbound.length} failed at the kill after ${killedAfter}), ${statusKeys.length} statuses delivered of ${replies.length} replies; ${perWorkflow.map(countsLine).join('; ')}`,
 	);
 
-	// Members first: the holder's delete() removes the webhook, a member's heartbeat would take it.
-	for (const w of [...members, holder]) await client.deactivate(w.workflow.id);
+	await deactivateSeveral(ctx, members, holder);
+}
+
+/** Members first: the holder's delete() would hand the webhook to a member being deactivated. */
+async function deactivateSeveral(
+	ctx: QueueContext,
+	members: SeveralWorkflow[],
+	holder: SeveralWorkflow,
+): Promise<void> {
+	const { client, sandbox } = ctx.topology;
+	for (const w of [...members, holder])
+		await client
+			.deactivate(w.workflow.id)
+			.catch((error: unknown) => log(`  deactivating ${w.key}: ${errorText(error)}`));
 	await waitFor('the webhook removed', () => !sandbox.state().webhook.configured, 30_000).catch(
 		() => log(`  the webhook is still ${sandbox.state().webhook.url} after deactivating all three`),
 	);
+}
+
+/**
+ * Which example holds the webhook in the hand-off check: the CRM-like one. Deactivating the
+ * auto-reply would stop the replies whose statuses the status-only workflow counts; deactivating
+ * the status-only one would leave nothing to count statuses; the CRM-like one leaves one workflow
+ * of each kind running, and has inbound messages to recover when it is published again.
+ */
+const HAND_OFF_HOLDER: ExampleKey = 'syncToCrm';
+
+/**
+ * T2 in queue mode (docs/several-workflows.md §6, §13): the three examples as in T5, the CRM-like
+ * one activated first so that it holds the webhook, the other two then at once (they join it). A
+ * stream of inbound messages through haproxy and, a quarter of the way in, the holder deactivated
+ * through main's REST API: main's delete() hands the webhook off to a live member, which registers
+ * its own URL from a webhook processor (one POST /v1/console/webhook, no DELETE). Deliveries in
+ * the window fail, and each remaining workflow's catch-up recovers them. Each remaining workflow
+ * selecting inbound must run each message once; each status sent after the hand-off must reach the
+ * status-only workflow once. Then the old holder, published again, joins the new holder (the
+ * webhook stays) and recovers, once, what it missed while unpublished (§7, membership gaps).
+ */
+export async function checkSeveralWorkflowsHandOff(
+	ctx: QueueContext,
+	count = Number(process.env.QUEUE_HANDOFF_COUNT ?? 120),
+	concurrency = 4,
+): Promise<void> {
+	const interval = ctx.options.catchUpInterval;
+	log(
+		`== several workflows, hand-off (issue 26, T2): 3 examples on one credential, ${HAND_OFF_HOLDER} holding the webhook; ${count} inbound at concurrency ${concurrency}, the holder deactivated through main's REST API after ${count / 4}, then a status per reply, then the old holder published again; catch-up interval ${interval} s`,
+	);
+	const { topology } = ctx;
+	const { client, sandbox } = topology;
+	const workflows = await createSeveralWorkflows(ctx, 'Queue, hand-off', interval);
+	let leaveLast: SeveralWorkflow | undefined;
+	try {
+		const activation = await activateSeveral(ctx, workflows, HAND_OFF_HOLDER);
+		const { holder, activationErrors } = activation;
+		leaveLast = holder;
+		if (holder.key !== HAND_OFF_HOLDER)
+			throw new Error(
+				`${HAND_OFF_HOLDER} was activated first, but ${holder.key} holds the webhook`,
+			);
+		const remaining = workflows.filter((w) => w !== holder);
+		const registeredBefore = activation.registrations();
+		const before = new Map(
+			workflows.map((w) => [
+				w.workflow.id,
+				new Set(storedExecutions(topology, w.workflow.id, w.trigger).map((e) => e.id)),
+			]),
+		);
+		const state0 = sandbox.state();
+		const requestsBefore = state0.requests.length;
+		const deliveriesBefore = state0.deliveries.length;
+		const webhookChanges = (from: number) =>
+			sandbox
+				.state()
+				.requests.slice(from)
+				.filter((r) => r.path === '/v1/console/webhook' && r.method !== 'GET')
+				.map((r) => `${r.method} ${r.status ?? '-'}`);
+
+		const run = String(Math.floor(Math.random() * 1e6)).padStart(6, '0');
+		const contact = (i: number) => `+1998${run}${String(i).padStart(4, '0')}`;
+		let deactivatedInMs = 0;
+		let deactivationError = '';
+		const stream = await streamInbound(ctx, {
+			count,
+			concurrency,
+			pauseMs: 50,
+			message: (i) => ({ from: contact(i), contact_name: `Hand-off ${i}`, text: `hand-off ${i}` }),
+			midway: {
+				after: count / 4,
+				act: async (after, t0) => {
+					log(
+						`  deactivating the holder ${holder.key} through main's REST API after ${after} messages, ${((Date.now() - t0) / 1000).toFixed(1)} s into the stream`,
+					);
+					const t = Date.now();
+					await client
+						.deactivate(holder.workflow.id)
+						.catch((error: unknown) => (deactivationError = errorText(error)));
+					deactivatedInMs = Date.now() - t;
+				},
+			},
+		});
+		const { sent } = stream;
+		const failedInbound = sent.filter((s) => !s.delivered);
+		const inboundIds = sent.map((s) => s.waId).filter((id): id is string => Boolean(id));
+		log(
+			`  ${count} inbound in ${((stream.end - stream.t0) / 1000).toFixed(1)} s: ${count - failedInbound.length} delivered 2xx, ${failedInbound.length} failed ${JSON.stringify(reasons(failedInbound))}; deactivation answered in ${deactivatedInMs} ms${deactivationError ? ` (${deactivationError})` : ''}`,
+		);
+		const newUrl = await waitFor(
+			"the webhook at a remaining workflow's URL",
+			() => {
+				const url = sandbox.state().webhook.url;
+				return remaining.some((w) => w.url === url) ? url : undefined;
+			},
+			30_000,
+		).catch(() => sandbox.state().webhook.url);
+		const newHolder = remaining.find((w) => w.url === newUrl);
+		leaveLast = newHolder;
+
+		// Every `interval` s each remaining trigger's catch-up recovers what failed in the window (it
+		// leaves a delivery 15 s to settle first).
+		const inboundRemaining = remaining.filter((w) => w.selects === 'message.inbound');
+		const statusRemaining = remaining.filter((w) => w.selects === 'message.status');
+		await waitFor(
+			'every inbound message in each remaining inbound workflow',
+			() => inboundRemaining.every((w) => covers(topology, w, before, inboundIds)) || undefined,
+			(interval + 45) * 1000,
+			2000,
+		).catch(() => undefined);
+		for (const w of remaining) await settle(topology, w.workflow.id, 0, 60_000, 3000);
+		const coveredAfterS = (Date.now() - stream.end) / 1000;
+
+		// A status for each reply the auto-reply sent to this stream's contacts: all after the hand-off.
+		const contacts = new Set(Array.from({ length: count }, (_, i) => contact(i)));
+		const replies = sandbox.state().messages.filter((m) => contacts.has(m.to));
+		const statusSent = await sendStatuses(ctx, replies, concurrency);
+		const statusKeys = statusSent.filter((s) => s.delivered).map((s) => s.key);
+		const failedStatus = statusSent.filter((s) => !s.delivered);
+		await waitFor(
+			'every delivered status in the status workflow',
+			() => statusRemaining.every((w) => covers(topology, w, before, statusKeys)) || undefined,
+			60_000,
+			2000,
+		).catch(() => undefined);
+		// Late copies (a retried forward, a recovery) would show up in these seconds.
+		await sleep(5000);
+		for (const w of remaining) await settle(topology, w.workflow.id, 0, 60_000, 3000);
+
+		const changes = webhookChanges(requestsBefore);
+		// The window: from the last delivery the old holder's URL took to the first the new one took.
+		const deliveries = sandbox.state().deliveries.slice(deliveriesBefore);
+		const at = (d: { created_at: string }) => Date.parse(d.created_at);
+		const lastOld = deliveries.filter((d) => d.url === holder.url && d.delivered).pop();
+		const firstNew = deliveries.find((d) => d.url === newUrl && d.delivered);
+		const windowMs = lastOld && firstNew ? at(firstNew) - at(lastOld) : null;
+		const failedDeliveries = deliveries.filter((d) => !d.delivered);
+		const firstFailed = failedDeliveries[0];
+		// From the first failure (n8n 2.x removes the old URL's route before delete() hands off) to
+		// the first delivery the new URL took: the time the service's deliveries were failing.
+		const failingMs = firstFailed && firstNew ? at(firstNew) - at(firstFailed) : null;
+		const whereTo = (url: string | null) =>
+			url === holder.url ? 'old URL' : url === newUrl ? 'new URL' : String(url);
+		const failedBy = reasons(
+			failedDeliveries.map((d) => ({
+				reason: `${d.event} to the ${whereTo(d.url)}: ${d.reason ?? d.status}`,
+			})),
+		);
+		const failedOffsets = lastOld ? failedDeliveries.map((d) => at(d) - at(lastOld)) : [];
+		// A delivery's time is when its outcome was known: a 2xx from the holder (which waits for its
+		// members' first answers) takes longer than a 404. When each began, against the last 2xx's start:
+		const began = (d: { created_at: string; duration_ms: number | null }) =>
+			at(d) - (d.duration_ms ?? 0);
+		const failedBeganOffsets = lastOld
+			? failedDeliveries.map((d) => began(d) - began(lastOld))
+			: [];
+		// Once the new URL took a delivery, none should fail (a 401 there would be a lost secret).
+		const failedAfterNew = firstNew
+			? failedDeliveries.filter((d) => at(d) > at(firstNew)).length
+			: 0;
+		// main's delete() logs how long the hand-off request took (to the new holder's answer).
+		const handOffLine = readFileSync(topology.main.process.logFile, 'utf8')
+			.split('\n')
+			.filter((line) => line.includes(`handed the account's webhook off to ${newUrl} in`))
+			.pop();
+		const handOffRequestMs = handOffLine ? Number(/ in (\d+) ms/.exec(handOffLine)?.[1]) : null;
+		log(
+			`  webhook now ${newHolder ? `${newHolder.key}'s URL` : `${newUrl} (no remaining workflow's)`}; webhook changes since the stream began: ${changes.join(', ') || 'none'}; hand-off request ${handOffRequestMs ?? '?'} ms (main's log); window ${windowMs ?? '?'} ms from the last delivery to the old URL (${lastOld?.created_at ?? '-'}) to the first to the new (${firstNew?.created_at ?? '-'}), deliveries failing for ${failingMs ?? '-'} ms; failed deliveries ${failedDeliveries.length} ${JSON.stringify(failedBy)}${failedOffsets.length ? `, ${Math.min(...failedOffsets)} to ${Math.max(...failedOffsets)} ms from the last delivery to the old URL` : ''}; the last 2xx at the old URL took ${lastOld?.duration_ms ?? '?'} ms${failedBeganOffsets.length ? `, the failed ones began ${Math.min(...failedBeganOffsets)} to ${Math.max(...failedBeganOffsets)} ms after it began` : ''}; failed after the first delivery to the new URL ${failedAfterNew}`,
+		);
+
+		const perWorkflow = countSeveral(
+			topology,
+			remaining,
+			before,
+			(w) => (w.selects === 'message.inbound' ? inboundIds : statusKeys),
+			(w) => (w === newHolder ? 'new holder' : 'member'),
+			sent,
+			{ at: stream.midwayAt, label: 'deactivation' },
+		);
+		logCounts(perWorkflow);
+		log(
+			`  every inbound message in the remaining inbound workflow(s) ${coveredAfterS.toFixed(0)} s after the stream; statuses: ${statusKeys.length}/${replies.length} delivered ${JSON.stringify(reasons(failedStatus))}`,
+		);
+		const inboundCounts = perWorkflow.filter((p) => p.selects === 'message.inbound');
+		const statusCounts = perWorkflow.filter((p) => p.selects === 'message.status');
+
+		record(
+			ctx,
+			"several workflows, hand-off: the holder deactivated through main's REST API mid-stream hands the webhook to a remaining workflow (one POST /v1/console/webhook before, then the new holder's one POST, no DELETE; 0 activation errors)",
+			activationErrors.length === 0 &&
+				registeredBefore === 1 &&
+				!deactivationError &&
+				newHolder !== undefined &&
+				changes.length === 1 &&
+				changes[0].startsWith('POST'),
+			`activation errors ${activationErrors.length}${activationErrors.length ? ` (${activationErrors.join(' | ')})` : ''}; POST before the stream ${registeredBefore}; deactivation ${deactivationError || `answered in ${deactivatedInMs} ms`}; webhook changes since: ${changes.join(', ') || 'none'}; webhook now ${newHolder?.key ?? newUrl}; hand-off request ${handOffRequestMs ?? '?'} ms; window ${windowMs ?? '?'} ms, deliveries failing for ${failingMs ?? '-'} ms, ${failedDeliveries.length} failed`,
+		);
+		record(
+			ctx,
+			'several workflows, hand-off: each remaining workflow selecting inbound ran each message exactly once (live, or recovered by its catch-up)',
+			stream.midwayAfter > 0 && inboundCounts.length > 0 && inboundCounts.every(exactlyOnce),
+			`${count} inbound (${failedInbound.length} failed), holder deactivated after ${stream.midwayAfter}; ${inboundCounts.map(countsLine).join('; ')}`,
+		);
+		record(
+			ctx,
+			'several workflows, hand-off: each status sent after the hand-off delivered and run once by the status-only workflow',
+			replies.length > 0 &&
+				failedStatus.length === 0 &&
+				statusCounts.length > 0 &&
+				statusCounts.every(exactlyOnce),
+			`${replies.length} replies, ${statusKeys.length} statuses delivered ${JSON.stringify(reasons(failedStatus))}; ${statusCounts.map(countsLine).join('; ')}`,
+		);
+
+		// Published again (§6, §7): it joins the new holder (no webhook change) and its catch-up
+		// recovers, once, what the others got while it was unpublished.
+		const requestsAgain = sandbox.state().requests.length;
+		const again = await client.activateAndSettle(holder.workflow.id);
+		const againAt = Date.now();
+		await waitFor(
+			`every inbound message in ${holder.key} after it came back`,
+			() => covers(topology, holder, before, inboundIds) || undefined,
+			(interval + 60) * 1000,
+			2000,
+		).catch(() => undefined);
+		const backAfterS = (Date.now() - againAt) / 1000;
+		await sleep(8000);
+		await settle(topology, holder.workflow.id, 0, 60_000, 3000);
+		const [back] = countSeveral(
+			topology,
+			[holder],
+			before,
+			() => inboundIds,
+			() => 'published again',
+			sent,
+			{ at: stream.midwayAt, label: 'deactivation' },
+		);
+		const changesAgain = webhookChanges(requestsAgain);
+		const webhookNow = sandbox.state().webhook.url;
+		logCounts([back]);
+		ctx.numbers.severalWorkflowsHandOff = {
+			holder: holder.key,
+			newHolder: newHolder?.key ?? newUrl,
+			activationErrors,
+			registrationsBefore: registeredBefore,
+			inbound: {
+				sent: count,
+				delivered: count - failedInbound.length,
+				failed: reasons(failedInbound),
+			},
+			deactivatedAfterMessages: stream.midwayAfter,
+			deactivationMs: deactivatedInMs,
+			webhookChanges: changes,
+			handOffRequestMs,
+			windowMs,
+			failingMs,
+			failedDeliveries: {
+				count: failedDeliveries.length,
+				by: failedBy,
+				msFromLastOld: failedOffsets,
+				beganMsFromLastOldBegan: failedBeganOffsets,
+				lastOldDurationMs: lastOld?.duration_ms ?? null,
+			},
+			statuses: {
+				replies: replies.length,
+				delivered: statusKeys.length,
+				failed: reasons(failedStatus),
+			},
+			coveredAfterS,
+			perWorkflow,
+			publishedAgain: {
+				ok: again.ok,
+				webhookChanges: changesAgain,
+				webhookStayed: webhookNow === newUrl,
+				coveredAfterS: backAfterS,
+				counts: back,
+			},
+		};
+		record(
+			ctx,
+			'several workflows, hand-off: the old holder published again joins the new holder (the webhook stays) and recovers what it missed, each message once',
+			again.ok && changesAgain.length === 0 && webhookNow === newUrl && exactlyOnce(back),
+			`${again.ok ? 'published' : `not published: ${again.message}`}; webhook changes ${changesAgain.join(', ') || 'none'}, webhook ${webhookNow === newUrl ? 'stayed' : `now ${webhookNow}`}; ${countsLine(back)} (all in ${backAfterS.toFixed(0)} s), ${back.ranNothing} copies that ran nothing`,
+		);
+	} finally {
+		const last = leaveLast ?? workflows[0];
+		await deactivateSeveral(
+			ctx,
+			workflows.filter((w) => w !== last),
+			last,
+		);
+	}
 }
 
 export const CHECKS: Record<string, (ctx: QueueContext) => Promise<void>> = {
@@ -1626,4 +2052,5 @@ export const CHECKS: Record<string, (ctx: QueueContext) => Promise<void>> = {
 	'kill-worker': checkKillWorker,
 	'kill-webhook': checkKillWebhook,
 	'several-workflows': checkSeveralWorkflows,
+	'several-workflows-hand-off': checkSeveralWorkflowsHandOff,
 };
