@@ -50,6 +50,7 @@ import {
 	copyOfExample,
 	severalWorkflowsCheck,
 	severalWorkflowsHandOffCheck,
+	severalWorkflowsMediaAndHandOverCheck,
 	severalWorkflowsMembersChangeCheck,
 	severalWorkflowsRestartCheck,
 } from './checks/severalWorkflows';
@@ -488,6 +489,10 @@ async function runChecks(
 	await severalWorkflowsCheck(severalWorkflows);
 	await severalWorkflowsHandOffCheck(severalWorkflows);
 	await severalWorkflowsMembersChangeCheck(severalWorkflows);
+	await severalWorkflowsMediaAndHandOverCheck({
+		...severalWorkflows,
+		credentialId: imported.credentialId,
+	});
 	await severalWorkflowsRestartCheck(severalWorkflows, restartWith);
 
 	await snapshotExecutions();

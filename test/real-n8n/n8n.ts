@@ -289,6 +289,11 @@ export class RestError extends Error {
 	}
 }
 
+export interface ExecutionItem {
+	json: unknown;
+	binary?: Record<string, { mimeType?: string; fileName?: string; fileSize?: string }>;
+}
+
 export interface Execution {
 	id: string;
 	workflowId: string;
@@ -581,9 +586,12 @@ export class N8nClient {
 	}
 
 	/** The execution's run data, unflattened: node name -> output items of its first run. */
-	async executionOutput(
-		executionId: string,
-	): Promise<{ status: string; nodes: Record<string, unknown[]>; error?: unknown }> {
+	/** Each node's first run, output by output: the items with their json and binary metadata. */
+	async executionRunData(executionId: string): Promise<{
+		status: string;
+		outputs: Record<string, ExecutionItem[][]>;
+		error?: unknown;
+	}> {
 		const execution = await this.request<{ data: string; status: string }>(
 			'GET',
 			`/rest/executions/${executionId}`,
@@ -591,20 +599,24 @@ export class N8nClient {
 		const parse = this.flattedParse();
 		const data = parse(execution.data) as {
 			resultData: {
-				runData: Record<
-					string,
-					Array<{ data?: { main?: Array<Array<{ json: unknown }>> }; error?: unknown }>
-				>;
+				runData: Record<string, Array<{ data?: { main?: Array<ExecutionItem[] | null> } }>>;
 				error?: unknown;
 			};
 		};
+		const outputs: Record<string, ExecutionItem[][]> = {};
+		for (const [name, runs] of Object.entries(data.resultData.runData ?? {}))
+			outputs[name] = (runs[0]?.data?.main ?? []).map((items) => items ?? []);
+		return { status: execution.status, outputs, error: data.resultData.error };
+	}
+
+	async executionOutput(
+		executionId: string,
+	): Promise<{ status: string; nodes: Record<string, unknown[]>; error?: unknown }> {
+		const { status, outputs, error } = await this.executionRunData(executionId);
 		const nodes: Record<string, unknown[]> = {};
-		for (const [name, runs] of Object.entries(data.resultData.runData ?? {})) {
-			nodes[name] = (runs[0]?.data?.main ?? []).flatMap((items) =>
-				(items ?? []).map((item) => item.json),
-			);
-		}
-		return { status: execution.status, nodes, error: data.resultData.error };
+		for (const [name, main] of Object.entries(outputs))
+			nodes[name] = main.flatMap((items) => items.map((item) => item.json));
+		return { status, nodes, error };
 	}
 
 	private flattedParse(): (text: string) => unknown {

@@ -6,6 +6,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 
 import type { N8nClient, SavedWorkflow, WorkflowJson } from '../../real-n8n/n8n';
 import type { SandboxControl } from '../../real-n8n/sandbox';
+import { CREDENTIAL_TYPE, TRIGGER_NAME, TRIGGER_TYPE } from '../../support/constants';
 import { sleep, waitFor } from '../../real-n8n/util';
 
 type Check = (name: string, body: () => Promise<string>) => Promise<boolean>;
@@ -721,6 +722,164 @@ export async function severalWorkflowsMembersChangeCheck(
 			for (const w of [autoReply, syncToCrm, deliveryStatus]) await client.deactivate(w.id);
 			await waitFor('the webhook removed', async () => (await registeredUrl()) === null, 20_000);
 			return `${timings.join(', ')}; ${undelivered.length} of ${CHURN} deliveries failed; ${counts.join(', ')}, 0 duplicates; webhook unchanged, 1 registration`;
+		},
+	);
+}
+
+const PNG = Buffer.from(
+	'89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489',
+	'hex',
+);
+
+/** A workflow of one Business Messaging Trigger (its `options`) and a No Operation node. */
+function triggerOnlyWorkflow(name: string, credentialId: string, options: Record<string, unknown>) {
+	return {
+		name,
+		nodes: [
+			{
+				name: TRIGGER_NAME,
+				type: TRIGGER_TYPE,
+				typeVersion: 2,
+				position: [0, 0] as [number, number],
+				webhookId: randomUUID(),
+				parameters: { events: ['message.inbound'], options },
+				credentials: { [CREDENTIAL_TYPE]: { id: credentialId, name: 'several workflows' } },
+			},
+			{
+				name: 'Received',
+				type: 'n8n-nodes-base.noOp',
+				typeVersion: 1,
+				position: [220, 0] as [number, number],
+				parameters: {},
+			},
+		],
+		connections: { [TRIGGER_NAME]: { main: [[{ node: 'Received', type: 'main', index: 0 }]] } },
+		settings: { executionOrder: 'v1' },
+	};
+}
+
+/**
+ * T10, the rest of it (§8): Download Media and hand over run in each member with its own options.
+ * One holder without either; member A downloads into `data` and sends a contact a person answers to
+ * its Hand Over output; member B downloads into `photo` and drops that contact's messages.
+ */
+export async function severalWorkflowsMediaAndHandOverCheck(
+	ctx: SeveralWorkflowsContext & { credentialId: string },
+): Promise<void> {
+	const { check, client, control, number, registeredUrl, productionUrl } = ctx;
+	await check(
+		'several workflows (issue 26, T10): Download Media in two members, each into its own field, none in the holder; hand over only where it is on (Hand Over output in one member, dropped in the other, main output in the holder)',
+		async () => {
+			const make = async (label: string, options: Record<string, unknown>) =>
+				await client.createWorkflow(
+					triggerOnlyWorkflow(`Several workflows, ${label} (e2e)`, ctx.credentialId, options),
+				);
+			const holder = await make('holder', {});
+			const memberA = await make('member A', {
+				downloadMedia: true,
+				handOver: 'output',
+				handOverMinutes: 30,
+			});
+			const memberB = await make('member B', {
+				downloadMedia: true,
+				binaryPropertyName: 'photo',
+				handOver: 'drop',
+			});
+			const all = [holder, memberA, memberB];
+			await waitFor('no webhook registered', async () => (await registeredUrl()) === null, 20_000);
+			for (const w of all) {
+				const outcome = await client.activateAndSettle(w.id);
+				expect(outcome.ok, `${w.name}: ${outcome.ok ? '' : outcome.message}`);
+			}
+			expect((await registeredUrl()) === productionUrl(holder), 'the holder is not the first');
+			await sleep(1500);
+			// The trigger's output by output: [main, Hand Over], each item's text and binary fields.
+			const runs = async (w: SavedWorkflow) => {
+				const found: Array<{
+					outputs: Array<Array<{ from?: string; text?: string; binary: string[] }>>;
+				}> = [];
+				for (const execution of await client.executions(w.id)) {
+					if (['running', 'new', 'waiting'].includes(execution.status)) continue;
+					const { outputs } = await client.executionRunData(execution.id);
+					found.push({
+						outputs: (outputs[TRIGGER_NAME] ?? []).map((items) =>
+							items.map((item) => ({
+								from: (item.json as { data?: { from?: string } }).data?.from,
+								text: (item.json as { data?: { text?: string } }).data?.text,
+								binary: Object.entries(item.binary ?? {}).map(
+									([field, file]) => `${field}:${file.mimeType}:${file.fileSize}`,
+								),
+							})),
+						),
+					});
+				}
+				return found;
+			};
+
+			const mediaContact = '+33640000001';
+			const media = await control.call<{ delivery: { delivered: boolean } }>('POST', '/inbound', {
+				from: mediaContact,
+				contact_name: 'Media',
+				number,
+				media: { mime: 'image/png', data_base64: PNG.toString('base64'), filename: 'photo.png' },
+			});
+			expect(media.delivery.delivered, `media inbound: ${JSON.stringify(media.delivery)}`);
+			const person = '+33640000002';
+			await control.echo({ to: person, number, text: 'A person of the business answers' });
+			const handed = await control.inbound({
+				from: person,
+				contact_name: 'Handed over',
+				number,
+				text: 'to a person',
+			});
+			expect(handed.delivery.delivered, `inbound: ${JSON.stringify(handed.delivery)}`);
+			await waitFor(
+				'2 executions of the holder and of member A, 1 of member B',
+				async () => {
+					const counts = await Promise.all(all.map(async (w) => (await runs(w)).length));
+					return counts[0] >= 2 && counts[1] >= 2 && counts[2] >= 1 ? counts : undefined;
+				},
+				60_000,
+				1000,
+			);
+			await sleep(8000);
+			const [ofHolder, ofA, ofB] = await Promise.all(all.map(runs));
+			const describe = (list: typeof ofHolder) => JSON.stringify(list.map((r) => r.outputs));
+			const mediaRun = (list: typeof ofHolder) =>
+				list.find((r) => r.outputs.flat().some((item) => item.from === mediaContact));
+			const handedRun = (list: typeof ofHolder) =>
+				list.find((r) => r.outputs.flat().some((item) => item.text === 'to a person'));
+			expect(
+				ofHolder.length === 2 && ofA.length === 2 && ofB.length === 1,
+				`executions: holder ${describe(ofHolder)}, A ${describe(ofA)}, B ${describe(ofB)}`,
+			);
+			expect(
+				mediaRun(ofHolder)?.outputs[0]?.[0]?.binary.length === 0,
+				`the holder downloaded: ${describe(ofHolder)}`,
+			);
+			expect(
+				mediaRun(ofA)?.outputs[0]?.[0]?.binary.join().startsWith('data:image/png:'),
+				`member A's file: ${describe(ofA)}`,
+			);
+			expect(
+				mediaRun(ofB)?.outputs[0]?.[0]?.binary.join().startsWith('photo:image/png:'),
+				`member B's file: ${describe(ofB)}`,
+			);
+			expect(
+				handedRun(ofHolder)?.outputs[0]?.[0]?.text === 'to a person',
+				`the holder's run of the handed-over contact: ${describe(ofHolder)}`,
+			);
+			const aHanded = handedRun(ofA)?.outputs;
+			expect(
+				aHanded?.[0]?.length === 0 && aHanded?.[1]?.[0]?.text === 'to a person',
+				`member A's run of the handed-over contact (expected the Hand Over output): ${describe(ofA)}`,
+			);
+			expect(!handedRun(ofB), `member B ran the handed-over contact: ${describe(ofB)}`);
+			const downloads = (await control.state()).media_requests?.length;
+
+			for (const w of [memberA, memberB, holder]) await client.deactivate(w.id);
+			await waitFor('the webhook removed', async () => (await registeredUrl()) === null, 20_000);
+			return `holder: 2 executions, no file, hand over not applied; member A: file in data (${mediaRun(ofA)?.outputs[0]?.[0]?.binary.join()}), the contact a person answers on its Hand Over output; member B: file in photo, that contact dropped (1 execution); media requests to the media host: ${downloads}`;
 		},
 	);
 }
