@@ -50,7 +50,9 @@ import {
 	copyOfExample,
 	severalWorkflowsCheck,
 	severalWorkflowsHandOffCheck,
+	severalWorkflowsIdentityCheck,
 	severalWorkflowsMediaAndHandOverCheck,
+	type StartAnotherN8n,
 	severalWorkflowsMembersChangeCheck,
 	severalWorkflowsRestartCheck,
 } from './checks/severalWorkflows';
@@ -153,7 +155,27 @@ async function main(): Promise<number> {
 			await during();
 			n8n = await N8nProcess.start({ installation, userFolder, logFile, port });
 		};
-		await runChecks(n8n, sandbox, installation.dir, restartWith);
+		// Another n8n beside this one (staging beside production): its own folder, keys and URL.
+		const startAnother: StartAnotherN8n = async () => {
+			const folder = mkdtempSync(join(tmpdir(), `bm-e2e-staging${line}-`));
+			installPackage(folder, tarball as string);
+			const other = await N8nProcess.start({
+				installation,
+				userFolder: folder,
+				logFile: join(outDir, `n8n-staging-line${line}.log`),
+			});
+			const client = new N8nClient(other.url, line, installation.dir);
+			await client.setupOwner();
+			return {
+				url: other.url,
+				client,
+				close: async () => {
+					await other.stop();
+					rmSync(folder, { recursive: true, force: true });
+				},
+			};
+		};
+		await runChecks(n8n, sandbox, installation.dir, restartWith, startAnother);
 		const restart = async () => (
 			await n8n!.stop(),
 			(n8n = await N8nProcess.start({ installation, userFolder, logFile, port: n8n!.port }))
@@ -199,6 +221,7 @@ async function runChecks(
 	sandbox: Sandbox,
 	installDir: string,
 	restartWith: (during: () => Promise<void>) => Promise<void>,
+	startAnother: StartAnotherN8n,
 ): Promise<void> {
 	const client = new N8nClient(n8n.url, line, installDir);
 	const control = new SandboxControl(sandbox.baseUrl);
@@ -473,6 +496,7 @@ async function runChecks(
 
 	const severalWorkflows = {
 		check,
+		apiKey: sandbox.keys.all,
 		client,
 		control,
 		number,
@@ -492,6 +516,11 @@ async function runChecks(
 	await severalWorkflowsMediaAndHandOverCheck({
 		...severalWorkflows,
 		credentialId: imported.credentialId,
+	});
+	await severalWorkflowsIdentityCheck({
+		...severalWorkflows,
+		credentialId: imported.credentialId,
+		startAnother,
 	});
 	await severalWorkflowsRestartCheck(severalWorkflows, restartWith);
 

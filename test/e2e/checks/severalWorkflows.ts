@@ -6,6 +6,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 
 import type { N8nClient, SavedWorkflow, WorkflowJson } from '../../real-n8n/n8n';
 import type { SandboxControl } from '../../real-n8n/sandbox';
+import { SCOPES } from '../../sandbox/types';
 import { CREDENTIAL_TYPE, TRIGGER_NAME, TRIGGER_TYPE } from '../../support/constants';
 import { sleep, waitFor } from '../../real-n8n/util';
 
@@ -13,6 +14,8 @@ type Check = (name: string, body: () => Promise<string>) => Promise<boolean>;
 
 export interface SeveralWorkflowsContext {
 	check: Check;
+	/** The account's key, as the examples' credential holds it. */
+	apiKey: string;
 	client: N8nClient;
 	control: SandboxControl;
 	number: string;
@@ -880,6 +883,126 @@ export async function severalWorkflowsMediaAndHandOverCheck(
 			for (const w of [memberA, memberB, holder]) await client.deactivate(w.id);
 			await waitFor('the webhook removed', async () => (await registeredUrl()) === null, 20_000);
 			return `holder: 2 executions, no file, hand over not applied; member A: file in data (${mediaRun(ofA)?.outputs[0]?.[0]?.binary.join()}), the contact a person answers on its Hand Over output; member B: file in photo, that contact dropped (1 execution); media requests to the media host: ${downloads}`;
+		},
+	);
+}
+
+/** Another n8n beside this one (its own folder, encryption key, instance id and URL), owner set up. */
+export type StartAnotherN8n = () => Promise<{
+	url: string;
+	client: N8nClient;
+	close(): Promise<void>;
+}>;
+
+/**
+ * T8 (§9): only this n8n and this account's key join. A staging n8n beside production, on the same
+ * key, is refused as before issue 26 (the webhook is another system's to it); a trigger of this n8n
+ * with a second key of the same account is refused naming the way out (one credential). Neither
+ * joins, the webhook never moves, and the holder keeps receiving.
+ */
+export async function severalWorkflowsIdentityCheck(
+	ctx: SeveralWorkflowsContext & { credentialId: string; startAnother: StartAnotherN8n },
+): Promise<void> {
+	const { check, client, control, number, registeredUrl, productionUrl } = ctx;
+	await check(
+		'several workflows (issue 26, T8): a staging n8n on the same key is refused as before (another webhook is registered); a second key of the same account is refused naming one credential; neither joins, the webhook stays',
+		async () => {
+			const holder = await client.createWorkflow(
+				triggerOnlyWorkflow('Several workflows, production holder (e2e)', ctx.credentialId, {}),
+			);
+			await waitFor('no webhook registered', async () => (await registeredUrl()) === null, 20_000);
+			const outcome = await client.activateAndSettle(holder.id);
+			expect(outcome.ok, `the holder: ${outcome.ok ? '' : outcome.message}`);
+			const holderUrl = productionUrl(holder);
+			expect((await registeredUrl()) === holderUrl, `the webhook is ${await registeredUrl()}`);
+			const requestsBefore = (await control.state()).requests.length;
+			const webhookChanges = async () =>
+				(await control.state()).requests
+					.slice(requestsBefore)
+					.filter((r) => r.path === '/v1/console/webhook' && r.method !== 'GET')
+					.map((r) => r.method);
+
+			// Same account, a second key, in this n8n.
+			const secondKey = await control.createKey([...SCOPES]);
+			const secondCredential = await client.createCredential(
+				'Business Messaging (second key)',
+				CREDENTIAL_TYPE,
+				{ apiKey: secondKey.key, baseUrl: control.baseUrl, webhookSecret: '' },
+			);
+			const withSecondKey = await client.createWorkflow(
+				triggerOnlyWorkflow('Several workflows, second key (e2e)', secondCredential.id, {}),
+			);
+			const second = await client.activateAndSettle(withSecondKey.id);
+			expect(!second.ok, 'the trigger with a second key of the account was activated');
+			expect(
+				/different API key/.test(second.message) &&
+					/same Business Messaging credential/.test(second.message),
+				`the second key's refusal does not name the way out: ${second.message}`,
+			);
+
+			// A staging n8n beside it, on the same key.
+			const staging = await ctx.startAnother();
+			let stagingMessage = '';
+			let stagingExecutions = 0;
+			let stagingWorkflowId = '';
+			try {
+				const credential = await staging.client.createCredential(
+					'Business Messaging (staging)',
+					CREDENTIAL_TYPE,
+					{ apiKey: ctx.apiKey, baseUrl: control.baseUrl, webhookSecret: '' },
+				);
+				const stagingWorkflow = await staging.client.createWorkflow(
+					triggerOnlyWorkflow('Staging copy (e2e)', credential.id, {}),
+				);
+				stagingWorkflowId = stagingWorkflow.id;
+				const refused = await staging.client.activateAndSettle(stagingWorkflow.id);
+				expect(!refused.ok, 'the staging trigger was activated');
+				stagingMessage = refused.message;
+				expect(
+					/Another webhook is registered for this account/.test(refused.message),
+					`the staging refusal is not today's: ${refused.message}`,
+				);
+				const sent = await control.inbound({
+					from: '+33650000001',
+					contact_name: 'After the refusals',
+					number,
+					text: 'still reaches production',
+				});
+				expect(sent.delivery.delivered, `inbound: ${JSON.stringify(sent.delivery)}`);
+				await waitFor(
+					'the holder ran the message',
+					async () =>
+						(await eventsRun(ctx, holder, new Set([sent.record.wa_message_id]))).length === 1 ||
+						undefined,
+					30_000,
+					1000,
+				);
+				await sleep(5000);
+				stagingExecutions = (await staging.client.executions(stagingWorkflow.id)).length;
+			} finally {
+				await staging.close();
+			}
+			expect(stagingExecutions === 0, `the staging workflow ran ${stagingExecutions} times`);
+			expect(
+				(await client.executions(withSecondKey.id)).length === 0,
+				'the second-key workflow ran',
+			);
+			const changes = await webhookChanges();
+			expect(changes.length === 0, `webhook changes: ${changes.join()}`);
+			expect((await registeredUrl()) === holderUrl, 'the webhook moved');
+			// n8n's REST answer carries the holder's static data (its members) where it shows it.
+			const saved = JSON.stringify((await client.getWorkflow(holder.id)) as unknown);
+			expect(!saved.includes(new URL(staging.url).host), "staging is in the holder's members");
+			expect(
+				!saved.includes(withSecondKey.nodes[0].webhookId as string),
+				"the second-key trigger is in the holder's members",
+			);
+
+			// A refused publication may leave the workflow marked active: unpublished, as a user would.
+			await client.deactivate(withSecondKey.id).catch(() => undefined);
+			await client.deactivate(holder.id);
+			await waitFor('the webhook removed', async () => (await registeredUrl()) === null, 20_000);
+			return `second key: "${second.message.slice(0, 140)}…"; staging (${stagingWorkflowId}): "${stagingMessage.slice(0, 90)}…"; 0 joins, 0 webhook changes, 0 executions in either, the holder ran the next message once`;
 		},
 	);
 }
