@@ -132,8 +132,15 @@ export async function signingSecret(
 			reread: stale ? async () => await readManualSecret.call(this, key) : undefined,
 		};
 	}
-	const { sealedSecret } = this.getWorkflowStaticData('node') as TriggerStaticData;
+	const { sealedSecret, membership } = this.getWorkflowStaticData('node') as TriggerStaticData;
 	if (typeof sealedSecret !== 'string') {
+		// A member holds no secret: the service sends to it only once it took the webhook over (a
+		// hand-off), until the registration that comes with it is saved (a second or so), or when the
+		// registration moved here without it. Advice to republish would be wrong in the first case.
+		if (membership)
+			return {
+				problem: `an event the service sent straight to this trigger was rejected: it joined the trigger at ${membership.holderUrl} and holds no signing secret. Right after a hand-off to this trigger this lasts until its registration is saved (about a second; inbound messages and echoes are recovered by the catch-up). If it goes on, unpublish and publish (deactivate and activate) the workflow to register again`,
+			};
 		return {
 			problem:
 				'no signing secret is stored for this trigger (the registration was lost): every event is rejected. Unpublish and publish (deactivate and activate) the workflow to register again',
