@@ -91,6 +91,48 @@ async function inboundStream(
 }
 
 /**
+ * Activates `workflows` (all at once, or in order: then the first holds) once no webhook is
+ * registered, and waits for the registration; the members get 1.5 s to join (the heartbeat takes
+ * no part). Answers the holder and how many requests the sandbox had before the activations.
+ */
+async function activateAll(
+	ctx: SeveralWorkflowsContext,
+	workflows: SavedWorkflow[],
+	order: 'at once' | 'in order',
+): Promise<{ holder: SavedWorkflow; holderUrl: string; requestsBefore: number }> {
+	const { client, control, registeredUrl, productionUrl } = ctx;
+	await waitFor('no webhook registered', async () => (await registeredUrl()) === null, 20_000);
+	const requestsBefore = (await control.state()).requests.length;
+	const outcomes =
+		order === 'at once'
+			? await Promise.all(workflows.map(async (w) => await client.activateAndSettle(w.id)))
+			: [];
+	if (order === 'in order')
+		for (const w of workflows) outcomes.push(await client.activateAndSettle(w.id));
+	const failed = outcomes.flatMap((o, i) => (o.ok ? [] : [`${workflows[i].name}: ${o.message}`]));
+	expect(failed.length === 0, `activation errors: ${failed.join(' | ')}`);
+	const holderUrl = await waitFor(
+		'the webhook registered',
+		async () => (await registeredUrl()) ?? undefined,
+		20_000,
+	);
+	const holder = workflows.find((w) => productionUrl(w) === holderUrl);
+	expect(holder, `the webhook ${holderUrl} is none of the workflows`);
+	if (order === 'in order')
+		expect(holder === workflows[0], `the webhook is ${holder.name}'s, not the first's`);
+	await sleep(1500);
+	return { holder, holderUrl, requestsBefore };
+}
+
+/** The changes of the account's webhook (POST, DELETE) the sandbox saw after its first `since` requests. */
+async function webhookChanges(ctx: SeveralWorkflowsContext, since: number): Promise<string[]> {
+	return (await ctx.control.state()).requests
+		.slice(since)
+		.filter((r) => r.path === '/v1/console/webhook' && r.method !== 'GET')
+		.map((r) => r.method);
+}
+
+/**
  * The events of `wanted` that `w`'s finished executions ran, one entry per execution: an inbound
  * message by its wa_message_id, a status as status:<id>:<status>.
  */
@@ -163,22 +205,7 @@ export async function severalWorkflowsCheck(ctx: SeveralWorkflowsContext): Promi
 	await check(
 		`several workflows (issue 26): the three examples activated at once share one registration; ${COUNT} inbound + ${COUNT} statuses each reach every workflow selecting them once; a forged join is refused`,
 		async () => {
-			await waitFor('no webhook registered', async () => (await registeredUrl()) === null, 20_000);
-			const since = (await control.state()).requests.length;
-			const outcomes = await Promise.all(
-				all.map(async (w) => await client.activateAndSettle(w.id)),
-			);
-			const failed = outcomes.flatMap((o, i) => (o.ok ? [] : [`${all[i].name}: ${o.message}`]));
-			expect(failed.length === 0, `activation errors: ${failed.join(' | ')}`);
-			const holderUrl = await waitFor(
-				'the webhook registered',
-				async () => (await registeredUrl()) ?? undefined,
-				20_000,
-			);
-			const holder = all.find((w) => productionUrl(w) === holderUrl);
-			expect(holder, `the webhook ${holderUrl} is none of the three workflows`);
-			// The members joined at activation; give the heartbeat no part in it.
-			await sleep(1500);
+			const { holder, holderUrl, requestsBefore: since } = await activateAll(ctx, all, 'at once');
 
 			const before = (await control.state()).messages.length;
 			const sent = await inboundStream(ctx, '1000', COUNT, 'several workflows');
@@ -242,10 +269,8 @@ export async function severalWorkflowsCheck(ctx: SeveralWorkflowsContext): Promi
 				summary(syncToCrm, 'message.inbound:'),
 				summary(deliveryStatus, 'status:'),
 			];
-			const registrations = (await control.state()).requests
-				.slice(since)
-				.filter((r) => r.method === 'POST' && r.path === '/v1/console/webhook').length;
-			expect(registrations === 1, `POST /v1/console/webhook ${registrations} times, expected 1`);
+			const changes = await webhookChanges(ctx, since);
+			expect(changes.join() === 'POST', `webhook changes: ${changes.join()}, expected one POST`);
 
 			// A join signed with another key: 401, nothing runs (and nothing forwarded to the forged URL).
 			const member = all.find((w) => w !== holder)!;
@@ -414,20 +439,8 @@ export async function severalWorkflowsHandOffCheck(ctx: SeveralWorkflowsContext)
 		async () => {
 			all = [workflows.autoReply, workflows.syncToCrm, workflows.deliveryStatus];
 			deliveryStatus = workflows.deliveryStatus;
-			await waitFor('no webhook registered', async () => (await registeredUrl()) === null, 20_000);
-			for (const w of all) {
-				const outcome = await client.activateAndSettle(w.id);
-				expect(outcome.ok, `${w.name}: ${outcome.ok ? '' : outcome.message}`);
-			}
-			const holderUrl = await waitFor(
-				'the webhook registered',
-				async () => (await registeredUrl()) ?? undefined,
-				20_000,
-			);
-			const holder = all.find((w) => productionUrl(w) === holderUrl);
-			expect(holder, `the webhook ${holderUrl} is none of the three workflows`);
+			const { holder, holderUrl } = await activateAll(ctx, all, 'in order');
 			const remaining = all.filter((w) => w !== holder);
-			await sleep(1500);
 			const since = await control.state();
 			const requestsBefore = since.requests.length;
 			const deliveriesBefore = since.deliveries.length;
@@ -459,10 +472,7 @@ export async function severalWorkflowsHandOffCheck(ctx: SeveralWorkflowsContext)
 			for (const w of receivers) counts.push(await ranEachOnce(ctx, w, wanted));
 
 			const state = await control.state();
-			const registrations = state.requests
-				.slice(requestsBefore)
-				.filter((r) => r.path === '/v1/console/webhook' && r.method !== 'GET')
-				.map((r) => r.method);
+			const registrations = await webhookChanges(ctx, requestsBefore);
 			expect(
 				registrations.join() === 'POST',
 				`webhook changes during the hand-off: ${registrations.join() || 'none'} (expected one POST, no DELETE)`,
@@ -507,7 +517,7 @@ export async function severalWorkflowsRestartCheck(
 	ctx: SeveralWorkflowsContext,
 	restartWith: (during: () => Promise<void>) => Promise<void>,
 ): Promise<void> {
-	const { check, client, control, workflows, productionUrl, registeredUrl } = ctx;
+	const { check, client, control, workflows, registeredUrl } = ctx;
 	await check(
 		`several workflows (issue 26, T4): n8n stopped with three workflows active, ${WHILE_DOWN} inbound meanwhile: each inbound workflow runs each once after the start; live events reach every member after it; no new registration`,
 		async () => {
@@ -516,21 +526,7 @@ export async function severalWorkflowsRestartCheck(
 			const syncToCrm = await copyOfExample(client, workflows.syncToCrm, 'restart');
 			const deliveryStatus = await copyOfExample(client, workflows.deliveryStatus, 'restart');
 			const all = [autoReply, syncToCrm, deliveryStatus];
-			await waitFor('no webhook registered', async () => (await registeredUrl()) === null, 20_000);
-			const requestsBefore = (await control.state()).requests.length;
-			const outcomes = await Promise.all(
-				all.map(async (w) => await client.activateAndSettle(w.id)),
-			);
-			const failed = outcomes.flatMap((o, i) => (o.ok ? [] : [`${all[i].name}: ${o.message}`]));
-			expect(failed.length === 0, `activation errors: ${failed.join(' | ')}`);
-			const holderUrl = await waitFor(
-				'the webhook registered',
-				async () => (await registeredUrl()) ?? undefined,
-				20_000,
-			);
-			const holder = all.find((w) => productionUrl(w) === holderUrl);
-			expect(holder, `the webhook ${holderUrl} is none of the three workflows`);
-			await sleep(1500);
+			const { holder, holderUrl, requestsBefore } = await activateAll(ctx, all, 'at once');
 
 			let whileDown: Awaited<ReturnType<typeof inboundStream>> = [];
 			const downAt = Date.now();
@@ -587,10 +583,7 @@ export async function severalWorkflowsRestartCheck(
 			}
 			counts.push(await ranEachOnce(ctx, deliveryStatus, statuses));
 			expect((await registeredUrl()) === holderUrl, 'the webhook moved during the restart');
-			const registrations = (await control.state()).requests
-				.slice(requestsBefore)
-				.filter((r) => r.path === '/v1/console/webhook' && r.method !== 'GET')
-				.map((r) => r.method);
+			const registrations = await webhookChanges(ctx, requestsBefore);
 			expect(
 				registrations.join() === 'POST',
 				`webhook changes: ${registrations.join() || 'none'} (expected the first activation's POST only)`,
@@ -640,7 +633,7 @@ async function withTriggerOptions(
 export async function severalWorkflowsMembersChangeCheck(
 	ctx: SeveralWorkflowsContext,
 ): Promise<void> {
-	const { check, client, control, workflows, productionUrl, registeredUrl } = ctx;
+	const { check, client, workflows, registeredUrl } = ctx;
 	await check(
 		`several workflows (issue 26, T3): during ${CHURN} inbound one member is unpublished and published again changed, another republished changed while active: the webhook stays, each inbound workflow runs each message once`,
 		async () => {
@@ -651,17 +644,12 @@ export async function severalWorkflowsMembersChangeCheck(
 			);
 			const autoReply = await copyOfExample(client, workflows.autoReply, 'members change');
 			const syncToCrm = await copyOfExample(client, workflows.syncToCrm, 'members change');
-			const all = [deliveryStatus, autoReply, syncToCrm];
-			await waitFor('no webhook registered', async () => (await registeredUrl()) === null, 20_000);
-			const requestsBefore = (await control.state()).requests.length;
 			// In this order: delivery-status holds, the two inbound workflows are members.
-			for (const w of all) {
-				const outcome = await client.activateAndSettle(w.id);
-				expect(outcome.ok, `${w.name}: ${outcome.ok ? '' : outcome.message}`);
-			}
-			const holderUrl = await registeredUrl();
-			expect(holderUrl === productionUrl(deliveryStatus), `the webhook is ${holderUrl}`);
-			await sleep(1500);
+			const { holderUrl, requestsBefore } = await activateAll(
+				ctx,
+				[deliveryStatus, autoReply, syncToCrm],
+				'in order',
+			);
 
 			const changes: Array<Promise<string>> = [];
 			const timed = (label: string, change: () => Promise<unknown>) => {
@@ -713,10 +701,7 @@ export async function severalWorkflowsMembersChangeCheck(
 				await ranEachOnce(ctx, syncToCrm, wanted),
 			];
 			expect((await registeredUrl()) === holderUrl, 'the webhook moved');
-			const registrations = (await control.state()).requests
-				.slice(requestsBefore)
-				.filter((r) => r.path === '/v1/console/webhook' && r.method !== 'GET')
-				.map((r) => r.method);
+			const registrations = await webhookChanges(ctx, requestsBefore);
 			expect(
 				registrations.join() === 'POST',
 				`webhook changes: ${registrations.join() || 'none'} (expected the first activation's POST only)`,
@@ -769,7 +754,7 @@ function triggerOnlyWorkflow(name: string, credentialId: string, options: Record
 export async function severalWorkflowsMediaAndHandOverCheck(
 	ctx: SeveralWorkflowsContext & { credentialId: string },
 ): Promise<void> {
-	const { check, client, control, number, registeredUrl, productionUrl } = ctx;
+	const { check, client, control, number, registeredUrl } = ctx;
 	await check(
 		'several workflows (issue 26, T10): Download Media in two members, each into its own field, none in the holder; hand over only where it is on (Hand Over output in one member, dropped in the other, main output in the holder)',
 		async () => {
@@ -789,13 +774,7 @@ export async function severalWorkflowsMediaAndHandOverCheck(
 				handOver: 'drop',
 			});
 			const all = [holder, memberA, memberB];
-			await waitFor('no webhook registered', async () => (await registeredUrl()) === null, 20_000);
-			for (const w of all) {
-				const outcome = await client.activateAndSettle(w.id);
-				expect(outcome.ok, `${w.name}: ${outcome.ok ? '' : outcome.message}`);
-			}
-			expect((await registeredUrl()) === productionUrl(holder), 'the holder is not the first');
-			await sleep(1500);
+			await activateAll(ctx, all, 'in order');
 			// The trigger's output by output: [main, Hand Over], each item's text and binary fields.
 			const runs = async (w: SavedWorkflow) => {
 				const found: Array<{
@@ -903,24 +882,15 @@ export type StartAnotherN8n = () => Promise<{
 export async function severalWorkflowsIdentityCheck(
 	ctx: SeveralWorkflowsContext & { credentialId: string; startAnother: StartAnotherN8n },
 ): Promise<void> {
-	const { check, client, control, number, registeredUrl, productionUrl } = ctx;
+	const { check, client, control, number, registeredUrl } = ctx;
 	await check(
 		'several workflows (issue 26, T8): a staging n8n on the same key is refused as before (another webhook is registered); a second key of the same account is refused naming one credential; neither joins, the webhook stays',
 		async () => {
 			const holder = await client.createWorkflow(
 				triggerOnlyWorkflow('Several workflows, production holder (e2e)', ctx.credentialId, {}),
 			);
-			await waitFor('no webhook registered', async () => (await registeredUrl()) === null, 20_000);
-			const outcome = await client.activateAndSettle(holder.id);
-			expect(outcome.ok, `the holder: ${outcome.ok ? '' : outcome.message}`);
-			const holderUrl = productionUrl(holder);
-			expect((await registeredUrl()) === holderUrl, `the webhook is ${await registeredUrl()}`);
+			const { holderUrl } = await activateAll(ctx, [holder], 'in order');
 			const requestsBefore = (await control.state()).requests.length;
-			const webhookChanges = async () =>
-				(await control.state()).requests
-					.slice(requestsBefore)
-					.filter((r) => r.path === '/v1/console/webhook' && r.method !== 'GET')
-					.map((r) => r.method);
 
 			// Same account, a second key, in this n8n.
 			const secondKey = await control.createKey([...SCOPES]);
@@ -987,7 +957,7 @@ export async function severalWorkflowsIdentityCheck(
 				(await client.executions(withSecondKey.id)).length === 0,
 				'the second-key workflow ran',
 			);
-			const changes = await webhookChanges();
+			const changes = await webhookChanges(ctx, requestsBefore);
 			expect(changes.length === 0, `webhook changes: ${changes.join()}`);
 			expect((await registeredUrl()) === holderUrl, 'the webhook moved');
 			// n8n's REST answer carries the holder's static data (its members) where it shows it.
