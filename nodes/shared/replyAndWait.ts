@@ -49,7 +49,7 @@ import {
 	deriveKey,
 	verifyWithDerivedKey,
 } from './credentialKeys';
-import { computeSignature } from './signature';
+import { postSigned, signWithDerivedKey } from './signedPost';
 import { apiRequest } from './transport';
 
 export const STATIC_DATA_KEY = 'businessMessagingWaiting';
@@ -205,16 +205,12 @@ export interface WaitRegistration {
 }
 
 /**
- * The registration is signed as the service signs its events (signature.ts: `sha256=<hex HMAC>`
- * of the raw body), with a key derived from the API key instead of the signing secret.
+ * The signature header value for a registration body: signed as the service signs its events
+ * (signature.ts: `sha256=<hex HMAC>` of the raw body), with a key derived from the API key
+ * instead of the signing secret.
  */
-function registrationKey(apiKey: string): string {
-	return deriveKey(apiKey, WAIT_REGISTRATION_LABEL);
-}
-
-/** The signature header value for a registration body. */
 export function signRegistration(apiKey: string, rawBody: string | Buffer): string {
-	return `sha256=${computeSignature(Buffer.from(rawBody), registrationKey(apiKey))}`;
+	return signWithDerivedKey(apiKey, WAIT_REGISTRATION_LABEL, rawBody);
 }
 
 /** n8n's resume URL: [<base path>]/webhook-waiting/<execution id>, nothing after it. */
@@ -431,20 +427,12 @@ export async function registerWithTrigger(
 				business_messaging_wait: registrations,
 				issued_at_ms: Date.now(),
 			});
-			const response = (await this.helpers.httpRequest({
-				method: 'POST',
-				url,
-				body,
-				headers: {
-					'content-type': 'application/json',
-					[REGISTRATION_HEADER]: signRegistration(apiKey, body),
-				},
-				timeout: 4000,
-				// A redirect would re-send the entries (resume URLs) and the signature elsewhere.
-				disableFollowRedirect: true,
-				returnFullResponse: true,
-				ignoreHttpStatusErrors: true,
-			})) as { statusCode: number };
+			const response = await postSigned.call(this, url, body, {
+				header: REGISTRATION_HEADER,
+				apiKey,
+				label: WAIT_REGISTRATION_LABEL,
+				timeoutMs: REGISTRATION_TIMEOUT_MS,
+			});
 			return response.statusCode;
 		};
 		const status = await post();
@@ -462,6 +450,8 @@ export async function registerWithTrigger(
 
 /** When the registration is posted a second time (see registerWithTrigger). */
 const REGISTRATION_REPEAT_MS = 1500;
+/** Each post of the registration (the trigger stores it and n8n saves its static data before answering). */
+const REGISTRATION_TIMEOUT_MS = 4000;
 
 // ---------------------------------------------------------------------------
 // The trigger's side: taking registrations, resuming a waiting execution

@@ -14,6 +14,7 @@ import {
 	isWaitingEntry,
 	registerWaiting,
 } from '../../shared/replyAndWait';
+import { postSigned } from '../../shared/signedPost';
 import { CREDENTIAL_TYPE } from '../../shared/transport';
 import { isJoinableUrl, sameUrl } from './decision';
 import { rememberMembers, signJoin } from './join';
@@ -91,21 +92,12 @@ export async function handOff(
 		let status: number | string;
 		let answer: unknown;
 		try {
-			const response = (await this.helpers.httpRequest({
-				method: 'POST',
-				url,
-				body,
-				headers: {
-					'content-type': 'application/json',
-					[HANDOFF_HEADER]: signHandOff(apiKey, body),
-				},
-				timeout: HANDOFF_TIMEOUT_MS,
-				// A redirect would send the signed request elsewhere.
-				disableFollowRedirect: true,
-				returnFullResponse: true,
-				ignoreHttpStatusErrors: true,
-				json: false,
-			})) as { statusCode: number; body: unknown };
+			const response = await postSigned.call(this, url, body, {
+				header: HANDOFF_HEADER,
+				apiKey,
+				label: JOIN_LABEL,
+				timeoutMs: HANDOFF_TIMEOUT_MS,
+			});
 			status = response.statusCode;
 			answer = typeof response.body === 'string' ? JSON.parse(response.body) : response.body;
 		} catch (error) {

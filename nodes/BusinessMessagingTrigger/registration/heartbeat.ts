@@ -12,10 +12,11 @@ import { JOIN_LABEL, verifyWithDerivedKey } from '../../shared/credentialKeys';
 import { isPlainObject, parseJsonBody } from '../../shared/json';
 import { ReplayGuard } from '../../shared/replayGuard';
 import { accountId } from '../../shared/replyAndWait';
+import { postSigned } from '../../shared/signedPost';
 import { CREDENTIAL_TYPE } from '../../shared/transport';
 import { withAccountLock } from './accountLock';
 import { isJoinableUrl, sameUrl } from './decision';
-import { postJoin, rememberMembers, signJoin } from './join';
+import { postJoin, rememberMembers } from './join';
 import { closeGap } from './membershipGaps';
 import { enterRegistry, liveMembers, nodeUrlOf } from './registry';
 import { isManualRegistration, type TriggerStaticData } from './signingSecrets';
@@ -27,6 +28,8 @@ import {
 } from './webhookMethods';
 
 export const HEARTBEAT_MS = 30_000;
+/** The trigger's webhook() reads the webhook, registers and n8n saves its static data before answering. */
+const CLAIM_TIMEOUT_MS = 15_000;
 /** The trigger asking its own webhook() to register it (a request whose static data n8n saves). */
 export const CLAIM_HEADER = 'x-business-messaging-claim';
 const LOG_PREFIX = 'Business Messaging Trigger';
@@ -40,9 +43,6 @@ export interface Heartbeat {
 	beforeEmit(): void;
 	close(): void;
 }
-
-/** Signed as a join is: the same key (derived from the API key), the same form. */
-export const signClaim = signJoin;
 
 /**
  * Registering from trigger() itself would keep the secret in main's activation-time copy of the
@@ -64,17 +64,13 @@ async function claim(
 		instance_id: this.getInstanceId(),
 		issued_at_ms: Date.now(),
 	});
-	const response = (await this.helpers.httpRequest({
-		method: 'POST',
-		url,
-		body,
-		headers: { 'content-type': 'application/json', [CLAIM_HEADER]: signClaim(apiKey, body) },
-		timeout: 15_000,
-		disableFollowRedirect: true,
-		returnFullResponse: true,
-		ignoreHttpStatusErrors: true,
-		json: false,
-	})) as { statusCode: number; body: unknown };
+	// Signed as a join is (the same derived key): receiveClaim checks it so.
+	const response = await postSigned.call(this, url, body, {
+		header: CLAIM_HEADER,
+		apiKey,
+		label: JOIN_LABEL,
+		timeoutMs: CLAIM_TIMEOUT_MS,
+	});
 	let answer: unknown = response.body;
 	if (typeof answer === 'string') {
 		try {

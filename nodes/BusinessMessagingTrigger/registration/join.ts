@@ -10,11 +10,11 @@ import type {
 	IWebhookFunctions,
 } from 'n8n-workflow';
 
-import { JOIN_LABEL, deriveKey, verifyWithDerivedKey } from '../../shared/credentialKeys';
+import { JOIN_LABEL, verifyWithDerivedKey } from '../../shared/credentialKeys';
 import { isPlainObject, parseJsonBody } from '../../shared/json';
 import { ReplayGuard } from '../../shared/replayGuard';
 import { accountId } from '../../shared/replyAndWait';
-import { computeSignature } from '../../shared/signature';
+import { postSigned, signWithDerivedKey } from '../../shared/signedPost';
 import { isJoinableUrl } from './decision';
 import { keepMembersCurrent, withMember, type MemberTable } from './members';
 
@@ -34,7 +34,7 @@ export interface JoinBody {
 }
 
 export function signJoin(apiKey: string, rawBody: string | Buffer): string {
-	return `sha256=${computeSignature(Buffer.from(rawBody), deriveKey(apiKey, JOIN_LABEL))}`;
+	return signWithDerivedKey(apiKey, JOIN_LABEL, rawBody);
 }
 
 /** n8n's own 404 for a path with no active webhook (live-webhooks.js): the holder's workflow is gone. */
@@ -71,18 +71,12 @@ export async function postJoin(
 	};
 	const body = JSON.stringify(payload);
 	try {
-		const response = (await this.helpers.httpRequest({
-			method: 'POST',
-			url: holderUrl,
-			body,
-			headers: { 'content-type': 'application/json', [JOIN_HEADER]: signJoin(join.apiKey, body) },
-			timeout: JOIN_TIMEOUT_MS,
-			// A redirect would send the signed request elsewhere.
-			disableFollowRedirect: true,
-			returnFullResponse: true,
-			ignoreHttpStatusErrors: true,
-			json: false,
-		})) as { statusCode: number; body: unknown };
+		const response = await postSigned.call(this, holderUrl, body, {
+			header: JOIN_HEADER,
+			apiKey: join.apiKey,
+			label: JOIN_LABEL,
+			timeoutMs: JOIN_TIMEOUT_MS,
+		});
 		return {
 			outcome: classifyJoinAnswer(response.statusCode, response.body),
 			detail: `${response.statusCode}`,
