@@ -412,6 +412,7 @@ export async function startCatchUp(
 			this.getActivationMode(),
 			options.onActivation,
 			nowMs,
+			staticData.activatedAtMs,
 		);
 	}
 	const emitted = staticData.catchUp?.emitted;

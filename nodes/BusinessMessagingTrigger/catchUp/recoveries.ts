@@ -26,23 +26,31 @@ export interface CatchUpState extends IDataObject {
 
 /**
  * Where the catch-up starts when the trigger starts. A user's activation with "from
- * activation", or no watermark yet (first activation), starts now: nothing from before.
- * Otherwise (n8n restarted, the workflow was updated or reactivated) it carries on from the
- * saved watermark, bounded to MAX_CATCH_UP_DAYS.
+ * activation", or a first activation, starts now: nothing from before. Otherwise (n8n
+ * restarted, the workflow was updated or reactivated) it carries on from the saved watermark,
+ * bounded to MAX_CATCH_UP_DAYS; without one (a webhook request saved an older copy of the static
+ * data over it before any emit), from the user's last activation (`activatedAtMs`).
  */
 export function startingWatermark(
 	saved: Watermark | undefined,
 	activation: string,
 	onActivation: OnActivation,
 	nowMs: number,
+	activatedAtMs?: number,
 ): Watermark {
 	const now = { createdAt: new Date(nowMs).toISOString(), ids: [] };
-	if (!saved || (activation === 'activate' && onActivation === 'fromActivation')) return now;
+	if (activation === 'activate' && (!saved || onActivation === 'fromActivation')) return now;
+	const from =
+		saved ??
+		(activatedAtMs !== undefined && activatedAtMs < nowMs
+			? { createdAt: new Date(activatedAtMs).toISOString(), ids: [] }
+			: undefined);
+	if (!from) return now;
 	const oldest = {
 		createdAt: new Date(nowMs - MAX_CATCH_UP_DAYS * 86_400_000).toISOString(),
 		ids: [],
 	};
-	return isAfter({ created_at: saved.createdAt, id: '' }, oldest) ? saved : oldest;
+	return isAfter({ created_at: from.createdAt, id: '' }, oldest) ? from : oldest;
 }
 
 export interface Recovery {

@@ -29,6 +29,13 @@ export interface TriggerStaticData extends IDataObject {
 	secret?: string;
 	/** A member (docs/several-workflows.md §4): the URL of the trigger holding the webhook. Informational. */
 	membership?: { holderUrl: string };
+	/**
+	 * When a user last activated (published) the trigger. Written with the registration, which every
+	 * webhook request saves back; the catch-up's own state is saved only with an emit, and a webhook
+	 * request that loaded the static data before it (a member's join) saves it away. Then a restart
+	 * carries on from here instead of from the restart (catchUp/recoveries.ts startingWatermark).
+	 */
+	activatedAtMs?: number;
 }
 
 type TriggerContext = IHookFunctions | IWebhookFunctions;

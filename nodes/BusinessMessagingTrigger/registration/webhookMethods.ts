@@ -210,8 +210,17 @@ async function joinHolder(
 	return true;
 }
 
+/** A user's activation (not n8n's restart or a republish) is where a restart's catch-up may start from. */
+function stampActivation(this: IHookFunctions): void {
+	if (this.getMode() === 'manual' || this.getActivationMode() === 'manual') return;
+	const staticData = this.getWorkflowStaticData('node') as TriggerStaticData;
+	if (this.getActivationMode() === 'activate' || staticData.activatedAtMs === undefined)
+		staticData.activatedAtMs = Date.now();
+}
+
 /** checkExists: true when the webhook is ours and we hold its secret (Manual: the credential's), or when we joined its holder. */
 export async function webhookExists(this: IHookFunctions): Promise<boolean> {
+	stampActivation.call(this);
 	if (isManualRegistration.call(this)) {
 		forgetManualSecret.call(this);
 		if (await manualSigningSecret.call(this)) return true;
@@ -392,6 +401,7 @@ export async function deleteWebhook(this: IHookFunctions): Promise<boolean> {
 		// rely on: a later activation registers again and gets a new one.
 		forgetRegistration(staticData);
 		delete staticData.membership;
+		delete staticData.activatedAtMs;
 	}
 }
 

@@ -158,6 +158,23 @@ describe('startingWatermark and options', () => {
 			expect(startingWatermark(saved, activation, 'sinceLastActive', T0)).toBe(saved);
 		}
 	});
+	it("no saved watermark on a restart (a webhook request saved an older copy of the static data over it): from the user's last activation, not from the restart", () => {
+		const activatedAtMs = T0 - 60_000;
+		expect(startingWatermark(undefined, 'init', 'sinceLastActive', T0, activatedAtMs)).toEqual({
+			createdAt: new Date(activatedAtMs).toISOString(),
+			ids: [],
+		});
+		expect(
+			startingWatermark(undefined, 'init', 'fromActivation', T0, activatedAtMs).createdAt,
+		).toBe(new Date(activatedAtMs).toISOString());
+		// A user's activation starts now whatever was stamped before.
+		expect(
+			startingWatermark(undefined, 'activate', 'sinceLastActive', T0, activatedAtMs).createdAt,
+		).toBe(new Date(T0).toISOString());
+		expect(startingWatermark(undefined, 'init', 'sinceLastActive', T0).createdAt).toBe(
+			new Date(T0).toISOString(),
+		);
+	});
 	it('"Nothing From Before": a user activation starts now; a restart of n8n still carries on', () => {
 		expect(startingWatermark(saved, 'activate', 'fromActivation', T0).createdAt).toBe(
 			new Date(T0).toISOString(),
@@ -310,6 +327,28 @@ describe('catch-up in n8n (TriggerContext) against the sandbox', () => {
 		await new Promise((resolve) => setTimeout(resolve, 1500));
 		expect(again.emitted).toHaveLength(0);
 		expect(first.emitted).toHaveLength(0);
+	});
+
+	it("n8n down before the trigger's first emit, its catch-up state saved away by a webhook request's older copy: what arrived meanwhile is still recovered", async () => {
+		const { harness, up, down } = await setup({});
+		const first = await started(harness, 'activate');
+		await first.close();
+		// Several workflows: a member's join, stored through the holder's webhook(), saves the static
+		// data the request loaded, from before trigger() wrote its state (n8n saves it whole).
+		delete harness.staticData.catchUp;
+		expect(harness.staticData.activatedAtMs).toEqual(expect.any(Number));
+
+		await down();
+		for (const text of ['while down 1', 'while down 2'])
+			expect((await inbound(text)).delivery.delivered).toBe(false);
+		await up();
+		later(SETTLE_MS / 1000 + 5);
+		const run = await started(harness, 'init');
+		const items = await emittedAtLeast(run, 2);
+		expect(items.map((item) => (item.json.data as IDataObject).text)).toEqual([
+			'while down 1',
+			'while down 2',
+		]);
 	});
 
 	it('a delivery that reaches webhook() too late is answered 503, not run, and recovered once', async () => {

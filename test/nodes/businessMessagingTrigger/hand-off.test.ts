@@ -199,7 +199,10 @@ describe('the holder deactivated hands the webhook off to a member (§6)', () =>
 		await holder.deactivate();
 		await holder.activate();
 		expect(sb.state().webhook.url).toBe(next.webhookUrl);
-		expect(holder.staticData).toEqual({ membership: { holderUrl: next.webhookUrl } });
+		expect(holder.staticData).toEqual({
+			membership: { holderUrl: next.webhookUrl },
+			activatedAtMs: expect.any(Number),
+		});
 		expect(Object.keys(next.globalStaticData[MEMBERS_KEY] as Json)).toEqual([holder.webhookUrl]);
 		expect(apiCalls(sb, 'POST', WEBHOOK)).toBe(2);
 		expect(apiCalls(sb, 'DELETE', WEBHOOK)).toBe(0);

@@ -49,6 +49,8 @@ describe('Automatic registration', () => {
 		expect(webhook).toMatchObject({ configured: true, url: harness.webhookUrl });
 		// The secret is stored sealed under the API key: the static data alone does not give it away.
 		expect(harness.staticData).toEqual({
+			// When the user activated it: where a restart's catch-up starts if its own state was saved away.
+			activatedAtMs: expect.any(Number),
 			webhookUrl: harness.webhookUrl,
 			// Which workflow registered it (its id): only that workflow deletes it again.
 			registeredBy: expect.stringMatching(/\S/),
@@ -352,7 +354,7 @@ describe('Manual registration', () => {
 		expect(apiCalls(sb, 'POST', WEBHOOK)).toBe(1);
 		expect(apiCalls(sb, 'GET', WEBHOOK)).toBe(0);
 		expect(apiCalls(sb, 'DELETE', WEBHOOK)).toBe(0);
-		expect(harness.staticData).toEqual({});
+		expect(harness.staticData).toEqual({ activatedAtMs: expect.any(Number) });
 
 		expect((await harness.receive(signedRequest(inboundEnvelope(), foreignSecret))).status).toBe(
 			200,

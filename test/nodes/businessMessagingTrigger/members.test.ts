@@ -83,7 +83,10 @@ describe('a second trigger on the account joins the first (§4)', () => {
 				seenAtMs: expect.any(Number),
 			},
 		});
-		expect(member.staticData).toEqual({ membership: { holderUrl: holder.webhookUrl } });
+		expect(member.staticData).toEqual({
+			membership: { holderUrl: holder.webhookUrl },
+			activatedAtMs: expect.any(Number),
+		});
 	});
 
 	it('activated at the same moment: exactly one registration (the account lock)', async () => {
@@ -123,7 +126,10 @@ describe('a second trigger on the account joins the first (§4)', () => {
 		await member.activate();
 		expect(sb.state().webhook.url).toBe(busy.webhookUrl);
 		expect(apiCalls(sb, 'POST', WEBHOOK)).toBe(1);
-		expect(member.staticData).toEqual({ membership: { holderUrl: busy.webhookUrl } });
+		expect(member.staticData).toEqual({
+			membership: { holderUrl: busy.webhookUrl },
+			activatedAtMs: expect.any(Number),
+		});
 	});
 
 	it('a member that is deactivated leaves: the holder drops it', async () => {
