@@ -1403,9 +1403,15 @@ async function activateSeveral(
 			.state()
 			.requests.slice(requestsBefore)
 			.filter((r) => r.method === 'POST' && r.path === '/v1/console/webhook').length;
+	/** When each activation was answered and its publication settled (its checkExists, and so its join, done). */
+	const activatedAt = new Map<ExampleKey, number>();
 	const activate = async (list: SeveralWorkflow[]) => {
 		const outcomes = await Promise.all(
-			list.map(async (w) => await client.activateAndSettle(w.workflow.id)),
+			list.map(async (w) => {
+				const outcome = await client.activateAndSettle(w.workflow.id);
+				activatedAt.set(w.key, Date.now());
+				return outcome;
+			}),
 		);
 		return outcomes.flatMap((o, i) => (o.ok ? [] : [`${list[i].key}: ${o.message}`]));
 	};
@@ -1445,7 +1451,15 @@ async function activateSeveral(
 	log(
 		`  holder ${holder.key} (${holder.workflow.id}); members ${members.map((m) => m.key).join(', ')}; in the holder's static data: ${membersStored.join(', ') || 'none'} (${membersAfterMs} ms after the registration)`,
 	);
-	return { activationErrors, registrations, holder, members, membersStored, membersAfterMs };
+	return {
+		activationErrors,
+		registrations,
+		holder,
+		members,
+		membersStored,
+		membersAfterMs,
+		activatedAt,
+	};
 }
 
 /**
@@ -2159,6 +2173,8 @@ function memberHistory(
 	mainSaves: TableSample[],
 	key: string,
 	from: number,
+	/** When its activation settled: its join (answered once a processor saved it) was stored by then. */
+	activatedAt: number | undefined,
 ) {
 	const firstIndex = samples.findIndex((s) => s.present.includes(key));
 	const first = samples[firstIndex];
@@ -2180,12 +2196,18 @@ function memberHistory(
 			else if (here && open && open.to === undefined) open.to = s.at;
 		}
 	const savesAfter = joinSeenAt === undefined ? [] : mainSaves.filter((s) => s.at > joinSeenAt);
+	const afterActivation =
+		activatedAt === undefined ? undefined : mainSaves.find((s) => s.at > activatedAt);
 	const firstSave = savesAfter[0];
 	const last = samples[samples.length - 1];
 	const rel = (at: number) => Number(((at - from) / 1000).toFixed(2));
 	return {
 		key,
 		joinSeenS: joinSeenAt === undefined ? null : rel(joinSeenAt),
+		activatedS: activatedAt === undefined ? null : rel(activatedAt),
+		firstMainSaveAfterActivationMs:
+			afterActivation && activatedAt !== undefined ? afterActivation.at - activatedAt : null,
+		inFirstMainSaveAfterActivation: afterActivation ? afterActivation.present.includes(key) : null,
 		joinSeenAt,
 		firstSeenIn,
 		firstMainSaveAfterMs: firstSave && joinSeenAt !== undefined ? firstSave.at - joinSeenAt : null,
@@ -2320,7 +2342,8 @@ export async function checkSeveralWorkflowsHeal(
 				sendStatuses(ctx, replies, 1, 200),
 			]);
 		});
-		const { holder, activationErrors, registrations, membersStored, membersAfterMs } = activation;
+		const { holder, activationErrors, registrations, membersStored, membersAfterMs, activatedAt } =
+			activation;
 		if (holder !== holderOne)
 			throw new Error(`${HEAL_HOLDER} was activated first, but ${holder.key} holds the webhook`);
 		if (!streaming || !watcher) throw new Error('the heal phase did not start');
@@ -2370,7 +2393,7 @@ export async function checkSeveralWorkflowsHeal(
 
 		const saves = watcher.mainSaves();
 		const histories = members.map((m) =>
-			memberHistory(watcher?.samples ?? [], saves, m.key, activateAt),
+			memberHistory(watcher?.samples ?? [], saves, m.key, activateAt, activatedAt.get(m.key)),
 		);
 		const recoveredByHolder = storedExecutions(topology, holder.workflow.id, holder.trigger).filter(
 			(e) => e.recovered.some(Boolean),
@@ -2397,7 +2420,7 @@ export async function checkSeveralWorkflowsHeal(
 		);
 		for (const h of histories)
 			log(
-				`  ${h.key}: join seen in Postgres ${h.joinSeenS ?? 'never'} s after its activation began (saved by ${h.firstSeenIn ?? '-'}); first save by main after it ${h.firstMainSaveAfterMs ?? '-'} ms later (member ${h.inFirstMainSave ? 'in it' : 'NOT in it'}), ${h.mainSavesWithin} within ${RIGHT_AFTER_MS} ms, ${h.mainSavesAfter} in all, ${h.mainSavesWithout} without it; absent from the table ${h.absences.length ? h.absences.map((a) => `${a.fromS} to ${a.toS ?? 'the end'} s (${a.ms ?? '-'} ms)`).join(', ') : 'never'}; at the end ${h.presentAtEnd ? 'there' : 'MISSING'}`,
+				`  ${h.key}: activation settled ${h.activatedS ?? '?'} s after it began (its join saved by a processor by then), first save by main after that ${h.firstMainSaveAfterActivationMs ?? '-'} ms later (member ${h.inFirstMainSaveAfterActivation ? 'in it' : 'NOT in it'}); join seen in Postgres ${h.joinSeenS ?? 'never'} s (first in a save by ${h.firstSeenIn ?? '-'}); first save by main after it ${h.firstMainSaveAfterMs ?? '-'} ms later (member ${h.inFirstMainSave ? 'in it' : 'NOT in it'}), ${h.mainSavesWithin} within ${RIGHT_AFTER_MS} ms, ${h.mainSavesAfter} in all, ${h.mainSavesWithout} without it; absent from the table ${h.absences.length ? h.absences.map((a) => `${a.fromS} to ${a.toS ?? 'the end'} s (${a.ms ?? '-'} ms)`).join(', ') : 'never'}; at the end ${h.presentAtEnd ? 'there' : 'MISSING'}`,
 			);
 
 		const perWorkflow = countSeveral(
@@ -2415,7 +2438,9 @@ export async function checkSeveralWorkflowsHeal(
 
 		const failedAll = failedPhase.filter((s) => !s.delivered).length === failing;
 		const rightAfter = histories.every(
-			(h) => h.firstMainSaveAfterMs !== null && h.firstMainSaveAfterMs <= RIGHT_AFTER_MS,
+			(h) =>
+				h.firstMainSaveAfterActivationMs !== null &&
+				h.firstMainSaveAfterActivationMs <= RIGHT_AFTER_MS,
 		);
 		const healed = histories.every(
 			(h) =>
@@ -2451,12 +2476,12 @@ export async function checkSeveralWorkflowsHeal(
 		const historyLine = histories
 			.map(
 				(h) =>
-					`${h.key}: join seen ${h.joinSeenS ?? 'never'} s, first save by main ${h.firstMainSaveAfterMs ?? '-'} ms after (${h.inFirstMainSave ? 'with' : 'without'} it), absent ${h.absences.length ? h.absences.map((a) => `${a.fromS}–${a.toS ?? 'end'} s`).join(', ') : 'never'}`,
+					`${h.key}: activation settled ${h.activatedS ?? '?'} s, first save by main ${h.firstMainSaveAfterActivationMs ?? '-'} ms after (${h.inFirstMainSaveAfterActivation ? 'with' : 'without'} it); join seen ${h.joinSeenS ?? 'never'} s, first save by main ${h.firstMainSaveAfterMs ?? '-'} ms after (${h.inFirstMainSave ? 'with' : 'without'} it); absent ${h.absences.length ? h.absences.map((a) => `${a.fromS}–${a.toS ?? 'end'} s`).join(', ') : 'never'}`,
 			)
 			.join('; ');
 		record(
 			ctx,
-			`several workflows, heal: constructed: ${failing} inbound failed for the holder alone, its catch-up emitted them from main, and main saved the holder's copy within ${RIGHT_AFTER_MS} ms after each member's join was saved by a webhook processor (0 activation errors, one POST /v1/console/webhook)`,
+			`several workflows, heal: constructed: ${failing} inbound failed for the holder alone, its catch-up emitted them from main, and main saved the holder's copy within ${RIGHT_AFTER_MS} ms after each member's activation settled (its join saved by a webhook processor by then) (0 activation errors, one POST /v1/console/webhook)`,
 			failedAll &&
 				recoveredByHolder.length > 0 &&
 				rightAfter &&
