@@ -2352,7 +2352,7 @@ export async function checkSeveralWorkflowsHeal(
 		const { sent } = stream;
 		const failedInbound = sent.filter((s) => !s.delivered);
 		log(
-			`  ${count} inbound in ${((stream.end - stream.t0) / 1000).toFixed(1)} s: ${count - failedInbound.length} delivered 2xx, ${failedInbound.length} failed ${JSON.stringify(reasons(failedInbound))}; statuses ${statusSent.filter((s) => s.delivered).length}/${statusSent.length} delivered ${JSON.stringify(reasons(statusSent.filter((s) => !s.delivered)))}; members in the holder's static data at once: ${membersStored.join(', ') || 'none'} (${membersAfterMs} ms after the activation began)`,
+			`  ${count} inbound in ${((stream.end - stream.t0) / 1000).toFixed(1)} s: ${count - failedInbound.length} delivered 2xx, ${failedInbound.length} failed ${JSON.stringify(reasons(failedInbound))}; statuses ${statusSent.filter((s) => s.delivered).length}/${statusSent.length} delivered ${JSON.stringify(reasons(statusSent.filter((s) => !s.delivered)))}; members in the holder's static data at once: ${membersStored.join(', ') || 'none'} (${membersAfterMs} ms after the activations settled)`,
 		);
 
 		// What each workflow must run (exactly once) and what it may run (at most once): a member,
