@@ -18,7 +18,7 @@ import { withAccountLock } from './accountLock';
 import { isJoinableUrl, sameUrl } from './decision';
 import { postJoin, rememberMembers } from './join';
 import { closeGap } from './membershipGaps';
-import { enterRegistry, liveMembers, nodeUrlOf } from './registry';
+import { enterRegistry, liveMembers, nodeUrlOf, onNodeUrl } from './registry';
 import { isManualRegistration, type TriggerStaticData } from './signingSecrets';
 import {
 	adoptRegistration,
@@ -104,8 +104,10 @@ export async function startHeartbeat(this: ITriggerFunctions): Promise<Heartbeat
 	// The URL is known once this process ran the webhook methods (the leader main, where trigger()
 	// runs too). n8n 2.x runs trigger() side by side with them (WorkflowTriggerActivator
 	// activateInternal: Promise.allSettled), and checkExists may wait for the account lock while
-	// other triggers activate: trigger() often starts first. So the URL is looked up again each
-	// second until known, and the trigger enters the registry then. Giving up at the first look left
+	// other triggers activate: trigger() often starts first. So the trigger enters the registry the
+	// moment checkExists records the URL (before it posts the join: main's save of the holder's copy
+	// right after a processor saved the join keeps the member), and looks it up again each second
+	// as a fallback. Giving up at the first look left
 	// it with no heartbeat and out of the registry for good: the holder's next emit saved main's
 	// copy of the members without it, and nothing joined again (queue suite, several-workflows).
 	let url: string | undefined;
@@ -126,6 +128,7 @@ export async function startHeartbeat(this: ITriggerFunctions): Promise<Heartbeat
 		return url;
 	};
 	known();
+	const stopListening = url === undefined ? onNodeUrl(key, known) : () => {};
 	let lastProblem = '';
 	const once = (problem: string, log: () => void) => {
 		if (problem !== lastProblem) log();
@@ -217,6 +220,7 @@ export async function startHeartbeat(this: ITriggerFunctions): Promise<Heartbeat
 		},
 		close: () => {
 			closed = true;
+			stopListening();
 			leaveRegistry();
 		},
 	};

@@ -39,9 +39,32 @@ export function liveMembers(account: string, exceptUrl: string): LiveTrigger[] {
 	return [...live.values()].filter((entry) => entry.account === account && entry.url !== exceptUrl);
 }
 
+/** Per trigger (workflow:node): its heartbeat, waiting to learn the URL (onNodeUrl). */
+const urlListeners = new Map<string, () => void>();
+
+/**
+ * The webhook methods (checkExists/create) record the node's URL before they join or register.
+ * A heartbeat waiting for it enters the registry in the same tick: so main's next save of the
+ * holder's copy (its next emit) holds this member even when it comes right after the join a
+ * processor saved, rather than up to a second later (docs/several-workflows.md §4, §13 T6).
+ */
 export function rememberNodeUrl(key: string, url: string): void {
 	if (urls.size >= BOUND) urls.delete(urls.keys().next().value as string);
 	urls.set(key, url);
+	try {
+		urlListeners.get(key)?.();
+	} catch {
+		// The heartbeat looks the URL up again each second anyway; activation must not fail here.
+	}
+}
+
+/** Calls `listener` when the webhook methods record the URL of trigger `key`; returns what stops it. */
+export function onNodeUrl(key: string, listener: () => void): () => void {
+	if (urlListeners.size >= BOUND) urlListeners.delete(urlListeners.keys().next().value as string);
+	urlListeners.set(key, listener);
+	return () => {
+		if (urlListeners.get(key) === listener) urlListeners.delete(key);
+	};
 }
 
 export function nodeUrlOf(key: string): string | undefined {

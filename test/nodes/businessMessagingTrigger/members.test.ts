@@ -491,4 +491,29 @@ describe('heartbeat (§4)', () => {
 			memberBeat.close();
 		}
 	});
+
+	it("a member is in the registry as soon as its webhook methods know its URL: main's save right after its join keeps it (T6)", async () => {
+		const { harnesses } = await oneN8n({}, { events: ['message.status'] });
+		const [holder, member] = harnesses;
+		await holder.activate();
+		const holderBeat = await startHeartbeat.call(holder.triggerContext().context);
+		// trigger() first (n8n 2.x runs it beside checkExists): the URL is not known yet.
+		const memberBeat = await startHeartbeat.call(member.triggerContext().context);
+		try {
+			// The join saved by a processor, which main's copy of the holder's static data lacks.
+			const receive = holder.receive;
+			holder.receive = async () => ({ status: 503, body: {}, headers: {} });
+			await member.activate();
+			holder.receive = receive;
+			// main emits for the holder at once (a recovered message): its whole save must hold the
+			// member, not wait for the member's heartbeat to look its URL up again a second later.
+			holderBeat.beforeEmit();
+			expect(holder.globalStaticData[MEMBERS_KEY]).toMatchObject({
+				[member.webhookUrl]: { events: ['message.status'] },
+			});
+		} finally {
+			holderBeat.close();
+			memberBeat.close();
+		}
+	});
 });
