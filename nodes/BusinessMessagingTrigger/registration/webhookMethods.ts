@@ -210,9 +210,14 @@ async function joinHolder(
 	return true;
 }
 
-/** A user's activation (not n8n's restart or a republish) is where a restart's catch-up may start from. */
+/**
+ * A user's activation (not n8n's restart or a republish) is where a restart's catch-up may start
+ * from. Until this trigger joins or holds, what the others get is not forwarded to it (§7): n8n 2.x
+ * starts trigger() beside these methods, so its catch-up already counts from now.
+ */
 function stampActivation(this: IHookFunctions): void {
 	if (this.getMode() === 'manual' || this.getActivationMode() === 'manual') return;
+	openGap(scopeOf.call(this));
 	const staticData = this.getWorkflowStaticData('node') as TriggerStaticData;
 	if (this.getActivationMode() === 'activate' || staticData.activatedAtMs === undefined)
 		staticData.activatedAtMs = Date.now();

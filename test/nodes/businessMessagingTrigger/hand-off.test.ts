@@ -358,4 +358,34 @@ describe('membership gaps (§7)', () => {
 		).toEqual([['while away', true]]);
 		expect(items[0].json.delivery_failure).toMatch(/not joined/);
 	});
+
+	it('a trigger published while events come in recovers what the holder got before its join was stored (n8n 2.x starts trigger() beside the webhook methods)', async () => {
+		const { harnesses, results } = await oneN8n({}, { catchUp: true });
+		const [holder, member] = harnesses;
+		await holder.activate();
+		// trigger() first, as 2.x may: its catch-up starts from now.
+		const first = await member.startTrigger('activate');
+		await first.close();
+		expect((await inboundText(sb, 'before the join')).body.delivery).toMatchObject({
+			delivered: true,
+			status: 200,
+		});
+		await member.activate();
+		expect(executions(results[1])).toHaveLength(0);
+		expect((await inboundText(sb, 'after the join')).body.delivery).toMatchObject({
+			delivered: true,
+		});
+		await until(() => executions(results[1]).length === 1);
+
+		later(SETTLE_MS / 1000 + 5);
+		const run = await member.startTrigger('init');
+		open.push(async () => await run.close());
+		const items = await emittedAtLeast(run, 1);
+		await new Promise((resolve) => setTimeout(resolve, 1000));
+		expect(
+			items.map((item) => [(item.json.data as IDataObject).text, item.json.recovered]),
+		).toEqual([['before the join', true]]);
+		expect(executions(results[0])).toHaveLength(2);
+		expect(sb.state().webhook.url).toBe(holder.webhookUrl);
+	});
 });
