@@ -48,10 +48,27 @@ export async function copyOfExample(
 		...(original as unknown as WorkflowJson),
 		name: `${original.name.replace(/ \(several workflows\)$/, '')} (${label})`,
 		nodes: original.nodes.map((node) =>
-			typeof node.webhookId === 'string' ? { ...node, webhookId: randomUUID() } : node,
+			node.type === TRIGGER_TYPE
+				? {
+						...node,
+						webhookId: randomUUID(),
+						// The catch-up's shortest interval: the checks wait for its recoveries, not for 60 s.
+						parameters: {
+							...node.parameters,
+							options: {
+								...((node.parameters?.options as Record<string, unknown> | undefined) ?? {}),
+								catchUpInterval: CATCH_UP_INTERVAL_S,
+							},
+						},
+					}
+				: typeof node.webhookId === 'string'
+					? { ...node, webhookId: randomUUID() }
+					: node,
 		),
 	});
 }
+
+const CATCH_UP_INTERVAL_S = 10;
 
 function expect(condition: unknown, message: string): asserts condition {
 	if (!condition) throw new Error(message);
@@ -465,7 +482,7 @@ export async function severalWorkflowsHandOffCheck(ctx: SeveralWorkflowsContext)
 
 			const wanted = new Set(sent.map((m) => m.waMessageId));
 			const receivers = remaining.filter(selectsInbound);
-			// The catch-up runs every 60 s and waits 15 s for a delivery to settle.
+			// The catch-up runs every 10 s here and waits 15 s for a delivery to settle.
 			await untilEachRan(ctx, receivers, wanted, 150_000);
 			await sleep(8000);
 			const counts: string[] = [];
@@ -544,7 +561,7 @@ export async function severalWorkflowsRestartCheck(
 			const inboundWorkflows = [autoReply, syncToCrm];
 			const missed = new Set(whileDown.map((m) => m.waMessageId));
 			const startedAt = Date.now();
-			// The catch-up runs at activation and every 60 s; it waits 15 s for a delivery to settle.
+			// The catch-up runs at activation and every 10 s here; it waits 15 s for a delivery to settle.
 			await untilEachRan(ctx, inboundWorkflows, missed, 150_000);
 			const recoveredS = ((Date.now() - startedAt) / 1000).toFixed(0);
 
@@ -693,7 +710,7 @@ export async function severalWorkflowsMembersChangeCheck(
 			const timings = await Promise.all(changes);
 			const undelivered = sent.filter((m) => !m.delivered);
 			const wanted = new Set(sent.map((m) => m.waMessageId));
-			// Recovered by the catch-up (every 60 s, 15 s to settle) where a change made one miss it.
+			// Recovered by the catch-up (every 10 s here, 15 s to settle) where a change made one miss it.
 			await untilEachRan(ctx, [autoReply, syncToCrm], wanted, 150_000);
 			await sleep(8000);
 			const counts = [
