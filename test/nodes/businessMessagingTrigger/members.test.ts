@@ -458,62 +458,54 @@ describe('heartbeat (§4)', () => {
 			memberBeat.close();
 		}
 	});
-	it("a member whose trigger() starts before its webhook methods ran (n8n 2.x runs both side by side) enters the registry once its URL is known: the holder's emit keeps it", async () => {
+	/**
+	 * A holder and a member whose trigger() started before its webhook methods (n8n 2.x runs both
+	 * side by side), activated while the holder answers 503: its join never reached the holder (a
+	 * processor's save that main's copy lacks), so only the registry can tell the holder.
+	 */
+	const heartbeats: Array<{ close(): void }> = [];
+	afterEach(() => {
+		for (const heartbeat of heartbeats.splice(0)) heartbeat.close();
+	});
+
+	async function memberWithLostJoin() {
 		const { harnesses } = await oneN8n({}, { events: ['message.status'] });
 		const [holder, member] = harnesses;
 		await holder.activate();
 		const holderBeat = await startHeartbeat.call(holder.triggerContext().context);
-		// trigger() first: checkExists is still waiting for the account lock, the URL is not known yet.
 		const memberBeat = await startHeartbeat.call(member.triggerContext().context);
-		try {
-			// The member's join never reaches the holder (busy): only the registry can tell the holder.
-			const receive = holder.receive;
-			holder.receive = async () => ({ status: 503, body: {}, headers: {} });
-			await member.activate();
-			holder.receive = receive;
-			expect(holder.globalStaticData[MEMBERS_KEY]).toBeUndefined();
-			// n8n's save of the holder's activation-time copy at its next emit: the member must be in it.
-			await until(() => {
-				holderBeat.beforeEmit();
-				return holder.globalStaticData[MEMBERS_KEY] !== undefined;
-			});
-			expect(holder.globalStaticData[MEMBERS_KEY]).toMatchObject({
-				[member.webhookUrl]: { events: ['message.status'] },
-			});
-			// And its heartbeat runs: it joins again (repairing a join lost to a save).
-			delete holder.globalStaticData[MEMBERS_KEY];
-			expect(await memberBeat.beat()).toBe('member');
-			expect(Object.keys(holder.globalStaticData[MEMBERS_KEY] as Json)).toEqual([
-				member.webhookUrl,
-			]);
-		} finally {
-			holderBeat.close();
-			memberBeat.close();
-		}
+		const receive = holder.receive;
+		holder.receive = async () => ({ status: 503, body: {}, headers: {} });
+		await member.activate();
+		holder.receive = receive;
+		heartbeats.push(holderBeat, memberBeat);
+		return { holder, member, holderBeat, memberBeat };
+	}
+
+	it("a member whose trigger() starts before its webhook methods ran (n8n 2.x runs both side by side) enters the registry once its URL is known: the holder's emit keeps it", async () => {
+		const { holder, member, holderBeat, memberBeat } = await memberWithLostJoin();
+		expect(holder.globalStaticData[MEMBERS_KEY]).toBeUndefined();
+		// n8n's save of the holder's activation-time copy at its next emit: the member must be in it.
+		await until(() => {
+			holderBeat.beforeEmit();
+			return holder.globalStaticData[MEMBERS_KEY] !== undefined;
+		});
+		expect(holder.globalStaticData[MEMBERS_KEY]).toMatchObject({
+			[member.webhookUrl]: { events: ['message.status'] },
+		});
+		// And its heartbeat runs: it joins again (repairing a join lost to a save).
+		delete holder.globalStaticData[MEMBERS_KEY];
+		expect(await memberBeat.beat()).toBe('member');
+		expect(Object.keys(holder.globalStaticData[MEMBERS_KEY] as Json)).toEqual([member.webhookUrl]);
 	});
 
 	it("a member is in the registry as soon as its webhook methods know its URL: main's save right after its join keeps it (T6)", async () => {
-		const { harnesses } = await oneN8n({}, { events: ['message.status'] });
-		const [holder, member] = harnesses;
-		await holder.activate();
-		const holderBeat = await startHeartbeat.call(holder.triggerContext().context);
-		// trigger() first (n8n 2.x runs it beside checkExists): the URL is not known yet.
-		const memberBeat = await startHeartbeat.call(member.triggerContext().context);
-		try {
-			// The join saved by a processor, which main's copy of the holder's static data lacks.
-			const receive = holder.receive;
-			holder.receive = async () => ({ status: 503, body: {}, headers: {} });
-			await member.activate();
-			holder.receive = receive;
-			// main emits for the holder at once (a recovered message): its whole save must hold the
-			// member, not wait for the member's heartbeat to look its URL up again a second later.
-			holderBeat.beforeEmit();
-			expect(holder.globalStaticData[MEMBERS_KEY]).toMatchObject({
-				[member.webhookUrl]: { events: ['message.status'] },
-			});
-		} finally {
-			holderBeat.close();
-			memberBeat.close();
-		}
+		const { holder, member, holderBeat } = await memberWithLostJoin();
+		// main emits for the holder at once (a recovered message): its whole save must hold the
+		// member, not wait for the member's heartbeat to look its URL up again a second later.
+		holderBeat.beforeEmit();
+		expect(holder.globalStaticData[MEMBERS_KEY]).toMatchObject({
+			[member.webhookUrl]: { events: ['message.status'] },
+		});
 	});
 });
