@@ -3,8 +3,10 @@
  * test/queue (n8n in queue mode behind a balancer): N genuine events, each delivered by the
  * sandbox (the service: signs, posts to its registered webhook URL, waits at most 8 s), with a
  * tampered event (6 kinds in turn) posted directly to `url` after every `tamperedEvery`-th
- * genuine one, `concurrency` requests in flight.
+ * genuine one, `concurrency` requests in flight. With `media`, each genuine event carries a file
+ * the sandbox hosts (its media_url), for the trigger's Download Media.
  */
+import { createHash } from 'node:crypto';
 import { loadavg } from 'node:os';
 
 import type { SandboxControl } from '../../real-n8n/sandbox';
@@ -35,6 +37,19 @@ export interface Outcome {
 	ms: number;
 	waId?: string;
 	reason?: string | null;
+	/** The media file a genuine event carried (LoadOptions.media): its SHA-256 and size. */
+	media?: { sha256: string; bytes: number };
+}
+
+/** A file an inbound event carries, as the sandbox's `POST /_sandbox/inbound` takes it. */
+export interface MediaFile {
+	mime: string;
+	data: Buffer;
+	filename: string;
+}
+
+export function fileDigest(data: Buffer): { sha256: string; bytes: number } {
+	return { sha256: createHash('sha256').update(data).digest('hex'), bytes: data.length };
 }
 
 export function percentile(sorted: number[], p: number): number {
@@ -91,6 +106,8 @@ export interface LoadOptions {
 	events: number;
 	concurrency: number;
 	tamperedEvery: number;
+	/** The file the index-th genuine event carries (hosted by the sandbox's media host); none without. */
+	media?: (index: number) => MediaFile;
 }
 
 export interface LoadRun {
@@ -127,6 +144,7 @@ export async function fireLoad(options: LoadOptions): Promise<LoadRun> {
 			const task = tasks[index];
 			const t0 = performance.now();
 			if (task.kind === 'genuine') {
+				const file = options.media?.(index);
 				try {
 					const sent = await control.call<{
 						record: { wa_message_id: string };
@@ -141,6 +159,13 @@ export async function fireLoad(options: LoadOptions): Promise<LoadRun> {
 						contact_name: 'Load',
 						number,
 						text: `event ${index}`,
+						...(file && {
+							media: {
+								mime: file.mime,
+								data_base64: file.data.toString('base64'),
+								filename: file.filename,
+							},
+						}),
 					});
 					outcomes.push({
 						kind: 'genuine',
@@ -148,6 +173,7 @@ export async function fireLoad(options: LoadOptions): Promise<LoadRun> {
 						ms: sent.delivery.duration_ms ?? performance.now() - t0,
 						waId: sent.record.wa_message_id,
 						reason: sent.delivery.reason,
+						...(file && { media: fileDigest(file.data) }),
 					});
 				} catch (error) {
 					outcomes.push({

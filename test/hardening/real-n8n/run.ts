@@ -11,13 +11,21 @@
  *            tampered events interleaved (1 in K, default 10) posted directly. Measured: sent,
  *            answered 2xx, rejected, executions recorded (REST and database), lost, duplicated,
  *            answer-time p50/p99/max. Each execution's event id is matched to the events accepted.
+ *   media    (not in the default phases) the load with Download Media on: M signed events (default
+ *            2,500) at concurrency D (default 32), each carrying a small file the sandbox hosts,
+ *            tampered events interleaved, the catch-up every 10 s. Every event answered 2xx must
+ *            have exactly one execution whose item has media_download.downloaded true and the
+ *            stored file byte for byte; every other one must have run once (recovered by the
+ *            catch-up, or answered after the service's 8 s); none twice; every tampered one refused.
  *
  *   ts-node --transpile-only test/hardening/real-n8n/run.ts --tarball <pack.tgz> [--line 2]
- *     [--events 5000] [--concurrency 32] [--tampered-every 10] [--phases secrets,load] [--out dir]
+ *     [--events 5000] [--concurrency 32] [--tampered-every 10] [--phases secrets,load,media]
+ *     [--media-events 2500] [--media-concurrency 32] [--out dir]
  *
  * Exit code 0 only when every check holds. Summary: <out>/hardening-real-n8n.json.
  */
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import {
 	mkdirSync,
 	mkdtempSync,
@@ -44,10 +52,12 @@ import { inboundEnvelope, WRONG_SECRET } from '../../support/fixtures';
 import { signBody } from '../../support/signature';
 import { launchSandbox, SandboxControl, type Sandbox } from '../../real-n8n/sandbox';
 import { errorText, log, sleep, waitFor } from '../../real-n8n/util';
-import { fireLoad, percentile } from './load';
+import { fireLoad, percentile, type MediaFile, type Outcome } from './load';
 import {
 	ERRORS_WEBHOOK_PATH,
 	loadWorkflow,
+	MEDIA_LOAD_CATCH_UP_SECONDS,
+	mediaLoadWorkflow,
 	secretsErrorsWorkflow,
 	secretsTriggerWorkflow,
 } from './workflows';
@@ -61,6 +71,8 @@ const outDir = resolve(args.get('out') ?? join(tmpdir(), 'business-messaging-har
 const EVENTS = Number(args.get('events') ?? '5000');
 const CONCURRENCY = Number(args.get('concurrency') ?? '32');
 const TAMPERED_EVERY = Number(args.get('tampered-every') ?? '10');
+const MEDIA_EVENTS = Number(args.get('media-events') ?? '2500');
+const MEDIA_CONCURRENCY = Number(args.get('media-concurrency') ?? '32');
 const phases = new Set((args.get('phases') ?? 'secrets,load').split(','));
 const keep = process.env.HARDENING_KEEP === '1';
 if (!tarball) throw new Error('--tarball <npm pack output> is required');
@@ -115,7 +127,7 @@ interface Context {
 	liveSecretPlaces: Array<{ label: string; places: string[] }>;
 	installation?: { dir: string; nodeBin: string };
 	userFolder?: string;
-	workflowIds: { secretsTrigger?: string; secretsErrors?: string; load?: string };
+	workflowIds: { secretsTrigger?: string; secretsErrors?: string; load?: string; media?: string };
 }
 
 function productionUrl(n8n: N8nProcess, workflow: SavedWorkflow): string {
@@ -470,6 +482,330 @@ async function loadPhase(ctx: Context): Promise<void> {
 	);
 }
 
+// ---- media phase -----------------------------------------------------------------------------
+
+const MEDIA_TYPES = [
+	{ mime: 'image/jpeg', extension: 'jpg' },
+	{ mime: 'application/pdf', extension: 'pdf' },
+	{ mime: 'audio/ogg', extension: 'ogg' },
+];
+
+/** The index-th event's file: 1 to 4 KiB of bytes of its own (SHA-256 chained from its index). */
+function loadMediaFile(index: number): MediaFile {
+	const type = MEDIA_TYPES[index % MEDIA_TYPES.length];
+	const data = Buffer.alloc(1024 * (1 + (index % 4)));
+	let block = createHash('sha256').update(`hardening-media-${index}`).digest();
+	for (let at = 0; at < data.length; at += block.length) {
+		block.copy(data, at);
+		block = createHash('sha256').update(block).digest();
+	}
+	return { mime: type.mime, data, filename: `load-${index}.${type.extension}` };
+}
+
+async function unfinishedCount(client: N8nClient, workflowId: string): Promise<number> {
+	const filter = encodeURIComponent(JSON.stringify({ workflowId, status: ['new', 'running'] }));
+	const data = await client.request<{ count: number }>(
+		'GET',
+		`/rest/executions?limit=1&filter=${filter}`,
+	);
+	return data.count;
+}
+
+/**
+ * Waits until the workflow has at least `expected` executions, none still new or running, no
+ * earlier than `notBefore` (the catch-up's window for events not answered 2xx), and nothing has
+ * changed for 5 s; or, past `timeoutMs`, until nothing has changed for 10 s.
+ */
+async function settleExecutions(
+	client: N8nClient,
+	workflowId: string,
+	expected: number,
+	notBefore: number,
+	timeoutMs: number,
+): Promise<{ total: number; unfinished: number }> {
+	const deadline = Date.now() + timeoutMs;
+	let last = '';
+	let since = Date.now();
+	let lastLog = 0;
+	for (;;) {
+		const total = await executionCount(client, workflowId);
+		const unfinished = await unfinishedCount(client, workflowId);
+		const now = `${total}/${unfinished}`;
+		if (now !== last) {
+			last = now;
+			since = Date.now();
+		}
+		if (Date.now() - lastLog > 15_000) {
+			lastLog = Date.now();
+			log(`  executions ${total} (${unfinished} new or running)`);
+		}
+		const quiet = Date.now() - since;
+		if (total >= expected && unfinished === 0 && Date.now() >= notBefore && quiet > 5000)
+			return { total, unfinished };
+		if (Date.now() > deadline && quiet > 10_000) return { total, unfinished };
+		await sleep(1000);
+	}
+}
+
+async function mediaPhase(ctx: Context): Promise<void> {
+	log(
+		`== media: ${MEDIA_EVENTS} signed events with a hosted file each at concurrency ${MEDIA_CONCURRENCY}, Download Media on, 1 tampered in ${TAMPERED_EVERY}`,
+	);
+	const phaseStarted = Date.now();
+	const { client, sandbox, control } = ctx;
+	const number = sandbox.numbers[0].phone_number_id;
+	const workflow = await client.createWorkflow(mediaLoadWorkflow(ctx.credentials.good));
+	ctx.workflowIds.media = workflow.id;
+	const url = await activateTrigger(ctx, workflow);
+	await sleep(1500);
+	const secret = sandbox.state().webhook.secret ?? '';
+
+	const run = await fireLoad({
+		control,
+		url,
+		secret,
+		number,
+		events: MEDIA_EVENTS,
+		concurrency: MEDIA_CONCURRENCY,
+		tamperedEvery: TAMPERED_EVERY,
+		media: loadMediaFile,
+	});
+	const sent = Date.now();
+	const genuine = run.outcomes.filter((o) => o.kind === 'genuine');
+	const tampered = run.outcomes.filter((o) => o.kind === 'tampered');
+	const is2xx = (o: Outcome) => o.status !== null && o.status >= 200 && o.status < 300;
+	const accepted = genuine.filter(is2xx);
+	const notAccepted = genuine.length - accepted.length;
+	log(
+		`  sent ${run.outcomes.length} in ${run.sendSeconds.toFixed(1)} s: ${accepted.length}/${genuine.length} answered 2xx; waiting for the executions${notAccepted ? ' and the catch-up' : ''}`,
+	);
+	// An event not answered 2xx is recovered once it is 15 s old, at the catch-up's next run (at
+	// most 500 a run): wait for those runs too.
+	const catchUpWindowMs = notAccepted
+		? (15 + MEDIA_LOAD_CATCH_UP_SECONDS * (2 + Math.ceil(notAccepted / 500)) + 10) * 1000
+		: 0;
+	const settled = await settleExecutions(
+		client,
+		workflow.id,
+		genuine.length,
+		sent + catchUpWindowMs,
+		600_000,
+	);
+	const settledSeconds = (Date.now() - sent) / 1000;
+	await client.deactivate(workflow.id);
+	await waitFor(
+		'the sandbox webhook to be removed',
+		() => !sandbox.state().webhook.configured,
+		30_000,
+	);
+
+	const times = accepted.map((o) => o.ms).sort((a, b) => a - b);
+	const failedReasons: Record<string, number> = {};
+	for (const o of genuine.filter((g) => !is2xx(g))) {
+		const reason = o.reason ?? String(o.status);
+		failedReasons[reason] = (failedReasons[reason] ?? 0) + 1;
+	}
+	const tamperedStatuses: Record<string, number> = {};
+	for (const o of tampered)
+		tamperedStatuses[`${o.tamper}: ${o.status}`] =
+			(tamperedStatuses[`${o.tamper}: ${o.status}`] ?? 0) + 1;
+	summary.media = {
+		line,
+		n8n: LINES[line].version,
+		events: MEDIA_EVENTS,
+		concurrency: MEDIA_CONCURRENCY,
+		tamperedEvery: TAMPERED_EVERY,
+		catchUpIntervalSeconds: MEDIA_LOAD_CATCH_UP_SECONDS,
+		fileBytes: { min: 1024, max: 4096 },
+		sent: { genuine: genuine.length, tampered: tampered.length, total: run.outcomes.length },
+		genuine: {
+			answered2xx: accepted.length,
+			within8s: accepted.filter((o) => o.ms <= DELIVERY_TIMEOUT_MS).length,
+			notAnswered2xx: notAccepted,
+			failedReasons,
+			answerMs: {
+				p50: percentile(times, 50),
+				p90: percentile(times, 90),
+				p99: percentile(times, 99),
+				max: times[times.length - 1],
+			},
+		},
+		tampered: {
+			statuses: tamperedStatuses,
+			accepted: tampered.filter(is2xx).length,
+		},
+		executionsRecordedRest: settled.total,
+		unfinishedAtEnd: settled.unfinished,
+		sendSeconds: run.sendSeconds,
+		eventsPerSecond: run.outcomes.length / run.sendSeconds,
+		settledSecondsAfterSend: settledSeconds,
+		phaseSeconds: (Date.now() - phaseStarted) / 1000,
+		machine: {
+			cores: cpus().length,
+			loadavgBefore: run.loadavgBefore,
+			loadavgAfter: run.loadavgAfter,
+		},
+	};
+	mediaOutcomes = run.outcomes;
+	log(
+		`  genuine ${genuine.length}: 2xx ${accepted.length}; answer p50 ${percentile(times, 50)} ms, p99 ${percentile(times, 99)} ms, max ${times[times.length - 1]} ms; tampered ${tampered.length}: accepted ${tampered.filter(is2xx).length}; executions (REST) ${settled.total}, ${settledSeconds.toFixed(0)} s after the last send; phase ${((Date.now() - phaseStarted) / 1000).toFixed(0)} s`,
+	);
+}
+
+/** What the media phase sent, for the check of the stopped database. */
+let mediaOutcomes: Outcome[] = [];
+
+interface MediaExecution {
+	id: string;
+	status: string;
+	mode: string;
+	ids: string[];
+	items: null | Array<{
+		waId: string | null;
+		recovered: boolean;
+		mediaDownload: null | { downloaded?: boolean; reason?: string };
+		file: null | { where: string; bytes?: number; sha256?: string; id?: string };
+	}>;
+	nextNodeItems: number;
+	error: string | null;
+}
+
+/** The media phase's executions, as stored, matched to the events sent. */
+function checkMediaExecutions(executions: MediaExecution[]): void {
+	const media = summary.media as Record<string, any>;
+	const sentGenuine = mediaOutcomes.filter((o) => o.kind === 'genuine');
+	const is2xx = (o: Outcome) => o.status !== null && o.status >= 200 && o.status < 300;
+	// Each event id: the executions that ran it (the trigger emitted it) and their items.
+	const runs = new Map<
+		string,
+		Array<{ execution: MediaExecution; item: NonNullable<MediaExecution['items']>[number] }>
+	>();
+	let ranNothing = 0;
+	for (const execution of executions) {
+		const items = execution.items ?? [];
+		if (items.length === 0) ranNothing++;
+		for (const item of items) {
+			const key = item.waId ?? '(no id)';
+			if (!runs.has(key)) runs.set(key, []);
+			runs.get(key)?.push({ execution, item });
+		}
+	}
+	const fileMatches = (o: Outcome, item: NonNullable<MediaExecution['items']>[number]) =>
+		item.mediaDownload?.downloaded === true &&
+		item.file?.sha256 === o.media?.sha256 &&
+		item.file?.bytes === o.media?.bytes;
+
+	const answered = sentGenuine.filter(is2xx);
+	const answeredOnce = answered.filter((o) => (runs.get(o.waId ?? '')?.length ?? 0) === 1);
+	const answeredWithFile = answeredOnce.filter((o) =>
+		fileMatches(o, runs.get(o.waId ?? '')![0].item),
+	);
+	const answeredLost = answered.filter((o) => !runs.has(o.waId ?? ''));
+	const notAnswered = sentGenuine.filter((o) => !is2xx(o));
+	const notAnsweredIds = notAnswered.filter((o) => o.waId);
+	const recoveredOnce = notAnsweredIds.filter((o) => {
+		const r = runs.get(o.waId ?? '');
+		return r?.length === 1 && r[0].item.recovered;
+	});
+	const ranLiveLate = notAnsweredIds.filter((o) => {
+		const r = runs.get(o.waId ?? '');
+		return r?.length === 1 && !r[0].item.recovered;
+	});
+	const notAnsweredWithFile = notAnsweredIds.filter((o) => {
+		const r = runs.get(o.waId ?? '');
+		return r?.length === 1 && fileMatches(o, r[0].item);
+	});
+	const notAnsweredLost = notAnsweredIds.filter((o) => !runs.has(o.waId ?? ''));
+	const twice = [...runs.entries()].filter(([, r]) => r.length > 1);
+	const sentById = new Map(sentGenuine.map((o) => [o.waId, o]));
+	const unexpected = [...runs.keys()].filter((id) => !sentById.has(id));
+	const tamperedIds = new Set(
+		mediaOutcomes.filter((o) => o.kind === 'tampered').map((o) => o.waId),
+	);
+	const tamperedExecuted = executions.filter((e) => e.ids.some((id) => tamperedIds.has(id))).length;
+	const statuses: Record<string, number> = {};
+	const modes: Record<string, number> = {};
+	for (const e of executions) {
+		statuses[e.status] = (statuses[e.status] ?? 0) + 1;
+		modes[e.mode] = (modes[e.mode] ?? 0) + 1;
+	}
+	const withoutFile = answeredOnce
+		.filter((o) => !fileMatches(o, runs.get(o.waId ?? '')![0].item))
+		.slice(0, 5)
+		.map((o) => ({ waId: o.waId, sent: o.media, stored: runs.get(o.waId ?? '')![0].item }));
+	const nextNodeSkipped = [...runs.values()].filter((r) =>
+		r.some((x) => x.execution.nextNodeItems === 0),
+	).length;
+	const filesAttached = [...runs.entries()].filter(([id, r]) => {
+		const o = sentById.get(id);
+		return o !== undefined && r.some((x) => fileMatches(o, x.item));
+	}).length;
+	Object.assign(media, {
+		executions: executions.length,
+		executionStatuses: statuses,
+		executionModes: modes,
+		executionsRunningNothing: ranNothing,
+		eventsRun: runs.size,
+		filesAttached,
+		answered2xx: {
+			total: answered.length,
+			ranOnce: answeredOnce.length,
+			ranOnceWithItsFile: answeredWithFile.length,
+			lost: answeredLost.length,
+		},
+		notAnswered2xx: {
+			total: notAnswered.length,
+			withoutMessageId: notAnswered.length - notAnsweredIds.length,
+			recoveredOnceByCatchUp: recoveredOnce.length,
+			ranOnceLiveAnsweredTooLate: ranLiveLate.length,
+			ranOnceWithItsFile: notAnsweredWithFile.length,
+			lost: notAnsweredLost.length,
+		},
+		lost: answeredLost.length + notAnsweredLost.length,
+		twice: twice.length,
+		twiceExamples: twice.slice(0, 5).map(([id, r]) => ({
+			waId: id,
+			executions: r.map((x) => `${x.execution.id} (${x.execution.mode})`),
+		})),
+		unexpected: unexpected.length,
+		tamperedExecuted,
+		executionsWhereTheNextNodeDidNotRun: nextNodeSkipped,
+		withoutFileExamples: withoutFile,
+		storedFilesWhere: Object.fromEntries(
+			Object.entries(
+				executions
+					.flatMap((e) => e.items ?? [])
+					.reduce<Record<string, number>>((counts, item) => {
+						const where = item.file?.where ?? 'no binary';
+						counts[where] = (counts[where] ?? 0) + 1;
+						return counts;
+					}, {}),
+			),
+		),
+	});
+	const m = media;
+	check(
+		'media: every event answered 2xx has exactly one execution, its file attached byte for byte',
+		answered.length > 0 && answeredWithFile.length === answered.length,
+		`${answered.length} answered 2xx (p50 ${m.genuine.answerMs.p50} ms, p99 ${m.genuine.answerMs.p99} ms): ${answeredOnce.length} ran once, ${answeredWithFile.length} with media_download.downloaded true and the stored file equal to the one sent, ${answeredLost.length} lost${withoutFile.length ? `; e.g. ${JSON.stringify(withoutFile[0])}` : ''}`,
+	);
+	check(
+		'media: every event not answered 2xx ran once (recovered by the catch-up, or answered after the 8 s)',
+		notAnsweredLost.length === 0 && notAnswered.length === notAnsweredIds.length,
+		`${notAnswered.length} not answered 2xx (${JSON.stringify(m.genuine.failedReasons)}): ${recoveredOnce.length} recovered once by the catch-up, ${ranLiveLate.length} ran once from the delivery n8n answered too late, ${notAnsweredWithFile.length} of them with their file; ${notAnsweredLost.length} not run, ${notAnswered.length - notAnsweredIds.length} never stored by the sandbox`,
+	);
+	check(
+		'media: no event run twice, no execution of an event not sent',
+		twice.length === 0 && unexpected.length === 0,
+		`${runs.size} events run in ${executions.length} executions (${ranNothing} ran nothing after the trigger: copies dropped by the run-once check); twice ${twice.length}, unexpected ${unexpected.length}; statuses ${JSON.stringify(statuses)}, modes ${JSON.stringify(modes)}`,
+	);
+	check(
+		'media: every tampered event refused, none executed',
+		m.tampered.accepted === 0 && tamperedExecuted === 0,
+		`${m.sent.tampered} tampered: ${JSON.stringify(m.tampered.statuses)}; executed ${tamperedExecuted}`,
+	);
+}
+
 // ---- after n8n stopped -----------------------------------------------------------------------
 
 interface ScanResult {
@@ -484,6 +820,7 @@ interface ScanResult {
 		idsPerExecution: Record<string, number>;
 		waIds: string[];
 	};
+	media: null | MediaExecution[];
 }
 
 /** Runs db-scan.cjs with the n8n install's own Node (its sqlite3 binding is built for it). */
@@ -493,11 +830,19 @@ function scanDatabase(
 	db: string,
 	needles: Record<string, string>,
 	loadWorkflowId?: string,
+	mediaWorkflowId?: string,
 ): ScanResult {
 	const requestFile = join(outDir, 'db-scan-request.json');
 	writeFileSync(
 		requestFile,
-		JSON.stringify({ db, needles, loadWorkflowId: loadWorkflowId ?? null }),
+		JSON.stringify({
+			db,
+			needles,
+			loadWorkflowId: loadWorkflowId ?? null,
+			media: mediaWorkflowId
+				? { workflowId: mediaWorkflowId, triggerName: TRIGGER_NAME, binaryField: 'data' }
+				: null,
+		}),
 	);
 	const scan = spawnSync(nodeBin, [join(__dirname, 'db-scan.cjs'), installDir, requestFile], {
 		encoding: 'utf8',
@@ -554,7 +899,14 @@ function scanStopped(
 		(secret, i) => (needles[`registered signing secret #${i + 1}`] = secret),
 	);
 	const db = join(userFolder, '.n8n', 'database.sqlite');
-	const result = scanDatabase(installDir, nodeBin, db, needles, ctx.workflowIds.load);
+	const result = scanDatabase(
+		installDir,
+		nodeBin,
+		db,
+		needles,
+		ctx.workflowIds.load,
+		ctx.workflowIds.media,
+	);
 
 	// Other files n8n wrote (binary data, config, ...): raw bytes, the installed package excluded.
 	const fileHits: Record<string, string[]> = {};
@@ -663,6 +1015,10 @@ function scanStopped(
 			`${l.sent.tampered} tampered: ${JSON.stringify(l.tampered.statuses)}; executed ${tamperedExecuted.length}`,
 		);
 	}
+	if (ctx.workflowIds.media && summary.media) {
+		if (result.media) checkMediaExecutions(result.media);
+		else check('media: executions read from the database', false, 'no execution data table');
+	}
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -733,6 +1089,7 @@ async function main(): Promise<number> {
 		};
 		if (phases.has('secrets')) await secretsPhase(ctx);
 		if (phases.has('load')) await loadPhase(ctx);
+		if (phases.has('media')) await mediaPhase(ctx);
 	} catch (error) {
 		check('run', false, errorText(error));
 		if (n8n) log(`n8n log tail:\n${n8n.logTail(40)}`);

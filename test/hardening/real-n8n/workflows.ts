@@ -165,3 +165,32 @@ export function loadWorkflow(credential: Credential): WorkflowJson {
 		settings: { executionOrder: 'v1' },
 	};
 }
+
+/** Catch-up interval of the media load's trigger: its shortest, so a missed event is recovered within the phase. */
+export const MEDIA_LOAD_CATCH_UP_SECONDS = 10;
+
+/**
+ * Trigger (inbound only, Download Media on, the catch-up every 10 s) → No Operation: one
+ * execution per accepted event, its file attached by the trigger's execute().
+ */
+export function mediaLoadWorkflow(credential: Credential): WorkflowJson {
+	return {
+		name: 'Hardening: load with Download Media (trigger → no-op)',
+		nodes: [
+			trigger(credential, ['message.inbound'], {
+				downloadMedia: true,
+				catchUpInterval: MEDIA_LOAD_CATCH_UP_SECONDS,
+			}),
+			{
+				id: randomUUID(),
+				name: 'Done',
+				type: 'n8n-nodes-base.noOp',
+				typeVersion: 1,
+				position: [260, 0],
+				parameters: {},
+			},
+		],
+		connections: { [TRIGGER_NAME]: { main: [[{ node: 'Done', type: 'main', index: 0 }]] } },
+		settings: { executionOrder: 'v1' },
+	};
+}
