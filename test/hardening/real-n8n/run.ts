@@ -514,7 +514,8 @@ async function unfinishedCount(client: N8nClient, workflowId: string): Promise<n
 /**
  * Waits until the workflow has at least `expected` executions, none still new or running, no
  * earlier than `notBefore` (the catch-up's window for events not answered 2xx), and nothing has
- * changed for 5 s; or, past `timeoutMs`, until nothing has changed for 10 s.
+ * changed for 5 s; past `notBefore`, gives up once nothing has changed for 90 s (executions that
+ * never finish), and in any case after `timeoutMs`.
  */
 async function settleExecutions(
 	client: N8nClient,
@@ -522,7 +523,7 @@ async function settleExecutions(
 	expected: number,
 	notBefore: number,
 	timeoutMs: number,
-): Promise<{ total: number; unfinished: number }> {
+): Promise<{ total: number; unfinished: number; gaveUp: boolean }> {
 	const deadline = Date.now() + timeoutMs;
 	let last = '';
 	let since = Date.now();
@@ -540,11 +541,35 @@ async function settleExecutions(
 			log(`  executions ${total} (${unfinished} new or running)`);
 		}
 		const quiet = Date.now() - since;
-		if (total >= expected && unfinished === 0 && Date.now() >= notBefore && quiet > 5000)
-			return { total, unfinished };
-		if (Date.now() > deadline && quiet > 10_000) return { total, unfinished };
+		const windowOver = Date.now() >= notBefore;
+		if (total >= expected && unfinished === 0 && windowOver && quiet > 5000)
+			return { total, unfinished, gaveUp: false };
+		if ((windowOver && quiet > 90_000) || Date.now() > deadline)
+			return { total, unfinished, gaveUp: true };
 		await sleep(1000);
 	}
+}
+
+/** What n8n's log says about the phase: the trigger's late refusals, n8n's database giving way. */
+function n8nLogSignals(text: string): Record<string, number> {
+	const count = (pattern: RegExp) => (text.match(pattern) ?? []).length;
+	return {
+		lateDeliveryRefused503: count(/rejected a request \(503\)[^\n]*Late Delivery Cutoff/g),
+		rejectionsNotLogged: [...text.matchAll(/(\d+) more rejected request\(s\) in the last minute/g)]
+			.map((m) => Number(m[1]))
+			.reduce((a, b) => a + b, 0),
+		databaseNotReady: count(/Database is not ready/g),
+		sqliteWriteLockTimeoutMentions: count(/Timeout waiting for lock SqliteWriteConnectionMutex/g),
+		databasePingFailed: count(/Database ping failed/g),
+		staticDataNotSaved: count(/problem saving the workflow with id [^\n]* to save changed Data/g),
+		requestBodyAborted: count(
+			/Error in handling webhook request [^\n]*Request body stream was aborted/g,
+		),
+		mediaDownloadFailed: count(/media download failed/g),
+		catchUpRecovering: [...text.matchAll(/catch-up\): recovering (\d+) message/g)]
+			.map((m) => Number(m[1]))
+			.reduce((a, b) => a + b, 0),
+	};
 }
 
 async function mediaPhase(ctx: Context): Promise<void> {
@@ -552,6 +577,7 @@ async function mediaPhase(ctx: Context): Promise<void> {
 		`== media: ${MEDIA_EVENTS} signed events with a hosted file each at concurrency ${MEDIA_CONCURRENCY}, Download Media on, 1 tampered in ${TAMPERED_EVERY}`,
 	);
 	const phaseStarted = Date.now();
+	const logOffset = ctx.n8n.logText().length;
 	const { client, sandbox, control } = ctx;
 	const number = sandbox.numbers[0].phone_number_id;
 	const workflow = await client.createWorkflow(mediaLoadWorkflow(ctx.credentials.good));
@@ -589,7 +615,7 @@ async function mediaPhase(ctx: Context): Promise<void> {
 		workflow.id,
 		genuine.length,
 		sent + catchUpWindowMs,
-		600_000,
+		900_000,
 	);
 	const settledSeconds = (Date.now() - sent) / 1000;
 	await client.deactivate(workflow.id);
@@ -636,6 +662,8 @@ async function mediaPhase(ctx: Context): Promise<void> {
 		},
 		executionsRecordedRest: settled.total,
 		unfinishedAtEnd: settled.unfinished,
+		gaveUpWaiting: settled.gaveUp,
+		n8nLog: n8nLogSignals(ctx.n8n.logText().slice(logOffset)),
 		sendSeconds: run.sendSeconds,
 		eventsPerSecond: run.outcomes.length / run.sendSeconds,
 		settledSecondsAfterSend: settledSeconds,
@@ -680,10 +708,12 @@ function checkMediaExecutions(executions: MediaExecution[]): void {
 		string,
 		Array<{ execution: MediaExecution; item: NonNullable<MediaExecution['items']>[number] }>
 	>();
+	// Finished without emitting (a copy the run-once check dropped), or never finished at all.
 	let ranNothing = 0;
+	const unfinished = executions.filter((e) => ['new', 'running'].includes(e.status));
 	for (const execution of executions) {
 		const items = execution.items ?? [];
-		if (items.length === 0) ranNothing++;
+		if (items.length === 0 && !unfinished.includes(execution)) ranNothing++;
 		for (const item of items) {
 			const key = item.waId ?? '(no id)';
 			if (!runs.has(key)) runs.set(key, []);
@@ -725,9 +755,11 @@ function checkMediaExecutions(executions: MediaExecution[]): void {
 	const tamperedExecuted = executions.filter((e) => e.ids.some((id) => tamperedIds.has(id))).length;
 	const statuses: Record<string, number> = {};
 	const modes: Record<string, number> = {};
+	const byModeAndStatus: Record<string, number> = {};
 	for (const e of executions) {
 		statuses[e.status] = (statuses[e.status] ?? 0) + 1;
 		modes[e.mode] = (modes[e.mode] ?? 0) + 1;
+		byModeAndStatus[`${e.mode} ${e.status}`] = (byModeAndStatus[`${e.mode} ${e.status}`] ?? 0) + 1;
 	}
 	const withoutFile = answeredOnce
 		.filter((o) => !fileMatches(o, runs.get(o.waId ?? '')![0].item))
@@ -744,7 +776,16 @@ function checkMediaExecutions(executions: MediaExecution[]): void {
 		executions: executions.length,
 		executionStatuses: statuses,
 		executionModes: modes,
+		executionsByModeAndStatus: byModeAndStatus,
 		executionsRunningNothing: ranNothing,
+		executionsUnfinished: unfinished.length,
+		unfinishedExamples: unfinished.slice(0, 5).map((e) => ({
+			id: e.id,
+			mode: e.mode,
+			status: e.status,
+			ids: e.ids.slice(0, 3),
+			triggerItems: e.items?.length ?? null,
+		})),
 		eventsRun: runs.size,
 		filesAttached,
 		answered2xx: {
@@ -792,12 +833,12 @@ function checkMediaExecutions(executions: MediaExecution[]): void {
 	check(
 		'media: every event not answered 2xx ran once (recovered by the catch-up, or answered after the 8 s)',
 		notAnsweredLost.length === 0 && notAnswered.length === notAnsweredIds.length,
-		`${notAnswered.length} not answered 2xx (${JSON.stringify(m.genuine.failedReasons)}): ${recoveredOnce.length} recovered once by the catch-up, ${ranLiveLate.length} ran once from the delivery n8n answered too late, ${notAnsweredWithFile.length} of them with their file; ${notAnsweredLost.length} not run, ${notAnswered.length - notAnsweredIds.length} never stored by the sandbox`,
+		`${notAnswered.length} not answered 2xx (${JSON.stringify(m.genuine.failedReasons)}; n8n's log: ${JSON.stringify(m.n8nLog)}): ${recoveredOnce.length} recovered once by the catch-up, ${ranLiveLate.length} ran once from the delivery n8n answered too late, ${notAnsweredWithFile.length} of them with their file; ${notAnsweredLost.length} not run, ${notAnswered.length - notAnsweredIds.length} never stored by the sandbox`,
 	);
 	check(
 		'media: no event run twice, no execution of an event not sent',
 		twice.length === 0 && unexpected.length === 0,
-		`${runs.size} events run in ${executions.length} executions (${ranNothing} ran nothing after the trigger: copies dropped by the run-once check); twice ${twice.length}, unexpected ${unexpected.length}; statuses ${JSON.stringify(statuses)}, modes ${JSON.stringify(modes)}`,
+		`${runs.size} events run in ${executions.length} executions (${ranNothing} finished running nothing after the trigger: copies dropped by the run-once check; ${unfinished.length} never finished); twice ${twice.length}, unexpected ${unexpected.length}; statuses ${JSON.stringify(statuses)}, modes ${JSON.stringify(modes)}`,
 	);
 	check(
 		'media: every tampered event refused, none executed',
