@@ -528,9 +528,20 @@ async function settleExecutions(
 	let last = '';
 	let since = Date.now();
 	let lastLog = 0;
+	let total = 0;
+	let unfinished = 0;
 	for (;;) {
-		const total = await executionCount(client, workflowId);
-		const unfinished = await unfinishedCount(client, workflowId);
+		try {
+			total = await executionCount(client, workflowId);
+			unfinished = await unfinishedCount(client, workflowId);
+		} catch (error) {
+			// n8n answers 503 while its database ping fails: not settled, ask again.
+			log(`  executions not readable: ${errorText(error).slice(0, 120)}`);
+			since = Date.now();
+			if (Date.now() > deadline) return { total, unfinished, gaveUp: true };
+			await sleep(2000);
+			continue;
+		}
 		const now = `${total}/${unfinished}`;
 		if (now !== last) {
 			last = now;
