@@ -1,9 +1,6 @@
 /**
- * Download Media for the trigger: an inbound event's media file attached as binary data, or
- * the reason there is none. Runs in the trigger's execute(), inside the execution n8n stored
- * before answering the service, for live and recovered events alike: a download never holds
- * the service's answer back, and the service is never answered before the event is stored.
- * Never fails the event: a failed download is emitted without the file.
+ * Download Media for the trigger, run in its execute() (inside the stored execution) so a download
+ * never holds the service's answer back. A failed download is emitted without the file.
  */
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
@@ -30,7 +27,6 @@ export async function withMediaFiles(
 	return result;
 }
 
-/** The item with its media file attached, or with the reason there is none. */
 export async function attachMedia(
 	this: IExecuteFunctions,
 	item: INodeExecutionData,
