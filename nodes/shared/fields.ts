@@ -1,8 +1,4 @@
-/**
- * Checks of what a user (or an expression) put into a node's fields. Each one refuses bad
- * input with a NodeOperationError that names the field and what to do, before any request
- * is made.
- */
+/** Checks of a node's fields: bad input is refused, naming the field and what to do, before any request. */
 import type { IDataObject, INode } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
@@ -17,11 +13,7 @@ function quoted(value: unknown): string {
 		: describeType(value);
 }
 
-/**
- * An ID that an expression turned into a number, as its decimal text, but only when the number
- * is exact: 12345678901234567890 has already lost digits and 1.5 or NaN is no ID, so sending
- * them would address another record (or none) without saying so.
- */
+/** A number as an ID's decimal text, only when exact (more than 15 digits lose some; 1.5 is no ID). */
 function idFromNumber(node: INode, value: number, fieldName: string, itemIndex?: number): string {
 	if (Number.isSafeInteger(value)) return String(value);
 	throw new NodeOperationError(
@@ -34,10 +26,7 @@ function idFromNumber(node: INode, value: number, fieldName: string, itemIndex?:
 	);
 }
 
-/**
- * A required text field: a string that is not blank. Anything else (empty, whitespace,
- * a number or object from an expression) is refused.
- */
+/** A required text field: a string that is not blank. */
 export function requireText(
 	node: INode,
 	value: unknown,
@@ -69,10 +58,7 @@ export function requireText(
 	return value;
 }
 
-// Control characters are tested by code rather than with a regular expression: ESLint's
-// no-control-regex (in n8n's default lint config) refuses control characters in a regex.
-
-/** True when the text holds a C0 control character (U+0000 to U+001F: CR, LF, NUL, ...) or DEL (U+007F). */
+/** C0 control characters or DEL, tested by code: n8n's lint config has no-control-regex. */
 function hasControlCharacter(text: string): boolean {
 	for (let i = 0; i < text.length; i++) {
 		const code = text.charCodeAt(i);
@@ -81,10 +67,7 @@ function hasControlCharacter(text: string): boolean {
 	return false;
 }
 
-/**
- * An ID that goes into a URL path: one segment, encoded. Slashes and dot segments are
- * refused outright, because URL normalisation would turn `..` or `a/b` into another endpoint.
- */
+/** An ID for a URL path: one segment, encoded; slashes and dot segments would reach another endpoint. */
 export function pathSegment(
 	node: INode,
 	value: unknown,
@@ -114,10 +97,7 @@ export function pathSegment(
 	return encodeURIComponent(id);
 }
 
-/**
- * An optional ID: undefined when left blank (empty, whitespace, null, undefined), the
- * trimmed string otherwise. Exact whole numbers are taken as their decimal text, like path IDs.
- */
+/** An optional ID: undefined when blank, otherwise trimmed (exact numbers as their text). */
 export function optionalId(
 	node: INode,
 	value: unknown,
@@ -177,11 +157,7 @@ export function requirePositiveInteger(
 	return number;
 }
 
-/**
- * The pairs of an "Additional Query Parameters" collection as a query object. A name
- * that a field of the node already sets is refused, so a pass-through pair cannot
- * silently override the operation's own parameters.
- */
+/** "Additional Query Parameters" as a query; a name a field of the node already sets is refused. */
 export function passThroughQuery(
 	node: INode,
 	collection: unknown,
@@ -221,8 +197,7 @@ export function passThroughQuery(
 }
 
 /**
- * The media ID behind a reference: a bare ID, or a media_url of the credential's own
- * service (`{base_url}/v1/media/{id}`), returned encoded for the path. A URL of any other
+ * The media ID (encoded) behind a bare ID or a media_url of the credential's own service; any other
  * host is refused, so the API key is only ever presented to the service itself.
  */
 export function mediaIdFromReference(

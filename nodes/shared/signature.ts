@@ -1,11 +1,6 @@
 /**
- * Webhook signature check. Pure: no n8n imports, never throws, so it can be tested on
- * its own and called before anything else looks at the request.
- *
- * The service sends `X-Service-Signature: sha256=<hex>`, where hex is the HMAC-SHA256 of
- * the raw body bytes keyed with the signing secret. The HMAC is computed over the bytes
- * as they arrived: re-serialising the parsed JSON (other spacing, key order, escapes)
- * would produce other bytes and therefore another signature.
+ * Webhook signature check, pure, never throws: `X-Service-Signature: sha256=<hex HMAC-SHA256>` of
+ * the raw bytes as they arrived (re-serialised JSON would be other bytes).
  */
 import { createHmac, timingSafeEqual } from 'crypto';
 
@@ -21,7 +16,7 @@ export function computeSignature(rawBody: Buffer, secret: string): string {
 	return createHmac('sha256', secret).update(rawBody).digest('hex');
 }
 
-/** Whether the header could be a signature at all (one value, sha256= and 64 hex digits): checked before any secret is read. */
+/** Whether the header could be a signature at all: checked before any secret is read. */
 export function hasSignatureShape(header: string | string[] | undefined): boolean {
 	const value = Array.isArray(header) && header.length === 1 ? header[0] : header;
 	return typeof value === 'string' && HEADER_PATTERN.test(value);
