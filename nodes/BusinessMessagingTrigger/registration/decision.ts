@@ -6,7 +6,7 @@
  * never replaces this workflow's own production URL, even with take-over, so testing never
  * breaks the active workflow.
  */
-import { TRIGGER_PATH } from '../../shared/replyAndWait';
+import { TRIGGER_PATH } from '../../shared/replyAndWait/registration';
 
 export interface RemoteWebhook {
 	configured: boolean;

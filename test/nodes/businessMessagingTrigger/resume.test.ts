@@ -7,21 +7,25 @@ import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 import type { AddressInfo } from 'node:net';
 
 import {
-	accountId,
 	REGISTRATION_HEADER,
+	signRegistration,
+} from '../../../nodes/shared/replyAndWait/registration';
+import {
+	classifyResumeAnswer,
+	isResumeToken,
 	resumeKey,
+	resumeToken,
+} from '../../../nodes/shared/replyAndWait/resume';
+import {
+	accountId,
 	STATIC_DATA_KEY,
 	TRIGGER_MARKER_KEY,
 	findWaiting,
-	isResumeToken,
+	keepWaitingEntriesCurrent,
 	registerWaiting,
 	removeWaiting,
-	resumeToken,
-	signRegistration,
 	waitingKey,
-	classifyResumeAnswer,
-	keepWaitingEntriesCurrent,
-} from '../../../nodes/shared/replyAndWait';
+} from '../../../nodes/shared/replyAndWait/waitingEntries';
 import { runWorkflow } from '../../harness';
 import { HarnessCredentialsHelper } from '../../harness/credentials';
 import { replyAndWaitWorkflow } from '../businessMessaging/helpers';
@@ -448,7 +452,7 @@ describe('waiting entries survive saves from older copies (last save wins)', () 
 	});
 });
 
-describe('the waiting registry (nodes/shared/replyAndWait.ts)', () => {
+describe('the waiting registry (nodes/shared/replyAndWait/waitingEntries.ts)', () => {
 	it('static data keeps live entries only; removal is by the same execution only', () => {
 		const staticData: Record<string, unknown> = {};
 		const now = Date.now();

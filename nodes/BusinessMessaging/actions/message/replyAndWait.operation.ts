@@ -30,17 +30,18 @@ import { NodeOperationError, WAIT_INDEFINITELY } from 'n8n-workflow';
 import { asNodeError } from '../../../shared/errors';
 import { isPlainObject } from '../../../shared/json';
 import {
+	registerWithTrigger,
+	type WaitRegistration,
+} from '../../../shared/replyAndWait/registration';
+import { isResumeToken, resumeKey } from '../../../shared/replyAndWait/resume';
+import {
 	accountId,
-	isResumeToken,
 	isTriggerRunningHere,
 	keepWaitingEntriesCurrent,
-	resumeKey,
 	persistableStaticData,
 	registerWaiting,
-	registerWithTrigger,
 	waitingKey,
-	type WaitRegistration,
-} from '../../../shared/replyAndWait';
+} from '../../../shared/replyAndWait/waitingEntries';
 import { withReplyWindow } from '../../../shared/replyWindow';
 import { CREDENTIAL_TYPE } from '../../../shared/transport';
 import { updateDisplayOptions } from '../../helpers/descriptions';
