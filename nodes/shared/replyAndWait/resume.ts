@@ -91,7 +91,10 @@ const RESUME_RETRY_MS = 500;
 export type ResumeOutcome =
 	{ resumed: false } | { resumed: true; executionId: string; alsoStart: boolean };
 
-/** What n8n's answer to a resume request means (its waiting-webhooks.js: 404 unknown, 409 running or finished). */
+/**
+ * What n8n's answer to a resume request means (its waiting-webhooks.js: 404 unknown, 409 running
+ * or finished); a redirect is not n8n resuming, and is refused.
+ */
 export type ResumeAnswer = 'resumed' | 'notYetWaiting' | 'refused' | 'unclear';
 
 /** Classifies one resume attempt: an HTTP status and body, or the error the request failed with. */
@@ -109,6 +112,10 @@ export function classifyResumeAnswer(
 	}
 	const { statusCode } = answer;
 	if (statusCode >= 200 && statusCode < 300) return 'resumed';
+	// n8n's resume URL never redirects (the waiting node answers on receipt): a 3xx came from
+	// something in front of n8n (an http-to-https rule, a login page). The answer is never posted
+	// on to where it points (disableFollowRedirect), so no execution took it: refused.
+	if (statusCode >= 300 && statusCode < 400) return 'refused';
 	if (statusCode === 409) {
 		const text = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body ?? '');
 		return /is running already/i.test(text) ? 'notYetWaiting' : 'refused';

@@ -47,6 +47,7 @@ import {
 	storedSecret,
 	trigger,
 	resumer,
+	scriptedResumer,
 	type Resumer,
 } from './helpers';
 
@@ -269,36 +270,6 @@ describe('trigger: an answer resumes the waiting execution', () => {
 		expect(server.bodies).toHaveLength(0);
 	});
 });
-
-/** A stand-in for n8n's resume endpoint that answers each attempt as scripted (the last step repeats). */
-async function scriptedResumer(
-	steps: Array<{ status: number; body?: unknown; delayMs?: number }>,
-): Promise<Resumer> {
-	const bodies: unknown[] = [];
-	const server: Server = createServer((req, res) => {
-		let raw = '';
-		req.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
-		req.on('end', () => {
-			const step = steps[Math.min(bodies.length, steps.length - 1)];
-			bodies.push(JSON.parse(raw || 'null'));
-			setTimeout(() => {
-				res
-					.writeHead(step.status, { 'content-type': 'application/json' })
-					.end(JSON.stringify(step.body ?? {}));
-			}, step.delayMs ?? 0);
-		});
-	});
-	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-	const { port } = server.address() as AddressInfo;
-	return {
-		url: `http://127.0.0.1:${port}/webhook-waiting/61`,
-		bodies,
-		close: async () => {
-			server.closeAllConnections();
-			await new Promise<void>((r) => server.close(() => r()));
-		},
-	};
-}
 
 // Issue 24: under a burst n8n took more than 4 s to take answers, and each slow resume started a
 // new execution too: every contact was asked the question twice.
