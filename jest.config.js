@@ -6,5 +6,4 @@ module.exports = {
 	testMatch: ['**/*.test.ts'],
 	transform: { '^.+\\.ts$': ['ts-jest', { isolatedModules: true, diagnostics: false }] },
 	testTimeout: 30000,
-	setupFiles: ['<rootDir>/test/support/jest.setup.ts'],
 };

@@ -14,9 +14,10 @@ import { markTriggerWorkflow, triggerRunsHere } from '../shared/replyAndWait';
 import { CREDENTIAL_TYPE } from '../shared/transport';
 import { startCatchUp } from './catchUp/catchUp';
 import { OUTPUTS_EXPRESSION, outputCount, properties } from './description';
+import { withMediaFiles } from './receiving/eventMedia';
 import { receiveEvent } from './receiving/receive';
-import { startHeartbeat } from './registration/heartbeat';
 import { deleteWebhook, registerWebhook, webhookExists } from './registration/webhookMethods';
+import { dropRecordOnly } from './routing/route';
 import { runOnce } from './routing/runOnce';
 
 export class BusinessMessagingTrigger implements INodeType {
@@ -78,22 +79,17 @@ export class BusinessMessagingTrigger implements INodeType {
 		return await receiveEvent.call(this);
 	}
 
-	/**
-	 * The heartbeat (registration/heartbeat.ts: joins, role re-checks) and the catch-up of missed
-	 * messages (catchUp/): n8n runs them while the workflow is active, on the leader main only.
-	 */
+	/** The catch-up of missed messages (catchUp/): n8n runs it while the workflow is active, on the leader main only. */
 	async trigger(this: ITriggerFunctions): Promise<ITriggerResponse> {
 		if (this.getMode() === 'manual') return await startCatchUp.call(this);
 		// Saved by n8n with the activation: tells Reply and Wait in this workflow that it may keep its waiting entries here.
 		markTriggerWorkflow(this.getWorkflowStaticData('global'));
 		const leave = triggerRunsHere(this.getWorkflow().id ?? '');
-		const heartbeat = await startHeartbeat.call(this);
-		const catchUp = await startCatchUp.call(this, heartbeat.beforeEmit);
+		const catchUp = await startCatchUp.call(this);
 		return {
 			...catchUp,
 			closeFunction: async () => {
 				leave();
-				heartbeat.close();
 				await catchUp.closeFunction?.();
 			},
 		};
@@ -104,12 +100,15 @@ export class BusinessMessagingTrigger implements INodeType {
 	 * again in place of passing on a test event (it checks for trigger() before webhooks), and
 	 * the event would be lost; with it, the node is run like n8n's Execute Workflow Trigger.
 	 * A message another execution already ran is dropped here (routing/runOnce.ts): the execution
-	 * then runs nothing after the trigger.
+	 * then runs nothing after the trigger. So is an answer that resumed a waiting execution, once
+	 * recorded as run, unless that wait asked to Also Start. Download Media runs here, inside the
+	 * stored execution: the service was answered when n8n stored it, never before.
 	 */
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		// The raw parameters (no expression is evaluated for them): as many outputs as webhook() fills.
 		const outputs = outputCount(this.getNode().parameters);
 		const items = Array.from({ length: outputs }, (_, index) => this.getInputData(index));
-		return await runOnce.call(this, items);
+		const toRun = dropRecordOnly(await runOnce.call(this, items));
+		return await withMediaFiles.call(this, toRun);
 	}
 }

@@ -100,7 +100,7 @@ const handOverOptions: INodeProperties[] = [
 export const properties: INodeProperties[] = [
 	{
 		displayName:
-			'The account has one webhook. The first active Business Messaging Trigger of this n8n registers it and passes each event on to the other active ones that use the same API key, so activating more never replaces it. A webhook registered by anything else is never replaced unless Take Over Existing Webhook is on. n8n without a public HTTPS address: use the Business Messaging Polling Trigger.',
+			'One trigger per account: the account has one webhook, and a second Business Messaging Trigger on it is refused. For several workflows, route events from this one to the others with the Execute Workflow node (each starting with "When Executed by Another Workflow"), or use a Business Messaging Polling Trigger there. A webhook registered by anything else is never replaced unless Take Over Existing Webhook is on.',
 		name: 'oneWebhookNotice',
 		type: 'notice',
 		default: '',

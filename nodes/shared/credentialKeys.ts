@@ -1,8 +1,9 @@
 /**
  * Keys derived from the API key, and the one cache of them per trigger. Reading a credential
  * costs n8n 2.x an expression isolate, so a trigger reads it once and again only when a
- * signature does not match, at most every 10 s (a key changed in the credential): a flood of
- * forged requests costs no credential reads. Only derived keys are kept, never the API key.
+ * signature does not match, at most every 10 s (a key changed in the credential), and a credential
+ * that could not be read is not read again for 10 s: a flood of forged requests costs no
+ * credential reads. Only derived keys are kept, never the API key.
  */
 import { createHmac } from 'node:crypto';
 import type { IHookFunctions, ITriggerFunctions, IWebhookFunctions } from 'n8n-workflow';
@@ -14,12 +15,8 @@ import { CREDENTIAL_TYPE } from './transport';
 
 /** Reply and Wait registering its entries through the trigger. */
 export const WAIT_REGISTRATION_LABEL = 'business-messaging wait registration v1';
-/** A trigger joining (or leaving) the account's holder. */
-export const JOIN_LABEL = 'business-messaging membership v1';
-/** The holder passing an event on to a member: another key, so a captured join is no forward. */
-export const FORWARD_LABEL = 'business-messaging forward v1';
 
-/** The account id stored with waits and members (its first 32 hex digits), and the resume tokens' key. */
+/** The account id stored with waits (its first 32 hex digits), and the resume tokens' key. */
 export const ACCOUNT_ID_LABEL = 'business-messaging account id v1';
 export const RESUME_KEY_LABEL = 'business-messaging resume key v2';
 
@@ -27,7 +24,7 @@ export function deriveKey(apiKey: string, label: string): string {
 	return createHmac('sha256', apiKey).update(label).digest('hex');
 }
 
-const LABELS = [WAIT_REGISTRATION_LABEL, JOIN_LABEL, FORWARD_LABEL] as const;
+const LABELS = [WAIT_REGISTRATION_LABEL] as const;
 export type KeyLabel = (typeof LABELS)[number];
 
 interface KeyRing {
@@ -40,6 +37,8 @@ interface KeyRing {
 const REREAD_MS = 10_000;
 const BOUND = 1000;
 const rings = new Map<string, KeyRing>();
+/** Per trigger: why its credential could not be read, and when it may be read again. */
+const unreadable = new Map<string, { reason: string; untilMs: number }>();
 
 type Context = IWebhookFunctions | IHookFunctions | ITriggerFunctions;
 
@@ -48,6 +47,9 @@ function cacheKeyOf(this: Context): string {
 }
 
 async function readRing(this: Context): Promise<KeyRing | string> {
+	const cacheKey = cacheKeyOf.call(this);
+	const failed = unreadable.get(cacheKey);
+	if (failed && failed.untilMs > Date.now()) return failed.reason;
 	try {
 		const apiKey = String((await this.getCredentials(CREDENTIAL_TYPE)).apiKey ?? '');
 		if (apiKey === '') return 'the credential has no API key';
@@ -61,7 +63,10 @@ async function readRing(this: Context): Promise<KeyRing | string> {
 		rings.set(cacheKeyOf.call(this), ring);
 		return ring;
 	} catch (error) {
-		return `the credential could not be read (${(error as Error).message})`;
+		const reason = `the credential could not be read (${(error as Error).message})`;
+		if (unreadable.size >= BOUND) unreadable.clear();
+		unreadable.set(cacheKey, { reason, untilMs: Date.now() + REREAD_MS });
+		return reason;
 	}
 }
 
@@ -85,16 +90,4 @@ export async function verifyWithDerivedKey(
 	return verifySignature(message, signature, ring.keys[label]).valid
 		? true
 		: "not signed with this trigger's API key";
-}
-
-/** This trigger's derived key for `label`, from the cache (read when missing); undefined when unreadable. */
-export async function derivedKeyOf(this: Context, label: KeyLabel): Promise<string | undefined> {
-	const ring = rings.get(cacheKeyOf.call(this)) ?? (await readRing.call(this));
-	return typeof ring === 'string' ? undefined : ring.keys[label];
-}
-
-/** This trigger's Reply and Wait identity, from the cache (read when missing); undefined when unreadable. */
-export async function identityOf(this: Context): Promise<TriggerIdentity | undefined> {
-	const ring = rings.get(cacheKeyOf.call(this)) ?? (await readRing.call(this));
-	return typeof ring === 'string' ? undefined : ring.identity;
 }

@@ -118,10 +118,7 @@ export interface WaitingEntry {
 	account: string;
 	/** The workflow whose static data keeps the entry (the trigger's); none: this process's memory only. */
 	home?: string;
-	/**
-	 * The waiting execution's workflow: with several triggers on the account, that workflow's
-	 * trigger plays the part of the answer (docs/several-workflows.md §8). None: registered before.
-	 */
+	/** The waiting execution's workflow (informational). */
 	workflowId?: string;
 }
 
@@ -343,23 +340,18 @@ export function findWaiting(
 	keys: string[],
 	account: string,
 	nowMs = Date.now(),
-	/** Which waits the caller plays the part of (several triggers on the account); all without. */
-	mayResume: WaitFilter = () => true,
 ): { key: string; entry: WaitingEntry } | undefined {
 	const stored = staticEntries(staticData);
 	for (const key of keys) {
 		const inStatic =
 			stored && isWaitingEntry(stored[key]) ? (stored[key] as unknown as WaitingEntry) : undefined;
 		for (const entry of [memory.get(key), inStatic]) {
-			if (entry && entry.account === account && isLive(key, entry, nowMs) && mayResume(entry))
+			if (entry && entry.account === account && isLive(key, entry, nowMs))
 				return { key, entry };
 		}
 	}
 	return undefined;
 }
-
-/** Whether a trigger resumes this wait (docs/several-workflows.md §8: whose workflow's wait it is). */
-export type WaitFilter = (entry: WaitingEntry) => boolean;
 
 /** Forgets the entry (answered, or refused), wherever it is, unless another execution took the key since. */
 export function removeWaiting(
@@ -466,8 +458,6 @@ const RESUME_PATIENCE_MS = 60_000;
 const RESUME_ATTEMPT_TIMEOUT_MS = 30_000;
 /** The execution has sent its question but is not waiting yet: ask again after this. */
 const RESUME_RETRY_MS = 500;
-/** After this the caller may acknowledge the event to the service while the resume goes on. */
-const RESUME_SLOW_MS = 3000;
 
 export type ResumeOutcome =
 	{ resumed: false } | { resumed: true; executionId: string; alsoStart: boolean };
@@ -503,7 +493,6 @@ export function waitingEntryFor(
 	this: IWebhookFunctions | ITriggerFunctions,
 	item: INodeExecutionData,
 	identity: TriggerIdentity | undefined,
-	mayResume?: WaitFilter,
 ): { key: string; entry: WaitingEntry } | undefined {
 	const json = item.json;
 	if (
@@ -522,7 +511,6 @@ export function waitingEntryFor(
 		[waitingKey(contact, number), waitingKey(contact, undefined)],
 		identity.account,
 		Date.now(),
-		mayResume,
 	);
 }
 
@@ -532,14 +520,10 @@ export async function resumeWaitingExecution(
 	item: INodeExecutionData,
 	/** The trigger's API key, as TriggerIdentity: whose waits, and their tokens; none without it. */
 	identity: TriggerIdentity | undefined,
-	/** Called once when the resume takes longer than RESUME_SLOW_MS (the webhook answers the service then). */
-	onSlow?: () => void,
-	/** Which waits this trigger plays the part of (several triggers on the account); all without. */
-	mayResume?: WaitFilter,
 ): Promise<ResumeOutcome> {
-	const found = waitingEntryFor.call(this, item, identity, mayResume);
+	const found = waitingEntryFor.call(this, item, identity);
 	if (!found || !identity) return { resumed: false };
-	return await resumeEntry.call(this, item, identity, found, onSlow);
+	return await resumeEntry.call(this, item, identity, found);
 }
 
 /**
@@ -551,7 +535,6 @@ export async function resumeEntry(
 	item: INodeExecutionData,
 	identity: TriggerIdentity,
 	found: { key: string; entry: WaitingEntry },
-	onSlow?: () => void,
 ): Promise<ResumeOutcome> {
 	const { key, entry } = found;
 	const staticData = this.getWorkflowStaticData('global') as IDataObject;
@@ -560,11 +543,6 @@ export async function resumeEntry(
 		answer: item.json,
 		token: resumeToken(identity.resumeKey, entry.executionId, entry.node, key),
 	};
-	let settled = false;
-	if (onSlow)
-		void sleep(RESUME_SLOW_MS).then(() => {
-			if (!settled) onSlow();
-		});
 	const deadline = Date.now() + RESUME_PATIENCE_MS;
 	const resumed: ResumeOutcome = {
 		resumed: true,
@@ -574,38 +552,36 @@ export async function resumeEntry(
 	// Once an attempt may have reached n8n, "running" or "finished" afterwards is that attempt's doing.
 	let mayHaveResumed = false;
 	let last = '';
-	try {
-		while (Date.now() < deadline) {
-			let answer: ResumeAnswer;
-			try {
-				const response = (await this.helpers.httpRequest({
-					method: 'POST',
-					url: entry.resumeUrl,
-					body,
-					json: true,
-					timeout: Math.min(RESUME_ATTEMPT_TIMEOUT_MS, Math.max(1000, deadline - Date.now())),
-					returnFullResponse: true,
-					ignoreHttpStatusErrors: true,
-				})) as { statusCode: number; body: unknown };
-				answer = classifyResumeAnswer(response);
-				last = `${response.statusCode}`;
-			} catch (error) {
-				answer = classifyResumeAnswer({ error });
-				last = (error as Error).message;
-			}
-			if (answer === 'resumed') return resumed;
-			if (answer === 'unclear') mayHaveResumed = true;
-			else if (mayHaveResumed) return resumed;
-			else if (answer === 'refused') {
-				this.logger.info(
-					`Business Messaging Trigger: execution ${entry.executionId} was waiting for this contact but refused the answer (${last}); the message starts a new execution`,
-				);
-				return { resumed: false };
-			}
-			await sleep(RESUME_RETRY_MS);
+	while (Date.now() < deadline) {
+		let answer: ResumeAnswer;
+		try {
+			const response = (await this.helpers.httpRequest({
+				method: 'POST',
+				url: entry.resumeUrl,
+				body,
+				json: true,
+				timeout: Math.min(RESUME_ATTEMPT_TIMEOUT_MS, Math.max(1000, deadline - Date.now())),
+				returnFullResponse: true,
+				ignoreHttpStatusErrors: true,
+				// The answer goes to n8n's resume URL and nowhere else.
+				disableFollowRedirect: true,
+			})) as { statusCode: number; body: unknown };
+			answer = classifyResumeAnswer(response);
+			last = `${response.statusCode}`;
+		} catch (error) {
+			answer = classifyResumeAnswer({ error });
+			last = (error as Error).message;
 		}
-	} finally {
-		settled = true;
+		if (answer === 'resumed') return resumed;
+		if (answer === 'unclear') mayHaveResumed = true;
+		else if (mayHaveResumed) return resumed;
+		else if (answer === 'refused') {
+			this.logger.info(
+				`Business Messaging Trigger: execution ${entry.executionId} was waiting for this contact but refused the answer (${last}); the message starts a new execution`,
+			);
+			return { resumed: false };
+		}
+		await sleep(RESUME_RETRY_MS);
 	}
 	// Never a second execution on a doubt: the message stays in the service's history.
 	this.logger.warn(

@@ -21,6 +21,12 @@ export function computeSignature(rawBody: Buffer, secret: string): string {
 	return createHmac('sha256', secret).update(rawBody).digest('hex');
 }
 
+/** Whether the header could be a signature at all (one value, sha256= and 64 hex digits): checked before any secret is read. */
+export function hasSignatureShape(header: string | string[] | undefined): boolean {
+	const value = Array.isArray(header) && header.length === 1 ? header[0] : header;
+	return typeof value === 'string' && HEADER_PATTERN.test(value);
+}
+
 export function verifySignature(
 	rawBody: Buffer,
 	header: string | string[] | undefined,

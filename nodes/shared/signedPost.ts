@@ -1,14 +1,8 @@
 /**
- * The signed POSTs between the parts of this package on one n8n: a trigger joining (or leaving)
- * the account's holder, a trigger's heartbeat claiming the webhook through its own webhook(), the
- * holder handing the webhook off to a member, and Reply and Wait for Answer registering its wait
- * through the trigger. Each is a JSON body signed as the service signs its events
- * (`sha256=<hex HMAC>` of the raw body) with a key derived from the API key, under the header that
- * says what it is. The event forward (receiving/forward.ts) is not one of them: it signs a time
- * and the resumed workflow with the body, under its own key and headers, and retries.
- *
- * Only the transport is shared: what the answer means, and what a failure to reach the other end
- * means, stays with each caller.
+ * The one signed POST between parts of this package on one n8n: Reply and Wait for Answer
+ * registering its wait through the trigger. A JSON body signed as the service signs its events
+ * (`sha256=<hex HMAC>` of the raw body) with a key derived from the API key, under the header
+ * that says what it is; redirects are never followed.
  */
 import type { RequestHelperFunctions } from 'n8n-workflow';
 
@@ -58,7 +52,7 @@ export async function postSigned(
 			[signed.header]: signWithDerivedKey(signed.apiKey, signed.label, body),
 		},
 		timeout: signed.timeoutMs,
-		// A redirect would send the signed request (a wait's resume URLs, a hand-off's members) elsewhere.
+		// A redirect would send the signed request (a wait's resume URLs) elsewhere.
 		disableFollowRedirect: true,
 		returnFullResponse: true,
 		ignoreHttpStatusErrors: true,

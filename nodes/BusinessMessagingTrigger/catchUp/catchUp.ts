@@ -7,20 +7,14 @@
  * nothing for a delivery it gets too late (receiving/, Late Delivery Cutoff), so a delivery the
  * service logged as failed is one the workflow did not run, and a logged success is one it
  * ran. What remains, a delivery accepted in time that n8n answered after the service gave up,
- * is covered in regular mode by the process's memory of what webhook() accepted (receiving/acceptedHere.ts);
- * in queue mode it is the residual window docs/reliability.md measures. The catch-up runs on
+ * is covered by the trigger's execute(), which drops a message n8n's deduplication store says ran
+ * (routing/runOnce.ts), and in regular mode by the process's memory of what webhook() accepted
+ * (receiving/acceptedHere.ts), which spares the execution. The catch-up runs on
  * one process only (n8n starts triggers on the leader main), looks only at messages stored at least SETTLE_MS ago, when their one delivery attempt is over
  * (the service waits about 8 s and never retries), and recovers those without a successful
  * delivery. Its watermark lives in the node's static data, which n8n saves on each emit.
  */
-import type {
-	IBinaryKeyData,
-	IDataObject,
-	INodeExecutionData,
-	IRun,
-	ITriggerFunctions,
-	ITriggerResponse,
-} from 'n8n-workflow';
+import type { IDataObject, IRun, ITriggerFunctions, ITriggerResponse } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
 import {
@@ -35,15 +29,11 @@ import { CREDENTIAL_TYPE } from '../../shared/transport';
 import { byAge, isAfter, type Watermark } from '../../shared/watermark';
 import { outputLayout } from '../description';
 import { readTriggerOptions, type HandOverSettings, type TriggerOptions } from '../options';
-import type { EventEnvelope, EventType } from '../receiving/envelope';
+import type { EventType } from '../receiving/envelope';
 import { wasAcceptedHere } from '../receiving/acceptedHere';
-import { attachMedia } from '../receiving/eventMedia';
-import { receivedByThisN8n } from '../registration/decision';
-import { inGap } from '../registration/membershipGaps';
-import { nodeUrlOf } from '../registration/registry';
+import { sameUrl } from '../registration/decision';
 import type { TriggerStaticData } from '../registration/signingSecrets';
 import { routeEvent } from '../routing/route';
-import { ownWaits, roleFromStaticData } from '../routing/whoseWait';
 import {
 	SETTLE_MS,
 	decideRecoveries,
@@ -120,30 +110,6 @@ function settle(state: CatchUpState, schedule: Schedule): void {
 	else delete state.emitted;
 }
 
-/** The item of a recovered message; with its media file when Download Media is on, as the webhook does. */
-async function itemOf(
-	this: ITriggerFunctions,
-	recovery: Recovery,
-	media: TriggerOptions,
-): Promise<INodeExecutionData> {
-	const item = recoveredItem(recovery);
-	if (!media.downloadMedia || recovery.event !== 'message.inbound') return item;
-	const envelope = {
-		event: recovery.event,
-		data: recovery.record,
-		timestamp: recovery.record.created_at,
-	} as unknown as EventEnvelope;
-	const withMedia: { json: IDataObject; binary?: IBinaryKeyData } = await attachMedia.call(
-		this,
-		envelope,
-		media,
-	);
-	return {
-		json: { ...item.json, media_download: withMedia.json.media_download },
-		...(withMedia.binary && { binary: withMedia.binary }),
-	};
-}
-
 /**
  * One execution per recovered message, as the webhook starts them. A contact's messages run one
  * after another, oldest first (the next is emitted when the previous execution has ended, or
@@ -156,7 +122,6 @@ function schedule(
 	state: CatchUpState,
 	plan: Schedule,
 	route: { layout: EventType[] | null; handOver: HandOverSettings; identity?: TriggerIdentity },
-	media: TriggerOptions,
 	isClosed: () => boolean,
 	persist: () => void,
 ): void {
@@ -166,19 +131,15 @@ function schedule(
 		if (isClosed()) return;
 		const id = String(recovery.record.wa_message_id ?? recovery.record.id);
 		try {
-			const item = await itemOf.call(this, recovery, media);
-			if (isClosed()) return;
 			// As webhook() would have: hand over to a person, or the answer a waiting execution expects.
+			// Download Media happens in the trigger's execute(), as for a live event.
 			const routed = await routeEvent.call(
 				this,
-				item,
+				recoveredItem(recovery),
 				recovery.event,
 				route.layout,
 				route.handOver,
 				route.identity,
-				undefined,
-				// Several triggers recover the same answer: only the one whose part it is resumes the wait.
-				ownWaits(roleFromStaticData.call(this)),
 			);
 			plan.waiting = plan.waiting.filter((waiting) => waiting !== recovery);
 			plan.emittedAhead.push(recovery);
@@ -219,14 +180,11 @@ function schedule(
 	}
 }
 
-/** Which delivery URLs mean "this n8n received it" (receivedByThisN8n); undefined: all count. */
+/** Which delivery URLs mean "this trigger received it" (its own); undefined: all count. */
 function receivedAt(this: ITriggerFunctions): ((url: string) => boolean) | undefined {
 	const { webhookUrl } = this.getWorkflowStaticData('node') as TriggerStaticData;
-	const own =
-		(typeof webhookUrl === 'string' ? webhookUrl : undefined) ??
-		nodeUrlOf(`${this.getWorkflow().id ?? ''}:${this.getNode().id}`);
-	if (own === undefined) return undefined;
-	return receivedByThisN8n(own);
+	if (typeof webhookUrl !== 'string') return undefined;
+	return (url) => sameUrl(url, webhookUrl);
 }
 
 /**
@@ -236,7 +194,7 @@ function receivedAt(this: ITriggerFunctions): ((url: string) => boolean) | undef
 export async function catchUpOnce(
 	this: ITriggerFunctions,
 	state: CatchUpState,
-	/** The trigger's options: the catch-up's own, hand over, Download Media. */
+	/** The trigger's options: the catch-up's own, hand over. */
 	triggerOptions: TriggerOptions,
 	/** The trigger's API key as Reply and Wait knows it (whose waits may be resumed). */
 	identity: TriggerIdentity | undefined,
@@ -320,23 +278,12 @@ export async function catchUpOnce(
 		attempts = log.attempts;
 	}
 	// A message this process's webhook() accepted runs, even when n8n answered after the service gave up.
-	// One delivered to another trigger of this n8n while this one was not joined (§7) was not
-	// forwarded to it: recovered.
 	const scope = `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
 	for (const { records } of stored) {
 		for (const record of records) {
 			const id = String(record.wa_message_id);
-			if (wasAcceptedHere(scope, id, nowMs)) {
-				if (attempts.get(id)?.success !== true) attempts.set(id, { success: true, reason: null });
-			} else if (
-				attempts.get(id)?.success === true &&
-				inGap(scope, Date.parse(String(record.created_at)), nowMs)
-			) {
-				attempts.set(id, {
-					success: false,
-					reason: "delivered while this trigger was not joined to the account's webhook",
-				});
-			}
+			if (wasAcceptedHere(scope, id, nowMs) && attempts.get(id)?.success !== true)
+				attempts.set(id, { success: true, reason: null });
 		}
 	}
 	const decision = decideRecoveries(
@@ -373,7 +320,6 @@ export async function catchUpOnce(
 		state,
 		plan,
 		{ layout, handOver, identity },
-		triggerOptions,
 		isClosed,
 		persist,
 	);
@@ -386,11 +332,7 @@ export async function catchUpOnce(
 }
 
 /** n8n's trigger(): starts the catch-up loop (right away, then every interval) while the workflow is active. */
-export async function startCatchUp(
-	this: ITriggerFunctions,
-	/** Called before each emit (n8n saves the static data then): the heartbeat's member mirror. */
-	beforeEmit?: () => void,
-): Promise<ITriggerResponse> {
+export async function startCatchUp(this: ITriggerFunctions): Promise<ITriggerResponse> {
 	if (this.getMode() === 'manual' || this.getNodeParameter('catchUp', true) !== true) return {};
 	const triggerOptions = readTriggerOptions(this.getNodeParameter('options', {}) as IDataObject);
 	const options = triggerOptions.catchUp;
@@ -422,7 +364,6 @@ export async function startCatchUp(
 		state.emitted = emitted.map(String);
 	// Assigned through n8n's observable static data, so that n8n sees the change and saves it.
 	const persist = () => {
-		beforeEmit?.();
 		staticData.catchUp = {
 			watermarks: { ...state.watermarks },
 			...(state.emitted && { emitted: [...state.emitted] }),

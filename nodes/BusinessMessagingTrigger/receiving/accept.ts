@@ -1,7 +1,7 @@
 /**
  * Whether a request is an event this node runs, without n8n's context: the signature over the
  * raw bytes first, then the envelope, the replay window and the Late Delivery Cutoff
- * (checkDelivery: what a holder forwards), then this node's filters (filterDelivery). The node's
+ * (checkDelivery), then this node's filters (filterDelivery). The node's
  * parameters are read (readParameters) only for a verified, well-formed envelope.
  */
 import type { IDataObject } from 'n8n-workflow';
@@ -101,8 +101,7 @@ function readDelivery(
 
 /**
  * What the service sent, before this node's filters: the signature over the bytes as they
- * arrived, the envelope, the age, the Late Delivery Cutoff. A holder forwards what passes
- * here to its members whatever its own filters say (docs/several-workflows.md §5).
+ * arrived, the envelope, the age, the Late Delivery Cutoff.
  */
 export function checkDelivery(
 	rawBody: Buffer,
@@ -117,7 +116,7 @@ export function checkDelivery(
 	const delivery = readDelivery(rawBody, nowMs, readParameters);
 	if (delivery.kind !== 'deliver') return delivery;
 
-	// Too late to be acknowledged within the service's ~8 s: not run (nor forwarded), so that the
+	// Too late to be acknowledged within the service's ~8 s: not run , so that the
 	// service's "failed" and "not run by any trigger of this n8n" agree and each catch-up runs it once.
 	// Not a status event: the service keeps none, no catch-up could run it, so it runs now, late.
 	const ageMs = nowMs - delivery.timestampMs;
@@ -129,15 +128,6 @@ export function checkDelivery(
 		};
 	}
 	return delivery;
-}
-
-/** A forwarded event (its forward signature already verified): the envelope and this member's own Max Event Age. */
-export function checkForwarded(
-	rawBody: Buffer,
-	nowMs: number,
-	readParameters: () => EventParameters,
-): Delivery | { kind: 'reject'; status: 400 | 401; reason: string } {
-	return readDelivery(rawBody, nowMs, readParameters);
 }
 
 /** This node's own filters: acknowledged (200) with no execution when the event is not for it. */

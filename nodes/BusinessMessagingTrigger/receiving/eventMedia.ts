@@ -1,30 +1,44 @@
 /**
  * Download Media for the trigger: an inbound event's media file attached as binary data, or
- * the reason there is none. Never fails the event: a failed download is emitted without the file.
+ * the reason there is none. Runs in the trigger's execute(), inside the execution n8n stored
+ * before answering the service, for live and recovered events alike: a download never holds
+ * the service's answer back, and the service is never answered before the event is stored.
+ * Never fails the event: a failed download is emitted without the file.
  */
-import type {
-	IBinaryKeyData,
-	IDataObject,
-	ITriggerFunctions,
-	IWebhookFunctions,
-} from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
+import { isPlainObject } from '../../shared/json';
 import { downloadMedia } from '../../shared/mediaDownload';
-import { withReplyWindow } from '../../shared/replyWindow';
-import type { TriggerOptions } from '../options';
-import type { EventEnvelope } from './envelope';
+import { readTriggerOptions, type TriggerOptions } from '../options';
 
 const LOG_PREFIX = 'Business Messaging Trigger';
 
-/** The event's item with its media file attached, or with the reason there is none (the webhook, and recovered messages). */
+/** The trigger's outputs with each message's media file attached, when Download Media is on. */
+export async function withMediaFiles(
+	this: IExecuteFunctions,
+	outputs: INodeExecutionData[][],
+): Promise<INodeExecutionData[][]> {
+	if (!outputs.some((items) => items.length > 0)) return outputs;
+	const options = readTriggerOptions(this.getNodeParameter('options', 0, {}) as IDataObject);
+	if (!options.downloadMedia) return outputs;
+	const result: INodeExecutionData[][] = [];
+	for (const items of outputs) {
+		const withFiles: INodeExecutionData[] = [];
+		for (const item of items) withFiles.push(await attachMedia.call(this, item, options));
+		result.push(withFiles);
+	}
+	return result;
+}
+
+/** The item with its media file attached, or with the reason there is none. */
 export async function attachMedia(
-	this: IWebhookFunctions | ITriggerFunctions,
-	envelope: EventEnvelope,
+	this: IExecuteFunctions,
+	item: INodeExecutionData,
 	options: TriggerOptions,
-): Promise<{ json: IDataObject; binary?: IBinaryKeyData }> {
-	const json: IDataObject = withReplyWindow({ ...(envelope as IDataObject) });
-	const data = envelope.data;
-	if (envelope.event === 'message.echo') {
+): Promise<INodeExecutionData> {
+	const json: IDataObject = { ...item.json };
+	const data = isPlainObject(json.data) ? json.data : {};
+	if (json.event === 'message.echo') {
 		if (data.media_id !== null && data.media_id !== undefined) {
 			json.media_download = {
 				downloaded: false,
@@ -32,9 +46,9 @@ export async function attachMedia(
 					'Echo media cannot be downloaded: the platform relays only its metadata (media_id, media_mime).',
 			};
 		}
-		return { json };
+		return { ...item, json };
 	}
-	if (envelope.event !== 'message.inbound') return { json };
+	if (json.event !== 'message.inbound') return item;
 
 	const mediaUrl = data.media_url;
 	if (typeof mediaUrl !== 'string' || mediaUrl.trim() === '') {
@@ -43,7 +57,7 @@ export async function attachMedia(
 				? 'The message has no media (media_id and media_url are null).'
 				: 'media_url is null: the media is not hosted (yet), or media hosting is disabled for the account. Nothing was downloaded.';
 		json.media_download = { downloaded: false, reason };
-		return { json };
+		return { ...item, json };
 	}
 	try {
 		const limits = options.downloadLimits;
@@ -61,13 +75,13 @@ export async function attachMedia(
 			mime_type: binary.mimeType,
 			...(mimeTypeAsSent !== undefined && { mime_type_as_sent: mimeTypeAsSent }),
 		};
-		return { json, binary: { [options.binaryPropertyName]: binary } };
+		return { ...item, json, binary: { ...item.binary, [options.binaryPropertyName]: binary } };
 	} catch (error) {
 		const reason = (error as Error).message || 'the download failed';
 		this.logger.warn(
 			`${LOG_PREFIX}: media download failed, the event is emitted without the file: ${reason}`,
 		);
 		json.media_download = { downloaded: false, reason };
-		return { json };
+		return { ...item, json };
 	}
 }

@@ -52,12 +52,22 @@ function rejectionLogOf(key: string): LogThrottle {
 }
 
 /**
+ * What a refused caller is told: one generic reason per status. A 401 or 400 may answer anyone
+ * who found the URL, so why it was refused (which check, which secret) goes only to n8n's log.
+ */
+export const GENERIC_REASONS = {
+	400: 'the request is not a valid event of the service',
+	401: 'the request is not signed for this webhook',
+	503: 'the event came too late to be run here; it is recovered from the service',
+} as const;
+
+/**
  * Answers a refused request. Its log line (an error when the receiver itself is misconfigured,
  * `problem`) counts against the same bound as every rejection: a flood must not flood the log.
  */
 export function reject(
 	this: IWebhookFunctions,
-	status: 400 | 401 | 409 | 503,
+	status: 400 | 401 | 503,
 	reason: string,
 	problem?: string,
 ): IWebhookResponseData {
@@ -72,9 +82,9 @@ export function reject(
 		else this.logger.warn(`${LOG_PREFIX}: rejected a request (${status}): ${reason}`, meta);
 	}
 	const res = this.getResponseObject();
-	const error = { 400: 'bad_request', 401: 'unauthorized', 409: 'conflict', 503: 'too_late' }[
+	const error = { 400: 'bad_request', 401: 'unauthorized', 503: 'too_late' }[
 		status
 	];
-	if (!res.headersSent) res.status(status).json({ error, reason });
+	if (!res.headersSent) res.status(status).json({ error, reason: GENERIC_REASONS[status] });
 	return { noWebhookResponse: true };
 }

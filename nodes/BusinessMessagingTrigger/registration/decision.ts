@@ -15,8 +15,6 @@ export interface RemoteWebhook {
 
 export type RegistrationDecision =
 	| { action: 'keep' }
-	/** Another Business Messaging Trigger of this n8n holds the webhook: become its member (docs/several-workflows.md §4). */
-	| { action: 'join'; holderUrl: string }
 	| { action: 'register'; reason: string; replacing?: string }
 	| { action: 'refuse'; message: string; description: string };
 
@@ -56,10 +54,10 @@ export function isSameNodeUrl(
 }
 
 /**
- * Whether `url` is another Business Messaging Trigger of this n8n, which a trigger joins instead
- * of refusing or replacing: not `ourUrl`, the same origin, a trigger's path (TRIGGER_PATH).
+ * Whether `url` is another Business Messaging Trigger of this n8n: not `ourUrl`, the same
+ * origin, a trigger's path (TRIGGER_PATH). One trigger per account: that one is never replaced.
  */
-export function isJoinableUrl(url: string | null | undefined, ourUrl: string): boolean {
+export function isOtherTriggerUrl(url: string | null | undefined, ourUrl: string): boolean {
 	if (!url || sameUrl(url, ourUrl)) return false;
 	try {
 		const theirs = new URL(url);
@@ -71,15 +69,6 @@ export function isJoinableUrl(url: string | null | undefined, ourUrl: string): b
 	} catch {
 		return false;
 	}
-}
-
-/**
- * The catch-up's reading of the service's delivery log (§7): a success to this node's own URL or
- * to any other trigger's URL of this n8n means this n8n received the event (a holder forwards it
- * to every member), so it is not recovered.
- */
-export function receivedByThisN8n(ownUrl: string): (url: string) => boolean {
-	return (url) => sameUrl(url, ownUrl) || isJoinableUrl(url, ownUrl);
 }
 
 export interface DecisionInput {
@@ -94,16 +83,22 @@ export interface DecisionInput {
 	webhookId?: string;
 }
 
-/** A join answered 401: the holder is a trigger of this n8n with another API key (§9). */
-export function otherKeyRefusal(holderUrl: string): { message: string; description: string } {
+/**
+ * The refusal of a second trigger on the account in this n8n, with the ways that work. The
+ * editor shows only the message (a toast): the ways go in it, the URL last.
+ */
+export function secondTriggerRefusal(current: string): { message: string; description: string } {
 	return {
 		message:
-			"The account's webhook is held by another Business Messaging Trigger of this n8n, which uses a different API key. " +
-			'Triggers share it only with the same key: select the same Business Messaging credential in this trigger ' +
-			`(or put the same key in its credential). Registered: ${holderUrl}`,
+			'Another Business Messaging Trigger of this n8n already receives this account\'s events (one trigger per account). ' +
+			'Put this workflow behind that one: in its workflow, call this one with the Execute Workflow node ' +
+			'(this workflow starting with "When Executed by Another Workflow"), or use a Business Messaging Polling Trigger here. ' +
+			`Registered: ${current}`,
 		description:
-			'Only the API key proves that two triggers are on the same account, so a trigger joins the one holding the webhook only when both use the same key. ' +
-			'The webhook was left in place.',
+			'The account has one webhook, and one trigger receives it. Several workflows share it the n8n way: one trigger workflow ' +
+			'routes each event (Separate Output per Event, or a Switch) to the others with Execute Workflow (Wait for Sub-Workflow Completion off). ' +
+			'A Business Messaging Polling Trigger reads inbound messages and echoes without the webhook. ' +
+			'If the workflow that registered it is no longer used, unpublish it (or turn on Take Over Existing Webhook here). The webhook was left in place.',
 	};
 }
 
@@ -140,11 +135,11 @@ export function decideRegistration(input: DecisionInput): RegistrationDecision {
 				'to test in the editor, deactivate (unpublish) the workflow first and activate (publish) it again afterwards.',
 		};
 	}
-	// Before Take Over: a webhook of this n8n's own triggers is shared, never replaced.
-	if (!sameNode && isJoinableUrl(current, ourUrl)) return { action: 'join', holderUrl: current };
 	if (takeOver) {
 		return { action: 'register', reason: '"Take Over Existing Webhook" is on', replacing: current };
 	}
+	if (!sameNode && isOtherTriggerUrl(current, ourUrl))
+		return { action: 'refuse', ...secondTriggerRefusal(current) };
 	return {
 		action: 'refuse',
 		// The editor shows only the message: the cause and the way out, the URL last (it can be long).

@@ -27,13 +27,11 @@ export interface TriggerStaticData extends IDataObject {
 	sealedSecret?: string;
 	/** Versions before 0.2 kept the secret here in plain text; it is removed and registered again. */
 	secret?: string;
-	/** A member (docs/several-workflows.md §4): the URL of the trigger holding the webhook. Informational. */
-	membership?: { holderUrl: string };
 	/**
 	 * When a user last activated (published) the trigger. Written with the registration, which every
 	 * webhook request saves back; the catch-up's own state is saved only with an emit, and a webhook
-	 * request that loaded the static data before it (a member's join) saves it away. Then a restart
-	 * carries on from here instead of from the restart (catchUp/recoveries.ts startingWatermark).
+	 * request that loaded the static data before it (a Reply and Wait registration) saves it away.
+	 * Then a restart carries on from here instead of from the restart (catchUp/recoveries.ts).
 	 */
 	activatedAtMs?: number;
 }
@@ -50,6 +48,27 @@ const manualSecrets = new Map<
 	string,
 	{ secret: string; identity: TriggerIdentity; readAtMs: number }
 >();
+
+/**
+ * A credential that could not be read, per sealed secret (Automatic) or node (Manual), until when
+ * it is not read again: each read costs n8n 2.x an isolate, and every request would pay one.
+ */
+const unreadable = new Map<string, { problem: string; untilMs: number }>();
+
+function recentFailure(key: string): { problem: string } | undefined {
+	const failed = unreadable.get(key);
+	if (!failed) return undefined;
+	if (failed.untilMs > Date.now()) return { problem: failed.problem };
+	unreadable.delete(key);
+	return undefined;
+}
+
+function rememberFailure(key: string, message: string): { problem: string } {
+	if (unreadable.size >= CACHE_BOUND) unreadable.clear();
+	const problem = `the credential could not be read (${message})`;
+	unreadable.set(key, { problem, untilMs: Date.now() + MANUAL_REREAD_INTERVAL_MS });
+	return { problem };
+}
 
 export function isManualRegistration(this: TriggerContext | ITriggerFunctions): boolean {
 	return this.getNodeParameter('registration', 'automatic') === 'manual';
@@ -113,6 +132,7 @@ function manualSecretOf(credentials: IDataObject): string | undefined {
 /** An activation may follow a change of the credential's secret: webhook() reads it afresh. */
 export function forgetManualSecret(this: IHookFunctions): void {
 	manualSecrets.delete(manualSecretKey.call(this));
+	unreadable.delete(manualSecretKey.call(this));
 }
 
 export interface SigningSecret {
@@ -129,7 +149,8 @@ export async function signingSecret(
 ): Promise<SigningSecret | { problem: string }> {
 	if (isManualRegistration.call(this)) {
 		const key = manualSecretKey.call(this);
-		const found = manualSecrets.get(key) ?? (await readManualSecret.call(this, key));
+		const found =
+			manualSecrets.get(key) ?? recentFailure(key) ?? (await readManualSecret.call(this, key));
 		if ('problem' in found) return found;
 		// A secret rotated in the credential: read it again when a signature does not match, at most every 10 s.
 		const stale = Date.now() - found.readAtMs >= MANUAL_REREAD_INTERVAL_MS;
@@ -139,15 +160,8 @@ export async function signingSecret(
 			reread: stale ? async () => await readManualSecret.call(this, key) : undefined,
 		};
 	}
-	const { sealedSecret, membership } = this.getWorkflowStaticData('node') as TriggerStaticData;
+	const { sealedSecret } = this.getWorkflowStaticData('node') as TriggerStaticData;
 	if (typeof sealedSecret !== 'string') {
-		// A member holds no secret: the service sends to it only once it took the webhook over (a
-		// hand-off), until the registration that comes with it is saved (a second or so), or when the
-		// registration moved here without it. Advice to republish would be wrong in the first case.
-		if (membership)
-			return {
-				problem: `an event the service sent straight to this trigger was rejected: it joined the trigger at ${membership.holderUrl} and holds no signing secret. Right after a hand-off to this trigger this lasts until its registration is saved (about a second; inbound messages and echoes are recovered by the catch-up). If it goes on, unpublish and publish (deactivate and activate) the workflow to register again`,
-			};
 		return {
 			problem:
 				'no signing secret is stored for this trigger (the registration was lost): every event is rejected. Unpublish and publish (deactivate and activate) the workflow to register again',
@@ -155,13 +169,15 @@ export async function signingSecret(
 	}
 	const opened = openedSecrets.get(sealedSecret);
 	if (opened) return opened;
+	const failed = recentFailure(sealedSecret);
+	if (failed) return failed;
 	let secret: string | undefined;
 	let apiKey: unknown;
 	try {
 		apiKey = (await this.getCredentials(CREDENTIAL_TYPE)).apiKey;
 		secret = openSecret(sealedSecret, apiKey);
 	} catch (error) {
-		return { problem: `the credential could not be read (${(error as Error).message})` };
+		return rememberFailure(sealedSecret, (error as Error).message);
 	}
 	if (!secret) {
 		return {
@@ -187,7 +203,7 @@ async function readManualSecret(
 		secret = manualSecretOf(credentials);
 		identity = triggerIdentity(String(credentials.apiKey ?? ''));
 	} catch (error) {
-		return { problem: `the credential could not be read (${(error as Error).message})` };
+		return rememberFailure(key, (error as Error).message);
 	}
 	if (manualSecrets.size >= CACHE_BOUND) manualSecrets.clear();
 	if (!secret) {

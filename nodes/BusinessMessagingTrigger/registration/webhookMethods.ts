@@ -9,29 +9,19 @@ import type {
 	IDataObject,
 	IHookFunctions,
 	INode,
-	ITriggerFunctions,
-	IWebhookFunctions,
 } from 'n8n-workflow';
-import { NodeApiError, NodeOperationError, WebhookPathTakenError, sleep } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError, WebhookPathTakenError } from 'n8n-workflow';
 
 import { bodyAsText } from '../../shared/errors';
 import { isPlainObject } from '../../shared/json';
-import { accountId } from '../../shared/replyAndWait';
 import { CREDENTIAL_TYPE, apiRequest, rawApiRequest, throwForStatus } from '../../shared/transport';
 import { readTriggerOptions } from '../options';
-import { withAccountLock } from './accountLock';
 import {
 	decideRegistration,
-	isJoinableUrl,
-	otherKeyRefusal,
 	sameUrl,
 	type RegistrationDecision,
 	type RemoteWebhook,
 } from './decision';
-import { handOff } from './handOff';
-import { postJoin } from './join';
-import { closeGap, openGap } from './membershipGaps';
-import { clearLeaving, isLeaving, markLeaving, rememberNodeUrl } from './registry';
 import {
 	canOpenStoredSecret,
 	forgetManualSecret,
@@ -79,7 +69,7 @@ export class AccountWebhookTakenError extends WebhookPathTakenError {
  * a webhook that is not ours.
  */
 export async function readRemoteWebhook(
-	this: IHookFunctions | ITriggerFunctions | IWebhookFunctions,
+	this: IHookFunctions,
 	operation: string,
 ): Promise<RemoteWebhook> {
 	const body = await apiRequest.call(this, 'GET', WEBHOOK_PATH, { context: { operation } });
@@ -120,11 +110,6 @@ async function currentDecision(
 			},
 		);
 	}
-	// The production URL only: a test listener's would replace it for this workflow's heartbeat and catch-up.
-	if (this.getActivationMode() !== 'manual' && this.getMode() !== 'manual') {
-		rememberNodeUrl(`${this.getWorkflow().id ?? ''}:${this.getNode().id}`, ourUrl);
-		clearLeaving(ourUrl);
-	}
 	const remote = await readRemoteWebhook.call(this, operation);
 	const staticData = this.getWorkflowStaticData('node') as TriggerStaticData;
 	const decision = decideRegistration({
@@ -142,89 +127,30 @@ async function currentDecision(
 }
 
 /**
- * A registration made by this node's webhook() for its heartbeat (heartbeat.ts), written into
- * main's activation-time copy of the static data, so that n8n's next whole save of that copy
- * keeps the new secret instead of wiping it.
+ * A workflow imported without the trigger's webhookId (n8n's REST API or `n8n import:workflow`;
+ * our examples ship without one so that two imports do not collide): n8n 1.x then builds a URL
+ * it answers 404 for on every delivery. Refused with what to do.
  */
-export function adoptRegistration(staticData: TriggerStaticData, answer: IDataObject): void {
-	if (typeof answer.webhookUrl !== 'string' || typeof answer.sealedSecret !== 'string') return;
-	staticData.webhookUrl = answer.webhookUrl;
-	staticData.sealedSecret = answer.sealedSecret;
-	if (typeof answer.registeredBy === 'string') staticData.registeredBy = answer.registeredBy;
-	delete staticData.membership;
-	rememberOwner(answer.webhookUrl, staticData.registeredBy);
-}
-
-/** The catch-up's scope of this trigger (workflow:node): its membership gaps are kept under it. */
-function scopeOf(this: IHookFunctions | IWebhookFunctions): string {
-	return `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
-}
-
-/** The API key, read once per webhook method; its account keys the lock (accountLock.ts). */
-async function apiKeyOf(this: IHookFunctions): Promise<string> {
-	return String((await this.getCredentials(CREDENTIAL_TYPE)).apiKey ?? '');
-}
-
-/** The events this trigger selected, as a join announces them. */
-export function selectedEvents(this: IHookFunctions | ITriggerFunctions): string[] {
-	const events = this.getNodeParameter('events', ['message.inbound']) as unknown;
-	return Array.isArray(events) ? events.map(String) : ['message.inbound'];
-}
-
-/**
- * Joins the trigger holding the account's webhook (§4): true when this trigger is a member now
- * or will be (the holder was unreachable: the heartbeat joins again), false when the holder's
- * URL is dead in this n8n (the caller registers instead). A 401 is a final refusal.
- */
-async function joinHolder(
-	this: IHookFunctions,
-	holderUrl: string,
-	ourUrl: string,
-	apiKey: string,
-): Promise<boolean> {
-	const { outcome, detail } = await postJoin.call(this, holderUrl, {
-		memberUrl: ourUrl,
-		events: selectedEvents.call(this),
-		apiKey,
+function missingWebhookId(node: INode): NodeOperationError {
+	return new NodeOperationError(node, 'This trigger has no webhook ID, so n8n cannot route events to it', {
+		description:
+			'The workflow was imported without the trigger\'s "webhookId" (through the REST API or n8n import:workflow). ' +
+			'Open the workflow in the editor, delete the trigger and add it again (or paste it into a new workflow), save, then publish; ' +
+			'or give the node a "webhookId" (any new UUID) in the JSON before importing.',
 	});
-	const staticData = this.getWorkflowStaticData('node') as TriggerStaticData;
-	if (outcome === 'refused') {
-		const { message, description } = otherKeyRefusal(holderUrl);
-		throw new AccountWebhookTakenError(this.getNode(), message, description);
-	}
-	if (outcome === 'dead') {
-		this.logger.info(
-			`Business Messaging Trigger: the account's webhook ${holderUrl} is not active in this n8n any more (n8n answered 404); registering ${ourUrl}`,
-		);
-		return false;
-	}
-	if (outcome === 'unreachable') {
-		this.logger.warn(
-			`Business Messaging Trigger: could not join the trigger holding the account's webhook ${holderUrl} (${detail}); activated anyway, the heartbeat joins again within 30 s`,
-		);
-	}
-	// A secret kept from when this trigger held the webhook opens nothing now.
-	forgetRegistration(staticData);
-	staticData.membership = { holderUrl };
-	if (outcome === 'joined') closeGap(scopeOf.call(this));
-	return true;
 }
 
-/**
- * A user's activation (not n8n's restart or a republish) is where a restart's catch-up may start
- * from. Until this trigger joins or holds, what the others get is not forwarded to it (§7): n8n 2.x
- * starts trigger() beside these methods, so its catch-up already counts from now.
- */
+/** A user's activation (not n8n's restart or a republish) is where a restart's catch-up may start from. */
 function stampActivation(this: IHookFunctions): void {
 	if (this.getMode() === 'manual' || this.getActivationMode() === 'manual') return;
-	openGap(scopeOf.call(this));
 	const staticData = this.getWorkflowStaticData('node') as TriggerStaticData;
 	if (this.getActivationMode() === 'activate' || staticData.activatedAtMs === undefined)
 		staticData.activatedAtMs = Date.now();
 }
 
-/** checkExists: true when the webhook is ours and we hold its secret (Manual: the credential's), or when we joined its holder. */
+/** checkExists: true when the webhook is ours and we hold its secret (Manual: the credential's). */
 export async function webhookExists(this: IHookFunctions): Promise<boolean> {
+	if (!this.getNode().webhookId) throw missingWebhookId(this.getNode());
 	stampActivation.call(this);
 	if (isManualRegistration.call(this)) {
 		forgetManualSecret.call(this);
@@ -238,46 +164,27 @@ export async function webhookExists(this: IHookFunctions): Promise<boolean> {
 			},
 		);
 	}
-	const apiKey = await apiKeyOf.call(this);
-	return await withAccountLock(accountId(apiKey), async () => {
-		const { ourUrl, staticData, decision } = await currentDecision.call(
-			this,
-			'Trigger → Check Webhook',
-		);
-		if (decision.action === 'join')
-			return await joinHolder.call(this, decision.holderUrl, ourUrl, apiKey);
-		delete staticData.membership;
-		if (decision.action === 'keep') {
-			rememberOwner(ourUrl, this.getWorkflow().id);
-			closeGap(scopeOf.call(this));
-		}
-		return decision.action === 'keep';
-	});
+	const { ourUrl, decision } = await currentDecision.call(this, 'Trigger → Check Webhook');
+	if (decision.action === 'keep') rememberOwner(ourUrl, this.getWorkflow().id);
+	return decision.action === 'keep';
 }
 
-/** create: registers our URL and stores the secret shown once in the response (or joins the holder). */
+/** create: registers our URL and stores the secret shown once in the response. */
 export async function registerWebhook(this: IHookFunctions): Promise<boolean> {
 	if (isManualRegistration.call(this)) return true;
-	const apiKey = await apiKeyOf.call(this);
-	return await withAccountLock(accountId(apiKey), async () => {
-		// Read again rather than trust an earlier checkExists: the decision must hold now.
-		const operation = 'Trigger → Register Webhook';
-		const { ourUrl, staticData, decision } = await currentDecision.call(this, operation);
-		if (decision.action === 'keep') return true;
-		if (decision.action === 'join') {
-			if (await joinHolder.call(this, decision.holderUrl, ourUrl, apiKey)) return true;
-			return await registerOurUrl.call(this, ourUrl, staticData, apiKey, {
-				reason: 'the trigger holding it is no longer active in this n8n',
-				replacing: decision.holderUrl,
-			});
-		}
-		return await registerOurUrl.call(this, ourUrl, staticData, apiKey, decision);
-	});
+	// Read again rather than trust an earlier checkExists: the decision must hold now.
+	const { ourUrl, staticData, decision } = await currentDecision.call(
+		this,
+		'Trigger → Register Webhook',
+	);
+	if (decision.action === 'keep') return true;
+	const { apiKey } = await this.getCredentials(CREDENTIAL_TYPE);
+	return await registerOurUrl.call(this, ourUrl, staticData, String(apiKey ?? ''), decision);
 }
 
 /** POST /v1/console/webhook with our URL; the secret in the answer is stored sealed. */
 export async function registerOurUrl(
-	this: IHookFunctions | IWebhookFunctions,
+	this: IHookFunctions,
 	ourUrl: string,
 	staticData: TriggerStaticData,
 	apiKey: string,
@@ -285,7 +192,6 @@ export async function registerOurUrl(
 ): Promise<boolean> {
 	const operation = 'Trigger → Register Webhook';
 	forgetRegistration(staticData);
-	delete staticData.membership;
 	if (why.replacing) {
 		this.logger.warn(
 			`Business Messaging Trigger: replacing the account's webhook ${why.replacing} with ${ourUrl} (${why.reason})`,
@@ -335,22 +241,17 @@ export async function registerOurUrl(
 	}
 	storeRegistration(staticData, ourUrl, this.getWorkflow().id ?? '', secret, apiKey);
 	rememberOwner(ourUrl, this.getWorkflow().id);
-	closeGap(scopeOf.call(this));
 	return true;
 }
 
 /**
- * delete: hands the webhook off to a live member (§6), or removes it when none takes it, only
- * when this workflow registered it and it still points at this node's URL. A copy of the workflow (same webhookId, so the same URL) is never the registering
- * workflow: n8n 1.x calls the copy's delete() after refusing to activate it, which must not
- * take the original's webhook away.
+ * delete: removes the webhook, only when this workflow registered it and it still points at this
+ * node's URL. A copy of the workflow (same webhookId, so the same URL) is never the registering
+ * workflow: n8n 1.x calls a refused copy's delete(), which must not take the original's webhook away.
  */
 export async function deleteWebhook(this: IHookFunctions): Promise<boolean> {
 	if (isManualRegistration.call(this)) return true;
 	const staticData = this.getWorkflowStaticData('node') as TriggerStaticData;
-	// Until it joins or holds again (a republish), what the others get is not forwarded to it (§7).
-	if (this.getActivationMode() !== 'manual' && this.getMode() !== 'manual')
-		openGap(scopeOf.call(this));
 	try {
 		const ourUrl = this.getNodeWebhookUrl('default');
 		// n8n 1.x does not always save what create() stored, so the static data may be empty here:
@@ -362,111 +263,24 @@ export async function deleteWebhook(this: IHookFunctions): Promise<boolean> {
 			);
 			return true;
 		}
-		const apiKey = await apiKeyOf.call(this);
-		const production = this.getActivationMode() !== 'manual' && this.getMode() !== 'manual';
-		if (ourUrl && production) {
-			markLeaving(ourUrl);
-			void watchAfterLeaving.call(this, ourUrl, apiKey);
+		const remote = await readRemoteWebhook.call(this, 'Trigger → Delete Webhook');
+		if (!ourUrl || !remote.configured || !sameUrl(remote.url, ourUrl)) {
+			this.logger.info(
+				remote.configured
+					? `Business Messaging Trigger: the account's webhook now points at ${remote.url}, not at ${ourUrl}; left in place`
+					: 'Business Messaging Trigger: no webhook is configured any more; nothing to delete',
+			);
+			return true;
 		}
-		return await withAccountLock(accountId(apiKey), async () => {
-			const remote = await readRemoteWebhook.call(this, 'Trigger → Delete Webhook');
-			if (ourUrl && isJoinableUrl(remote.url, ourUrl)) {
-				// A member leaves: the holder stops forwarding to it.
-				const { outcome, detail } = await postJoin.call(this, remote.url as string, {
-					memberUrl: ourUrl,
-					events: selectedEvents.call(this),
-					apiKey,
-					leave: true,
-				});
-				if (outcome !== 'joined')
-					this.logger.info(
-						`Business Messaging Trigger: leaving ${remote.url} was not confirmed (${detail}); it stops forwarding at n8n's 404`,
-					);
-				return true;
-			}
-			if (ourUrl && remote.configured && sameUrl(remote.url, ourUrl)) {
-				// n8n 2.x has already removed our URL's route: the hand-off goes to the member's URL.
-				const { url, asked } = await handOff.call(this, ourUrl, apiKey, accountId(apiKey));
-				if (url) {
-					owners.delete(ourUrl);
-					return true;
-				}
-				// A member may have registered although its answer never came (a timeout): read again.
-				if (asked > 0)
-					return await deleteIfOurs.call(
-						this,
-						await readRemoteWebhook.call(this, 'Trigger → Delete Webhook'),
-						ourUrl,
-					);
-			}
-			return await deleteIfOurs.call(this, remote, ourUrl);
+		await apiRequest.call(this, 'DELETE', WEBHOOK_PATH, {
+			context: { operation: 'Trigger → Delete Webhook' },
 		});
+		owners.delete(ourUrl);
+		return true;
 	} finally {
 		// Whatever happened, the stored secret no longer belongs to a registration we
 		// rely on: a later activation registers again and gets a new one.
 		forgetRegistration(staticData);
-		delete staticData.membership;
 		delete staticData.activatedAtMs;
 	}
-}
-
-/** When the deactivated trigger checks that the webhook did not end up at its URL (tests shorten them). */
-export const afterLeaving = { checksMs: [3_000, 10_000, 30_000] };
-
-/**
- * After delete(): the webhook must not stay at this URL, which n8n no longer serves. A hand-off
- * or claim that crossed the deactivation (n8n deactivates workflows in the background, and 1.x
- * routes to a URL until after delete()) could still have put it here; if so, hand it on to a
- * live trigger or delete it. Stops as soon as the trigger is activated again.
- */
-async function watchAfterLeaving(this: IHookFunctions, ourUrl: string, apiKey: string) {
-	let waitedMs = 0;
-	for (const atMs of afterLeaving.checksMs) {
-		await sleep(atMs - waitedMs);
-		waitedMs = atMs;
-		if (!isLeaving(ourUrl)) return;
-		try {
-			const done = await withAccountLock(accountId(apiKey), async () => {
-				if (!isLeaving(ourUrl)) return true;
-				const remote = await readRemoteWebhook.call(this, 'Trigger → Delete Webhook');
-				if (!remote.configured || !sameUrl(remote.url, ourUrl)) return false;
-				this.logger.warn(
-					`Business Messaging Trigger: the account's webhook points at ${ourUrl}, deactivated (a hand-off crossed its deactivation); passing it on`,
-				);
-				const { url } = await handOff.call(this, ourUrl, apiKey, accountId(apiKey));
-				if (!url)
-					await deleteIfOurs.call(
-						this,
-						await readRemoteWebhook.call(this, 'Trigger → Delete Webhook'),
-						ourUrl,
-					);
-				return true;
-			});
-			if (done) return;
-		} catch (error) {
-			this.logger.warn(
-				`Business Messaging Trigger: checking the webhook after deactivating ${ourUrl} failed: ${(error as Error).message}`,
-			);
-		}
-	}
-}
-
-async function deleteIfOurs(
-	this: IHookFunctions,
-	remote: RemoteWebhook,
-	ourUrl: string | undefined,
-): Promise<boolean> {
-	if (!ourUrl || !remote.configured || !sameUrl(remote.url, ourUrl)) {
-		this.logger.info(
-			remote.configured
-				? `Business Messaging Trigger: the account's webhook now points at ${remote.url}, not at ${ourUrl}; left in place`
-				: 'Business Messaging Trigger: no webhook is configured any more; nothing to delete',
-		);
-		return true;
-	}
-	await apiRequest.call(this, 'DELETE', WEBHOOK_PATH, {
-		context: { operation: 'Trigger → Delete Webhook' },
-	});
-	owners.delete(ourUrl);
-	return true;
 }

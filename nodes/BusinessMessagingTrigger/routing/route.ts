@@ -15,20 +15,28 @@ import {
 	keepWaitingEntriesCurrent,
 	resumeWaitingExecution,
 	type TriggerIdentity,
-	type WaitFilter,
 } from '../../shared/replyAndWait';
 import { withReplyWindow } from '../../shared/replyWindow';
 import type { HandOverSettings } from '../options';
 import type { EventEnvelope, EventType } from '../receiving/envelope';
 import { routeHandOver } from './handOver';
 
+/**
+ * On an answer that resumed a waiting execution: its id, for the workflow (a router sends such
+ * an answer to its CRM branch, not to the conversation again).
+ */
+export const RESUMED_FIELD = 'resumed_execution';
+/** The trigger's execute() records such an answer as run, then drops it (the wait did not ask to Also Start). */
+export const RECORD_ONLY_FIELD = '__businessMessagingRecordOnly';
+
 export type Route =
-	/** Start an execution with these outputs. */
-	| { kind: 'start'; workflowData: INodeExecutionData[][] }
+	/**
+	 * Start an execution with these outputs. An answer that resumed a waiting execution starts one
+	 * too (`resumed`): the trigger's execute() records it as run, so no catch-up runs it again.
+	 */
+	| { kind: 'start'; workflowData: INodeExecutionData[][]; resumed?: string }
 	/** A person is answering the contact (While a Person Answers: Do Not Emit): nothing runs. */
-	| { kind: 'handedOver' }
-	/** The answer a waiting execution expected: it was resumed, and nothing else starts. */
-	| { kind: 'resumed'; executionId: string };
+	| { kind: 'handedOver' };
 
 /** The item an accepted event becomes: the envelope as the service sent it. */
 export function eventItem(envelope: EventEnvelope): INodeExecutionData {
@@ -53,10 +61,6 @@ export async function routeEvent(
 	handOver: HandOverSettings,
 	/** The trigger's API key, as Reply and Wait knows it: only its account's waits are resumed (none without). */
 	identity: TriggerIdentity | undefined,
-	/** Called once if resuming a waiting execution is slow: the webhook then answers the service first. */
-	onSlowResume?: () => void,
-	/** The waits this trigger plays the part of when several share the account (routing/whoseWait.ts). */
-	mayResume?: WaitFilter,
 ): Promise<Route> {
 	try {
 		const outputs = await routeHandOver.call(
@@ -66,10 +70,20 @@ export async function routeEvent(
 			handOver,
 		);
 		if (!outputs) return { kind: 'handedOver' };
-		const resume = await resumeWaitingExecution.call(this, item, identity, onSlowResume, mayResume);
-		if (resume.resumed && !resume.alsoStart)
-			return { kind: 'resumed', executionId: resume.executionId };
-		return { kind: 'start', workflowData: outputs };
+		const resume = await resumeWaitingExecution.call(this, item, identity);
+		if (!resume.resumed) return { kind: 'start', workflowData: outputs };
+		const marks = {
+			[RESUMED_FIELD]: resume.executionId,
+			...(!resume.alsoStart && { [RECORD_ONLY_FIELD]: true }),
+		};
+		return {
+			kind: 'start',
+			// One item in all (hand over may have put a copy of it on its own output).
+			workflowData: outputs.map((items) =>
+				items.map((one) => ({ ...one, json: { ...one.json, ...marks } })),
+			),
+			resumed: resume.executionId,
+		};
 	} finally {
 		// n8n saves this copy of the static data whole after the request (the catch-up's at its emit):
 		// it must carry every waiting entry this process knows, or it drops those saved since it was loaded.
@@ -78,4 +92,9 @@ export async function routeEvent(
 			this.getWorkflow().id ?? undefined,
 		);
 	}
+}
+
+/** The trigger's execute(), after recording: answers the waiting execution took alone go no further. */
+export function dropRecordOnly(outputs: INodeExecutionData[][]): INodeExecutionData[][] {
+	return outputs.map((items) => items.filter((item) => item.json[RECORD_ONLY_FIELD] !== true));
 }

@@ -1,6 +1,6 @@
 import {
 	decideRegistration,
-	isJoinableUrl,
+	isOtherTriggerUrl,
 	isSameNodeUrl,
 	sameUrl,
 	type DecisionInput,
@@ -134,24 +134,34 @@ describe('decideRegistration', () => {
 		);
 	});
 
-	describe('join (several-workflows §4)', () => {
+	describe('one trigger per account in this n8n (issue 32)', () => {
 		const OTHER = 'https://n8n.example.com/webhook/aaaaaaaa-1b2a-4c5d-9e8f-0a1b2c3d4e5f/webhook';
-		it("another trigger's URL of this n8n is joined, even with take-over", () => {
-			for (const takeOver of [false, true]) {
-				expect(
-					decideRegistration(input({ remote: { configured: true, url: OTHER }, takeOver })),
-				).toEqual({ action: 'join', holderUrl: OTHER });
-			}
+		it("another trigger's URL of this n8n is refused, naming Execute Workflow and the Polling Trigger", () => {
+			const decision = decideRegistration(input({ remote: { configured: true, url: OTHER } }));
+			expect(decision.action).toBe('refuse');
+			const { message } = decision as { message: string };
+			expect(message).toMatch(/one trigger per account/);
+			expect(message).toMatch(/Execute Workflow/);
+			expect(message).toMatch(/Polling Trigger/);
+			expect(message).toContain(OTHER);
 		});
-		it("another trigger's test URL of this n8n is joined", () => {
+		it("another trigger's test URL of this n8n is refused too", () => {
 			const test =
 				'https://n8n.example.com/webhook-test/aaaaaaaa-1b2a-4c5d-9e8f-0a1b2c3d4e5f/webhook';
-			expect(decideRegistration(input({ remote: { configured: true, url: test } }))).toEqual({
-				action: 'join',
-				holderUrl: test,
+			const decision = decideRegistration(input({ remote: { configured: true, url: test } }));
+			expect(decision.action).toBe('refuse');
+			expect((decision as { message: string }).message).toMatch(/Execute Workflow/);
+		});
+		it('Take Over Existing Webhook still replaces it: the user asked for it', () => {
+			expect(
+				decideRegistration(input({ remote: { configured: true, url: OTHER }, takeOver: true })),
+			).toEqual({
+				action: 'register',
+				reason: '"Take Over Existing Webhook" is on',
+				replacing: OTHER,
 			});
 		});
-		it('not joined: another origin, another path, a query string, or this very node', () => {
+		it('another origin, another path, a query string, or this very node: not another trigger of this n8n', () => {
 			for (const url of [
 				'https://n8n.example.com:8443/webhook/aaaaaaaa-1b2a-4c5d-9e8f-0a1b2c3d4e5f/webhook',
 				'https://n8n.example.com/webhook/aaaaaaaa-1b2a-4c5d-9e8f-0a1b2c3d4e5f/other',
@@ -159,13 +169,12 @@ describe('decideRegistration', () => {
 				`${OTHER}?x=1`,
 				FOREIGN_URL,
 			]) {
-				expect(isJoinableUrl(url, PROD)).toBe(false);
-				expect(decideRegistration(input({ remote: { configured: true, url } })).action).not.toBe(
-					'join',
-				);
+				expect(isOtherTriggerUrl(url, PROD)).toBe(false);
+				const decision = decideRegistration(input({ remote: { configured: true, url } }));
+				expect((decision as { message?: string }).message ?? '').not.toMatch(/Execute Workflow/);
 			}
-			expect(isJoinableUrl(PROD, PROD)).toBe(false);
-			expect(isJoinableUrl(`${PROD}/`, PROD)).toBe(false);
+			expect(isOtherTriggerUrl(PROD, PROD)).toBe(false);
+			expect(isOtherTriggerUrl(`${PROD}/`, PROD)).toBe(false);
 		});
 		it('a test listener of this node still refuses while its production URL holds the webhook', () => {
 			expect(
