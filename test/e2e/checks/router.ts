@@ -335,6 +335,7 @@ export async function routerChecks(ctx: RouterContext): Promise<void> {
 			const startedAt = Date.now();
 			const wanted = new Set(sent.map((m) => m.key));
 			const recipients = [sub.autoReply, sub.conversation, sub.crmSync];
+			const shortName = (w: SavedWorkflow) => w.name.replace(/^.*: | \(.*\)$/g, '');
 			await untilStarted(
 				client,
 				recipients.map((w): [SavedWorkflow, number] => [w, CONTACTS]),
@@ -345,7 +346,7 @@ export async function routerChecks(ctx: RouterContext): Promise<void> {
 			const counts: string[] = [];
 			for (const w of recipients) {
 				const got = await received(client, w);
-				counts.push(exactlyOnce(w.name, got, wanted));
+				counts.push(exactlyOnce(shortName(w), got, wanted));
 				expect(
 					got.every((r) => r.recovered),
 					`${w.name}: ${got.filter((r) => !r.recovered).length} items not marked recovered`,
