@@ -346,8 +346,7 @@ export function findWaiting(
 		const inStatic =
 			stored && isWaitingEntry(stored[key]) ? (stored[key] as unknown as WaitingEntry) : undefined;
 		for (const entry of [memory.get(key), inStatic]) {
-			if (entry && entry.account === account && isLive(key, entry, nowMs))
-				return { key, entry };
+			if (entry && entry.account === account && isLive(key, entry, nowMs)) return { key, entry };
 		}
 	}
 	return undefined;

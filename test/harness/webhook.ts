@@ -4,16 +4,18 @@
 // piece of n8n (named in its comment), so that an n8n upgrade changes one of them.
 import 'reflect-metadata';
 
-import { HookContext, TriggerContext, WebhookContext } from 'n8n-core';
+import { ExecuteContext, HookContext, TriggerContext, WebhookContext } from 'n8n-core';
 import type {
 	ICredentialType,
 	IDataObject,
+	IExecuteFunctions,
 	IHttpRequestMethods,
 	INode,
 	INodeExecutionData,
 	INodeParameters,
 	INodeType,
 	IRun,
+	IRunExecutionData,
 	ITriggerFunctions,
 	IVersionedNodeType,
 	IWebhookData,
@@ -94,6 +96,14 @@ export interface WebhookHarness {
 	 * directly. Its executions do not end by themselves: the test ends each (`executions[i].resolve`).
 	 */
 	triggerContext(activation?: WorkflowActivateMode): HeldTrigger;
+	/**
+	 * As n8n runs the execution webhook() or the catch-up started: the node's execute() with
+	 * n8n-core's real ExecuteContext, these outputs as its input, the node's credentials.
+	 */
+	execute(
+		workflowData: INodeExecutionData[][],
+		mode?: WorkflowExecuteMode,
+	): Promise<INodeExecutionData[][]>;
 }
 
 export interface HeldTrigger {
@@ -570,6 +580,30 @@ function heldTrigger(setup: WebhookSetup, activation: WorkflowActivateMode): Hel
 	return { context: context as unknown as ITriggerFunctions, emitted, executions };
 }
 
+/** n8n-core's ExecuteContext for the node, its input the outputs webhook() returned, run as n8n would. */
+async function executeNode(
+	setup: WebhookSetup,
+	workflowData: INodeExecutionData[][],
+	mode: WorkflowExecuteMode,
+): Promise<INodeExecutionData[][]> {
+	const inputData = { main: workflowData };
+	const context = new ExecuteContext(
+		setup.workflow,
+		setup.node,
+		additionalDataFor(setup),
+		mode,
+		{ resultData: { runData: {} } } as IRunExecutionData,
+		0,
+		workflowData[0] ?? [],
+		inputData,
+		{ node: setup.node, data: inputData, source: null },
+		[],
+	);
+	const execute = setup.nodeType.execute;
+	if (!execute) throw new Error(`Node type "${setup.node.type}" has no execute()`);
+	return (await execute.call(context as unknown as IExecuteFunctions)) as INodeExecutionData[][];
+}
+
 export async function webhookHarness(options: WebhookHarnessOptions): Promise<WebhookHarness> {
 	await harnessEnvironment();
 	const isTest = options.isTest === true;
@@ -624,6 +658,7 @@ export async function webhookHarness(options: WebhookHarnessOptions): Promise<We
 		receive: async (input) => await receiveWebhookRequest(setup, input),
 		startTrigger: async (activation = 'activate') => await startTrigger(setup, activation),
 		triggerContext: (activation = 'activate') => heldTrigger(setup, activation),
+		execute: async (workflowData, mode = 'webhook') => await executeNode(setup, workflowData, mode),
 		node,
 		get staticData() {
 			return workflow.getStaticData('node', node);

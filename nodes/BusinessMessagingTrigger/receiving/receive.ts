@@ -88,7 +88,7 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	// Without a secret nothing is accepted (fail closed).
 	const found = await signingSecret.call(this);
 	if ('problem' in found)
-		return reject.call(this, 401, 'no signing secret is available', found.problem);
+		return reject.call(this, 401, 'no signing secret is available', { problem: found.problem });
 
 	// 2. Check: signature, envelope, replay window, Late Delivery Cutoff, this node's filters.
 	const check = (secret: string) =>
@@ -102,8 +102,10 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 			identity = fresh.identity;
 		}
 	}
-	if (accepted.kind === 'reject') return reject.call(this, accepted.status, accepted.reason);
-	if (accepted.kind === 'late') return reject.call(this, 503, accepted.reason);
+	// A 400 comes after the signature checked out: the service is told why (its delivery log shows it).
+	if (accepted.kind === 'reject')
+		return reject.call(this, accepted.status, accepted.reason, { signed: accepted.status === 400 });
+	if (accepted.kind === 'late') return reject.call(this, 503, accepted.reason, { signed: true });
 	if (accepted.kind === 'ignore') {
 		this.logger.debug(`${LOG_PREFIX}: event ignored: ${accepted.reason}`);
 		return { webhookResponse: { received: true, ignored: accepted.reason } };

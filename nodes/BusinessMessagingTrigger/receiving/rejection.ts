@@ -52,8 +52,10 @@ function rejectionLogOf(key: string): LogThrottle {
 }
 
 /**
- * What a refused caller is told: one generic reason per status. A 401 or 400 may answer anyone
- * who found the URL, so why it was refused (which check, which secret) goes only to n8n's log.
+ * What an unauthenticated caller is told: one generic reason per status. A refusal before the
+ * signature checked out may answer anyone who found the URL, so why it was refused (which
+ * check, which secret) goes only to n8n's log. The service itself (a valid signature: a bad
+ * envelope, a late delivery) is told the reason, which its delivery log shows the user.
  */
 export const GENERIC_REASONS = {
 	400: 'the request is not a valid event of the service',
@@ -69,7 +71,7 @@ export function reject(
 	this: IWebhookFunctions,
 	status: 400 | 401 | 503,
 	reason: string,
-	problem?: string,
+	{ problem, signed = false }: { problem?: string; signed?: boolean } = {},
 ): IWebhookResponseData {
 	const meta = { node: this.getNode().name, workflowId: this.getWorkflow().id };
 	const flush = (left: number) =>
@@ -82,9 +84,8 @@ export function reject(
 		else this.logger.warn(`${LOG_PREFIX}: rejected a request (${status}): ${reason}`, meta);
 	}
 	const res = this.getResponseObject();
-	const error = { 400: 'bad_request', 401: 'unauthorized', 503: 'too_late' }[
-		status
-	];
-	if (!res.headersSent) res.status(status).json({ error, reason: GENERIC_REASONS[status] });
+	const error = { 400: 'bad_request', 401: 'unauthorized', 503: 'too_late' }[status];
+	if (!res.headersSent)
+		res.status(status).json({ error, reason: signed ? reason : GENERIC_REASONS[status] });
 	return { noWebhookResponse: true };
 }

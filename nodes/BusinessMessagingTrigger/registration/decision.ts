@@ -90,7 +90,7 @@ export interface DecisionInput {
 export function secondTriggerRefusal(current: string): { message: string; description: string } {
 	return {
 		message:
-			'Another Business Messaging Trigger of this n8n already receives this account\'s events (one trigger per account). ' +
+			"Another Business Messaging Trigger of this n8n already receives this account's events (one trigger per account). " +
 			'Put this workflow behind that one: in its workflow, call this one with the Execute Workflow node ' +
 			'(this workflow starting with "When Executed by Another Workflow"), or use a Business Messaging Polling Trigger here. ' +
 			`Registered: ${current}`,

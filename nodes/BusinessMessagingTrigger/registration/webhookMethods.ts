@@ -5,11 +5,7 @@
  * registration the webhook is the user's, managed in the console: nothing is registered or
  * deleted, and the credential must hold its signing secret.
  */
-import type {
-	IDataObject,
-	IHookFunctions,
-	INode,
-} from 'n8n-workflow';
+import type { IDataObject, IHookFunctions, INode } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError, WebhookPathTakenError } from 'n8n-workflow';
 
 import { bodyAsText } from '../../shared/errors';
@@ -132,12 +128,16 @@ async function currentDecision(
  * it answers 404 for on every delivery. Refused with what to do.
  */
 function missingWebhookId(node: INode): NodeOperationError {
-	return new NodeOperationError(node, 'This trigger has no webhook ID, so n8n cannot route events to it', {
-		description:
-			'The workflow was imported without the trigger\'s "webhookId" (through the REST API or n8n import:workflow). ' +
-			'Open the workflow in the editor, delete the trigger and add it again (or paste it into a new workflow), save, then publish; ' +
-			'or give the node a "webhookId" (any new UUID) in the JSON before importing.',
-	});
+	return new NodeOperationError(
+		node,
+		'This trigger has no webhook ID, so n8n cannot route events to it',
+		{
+			description:
+				'The workflow was imported without the trigger\'s "webhookId" (through the REST API or n8n import:workflow). ' +
+				'Open the workflow in the editor, delete the trigger and add it again (or paste it into a new workflow), save, then publish; ' +
+				'or give the node a "webhookId" (any new UUID) in the JSON before importing.',
+		},
+	);
 }
 
 /** A user's activation (not n8n's restart or a republish) is where a restart's catch-up may start from. */

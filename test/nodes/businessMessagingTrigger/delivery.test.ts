@@ -56,6 +56,16 @@ function onlyItem(result: WebhookReceiveResult, output = 0): INodeExecutionData 
 	return items![0];
 }
 
+/** The one item the execution webhook() started passes on, once the trigger's execute() ran (Download Media happens there). */
+async function ranItem(
+	harness: WebhookHarness,
+	result: WebhookReceiveResult,
+): Promise<INodeExecutionData> {
+	const outputs = await harness.execute(result.workflowData ?? []);
+	expect(outputs.flat()).toHaveLength(1);
+	return outputs.flat()[0];
+}
+
 async function sendReply(): Promise<string> {
 	const reply = await api(sb, 'POST', '/v1/messages/reply', {
 		to: CONTACT,
@@ -269,7 +279,7 @@ describe('media', () => {
 	);
 
 	it('Download Media: the file is attached as binary; the signed URL is fetched without the key', async () => {
-		const { results } = await served({ options: { downloadMedia: true } });
+		const { harness, results } = await served({ options: { downloadMedia: true } });
 		const sent = await control(sb, 'POST', '/inbound', {
 			from: CONTACT,
 			contact_name: 'Ada',
@@ -278,7 +288,7 @@ describe('media', () => {
 		});
 		expect(sent.body.delivery).toMatchObject({ delivered: true, status: 200 });
 
-		const item = onlyItem(results[0]);
+		const item = await ranItem(harness, results[0]);
 		const { event, data, timestamp } = JSON.parse(lastDelivery().body);
 		expect(item.json).toEqual({
 			...asEmitted({ event, data, timestamp }),
@@ -301,7 +311,7 @@ describe('media', () => {
 	});
 
 	it('Download Media into a chosen binary field', async () => {
-		const { results } = await served({
+		const { harness, results } = await served({
 			options: { downloadMedia: true, binaryPropertyName: 'photo' },
 		});
 		await control(sb, 'POST', '/inbound', {
@@ -310,13 +320,13 @@ describe('media', () => {
 			number: number(),
 			media: { mime: 'image/png', data_base64: PNG.toString('base64') },
 		});
-		const item = onlyItem(results[0]);
+		const item = await ranItem(harness, results[0]);
 		expect(Object.keys(item.binary ?? {})).toEqual(['photo']);
 		expect(item.json.media_download).toMatchObject({ downloaded: true, binary_field: 'photo' });
 	});
 
 	it('media not hosted (media_url null): no binary, a field says why, the event is unchanged', async () => {
-		const { results } = await served({ options: { downloadMedia: true } });
+		const { harness, results } = await served({ options: { downloadMedia: true } });
 		await control(sb, 'POST', '/inbound', {
 			from: CONTACT,
 			contact_name: 'Ada',
@@ -324,7 +334,7 @@ describe('media', () => {
 			media: { mime: 'image/png', data_base64: PNG.toString('base64') },
 			host_media: false,
 		});
-		const item = onlyItem(results[0]);
+		const item = await ranItem(harness, results[0]);
 		expect(item.binary).toBeUndefined();
 		expect(item.json.data).toEqual(JSON.parse(lastDelivery().body).data);
 		expect(item.json.data).toMatchObject({ media_url: null, media_id: expect.any(String) });
@@ -336,26 +346,26 @@ describe('media', () => {
 	});
 
 	it('a text message with Download Media on: no binary, reason "no media"', async () => {
-		const { results } = await served({ options: { downloadMedia: true } });
+		const { harness, results } = await served({ options: { downloadMedia: true } });
 		await control(sb, 'POST', '/inbound', {
 			from: CONTACT,
 			contact_name: 'Ada',
 			number: number(),
 			text: 'just text',
 		});
-		expect(onlyItem(results[0]).json.media_download).toEqual({
+		expect((await ranItem(harness, results[0])).json.media_download).toEqual({
 			downloaded: false,
 			reason: expect.stringMatching(/has no media/),
 		});
 	});
 
 	it('echo media is metadata only: nothing is downloaded', async () => {
-		const { results } = await served({
+		const { harness, results } = await served({
 			events: ['message.echo'],
 			options: { downloadMedia: true },
 		});
 		await control(sb, 'POST', '/echo', { to: CONTACT, number: number(), media_mime: 'image/jpeg' });
-		const item = onlyItem(results[0]);
+		const item = await ranItem(harness, results[0]);
 		expect(item.binary).toBeUndefined();
 		expect(item.json.data).toMatchObject({
 			media_mime: 'image/jpeg',
@@ -389,7 +399,7 @@ describe('media', () => {
 			),
 		);
 		expect(answer.status).toBe(200);
-		const item = onlyItem(answer);
+		const item = await ranItem(harness, answer);
 		expect(item.binary).toBeUndefined();
 		expect(item.json.media_download).toEqual({
 			downloaded: false,
@@ -410,7 +420,7 @@ describe('media', () => {
 				storedSecret(harness.staticData, sb.keys.all) as string,
 			),
 		);
-		const item = onlyItem(answer);
+		const item = await ranItem(harness, answer);
 		expect(item.binary).toBeUndefined();
 		expect(item.json.media_download).toEqual({
 			downloaded: false,
@@ -418,16 +428,31 @@ describe('media', () => {
 		});
 	});
 
-	it('with Download Media the answer is sent before the download (noWebhookResponse, 200)', async () => {
+	it('with Download Media the service is answered when n8n stores the execution, before any download: the file is fetched in the execution', async () => {
 		const { harness } = await served({ options: { downloadMedia: true } });
-		const answer = await harness.receive(
-			signedRequest(inboundEnvelope(), storedSecret(harness.staticData, sb.keys.all) as string),
-		);
-		expect(answer).toMatchObject({
-			status: 200,
-			noWebhookResponse: true,
-			body: { received: true },
+		const sent = await control(sb, 'POST', '/inbound', {
+			from: CONTACT,
+			contact_name: 'Ada',
+			number: number(),
+			media: { mime: 'image/png', data_base64: PNG.toString('base64') },
 		});
-		expect(answer.workflowData?.[0]).toHaveLength(1);
+		const answer = await harness.receive(
+			signedRequest(
+				inboundEnvelope({
+					media_id: sent.body.record.media_id,
+					media_url: sent.body.record.media_url,
+					type: 'image',
+				}),
+				storedSecret(harness.staticData, sb.keys.all) as string,
+			),
+		);
+		// n8n's own answer (webhookResponse), which it sends once it has stored the execution.
+		expect(answer.noWebhookResponse).toBeUndefined();
+		expect(answer).toMatchObject({ status: 200, body: { received: true } });
+		expect(onlyItem(answer).binary).toBeUndefined();
+		const mediaRequests = sb.state().media_requests.length;
+		const item = await ranItem(harness, answer);
+		expect(item.binary?.data).toMatchObject({ mimeType: 'image/png' });
+		expect(sb.state().media_requests.length).toBe(mediaRequests + 1);
 	});
 });

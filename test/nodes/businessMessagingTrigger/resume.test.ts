@@ -3,7 +3,7 @@
 // n8n's /webhook-waiting/ endpoint; the whole path runs in real n8n in test/e2e/checks/conversation.ts),
 // and every failure falls back to a normal execution: the answer is never lost.
 import { createServer, type Server } from 'node:http';
-import type { IDataObject } from 'n8n-workflow';
+import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 import type { AddressInfo } from 'node:net';
 
 import {
@@ -59,13 +59,29 @@ async function activeTrigger(): Promise<{ harness: WebhookHarness; secret: strin
 	return { harness, secret: storedSecret(harness.staticData, sb.keys.all) as string };
 }
 
+/**
+ * An answer that resumed a waiting execution starts an execution too, marked with the resumed
+ * execution's id: the trigger's execute() records it as run (n8n's deduplication store) and, the
+ * wait not asking to Also Start, passes nothing on. No catch-up can then run it again (issue 32).
+ */
+async function expectRecordedOnly(
+	harness: WebhookHarness,
+	answer: { workflowData?: INodeExecutionData[][] },
+	executionId: string,
+): Promise<void> {
+	const items = (answer.workflowData ?? []).flat();
+	expect(items).toHaveLength(1);
+	expect(items[0].json.resumed_execution).toBe(executionId);
+	expect((await harness.execute(answer.workflowData ?? [])).flat()).toEqual([]);
+}
+
 describe('trigger: an answer resumes the waiting execution', () => {
 	const servers: Resumer[] = [];
 	afterEach(async () => {
 		await Promise.all(servers.splice(0).map(async (s) => await s.close()));
 	});
 
-	it('posts the event to the resume URL and starts no execution; the entry is used once', async () => {
+	it('posts the event to the resume URL; its execution is recorded as run and passes nothing on; the entry is used once', async () => {
 		const server = await resumer(200);
 		servers.push(server);
 		const { harness, secret } = await activeTrigger();
@@ -80,7 +96,7 @@ describe('trigger: an answer resumes the waiting execution', () => {
 		const event = inboundEnvelope({ from: CONTACT, number: NUMBER, text: 'A-42' });
 		const answer = await harness.receive(signedRequest(event, secret));
 		expect(answer.status).toBe(200);
-		expect(answer.workflowData).toBeUndefined();
+		await expectRecordedOnly(harness, answer, '41');
 		expect(answer.body).toEqual({ received: true, resumed: '41' });
 		expect(server.bodies).toEqual([
 			{
@@ -155,7 +171,7 @@ describe('trigger: an answer resumes the waiting execution', () => {
 			signedRequest(inboundEnvelope({ from: '+15553334444', number: NUMBER }), secret),
 		);
 		expect(answer.body).toEqual({ received: true, resumed: '47' });
-		expect(answer.workflowData).toBeUndefined();
+		await expectRecordedOnly(harness, answer, '47');
 		expect(harness.globalStaticData[STATIC_DATA_KEY]).toEqual({});
 	});
 
@@ -175,7 +191,10 @@ describe('trigger: an answer resumes the waiting execution', () => {
 			signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER }), secret),
 		);
 		expect(server.bodies).toHaveLength(1);
-		expect(answer.workflowData?.[0]).toHaveLength(1);
+		// Passed on, marked: a router sends it to its CRM branch, not to the conversation again.
+		const [item] = (await harness.execute(answer.workflowData ?? [])).flat();
+		expect(item.json).toMatchObject({ resumed_execution: '42', data: { from: CONTACT } });
+		expect(item.json).not.toHaveProperty('__businessMessagingRecordOnly');
 	});
 
 	it('fail safe: a refused resume (the execution finished) starts a normal execution', async () => {
@@ -194,7 +213,9 @@ describe('trigger: an answer resumes the waiting execution', () => {
 			signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER }), secret),
 		);
 		expect(server.bodies).toHaveLength(1);
-		expect(answer.workflowData?.[0]).toHaveLength(1);
+		const [item] = (await harness.execute(answer.workflowData ?? [])).flat();
+		expect(item.json).toMatchObject({ data: { from: CONTACT } });
+		expect(item.json).not.toHaveProperty('resumed_execution');
 	});
 
 	it('fail safe: an unreachable resume URL, an expired entry, another contact or number: a normal execution', async () => {
@@ -292,7 +313,7 @@ describe('trigger: a slow resume is not a failed one (never a second execution o
 			account: ACCOUNT,
 		});
 
-	it('n8n takes 5 s to take the answer: the service is answered within about 3 s, the execution is resumed, nothing else starts', async () => {
+	it('n8n takes 5 s to take the answer: the service is answered once it took it (never before the execution is stored), within its 8 s; nothing else starts', async () => {
 		const server = await scriptedResumer([{ status: 200, delayMs: 5000 }]);
 		servers.push(server);
 		const { harness, secret } = await activeTrigger();
@@ -301,9 +322,10 @@ describe('trigger: a slow resume is not a failed one (never a second execution o
 			signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER, text: 'A-1' }), secret),
 		);
 		expect(answer.status).toBe(200);
-		expect(answer.body).toEqual({ received: true });
-		expect(answer.answeredAfterMs).toBeLessThan(5000);
-		expect(answer.workflowData).toBeUndefined();
+		expect(answer.body).toEqual({ received: true, resumed: '61' });
+		expect(answer.answeredAfterMs).toBeGreaterThanOrEqual(5000);
+		expect(answer.answeredAfterMs).toBeLessThan(8000);
+		await expectRecordedOnly(harness, answer, '61');
 		expect(server.bodies).toHaveLength(1);
 	}, 20_000);
 
@@ -321,7 +343,7 @@ describe('trigger: a slow resume is not a failed one (never a second execution o
 			signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER }), secret),
 		);
 		expect(server.bodies).toHaveLength(3);
-		expect(answer.workflowData).toBeUndefined();
+		await expectRecordedOnly(harness, answer, '62');
 		expect(answer.body).toEqual({ received: true, resumed: '62' });
 	}, 20_000);
 
@@ -337,7 +359,7 @@ describe('trigger: a slow resume is not a failed one (never a second execution o
 			signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER }), secret),
 		);
 		expect(server.bodies).toHaveLength(2);
-		expect(answer.workflowData).toBeUndefined();
+		await expectRecordedOnly(harness, answer, '63');
 	}, 20_000);
 
 	it("what n8n's answers mean (its waiting-webhooks.js)", () => {
@@ -641,7 +663,7 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 				401,
 				{
 					error: 'unauthorized',
-					reason: "waiting registration refused: not signed with this trigger's API key",
+					reason: 'the request is not signed for this webhook',
 				},
 				undefined,
 			]);
@@ -720,13 +742,16 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 			401,
 			{
 				error: 'unauthorized',
-				reason: 'waiting registration refused: this registration was already received (replay)',
+				reason: 'the request is not signed for this webhook',
 			},
 		]);
 		const stale = { ...first, issued_at_ms: Date.now() - 6 * 60_000 };
 		const old = await post(stale);
 		expect(old.status).toBe(401);
-		expect(String((old.body as { reason?: string }).reason)).toContain('not fresh');
+		expect(old.body).toEqual({
+			error: 'unauthorized',
+			reason: 'the request is not signed for this webhook',
+		});
 		const unstamped = { business_messaging_wait: first.business_messaging_wait };
 		expect((await post(unstamped)).status).toBe(401);
 		expect(
