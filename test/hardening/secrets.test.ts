@@ -527,10 +527,13 @@ describe('trigger: registration, receiving, media, failures', () => {
 		);
 		const answer = await made.receive(signedRequest(body, secret));
 		expect(answer.status).toBe(200);
-		const item = answer.workflowData?.[0][0];
+		// Downloaded in the execution n8n stored (the trigger's execute()), not in webhook().
+		const ran = await made.execute(answer.workflowData ?? []);
+		const item = ran[0][0];
 		expect(item?.json.media_download).toMatchObject({ downloaded: true });
 		expect(sandbox.state().media_requests.length).toBeGreaterThan(0);
 		expectNoSecret('trigger with media', answer);
+		expectNoSecret('trigger with media, its execution', ran);
 		expectMediaHostNeverSawTheKey('trigger Download Media');
 	});
 

@@ -112,14 +112,9 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	}
 	const { envelope, options, layout } = accepted;
 	const expiresAtMs = accepted.timestampMs + options.maxAgeSeconds * 1000 + 1000;
-	if (!replays.firstSighting(replayKey.call(this, signature), expiresAtMs, Date.now())) {
-		this.logger.debug(
-			`${LOG_PREFIX}: a delivery received before was acknowledged and not executed again`,
-		);
-		return {
-			webhookResponse: { received: true, ignored: 'this delivery was already received (replay)' },
-		};
-	}
+	// The service never retries: a second copy of a delivery is someone replaying it.
+	if (!replays.firstSighting(replayKey.call(this, signature), expiresAtMs, Date.now()))
+		return reject.call(this, 401, 'this delivery was already received (replay)');
 	const waMessageId = envelope.data.wa_message_id;
 	if (envelope.event !== 'message.status' && typeof waMessageId === 'string') {
 		rememberAccepted(

@@ -48,7 +48,8 @@ function rememberOwner(url: string, workflowId: string | undefined): void {
  * change that, but n8n 2.x retries a failed trigger activation 5 times (1, 2, 4, 8 s apart,
  * `retryTriggerActivation`) unless the error is a WebhookPathTakenError, which it treats as
  * final (`isTransientActivationError`): so the editor waited ~17 s for the message. This is a
- * WebhookPathTakenError (a webhook already taken) carrying the node's own message and description.
+ * WebhookPathTakenError carrying the node's own message and description: every refusal that
+ * asking again cannot change (another webhook, a second trigger, no webhook ID) is one.
  */
 export class AccountWebhookTakenError extends WebhookPathTakenError {
 	constructor(node: INode, message: string, description: string) {
@@ -127,16 +128,13 @@ async function currentDecision(
  * our examples ship without one so that two imports do not collide): n8n 1.x then builds a URL
  * it answers 404 for on every delivery. Refused with what to do.
  */
-function missingWebhookId(node: INode): NodeOperationError {
-	return new NodeOperationError(
+function missingWebhookId(node: INode): AccountWebhookTakenError {
+	return new AccountWebhookTakenError(
 		node,
 		'This trigger has no webhook ID, so n8n cannot route events to it',
-		{
-			description:
-				'The workflow was imported without the trigger\'s "webhookId" (through the REST API or n8n import:workflow). ' +
-				'Open the workflow in the editor, delete the trigger and add it again (or paste it into a new workflow), save, then publish; ' +
-				'or give the node a "webhookId" (any new UUID) in the JSON before importing.',
-		},
+		'The workflow was imported without the trigger\'s "webhookId" (through the REST API or n8n import:workflow). ' +
+			'Open the workflow in the editor, delete the trigger and add it again (or paste it into a new workflow), save, then publish; ' +
+			'or give the node a "webhookId" (any new UUID) in the JSON before importing.',
 	);
 }
 
