@@ -10,7 +10,7 @@ import type {
 	IWebhookResponseData,
 } from 'n8n-workflow';
 
-import { markTriggerWorkflow, triggerRunsHere } from '../shared/replyAndWait';
+import { markTriggerWorkflow, triggerRunsHere } from '../shared/replyAndWait/waitingEntries';
 import { CREDENTIAL_TYPE } from '../shared/transport';
 import { startCatchUp } from './catchUp/catchUp';
 import { OUTPUTS_EXPRESSION, outputCount, properties } from './description';

@@ -5,7 +5,7 @@
 import { createHmac } from 'node:crypto';
 import type { IHookFunctions, ITriggerFunctions, IWebhookFunctions } from 'n8n-workflow';
 
-import type { TriggerIdentity } from './replyAndWait';
+import type { TriggerIdentity } from './replyAndWait/resume';
 
 import { verifySignature } from './signature';
 import { CREDENTIAL_TYPE } from './transport';

@@ -15,7 +15,7 @@ import {
 	type MessageEvent,
 	type WebhookAttempt,
 } from '../../shared/history';
-import { triggerIdentity, type TriggerIdentity } from '../../shared/replyAndWait';
+import { triggerIdentity, type TriggerIdentity } from '../../shared/replyAndWait/resume';
 import { CREDENTIAL_TYPE } from '../../shared/transport';
 import { byAge, isAfter, type Watermark } from '../../shared/watermark';
 import { outputLayout } from '../description';

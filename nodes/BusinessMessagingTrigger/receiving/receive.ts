@@ -6,7 +6,10 @@
  */
 import type { IDataObject, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
-import { REGISTRATION_HEADER, receiveWaitRegistration } from '../../shared/replyAndWait';
+import {
+	REGISTRATION_HEADER,
+	receiveWaitRegistration,
+} from '../../shared/replyAndWait/registration';
 import { SIGNATURE_HEADER, SIGNATURE_MISMATCH, hasSignatureShape } from '../../shared/signature';
 import { ReplayGuard } from '../../shared/replayGuard';
 import { signingSecret } from '../registration/signingSecrets';

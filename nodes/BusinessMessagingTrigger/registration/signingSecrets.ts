@@ -10,7 +10,7 @@ import type {
 	IWebhookFunctions,
 } from 'n8n-workflow';
 
-import { triggerIdentity, type TriggerIdentity } from '../../shared/replyAndWait';
+import { triggerIdentity, type TriggerIdentity } from '../../shared/replyAndWait/resume';
 import { CREDENTIAL_TYPE } from '../../shared/transport';
 import { openSecret, sealSecret } from './seal';
 

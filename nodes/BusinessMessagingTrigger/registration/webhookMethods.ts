@@ -37,8 +37,9 @@ function rememberOwner(url: string, workflowId: string | undefined): void {
 }
 
 /**
- * A refusal to register. n8n 2.x retries a failed activation 5 times (`retryTriggerActivation`)
- * unless the error is a WebhookPathTakenError (`isTransientActivationError`): final at once.
+ * A refusal that asking again cannot change (another webhook, a second trigger, no webhook ID).
+ * n8n 2.x retries a failed activation 5 times (`retryTriggerActivation`) unless the error is a
+ * WebhookPathTakenError (`isTransientActivationError`): this one is final at once.
  */
 export class AccountWebhookTakenError extends WebhookPathTakenError {
 	constructor(node: INode, message: string, description: string) {
@@ -108,16 +109,13 @@ async function currentDecision(
 }
 
 /** Imported without a webhookId (REST API, `n8n import:workflow`), n8n 1.x builds a URL it answers 404 for. */
-function missingWebhookId(node: INode): NodeOperationError {
-	return new NodeOperationError(
+function missingWebhookId(node: INode): AccountWebhookTakenError {
+	return new AccountWebhookTakenError(
 		node,
 		'This trigger has no webhook ID, so n8n cannot route events to it',
-		{
-			description:
-				'The workflow was imported without the trigger\'s "webhookId" (through the REST API or n8n import:workflow). ' +
-				'Open the workflow in the editor, delete the trigger and add it again (or paste it into a new workflow), save, then publish; ' +
-				'or give the node a "webhookId" (any new UUID) in the JSON before importing.',
-		},
+		'The workflow was imported without the trigger\'s "webhookId" (through the REST API or n8n import:workflow). ' +
+			'Open the workflow in the editor, delete the trigger and add it again (or paste it into a new workflow), save, then publish; ' +
+			'or give the node a "webhookId" (any new UUID) in the JSON before importing.',
 	);
 }
 

@@ -6,11 +6,8 @@ import type {
 	IWebhookFunctions,
 } from 'n8n-workflow';
 
-import {
-	keepWaitingEntriesCurrent,
-	resumeWaitingExecution,
-	type TriggerIdentity,
-} from '../../shared/replyAndWait';
+import { resumeWaitingExecution, type TriggerIdentity } from '../../shared/replyAndWait/resume';
+import { keepWaitingEntriesCurrent } from '../../shared/replyAndWait/waitingEntries';
 import { withReplyWindow } from '../../shared/replyWindow';
 import type { HandOverSettings } from '../options';
 import type { EventEnvelope, EventType } from '../receiving/envelope';

@@ -7,21 +7,25 @@ import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 import type { AddressInfo } from 'node:net';
 
 import {
-	accountId,
 	REGISTRATION_HEADER,
+	signRegistration,
+} from '../../../nodes/shared/replyAndWait/registration';
+import {
+	classifyResumeAnswer,
+	isResumeToken,
 	resumeKey,
+	resumeToken,
+} from '../../../nodes/shared/replyAndWait/resume';
+import {
+	accountId,
 	STATIC_DATA_KEY,
 	TRIGGER_MARKER_KEY,
 	findWaiting,
-	isResumeToken,
+	keepWaitingEntriesCurrent,
 	registerWaiting,
 	removeWaiting,
-	resumeToken,
-	signRegistration,
 	waitingKey,
-	classifyResumeAnswer,
-	keepWaitingEntriesCurrent,
-} from '../../../nodes/shared/replyAndWait';
+} from '../../../nodes/shared/replyAndWait/waitingEntries';
 import { runWorkflow } from '../../harness';
 import { HarnessCredentialsHelper } from '../../harness/credentials';
 import { replyAndWaitWorkflow } from '../businessMessaging/helpers';
@@ -43,6 +47,7 @@ import {
 	storedSecret,
 	trigger,
 	resumer,
+	scriptedResumer,
 	type Resumer,
 } from './helpers';
 
@@ -266,36 +271,6 @@ describe('trigger: an answer resumes the waiting execution', () => {
 	});
 });
 
-/** A stand-in for n8n's resume endpoint that answers each attempt as scripted (the last step repeats). */
-async function scriptedResumer(
-	steps: Array<{ status: number; body?: unknown; delayMs?: number }>,
-): Promise<Resumer> {
-	const bodies: unknown[] = [];
-	const server: Server = createServer((req, res) => {
-		let raw = '';
-		req.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
-		req.on('end', () => {
-			const step = steps[Math.min(bodies.length, steps.length - 1)];
-			bodies.push(JSON.parse(raw || 'null'));
-			setTimeout(() => {
-				res
-					.writeHead(step.status, { 'content-type': 'application/json' })
-					.end(JSON.stringify(step.body ?? {}));
-			}, step.delayMs ?? 0);
-		});
-	});
-	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-	const { port } = server.address() as AddressInfo;
-	return {
-		url: `http://127.0.0.1:${port}/webhook-waiting/61`,
-		bodies,
-		close: async () => {
-			server.closeAllConnections();
-			await new Promise<void>((r) => server.close(() => r()));
-		},
-	};
-}
-
 // Issue 24: under a burst n8n took more than 4 s to take answers, and each slow resume started a
 // new execution too: every contact was asked the question twice.
 describe('trigger: a slow resume is not a failed one (never a second execution on a doubt)', () => {
@@ -448,7 +423,7 @@ describe('waiting entries survive saves from older copies (last save wins)', () 
 	});
 });
 
-describe('the waiting registry (nodes/shared/replyAndWait.ts)', () => {
+describe('the waiting registry (nodes/shared/replyAndWait/waitingEntries.ts)', () => {
 	it('static data keeps live entries only; removal is by the same execution only', () => {
 		const staticData: Record<string, unknown> = {};
 		const now = Date.now();

@@ -4,7 +4,7 @@
  * Sends the reply once (as Reply does), then puts the execution to wait with n8n's own
  * mechanism (putExecutionToWait: stored, listed as Waiting, survives a restart). It resumes:
  * - with the contact's answer: the Business Messaging Trigger receiving the next inbound message
- *   of that contact on that number finds this execution (nodes/shared/replyAndWait.ts) and posts the
+ *   of that contact on that number finds this execution (nodes/shared/replyAndWait/) and posts the
  *   message to its resume URL ($execution.resumeUrl); webhook() below turns it into the item of
  *   the Answer output;
  * - or at the time limit: n8n resumes the execution on its timer. A node resumed on a timer is
@@ -30,17 +30,18 @@ import { NodeOperationError, WAIT_INDEFINITELY } from 'n8n-workflow';
 import { asNodeError } from '../../../shared/errors';
 import { isPlainObject } from '../../../shared/json';
 import {
+	registerWithTrigger,
+	type WaitRegistration,
+} from '../../../shared/replyAndWait/registration';
+import { isResumeToken, resumeKey } from '../../../shared/replyAndWait/resume';
+import {
 	accountId,
-	isResumeToken,
 	isTriggerRunningHere,
 	keepWaitingEntriesCurrent,
-	resumeKey,
 	persistableStaticData,
 	registerWaiting,
-	registerWithTrigger,
 	waitingKey,
-	type WaitRegistration,
-} from '../../../shared/replyAndWait';
+} from '../../../shared/replyAndWait/waitingEntries';
 import { withReplyWindow } from '../../../shared/replyWindow';
 import { CREDENTIAL_TYPE } from '../../../shared/transport';
 import { updateDisplayOptions } from '../../helpers/descriptions';

@@ -5,15 +5,14 @@
 // posting to the resume URL) runs in real n8n: test/e2e/checks/conversation.ts.
 import type { IDataObject } from 'n8n-workflow';
 
+import { resumeKey, resumeToken } from '../../../../nodes/shared/replyAndWait/resume';
 import {
 	accountId,
 	STATIC_DATA_KEY,
 	TRIGGER_MARKER_KEY,
 	findWaiting,
-	resumeKey,
-	resumeToken,
 	waitingKey,
-} from '../../../../nodes/shared/replyAndWait';
+} from '../../../../nodes/shared/replyAndWait/waitingEntries';
 import { runWorkflow, webhookHarness } from '../../../harness';
 import {
 	ACTION_TYPE,
