@@ -13,11 +13,7 @@ import { replyAndWait } from './actions/message/Message.resource';
 import { router } from './actions/router';
 import { versionProperties } from './actions/versionDescription';
 
-/**
- * The resume URL of Reply and Wait for Answer ($execution.resumeUrl), which the trigger posts the
- * contact's answer to. A restart webhook, as n8n's Wait node has: n8n serves it only for a waiting
- * execution, and nothing is registered at the service (so no webhookMethods lifecycle).
- */
+/** Reply and Wait's resume URL, a restart webhook as n8n's Wait node has: served only while waiting. */
 const RESUME_WEBHOOKS: IWebhookDescription[] = [
 	{
 		name: 'default',

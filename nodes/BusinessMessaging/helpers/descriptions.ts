@@ -61,11 +61,7 @@ export const additionalQueryParameters: INodeProperties = {
 	],
 };
 
-/**
- * Stamps resource/operation visibility on every property of an operation, keeping the
- * property's own conditions (the idea of n8n's nodes-base `updateDisplayOptions`,
- * which community packages cannot import).
- */
+/** nodes-base's `updateDisplayOptions` (not importable): resource/operation visibility on every property. */
 export function updateDisplayOptions(
 	displayOptions: IDisplayOptions,
 	properties: INodeProperties[],

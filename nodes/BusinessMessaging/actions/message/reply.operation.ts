@@ -115,11 +115,7 @@ const displayOptions = {
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
-/**
- * Sends the reply of one item, once (never retried), and returns the service's answer.
- * Refuses before sending when the input item is the message answered and its 24-hour
- * window closed by its own clock (reply_window_closes_at); otherwise the service decides.
- */
+/** Sends one item's reply, once; refused first when the input item says its 24-hour window closed. */
 export async function sendReply(
 	this: IExecuteFunctions,
 	itemIndex: number,

@@ -1,21 +1,8 @@
 /**
- * Message → Reply and Wait for Answer.
- *
- * Sends the reply once (as Reply does), then puts the execution to wait with n8n's own
- * mechanism (putExecutionToWait: stored, listed as Waiting, survives a restart). It resumes:
- * - with the contact's answer: the Business Messaging Trigger receiving the next inbound message
- *   of that contact on that number finds this execution (nodes/shared/replyAndWait/) and posts the
- *   message to its resume URL ($execution.resumeUrl); webhook() below turns it into the item of
- *   the Answer output;
- * - or at the time limit: n8n resumes the execution on its timer. A node resumed on a timer is
- *   not run again (n8n disables it and passes its stored input through), so the timed-out items
- *   are stored in advance as that input; with n8n's "forward all outputs" (2.x) they leave on
- *   the Timed Out output, on 1.x on the only output it forwards, the first, marked timed_out.
- *
- * Why not resume on a timer and read the contact's newer messages from the inbound history
- * (no shared state at all)? Because of the same rule: a node resumed on its timer never runs
- * again, so it cannot re-check and wait again; each check would need a loop of nodes in the
- * workflow. See docs/conversations.md.
+ * Message → Reply and Wait for Answer: sends the reply once, then n8n's putExecutionToWait. The
+ * trigger posts the contact's answer to $execution.resumeUrl (webhook() below). At the time limit
+ * n8n resumes on its timer without running the node again, passing its stored input through: the
+ * timed-out items are stored in advance as that input (docs/conversations.md).
  */
 import type {
 	IDataObject,
@@ -109,7 +96,7 @@ const displayOptions = {
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
-/** The node's outputs for this operation, by output: Answer, then Timed Out. */
+/** Outputs: Answer, then Timed Out. */
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const node = this.getNode();
 	if (node.type.endsWith('Tool')) {
@@ -175,9 +162,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 				alsoStart: options.alsoStart === true,
 				node: node.name,
 				account,
-				// Kept in this workflow's static data too when the trigger is in this workflow.
 				home: staticData ? (this.getWorkflow().id ?? undefined) : undefined,
-				// With several triggers on the account, this workflow's trigger plays the part of the answer.
 				workflowId: this.getWorkflow().id ?? undefined,
 			},
 		};
@@ -200,7 +185,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 	const stored = this.getExecuteData();
 	if (forwardsAllOutputs(resumeUrl)) {
 		stored.data.main = [[], timedOut];
-		// Items stored as a second input trace back (pairedItem input 1) through the same source as the first.
+		// Items stored as a second input trace back through the same source as the first.
 		if (stored.source?.main?.[0]) stored.source.main[1] = stored.source.main[0];
 		stored.metadata = {
 			...(stored.metadata ?? {}),
@@ -220,10 +205,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 	return [sent, []];
 }
 
-/**
- * Whether this n8n forwards every stored output on resume (2.x) or only the first (1.x). Both
- * arrived with 2.x's resume tokens, which $execution.resumeUrl then carries as a query parameter.
- */
+/** Whether n8n forwards every stored output on resume (2.x, whose resumeUrl carries a token) or only the first. */
 function forwardsAllOutputs(resumeUrl: string): boolean {
 	try {
 		return new URL(resumeUrl).search !== '';
@@ -232,10 +214,7 @@ function forwardsAllOutputs(resumeUrl: string): boolean {
 	}
 }
 
-/**
- * The resume request the trigger posts: the contact's answer, as the trigger emits it, and the
- * execution's resume token. Anything else is refused and the execution keeps waiting.
- */
+/** The trigger's resume request: the answer and the resume token; anything else is refused. */
 export async function webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	const body = this.getBodyData();
 	const refuse = (status: number, error: string, reason: string): IWebhookResponseData => {

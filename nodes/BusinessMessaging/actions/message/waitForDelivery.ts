@@ -1,9 +1,4 @@
-/**
- * Reply → Wait for Delivery: after sending, read GET /v1/messages/{id} until the status is
- * final (delivered, read, failed) or a time limit. One read per interval (at least 1 s), so
- * a long limit costs a bounded number of requests; when the limit passes without a final
- * status the item says so (final: false) with the last status the service reported.
- */
+/** Reply → Wait for Delivery: GET /v1/messages/{id} every interval (≥ 1 s) until a final status or the limit. */
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { NodeOperationError, sleep } from 'n8n-workflow';
 
