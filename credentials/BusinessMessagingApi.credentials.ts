@@ -113,11 +113,7 @@ export class BusinessMessagingApi implements ICredentialType {
 	};
 
 	test: ICredentialTestRequest = {
-		request: {
-			baseURL: '={{$credentials.baseUrl}}',
-			url: '/v1/ping',
-			method: 'GET',
-		},
+		request: { baseURL: '={{$credentials.baseUrl}}', url: '/v1/ping', method: 'GET' },
 		// n8n types rules as an array of one kind, but both lines' testers check each rule's type.
 		rules: [
 			{

@@ -36,17 +36,10 @@ export class BusinessMessagingTrigger implements INodeType {
 		subtitle: '={{($parameter["events"] || []).join(", ")}}',
 		description:
 			'Starts the workflow on signed webhook events: inbound messages, delivery statuses, echoes',
-		defaults: {
-			name: 'Business Messaging Trigger',
-		},
+		defaults: { name: 'Business Messaging Trigger' },
 		inputs: [],
 		outputs: OUTPUTS_EXPRESSION,
-		credentials: [
-			{
-				name: CREDENTIAL_TYPE,
-				required: true,
-			},
-		],
+		credentials: [{ name: CREDENTIAL_TYPE, required: true }],
 		webhooks: [
 			{
 				name: 'default',

@@ -129,10 +129,7 @@ export function requireOneOf<T extends string>(
 	throw new NodeOperationError(
 		node,
 		`${fieldName} must be one of ${allowed.join(', ')}, got ${quoted(value)}`,
-		{
-			itemIndex,
-			description: NOTHING_SENT,
-		},
+		{ itemIndex, description: NOTHING_SENT },
 	);
 }
 
@@ -148,10 +145,7 @@ export function requirePositiveInteger(
 		throw new NodeOperationError(
 			node,
 			`${fieldName} must be a whole number of 1 or more, got ${quoted(value)}`,
-			{
-				itemIndex,
-				description: NOTHING_SENT,
-			},
+			{ itemIndex, description: NOTHING_SENT },
 		);
 	}
 	return number;

@@ -158,10 +158,7 @@ async function fetchMediaFile(
 			throw new NodeOperationError(
 				this.getNode(),
 				`${context.operation}: the media host redirected to an invalid URL`,
-				{
-					itemIndex: context.itemIndex,
-					description: 'Nothing was downloaded.',
-				},
+				{ itemIndex: context.itemIndex, description: 'Nothing was downloaded.' },
 			);
 		}
 	}
@@ -247,10 +244,7 @@ export async function downloadMedia(
 		throw new NodeApiError(
 			node,
 			{ status: pointer.statusCode },
-			{
-				message: `${context.operation}: the service's media link is not a valid URL`,
-				itemIndex,
-			},
+			{ message: `${context.operation}: the service's media link is not a valid URL`, itemIndex },
 		);
 	}
 

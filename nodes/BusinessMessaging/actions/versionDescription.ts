@@ -15,30 +15,12 @@ export const versionProperties: INodeProperties[] = [
 		type: 'options',
 		noDataExpression: true,
 		options: [
-			{
-				name: 'Account',
-				value: 'account',
-			},
-			{
-				name: 'Key',
-				value: 'key',
-			},
-			{
-				name: 'Log',
-				value: 'log',
-			},
-			{
-				name: 'Media',
-				value: 'media',
-			},
-			{
-				name: 'Message',
-				value: 'message',
-			},
-			{
-				name: 'Webhook',
-				value: 'webhook',
-			},
+			{ name: 'Account', value: 'account' },
+			{ name: 'Key', value: 'key' },
+			{ name: 'Log', value: 'log' },
+			{ name: 'Media', value: 'media' },
+			{ name: 'Message', value: 'message' },
+			{ name: 'Webhook', value: 'webhook' },
 		],
 		default: 'message',
 	},

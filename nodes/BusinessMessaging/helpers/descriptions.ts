@@ -13,14 +13,8 @@ export const returnAllOrLimit: INodeProperties[] = [
 		displayName: 'Limit',
 		name: 'limit',
 		type: 'number',
-		displayOptions: {
-			show: {
-				returnAll: [false],
-			},
-		},
-		typeOptions: {
-			minValue: 1,
-		},
+		displayOptions: { show: { returnAll: [false] } },
+		typeOptions: { minValue: 1 },
 		default: 50,
 		description: 'Max number of results to return',
 	},
@@ -31,9 +25,7 @@ export const additionalQueryParameters: INodeProperties = {
 	displayName: 'Additional Query Parameters',
 	name: 'queryParameters',
 	type: 'fixedCollection',
-	typeOptions: {
-		multipleValues: true,
-	},
+	typeOptions: { multipleValues: true },
 	default: {},
 	placeholder: 'Add Parameter',
 	description:
@@ -50,12 +42,7 @@ export const additionalQueryParameters: INodeProperties = {
 					default: '',
 					placeholder: 'e.g. since',
 				},
-				{
-					displayName: 'Value',
-					name: 'value',
-					type: 'string',
-					default: '',
-				},
+				{ displayName: 'Value', name: 'value', type: 'string', default: '' },
 			],
 		},
 	],

@@ -87,9 +87,7 @@ async function currentDecision(
 		throw new NodeOperationError(
 			this.getNode(),
 			'n8n did not provide a webhook URL for this trigger',
-			{
-				description: 'Save the workflow and try again.',
-			},
+			{ description: 'Save the workflow and try again.' },
 		);
 	}
 	const remote = await readRemoteWebhook.call(this, operation);

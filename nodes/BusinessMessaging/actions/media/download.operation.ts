@@ -57,12 +57,7 @@ const properties: INodeProperties[] = [
 	},
 ];
 
-const displayOptions = {
-	show: {
-		resource: ['media'],
-		operation: ['download'],
-	},
-};
+const displayOptions = { show: { resource: ['media'], operation: ['download'] } };
 
 export const description = updateDisplayOptions(displayOptions, properties);
 

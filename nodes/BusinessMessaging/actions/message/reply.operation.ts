@@ -50,9 +50,7 @@ export const replyFields: INodeProperties[] = [
 		type: 'string',
 		required: true,
 		default: '',
-		typeOptions: {
-			rows: 4,
-		},
+		typeOptions: { rows: 4 },
 		placeholder: 'e.g. Thanks, we are on it!',
 		description:
 			"Free text of the reply. Allowed only within 24 hours of the contact's last message to this number; after that a template message is needed.",
@@ -65,9 +63,7 @@ export const replyFields: INodeProperties[] = [
 		required: true,
 		default:
 			"={{ $fromAI('text', 'The text of the reply message to send to the contact', 'string') }}",
-		typeOptions: {
-			rows: 4,
-		},
+		typeOptions: { rows: 4 },
 		description:
 			"Free text of the reply. By default the model writes it. Allowed only within 24 hours of the contact's last message to this number.",
 		displayOptions: AS_TOOL,
@@ -106,12 +102,7 @@ const properties: INodeProperties[] = [
 	},
 ];
 
-const displayOptions = {
-	show: {
-		resource: ['message'],
-		operation: ['reply'],
-	},
-};
+const displayOptions = { show: { resource: ['message'], operation: ['reply'] } };
 
 export const description = updateDisplayOptions(displayOptions, properties);
 

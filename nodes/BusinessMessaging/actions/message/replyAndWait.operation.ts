@@ -87,12 +87,7 @@ const properties: INodeProperties[] = [
 	},
 ];
 
-const displayOptions = {
-	show: {
-		resource: ['message'],
-		operation: ['replyAndWait'],
-	},
-};
+const displayOptions = { show: { resource: ['message'], operation: ['replyAndWait'] } };
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
