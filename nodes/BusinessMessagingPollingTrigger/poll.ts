@@ -47,10 +47,6 @@ async function readNewest(
 	return records;
 }
 
-function asEventItem(event: MessageEvent, record: IDataObject): INodeExecutionData {
-	return storedMessageItem(event, record, { polled: true });
-}
-
 export async function pollMessages(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
 	const selected = this.getNodeParameter('events', ['message.inbound']) as string[];
 	const events = MESSAGE_EVENTS.filter((event) => selected.includes(event));
@@ -74,7 +70,7 @@ export async function pollMessages(this: IPollFunctions): Promise<INodeExecution
 		)
 			.flat()
 			.sort((a, b) => byAge(b.record, a.record))[0];
-		return newest ? [[asEventItem(newest.event, newest.record)]] : null;
+		return newest ? [[storedMessageItem(newest.event, newest.record, { polled: true })]] : null;
 	}
 
 	const staticData = this.getWorkflowStaticData('node') as PollStaticData;
@@ -100,6 +96,6 @@ export async function pollMessages(this: IPollFunctions): Promise<INodeExecution
 	// Inbound messages and echoes in the order they were stored.
 	emitted.sort((a, b) => byAge(a.record, b.record));
 	return emitted.length > 0
-		? [emitted.map(({ event, record }) => asEventItem(event, record))]
+		? [emitted.map(({ event, record }) => storedMessageItem(event, record, { polled: true }))]
 		: null;
 }

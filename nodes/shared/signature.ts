@@ -34,21 +34,9 @@ export function verifySignature(
 		if (!Buffer.isBuffer(rawBody)) {
 			return { valid: false, reason: 'the raw request body is not available' };
 		}
-		let value: string | undefined;
-		if (Array.isArray(header)) {
-			if (header.length !== 1) {
-				return {
-					valid: false,
-					reason:
-						header.length === 0
-							? 'the signature header is missing'
-							: 'the signature header was sent more than once',
-				};
-			}
-			value = header[0];
-		} else {
-			value = header;
-		}
+		if (Array.isArray(header) && header.length > 1)
+			return { valid: false, reason: 'the signature header was sent more than once' };
+		const value = Array.isArray(header) ? header[0] : header;
 		if (typeof value !== 'string' || value === '') {
 			return { valid: false, reason: 'the signature header is missing' };
 		}

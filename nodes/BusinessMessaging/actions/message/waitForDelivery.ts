@@ -47,7 +47,6 @@ export function isFinalStatus(status: unknown): boolean {
 	);
 }
 
-/** `delivery` of the output item. */
 export async function waitForDelivery(
 	this: IExecuteFunctions,
 	itemIndex: number,
@@ -78,6 +77,7 @@ export async function waitForDelivery(
 	let checks = 0;
 	let status = (sent.status ?? null) as IDataObject[string];
 	let record: IDataObject = sent;
+	let final = false;
 	for (;;) {
 		const elapsed = Date.now() - startedMs;
 		if (checks > 0 && elapsed + intervalMs > limitMs) break;
@@ -92,22 +92,17 @@ export async function waitForDelivery(
 		checks++;
 		record = isPlainObject(response) ? response : {};
 		status = (record.status ?? null) as IDataObject[string];
-		if (isFinalStatus(status)) {
-			return {
-				final: true,
-				status,
-				error: record.error ?? null,
-				waited_ms: Date.now() - startedMs,
-				checks,
-			};
-		}
+		final = isFinalStatus(status);
+		if (final) break;
 	}
 	return {
-		final: false,
+		final,
 		status,
 		error: record.error ?? null,
 		waited_ms: Date.now() - startedMs,
 		checks,
-		reason: `The service reported no final status (delivered, read or failed) within ${limitMs / 1000} s; status is the last one it reported.`,
+		...(!final && {
+			reason: `The service reported no final status (delivered, read or failed) within ${limitMs / 1000} s; status is the last one it reported.`,
+		}),
 	};
 }
