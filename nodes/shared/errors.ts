@@ -56,7 +56,7 @@ export function serviceMessage(body: unknown): string | undefined {
 	return text.length > 300 ? `${text.slice(0, 300)}…` : text;
 }
 
-/** The wait a Retry-After header asks for (seconds or an HTTP date), in milliseconds. */
+/** Retry-After (seconds or an HTTP date) in milliseconds. */
 export function retryAfterMs(
 	headers: ResponseHeaders | undefined,
 	nowMs = Date.now(),

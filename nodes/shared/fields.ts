@@ -26,7 +26,6 @@ function idFromNumber(node: INode, value: number, fieldName: string, itemIndex?:
 	);
 }
 
-/** A required text field: a string that is not blank. */
 export function requireText(
 	node: INode,
 	value: unknown,
@@ -133,7 +132,6 @@ export function requireOneOf<T extends string>(
 	);
 }
 
-/** A positive whole number, e.g. Limit. */
 export function requirePositiveInteger(
 	node: INode,
 	value: unknown,
@@ -249,7 +247,7 @@ export function splitList(value: unknown): string[] {
 		.filter((entry) => entry !== '');
 }
 
-/** A number option within [min, max]; `fallback` when it is empty or not a number. */
+/** `fallback` when empty or not a number. */
 export function boundedNumber(value: unknown, fallback: number, min: number, max: number): number {
 	const number = typeof value === 'number' ? value : Number(value);
 	if (value === undefined || value === null || value === '' || !Number.isFinite(number))

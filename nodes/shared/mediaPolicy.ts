@@ -35,7 +35,6 @@ export function mediaUrlProblem(target: URL, baseUrl: URL): string | undefined {
 	return ipAddressClass(host) === undefined ? undefined : mediaAddressProblem(host, baseUrl);
 }
 
-/** Why a (resolved) address may not be connected to, or undefined when it is public. */
 export function mediaAddressProblem(address: string, baseUrl: URL): string | undefined {
 	const kind = ipAddressClass(address);
 	if (kind === undefined) return `${address} is not an IP address`;

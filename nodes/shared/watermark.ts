@@ -37,7 +37,6 @@ export function isAfter(record: IDataObject, watermark: Watermark): boolean {
 	return !watermark.ids.includes(String(record.id));
 }
 
-/** Whether a page of newest-first records reaches back to the watermark. */
 export function reachesWatermark(page: IDataObject[], watermark: Watermark): boolean {
 	return page.some((record) => !isAfter(record, watermark));
 }

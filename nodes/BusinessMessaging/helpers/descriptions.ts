@@ -1,6 +1,5 @@
 import type { IDisplayOptions, INodeProperties } from 'n8n-workflow';
 
-/** n8n's Return All / Limit pair for Get Many operations. */
 export const returnAllOrLimit: INodeProperties[] = [
 	{
 		displayName: 'Return All',
@@ -20,7 +19,6 @@ export const returnAllOrLimit: INodeProperties[] = [
 	},
 ];
 
-/** Free name/value pairs added to the query string as they are. */
 export const additionalQueryParameters: INodeProperties = {
 	displayName: 'Additional Query Parameters',
 	name: 'queryParameters',

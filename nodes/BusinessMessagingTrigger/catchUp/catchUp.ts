@@ -1,9 +1,7 @@
 /**
- * Catch-up: stored inbound and echo messages the workflow never received are emitted once, oldest
- * first, marked `recovered: true`. The webhook answers 503 and runs nothing when too late (Late
- * Delivery Cutoff), so the service's logged failure means "not run"; the rest is covered by
- * execute()'s run-once check and this process's acceptedHere. Runs on one process (n8n starts
- * triggers on the leader main) and looks only at messages older than SETTLE_MS.
+ * Catch-up: stored messages the workflow never received are emitted once, oldest first, marked
+ * `recovered: true`. A late delivery is answered 503 and not run, so the service's logged failure
+ * means "not run". Runs on one process: n8n starts triggers on the leader main.
  */
 import type { IDataObject, IRun, ITriggerFunctions, ITriggerResponse } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
@@ -96,9 +94,8 @@ function settle(state: CatchUpState, schedule: Schedule): void {
 }
 
 /**
- * One execution per recovered message. A contact's messages run one after another (the next after
- * the previous ended, or CONVERSATION_WAIT_MS), so a conversation is seen in order; contacts run
- * side by side, and nobody waits for the chains.
+ * One execution per recovered message. A contact's messages run one after another, in order;
+ * contacts run side by side, and nobody waits for the chains.
  */
 function schedule(
 	this: ITriggerFunctions,
@@ -133,10 +130,8 @@ function schedule(
 			// n8n 2.x refuses a second execution with this key (1.x ignores it): no rerun after a restart.
 			this.emit(routed.workflowData, undefined, done, `business-messaging:${scope}:${id}`);
 			let ended = false;
-			void done.promise.then(
-				() => (ended = true),
-				() => (ended = true),
-			);
+			const end = () => (ended = true);
+			void done.promise.then(end, end);
 			for (let waited = 0; waited < CONVERSATION_WAIT_MS && !ended; waited += 100) await sleep(100);
 		} catch (error) {
 			// The message is passed over (named here), the conversation goes on.

@@ -15,7 +15,6 @@ import {
 	type EventType,
 } from './envelope';
 
-/** What receiving reads from the node's parameters. */
 export interface EventParameters {
 	events: unknown;
 	/** Recover Missed Messages; absent counts as on, its default. */
@@ -36,7 +35,6 @@ export type Acceptance =
 			layout: EventType[] | null;
 	  };
 
-/** Why a verified, valid event is not for this workflow, or undefined when it is. */
 function filterReason(
 	envelope: EventEnvelope,
 	events: string[],

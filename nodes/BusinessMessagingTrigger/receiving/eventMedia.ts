@@ -10,7 +10,6 @@ import { readTriggerOptions, type TriggerOptions } from '../options';
 
 const LOG_PREFIX = 'Business Messaging Trigger';
 
-/** The trigger's outputs with each message's media file attached, when Download Media is on. */
 export async function withMediaFiles(
 	this: IExecuteFunctions,
 	outputs: INodeExecutionData[][],

@@ -1,8 +1,6 @@
 /**
- * One webhook request: the service's signed events, or Reply and Wait's registration (signed with a
- * derived key). Anything else is refused before any credential is read. The signature is checked
- * over the raw bytes before the body is read; n8n answers an accepted event itself once it has
- * started (2.x: stored) the execution, so a 2xx means the event is in n8n.
+ * One webhook request: the service's signed events, or Reply and Wait's registration. n8n answers
+ * an accepted event once it has started (2.x: stored) the execution: a 2xx means it is in n8n.
  */
 import type { IDataObject, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 

@@ -2,7 +2,6 @@
 import type { IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
 const LOG_PREFIX = 'Business Messaging Trigger';
-const LINES_PER_MINUTE = 10;
 
 /** At most `perMinute` lines a minute; the next minute's first line says how many were left out. */
 export class LogThrottle {
@@ -38,7 +37,7 @@ function rejectionLogOf(key: string): LogThrottle {
 		if (rejectionLogs.size >= MAX_TRIGGERS_TRACKED) {
 			rejectionLogs.delete(rejectionLogs.keys().next().value as string);
 		}
-		log = new LogThrottle(LINES_PER_MINUTE);
+		log = new LogThrottle();
 		rejectionLogs.set(key, log);
 	}
 	return log;

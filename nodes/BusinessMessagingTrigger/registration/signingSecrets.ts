@@ -31,11 +31,9 @@ type TriggerContext = IHookFunctions | IWebhookFunctions;
 const CACHE_BOUND = 1000;
 const MANUAL_REREAD_INTERVAL_MS = 10_000;
 
+type ManualRead = { secret: string; identity: TriggerIdentity; readAtMs: number };
 const openedSecrets = new Map<string, { secret: string; identity: TriggerIdentity }>();
-const manualSecrets = new Map<
-	string,
-	{ secret: string; identity: TriggerIdentity; readAtMs: number }
->();
+const manualSecrets = new Map<string, ManualRead>();
 
 /** A credential that could not be read, per sealed secret or node: not read again until `untilMs`. */
 const unreadable = new Map<string, { problem: string; untilMs: number }>();
@@ -176,7 +174,7 @@ export async function signingSecret(
 async function readManualSecret(
 	this: IWebhookFunctions,
 	key: string,
-): Promise<{ secret: string; identity: TriggerIdentity; readAtMs: number } | { problem: string }> {
+): Promise<ManualRead | { problem: string }> {
 	let secret: string | undefined;
 	let identity: TriggerIdentity | undefined;
 	try {

@@ -1,9 +1,7 @@
 /**
- * A message runs once, whatever brought it to the trigger's execute() (live delivery, a replay to
- * another processor, the catch-up): n8n's deduplication store (`helpers.checkProcessedAndRecord`,
- * shared by every process). In 2.41.1 it is an unlocked read-modify-write of one row per workflow
- * and node, so calls are made one at a time and grouped, spaced out, retried once, and each key
- * taken is checked again later (docs/reliability.md, "Run once").
+ * A message runs once, through n8n's deduplication store (`helpers.checkProcessedAndRecord`). In
+ * 2.41.1 it is an unlocked read-modify-write of one row, so calls are grouped, spaced, retried once,
+ * and each key is checked again later (docs/reliability.md, "Run once").
  */
 import {
 	sleep,
