@@ -13,7 +13,7 @@ import { replyAndWait } from './actions/message/Message.resource';
 import { router } from './actions/router';
 import { versionProperties } from './actions/versionDescription';
 
-/** Reply and Wait's resume URL, a restart webhook as n8n's Wait node has: served only while waiting. */
+/** Reply and Wait's resume URL: a restart webhook, as n8n's Wait node has. */
 const RESUME_WEBHOOKS: IWebhookDescription[] = [
 	{
 		name: 'default',

@@ -1,6 +1,6 @@
 /**
  * One poll: the stored messages newer than the watermark, emitted oldest first as the webhook
- * trigger's items. The watermark lives in the node's static data, which n8n saves when a poll emits.
+ * trigger's items. The watermark is in the node's static data, which n8n saves when a poll emits.
  */
 import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workflow';
 

@@ -17,7 +17,7 @@ import {
 } from './options';
 import { EVENT_TYPES, type EventType } from './receiving/envelope';
 
-/** The event types with an output of their own, in order, or null for one. Agrees with OUTPUTS_EXPRESSION. */
+/** The event types with an output of their own, or null for one. Agrees with OUTPUTS_EXPRESSION. */
 export function outputLayout(events: unknown, separateOutputs: unknown): EventType[] | null {
 	if (separateOutputs !== true) return null;
 	const chosen = Array.isArray(events) ? events : ['message.inbound'];

@@ -1,4 +1,4 @@
-/** Every trigger option read and bounded once, defaults beside it. Pure: a bad value falls back, never throws. */
+/** Every trigger option read and bounded once, defaults beside it. Pure: a bad value falls back. */
 import type { IDataObject } from 'n8n-workflow';
 
 import { splitList } from '../shared/fields';
@@ -9,7 +9,7 @@ import { readDownloadLimits, type DownloadLimits } from '../shared/mediaPolicy';
 export const DEFAULT_MAX_AGE_SECONDS = 300;
 export const MAX_EVENT_AGE_SECONDS = 3600;
 
-/** Late Delivery Cutoff: leaves n8n 3 s to store and answer within the service's ~8 s (measured: 2xx ≤ 3.9 s). */
+/** Late Delivery Cutoff: 3 s left to store and answer within the service's ~8 s. */
 export const DEFAULT_LATE_DELIVERY_CUTOFF_SECONDS = 5;
 
 // Recover Missed Messages (the catch-up).

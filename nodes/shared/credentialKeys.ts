@@ -1,6 +1,6 @@
 /**
  * Keys derived from the API key, cached per trigger (never the API key). A credential read costs
- * n8n 2.x an isolate: read again on a mismatch at most every 10 s, and not for 10 s after a failure.
+ * n8n 2.x an isolate: read again on a mismatch at most every 10 s, not for 10 s after a failure.
  */
 import { createHmac } from 'node:crypto';
 import type { IHookFunctions, ITriggerFunctions, IWebhookFunctions } from 'n8n-workflow';

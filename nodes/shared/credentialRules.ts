@@ -1,4 +1,4 @@
-/** The credential's rules, each returning the sentence to show: authenticate has no node to throw for. */
+/** The credential's rules, each returning a sentence (authenticate has no node to throw). */
 import { isLoopbackHost } from './ipAddress';
 
 export const API_KEY_PREFIX = 'sk_live_';

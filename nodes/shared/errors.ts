@@ -74,7 +74,7 @@ export type ResponseHeaders = Record<string, string | string[] | undefined>;
 const WINDOW_HINT = /window|24[ -]?h|template/i;
 const FROM_HINT = /(^|[^a-z])from([^a-z]|$)/i;
 
-/** A reply refused with a status the spec does not fix: worded from the body, else both causes named. */
+/** A reply refused with a status the spec does not fix: worded from the body, else both causes. */
 function explainRefusedReply(
 	status: number,
 	body: unknown,

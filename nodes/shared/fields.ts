@@ -1,4 +1,4 @@
-/** Checks of a node's fields: bad input is refused, naming the field and what to do, before any request. */
+/** Checks of a node's fields: bad input is refused before any request, naming field and fix. */
 import type { IDataObject, INode } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
@@ -13,7 +13,7 @@ function quoted(value: unknown): string {
 		: describeType(value);
 }
 
-/** A number as an ID's decimal text, only when exact (more than 15 digits lose some; 1.5 is no ID). */
+/** A number as an ID's decimal text, only when exact (over 15 digits lose some; 1.5 is no ID). */
 function idFromNumber(node: INode, value: number, fieldName: string, itemIndex?: number): string {
 	if (Number.isSafeInteger(value)) return String(value);
 	throw new NodeOperationError(
@@ -66,7 +66,7 @@ function hasControlCharacter(text: string): boolean {
 	return false;
 }
 
-/** An ID for a URL path: one segment, encoded; slashes and dot segments would reach another endpoint. */
+/** An ID for a URL path: one encoded segment (slashes or dot segments reach other endpoints). */
 export function pathSegment(
 	node: INode,
 	value: unknown,

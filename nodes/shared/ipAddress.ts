@@ -55,7 +55,7 @@ function parseIpv6(text: string): number[] | undefined {
 	return all.map((group) => parseInt(group, 16));
 }
 
-/** The class of an IP literal, or undefined for a host name; IPv6 forms carrying IPv4 take its class. */
+/** The class of an IP literal, or undefined for a host name; IPv6 carrying IPv4 takes its class. */
 export function ipAddressClass(address: string): AddressClass | undefined {
 	const v4 = parseIpv4(address);
 	if (v4) return ipv4Class(v4);

@@ -1,4 +1,4 @@
-/** The media download policy, pure: where from, the limits, and the type and name it is stored under. */
+/** The media download policy, pure: where from, the limits, the stored type and file name. */
 import type { INode } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
@@ -93,7 +93,7 @@ export function downloadLimits(
 	return limits;
 }
 
-/** Types a browser would run or render as a page: a customer's file is stored as opaque bytes instead. */
+/** Types a browser would run or render as a page: such a file is stored as opaque bytes instead. */
 const ACTIVE_CONTENT_TYPES = new Set([
 	'text/html',
 	'application/xhtml+xml',
@@ -137,7 +137,7 @@ function withoutControlCharacters(text: string): string {
 
 export const MAX_FILE_NAME_LENGTH = 200;
 
-/** A safe file name: no control characters, separators or leading dots, ≤ 200 characters, extension kept. */
+/** A safe file name: no control characters, separators or leading dots; ≤ 200 chars. */
 export function safeFileName(sent: string | undefined, fallback: string): string {
 	const cleaned = withoutControlCharacters(sent ?? '')
 		.replace(/[/\\]/g, '_')

@@ -1,4 +1,4 @@
-/** Service-supplied text can carry a secret (a 400 echoing `Bearer sk_live_…`): redacted before any output. */
+/** Service-supplied text can carry a secret (a 400 echoing `Bearer sk_live_…`): redacted first. */
 
 const REDACTED = '[redacted]';
 

@@ -1,4 +1,4 @@
-/** The 24-hour free-text reply window. The service stays the authority: only a clearly closed window is refused. */
+/** The 24-hour reply window. The service decides: only a clearly closed one is refused here. */
 import type { IDataObject } from 'n8n-workflow';
 
 import { isPlainObject } from './json';

@@ -1,4 +1,4 @@
-/** The one signed POST between parts of this n8n (Reply and Wait registering through the trigger). */
+/** The one signed POST between parts of this n8n: Reply and Wait registering via the trigger. */
 import type { RequestHelperFunctions } from 'n8n-workflow';
 
 import { deriveKey, type KeyLabel } from './credentialKeys';

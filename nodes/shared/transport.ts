@@ -76,7 +76,7 @@ function transientCode(error: unknown): string | undefined {
 	return /socket hang up|ECONNRESET/i.test(message) ? 'ECONNRESET' : undefined;
 }
 
-/** Sends, then up to `retries` more times on a connection reset or timeout, a 429 or a 5xx (Retry-After ≤ 30 s). */
+/** Sends, then up to `retries` more times on a reset or timeout, a 429 or a 5xx. */
 export async function withRetries<T extends { statusCode: number; headers: ResponseHeaders }>(
 	send: () => Promise<T>,
 	options: {
@@ -109,7 +109,7 @@ export async function withRetries<T extends { statusCode: number; headers: Respo
 	}
 }
 
-/** The credential's Base URL (checked before anything is sent) and its secrets, kept out of every answer. */
+/** The credential's Base URL (checked before anything is sent) and its secret values. */
 export async function checkedCredential(
 	this: ApiContext,
 	itemIndex?: number,
@@ -125,7 +125,7 @@ export async function checkedCredential(
 	return { baseUrl: base.url, secrets: secrets.map((value) => value.trim()) };
 }
 
-/** A request with the API key; its answer, of any status, comes back redacted (`unredacted`: also as it came). */
+/** A request with the API key; its answer, of any status, comes back redacted. */
 export async function rawApiRequest(
 	this: ApiContext,
 	method: IHttpRequestMethods,
@@ -162,7 +162,7 @@ export async function rawApiRequest(
 	return options.unredacted ? { ...redacted, unredactedBody: response.body } : redacted;
 }
 
-/** A streamed request without credentials (the media host's signed URL); redirects are returned, not followed. */
+/** A streamed request without credentials; redirects are returned, not followed. */
 export async function fetchWithoutCredentials(
 	this: ApiContext,
 	url: string,

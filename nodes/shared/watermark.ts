@@ -1,4 +1,4 @@
-/** Which stored messages are new, pure: after the watermark by `created_at`, then `id`; oldest first. */
+/** Which stored messages are new, pure: after the watermark by `created_at`, then `id`. */
 import type { IDataObject } from 'n8n-workflow';
 
 export interface Watermark {
@@ -13,8 +13,8 @@ function instant(record: IDataObject): number {
 }
 
 /**
- * The microseconds Date.parse drops (`.383807` is 807, `.383Z` 0). Comparing texts put `.383807+00:00`
- * before `.383Z`, and the catch-up skipped a message stored in the millisecond it started from.
+ * The microseconds Date.parse drops (`.383807` is 807, `.383Z` 0). Comparing texts put
+ * `.383807+00:00` before `.383Z`: the catch-up skipped a message stored in its first ms.
  */
 function microsPastMillisecond(record: IDataObject): number {
 	const fraction = /\.(\d+)/.exec(String(record.created_at))?.[1] ?? '';

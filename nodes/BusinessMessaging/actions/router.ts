@@ -17,7 +17,7 @@ type OperationExecute = (
 	item: INodeExecutionData,
 ) => Promise<INodeExecutionData | INodeExecutionData[]>;
 
-/** Runs the operation once per input item; owns pairedItem, the item index on errors, Continue On Fail. */
+/** Runs the operation per input item: pairedItem, the item index on errors, Continue On Fail. */
 export async function router(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const items = this.getInputData();
 	const chosen = {

@@ -7,7 +7,7 @@ import * as media from './media/Media.resource';
 import * as message from './message/Message.resource';
 import * as webhook from './webhook/Webhook.resource';
 
-/** Version 1's parameters; the metadata stays a literal in the node file, where n8n's scanner reads it. */
+/** Version 1's parameters; the metadata stays a literal in the node file, for n8n's scanner. */
 export const versionProperties: INodeProperties[] = [
 	{
 		displayName: 'Resource',

@@ -46,7 +46,7 @@ export const additionalQueryParameters: INodeProperties = {
 	],
 };
 
-/** nodes-base's `updateDisplayOptions` (not importable): resource/operation visibility on every property. */
+/** nodes-base's `updateDisplayOptions` (not importable): resource and operation on each field. */
 export function updateDisplayOptions(
 	displayOptions: IDisplayOptions,
 	properties: INodeProperties[],

@@ -16,7 +16,7 @@ export function splitPage(body: unknown): { records: IDataObject[]; cursor?: str
 	return { records: page.entries.map(asJsonObject), cursor: page.cursor };
 }
 
-/** GET a list for one item by its Return All and Limit fields, stopping once the limit is reached. */
+/** GET a list for one item by its Return All and Limit fields, stopping at the limit. */
 export async function getList(
 	this: IExecuteFunctions,
 	itemIndex: number,

@@ -2,7 +2,7 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { isPlainObject } from '../../shared/json';
 
-/** A response body as one item's JSON: an object as it came, nothing as {}, anything else under `data`. */
+/** A body as one item's JSON: an object as it came, nothing as {}, anything else under `data`. */
 export function asJsonObject(body: unknown): IDataObject {
 	if (body === undefined || body === null || body === '') return {};
 	return isPlainObject(body) ? body : { data: body as IDataObject[keyof IDataObject] };

@@ -127,7 +127,7 @@ function schedule(
 			persist();
 			if (routed.kind !== 'start') return;
 			const done = this.helpers.createDeferredPromise<IRun>();
-			// n8n 2.x refuses a second execution with this key (1.x ignores it): no rerun after a restart.
+			// n8n 2.x refuses a second execution with this key (1.x ignores it): no rerun on restart.
 			this.emit(routed.workflowData, undefined, done, `business-messaging:${scope}:${id}`);
 			let ended = false;
 			const end = () => (ended = true);

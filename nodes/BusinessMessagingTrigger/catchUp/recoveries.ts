@@ -10,7 +10,7 @@ import {
 import { byAge, isAfter, selectNew, type Watermark } from '../../shared/watermark';
 import { MAX_CATCH_UP_DAYS, type OnActivation } from '../options';
 
-/** The service's delivery timeout (about 8 s) plus margin: older messages have had their one delivery. */
+/** The service's delivery timeout (~8 s) plus margin: older messages had their one delivery. */
 export const SETTLE_MS = 15_000;
 
 export interface CatchUpState extends IDataObject {
@@ -136,7 +136,7 @@ export function decideRecoveries(
 	return { recover, watermarks: next, left };
 }
 
-/** The watermarks that may be saved: each stops before its event's oldest recovery not emitted yet. */
+/** The watermarks that may be saved: each before its event's oldest recovery not emitted yet. */
 export function savedWatermarks(
 	planned: Partial<Record<MessageEvent, Watermark>>,
 	notEmitted: Recovery[],

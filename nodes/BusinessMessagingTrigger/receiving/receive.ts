@@ -38,7 +38,7 @@ function replayKey(this: IWebhookFunctions, signatureHeader: unknown): string {
 	return `${this.getWorkflow().id ?? ''}:${this.getNode().id}:${header.trim().toLowerCase()}`;
 }
 
-/** n8n's webhook(): never throws (n8n would answer 500, store an error execution and run the Error Workflow). */
+/** n8n's webhook(): never throws (n8n would answer 500 and run the Error Workflow). */
 export async function receiveEvent(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	try {
 		return await receive.call(this);

@@ -1,4 +1,4 @@
-/** Answering a refused request (400, 401, 503): every one answered, at most 10 log lines a minute per trigger. */
+/** Answering a refused request (400, 401, 503); at most 10 log lines a minute per trigger. */
 import type { IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
 const LOG_PREFIX = 'Business Messaging Trigger';
@@ -53,7 +53,7 @@ export const GENERIC_REASONS = {
 	503: 'the event came too late to be run here; it is recovered from the service',
 } as const;
 
-/** Answers a refused request; its log line (an error for a misconfigured receiver: `problem`) is throttled. */
+/** Answers a refused request; its log line (an error for a misconfigured receiver) is throttled. */
 export function reject(
 	this: IWebhookFunctions,
 	status: 400 | 401 | 503,

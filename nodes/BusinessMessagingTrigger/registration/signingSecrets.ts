@@ -22,7 +22,7 @@ export interface TriggerStaticData extends IDataObject {
 	sealedSecret?: string;
 	/** Versions before 0.2 kept the secret here in plain text; it is removed and registered again. */
 	secret?: string;
-	/** When a user last activated the trigger: where a restart's catch-up starts if its state was saved away. */
+	/** A user's last activation: where a restart's catch-up starts if its state was lost. */
 	activatedAtMs?: number;
 }
 
@@ -35,7 +35,7 @@ type ManualRead = { secret: string; identity: TriggerIdentity; readAtMs: number 
 const openedSecrets = new Map<string, { secret: string; identity: TriggerIdentity }>();
 const manualSecrets = new Map<string, ManualRead>();
 
-/** A credential that could not be read, per sealed secret or node: not read again until `untilMs`. */
+/** A credential that could not be read, per sealed secret or node: not read before `untilMs`. */
 const unreadable = new Map<string, { problem: string; untilMs: number }>();
 
 function recentFailure(key: string): { problem: string } | undefined {

@@ -27,7 +27,7 @@ import {
 
 const WEBHOOK_PATH = '/v1/console/webhook';
 
-/** Which workflow activated each URL here: a copy has the same URL, and n8n 1.x calls a refused copy's delete(). */
+/** Which workflow activated each URL: n8n 1.x calls a refused copy's delete() (same URL). */
 const owners = new Map<string, string>();
 
 function rememberOwner(url: string, workflowId: string | undefined): void {
@@ -50,7 +50,7 @@ export class AccountWebhookTakenError extends WebhookPathTakenError {
 	}
 }
 
-/** GET /v1/console/webhook as `{url, configured}` (CONTRACT W5); any other shape fails: guessing could replace another's. */
+/** GET /v1/console/webhook as `{url, configured}` (CONTRACT W5); any other shape fails. */
 export async function readRemoteWebhook(
 	this: IHookFunctions,
 	operation: string,
@@ -106,7 +106,7 @@ async function currentDecision(
 	return { ourUrl, staticData, decision };
 }
 
-/** Imported without a webhookId (REST API, `n8n import:workflow`), n8n 1.x builds a URL it answers 404 for. */
+/** Imported without a webhookId (REST API, `n8n import:workflow`), n8n 1.x builds a URL it 404s. */
 function missingWebhookId(node: INode): AccountWebhookTakenError {
 	return new AccountWebhookTakenError(
 		node,

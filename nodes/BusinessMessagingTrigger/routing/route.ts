@@ -1,4 +1,4 @@
-/** Where an accepted event goes, for the webhook and the catch-up alike: hand over → resume a waiting execution → start. */
+/** Where an accepted event goes (webhook, catch-up): hand over → resume a wait → start. */
 import type {
 	IDataObject,
 	INodeExecutionData,
@@ -13,13 +13,13 @@ import type { HandOverSettings } from '../options';
 import type { EventEnvelope, EventType } from '../receiving/envelope';
 import { routeHandOver } from './handOver';
 
-/** On an answer that resumed a waiting execution: its id, so a workflow can tell such answers apart. */
+/** On an answer that resumed a waiting execution: its id, so a workflow can tell it apart. */
 export const RESUMED_FIELD = 'resumed_execution';
 /** The trigger's execute() records such an answer as run, then drops it (the wait did not ask to Also Start). */
 export const RECORD_ONLY_FIELD = '__businessMessagingRecordOnly';
 
 export type Route =
-	/** An answer that resumed a wait starts one too, so execute() records it as run (no catch-up reruns it). */
+	/** An answer that resumed a wait starts one too: execute() records it as run. */
 	| { kind: 'start'; workflowData: INodeExecutionData[][]; resumed?: string }
 	/** A person is answering the contact (While a Person Answers: Do Not Emit): nothing runs. */
 	| { kind: 'handedOver' };

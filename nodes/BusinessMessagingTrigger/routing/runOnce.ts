@@ -1,7 +1,7 @@
 /**
  * A message runs once, through n8n's deduplication store (`helpers.checkProcessedAndRecord`). In
- * 2.41.1 it is an unlocked read-modify-write of one row, so calls are grouped, spaced, retried once,
- * and each key is checked again later (docs/reliability.md, "Run once").
+ * 2.41.1 it is an unlocked read-modify-write of one row, so calls are grouped, spaced, retried
+ * once, and each key is checked again later (docs/reliability.md, "Run once").
  */
 import {
 	sleep,
@@ -14,7 +14,7 @@ import { isPlainObject } from '../../shared/json';
 
 /** How many keys n8n's row keeps (oldest dropped first). */
 export const RUN_ONCE_MAX_ENTRIES = 10_000;
-/** When a key taken is checked again while checks find it erased: until after the catch-up's copy would come. */
+/** When a taken key is checked again while found erased: until the catch-up's copy would come. */
 export const VERIFY_AFTER_MS = [
 	1_000, 3_000, 6_000, 10_000, 15_000, 25_000, 40_000, 60_000, 90_000, 120_000,
 ];
@@ -32,7 +32,7 @@ export function runOnceApplies(mode: string): boolean {
 	return MODES.has(mode);
 }
 
-/** An inbound message or echo by platform id; a status event by id and status. Undefined: the item passes. */
+/** An inbound message or echo by platform id; a status by id and status. Undefined: it passes. */
 export function runOnceKey(json: IDataObject): string | undefined {
 	const data = isPlainObject(json.data) ? json.data : undefined;
 	if (!data) return undefined;
@@ -61,7 +61,7 @@ export interface Submission {
 	verify: boolean;
 }
 
-/** Which keys each submission of one combined call owns: a key goes to a verification, else to its first claim. */
+/** Which keys each submission of one call owns: a verification's, else the first claim's. */
 export function distribute(batch: Submission[], foundNew: ReadonlySet<string>): Array<Set<string>> {
 	const given = new Set<string>();
 	for (const submission of batch)

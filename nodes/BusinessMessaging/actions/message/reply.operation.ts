@@ -106,7 +106,7 @@ const displayOptions = { show: { resource: ['message'], operation: ['reply'] } }
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
-/** Sends one item's reply, once; refused first when the input item says its 24-hour window closed. */
+/** Sends one item's reply, once; refused first when the input item says its window closed. */
 export async function sendReply(
 	this: IExecuteFunctions,
 	itemIndex: number,

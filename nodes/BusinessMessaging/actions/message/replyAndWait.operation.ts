@@ -200,7 +200,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 	return [sent, []];
 }
 
-/** Whether n8n forwards every stored output on resume (2.x, whose resumeUrl carries a token) or only the first. */
+/** Whether n8n forwards every stored output on resume (2.x: resumeUrl has a token) or the first. */
 function forwardsAllOutputs(resumeUrl: string): boolean {
 	try {
 		return new URL(resumeUrl).search !== '';

@@ -1,4 +1,4 @@
-/** Reply → Wait for Delivery: GET /v1/messages/{id} every interval (≥ 1 s) until a final status or the limit. */
+/** Reply → Wait for Delivery: GET /v1/messages/{id} until a final status or the limit. */
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { NodeOperationError, sleep } from 'n8n-workflow';
 
