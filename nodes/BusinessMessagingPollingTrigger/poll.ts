@@ -1,7 +1,4 @@
-/**
- * One poll: the stored messages newer than the watermark, emitted oldest first as the webhook
- * trigger's items. The watermark is in the node's static data, which n8n saves when a poll emits.
- */
+/** One poll: messages after the watermark (static data, which n8n saves when a poll emits). */
 import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workflow';
 
 import {

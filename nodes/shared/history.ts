@@ -1,7 +1,4 @@
-/**
- * The service's stored messages and its webhook delivery log, read newest first, only as far back
- * as needed (CONTRACT I4, L1, L2): for the Polling Trigger and the catch-up.
- */
+/** The service's stored messages and webhook delivery log, newest first (CONTRACT I4, L1, L2). */
 import type { IDataObject, INodeExecutionData, INodePropertyOptions } from 'n8n-workflow';
 
 import { MAX_PAGES, readPages } from './pagination';

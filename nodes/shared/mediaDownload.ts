@@ -164,10 +164,7 @@ async function fetchMediaFile(
 	}
 }
 
-/**
- * Destroys the body once its bytes (counted after n8n's client decompressed them) pass the limit,
- * or the deadline passes. Returns the function that stops watching.
- */
+/** Destroys the body once its bytes (after decompression) pass the limit, or at the deadline. */
 function enforceLimits(
 	body: Readable,
 	maxBytes: number,

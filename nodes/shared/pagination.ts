@@ -1,7 +1,4 @@
-/**
- * The one way lists are read: `{data: [...], has_more, next_cursor}`, newest first, `next_cursor`
- * sent back as `cursor` (CONTRACT I4).
- */
+/** The one way lists are read: `{data, has_more, next_cursor}`, newest first (CONTRACT I4). */
 import type { IDataObject } from 'n8n-workflow';
 
 import { isPlainObject } from './json';

@@ -1,7 +1,4 @@
-/**
- * Webhook signature check, pure, never throws: `X-Service-Signature: sha256=<hex HMAC-SHA256>` of
- * the raw bytes as they arrived (re-serialised JSON would be other bytes).
- */
+/** Webhook signature: `sha256=<hex HMAC-SHA256>` of the raw bytes as they came. Never throws. */
 import { createHmac, timingSafeEqual } from 'crypto';
 
 export const SIGNATURE_HEADER = 'x-service-signature';

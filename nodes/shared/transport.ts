@@ -1,7 +1,4 @@
-/**
- * The one module every request goes through. Reads are retried on transient failures; anything
- * else is sent exactly once: a reply that may have reached the service is never sent again.
- */
+/** Every request goes through here; only reads are retried: a reply is never sent twice. */
 import type {
 	IDataObject,
 	IExecuteFunctions,

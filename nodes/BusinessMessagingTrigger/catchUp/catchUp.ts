@@ -93,10 +93,7 @@ function settle(state: CatchUpState, schedule: Schedule): void {
 	else delete state.emitted;
 }
 
-/**
- * One execution per recovered message. A contact's messages run one after another, in order;
- * contacts run side by side, and nobody waits for the chains.
- */
+/** One execution per recovered message: a contact's in order, contacts side by side. */
 function schedule(
 	this: ITriggerFunctions,
 	recoveries: Recovery[],

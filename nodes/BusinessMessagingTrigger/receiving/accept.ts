@@ -1,7 +1,4 @@
-/**
- * Whether a request is an event this node runs, without n8n's context. The node's parameters are
- * read (readParameters) only for a verified, well-formed envelope.
- */
+/** Whether a request is an event this node runs; its parameters are read only once verified. */
 import type { IDataObject } from 'n8n-workflow';
 
 import { verifySignature } from '../../shared/signature';

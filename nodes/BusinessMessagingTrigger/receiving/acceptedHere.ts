@@ -1,9 +1,6 @@
 import { ReplayGuard } from '../../shared/replayGuard';
 
-/**
- * The messages webhook() handed to n8n in this process, for two hours: the catch-up (same process
- * in regular mode) counts them as received even when the service logged a timeout.
- */
+/** What webhook() accepted here (2 h): the catch-up counts it received despite a logged timeout. */
 const acceptedHere = new ReplayGuard();
 const ACCEPTED_MEMORY_MS = 2 * 3600_000;
 

@@ -1,7 +1,4 @@
-/**
- * Download Media for the trigger, run in its execute() (inside the stored execution) so a download
- * never holds the service's answer back. A failed download is emitted without the file.
- */
+/** Download Media, run in execute() so that a download never holds the service's answer back. */
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { isPlainObject } from '../../shared/json';

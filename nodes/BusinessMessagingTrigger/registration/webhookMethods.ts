@@ -1,7 +1,4 @@
-/**
- * n8n's webhook methods for the trigger: checkExists, create and delete. In Manual registration the
- * webhook is the user's: nothing is registered or deleted, and the credential holds its secret.
- */
+/** checkExists, create and delete; in Manual registration nothing is registered or deleted. */
 import type { IDataObject, IHookFunctions, INode } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError, WebhookPathTakenError } from 'n8n-workflow';
 
