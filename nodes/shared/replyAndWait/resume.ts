@@ -17,6 +17,7 @@ import { RESUME_KEY_LABEL, deriveKey } from '../credentialKeys';
 import { isPlainObject } from '../json';
 import {
 	accountId,
+	answersAfterAsking,
 	findWaiting,
 	removeWaiting,
 	waitingKey,
@@ -142,11 +143,13 @@ export function waitingEntryFor(
 	const contact = typeof data.from === 'string' ? data.from.trim() : '';
 	const number = typeof data.number === 'string' ? data.number.trim() : '';
 	if (!contact) return undefined;
+	const message = { id: data.wa_message_id, at: json.timestamp };
 	return findWaiting(
 		this.getWorkflowStaticData('global') as IDataObject,
 		[waitingKey(contact, number), waitingKey(contact, undefined)],
 		identity.account,
 		Date.now(),
+		(entry) => answersAfterAsking(message, entry),
 	);
 }
 

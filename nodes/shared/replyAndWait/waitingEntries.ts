@@ -32,6 +32,7 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { ACCOUNT_ID_LABEL, deriveKey } from '../credentialKeys';
 import { isPlainObject } from '../json';
+import { byAge } from '../watermark';
 
 export const STATIC_DATA_KEY = 'businessMessagingWaiting';
 /**
@@ -101,6 +102,12 @@ export interface WaitingEntry {
 	home?: string;
 	/** The waiting execution's workflow (informational). */
 	workflowId?: string;
+	/**
+	 * The inbound message the workflow was answering when it asked (the service's id and
+	 * timestamp): that message, or an older one, is never the answer. The catch-up may bring the
+	 * very message that started the conversation again (n8n answered the service too late).
+	 */
+	askedAfter?: { id?: string; at?: string };
 }
 
 /**
@@ -133,7 +140,8 @@ export function isWaitingEntry(value: unknown): value is WaitingEntry {
 		typeof value.expiresAtMs === 'number' &&
 		typeof value.node === 'string' &&
 		typeof value.account === 'string' &&
-		(value.workflowId === undefined || typeof value.workflowId === 'string')
+		(value.workflowId === undefined || typeof value.workflowId === 'string') &&
+		(value.askedAfter === undefined || isPlainObject(value.askedAfter))
 	);
 }
 
@@ -222,16 +230,35 @@ export function findWaiting(
 	keys: string[],
 	account: string,
 	nowMs = Date.now(),
+	/** Whether the message may answer this wait (answersAfterAsking); any without. */
+	mayAnswer: (entry: WaitingEntry) => boolean = () => true,
 ): { key: string; entry: WaitingEntry } | undefined {
 	const stored = staticEntries(staticData);
 	for (const key of keys) {
 		const inStatic =
 			stored && isWaitingEntry(stored[key]) ? (stored[key] as unknown as WaitingEntry) : undefined;
 		for (const entry of [memory.get(key), inStatic]) {
-			if (entry && entry.account === account && isLive(key, entry, nowMs)) return { key, entry };
+			if (entry && entry.account === account && isLive(key, entry, nowMs) && mayAnswer(entry))
+				return { key, entry };
 		}
 	}
 	return undefined;
+}
+
+/**
+ * Pure: whether a message (its service id and timestamp) may answer a wait: not the message the
+ * workflow was answering when it asked, nor one older (both stamped by the service's clock).
+ */
+export function answersAfterAsking(
+	message: { id?: unknown; at?: unknown },
+	entry: Pick<WaitingEntry, 'askedAfter'>,
+): boolean {
+	const asked = entry.askedAfter;
+	if (!asked) return true;
+	if (typeof message.id === 'string' && message.id !== '' && message.id === asked.id) return false;
+	if (typeof message.at !== 'string' || typeof asked.at !== 'string') return true;
+	if (Number.isNaN(Date.parse(message.at)) || Number.isNaN(Date.parse(asked.at))) return true;
+	return byAge({ created_at: message.at, id: '' }, { created_at: asked.at, id: '' }) > 0;
 }
 
 /** Forgets the entry (answered, or refused), wherever it is, unless another execution took the key since. */

@@ -20,6 +20,7 @@ import {
 	accountId,
 	STATIC_DATA_KEY,
 	TRIGGER_MARKER_KEY,
+	answersAfterAsking,
 	findWaiting,
 	keepWaitingEntriesCurrent,
 	registerWaiting,
@@ -36,6 +37,7 @@ import {
 	inboundEnvelope,
 	inboundItem,
 	NUMBER,
+	serviceTimestamp,
 	signedRequest,
 	useSandbox,
 } from '../../support';
@@ -178,6 +180,57 @@ describe('trigger: an answer resumes the waiting execution', () => {
 		expect(answer.body).toEqual({ received: true, resumed: '47' });
 		await expectRecordedOnly(harness, answer, '47');
 		expect(harness.globalStaticData[STATIC_DATA_KEY]).toEqual({});
+	});
+
+	it('the message that started the conversation, or an older one, never answers it (a recovered copy comes after the question); a newer one does', async () => {
+		const server = await resumer(200);
+		servers.push(server);
+		const { harness, secret } = await activeTrigger();
+		const greeting = inboundEnvelope({ from: CONTACT, number: NUMBER, text: 'hello' });
+		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), {
+			resumeUrl: server.url,
+			executionId: '44',
+			expiresAtMs: Date.now() + 60_000,
+			alsoStart: false,
+			node: 'Ask',
+			account: ACCOUNT,
+			askedAfter: { id: greeting.data.wa_message_id, at: greeting.timestamp },
+		});
+		const older = inboundEnvelope(
+			{ from: CONTACT, number: NUMBER, text: 'sent before' },
+			serviceTimestamp(Date.parse(greeting.timestamp) - 2000),
+		);
+		// The greeting itself, delivered again later (another signature: as the catch-up brings it, newer stamp or not).
+		const again = { ...greeting, timestamp: serviceTimestamp(Date.now() + 1000) };
+		for (const copy of [older, again]) {
+			const answer = await harness.receive(signedRequest(copy, secret));
+			expect(answer.body).toEqual({ received: true });
+			expect(answer.workflowData?.[0]?.[0]?.json).not.toHaveProperty('resumed_execution');
+		}
+		expect(server.bodies).toHaveLength(0);
+		const reply = await harness.receive(
+			signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER, text: 'A-42' }), secret),
+		);
+		expect(reply.body).toEqual({ received: true, resumed: '44' });
+		expect(server.bodies).toHaveLength(1);
+	});
+
+	it("answersAfterAsking: by the service's id and timestamp (microseconds included); no record, or an unreadable time, does not block", () => {
+		const asked = { askedAfter: { id: 'wamid.G', at: '2026-11-26T10:00:00.123456+00:00' } };
+		expect(answersAfterAsking({ id: 'wamid.G', at: '2026-11-26T10:00:09+00:00' }, asked)).toBe(
+			false,
+		);
+		expect(
+			answersAfterAsking({ id: 'wamid.X', at: '2026-11-26T10:00:00.123456+00:00' }, asked),
+		).toBe(false);
+		expect(
+			answersAfterAsking({ id: 'wamid.X', at: '2026-11-26T10:00:00.123455+00:00' }, asked),
+		).toBe(false);
+		expect(
+			answersAfterAsking({ id: 'wamid.X', at: '2026-11-26T10:00:00.123457+00:00' }, asked),
+		).toBe(true);
+		expect(answersAfterAsking({ id: 'wamid.X', at: 'yesterday' }, asked)).toBe(true);
+		expect(answersAfterAsking({ id: 'wamid.G' }, {})).toBe(true);
 	});
 
 	it("Also Start the Trigger's Workflow: resumes and starts an execution", async () => {
@@ -575,8 +628,10 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 				account: ACCOUNT,
 				// The trigger's workflow: every save of its static data from this process carries the entry.
 				home: expect.any(String),
-				// The waiting execution's workflow: its trigger plays the part of the answer (several triggers).
+				// The waiting execution's workflow (informational).
 				workflowId: expect.any(String),
+				// The message it was answering, never its answer.
+				askedAfter: { id: expect.any(String), at: expect.any(String) },
 			});
 			expect(stored?.entry.workflowId).not.toBe(stored?.entry.home);
 		} finally {

@@ -28,6 +28,7 @@ import {
 	persistableStaticData,
 	registerWaiting,
 	waitingKey,
+	type WaitingEntry,
 } from '../../../shared/replyAndWait/waitingEntries';
 import { withReplyWindow } from '../../../shared/replyWindow';
 import { CREDENTIAL_TYPE } from '../../../shared/transport';
@@ -159,6 +160,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 				account,
 				home: staticData ? (this.getWorkflow().id ?? undefined) : undefined,
 				workflowId: this.getWorkflow().id ?? undefined,
+				...askedAfter(items[itemIndex].json),
 			},
 		};
 		registerWaiting(staticData, registration.key, registration.entry);
@@ -234,4 +236,13 @@ export async function webhook(this: IWebhookFunctions): Promise<IWebhookResponse
 		webhookResponse: { resumed: true },
 		workflowData: [[{ json: withReplyWindow(event) }], []],
 	};
+}
+
+/** The inbound message this item carries (from the trigger), which can never be the answer. */
+function askedAfter(json: IDataObject): Pick<WaitingEntry, 'askedAfter'> {
+	const data = isPlainObject(json.data) ? json.data : undefined;
+	if (json.event !== 'message.inbound' || !data) return {};
+	const id = typeof data.wa_message_id === 'string' ? data.wa_message_id : undefined;
+	const at = typeof json.timestamp === 'string' ? json.timestamp : undefined;
+	return id || at ? { askedAfter: { ...(id && { id }), ...(at && { at }) } } : {};
 }

@@ -51,6 +51,12 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 			accountId(sandbox.keys.all),
 		);
 		expect(found?.entry).toMatchObject({ expiresAtMs: waitTill, alsoStart: false });
+		// The message it answered can never be the answer (a recovered copy of it comes later).
+		const asked = inboundItem(record).json;
+		expect(found?.entry.askedAfter).toEqual({
+			id: (asked.data as { wa_message_id: string }).wa_message_id,
+			at: asked.timestamp,
+		});
 		expect(found?.entry.resumeUrl).toMatch(/\/webhook-waiting\//);
 		// The entry names the wait (execution, node); the token is made by the trigger when it answers.
 		expect(found?.entry.node).toBe(ASK);
