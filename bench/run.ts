@@ -23,7 +23,8 @@
  *   run-once-row  the run-once check at steady state (issue 32), one n8n per line (2.41.1, 1.123.81):
  *         a trigger whose deduplication row is full (after 20,000 messages) beside one whose row is
  *         empty, interleaved; events/s, time to 2xx, bytes written to the store per event.
- *         Not in the default set (about 25 minutes); results also in bench/results/run-once-row-<date>.*
+ *         Not in the default set (about 30 minutes); results also in bench/results/run-once-row-<time>.*
+ *         (BENCH_LINES=1 one line; BENCH_ROW_FILL=sql the row written into the database, 2 minutes a line)
  *
  * Benchmarks, not tests: nothing in `npm test` depends on them. Part 5 takes about 7 minutes on 2 cores.
  */
@@ -33,7 +34,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 
 import { RUN_ONCE_MAX_ENTRIES } from '../nodes/BusinessMessagingTrigger/routing/runOnce';
-import { installationAt, installN8n, REPO_ROOT } from '../test/real-n8n/n8n';
+import { installationAt, installN8n, REPO_ROOT, type Line } from '../test/real-n8n/n8n';
 import { errorText, log } from '../test/real-n8n/util';
 import { runActionBench, type ActionResult } from './action';
 import {
@@ -67,6 +68,7 @@ import {
 	RUN_ONCE_ROW_MIN_RATIO,
 	RUN_ONCE_ROW_VARIANTS,
 	runRunOnceRowBench,
+	type RunOnceRowOptions,
 	type RunOnceRowResult,
 } from './runOnceRow';
 import {
@@ -443,6 +445,21 @@ export function runOnceRowTable(r: RunOnceRowResult): string {
 		);
 	}
 	return lines.join('\n');
+}
+
+/** Part run-once-row's options: --quick, then BENCH_LINES=2,1 and BENCH_ROW_FILL=events|sql over them. */
+function runOnceRowOptions(quick: boolean): RunOnceRowOptions {
+	const base = quick ? QUICK_RUN_ONCE_ROW_OPTIONS : DEFAULT_RUN_ONCE_ROW_OPTIONS;
+	const lines = (process.env.BENCH_LINES ?? '')
+		.split(',')
+		.map(Number)
+		.filter((line): line is Line => line === 1 || line === 2);
+	const mode = process.env.BENCH_ROW_FILL;
+	return {
+		...base,
+		lines: lines.length ? lines : base.lines,
+		fill: mode === 'sql' || mode === 'events' ? { ...base.fill, mode } : base.fill,
+	};
 }
 
 /** Benchmark 5 as rows of the main table; per burst in conversationsTable(). */
@@ -830,7 +847,7 @@ async function main(): Promise<void> {
 		try {
 			results.runOnceRow = await runRunOnceRowBench(
 				{ tarball, outDir, keep: options.keep },
-				options.quick ? QUICK_RUN_ONCE_ROW_OPTIONS : DEFAULT_RUN_ONCE_ROW_OPTIONS,
+				runOnceRowOptions(options.quick),
 			);
 		} catch (error) {
 			results.errors.push(`run-once-row: ${errorText(error)}`);
@@ -908,7 +925,7 @@ async function main(): Promise<void> {
 	writeFileSync(`${base}.json`, `${JSON.stringify(results, null, 2)}\n`);
 	writeFileSync(`${base}.md`, `${text}\n`);
 	if (results.runOnceRow && !options.quick) {
-		const dated = join(RESULTS, `run-once-row-${machine.date.slice(0, 10)}`);
+		const dated = join(RESULTS, `run-once-row-${machine.date.slice(0, 16).replace(':', '')}`);
 		writeFileSync(`${dated}.json`, `${JSON.stringify(results, null, 2)}\n`);
 		writeFileSync(`${dated}.md`, `${text}\n`);
 		console.log(`Also written to ${dated}.json and ${dated}.md`);
