@@ -24,7 +24,8 @@
  *         a trigger whose deduplication row is full (after 20,000 messages) beside one whose row is
  *         empty, interleaved; events/s, time to 2xx, bytes written to the store per event.
  *         Not in the default set (about 30 minutes); results also in bench/results/run-once-row-<time>.*
- *         (BENCH_LINES=1 one line; BENCH_ROW_FILL=sql the row written into the database, 2 minutes a line)
+ *         (BENCH_LINES=1 one line; BENCH_ROW_FILL=sql the row written into the database, 2 minutes a
+ *         line; BENCH_ROW_EVENTS=1000 events per run)
  *
  * Benchmarks, not tests: nothing in `npm test` depends on them. Part 5 takes about 7 minutes on 2 cores.
  */
@@ -447,7 +448,7 @@ export function runOnceRowTable(r: RunOnceRowResult): string {
 	return lines.join('\n');
 }
 
-/** Part run-once-row's options: --quick, then BENCH_LINES=2,1 and BENCH_ROW_FILL=events|sql over them. */
+/** Part run-once-row's options: --quick, then BENCH_LINES=2,1, BENCH_ROW_FILL=events|sql, BENCH_ROW_EVENTS. */
 function runOnceRowOptions(quick: boolean): RunOnceRowOptions {
 	const base = quick ? QUICK_RUN_ONCE_ROW_OPTIONS : DEFAULT_RUN_ONCE_ROW_OPTIONS;
 	const lines = (process.env.BENCH_LINES ?? '')
@@ -458,6 +459,7 @@ function runOnceRowOptions(quick: boolean): RunOnceRowOptions {
 	return {
 		...base,
 		lines: lines.length ? lines : base.lines,
+		events: Number(process.env.BENCH_ROW_EVENTS) || base.events,
 		fill: mode === 'sql' || mode === 'events' ? { ...base.fill, mode } : base.fill,
 	};
 }
