@@ -3,7 +3,7 @@
  * instead, measured side by side in one run. Prints a table with the machine and writes
  * bench/results/latest.json (and latest.md, the table as in the README).
  *
- *   npm run bench [-- --only 1,2,3,4,5,queue,several,run-once-row] [--quick] [--skip-build] [--keep]
+ *   npm run bench [-- --only 1,2,3,4,5,queue,run-once-row] [--quick] [--skip-build] [--keep]
  *   (part 2 only: BENCH_INSTANCES=default,lazy BENCH_REPS=5 BENCH_CONCURRENCIES=1,8 for a focused run)
  *
  *   1     the trigger's receive path in-process vs HMAC + timingSafeEqual + JSON.parse (Node 20 and 24)
@@ -17,9 +17,6 @@
  *         example's events/s for as many messages; the trigger's CPU per event with the run-once check
  *         against a build of it without (packed by the bench, never shipped)
  *   queue benchmark 2 through n8n in queue mode behind haproxy, 1 then 2 webhook processors + workers
- *   several  several triggers on one account (issue 26, T9), one n8n: accounts of 1, 2 and 4 inbound
- *         workflows side by side; events/s (until every workflow stored every event), n8n's CPU per
- *         event and forwards per event, with ratios against the 1-trigger account
  *   run-once-row  the run-once check at steady state (issue 32), one n8n per line (2.41.1, 1.123.81):
  *         a trigger whose deduplication row is full (after 20,000 messages) beside one whose row is
  *         empty, interleaved; events/s, time to 2xx, bytes written to the store per event.
@@ -72,12 +69,6 @@ import {
 	type RunOnceRowOptions,
 	type RunOnceRowResult,
 } from './runOnceRow';
-import {
-	DEFAULT_SEVERAL_OPTIONS,
-	QUICK_SEVERAL_OPTIONS,
-	runSeveralBench,
-	type SeveralResult,
-} from './several';
 import type {
 	WebhookOptions as QueueWebhookOptions,
 	WebhookResult as QueueWebhookResult,
@@ -109,7 +100,7 @@ interface Options {
 
 function parseArgs(argv: string[]): Options {
 	const options: Options = {
-		only: new Set(['1', '2', '3', '4', '5', 'queue', 'several']),
+		only: new Set(['1', '2', '3', '4', '5', 'queue']),
 		quick: false,
 		skipBuild: false,
 		keep: false,
@@ -123,7 +114,7 @@ function parseArgs(argv: string[]): Options {
 		else if (flag === '--keep') options.keep = true;
 		else if (flag === '--help' || flag === '-h') {
 			console.log(
-				'npm run bench [-- --only 1,2,3,4,5,queue,several,run-once-row] [--quick] [--skip-build] [--keep]',
+				'npm run bench [-- --only 1,2,3,4,5,queue,run-once-row] [--quick] [--skip-build] [--keep]',
 			);
 			process.exit(0);
 		} else throw new Error(`Unknown argument ${flag}`);
@@ -142,7 +133,6 @@ export interface Results {
 	media?: MediaResult;
 	conversations?: ConversationsResult;
 	queue?: QueueBenchResult;
-	several?: SeveralResult;
 	runOnceRow?: RunOnceRowResult;
 	errors: string[];
 	table: Row[];
@@ -208,7 +198,6 @@ export function tableRows(r: Results): Row[] {
 		});
 	}
 	if (r.conversations) conversationRows(r.conversations, rows);
-	if (r.several) severalRows(r.several, rows);
 	if (r.runOnceRow) runOnceRowRows(r.runOnceRow, rows);
 	if (r.queue) {
 		const queueRows = (w: QueueWebhookResult, label: string, diagnostic: boolean) => {
@@ -283,63 +272,6 @@ export function tableRows(r: Results): Row[] {
 		}
 	}
 	return rows;
-}
-
-/** Benchmark "several" as rows of the main table; every run in severalTable(). */
-function severalRows(r: SeveralResult, rows: Row[]): void {
-	const base = r.summary[0];
-	const o = r.options;
-	for (const s of r.summary) {
-		const label = `S. ${s.triggers} trigger(s) on one account (${o.events} events × ${o.reps}, concurrency ${o.concurrency})`;
-		rows.push({
-			benchmark: `${label}: events/s, every workflow stored every event`,
-			ours: `${fixed(s.events_per_s.median, 1)} (${fixed(s.answered_per_s.median, 1)} answered/s)`,
-			baseline: `${fixed(base.events_per_s.median, 1)} (${base.triggers} trigger)`,
-			ratio: ratioText(s.events_per_s_vs_1),
-			goal: `(about 1/${s.triggers}: no goal)`,
-			met: '-',
-		});
-		rows.push({
-			benchmark: `${label}: n8n CPU ms/event (per execution); forwards/event`,
-			ours: `${fixed(s.cpu_ms_per_event.median, 1)} (${fixed(s.cpu_ms_per_execution.median, 1)}); ${fixed(s.forwards_per_event.median)}`,
-			baseline: `${fixed(base.cpu_ms_per_event.median, 1)} (${base.triggers} trigger)`,
-			ratio: ratioText(s.cpu_per_event_vs_1),
-			goal: `forwards/event = ${s.triggers - 1}, every event stored once per workflow`,
-			met: met(s.all_stored && s.forwards_per_event.max === s.triggers - 1),
-		});
-	}
-}
-
-/** Benchmark "several" in full: every run. */
-export function severalTable(r: SeveralResult): string {
-	const lines = tableHead([
-		'triggers',
-		'rep',
-		'events/s (all stored)',
-		'answered/s',
-		'p50 / p99 ms',
-		'CPU ms/event',
-		'CPU ms/execution',
-		'holder / member executions',
-		'forwards/event',
-		'load avg (1 min)',
-	]);
-	for (const run of r.runs)
-		lines.push(
-			`| ${[
-				String(run.triggers),
-				String(run.rep),
-				fixed(run.events_per_s, 1),
-				fixed(run.answered_per_s, 1),
-				`${fixed(run.p50_ms, 0)} / ${fixed(run.p99_ms, 0)}`,
-				fixed(run.cpu_ms_per_event, 1),
-				fixed(run.cpu_ms_per_execution, 1),
-				`${run.holder_executions} / ${run.member_executions}`,
-				fixed(run.forwards_per_event),
-				fixed(run.load_average_1m, 1),
-			].join(' | ')} |`,
-		);
-	return lines.join('\n');
 }
 
 const kb = (bytes: number) => `${fixed(bytes / 1024, 1)} KB`;
@@ -713,7 +645,7 @@ async function main(): Promise<void> {
 	mkdirSync(RESULTS, { recursive: true });
 	const outDir = join(RESULTS, 'run.tmp');
 	mkdirSync(outDir, { recursive: true });
-	const needsN8n = ['2', '3', '4', '5', 'queue', 'several', 'run-once-row'].some((part) =>
+	const needsN8n = ['2', '3', '4', '5', 'queue', 'run-once-row'].some((part) =>
 		options.only.has(part),
 	);
 
@@ -827,21 +759,6 @@ async function main(): Promise<void> {
 		}
 	}
 
-	if (options.only.has('several')) {
-		log(
-			'S. several triggers on one account (issue 26): accounts of 1, 2 and 4 inbound workflows in one n8n, interleaved rounds',
-		);
-		try {
-			results.several = await runSeveralBench(
-				{ tarball, outDir, keep: options.keep },
-				options.quick ? QUICK_SEVERAL_OPTIONS : DEFAULT_SEVERAL_OPTIONS,
-			);
-		} catch (error) {
-			results.errors.push(`several: ${errorText(error)}`);
-			log(`FAILED: ${errorText(error)}`);
-		}
-	}
-
 	if (options.only.has('run-once-row')) {
 		log(
 			'R. run-once at steady state (issue 32): a full deduplication row beside an empty one, n8n 2.41.1 then 1.123.81',
@@ -906,14 +823,6 @@ async function main(): Promise<void> {
 					'Benchmark "run-once-row" in full (one n8n per line; store = processed_data writes counted by SQLite triggers; n8n write() = /proc/<pid>/io wchar):',
 					'',
 					runOnceRowTable(results.runOnceRow),
-					'',
-				]
-			: []),
-		...(results.several
-			? [
-					'Benchmark "several" in full (one n8n, default settings; events sent to the holder, forwards by it):',
-					'',
-					severalTable(results.several),
 					'',
 				]
 			: []),
