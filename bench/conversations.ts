@@ -446,7 +446,7 @@ async function activateExample(
 	return workflow.id;
 }
 
-interface RunOnceTarget {
+export interface RunOnceTarget {
 	url: string;
 	workflowId: string;
 	/** The trigger node's id: its row in n8n's store is (workflowId, "n:" + node id). */
@@ -510,7 +510,7 @@ async function setUpRunOnce(
  * hashes (base64, as n8n writes them), written into n8n's SQLite database before the workflow's first
  * event. From then on every call reads, parses, extends, trims and writes about 250 KB.
  */
-function fillRow(env: BenchEnvironment, target: RunOnceTarget): void {
+export function fillRow(env: BenchEnvironment, target: RunOnceTarget): void {
 	const database = join(env.userFolder, '.n8n', 'database.sqlite');
 	const data = Array.from({ length: RUN_ONCE_MAX_ENTRIES }, () =>
 		createHash('md5').update(`m:wamid.prefill-${randomUUID()}`).digest('base64'),

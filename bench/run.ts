@@ -3,7 +3,7 @@
  * instead, measured side by side in one run. Prints a table with the machine and writes
  * bench/results/latest.json (and latest.md, the table as in the README).
  *
- *   npm run bench [-- --only 1,2,3,4,5,queue,several] [--quick] [--skip-build] [--keep]
+ *   npm run bench [-- --only 1,2,3,4,5,queue,run-once-row] [--quick] [--skip-build] [--keep]
  *   (part 2 only: BENCH_INSTANCES=default,lazy BENCH_REPS=5 BENCH_CONCURRENCIES=1,8 for a focused run)
  *
  *   1     the trigger's receive path in-process vs HMAC + timingSafeEqual + JSON.parse (Node 20 and 24)
@@ -17,9 +17,12 @@
  *         example's events/s for as many messages; the trigger's CPU per event with the run-once check
  *         against a build of it without (packed by the bench, never shipped)
  *   queue benchmark 2 through n8n in queue mode behind haproxy, 1 then 2 webhook processors + workers
- *   several  several triggers on one account (issue 26, T9), one n8n: accounts of 1, 2 and 4 inbound
- *         workflows side by side; events/s (until every workflow stored every event), n8n's CPU per
- *         event and forwards per event, with ratios against the 1-trigger account
+ *   run-once-row  the run-once check at steady state (issue 32), one n8n per line (2.41.1, 1.123.81):
+ *         a trigger whose deduplication row is full (after 20,000 messages) beside one whose row is
+ *         empty, interleaved; events/s, time to 2xx, bytes written to the store per event.
+ *         Not in the default set (about 30 minutes); results also in bench/results/run-once-row-<time>.*
+ *         (BENCH_LINES=1 one line; BENCH_ROW_FILL=sql the row written into the database, 2 minutes a
+ *         line; BENCH_ROW_EVENTS=1000 events per run)
  *
  * Benchmarks, not tests: nothing in `npm test` depends on them. Part 5 takes about 7 minutes on 2 cores.
  */
@@ -28,7 +31,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 
-import { installationAt, installN8n, REPO_ROOT } from '../test/real-n8n/n8n';
+import { RUN_ONCE_MAX_ENTRIES } from '../nodes/BusinessMessagingTrigger/routing/runOnce';
+import { installationAt, installN8n, REPO_ROOT, type Line } from '../test/real-n8n/n8n';
 import { errorText, log } from '../test/real-n8n/util';
 import { runActionBench, type ActionResult } from './action';
 import {
@@ -57,11 +61,14 @@ import {
 } from './webhooks';
 import { runQueueBench, stopQueueBench, type QueueBenchResult } from './queue';
 import {
-	DEFAULT_SEVERAL_OPTIONS,
-	QUICK_SEVERAL_OPTIONS,
-	runSeveralBench,
-	type SeveralResult,
-} from './several';
+	DEFAULT_RUN_ONCE_ROW_OPTIONS,
+	QUICK_RUN_ONCE_ROW_OPTIONS,
+	RUN_ONCE_ROW_MIN_RATIO,
+	RUN_ONCE_ROW_VARIANTS,
+	runRunOnceRowBench,
+	type RunOnceRowOptions,
+	type RunOnceRowResult,
+} from './runOnceRow';
 import type {
 	WebhookOptions as QueueWebhookOptions,
 	WebhookResult as QueueWebhookResult,
@@ -80,6 +87,8 @@ export const GOALS = {
 	actionMinRatio: 1.0,
 	/** "Well under the file size": a streamed download grows by buffers, a buffered one by >= the file. */
 	mediaMaxGrowthRatio: 0.25,
+	/** Run-once with a full deduplication row against an empty one, events/s. */
+	runOnceRowMinRatio: RUN_ONCE_ROW_MIN_RATIO,
 };
 
 interface Options {
@@ -91,7 +100,7 @@ interface Options {
 
 function parseArgs(argv: string[]): Options {
 	const options: Options = {
-		only: new Set(['1', '2', '3', '4', '5', 'queue', 'several']),
+		only: new Set(['1', '2', '3', '4', '5', 'queue']),
 		quick: false,
 		skipBuild: false,
 		keep: false,
@@ -105,7 +114,7 @@ function parseArgs(argv: string[]): Options {
 		else if (flag === '--keep') options.keep = true;
 		else if (flag === '--help' || flag === '-h') {
 			console.log(
-				'npm run bench [-- --only 1,2,3,4,5,queue,several] [--quick] [--skip-build] [--keep]',
+				'npm run bench [-- --only 1,2,3,4,5,queue,run-once-row] [--quick] [--skip-build] [--keep]',
 			);
 			process.exit(0);
 		} else throw new Error(`Unknown argument ${flag}`);
@@ -124,7 +133,7 @@ export interface Results {
 	media?: MediaResult;
 	conversations?: ConversationsResult;
 	queue?: QueueBenchResult;
-	several?: SeveralResult;
+	runOnceRow?: RunOnceRowResult;
 	errors: string[];
 	table: Row[];
 }
@@ -189,7 +198,7 @@ export function tableRows(r: Results): Row[] {
 		});
 	}
 	if (r.conversations) conversationRows(r.conversations, rows);
-	if (r.several) severalRows(r.several, rows);
+	if (r.runOnceRow) runOnceRowRows(r.runOnceRow, rows);
 	if (r.queue) {
 		const queueRows = (w: QueueWebhookResult, label: string, diagnostic: boolean) => {
 			for (const c of w.summary) {
@@ -265,61 +274,126 @@ export function tableRows(r: Results): Row[] {
 	return rows;
 }
 
-/** Benchmark "several" as rows of the main table; every run in severalTable(). */
-function severalRows(r: SeveralResult, rows: Row[]): void {
-	const base = r.summary[0];
+const kb = (bytes: number) => `${fixed(bytes / 1024, 1)} KB`;
+
+/** The benchmark as rows of the main table; every run in runOnceRowTable(). */
+function runOnceRowRows(r: RunOnceRowResult, rows: Row[]): void {
 	const o = r.options;
-	for (const s of r.summary) {
-		const label = `S. ${s.triggers} trigger(s) on one account (${o.events} events × ${o.reps}, concurrency ${o.concurrency})`;
-		rows.push({
-			benchmark: `${label}: events/s, every workflow stored every event`,
-			ours: `${fixed(s.events_per_s.median, 1)} (${fixed(s.answered_per_s.median, 1)} answered/s)`,
-			baseline: `${fixed(base.events_per_s.median, 1)} (${base.triggers} trigger)`,
-			ratio: ratioText(s.events_per_s_vs_1),
-			goal: `(about 1/${s.triggers}: no goal)`,
-			met: '-',
-		});
-		rows.push({
-			benchmark: `${label}: n8n CPU ms/event (per execution); forwards/event`,
-			ours: `${fixed(s.cpu_ms_per_event.median, 1)} (${fixed(s.cpu_ms_per_execution.median, 1)}); ${fixed(s.forwards_per_event.median)}`,
-			baseline: `${fixed(base.cpu_ms_per_event.median, 1)} (${base.triggers} trigger)`,
-			ratio: ratioText(s.cpu_per_event_vs_1),
-			goal: `forwards/event = ${s.triggers - 1}, every event stored once per workflow`,
-			met: met(s.all_stored && s.forwards_per_event.max === s.triggers - 1),
-		});
+	for (const l of r.lines) {
+		const [full, empty] = RUN_ONCE_ROW_VARIANTS.map((v) => l.summary.find((s) => s.variant === v));
+		if (!full || !empty) continue;
+		const label = `R. n8n ${l.n8n} (Node ${l.node.replace(/^v/, '').split('.')[0]}), run-once row full (${RUN_ONCE_MAX_ENTRIES.toLocaleString('en')} keys, after ${l.fill.mode === 'events' ? `${l.fill.events.toLocaleString('en')} messages` : 'a row written into the database'}) vs empty (${o.events} events × ${o.reps}, concurrency ${o.concurrency})`;
+		const sent = (s: typeof full) => s.events.median * s.events.n;
+		rows.push(
+			{
+				benchmark: `${label}: events/s, until every execution was stored`,
+				ours: `${fixed(full.events_per_s.median, 1)} (${fixed(full.answered_per_s.median, 1)} answered/s)`,
+				baseline: `${fixed(empty.events_per_s.median, 1)} (${fixed(empty.answered_per_s.median, 1)} answered/s), empty row`,
+				ratio: ratioText(l.ratio),
+				goal: `≥ ${RUN_ONCE_ROW_MIN_RATIO}x`,
+				met: l.goal_met ? 'yes' : 'NO',
+			},
+			{
+				benchmark: `${label}: time to 2xx p50 / p99 ms`,
+				ours: `${fixed(full.p50_ms.median, 0)} / ${fixed(full.p99_ms.median, 0)}`,
+				baseline: `${fixed(empty.p50_ms.median, 0)} / ${fixed(empty.p99_ms.median, 0)}`,
+				ratio: `${fixed(full.p99_ms.median / empty.p99_ms.median)}x (p99)`,
+				goal: '(no goal)',
+				met: '-',
+			},
+			{
+				benchmark: `${label}: bytes written to the store per event (row writes per event)`,
+				ours: `${kb(full.store_bytes_per_event.median)} (${fixed(full.store_writes_per_event.median)})`,
+				baseline: `${kb(empty.store_bytes_per_event.median)} (${fixed(empty.store_writes_per_event.median)})`,
+				ratio: `${fixed(full.store_bytes_per_event.median / empty.store_bytes_per_event.median, 0)}x`,
+				goal: '(the cost: no goal)',
+				met: '-',
+			},
+			{
+				benchmark: `${label}: n8n's write() bytes per event (database, WAL, log, sockets); CPU ms/event`,
+				ours: `${kb(full.n8n_write_bytes_per_event.median)}; ${fixed(full.cpu_ms_per_event.median, 1)}`,
+				baseline: `${kb(empty.n8n_write_bytes_per_event.median)}; ${fixed(empty.cpu_ms_per_event.median, 1)}`,
+				ratio: `${fixed(full.n8n_write_bytes_per_event.median / empty.n8n_write_bytes_per_event.median)}x`,
+				goal: '(the cost: no goal)',
+				met: '-',
+			},
+			{
+				benchmark: `${label}: 2xx and executions stored, all runs`,
+				ours: `${full.ok_2xx.median * full.ok_2xx.n} / ${full.executions_recorded.median * full.executions_recorded.n} of ${sent(full)}`,
+				baseline: `${empty.ok_2xx.median * empty.ok_2xx.n} / ${empty.executions_recorded.median * empty.executions_recorded.n} of ${sent(empty)}`,
+				ratio: '-',
+				goal: 'every event answered and run once',
+				met: l.runs.every((x) => x.ok_2xx === x.events && x.executions_recorded === x.events)
+					? 'yes'
+					: 'NO',
+			},
+		);
 	}
 }
 
-/** Benchmark "several" in full: every run. */
-export function severalTable(r: SeveralResult): string {
-	const lines = tableHead([
-		'triggers',
+/** Every run, both lines. */
+export function runOnceRowTable(r: RunOnceRowResult): string {
+	const head = [
+		'n8n',
+		'row',
 		'rep',
-		'events/s (all stored)',
+		'events/s (stored)',
 		'answered/s',
 		'p50 / p99 ms',
 		'CPU ms/event',
-		'CPU ms/execution',
-		'holder / member executions',
-		'forwards/event',
+		'store writes/event',
+		'store KB/event',
+		'n8n write() KB/event',
+		'disk KB/event',
+		'DB + WAL growth KB/event',
+		'keys / row KB after',
+		'2xx / executions',
 		'load avg (1 min)',
-	]);
-	for (const run of r.runs)
-		lines.push(
-			`| ${[
-				String(run.triggers),
-				String(run.rep),
-				fixed(run.events_per_s, 1),
-				fixed(run.answered_per_s, 1),
-				`${fixed(run.p50_ms, 0)} / ${fixed(run.p99_ms, 0)}`,
-				fixed(run.cpu_ms_per_event, 1),
-				fixed(run.cpu_ms_per_execution, 1),
-				`${run.holder_executions} / ${run.member_executions}`,
-				fixed(run.forwards_per_event),
-				fixed(run.load_average_1m, 1),
-			].join(' | ')} |`,
+	];
+	const lines = [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`];
+	for (const l of r.lines) {
+		lines.splice(
+			lines.length,
+			0,
+			...l.runs.map(
+				(x) =>
+					`| ${[
+						l.n8n,
+						x.variant,
+						String(x.rep),
+						fixed(x.events_per_s, 1),
+						fixed(x.answered_per_s, 1),
+						`${fixed(x.p50_ms, 0)} / ${fixed(x.p99_ms, 0)}`,
+						fixed(x.cpu_ms_per_event, 1),
+						fixed(x.store_writes_per_event),
+						fixed(x.store_bytes_per_event / 1024, 1),
+						fixed(x.n8n_write_bytes_per_event / 1024, 1),
+						fixed(x.disk_write_bytes_per_event / 1024, 1),
+						fixed(x.db_growth_bytes_per_event / 1024, 1),
+						`${x.keys_after} / ${fixed(x.row_bytes_after / 1024, 0)}`,
+						`${x.ok_2xx} / ${x.executions_recorded}`,
+						fixed(x.load_average_1m, 1),
+					].join(' | ')} |`,
+			),
 		);
+	}
 	return lines.join('\n');
+}
+
+/** Part run-once-row's options: --quick, then BENCH_LINES=2,1, BENCH_ROW_FILL=events|sql, BENCH_ROW_EVENTS. */
+function runOnceRowOptions(quick: boolean): RunOnceRowOptions {
+	const base = quick ? QUICK_RUN_ONCE_ROW_OPTIONS : DEFAULT_RUN_ONCE_ROW_OPTIONS;
+	const lines = (process.env.BENCH_LINES ?? '')
+		.split(',')
+		.map(Number)
+		.filter((line): line is Line => line === 1 || line === 2);
+	const mode = process.env.BENCH_ROW_FILL;
+	return {
+		...base,
+		lines: lines.length ? lines : base.lines,
+		events: Number(process.env.BENCH_ROW_EVENTS) || base.events,
+		fill: mode === 'sql' || mode === 'events' ? { ...base.fill, mode } : base.fill,
+	};
 }
 
 /** Benchmark 5 as rows of the main table; per burst in conversationsTable(). */
@@ -571,7 +645,9 @@ async function main(): Promise<void> {
 	mkdirSync(RESULTS, { recursive: true });
 	const outDir = join(RESULTS, 'run.tmp');
 	mkdirSync(outDir, { recursive: true });
-	const needsN8n = ['2', '3', '4', '5', 'queue', 'several'].some((part) => options.only.has(part));
+	const needsN8n = ['2', '3', '4', '5', 'queue', 'run-once-row'].some((part) =>
+		options.only.has(part),
+	);
 
 	let tarball = '';
 	if (needsN8n) {
@@ -683,17 +759,17 @@ async function main(): Promise<void> {
 		}
 	}
 
-	if (options.only.has('several')) {
+	if (options.only.has('run-once-row')) {
 		log(
-			'S. several triggers on one account (issue 26): accounts of 1, 2 and 4 inbound workflows in one n8n, interleaved rounds',
+			'R. run-once at steady state (issue 32): a full deduplication row beside an empty one, n8n 2.41.1 then 1.123.81',
 		);
 		try {
-			results.several = await runSeveralBench(
+			results.runOnceRow = await runRunOnceRowBench(
 				{ tarball, outDir, keep: options.keep },
-				options.quick ? QUICK_SEVERAL_OPTIONS : DEFAULT_SEVERAL_OPTIONS,
+				runOnceRowOptions(options.quick),
 			);
 		} catch (error) {
-			results.errors.push(`several: ${errorText(error)}`);
+			results.errors.push(`run-once-row: ${errorText(error)}`);
 			log(`FAILED: ${errorText(error)}`);
 		}
 	}
@@ -742,11 +818,11 @@ async function main(): Promise<void> {
 					'',
 				]
 			: []),
-		...(results.several
+		...(results.runOnceRow
 			? [
-					'Benchmark "several" in full (one n8n, default settings; events sent to the holder, forwards by it):',
+					'Benchmark "run-once-row" in full (one n8n per line; store = processed_data writes counted by SQLite triggers; n8n write() = /proc/<pid>/io wchar):',
 					'',
-					severalTable(results.several),
+					runOnceRowTable(results.runOnceRow),
 					'',
 				]
 			: []),
@@ -759,6 +835,12 @@ async function main(): Promise<void> {
 	const base = complete ? join(RESULTS, 'latest') : join(outDir, 'partial');
 	writeFileSync(`${base}.json`, `${JSON.stringify(results, null, 2)}\n`);
 	writeFileSync(`${base}.md`, `${text}\n`);
+	if (results.runOnceRow && !options.quick) {
+		const dated = join(RESULTS, `run-once-row-${machine.date.slice(0, 16).replace(':', '')}`);
+		writeFileSync(`${dated}.json`, `${JSON.stringify(results, null, 2)}\n`);
+		writeFileSync(`${dated}.md`, `${text}\n`);
+		console.log(`Also written to ${dated}.json and ${dated}.md`);
+	}
 	console.log(`\n${text}\n\nWritten to ${base}.json and ${base}.md`);
 	process.exit(results.errors.length ? 1 : 0);
 }

@@ -16,13 +16,9 @@ import {
 } from '../nodes/shared/credentialRules';
 
 /**
- * A request carrying the key never follows a redirect, whatever the caller asked: n8n would
- * put the key back on the next hop. 2.41.1's HTTP Request node below 4.4 asks for exactly
- * that (sendCredentialsOnCrossOriginRedirect), n8n 1.x does it on every redirect, and even
- * where n8n drops it, the redirect library keeps it for a subdomain of the host. So the
- * 3xx comes back as the answer; its Location can be fetched without the credential.
- * Both option styles: IHttpRequestOptions (disableFollowRedirect) and the legacy request
- * options the HTTP Request node passes (followRedirect, followAllRedirects, maxRedirects).
+ * A request carrying the key never follows a redirect: n8n 1.x and the HTTP Request node below 4.4
+ * put the key back on the next hop (and the redirect library keeps it for a subdomain). In both
+ * option styles: n8n's and the HTTP Request node's legacy ones.
  */
 const NO_REDIRECTS_WITH_THE_KEY = {
 	disableFollowRedirect: true,
@@ -87,12 +83,9 @@ export class BusinessMessagingApi implements ICredentialType {
 		},
 	];
 
-	// A function rather than a generic header so that a malformed key, a request to another
-	// origin, through a proxy or without certificate checks fails here, before anything leaves
-	// n8n. It still only sets "Authorization: Bearer <key>", so the credential works in the
-	// HTTP Request node too. It must stay an instance property (an arrow function), not a
-	// class method: n8n copies credential types with an object spread when it lists them
-	// (/types/credentials.json) and a prototype method would be lost there.
+	// A function, so that a bad key, another origin, a proxy or no certificate checks fail before
+	// anything leaves n8n. An arrow function: n8n copies credential types with an object spread
+	// when it lists them (/types/credentials.json), which would lose a prototype method.
 	authenticate = async (
 		credentials: ICredentialDataDecryptedObject,
 		requestOptions: IHttpRequestOptions,
@@ -120,14 +113,8 @@ export class BusinessMessagingApi implements ICredentialType {
 	};
 
 	test: ICredentialTestRequest = {
-		request: {
-			baseURL: '={{$credentials.baseUrl}}',
-			url: '/v1/ping',
-			method: 'GET',
-		},
-		// n8n types rules as an array of one kind or the other, but both lines' testers go through
-		// one array checking each rule's type: responseCode on a failed answer, responseSuccessBody
-		// on a successful one.
+		request: { baseURL: '={{$credentials.baseUrl}}', url: '/v1/ping', method: 'GET' },
+		// n8n types rules as an array of one kind, but both lines' testers check each rule's type.
 		rules: [
 			{
 				type: 'responseCode',
@@ -146,9 +133,8 @@ export class BusinessMessagingApi implements ICredentialType {
 				},
 			},
 			{
-				// Any web site answers 200 to /v1/ping with a page. The service's ping answers JSON, which
-				// n8n parses into an object; a body left as text (HTML, plain text, empty) is not the
-				// service. n8n's rule compares one value of the body: a text body's constructor is String.
+				// Any web site answers 200 to /v1/ping with a page; the service answers JSON, which n8n
+				// parses. A body left as text (constructor String) is not the service.
 				type: 'responseSuccessBody',
 				properties: {
 					key: 'constructor.name',

@@ -1,6 +1,7 @@
 /**
  * `npm run dev`: the sandbox and a real n8n with this package loaded, a credential pointing at
- * the sandbox and the example workflows imported. Run by scripts/dev.sh after build + pack.
+ * the sandbox and the example workflows imported; the router (examples/router.json, the account's
+ * one trigger) and its sub-workflows active. Run by scripts/dev.sh after build + pack.
  *
  *   npm run dev [-- --line 1|2] [--port 5678] [--sandbox-port 4010] [--fresh]
  *
@@ -11,7 +12,12 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
-import { CREDENTIAL_NAME, EXAMPLES } from '../test/real-n8n/examples';
+import {
+	CREDENTIAL_NAME,
+	EXAMPLES,
+	ROUTER_EXAMPLES,
+	SUB_WORKFLOWS,
+} from '../test/real-n8n/examples';
 import { startEnvironment, type Environment } from '../test/real-n8n/environment';
 import { OWNER, type Line } from '../test/real-n8n/n8n';
 import { inboundCurl, type SandboxState } from '../test/real-n8n/sandbox';
@@ -103,19 +109,28 @@ async function main(): Promise<void> {
 		fresh: options.fresh,
 		n8nPort: options.port,
 		sandboxPort: options.sandboxPort,
-		// Every example at once: the first trigger registers the account's webhook, the others join it.
-		activate: Object.keys(EXAMPLES) as Array<keyof typeof EXAMPLES>,
+		// The account has one webhook: the router's trigger takes every event and starts the
+		// sub-workflows (Execute Workflow); the standalone examples stay inactive.
+		activate: [],
+		router: true,
 	});
 	if (stopping) return;
 
 	log('ready');
 	const { n8n, sandbox, imported } = env;
 	const number = sandbox.numbers[0].phone_number_id;
-	const workflows = (Object.keys(EXAMPLES) as Array<keyof typeof EXAMPLES>).map((key) => {
-		const w = imported.workflows[key];
+	const row = (file: string, w: { id: string; name: string }) => {
 		const state = env?.active.includes(w.name) ? 'active' : 'inactive';
-		return `    ${EXAMPLES[key].padEnd(26)} ${state.padEnd(9)} ${n8n.url}/workflow/${w.id}`;
-	});
+		return `    ${file.padEnd(28)} ${state.padEnd(9)} ${n8n.url}/workflow/${w.id}`;
+	};
+	const router = env.router!;
+	const workflows = [
+		row(ROUTER_EXAMPLES.router, router.router),
+		...SUB_WORKFLOWS.map((key) => row(ROUTER_EXAMPLES[key], router.subWorkflows[key])),
+	];
+	const standalone = (Object.keys(EXAMPLES) as Array<keyof typeof EXAMPLES>).map((key) =>
+		row(EXAMPLES[key], imported.workflows[key]),
+	);
 	const lines = [
 		'',
 		`Business Messaging dev environment: n8n ${env.installation.version} (Node ${env.installation.line === 2 ? '24' : process.version})`,
@@ -125,11 +140,13 @@ async function main(): Promise<void> {
 		`  Sandbox       ${sandbox.baseUrl}        control API: ${sandbox.baseUrl}/_sandbox`,
 		`  Chat page     ${sandbox.baseUrl}/       write as a contact, see the replies, set statuses, the delivery log`,
 		`  Credential    "${CREDENTIAL_NAME}": the sandbox key with every scope, Base URL ${sandbox.baseUrl}`,
-		'  Workflows (examples/; all active at once: each gets every event its trigger selects)',
+		`  Workflows (examples/): the router's one trigger starts the sub-workflows with Execute Workflow${env.installation.line === 2 ? '' : ' (n8n 1.x runs them inactive)'}`,
 		...workflows,
+		'  Standalone (one trigger each: only one can be active per account; a second is refused)',
+		...standalone,
 		'  Data tables   Contacts, Delivery status (Overview > Data tables)',
 		'',
-		'Simulate an inbound message (auto-reply answers it, conversation asks for the order number), on the chat page or with:',
+		'Simulate an inbound message (the router starts auto-reply, the conversation, which asks for the order number, and CRM sync), on the chat page or with:',
 		`  ${inboundCurl(sandbox.baseUrl, number)}`,
 		'',
 		`Other sandbox keys (numbers ${sandbox.numbers.map((n) => n.phone_number_id).join(', ')}):`,

@@ -17,8 +17,6 @@ missing=()
 ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || missing+=(postgresql)
 command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] || missing+=(redis-server)
 command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || missing+=(haproxy)
-# The several-workflows check reads Bull's jobs with redis-cli (Debian: redis-tools, which redis-server pulls in).
-command -v redis-cli >/dev/null 2>&1 || missing+=(redis-tools)
 if [ ${#missing[@]} -gt 0 ]; then
 	echo "== apt-get install ${missing[*]}"
 	# Root (CI here), or passwordless sudo (GitHub's runners); otherwise install them first.

@@ -1,7 +1,8 @@
 /**
- * One real n8n 2.41.1 (the e2e install, Node 24) with the packed package, the sandbox in this
- * process, an owner and a credential: what benchmarks 2 to 4 run against. Everything is the
- * real-n8n driver the end-to-end suite uses (test/real-n8n), started with the settings the benchmarks need.
+ * One real n8n 2.41.1 (the e2e install, Node 24; or 1.123.81 on Node 20 with `line: 1`) with the
+ * packed package, the sandbox in this process, an owner and a credential: what benchmarks 2 to 4 run
+ * against. Everything is the real-n8n driver the end-to-end suite uses (test/real-n8n), started with
+ * the settings the benchmarks need.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -12,10 +13,12 @@ import { join } from 'node:path';
 import {
 	installN8n,
 	installPackage,
+	LINES,
 	N8nClient,
 	N8nProcess,
 	REPO_ROOT,
 	type Installation,
+	type Line,
 } from '../../test/real-n8n/n8n';
 import { CREDENTIAL_TYPE } from '../../test/support/constants';
 import { launchSandbox, SandboxControl, type Sandbox } from '../../test/real-n8n/sandbox';
@@ -70,9 +73,14 @@ export async function startBenchEnvironment(options: {
 	env?: Record<string, string>;
 	/** Name of the n8n log file in outDir. */
 	logName?: string;
+	/** n8n 2.41.1 on Node 24 (the default) or 1.123.81 on Node 20. */
+	line?: Line;
 }): Promise<BenchEnvironment> {
-	log('n8n 2.41.1: checking the install (scripts/install-n8n.sh; the first run downloads it)');
-	const installation = installN8n(2, join(options.outDir, 'install.log'));
+	const line = options.line ?? 2;
+	log(
+		`n8n ${LINES[line].version}: checking the install (scripts/install-n8n.sh; the first run downloads it)`,
+	);
+	const installation = installN8n(line, join(options.outDir, 'install.log'));
 	const userFolder = mkdtempSync(join(tmpdir(), 'bm-bench-n8n-'));
 	installPackage(userFolder, options.tarball);
 	for (const extra of options.extraTarballs ?? []) installAlso(userFolder, extra);
@@ -90,7 +98,7 @@ export async function startBenchEnvironment(options: {
 		log(
 			`n8n ${installation.version} at ${n8n.url} (pid ${n8n.child.pid}, log ${logFile}); sandbox at ${sandbox.baseUrl}`,
 		);
-		const client = new N8nClient(n8n.url, 2, installation.dir);
+		const client = new N8nClient(n8n.url, line, installation.dir);
 		await client.setupOwner();
 		const credential = await client.createCredential(
 			'Business Messaging (bench)',
@@ -105,8 +113,7 @@ export async function startBenchEnvironment(options: {
 			join(installation.dir, 'node_modules', 'n8n', 'package.json'),
 		);
 		const flatted = requireFromN8n('flatted') as { parse: (text: string) => unknown };
-		const started = n8n;
-		return {
+		const bench: BenchEnvironment = {
 			installation,
 			n8n,
 			sandbox,
@@ -116,17 +123,40 @@ export async function startBenchEnvironment(options: {
 			userFolder,
 			parseExecutionData: (text) => flatted.parse(text),
 			async stop() {
-				await started.stop();
+				await bench.n8n.stop();
 				await sandbox.close();
 				if (!options.keep) rmSync(userFolder, { recursive: true, force: true });
 			},
 		};
+		return bench;
 	} catch (error) {
 		await n8n?.stop();
 		await sandbox.close();
 		if (!options.keep) rmSync(userFolder, { recursive: true, force: true });
 		throw error;
 	}
+}
+
+/**
+ * Stops n8n and starts it again on the same folder, database and port, with `settings` over
+ * N8N_SETTINGS (instead of the first start's), and signs in again: `env.n8n` and `env.client` change.
+ */
+export async function restartN8n(
+	env: BenchEnvironment,
+	settings: Record<string, string> = {},
+): Promise<void> {
+	const { port, logFile } = env.n8n;
+	await env.n8n.stop();
+	env.n8n = await N8nProcess.start({
+		installation: env.installation,
+		userFolder: env.userFolder,
+		logFile,
+		port,
+		env: { ...N8N_SETTINGS, ...settings },
+	});
+	env.client = new N8nClient(env.n8n.url, env.installation.line, env.installation.dir);
+	await env.client.login();
+	log(`n8n ${env.installation.version} started again (pid ${env.n8n.child.pid})`);
 }
 
 /** npm install of one more tarball into <userFolder>/.n8n/nodes, beside the package installPackage put there. */

@@ -13,11 +13,7 @@ import { replyAndWait } from './actions/message/Message.resource';
 import { router } from './actions/router';
 import { versionProperties } from './actions/versionDescription';
 
-/**
- * The resume URL of Reply and Wait for Answer ($execution.resumeUrl), which the trigger posts the
- * contact's answer to. A restart webhook, as n8n's Wait node has: n8n serves it only for a waiting
- * execution, and nothing is registered at the service (so no webhookMethods lifecycle).
- */
+/** Reply and Wait's resume URL: a restart webhook, as n8n's Wait node has. */
 const RESUME_WEBHOOKS: IWebhookDescription[] = [
 	{
 		name: 'default',
@@ -41,19 +37,12 @@ export class BusinessMessaging implements INodeType {
 		subtitle: '={{$parameter["operation"] + ": " + $parameter["resource"]}}',
 		description:
 			'Reply to contacts, read message status and inbound history, download media, and read logs, keys and the webhook of the business messaging service',
-		defaults: {
-			name: 'Business Messaging',
-		},
+		defaults: { name: 'Business Messaging' },
 		usableAsTool: true,
 		inputs: [NodeConnectionTypes.Main],
 		// Reply and Wait for Answer has two: Answer and Timed Out (as n8n's Switch node, an expression).
 		outputs: `={{ $parameter.resource === "message" && $parameter.operation === "replyAndWait" ? [{ type: "${NodeConnectionTypes.Main}", displayName: "Answer" }, { type: "${NodeConnectionTypes.Main}", displayName: "Timed Out" }] : ["${NodeConnectionTypes.Main}"] }}`,
-		credentials: [
-			{
-				name: 'businessMessagingApi',
-				required: true,
-			},
-		],
+		credentials: [{ name: 'businessMessagingApi', required: true }],
 		webhooks: RESUME_WEBHOOKS,
 		properties: versionProperties,
 	};

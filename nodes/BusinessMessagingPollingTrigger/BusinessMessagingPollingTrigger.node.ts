@@ -23,18 +23,11 @@ export class BusinessMessagingPollingTrigger implements INodeType {
 		subtitle: '={{($parameter["events"] || []).join(", ")}}',
 		description:
 			'Starts the workflow on new inbound messages and echoes, read from the message history on a schedule',
-		defaults: {
-			name: 'Business Messaging Polling Trigger',
-		},
+		defaults: { name: 'Business Messaging Polling Trigger' },
 		polling: true,
 		inputs: [],
 		outputs: [NodeConnectionTypes.Main],
-		credentials: [
-			{
-				name: CREDENTIAL_TYPE,
-				required: true,
-			},
-		],
+		credentials: [{ name: CREDENTIAL_TYPE, required: true }],
 		properties: [
 			{
 				displayName:

@@ -1,10 +1,4 @@
-/**
- * One poll: for each selected event, read the stored messages newer than the watermark
- * (GET /v1/messages/inbound, newest first, following next_cursor until the watermark is
- * reached), emit them oldest first (inbound and echo interleaved as stored) as the webhook
- * trigger's {event, data, timestamp} items, and move the watermark. The watermark lives in the node's static data, which n8n saves
- * when a poll emits; only the instance that polls (the main one in queue mode) writes it.
- */
+/** One poll: messages after the watermark (static data, which n8n saves when a poll emits). */
 import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workflow';
 
 import {
@@ -20,7 +14,6 @@ export const DEFAULT_MAX_PER_POLL = 500;
 export const MAX_RECOVER_MINUTES = 7 * 24 * 60;
 const OPERATION = 'Polling Trigger → Read Messages';
 
-/** The Polling Trigger's options, read and bounded in one place. */
 export function readPollOptions(raw: IDataObject): {
 	numbers: string[];
 	maxPerPoll: number;
@@ -38,7 +31,6 @@ interface PollStaticData extends IDataObject {
 	watermarks?: Partial<Record<MessageEvent, Watermark>>;
 }
 
-/** Stored messages of one direction, newest first, back to the watermark (or one page in manual mode). */
 async function readNewest(
 	this: IPollFunctions,
 	event: MessageEvent,
@@ -50,10 +42,6 @@ async function readNewest(
 			'Business Messaging Polling Trigger: more than 100000 new messages; the oldest of them are not read',
 		);
 	return records;
-}
-
-function asEventItem(event: MessageEvent, record: IDataObject): INodeExecutionData {
-	return storedMessageItem(event, record, { polled: true });
 }
 
 export async function pollMessages(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
@@ -79,7 +67,7 @@ export async function pollMessages(this: IPollFunctions): Promise<INodeExecution
 		)
 			.flat()
 			.sort((a, b) => byAge(b.record, a.record))[0];
-		return newest ? [[asEventItem(newest.event, newest.record)]] : null;
+		return newest ? [[storedMessageItem(newest.event, newest.record, { polled: true })]] : null;
 	}
 
 	const staticData = this.getWorkflowStaticData('node') as PollStaticData;
@@ -102,9 +90,9 @@ export async function pollMessages(this: IPollFunctions): Promise<INodeExecution
 		}
 		emitted.push(...selection.emit.filter(keep).map((record) => ({ event, record })));
 	}
-	// Inbound messages and echoes in the order they were stored, as they happened in the conversation.
+	// Inbound messages and echoes in the order they were stored.
 	emitted.sort((a, b) => byAge(a.record, b.record));
 	return emitted.length > 0
-		? [emitted.map(({ event, record }) => asEventItem(event, record))]
+		? [emitted.map(({ event, record }) => storedMessageItem(event, record, { polled: true }))]
 		: null;
 }

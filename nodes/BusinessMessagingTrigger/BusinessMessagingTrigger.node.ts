@@ -10,7 +10,7 @@ import type {
 	IWebhookResponseData,
 } from 'n8n-workflow';
 
-import { markTriggerWorkflow, triggerRunsHere } from '../shared/replyAndWait';
+import { markTriggerWorkflow, triggerRunsHere } from '../shared/replyAndWait/waitingEntries';
 import { CREDENTIAL_TYPE } from '../shared/transport';
 import { startCatchUp } from './catchUp/catchUp';
 import { OUTPUTS_EXPRESSION, outputCount, properties } from './description';
@@ -29,31 +29,23 @@ export class BusinessMessagingTrigger implements INodeType {
 			dark: 'file:../../icons/businessMessaging.dark.svg',
 		},
 		group: ['trigger'],
-		// Version 2 changes nothing but the number: for a version-1 start node n8n evaluates an
-		// expression (options.binaryData) on every request, an isolate per event with lazy acquire.
+		// Version 2 changes only the number: for a version-1 start node n8n evaluates an expression
+		// (options.binaryData) on every request, an isolate per event.
 		version: [1, 2],
 		defaultVersion: 2,
 		subtitle: '={{($parameter["events"] || []).join(", ")}}',
 		description:
 			'Starts the workflow on signed webhook events: inbound messages, delivery statuses, echoes',
-		defaults: {
-			name: 'Business Messaging Trigger',
-		},
+		defaults: { name: 'Business Messaging Trigger' },
 		inputs: [],
 		outputs: OUTPUTS_EXPRESSION,
-		credentials: [
-			{
-				name: CREDENTIAL_TYPE,
-				required: true,
-			},
-		],
+		credentials: [{ name: CREDENTIAL_TYPE, required: true }],
 		webhooks: [
 			{
 				name: 'default',
 				httpMethod: 'POST',
 				responseMode: 'onReceived',
-				// Not n8n's default 'firstEntryJson' (2.x sends that word as the body): empty, so
-				// n8n answers with the webhookResponse receive() returns, {received: true}.
+				// Not n8n's default 'firstEntryJson' (2.x sends that word as the body).
 				responseData: '',
 				path: 'webhook',
 			},
@@ -79,10 +71,10 @@ export class BusinessMessagingTrigger implements INodeType {
 		return await receiveEvent.call(this);
 	}
 
-	/** The catch-up of missed messages (catchUp/): n8n runs it while the workflow is active, on the leader main only. */
+	/** The catch-up (catchUp/): n8n runs it while the workflow is active, on the leader main only. */
 	async trigger(this: ITriggerFunctions): Promise<ITriggerResponse> {
 		if (this.getMode() === 'manual') return await startCatchUp.call(this);
-		// Saved by n8n with the activation: tells Reply and Wait in this workflow that it may keep its waiting entries here.
+		// Tells Reply and Wait in this workflow that it may keep its waiting entries here.
 		markTriggerWorkflow(this.getWorkflowStaticData('global'));
 		const leave = triggerRunsHere(this.getWorkflow().id ?? '');
 		const catchUp = await startCatchUp.call(this);
@@ -96,16 +88,12 @@ export class BusinessMessagingTrigger implements INodeType {
 	}
 
 	/**
-	 * Passes on the items webhook() or the catch-up produced. Without it, n8n would run trigger()
-	 * again in place of passing on a test event (it checks for trigger() before webhooks), and
-	 * the event would be lost; with it, the node is run like n8n's Execute Workflow Trigger.
-	 * A message another execution already ran is dropped here (routing/runOnce.ts): the execution
-	 * then runs nothing after the trigger. So is an answer that resumed a waiting execution, once
-	 * recorded as run, unless that wait asked to Also Start. Download Media runs here, inside the
-	 * stored execution: the service was answered when n8n stored it, never before.
+	 * Passes on the items webhook() or the catch-up produced: without it, n8n would run trigger()
+	 * again in place of a test event (it checks for trigger() before webhooks). Drops what already
+	 * ran and record-only answers; Download Media runs here, inside the stored execution.
 	 */
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		// The raw parameters (no expression is evaluated for them): as many outputs as webhook() fills.
+		// The raw parameters: no expression is evaluated.
 		const outputs = outputCount(this.getNode().parameters);
 		const items = Array.from({ length: outputs }, (_, index) => this.getInputData(index));
 		const toRun = dropRecordOnly(await runOnce.call(this, items));

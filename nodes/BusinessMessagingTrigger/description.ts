@@ -17,10 +17,7 @@ import {
 } from './options';
 import { EVENT_TYPES, type EventType } from './receiving/envelope';
 
-/**
- * The event types that get an output of their own, in output order, or null for one
- * shared output. Must agree with OUTPUTS_EXPRESSION, which the editor evaluates.
- */
+/** The event types with an output of their own, or null for one. Agrees with OUTPUTS_EXPRESSION. */
 export function outputLayout(events: unknown, separateOutputs: unknown): EventType[] | null {
 	if (separateOutputs !== true) return null;
 	const chosen = Array.isArray(events) ? events : ['message.inbound'];
@@ -28,7 +25,7 @@ export function outputLayout(events: unknown, separateOutputs: unknown): EventTy
 	return list.length > 0 ? list : ['message.inbound'];
 }
 
-/** How many outputs the node has (what OUTPUTS_EXPRESSION gives n8n): the event outputs, plus Hand Over when chosen. */
+/** How many outputs OUTPUTS_EXPRESSION gives n8n: the event outputs, plus Hand Over. */
 export function outputCount(parameters: {
 	events?: unknown;
 	separateOutputs?: unknown;
@@ -44,11 +41,7 @@ export function outputCount(parameters: {
 	);
 }
 
-/**
- * Outputs as an expression over the parameters, as n8n's Switch and Webhook nodes do:
- * one output, or one per selected event type (fixed order: inbound, status, echo).
- * Written out by hand (no `}}` inside) so that compilation cannot change its text.
- */
+/** Outputs as an expression, as n8n's Switch node does; written by hand (no `}}` inside). */
 export const OUTPUTS_EXPRESSION = ('={{ ((p) => { ' +
 	'const names = { "message.inbound": "Inbound", "message.status": "Status", "message.echo": "Echo" }; ' +
 	'const handOver = (p.options || {}).handOver === "output" ? [{ type: "main", displayName: "Hand Over" }] : []; ' +

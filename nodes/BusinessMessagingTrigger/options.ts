@@ -1,25 +1,15 @@
-/**
- * Every option of the Business Messaging Trigger, read and bounded in one place, with its
- * default and bounds beside the reading. description.ts shows these defaults in the editor;
- * receiving, routing, the catch-up and the registration take what they need from here.
- * Pure: an option that is empty, not a number or out of bounds never throws, it falls back.
- */
+/** Every trigger option read and bounded once, defaults beside it. Pure: a bad value falls back. */
 import type { IDataObject } from 'n8n-workflow';
 
 import { splitList } from '../shared/fields';
 import { readDownloadLimits, type DownloadLimits } from '../shared/mediaPolicy';
 
-// Maximum Event Age: the service answers within about 8 s and never retries, so a genuine event
-// reaches n8n seconds after its timestamp; 5 minutes leaves room for clock skew and a slow
-// network while a captured request replayed later is refused. No "off": an old capture must never pass.
+// Maximum Event Age: the service delivers within ~8 s and never retries; 5 min leaves room for
+// clock skew. No "off": an old capture must never pass.
 export const DEFAULT_MAX_AGE_SECONDS = 300;
 export const MAX_EVENT_AGE_SECONDS = 3600;
 
-/**
- * Late Delivery Cutoff: a delivery whose event is older than this when webhook() runs is refused
- * (503). n8n still has to store the execution and answer before the service's ~8 s timeout:
- * 3 s are left for that (measured under load: 2xx at most 3.9 s after the event, queue mode included).
- */
+/** Late Delivery Cutoff: 3 s left to store and answer within the service's ~8 s. */
 export const DEFAULT_LATE_DELIVERY_CUTOFF_SECONDS = 5;
 
 // Recover Missed Messages (the catch-up).
@@ -27,7 +17,7 @@ export const DEFAULT_CATCH_UP_INTERVAL_SECONDS = 60;
 export const MIN_CATCH_UP_INTERVAL_SECONDS = 10;
 export const DEFAULT_MAX_RECOVERED = 500;
 export const MAX_RECOVERED = 10_000;
-/** Never further back than this, whatever the watermark says (how long the service keeps messages is not shown). */
+/** Never further back than this (how long the service keeps messages is not shown). */
 export const MAX_CATCH_UP_DAYS = 7;
 
 // While a Person Answers (hand over).
@@ -51,11 +41,10 @@ export interface CatchUpSettings {
 
 export interface TriggerOptions {
 	maxAgeSeconds: number;
-	/** Deliveries older than this are refused (503) because the catch-up recovers them; undefined without catch-up. */
+	/** Undefined without catch-up. */
 	lateDeliveryCutoffMs?: number;
 	downloadMedia: boolean;
 	binaryPropertyName: string;
-	/** The download limits, or why the options set cannot be used (the event is then emitted without its file). */
 	downloadLimits: DownloadLimits | { problem: string };
 	numbers: string[];
 	statuses: string[];
@@ -66,10 +55,7 @@ export interface TriggerOptions {
 
 const isEmpty = (value: unknown) => value === undefined || value === null || value === '';
 
-/**
- * The maximum age in force: the setting within 1 s .. 1 hour. 0 (which used to turn the check
- * off) and anything larger mean the bound; a value that is not a number means the default.
- */
+/** The maximum age within 1 s .. 1 h; 0 (which used to turn the check off) means the bound. */
 export function boundedMaxAge(seconds: number): number {
 	if (!Number.isFinite(seconds) || seconds < 0) return DEFAULT_MAX_AGE_SECONDS;
 	return seconds === 0
@@ -104,7 +90,6 @@ export function catchUpSettings(raw: IDataObject): CatchUpSettings {
 	};
 }
 
-/** The Options collection as set (`raw`), with Recover Missed Messages on or off (`catchUp`). */
 export function readTriggerOptions(raw: IDataObject, catchUp = true): TriggerOptions {
 	const maxAge = isEmpty(raw.maxAge) ? DEFAULT_MAX_AGE_SECONDS : Number(raw.maxAge);
 	const cutoff = Number(raw.lateDeliveryCutoff);

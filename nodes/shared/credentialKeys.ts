@@ -1,14 +1,11 @@
 /**
- * Keys derived from the API key, and the one cache of them per trigger. Reading a credential
- * costs n8n 2.x an expression isolate, so a trigger reads it once and again only when a
- * signature does not match, at most every 10 s (a key changed in the credential), and a credential
- * that could not be read is not read again for 10 s: a flood of forged requests costs no
- * credential reads. Only derived keys are kept, never the API key.
+ * Keys derived from the API key, cached per trigger (never the API key). A credential read costs
+ * n8n 2.x an isolate: read again on a mismatch at most every 10 s, not for 10 s after a failure.
  */
 import { createHmac } from 'node:crypto';
 import type { IHookFunctions, ITriggerFunctions, IWebhookFunctions } from 'n8n-workflow';
 
-import type { TriggerIdentity } from './replyAndWait';
+import type { TriggerIdentity } from './replyAndWait/resume';
 
 import { verifySignature } from './signature';
 import { CREDENTIAL_TYPE } from './transport';
@@ -29,7 +26,6 @@ export type KeyLabel = (typeof LABELS)[number];
 
 interface KeyRing {
 	keys: Record<KeyLabel, string>;
-	/** Reply and Wait's view of the key: whose waits this trigger resumes, and their tokens. */
 	identity: TriggerIdentity;
 	readAtMs: number;
 }
@@ -37,7 +33,6 @@ interface KeyRing {
 const REREAD_MS = 10_000;
 const BOUND = 1000;
 const rings = new Map<string, KeyRing>();
-/** Per trigger: why its credential could not be read, and when it may be read again. */
 const unreadable = new Map<string, { reason: string; untilMs: number }>();
 
 type Context = IWebhookFunctions | IHookFunctions | ITriggerFunctions;
@@ -70,10 +65,7 @@ async function readRing(this: Context): Promise<KeyRing | string> {
 	}
 }
 
-/**
- * True when `signature` is `sha256=<HMAC(derived key, message)>` for this trigger's API key, or
- * why not. Constant time (signature.ts), fails closed.
- */
+/** True when `signature` is the derived key's HMAC of `message`, or why not. Fails closed. */
 export async function verifyWithDerivedKey(
 	this: Context,
 	label: KeyLabel,

@@ -1,8 +1,4 @@
-/**
- * The credential's rules: the API key's shape, the Base URL, and how a request carrying the key
- * may travel. Each returns the sentence to show instead of throwing: the credential's
- * authenticate has no node to attach an error to.
- */
+/** The credential's rules, each returning a sentence (authenticate has no node to throw). */
 import { isLoopbackHost } from './ipAddress';
 
 export const API_KEY_PREFIX = 'sk_live_';
@@ -31,8 +27,7 @@ export function normalizeBaseUrl(raw: unknown): { url: string } | { error: strin
 			error: `Base URL must start with https:// (or http:// for a local sandbox), got "${parsed.protocol}"`,
 		};
 	}
-	// Plain http would carry the API key across the network in clear: only a loopback address
-	// (a sandbox on this machine) may use it, as the service's rule for webhook URLs.
+	// Plain http would carry the key in clear: only a loopback address (a local sandbox) may.
 	if (parsed.protocol === 'http:' && !isLoopbackHost(parsed.hostname)) {
 		return {
 			error: `Base URL must use https://: plain http would send the API key unencrypted to ${parsed.host} (http is accepted only for a local sandbox on 127.0.0.1, ::1 or localhost). Enter "https://${parsed.host}${parsed.pathname.replace(/\/+$/, '')}"`,
@@ -48,13 +43,8 @@ export function normalizeBaseUrl(raw: unknown): { url: string } | { error: strin
 }
 
 /**
- * Why a request must not carry the API key because of how it would travel, or undefined.
- * Both option styles reach the credential's authenticate: n8n's IHttpRequestOptions
- * (`proxy`, `skipSslCertificateValidation`) and the legacy request options the HTTP Request
- * node passes (`proxy`, `rejectUnauthorized`, `strictSSL`, `agentOptions`). A proxy receives
- * the key (in clear on n8n 1.x, and whenever certificate checks are off); without certificate
- * checks anyone on the path can pose as the service. Never echoes the proxy's address, which
- * may hold a password.
+ * Why a request must not carry the key (a proxy, certificate checks off), in both option styles
+ * that reach authenticate: n8n's and the HTTP Request node's legacy ones. Never echoes the proxy.
  */
 export function insecureTransportProblem(options: object): string | undefined {
 	const o = options as {
@@ -80,7 +70,7 @@ export function insecureTransportProblem(options: object): string | undefined {
 	return undefined;
 }
 
-/** Why the key cannot be used, or undefined when it has the service's shape. Never echoes the key. */
+/** Why the key cannot be used. Never echoes the key. */
 export function apiKeyProblem(raw: unknown): string | undefined {
 	const key = typeof raw === 'string' ? raw.trim() : '';
 	if (!key)

@@ -1,8 +1,6 @@
 /**
- * What an HTTP failure means for the user, as plain data, so the wording is testable
- * without n8n. The spec fixes 401 and 403; the statuses for a missing `from` and a
- * closed 24-hour window are not shown, so those messages are inferred from what the
- * request was (a reply, with or without `from`) and hedged where the body does not say.
+ * What an HTTP failure means for the user, as plain data. The spec fixes 401 and 403; a missing
+ * `from` and a closed 24-hour window have no status shown, so those messages are hedged.
  */
 import type { INode } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
@@ -10,7 +8,7 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import { isPlainObject } from './json';
 
 export interface RequestContext {
-	/** Label used in messages, e.g. "Message → Get Status". */
+	/** e.g. "Message → Get Status". */
 	operation: string;
 	/** Scope the endpoint needs, named on a 403. */
 	scope?: string;
@@ -46,10 +44,7 @@ export function bodyAsText(body: unknown): string {
 		: text;
 }
 
-/**
- * The sentence an error body carries for people, shortened: `error.message` (the shape the
- * sandbox fixed, CONTRACT G1) or a top-level `message`; otherwise undefined.
- */
+/** The sentence an error body carries for people: `error.message` (CONTRACT G1) or `message`. */
 export function serviceMessage(body: unknown): string | undefined {
 	if (!isPlainObject(body)) return undefined;
 	const nested = isPlainObject(body.error) ? body.error.message : undefined;
@@ -61,7 +56,7 @@ export function serviceMessage(body: unknown): string | undefined {
 	return text.length > 300 ? `${text.slice(0, 300)}…` : text;
 }
 
-/** The wait a Retry-After header asks for (seconds or an HTTP date), in milliseconds. */
+/** Retry-After (seconds or an HTTP date) in milliseconds. */
 export function retryAfterMs(
 	headers: ResponseHeaders | undefined,
 	nowMs = Date.now(),
@@ -79,10 +74,7 @@ export type ResponseHeaders = Record<string, string | string[] | undefined>;
 const WINDOW_HINT = /window|24[ -]?h|template/i;
 const FROM_HINT = /(^|[^a-z])from([^a-z]|$)/i;
 
-/**
- * A reply refused with a status the spec does not fix. The body's wording sharpens the
- * message when it speaks of the window or of `from`; otherwise both causes are named.
- */
+/** A reply refused with a status the spec does not fix: worded from the body, else both causes. */
 function explainRefusedReply(
 	status: number,
 	body: unknown,
@@ -105,8 +97,7 @@ function explainRefusedReply(
 	const causes = from
 		? "If the contact's last message to this number is more than 24 hours old, the free-text window is closed and a template message is needed instead."
 		: 'From was empty: a key limited to several numbers needs From (the "number" field of the inbound event). If the contact\'s last message is more than 24 hours old, a template message is needed instead.';
-	// The service's own sentence, when the body has one, says why better than our guesses
-	// (e.g. a text over the service's length limit); the hedged causes stay in the description.
+	// The service's own sentence says why better than our guesses.
 	const said = serviceMessage(body);
 	return {
 		message: `The service refused the reply (${status})${said ? `: ${said}` : ''}`,
@@ -199,7 +190,7 @@ export function explainHttpError(
 	return { message: `${context.operation} failed (${status})`, description: served };
 }
 
-/** A node's own errors as they are (they already say what to do), anything else wrapped; all with the item's index. */
+/** A node's own errors as they are, anything else wrapped; all with the item's index. */
 export function asNodeError(
 	node: INode,
 	error: unknown,

@@ -1,8 +1,4 @@
-/**
- * Checks of what a user (or an expression) put into a node's fields. Each one refuses bad
- * input with a NodeOperationError that names the field and what to do, before any request
- * is made.
- */
+/** Checks of a node's fields: bad input is refused before any request, naming field and fix. */
 import type { IDataObject, INode } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
@@ -17,11 +13,7 @@ function quoted(value: unknown): string {
 		: describeType(value);
 }
 
-/**
- * An ID that an expression turned into a number, as its decimal text, but only when the number
- * is exact: 12345678901234567890 has already lost digits and 1.5 or NaN is no ID, so sending
- * them would address another record (or none) without saying so.
- */
+/** A number as an ID's decimal text, only when exact (over 15 digits lose some; 1.5 is no ID). */
 function idFromNumber(node: INode, value: number, fieldName: string, itemIndex?: number): string {
 	if (Number.isSafeInteger(value)) return String(value);
 	throw new NodeOperationError(
@@ -34,10 +26,6 @@ function idFromNumber(node: INode, value: number, fieldName: string, itemIndex?:
 	);
 }
 
-/**
- * A required text field: a string that is not blank. Anything else (empty, whitespace,
- * a number or object from an expression) is refused.
- */
 export function requireText(
 	node: INode,
 	value: unknown,
@@ -69,10 +57,7 @@ export function requireText(
 	return value;
 }
 
-// Control characters are tested by code rather than with a regular expression: ESLint's
-// no-control-regex (in n8n's default lint config) refuses control characters in a regex.
-
-/** True when the text holds a C0 control character (U+0000 to U+001F: CR, LF, NUL, ...) or DEL (U+007F). */
+/** C0 control characters or DEL, tested by code: n8n's lint config has no-control-regex. */
 function hasControlCharacter(text: string): boolean {
 	for (let i = 0; i < text.length; i++) {
 		const code = text.charCodeAt(i);
@@ -81,10 +66,7 @@ function hasControlCharacter(text: string): boolean {
 	return false;
 }
 
-/**
- * An ID that goes into a URL path: one segment, encoded. Slashes and dot segments are
- * refused outright, because URL normalisation would turn `..` or `a/b` into another endpoint.
- */
+/** An ID for a URL path: one encoded segment (slashes or dot segments reach other endpoints). */
 export function pathSegment(
 	node: INode,
 	value: unknown,
@@ -114,10 +96,7 @@ export function pathSegment(
 	return encodeURIComponent(id);
 }
 
-/**
- * An optional ID: undefined when left blank (empty, whitespace, null, undefined), the
- * trimmed string otherwise. Exact whole numbers are taken as their decimal text, like path IDs.
- */
+/** An optional ID: undefined when blank, otherwise trimmed (exact numbers as their text). */
 export function optionalId(
 	node: INode,
 	value: unknown,
@@ -149,14 +128,10 @@ export function requireOneOf<T extends string>(
 	throw new NodeOperationError(
 		node,
 		`${fieldName} must be one of ${allowed.join(', ')}, got ${quoted(value)}`,
-		{
-			itemIndex,
-			description: NOTHING_SENT,
-		},
+		{ itemIndex, description: NOTHING_SENT },
 	);
 }
 
-/** A positive whole number, e.g. Limit. */
 export function requirePositiveInteger(
 	node: INode,
 	value: unknown,
@@ -168,20 +143,13 @@ export function requirePositiveInteger(
 		throw new NodeOperationError(
 			node,
 			`${fieldName} must be a whole number of 1 or more, got ${quoted(value)}`,
-			{
-				itemIndex,
-				description: NOTHING_SENT,
-			},
+			{ itemIndex, description: NOTHING_SENT },
 		);
 	}
 	return number;
 }
 
-/**
- * The pairs of an "Additional Query Parameters" collection as a query object. A name
- * that a field of the node already sets is refused, so a pass-through pair cannot
- * silently override the operation's own parameters.
- */
+/** "Additional Query Parameters" as a query; a name a field of the node already sets is refused. */
 export function passThroughQuery(
 	node: INode,
 	collection: unknown,
@@ -221,8 +189,7 @@ export function passThroughQuery(
 }
 
 /**
- * The media ID behind a reference: a bare ID, or a media_url of the credential's own
- * service (`{base_url}/v1/media/{id}`), returned encoded for the path. A URL of any other
+ * The media ID (encoded) behind a bare ID or a media_url of the credential's own service; any other
  * host is refused, so the API key is only ever presented to the service itself.
  */
 export function mediaIdFromReference(
@@ -280,7 +247,7 @@ export function splitList(value: unknown): string[] {
 		.filter((entry) => entry !== '');
 }
 
-/** A number option within [min, max]; `fallback` when it is empty or not a number. */
+/** `fallback` when empty or not a number. */
 export function boundedNumber(value: unknown, fallback: number, min: number, max: number): number {
 	const number = typeof value === 'number' ? value : Number(value);
 	if (value === undefined || value === null || value === '' || !Number.isFinite(number))

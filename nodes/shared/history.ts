@@ -1,35 +1,25 @@
-/**
- * Reading what the service keeps: the stored inbound and echo messages (GET /v1/messages/inbound)
- * and the log of webhook deliveries (GET /v1/logs?category=webhook). Both are read newest first,
- * page by page, only as far back as needed (CONTRACT I4, L1, L2). Used by the Polling Trigger and
- * by the Business Messaging Trigger's catch-up.
- */
+/** The service's stored messages and webhook delivery log, newest first (CONTRACT I4, L1, L2). */
 import type { IDataObject, INodeExecutionData, INodePropertyOptions } from 'n8n-workflow';
 
-import { MAX_PAGES, readPagesFrom } from './pagination';
+import { MAX_PAGES, readPages } from './pagination';
 import type { ApiContext } from './transport';
 import { isPlainObject } from './json';
 import { withReplyWindow } from './replyWindow';
 import { reachesWatermark, type Watermark } from './watermark';
 
-/**
- * Records a page and pages a read at most, for the stored messages and for the webhook log.
- * One place, so that a test can make them small and show what happens beyond the bound.
- */
+/** Page size and pages per read; one place so that a test can make them small. */
 export const READ_BOUNDS = {
 	history: { pageSize: 100, maxPages: MAX_PAGES },
 	log: { pageSize: 100, maxPages: MAX_PAGES },
 };
 
-/** The stored message events and the `direction` that selects them. */
 export const DIRECTIONS = { 'message.inbound': 'in', 'message.echo': 'echo' } as const;
 export type MessageEvent = keyof typeof DIRECTIONS;
 export const MESSAGE_EVENTS = Object.keys(DIRECTIONS) as MessageEvent[];
 
 /**
- * Stored messages of one direction, newest first, back to the watermark (or one page without
- * one), starting at `cursor` when given (where a bounded read stopped). `complete` is false
- * when the bound stopped the reading before the watermark; `cursor` is then where it stopped.
+ * Stored messages of one direction, newest first, back to the watermark (or one page), from
+ * `cursor` if given. `complete` false: the bound stopped it, at `cursor`.
  */
 export async function readHistory(
 	this: ApiContext,
@@ -43,13 +33,12 @@ export async function readHistory(
 		limit: READ_BOUNDS.history.pageSize,
 		...(event === 'message.echo' ? { direction: 'echo' } : {}),
 	};
-	const read = await readPagesFrom.call(
+	const read = await readPages.call(
 		this,
 		'/v1/messages/inbound',
 		qs,
 		{ operation, scope: 'messages:read' },
 		(page) => {
-			// Anything but the one shape carries no records we can order.
 			if (!page) return false;
 			const pageRecords = page.entries
 				.filter(isPlainObject)
@@ -64,20 +53,15 @@ export async function readHistory(
 	return { records, ...read };
 }
 
-/** What the webhook log says about the delivery of one message's event. */
 export interface WebhookAttempt {
 	success: boolean;
 	reason: string | null;
 }
 
 /**
- * Deliveries of inbound and echo events logged since `sinceMs`, by the message's
- * `wa_message_id` (CONTRACT L2). A success anywhere wins: the workflow got the message.
- * `identified` is false when the log's entries do not name their message, so that nothing
- * can be told apart; `complete` false when the bound stopped it before `sinceMs` (what is
- * older was not read, so a message delivered then looks undelivered). Only deliveries to a URL
- * `counts` accepts count when it is given (the account's webhook may have pointed elsewhere
- * while this workflow was inactive).
+ * Deliveries of message events logged since `sinceMs`, by `wa_message_id` (a success anywhere
+ * wins). `identified` false: entries do not name their message; `complete` false: the bound
+ * stopped it. Only deliveries to URLs `counts` accepts count.
  */
 export async function readWebhookLog(
 	this: ApiContext,
@@ -88,14 +72,13 @@ export async function readWebhookLog(
 	attempts: Map<string, WebhookAttempt>;
 	identified: boolean;
 	complete: boolean;
-	/** The oldest instant the read got to. */
 	reachedMs: number;
 }> {
 	const attempts = new Map<string, WebhookAttempt>();
 	let reachedMs = Number.POSITIVE_INFINITY;
 	let identified = true;
 	const qs = { limit: READ_BOUNDS.log.pageSize, category: 'webhook' };
-	const read = await readPagesFrom.call(
+	const read = await readPages.call(
 		this,
 		'/v1/logs',
 		qs,
@@ -128,7 +111,7 @@ export async function readWebhookLog(
 	return { attempts, identified, complete: read.complete, reachedMs };
 }
 
-/** A stored message as the item the webhook emits: `{event, data, timestamp}` (+ reply_window_closes_at for inbound) plus how it came. */
+/** A stored message as the item the webhook emits, plus how it came. */
 export function storedMessageItem(
 	event: MessageEvent,
 	record: IDataObject,

@@ -1,12 +1,6 @@
-/**
- * IP address literals, pure: parsing IPv4 and IPv6 text and classifying where an address points
- * (loopback, private, link-local, ...). No lookup: a host name is not an address.
- */
+/** IP address literals, pure: where an address points. No lookup: a host name is not an address. */
 
-/**
- * A loopback host as the URL parser gives it (IPv4 already normalised, IPv6 in brackets):
- * 127.0.0.0/8, ::1 or localhost. Nothing else reaches only this machine.
- */
+/** A loopback host as the URL parser gives it: 127.0.0.0/8, [::1] or localhost. */
 export function isLoopbackHost(hostname: string): boolean {
 	const host = hostname.toLowerCase();
 	if (host === 'localhost' || host === '[::1]' || host === '::1') return true;
@@ -37,7 +31,6 @@ function parseIpv4(text: string): number[] | undefined {
 	return octets.every((octet) => octet <= 255) ? octets : undefined;
 }
 
-/** The eight 16-bit groups of an IPv6 literal (brackets, zone and embedded IPv4 allowed), or undefined. */
 function parseIpv6(text: string): number[] | undefined {
 	let value = text
 		.replace(/^\[|\]$/g, '')
@@ -62,11 +55,7 @@ function parseIpv6(text: string): number[] | undefined {
 	return all.map((group) => parseInt(group, 16));
 }
 
-/**
- * The class of an IP literal (IPv4, or IPv6 with or without brackets), or undefined when the
- * text is not an IP address (a host name, to be resolved first). IPv6 forms that carry an IPv4
- * address (mapped ::ffff:a.b.c.d, compatible ::a.b.c.d, NAT64 64:ff9b::a.b.c.d) take its class.
- */
+/** The class of an IP literal, or undefined for a host name; IPv6 carrying IPv4 takes its class. */
 export function ipAddressClass(address: string): AddressClass | undefined {
 	const v4 = parseIpv4(address);
 	if (v4) return ipv4Class(v4);

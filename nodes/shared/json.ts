@@ -7,14 +7,12 @@ export function isPlainObject(value: unknown): value is IDataObject {
 	);
 }
 
-/** How a value's type reads in a message: "null", "a list", "an object", "a number", ... */
 export function describeType(value: unknown): string {
 	if (value === null) return 'null';
 	if (Array.isArray(value)) return 'a list';
 	return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
-/** A signed request body's JSON value, or undefined when the bytes are not JSON. */
 export function parseJsonBody(rawBody: Buffer): { json: unknown } | undefined {
 	try {
 		return { json: JSON.parse(rawBody.toString('utf8')) as unknown };

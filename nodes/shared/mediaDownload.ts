@@ -1,12 +1,7 @@
 /**
- * Media download: GET /v1/media/{id} with the key, then the file from the short-lived signed
- * URL it redirects to, fetched without credentials (the URL's host is not the service's) and
- * streamed into n8n's binary data (to disk in n8n's filesystem mode, never whole in memory).
- *
- * The service and the media host are not trusted with where n8n connects or how much it
- * takes: every hop is checked before it is requested (scheme, resolved addresses, at most
- * MAX_MEDIA_REDIRECTS), and the bytes are counted as they stream (after decompression) under
- * a size limit and a deadline for the whole download.
+ * Media download: GET /v1/media/{id} with the key, then the signed URL it redirects to, without
+ * credentials, streamed into n8n's binary data. Every hop is checked before it is requested, and
+ * the bytes are counted as they stream under a size limit and one deadline.
  */
 import type {
 	IBinaryData,
@@ -60,7 +55,6 @@ export function fileNameFromDisposition(disposition: string | undefined): string
 	return plain?.[1].trim() || undefined;
 }
 
-/** The start of an error body from the media host, for the message. */
 async function readSmallText(stream: Readable, limit = 2048): Promise<string> {
 	const chunks: Buffer[] = [];
 	let size = 0;
@@ -77,9 +71,8 @@ async function readSmallText(stream: Readable, limit = 2048): Promise<string> {
 type Context = IExecuteFunctions | IWebhookFunctions | ITriggerFunctions;
 
 /**
- * The addresses a host name resolves to, through n8n's own resolver (the community-node scanner
- * allows no DNS import). Under n8n's SSRF protection, when the instance turns it on, that
- * resolver also applies the instance's rules. Undefined on an n8n without it (1.x).
+ * A host's addresses through n8n's own resolver (the scanner allows no DNS import), which applies
+ * n8n's SSRF rules when they are on. Undefined on an n8n without it (1.x).
  */
 async function resolvedAddresses(this: Context, hostname: string): Promise<string[] | undefined> {
 	if (typeof this.helpers.getSecureEgressFilter !== 'function') return undefined;
@@ -95,7 +88,6 @@ async function resolvedAddresses(this: Context, hostname: string): Promise<strin
 	});
 }
 
-/** Throws, before anything is requested from it, when `target` is not a place to fetch media from. */
 export async function checkMediaTarget(
 	this: Context,
 	target: URL,
@@ -134,7 +126,6 @@ export async function checkMediaTarget(
 	}
 }
 
-/** The media file's answer: the first that is not a redirect, each hop checked before it is requested. */
 async function fetchMediaFile(
 	this: Context,
 	location: URL,
@@ -167,21 +158,13 @@ async function fetchMediaFile(
 			throw new NodeOperationError(
 				this.getNode(),
 				`${context.operation}: the media host redirected to an invalid URL`,
-				{
-					itemIndex: context.itemIndex,
-					description: 'Nothing was downloaded.',
-				},
+				{ itemIndex: context.itemIndex, description: 'Nothing was downloaded.' },
 			);
 		}
 	}
 }
 
-/**
- * Counts the body's bytes as they are read (after decompression: n8n's HTTP client inflates
- * gzip and deflate as it streams) and destroys it, with the reason, once they pass the limit
- * or the deadline passes, so neither a compression bomb nor a trickle runs on. Returns the
- * function that stops watching.
- */
+/** Destroys the body once its bytes (after decompression) pass the limit, or at the deadline. */
 function enforceLimits(
 	body: Readable,
 	maxBytes: number,
@@ -199,9 +182,8 @@ function enforceLimits(
 		if (received > maxBytes) refuse(errors.tooLarge());
 	};
 	const expire = () => refuse(errors.tooSlow());
-	// Our 'data' listener must not start the flow before n8n's reader is attached (those bytes
-	// would reach only the counter): hold it paused, and resume when the reader listens for
-	// 'data' (a pipe, or a read loop through 'readable', resumes or reads by itself).
+	// Our 'data' listener must not start the flow before n8n's reader is attached: paused until
+	// a reader listens for 'data' ('readable' readers resume by themselves).
 	const resumeForReader = (event: string | symbol) => {
 		if (event !== 'data') return;
 		body.off('newListener', resumeForReader);
@@ -259,14 +241,11 @@ export async function downloadMedia(
 		throw new NodeApiError(
 			node,
 			{ status: pointer.statusCode },
-			{
-				message: `${context.operation}: the service's media link is not a valid URL`,
-				itemIndex,
-			},
+			{ message: `${context.operation}: the service's media link is not a valid URL`, itemIndex },
 		);
 	}
 
-	// One deadline for every hop and every byte: an idle timeout alone lets a trickle run for ever.
+	// One deadline for every hop and byte: an idle timeout alone lets a trickle run for ever.
 	const maxBytes = Math.floor(limits.maxFileSizeMb * 1024 * 1024);
 	const deadline = AbortSignal.timeout(limits.timeoutSeconds * 1000);
 	const tooSlow = () =>

@@ -1,7 +1,4 @@
-/**
- * The media download policy, pure (no lookup, no request): which addresses a media file may be
- * fetched from, the size and time limits, and the type and file name it is stored under.
- */
+/** The media download policy, pure: where from, the limits, the stored type and file name. */
 import type { INode } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
@@ -20,10 +17,8 @@ function isThisMachineName(host: string): boolean {
 }
 
 /**
- * Why a media URL may not be fetched, judged on its text alone, or undefined. Only http and
- * https, and never a step down from an https Base URL; a literal address must be public
- * (loopback allowed only when the Base URL itself is loopback, as for a local sandbox).
- * Host names are checked again on their resolved addresses (mediaAddressProblem).
+ * Why a media URL may not be fetched, on its text alone: http(s) only, no step down from https, a
+ * literal address public (loopback when the Base URL is). Names are checked again once resolved.
  */
 export function mediaUrlProblem(target: URL, baseUrl: URL): string | undefined {
 	if (target.protocol !== 'http:' && target.protocol !== 'https:') {
@@ -40,7 +35,6 @@ export function mediaUrlProblem(target: URL, baseUrl: URL): string | undefined {
 	return ipAddressClass(host) === undefined ? undefined : mediaAddressProblem(host, baseUrl);
 }
 
-/** Why a (resolved) address may not be connected to, or undefined when it is public. */
 export function mediaAddressProblem(address: string, baseUrl: URL): string | undefined {
 	const kind = ipAddressClass(address);
 	if (kind === undefined) return `${address} is not an IP address`;
@@ -49,7 +43,6 @@ export function mediaAddressProblem(address: string, baseUrl: URL): string | und
 	return `its address ${address} is ${kind === 'reserved' ? 'a reserved' : kind === 'unspecified' ? 'an unspecified' : `a ${kind}`} address`;
 }
 
-/** Default and bounds of the download limits (node options). */
 export const DEFAULT_MAX_FILE_SIZE_MB = 100;
 export const DEFAULT_DOWNLOAD_TIMEOUT_SECONDS = 300;
 
@@ -58,10 +51,7 @@ export interface DownloadLimits {
 	timeoutSeconds: number;
 }
 
-/**
- * The limits from a node's options ("Max File Size (MB)", "Download Timeout (Seconds)"): the
- * defaults when left empty, or the sentence that names an option that is not a positive number.
- */
+/** The limits from a node's options: defaults when empty, or the sentence naming a bad one. */
 export function readDownloadLimits(options: {
 	maxFileSize?: unknown;
 	downloadTimeout?: unknown;
@@ -87,7 +77,7 @@ export function readDownloadLimits(options: {
 	return { maxFileSizeMb, timeoutSeconds };
 }
 
-/** readDownloadLimits for an action: a NodeOperationError naming the option when one is not a positive number. */
+/** readDownloadLimits for an action: a bad option throws. */
 export function downloadLimits(
 	node: INode,
 	options: { maxFileSize?: unknown; downloadTimeout?: unknown },
@@ -103,10 +93,7 @@ export function downloadLimits(
 	return limits;
 }
 
-/**
- * Types a browser would run or render as a page (script, HTML, SVG, XML with stylesheets):
- * a file from a customer is stored as opaque bytes instead, so opening it from n8n cannot act.
- */
+/** Types a browser would run or render as a page: such a file is stored as opaque bytes instead. */
 const ACTIVE_CONTENT_TYPES = new Set([
 	'text/html',
 	'application/xhtml+xml',
@@ -136,7 +123,7 @@ export function storedMimeType(sent: string | undefined): {
 	return { mimeType: type };
 }
 
-/** The text without C0 and C1 control characters (CR, LF, NUL, ..., U+007F to U+009F) and the Unicode line separators (U+2028, U+2029). */
+/** Without C0 and C1 control characters and U+2028, U+2029. */
 function withoutControlCharacters(text: string): string {
 	let kept = '';
 	for (let i = 0; i < text.length; i++) {
@@ -150,11 +137,7 @@ function withoutControlCharacters(text: string): string {
 
 export const MAX_FILE_NAME_LENGTH = 200;
 
-/**
- * A file name safe to store and offer for download: no control characters (CR, LF, NUL, ...),
- * no path separators, no leading dots, at most 200 characters with its extension kept.
- * `fallback` (the media id) when nothing usable is left.
- */
+/** A safe file name: no control characters, separators or leading dots; ≤ 200 chars. */
 export function safeFileName(sent: string | undefined, fallback: string): string {
 	const cleaned = withoutControlCharacters(sent ?? '')
 		.replace(/[/\\]/g, '_')

@@ -1,9 +1,4 @@
-/**
- * The one way lists are read. The service's list answers have one shape (CONTRACT I4):
- * `{data: [...], has_more, next_cursor}`, newest first; the next page is asked for by sending
- * `next_cursor` back as `cursor`. Used by the action node's Get Many operations and by what
- * reads the service's history (the Polling Trigger, the trigger's catch-up).
- */
+/** The one way lists are read: `{data, has_more, next_cursor}`, newest first (CONTRACT I4). */
 import type { IDataObject } from 'n8n-workflow';
 
 import { isPlainObject } from './json';
@@ -14,7 +9,6 @@ export const MAX_PAGES = 1000;
 
 export interface ListPage {
 	entries: unknown[];
-	/** The cursor of the next page; undefined on the last one. */
 	cursor?: string;
 }
 
@@ -27,26 +21,11 @@ export function listPage(body: unknown): ListPage | undefined {
 }
 
 /**
- * GETs a list page by page, handing each answer to `visit` (with the page, or undefined when
- * the answer is not a list) until `visit` returns false, the list ends (no next cursor, or a
- * cursor seen before) or MAX_PAGES pages were read. Returns false only when the bound cut it.
+ * GETs a list page by page from `from.cursor`, handing each answer to `visit` (the page, or
+ * undefined when not a list) until it returns false, the list ends or a cursor repeats. When
+ * `maxPages` cuts it, `complete` is false and `cursor` is where a later read can go on.
  */
 export async function readPages(
-	this: ApiContext,
-	path: string,
-	qs: IDataObject,
-	context: RequestContext,
-	visit: (page: ListPage | undefined, body: unknown) => boolean,
-): Promise<boolean> {
-	return (await readPagesFrom.call(this, path, qs, context, visit)).complete;
-}
-
-/**
- * readPages from a cursor (undefined: the first page), at most `maxPages` pages. When the
- * bound cuts the list, `cursor` is where the next read would go on: a later read can continue
- * there instead of skipping what lies beyond.
- */
-export async function readPagesFrom(
 	this: ApiContext,
 	path: string,
 	qs: IDataObject,

@@ -1,21 +1,13 @@
-/**
- * Text the service (or a media host) supplies can carry a secret: a 400 that echoes the
- * request's headers carries `Bearer sk_live_…`. Everything service-supplied goes through
- * `redact` before it reaches an error, an output item or a log line.
- */
+/** Service-supplied text can carry a secret (a 400 echoing `Bearer sk_live_…`): redacted first. */
 
 const REDACTED = '[redacted]';
 
-/**
- * Tokens of the service's secret formats, and any bearer token. The token's characters include
- * `%` and `\`, so a key URL-encoded (`%2B`) or JSON-escaped (`\/`) inside a text is redacted whole.
- */
+/** Secret tokens and bearer tokens, `%` and `\` included so encoded keys are redacted whole. */
 const TOKEN_PATTERN = /(sk_live_|whsec_)[A-Za-z0-9_\-.~+/=%\\]+|(Bearer\s+)[^\s"',;]+/gi;
 
-/** A field whose name says it holds a secret: its text value is never shown, whatever it looks like. */
+/** A field whose name says it holds a secret: its value is never shown. */
 const SECRET_FIELD = /secret/i;
 
-/** The forms a known value takes inside a text: as it is, URL-encoded, JSON-escaped. */
 function writtenForms(value: string): string[] {
 	return [
 		...new Set([
@@ -26,7 +18,6 @@ function writtenForms(value: string): string[] {
 	];
 }
 
-/** The text with every secret token and every known secret value replaced. */
 export function redactText(text: string, known: readonly string[] = []): string {
 	let out = text.replace(
 		TOKEN_PATTERN,
@@ -43,7 +34,7 @@ export function redactText(text: string, known: readonly string[] = []): string 
 	return out;
 }
 
-/** A parsed body (or any value) with every string in it redacted; objects are copied only when something changed. */
+/** Any value with every string in it redacted; copied only when something changed. */
 export function redact<T>(value: T, known: readonly string[] = []): T {
 	if (typeof value === 'string') return redactText(value, known) as T;
 	if (Buffer.isBuffer(value)) return value;

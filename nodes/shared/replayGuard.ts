@@ -1,11 +1,5 @@
-/**
- * Replay protection within an age window: the first sighting of a key passes, a second one
- * before it expires does not. The service delivers each event once and never retries, so a
- * second copy of a correctly signed delivery is a replay. Pure and in memory: it holds within
- * one n8n process, bounded in size.
- */
+/** The first sighting of a key passes, a second before it expires does not. In memory, bounded. */
 export class ReplayGuard {
-	/** Key → the time after which the age check alone refuses the delivery. */
 	private readonly seen = new Map<string, number>();
 
 	constructor(private readonly capacity = 100_000) {}
@@ -20,7 +14,6 @@ export class ReplayGuard {
 		return true;
 	}
 
-	/** Whether `key` was seen and has not expired; records nothing. */
 	has(key: string, nowMs: number): boolean {
 		const expiry = this.seen.get(key);
 		return expiry !== undefined && expiry > nowMs;

@@ -1,9 +1,4 @@
-/**
- * The 24-hour free-text reply window, as data: when it closes for an inbound message, and
- * whether a reply's input item says it is already closed. The service stays the authority:
- * the check below only refuses a reply when the item's own clock says the window closed more
- * than CLOCK_SKEW_MS ago; anything closer is sent and the service decides.
- */
+/** The 24-hour reply window. The service decides: only a clearly closed one is refused here. */
 import type { IDataObject } from 'n8n-workflow';
 
 import { isPlainObject } from './json';
@@ -12,7 +7,6 @@ export const REPLY_WINDOW_MS = 24 * 60 * 60 * 1000;
 /** Disagreement between n8n's clock and the service's that is left for the service to judge. */
 export const CLOCK_SKEW_MS = 60 * 1000;
 
-/** When the free-text window opened by a message at `timestamp` closes (ISO 8601), or undefined. */
 export function replyWindowClosesAt(timestamp: unknown): string | undefined {
 	if (typeof timestamp !== 'string' || timestamp.trim() === '') return undefined;
 	const ms = Date.parse(timestamp);
@@ -20,10 +14,7 @@ export function replyWindowClosesAt(timestamp: unknown): string | undefined {
 	return new Date(ms + REPLY_WINDOW_MS).toISOString();
 }
 
-/**
- * An inbound item's JSON with `reply_window_closes_at` added (from the envelope's timestamp,
- * else the record's created_at); any other event is returned as it is.
- */
+/** An inbound item's JSON with `reply_window_closes_at` (from its timestamp, else created_at). */
 export function withReplyWindow(json: IDataObject): IDataObject {
 	if (json.event !== 'message.inbound') return json;
 	const data = isPlainObject(json.data) ? json.data : {};
@@ -31,10 +22,7 @@ export function withReplyWindow(json: IDataObject): IDataObject {
 	return closesAt === undefined ? json : { ...json, reply_window_closes_at: closesAt };
 }
 
-/**
- * When the input item is the inbound message this reply answers (same contact, same number
- * when From is given) and its window closed by n8n's clock: when it closed. Undefined otherwise.
- */
+/** When the input item is the message this reply answers and its window closed: when it closed. */
 export function closedWindow(
 	input: IDataObject | undefined,
 	to: string,

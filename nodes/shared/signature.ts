@@ -1,12 +1,4 @@
-/**
- * Webhook signature check. Pure: no n8n imports, never throws, so it can be tested on
- * its own and called before anything else looks at the request.
- *
- * The service sends `X-Service-Signature: sha256=<hex>`, where hex is the HMAC-SHA256 of
- * the raw body bytes keyed with the signing secret. The HMAC is computed over the bytes
- * as they arrived: re-serialising the parsed JSON (other spacing, key order, escapes)
- * would produce other bytes and therefore another signature.
- */
+/** Webhook signature: `sha256=<hex HMAC-SHA256>` of the raw bytes as they came. Never throws. */
 import { createHmac, timingSafeEqual } from 'crypto';
 
 export const SIGNATURE_HEADER = 'x-service-signature';
@@ -21,7 +13,7 @@ export function computeSignature(rawBody: Buffer, secret: string): string {
 	return createHmac('sha256', secret).update(rawBody).digest('hex');
 }
 
-/** Whether the header could be a signature at all (one value, sha256= and 64 hex digits): checked before any secret is read. */
+/** Whether the header could be a signature at all: checked before any secret is read. */
 export function hasSignatureShape(header: string | string[] | undefined): boolean {
 	const value = Array.isArray(header) && header.length === 1 ? header[0] : header;
 	return typeof value === 'string' && HEADER_PATTERN.test(value);
@@ -39,21 +31,9 @@ export function verifySignature(
 		if (!Buffer.isBuffer(rawBody)) {
 			return { valid: false, reason: 'the raw request body is not available' };
 		}
-		let value: string | undefined;
-		if (Array.isArray(header)) {
-			if (header.length !== 1) {
-				return {
-					valid: false,
-					reason:
-						header.length === 0
-							? 'the signature header is missing'
-							: 'the signature header was sent more than once',
-				};
-			}
-			value = header[0];
-		} else {
-			value = header;
-		}
+		if (Array.isArray(header) && header.length > 1)
+			return { valid: false, reason: 'the signature header was sent more than once' };
+		const value = Array.isArray(header) ? header[0] : header;
 		if (typeof value !== 'string' || value === '') {
 			return { valid: false, reason: 'the signature header is missing' };
 		}

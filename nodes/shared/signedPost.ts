@@ -1,9 +1,4 @@
-/**
- * The one signed POST between parts of this package on one n8n: Reply and Wait for Answer
- * registering its wait through the trigger. A JSON body signed as the service signs its events
- * (`sha256=<hex HMAC>` of the raw body) with a key derived from the API key, under the header
- * that says what it is; redirects are never followed.
- */
+/** The one signed POST between parts of this n8n: Reply and Wait registering via the trigger. */
 import type { RequestHelperFunctions } from 'n8n-workflow';
 
 import { deriveKey, type KeyLabel } from './credentialKeys';
@@ -19,24 +14,18 @@ export function signWithDerivedKey(
 }
 
 export interface SignedPost {
-	/** The header that carries the signature (and says what the request is). */
 	header: string;
-	/** Whose derived key signs it. */
 	apiKey: string;
 	label: KeyLabel;
 	timeoutMs: number;
 }
 
-/** The other end's answer, whatever its status; the body as n8n's helper gives it (a string, or parsed JSON). */
 export interface SignedPostAnswer {
 	statusCode: number;
 	body: unknown;
 }
 
-/**
- * POSTs `body` (JSON text) to `url`, signed over exactly these bytes. Every status is an answer
- * (none throws); a request that got no answer (refused, timed out) throws n8n's error.
- */
+/** POSTs `body` signed over exactly these bytes; every status is an answer, no answer throws. */
 export async function postSigned(
 	this: { helpers: Pick<RequestHelperFunctions, 'httpRequest'> },
 	url: string,

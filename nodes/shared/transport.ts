@@ -1,9 +1,4 @@
-/**
- * The one module every request goes through. Requests with the API key address only the
- * credential's own origin (its authenticate refuses any other), reads are retried a bounded
- * number of times on transient failures, and anything else is sent exactly once: a reply
- * that may have reached the service is never sent again.
- */
+/** Every request goes through here; only reads are retried: a reply is never sent twice. */
 import type {
 	IDataObject,
 	IExecuteFunctions,
@@ -68,7 +63,6 @@ const TRANSIENT_CODES = new Set([
 	'ESOCKETTIMEDOUT',
 ]);
 
-/** The transient connection error code behind an error (its causes included), if any. */
 function transientCode(error: unknown): string | undefined {
 	let current = error as { code?: unknown; cause?: unknown } | undefined;
 	for (let depth = 0; current && depth < 5; depth++) {
@@ -79,11 +73,7 @@ function transientCode(error: unknown): string | undefined {
 	return /socket hang up|ECONNRESET/i.test(message) ? 'ECONNRESET' : undefined;
 }
 
-/**
- * Sends `send` once, or up to `retries` more times while it fails transiently: a connection
- * reset or timeout, a 429 or a 5xx. A 429 whose Retry-After asks for more than 30 s is
- * returned as it is. The last failure is passed to `onError`, which decides what to throw.
- */
+/** Sends, then up to `retries` more times on a reset or timeout, a 429 or a 5xx. */
 export async function withRetries<T extends { statusCode: number; headers: ResponseHeaders }>(
 	send: () => Promise<T>,
 	options: {
@@ -116,10 +106,7 @@ export async function withRetries<T extends { statusCode: number; headers: Respo
 	}
 }
 
-/**
- * The credential's Base URL, checked before anything is sent so a malformed key never leaves
- * n8n, and its secret values, which no answer of the service may carry into our output.
- */
+/** The credential's Base URL (checked before anything is sent) and its secret values. */
 export async function checkedCredential(
 	this: ApiContext,
 	itemIndex?: number,
@@ -135,11 +122,7 @@ export async function checkedCredential(
 	return { baseUrl: base.url, secrets: secrets.map((value) => value.trim()) };
 }
 
-/**
- * A request with the API key whose answer, of any status, comes back with its body redacted
- * (no secret token, nor the credential's own values). Only the registration, whose answer
- * carries the signing secret, also asks for the body as it came.
- */
+/** A request with the API key; its answer, of any status, comes back redacted. */
 export async function rawApiRequest(
 	this: ApiContext,
 	method: IHttpRequestMethods,
@@ -176,11 +159,7 @@ export async function rawApiRequest(
 	return options.unredacted ? { ...redacted, unredactedBody: response.body } : redacted;
 }
 
-/**
- * A request without credentials (the media host's signed URL), streamed, with the same retries
- * as reads. Redirects are returned, not followed: the caller checks each hop before it is
- * requested. `signal` ends the request (the download's deadline); `abortedError` says why.
- */
+/** A streamed request without credentials; redirects are returned, not followed. */
 export async function fetchWithoutCredentials(
 	this: ApiContext,
 	url: string,
@@ -236,8 +215,7 @@ function connectionError(
 			: 'It was not sent again, because the service may already have acted on it: check before retrying.';
 	// A fresh error without `cause`: the underlying one carries the request, headers included.
 	return new NodeApiError(node, { message: reason } as JsonObject, {
-		// The reason stays out of the message: n8n swaps a message naming e.g. ECONNRESET for
-		// its generic "you can retry the request immediately", wrong for a reply.
+		// n8n swaps a message naming e.g. ECONNRESET for "you can retry the request immediately".
 		message: `${context.operation}: could not reach the service`,
 		description: `The connection failed (${reason}). Check the credential's Base URL and that the service is reachable. ${unsure}`,
 		itemIndex: context.itemIndex,
@@ -274,7 +252,6 @@ export async function apiRequest(
 	throwForStatus(this.getNode(), response, options.context);
 	const body = response.body;
 	if (typeof body === 'string' && body.trim() !== '') {
-		// A 2xx to anything but a read means the service probably acted: say so, it is not resent.
 		const acted =
 			method === 'GET'
 				? ''

@@ -1,12 +1,7 @@
-/**
- * Which stored messages a poll emits. Pure: the service's history is read newest first
- * (CONTRACT I4); a message is new when it is after the watermark, by its `created_at` and,
- * for messages of the same instant, by its `id`. Emitted oldest first.
- */
+/** Which stored messages are new, pure: after the watermark by `created_at`, then `id`. */
 import type { IDataObject } from 'n8n-workflow';
 
 export interface Watermark {
-	/** `created_at` of the newest message emitted (or the starting point). */
 	createdAt: string;
 	/** Ids of the messages emitted at exactly that instant. */
 	ids: string[];
@@ -18,17 +13,14 @@ function instant(record: IDataObject): number {
 }
 
 /**
- * The microseconds past the millisecond (Date.parse drops them), read from the fraction's digits:
- * `.383807+00:00` is 807, `.383Z` (a watermark n8n wrote with toISOString) is 0. Comparing the texts
- * instead put `.383807+00:00` before `.383Z` ('8' sorts before 'Z'), and the catch-up skipped a
- * message stored in the millisecond it started from.
+ * The microseconds Date.parse drops (`.383807` is 807, `.383Z` 0). Comparing texts put
+ * `.383807+00:00` before `.383Z`: the catch-up skipped a message stored in its first ms.
  */
 function microsPastMillisecond(record: IDataObject): number {
 	const fraction = /\.(\d+)/.exec(String(record.created_at))?.[1] ?? '';
 	return Number(fraction.padEnd(6, '0').slice(3, 6));
 }
 
-/** Oldest first: by instant, then the microseconds, then the id. */
 export function byAge(a: IDataObject, b: IDataObject): number {
 	return (
 		instant(a) - instant(b) ||
@@ -37,7 +29,6 @@ export function byAge(a: IDataObject, b: IDataObject): number {
 	);
 }
 
-/** Whether `record` comes after the watermark. */
 export function isAfter(record: IDataObject, watermark: Watermark): boolean {
 	const mark = { created_at: watermark.createdAt, id: '' };
 	const order =
@@ -46,7 +37,6 @@ export function isAfter(record: IDataObject, watermark: Watermark): boolean {
 	return !watermark.ids.includes(String(record.id));
 }
 
-/** Whether a page of newest-first records reaches back to the watermark (then no older page is needed). */
 export function reachesWatermark(page: IDataObject[], watermark: Watermark): boolean {
 	return page.some((record) => !isAfter(record, watermark));
 }

@@ -18,9 +18,9 @@ import {
 	CREDENTIAL_NAME,
 	EXAMPLES,
 	importExamples,
-	readExample,
+	readExampleFile,
+	ROUTER_EXAMPLES,
 	triggerName,
-	type ExampleKey,
 	type Imported,
 } from '../real-n8n/examples';
 import {
@@ -46,16 +46,7 @@ import {
 import { launchSandbox, SandboxControl, type Sandbox } from '../real-n8n/sandbox';
 import { runCatchUpChecks } from './checks/catch-up';
 import { runEditorChecks } from './checks/editor';
-import {
-	copyOfExample,
-	severalWorkflowsCheck,
-	severalWorkflowsHandOffCheck,
-	severalWorkflowsIdentityCheck,
-	severalWorkflowsMediaAndHandOverCheck,
-	type StartAnotherN8n,
-	severalWorkflowsMembersChangeCheck,
-	severalWorkflowsRestartCheck,
-} from './checks/severalWorkflows';
+import { routerChecks } from './checks/router';
 import {
 	errorWorkflow,
 	latestHttpRequestVersion,
@@ -155,27 +146,7 @@ async function main(): Promise<number> {
 			await during();
 			n8n = await N8nProcess.start({ installation, userFolder, logFile, port });
 		};
-		// Another n8n beside this one (staging beside production): its own folder, keys and URL.
-		const startAnother: StartAnotherN8n = async () => {
-			const folder = mkdtempSync(join(tmpdir(), `bm-e2e-staging${line}-`));
-			installPackage(folder, tarball as string);
-			const other = await N8nProcess.start({
-				installation,
-				userFolder: folder,
-				logFile: join(outDir, `n8n-staging-line${line}.log`),
-			});
-			const client = new N8nClient(other.url, line, installation.dir);
-			await client.setupOwner();
-			return {
-				url: other.url,
-				client,
-				close: async () => {
-					await other.stop();
-					rmSync(folder, { recursive: true, force: true });
-				},
-			};
-		};
-		await runChecks(n8n, sandbox, installation.dir, restartWith, startAnother);
+		await runChecks(n8n, sandbox, installation.dir, restartWith);
 		const restart = async () => (
 			await n8n!.stop(),
 			(n8n = await N8nProcess.start({ installation, userFolder, logFile, port: n8n!.port }))
@@ -221,7 +192,6 @@ async function runChecks(
 	sandbox: Sandbox,
 	installDir: string,
 	restartWith: (during: () => Promise<void>) => Promise<void>,
-	startAnother: StartAnotherN8n,
 ): Promise<void> {
 	const client = new N8nClient(n8n.url, line, installDir);
 	const control = new SandboxControl(sandbox.baseUrl);
@@ -326,7 +296,7 @@ async function runChecks(
 
 	let imported: Imported | undefined;
 	await check(
-		'credential, Data Tables and the three example workflows created over REST',
+		'credential, Data Tables and the example workflows created over REST (no example, router ones included, carries a webhookId)',
 		async () => {
 			imported = await importExamples(client, {
 				apiKey: sandbox.keys.all,
@@ -334,8 +304,8 @@ async function runChecks(
 			});
 			// The examples carry no webhookId (a fixed one would make every import's production URL the
 			// same, guessable one); each import gets its own, as in the editor.
-			const fixed = (Object.keys(EXAMPLES) as ExampleKey[]).filter((key) =>
-				readExample(key).nodes.some((node) => 'webhookId' in node),
+			const fixed = [...Object.values(EXAMPLES), ...Object.values(ROUTER_EXAMPLES)].filter((file) =>
+				readExampleFile(file).nodes.some((node) => 'webhookId' in node),
 			);
 			expect(fixed.length === 0, `examples with a fixed webhookId: ${fixed.join(', ')}`);
 			const ids = Object.values(imported.workflows).map(
@@ -354,7 +324,7 @@ async function runChecks(
 		},
 	);
 	if (!imported) return;
-	const { autoReply, syncToCrm, deliveryStatus, conversation } = imported.workflows;
+	const { autoReply, syncToCrm, deliveryStatus } = imported.workflows;
 
 	const productionUrl = (workflow: SavedWorkflow): string => {
 		const trigger = workflow.nodes.find((node) => node.type === TRIGGER_TYPE);
@@ -387,8 +357,7 @@ async function runChecks(
 	/**
 	 * The finished execution of the workflow whose trigger emitted the event `matches` accepts. A workflow that
 	 * was active before also runs what its catch-up recovers on reactivation (messages whose delivery failed
-	 * meanwhile), and late forwards from the checks of several workflows: the next execution is not always this
-	 * event's.
+	 * meanwhile): the next execution is not always this event's.
 	 */
 	const executionOfEvent = async (
 		workflow: SavedWorkflow,
@@ -421,9 +390,8 @@ async function runChecks(
 		await executionOfEvent(workflow, waMessageId, (e) => e.data?.wa_message_id === waMessageId);
 	/**
 	 * No execution for this check's events. An execution of an event that happened before the check
-	 * started is an earlier check's: a holder retries a forward that failed 2, 10, 60 and 200 s later
-	 * (the several-workflows checks unpublish members mid-stream), and a member published again gets it
-	 * then, once. Those are listed as set aside, not counted.
+	 * started is an earlier check's (a workflow published again recovers what it missed while it was
+	 * unpublished). Those are listed as set aside, not counted.
 	 */
 	const noNewExecution = async (quietMs = 4000): Promise<string> => {
 		await sleep(quietMs);
@@ -494,35 +462,20 @@ async function runChecks(
 		return { execution, reply, delivery: sent.delivery, waMessageId: sent.record.wa_message_id };
 	};
 
-	const severalWorkflows = {
+	// Several workflows on one account: the router example and its sub-workflows (test/e2e/checks/router.ts).
+	await routerChecks({
 		check,
-		apiKey: sandbox.keys.all,
 		client,
 		control,
 		number,
-		workflows: {
-			autoReply: await copyOfExample(client, autoReply),
-			syncToCrm: await copyOfExample(client, syncToCrm),
-			deliveryStatus: await copyOfExample(client, deliveryStatus),
-			conversation: await copyOfExample(client, conversation),
-		},
+		imported,
 		productionUrl,
 		registeredUrl,
-		triggerName,
-	};
-	await severalWorkflowsCheck(severalWorkflows);
-	await severalWorkflowsHandOffCheck(severalWorkflows);
-	await severalWorkflowsMembersChangeCheck(severalWorkflows);
-	await severalWorkflowsMediaAndHandOverCheck({
-		...severalWorkflows,
-		credentialId: imported.credentialId,
+		restartWith: async (during) => {
+			await restartWith(during);
+			await client.login();
+		},
 	});
-	await severalWorkflowsIdentityCheck({
-		...severalWorkflows,
-		credentialId: imported.credentialId,
-		startAnother,
-	});
-	await severalWorkflowsRestartCheck(severalWorkflows, restartWith);
 
 	await snapshotExecutions();
 
@@ -795,29 +748,6 @@ async function runChecks(
 	);
 
 	await check(
-		'several workflows (issue 26): a second workflow on the same account joins the active one: activated, the webhook unchanged, both run an inbound message; unpublished, the webhook stays',
-		async () => {
-			// Alone (E2E_ONLY): the auto-reply workflow holds the webhook first.
-			if ((await registeredUrl()) !== productionUrl(autoReply)) await activate(autoReply);
-			await snapshotExecutions();
-			const outcome = await client.activateAndSettle(syncToCrm.id);
-			expect(outcome.ok, `the second workflow was refused: ${outcome.ok ? '' : outcome.message}`);
-			const current = await registeredUrl();
-			expect(current === productionUrl(autoReply), `the sandbox webhook changed to ${current}`);
-			const { execution, waMessageId } = await roundTrip('+447700900125', 'Ada', 'Both workflows');
-			const forwarded = await executionOfMessage(syncToCrm, waMessageId);
-			await client.deactivate(syncToCrm.id);
-			await sleep(1000);
-			const after = await registeredUrl();
-			expect(
-				after === productionUrl(autoReply),
-				`after unpublishing the second workflow the sandbox webhook is ${after}`,
-			);
-			return `activated; webhook still ${productionUrl(autoReply)}; auto-reply execution ${execution.id}, sync-inbound-to-crm execution ${forwarded.id} (${forwarded.status})`;
-		},
-	);
-
-	await check(
 		"a copy of the active workflow (same webhookId) activated without Take Over: refused, and the original keeps its webhook (n8n 1.x calls the copy's delete)",
 		async () => {
 			const source = await client.getWorkflow(autoReply.id);
@@ -941,7 +871,7 @@ async function runChecks(
 	await check(
 		'delivery-status: message.status events reach the workflow and update the row',
 		async () => {
-			// The newest reply: the several-workflows check already set "delivered" on the first ones (a status
+			// The newest reply: the router checks already set "delivered" on earlier ones (a status
 			// already run is not run again).
 			const reply = (await control.state()).messages.at(-1);
 			expect(reply, 'no sent message to update (the auto-reply check did not send one)');

@@ -6,7 +6,15 @@ import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 
-import { EXAMPLES, importExamples, type ExampleKey, type Imported } from './examples';
+import {
+	activateRouter,
+	EXAMPLES,
+	importExamples,
+	importRouter,
+	type ExampleKey,
+	type Imported,
+	type ImportedRouter,
+} from './examples';
 import {
 	installN8n,
 	installPackage,
@@ -30,8 +38,10 @@ export interface EnvironmentOptions {
 	fresh: boolean;
 	n8nPort: number;
 	sandboxPort: number;
-	/** The examples activated on a new instance, all at the same moment (they share the account's webhook). */
+	/** The standalone example activated on a new instance (the account has one webhook: one at most). */
 	activate: ExampleKey[];
+	/** Also import the router and its sub-workflows (examples/router*.json) and activate them. */
+	router?: boolean;
 }
 
 export interface Environment {
@@ -40,6 +50,8 @@ export interface Environment {
 	sandbox: Sandbox;
 	client: N8nClient;
 	imported: Imported;
+	/** The router and its sub-workflows, with `router: true`. */
+	router?: ImportedRouter;
 	/** Names of the workflows active once the environment is up. */
 	active: string[];
 	/** Notes about ports that were taken, etc. */
@@ -116,40 +128,37 @@ export async function startEnvironment(options: EnvironmentOptions): Promise<Env
 			baseUrl: sandbox.baseUrl,
 		});
 
+		const router = options.router ? await importRouter(client, imported) : undefined;
+
 		// The sandbox draws new key values and forgets its webhook on every start, so workflows
 		// left active by a previous run were activated at n8n's start with the old key: activate
 		// them again now that the credential holds the new key.
 		const all = await client.listWorkflows();
 		let active = all.filter((w) => w.active);
 		if (isNew && active.length === 0) {
-			const outcomes = await Promise.all(
-				options.activate.map(async (key) => ({
-					key,
-					outcome: await client.activateAndSettle(imported.workflows[key].id),
-				})),
-			);
-			const failed = outcomes.filter(({ outcome }) => !outcome.ok);
-			if (failed.length > 0)
-				throw new Error(
-					`Activating the examples failed: ${failed.map(({ key, outcome }) => `${EXAMPLES[key]}: ${outcome.ok ? '' : outcome.message}`).join('; ')}`,
-				);
+			for (const key of options.activate) {
+				const outcome = await client.activateAndSettle(imported.workflows[key].id);
+				if (!outcome.ok) throw new Error(`Activating ${EXAMPLES[key]} failed: ${outcome.message}`);
+			}
+			if (router) await activateRouter(client, router);
 		} else {
-			// All off first, then all on at once: re-activating one by one would move the account's
-			// webhook at each step.
+			// All off first, then on again, the router first: the account has one webhook, and a
+			// second Business Messaging Trigger on it is refused.
 			const again: SavedWorkflow[] = [];
 			for (const summary of active) {
 				const workflow = await client.getWorkflow(summary.id);
 				if (!workflow.nodes.some((node) => node.type === TRIGGER_TYPE)) continue;
 				await client.deactivate(workflow.id);
-				again.push(workflow);
+				// The standalone examples an earlier `npm run dev` activated stay off beside the router.
+				const standalone = Object.values(imported.workflows).some((w) => w.id === workflow.id);
+				if (workflow.id !== router?.router.id && !(router && standalone)) again.push(workflow);
 			}
-			await Promise.all(
-				again.map(async (workflow) => {
-					const outcome = await client.activateAndSettle(workflow.id);
-					if (!outcome.ok)
-						notes.push(`"${workflow.name}" could not be activated again: ${outcome.message}`);
-				}),
-			);
+			if (router) await activateRouter(client, router);
+			for (const workflow of again) {
+				const outcome = await client.activateAndSettle(workflow.id);
+				if (!outcome.ok)
+					notes.push(`"${workflow.name}" could not be activated again: ${outcome.message}`);
+			}
 		}
 		active = (await client.listWorkflows()).filter((w) => w.active);
 
@@ -160,6 +169,7 @@ export async function startEnvironment(options: EnvironmentOptions): Promise<Env
 			sandbox,
 			client,
 			imported,
+			router,
 			active: active.map((w) => w.name),
 			notes,
 			async stop() {

@@ -17,11 +17,7 @@ type OperationExecute = (
 	item: INodeExecutionData,
 ) => Promise<INodeExecutionData | INodeExecutionData[]>;
 
-/**
- * Runs the chosen operation once per input item and owns what every operation shares: the
- * output items' pairedItem, the item index on errors, and Continue On Fail (a failed item
- * becomes an error item paired with its input while the other items go on).
- */
+/** Runs the operation per input item: pairedItem, the item index on errors, Continue On Fail. */
 export async function router(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const items = this.getInputData();
 	const chosen = {
@@ -29,8 +25,7 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 		operation: this.getNodeParameter('operation', 0),
 	} as BusinessMessagingType;
 
-	// An expression or an old workflow can name an operation that does not exist: the lookup
-	// then finds nothing (or no function), and the node says so.
+	// An expression or an old workflow can name an operation that does not exist.
 	let execute: OperationExecute | undefined;
 	switch (chosen.resource) {
 		case 'account':

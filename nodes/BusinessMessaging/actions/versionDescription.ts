@@ -7,11 +7,7 @@ import * as media from './media/Media.resource';
 import * as message from './message/Message.resource';
 import * as webhook from './webhook/Webhook.resource';
 
-/**
- * The parameters of version 1: the resource selector, then each resource's operation
- * selector and operation fields. The node's metadata (name, icon, credentials, ...)
- * stays a literal in BusinessMessaging.node.ts, where n8n's community scanner reads it.
- */
+/** Version 1's parameters; the metadata stays a literal in the node file, for n8n's scanner. */
 export const versionProperties: INodeProperties[] = [
 	{
 		displayName: 'Resource',
@@ -19,30 +15,12 @@ export const versionProperties: INodeProperties[] = [
 		type: 'options',
 		noDataExpression: true,
 		options: [
-			{
-				name: 'Account',
-				value: 'account',
-			},
-			{
-				name: 'Key',
-				value: 'key',
-			},
-			{
-				name: 'Log',
-				value: 'log',
-			},
-			{
-				name: 'Media',
-				value: 'media',
-			},
-			{
-				name: 'Message',
-				value: 'message',
-			},
-			{
-				name: 'Webhook',
-				value: 'webhook',
-			},
+			{ name: 'Account', value: 'account' },
+			{ name: 'Key', value: 'key' },
+			{ name: 'Log', value: 'log' },
+			{ name: 'Media', value: 'media' },
+			{ name: 'Message', value: 'message' },
+			{ name: 'Webhook', value: 'webhook' },
 		],
 		default: 'message',
 	},

@@ -1,6 +1,5 @@
 import type { IDisplayOptions, INodeProperties } from 'n8n-workflow';
 
-/** n8n's Return All / Limit pair for Get Many operations. */
 export const returnAllOrLimit: INodeProperties[] = [
 	{
 		displayName: 'Return All',
@@ -13,27 +12,18 @@ export const returnAllOrLimit: INodeProperties[] = [
 		displayName: 'Limit',
 		name: 'limit',
 		type: 'number',
-		displayOptions: {
-			show: {
-				returnAll: [false],
-			},
-		},
-		typeOptions: {
-			minValue: 1,
-		},
+		displayOptions: { show: { returnAll: [false] } },
+		typeOptions: { minValue: 1 },
 		default: 50,
 		description: 'Max number of results to return',
 	},
 ];
 
-/** Free name/value pairs added to the query string as they are. */
 export const additionalQueryParameters: INodeProperties = {
 	displayName: 'Additional Query Parameters',
 	name: 'queryParameters',
 	type: 'fixedCollection',
-	typeOptions: {
-		multipleValues: true,
-	},
+	typeOptions: { multipleValues: true },
 	default: {},
 	placeholder: 'Add Parameter',
 	description:
@@ -50,22 +40,13 @@ export const additionalQueryParameters: INodeProperties = {
 					default: '',
 					placeholder: 'e.g. since',
 				},
-				{
-					displayName: 'Value',
-					name: 'value',
-					type: 'string',
-					default: '',
-				},
+				{ displayName: 'Value', name: 'value', type: 'string', default: '' },
 			],
 		},
 	],
 };
 
-/**
- * Stamps resource/operation visibility on every property of an operation, keeping the
- * property's own conditions (the idea of n8n's nodes-base `updateDisplayOptions`,
- * which community packages cannot import).
- */
+/** nodes-base's `updateDisplayOptions` (not importable): resource and operation on each field. */
 export function updateDisplayOptions(
 	displayOptions: IDisplayOptions,
 	properties: INodeProperties[],

@@ -5,10 +5,7 @@ import { listPage, readPages } from '../../shared/pagination';
 import type { RequestContext } from '../../shared/transport';
 import { asJsonObject } from './output';
 
-/**
- * One list answer as output records: the list's entries, or, for an answer without a `data`
- * list, one record as it came (not guessed at).
- */
+/** One list answer as output records; an answer without a `data` list is one record as it came. */
 export function splitPage(body: unknown): { records: IDataObject[]; cursor?: string } {
 	const page = listPage(body);
 	if (!page) {
@@ -19,10 +16,7 @@ export function splitPage(body: unknown): { records: IDataObject[]; cursor?: str
 	return { records: page.entries.map(asJsonObject), cursor: page.cursor };
 }
 
-/**
- * GET a list endpoint for one item, by its Return All and Limit fields: one page, or every
- * page following `next_cursor`, stopping as soon as the limit is reached.
- */
+/** GET a list for one item by its Return All and Limit fields, stopping at the limit. */
 export async function getList(
 	this: IExecuteFunctions,
 	itemIndex: number,

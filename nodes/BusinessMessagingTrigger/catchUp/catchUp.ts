@@ -1,18 +1,7 @@
 /**
- * Catch-up: the inbound and echo messages the service stored but the workflow never received
- * (n8n was down, restarting, too busy, unreachable, or the workflow was inactive) are emitted
- * once, oldest first, marked `recovered: true`.
- *
- * Exactly once without state shared between n8n processes: the webhook answers 503 and runs
- * nothing for a delivery it gets too late (receiving/, Late Delivery Cutoff), so a delivery the
- * service logged as failed is one the workflow did not run, and a logged success is one it
- * ran. What remains, a delivery accepted in time that n8n answered after the service gave up,
- * is covered by the trigger's execute(), which drops a message n8n's deduplication store says ran
- * (routing/runOnce.ts), and in regular mode by the process's memory of what webhook() accepted
- * (receiving/acceptedHere.ts), which spares the execution. The catch-up runs on
- * one process only (n8n starts triggers on the leader main), looks only at messages stored at least SETTLE_MS ago, when their one delivery attempt is over
- * (the service waits about 8 s and never retries), and recovers those without a successful
- * delivery. Its watermark lives in the node's static data, which n8n saves on each emit.
+ * Catch-up: stored messages the workflow never received are emitted once, oldest first, marked
+ * `recovered: true`. A late delivery is answered 503 and not run, so the service's logged failure
+ * means "not run". Runs on one process: n8n starts triggers on the leader main.
  */
 import type { IDataObject, IRun, ITriggerFunctions, ITriggerResponse } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
@@ -24,7 +13,7 @@ import {
 	type MessageEvent,
 	type WebhookAttempt,
 } from '../../shared/history';
-import { triggerIdentity, type TriggerIdentity } from '../../shared/replyAndWait';
+import { triggerIdentity, type TriggerIdentity } from '../../shared/replyAndWait/resume';
 import { CREDENTIAL_TYPE } from '../../shared/transport';
 import { byAge, isAfter, type Watermark } from '../../shared/watermark';
 import { outputLayout } from '../description';
@@ -47,7 +36,7 @@ import {
 } from './recoveries';
 
 const LOG_PREFIX = 'Business Messaging Trigger (catch-up)';
-/** How long a contact's next recovered message waits for the previous execution to end (a workflow may wait for hours). */
+/** How long a contact's next recovered message waits for the previous execution to end. */
 const CONVERSATION_WAIT_MS = 30_000;
 const OPERATION = 'Trigger → Catch Up Missed Messages';
 
@@ -57,24 +46,18 @@ function conversationOf(recovery: Recovery): string {
 	return `${String(record.number ?? '')}:${String(recovery.event === 'message.echo' ? record.to : record.from)}`;
 }
 
-/**
- * What one activation has decided and not yet put behind the saved watermark, kept in memory
- * across runs. A run decides from `planned` and schedules its recoveries on their contact's
- * chain without waiting for the chains: a slow conversation holds back neither the other
- * contacts nor the next run, and the next run does not decide again what is scheduled.
- */
+/** What one activation has decided and not yet put behind the saved watermark, kept across runs. */
 interface Schedule {
-	/** Per event: the watermark after everything decided (the next run reads and decides from here). */
+	/** Per event: the watermark after everything decided (the next run starts here). */
 	planned: Partial<Record<MessageEvent, Watermark>>;
-	/** Decided, not emitted yet, oldest first: the saved watermark stops before the oldest of each event. */
+	/** Decided, not emitted yet, oldest first. */
 	waiting: Recovery[];
-	/** Emitted while an older one of its event was waiting: saved (`emitted`) so a restart does not run it again. */
+	/** Emitted while an older one was waiting: saved (`emitted`) so a restart does not rerun it. */
 	emittedAhead: Recovery[];
-	/** Emitted in an earlier process beyond its saved watermark (static data): not run again. */
+	/** Emitted in an earlier process beyond its saved watermark. */
 	emittedBefore: Set<string>;
-	/** Per conversation: the tail of its chain of recoveries. */
 	chains: Map<string, Promise<void>>;
-	/** Per event: where a bounded history read stopped (the next run goes on there) and what it read (kept until decided). */
+	/** Per event: where a bounded history read stopped, and what it read (kept until decided). */
 	resume: Partial<Record<MessageEvent, { cursor: string; records: IDataObject[] }>>;
 }
 
@@ -110,12 +93,7 @@ function settle(state: CatchUpState, schedule: Schedule): void {
 	else delete state.emitted;
 }
 
-/**
- * One execution per recovered message, as the webhook starts them. A contact's messages run one
- * after another, oldest first (the next is emitted when the previous execution has ended, or
- * after CONVERSATION_WAIT_MS), so a bot or a CRM sees a conversation in order; different
- * contacts run side by side, and nobody waits for the chains.
- */
+/** One execution per recovered message: a contact's in order, contacts side by side. */
 function schedule(
 	this: ITriggerFunctions,
 	recoveries: Recovery[],
@@ -127,12 +105,10 @@ function schedule(
 ): void {
 	const scope = `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
 	const runOne = async (recovery: Recovery) => {
-		// Closed: not emitted, and the saved watermark stays before it (the next activation recovers it).
+		// Closed: not emitted; the saved watermark stays before it.
 		if (isClosed()) return;
 		const id = String(recovery.record.wa_message_id ?? recovery.record.id);
 		try {
-			// As webhook() would have: hand over to a person, or the answer a waiting execution expects.
-			// Download Media happens in the trigger's execute(), as for a live event.
 			const routed = await routeEvent.call(
 				this,
 				recoveredItem(recovery),
@@ -148,18 +124,14 @@ function schedule(
 			persist();
 			if (routed.kind !== 'start') return;
 			const done = this.helpers.createDeferredPromise<IRun>();
-			// n8n 2.x stores the key with the execution and refuses a second one: a message recovered before a
-			// restart whose watermark n8n had not saved yet is not run twice (n8n 1.x ignores the key).
+			// n8n 2.x refuses a second execution with this key (1.x ignores it): no rerun on restart.
 			this.emit(routed.workflowData, undefined, done, `business-messaging:${scope}:${id}`);
 			let ended = false;
-			void done.promise.then(
-				() => (ended = true),
-				() => (ended = true),
-			);
-			// In steps, so that no timer is left behind once the execution has ended.
+			const end = () => (ended = true);
+			void done.promise.then(end, end);
 			for (let waited = 0; waited < CONVERSATION_WAIT_MS && !ended; waited += 100) await sleep(100);
 		} catch (error) {
-			// As before this chain existed: the message is passed over (named here), the conversation goes on.
+			// The message is passed over (named here), the conversation goes on.
 			plan.waiting = plan.waiting.filter((waiting) => waiting !== recovery);
 			settle(state, plan);
 			persist();
@@ -187,16 +159,11 @@ function receivedAt(this: ITriggerFunctions): ((url: string) => boolean) | undef
 	return (url) => sameUrl(url, webhookUrl);
 }
 
-/**
- * One catch-up run: read, decide, schedule one execution per message (as the webhook starts
- * them), move the watermarks. Returns once scheduled; the chains run on (see schedule()).
- */
+/** One catch-up run: read, decide, schedule, move the watermarks. Returns once scheduled. */
 export async function catchUpOnce(
 	this: ITriggerFunctions,
 	state: CatchUpState,
-	/** The trigger's options: the catch-up's own, hand over. */
 	triggerOptions: TriggerOptions,
-	/** The trigger's API key as Reply and Wait knows it (whose waits may be resumed). */
 	identity: TriggerIdentity | undefined,
 	isClosed: () => boolean,
 	persist: () => void,
@@ -208,11 +175,8 @@ export async function catchUpOnce(
 	const nowMs = Date.now();
 	const plan = scheduleOf(state);
 
-	// A backlog larger than the read bound is taken oldest part first: a bounded read (newest
-	// first) keeps what it read and where it stopped, decides nothing, and the next run reads on
-	// from there, until a read reaches the watermark. Then the oldest part (that read plus the one
-	// kept) is decided, up to the newest record kept (`after`): the watermark never passes an
-	// unread record. Only the last bounded read is kept, so memory stays within one read.
+	// A backlog beyond the read bound is taken oldest part first: a cut read (newest first) is kept,
+	// and the next run reads on from there; only the last such read is kept in memory.
 	const stored = [];
 	const unread: Unread = { emitted: plan.emittedBefore };
 	let cut = false;
@@ -221,7 +185,7 @@ export async function catchUpOnce(
 		const read = await readHistory
 			.call(this, event, plan.planned[event], OPERATION, resume?.cursor)
 			.catch((error: unknown) => {
-				// A cursor the service no longer takes: start again from the newest (the bound is hit again, nothing skipped).
+				// A cursor the service no longer takes: start again from the newest.
 				delete plan.resume[event];
 				throw error;
 			});
@@ -241,8 +205,7 @@ export async function catchUpOnce(
 		);
 		return 0;
 	}
-	// Emitted before a restart, after the saved watermark: found again in this read, then forgotten
-	// as the watermark passes them (settle()); what this read does not find is behind the watermark.
+	// Emitted before a restart after the saved watermark: forgotten once the watermark passes them.
 	for (const { event, records } of stored) {
 		for (const record of records) {
 			if (!plan.emittedBefore.delete(String(record.wa_message_id))) continue;
@@ -256,20 +219,18 @@ export async function catchUpOnce(
 	const keep = (record: IDataObject) =>
 		options.numbers.length === 0 || options.numbers.includes(String(record.number ?? '').trim());
 	const settledBeforeMs = nowMs - SETTLE_MS;
-	// The log is read back only as far as the oldest message that may be recovered needs.
 	const oldest = oldestPendingMs(stored, plan.planned, settledBeforeMs, keep, unread);
 	let attempts = new Map<string, WebhookAttempt>();
 	if (oldest !== undefined) {
 		const log = await readWebhookLog.call(this, oldest - 1000, receivedAt.call(this), OPERATION);
 		if (!log.identified) {
-			// Without the message's id in the log (CONTRACT L2), delivered and missed cannot be told apart: recovering would run messages twice.
+			// Without the message's id in the log (CONTRACT L2), delivered and missed look alike.
 			this.logger.warn(
 				`${LOG_PREFIX}: the service's webhook log does not say which message each delivery carried; nothing is recovered`,
 			);
 			return 0;
 		}
 		if (!log.complete) {
-			// A delivery in the unread part would look missed: what it may concern waits (decideRecoveries).
 			unread.logFromMs = log.reachedMs;
 			this.logger.warn(
 				`${LOG_PREFIX}: the webhook log could not be read back to the oldest missed message; older messages wait`,
@@ -297,7 +258,6 @@ export async function catchUpOnce(
 	);
 	plan.planned = decision.watermarks;
 	for (const { event, records } of stored) {
-		// The part below a bounded read is done once nothing in it is after the watermark.
 		if (
 			plan.resume[event] &&
 			records.every((record) => !isAfter(record, plan.planned[event] as Watermark))
@@ -310,7 +270,7 @@ export async function catchUpOnce(
 		);
 	}
 	plan.waiting.push(...decision.recover);
-	// Saved with the next emit (n8n saves static data only then).
+	// n8n saves static data only with the next emit.
 	settle(state, plan);
 	persist();
 	const layout = outputLayout(selected, this.getNodeParameter('separateOutputs', false));
@@ -331,13 +291,12 @@ export async function catchUpOnce(
 	return decision.recover.length;
 }
 
-/** n8n's trigger(): starts the catch-up loop (right away, then every interval) while the workflow is active. */
+/** n8n's trigger(): the catch-up loop, right away then every interval. */
 export async function startCatchUp(this: ITriggerFunctions): Promise<ITriggerResponse> {
 	if (this.getMode() === 'manual' || this.getNodeParameter('catchUp', true) !== true) return {};
 	const triggerOptions = readTriggerOptions(this.getNodeParameter('options', {}) as IDataObject);
 	const options = triggerOptions.catchUp;
-	// Read once per activation (never per event): whose waiting executions a recovered answer may resume.
-	// Unreadable: no recovered answer resumes anything (fail safe, it starts a normal execution).
+	// Whose waits a recovered answer may resume; unreadable: none (it starts a normal execution).
 	const identity = await this.getCredentials(CREDENTIAL_TYPE).then(
 		(credentials) => triggerIdentity(String(credentials.apiKey ?? '')),
 		() => undefined,
@@ -359,10 +318,9 @@ export async function startCatchUp(this: ITriggerFunctions): Promise<ITriggerRes
 	}
 	const emitted = staticData.catchUp?.emitted;
 	const state: CatchUpState = { watermarks };
-	// What was emitted beyond the saved watermarks means something only from those watermarks.
 	if (Array.isArray(emitted) && MESSAGE_EVENTS.every((event) => watermarks[event] === saved[event]))
 		state.emitted = emitted.map(String);
-	// Assigned through n8n's observable static data, so that n8n sees the change and saves it.
+	// Assigned through n8n's observable static data, so that n8n saves it.
 	const persist = () => {
 		staticData.catchUp = {
 			watermarks: { ...state.watermarks },
@@ -379,7 +337,7 @@ export async function startCatchUp(this: ITriggerFunctions): Promise<ITriggerRes
 				await catchUpOnce.call(this, state, triggerOptions, identity, () => closed, persist);
 				lastError = '';
 			} catch (error) {
-				// Logged once per distinct failure; the next run tries again, nothing is lost meanwhile.
+				// Logged once per distinct failure; the next run tries again.
 				const message = (error as Error).message;
 				if (message !== lastError)
 					this.logger.error(

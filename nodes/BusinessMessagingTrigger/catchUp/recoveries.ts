@@ -1,8 +1,4 @@
-/**
- * The catch-up's decisions, pure: where it starts, and which stored messages it recovers. A
- * message is recovered when the service's webhook log shows no successful delivery of it,
- * once its one delivery attempt is over (SETTLE_MS).
- */
+/** The catch-up's decisions, pure: where it starts, and which stored messages it recovers. */
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import {
@@ -14,22 +10,19 @@ import {
 import { byAge, isAfter, selectNew, type Watermark } from '../../shared/watermark';
 import { MAX_CATCH_UP_DAYS, type OnActivation } from '../options';
 
-/** The service's delivery timeout (about 8 s) plus margin for the answer and clock skew: older messages have had their one delivery. */
+/** The service's delivery timeout (~8 s) plus margin: older messages had their one delivery. */
 export const SETTLE_MS = 15_000;
 
 export interface CatchUpState extends IDataObject {
-	/** Per event: the newest stored message the catch-up has looked at. */
 	watermarks: Partial<Record<MessageEvent, Watermark>>;
-	/** wa_message_ids emitted while an older recovery of the same event was still waiting its turn (after the watermark). */
+	/** wa_message_ids emitted after the watermark while an older recovery still waited its turn. */
 	emitted?: string[];
 }
 
 /**
- * Where the catch-up starts when the trigger starts. A user's activation with "from
- * activation", or a first activation, starts now: nothing from before. Otherwise (n8n
- * restarted, the workflow was updated or reactivated) it carries on from the saved watermark,
- * bounded to MAX_CATCH_UP_DAYS; without one (a webhook request saved an older copy of the static
- * data over it before any emit), from the user's last activation (`activatedAtMs`).
+ * Where the catch-up starts: now on a first or "from activation" activation; otherwise the saved
+ * watermark (bounded to MAX_CATCH_UP_DAYS), or without one (a webhook request's older copy of the
+ * static data saved over it) the user's last activation.
  */
 export function startingWatermark(
 	saved: Watermark | undefined,
@@ -58,17 +51,16 @@ export interface Recovery {
 	record: IDataObject;
 	/** The failure the service logged, or null when no delivery was logged at all. */
 	reason: string | null;
-	/** Its event's watermark just before it: as far as the watermark may move while it is not emitted. */
+	/** Its event's watermark just before it: as far as it may move while this is not emitted. */
 	before: Watermark;
 }
 
 /** What a run could not read, so it must not decide about. */
 export interface Unread {
-	/** The newest record read of a backlog read in parts: what is newer was not read this run, so it waits (the oldest go first). */
+	/** The newest record read of a backlog read in parts: what is newer waits. */
 	after?: IDataObject;
-	/** The webhook log was read back only to this instant: a message stored then or earlier waits. */
+	/** The webhook log was read back only to here: a message stored then or earlier waits. */
 	logFromMs?: number;
-	/** Messages emitted beyond the watermark before a restart: not run again. */
 	emitted?: ReadonlySet<string>;
 }
 
@@ -88,11 +80,7 @@ const settledAfter = (
 		// Inbound messages and echoes in the order they were stored, as the conversation happened.
 		.sort((a, b) => byAge(a.record, b.record));
 
-/**
- * The oldest stored message a run may have to recover (after its watermark, settled, of a
- * selected number, read): the webhook log is read back only to it. Undefined: none, the log
- * is not needed.
- */
+/** The oldest stored message a run may recover: the webhook log is read back only to it. */
 export function oldestPendingMs(
 	stored: Array<{ event: MessageEvent; records: IDataObject[] }>,
 	watermarks: Partial<Record<MessageEvent, Watermark>>,
@@ -110,12 +98,8 @@ export function oldestPendingMs(
 }
 
 /**
- * One catch-up decision, pure. `stored` are the messages after each watermark; those younger
- * than the settle time wait. A message with a successful delivery was run by the webhook;
- * every other one is recovered, oldest first, at most `max`; the watermarks move past what
- * was looked at (and no further than the last recovery when the bound cuts). What was not
- * read (`unread`) stops the decision there: the watermark never passes a message that was
- * not read, and a message whose delivery may be in the unread part of the log waits.
+ * One catch-up decision: every settled message without a successful delivery is recovered, oldest
+ * first, at most `max`; the watermarks move past what was looked at, never past `unread`.
  */
 export function decideRecoveries(
 	stored: Array<{ event: MessageEvent; records: IDataObject[] }>,
@@ -152,10 +136,7 @@ export function decideRecoveries(
 	return { recover, watermarks: next, left };
 }
 
-/**
- * The watermarks that may be saved while some recoveries are not emitted yet: each event's stops
- * just before its oldest such message, so a restart never skips one.
- */
+/** The watermarks that may be saved: each before its event's oldest recovery not emitted yet. */
 export function savedWatermarks(
 	planned: Partial<Record<MessageEvent, Watermark>>,
 	notEmitted: Recovery[],
@@ -168,7 +149,6 @@ export function savedWatermarks(
 	return saved;
 }
 
-/** The item of a recovered message: the webhook's `{event, data, timestamp}`, marked. */
 export function recoveredItem(
 	recovery: Pick<Recovery, 'event' | 'record' | 'reason'>,
 ): INodeExecutionData {

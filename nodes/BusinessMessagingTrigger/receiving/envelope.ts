@@ -1,7 +1,4 @@
-/**
- * Event envelope: parsing, validation and the replay window. Pure, never throws. Runs only
- * after the signature has been verified.
- */
+/** Event envelope: parsing, validation and the replay window. Pure, never throws. */
 import { isPlainObject } from '../../shared/json';
 import { boundedMaxAge } from '../options';
 
@@ -13,19 +10,17 @@ export interface EventEnvelope {
 	event: EventType;
 	data: Record<string, unknown>;
 	timestamp: string;
-	/** Anything else the service put in the envelope is kept as sent. */
 	[key: string]: unknown;
 }
 
 export type EnvelopeResult =
 	{ ok: true; envelope: EventEnvelope; timestampMs: number } | { ok: false; reason: string };
 
-/** How far in the future a timestamp may be (clock skew) before the event is refused. */
+/** Clock skew allowed for a timestamp in the future. */
 export const FUTURE_TOLERANCE_SECONDS = 60;
 
-// ISO 8601 date-time with a UTC offset (or Z), as the spec shows it; any number of fractional
-// digits is accepted (the service sends microseconds). Date.parse reads the rest, but would
-// roll a 30 February over into March, so the day is checked here.
+// ISO 8601 with a UTC offset, as the spec shows it (the service sends microseconds). Date.parse
+// would roll 30 February over into March, so the day is checked here.
 const TIMESTAMP_PATTERN =
 	/^(\d{4})-(\d{2})-(\d{2})T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,9})?(?:Z|[+-](?:[01]\d|2[0-3]):?[0-5]\d)$/i;
 
@@ -50,7 +45,6 @@ export function parseTimestamp(value: unknown): number | undefined {
 	return Number.isNaN(ms) ? undefined : ms;
 }
 
-/** Parses and validates the raw body as an event envelope. */
 export function parseEnvelope(rawBody: Buffer): EnvelopeResult {
 	let parsed: unknown;
 	try {
@@ -76,10 +70,7 @@ export function parseEnvelope(rawBody: Buffer): EnvelopeResult {
 
 export type AgeResult = { ok: true } | { ok: false; reason: string };
 
-/**
- * Replay window: an event older than the maximum (bounded to 1 s .. 1 hour), or dated more
- * than the tolerance in the future, is refused.
- */
+/** Replay window: refused when older than the maximum (1 s .. 1 h) or too far in the future. */
 export function checkEventAge(
 	timestampMs: number,
 	nowMs: number,

@@ -1,10 +1,4 @@
-/**
- * Download Media for the trigger: an inbound event's media file attached as binary data, or
- * the reason there is none. Runs in the trigger's execute(), inside the execution n8n stored
- * before answering the service, for live and recovered events alike: a download never holds
- * the service's answer back, and the service is never answered before the event is stored.
- * Never fails the event: a failed download is emitted without the file.
- */
+/** Download Media, run in execute() so that a download never holds the service's answer back. */
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { isPlainObject } from '../../shared/json';
@@ -13,7 +7,6 @@ import { readTriggerOptions, type TriggerOptions } from '../options';
 
 const LOG_PREFIX = 'Business Messaging Trigger';
 
-/** The trigger's outputs with each message's media file attached, when Download Media is on. */
 export async function withMediaFiles(
 	this: IExecuteFunctions,
 	outputs: INodeExecutionData[][],
@@ -30,7 +23,6 @@ export async function withMediaFiles(
 	return result;
 }
 
-/** The item with its media file attached, or with the reason there is none. */
 export async function attachMedia(
 	this: IExecuteFunctions,
 	item: INodeExecutionData,

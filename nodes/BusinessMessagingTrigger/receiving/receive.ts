@@ -1,19 +1,13 @@
 /**
- * Receiving one webhook request: verify, accept, route. The public URL takes two things: the
- * service's signed events, and Reply and Wait for Answer registering what it waits for (signed
- * with a key derived from the API key). Anything else is refused with one generic reason
- * (rejection.ts; the details go to n8n's log) before any credential is read.
- *
- * Order matters: the signature is checked over the raw bytes before the body is looked at,
- * and nothing is executed for a rejected (401/400, answered here) or filtered-out request
- * (200 with the reason). An accepted event is answered 200 {received: true} by n8n itself
- * once it has started the execution (on 2.x once it has stored it), so a 2xx means the event
- * is in n8n; the workflow itself is never waited for (responseMode onReceived). Nothing is
- * answered earlier: Download Media runs in the trigger's execute(), inside that execution.
+ * One webhook request: the service's signed events, or Reply and Wait's registration. n8n answers
+ * an accepted event once it has started (2.x: stored) the execution: a 2xx means it is in n8n.
  */
 import type { IDataObject, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
-import { REGISTRATION_HEADER, receiveWaitRegistration } from '../../shared/replyAndWait';
+import {
+	REGISTRATION_HEADER,
+	receiveWaitRegistration,
+} from '../../shared/replyAndWait/registration';
 import { SIGNATURE_HEADER, SIGNATURE_MISMATCH, hasSignatureShape } from '../../shared/signature';
 import { ReplayGuard } from '../../shared/replayGuard';
 import { signingSecret } from '../registration/signingSecrets';
@@ -25,7 +19,6 @@ import { reject } from './rejection';
 
 const LOG_PREFIX = 'Business Messaging Trigger';
 
-/** Shared by every trigger of this n8n process (bounded: ReplayGuard's capacity). */
 const replays = new ReplayGuard();
 
 /** The request body exactly as it arrived, read now if n8n has not read it yet. */
@@ -45,11 +38,7 @@ function replayKey(this: IWebhookFunctions, signatureHeader: unknown): string {
 	return `${this.getWorkflow().id ?? ''}:${this.getNode().id}:${header.trim().toLowerCase()}`;
 }
 
-/**
- * n8n's webhook(): never throws. A throw would make n8n answer 500, store an error execution
- * and run the Error Workflow, for a request nobody signed (a multipart POST whose body n8n's
- * form parser consumed, say): any failure is a refusal with no execution instead.
- */
+/** n8n's webhook(): never throws (n8n would answer 500 and run the Error Workflow). */
 export async function receiveEvent(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	try {
 		return await receive.call(this);
@@ -73,7 +62,7 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 		return { webhookResponse: outcome };
 	}
 
-	// 1. Verify. A request that cannot carry a signature costs no credential read.
+	// A request that cannot carry a signature costs no credential read.
 	const signature = headers[SIGNATURE_HEADER];
 	if (!hasSignatureShape(signature))
 		return reject.call(this, 401, 'the signature header is missing or malformed');
@@ -85,12 +74,10 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 			401,
 			'the raw request body is not available, so the signature cannot be checked',
 		);
-	// Without a secret nothing is accepted (fail closed).
 	const found = await signingSecret.call(this);
 	if ('problem' in found)
 		return reject.call(this, 401, 'no signing secret is available', { problem: found.problem });
 
-	// 2. Check: signature, envelope, replay window, Late Delivery Cutoff, this node's filters.
 	const check = (secret: string) =>
 		acceptEvent(rawBody, signature, secret, Date.now(), () => parametersOf.call(this));
 	let accepted = check(found.secret);
@@ -112,14 +99,9 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	}
 	const { envelope, options, layout } = accepted;
 	const expiresAtMs = accepted.timestampMs + options.maxAgeSeconds * 1000 + 1000;
-	if (!replays.firstSighting(replayKey.call(this, signature), expiresAtMs, Date.now())) {
-		this.logger.debug(
-			`${LOG_PREFIX}: a delivery received before was acknowledged and not executed again`,
-		);
-		return {
-			webhookResponse: { received: true, ignored: 'this delivery was already received (replay)' },
-		};
-	}
+	// The service never retries: a second copy of a delivery is someone replaying it.
+	if (!replays.firstSighting(replayKey.call(this, signature), expiresAtMs, Date.now()))
+		return reject.call(this, 401, 'this delivery was already received (replay)');
 	const waMessageId = envelope.data.wa_message_id;
 	if (envelope.event !== 'message.status' && typeof waMessageId === 'string') {
 		rememberAccepted(
@@ -129,9 +111,7 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 		);
 	}
 
-	// 3. Route: hand over → resume a waiting execution → start. n8n answers with webhookResponse
-	// (the description's empty responseData lets it through on every line), on 2.x only once it has
-	// stored the execution: an answer that resumed a wait starts one too, so that it is recorded as run.
+	// n8n answers with webhookResponse (the description's empty responseData lets it through).
 	const route = await routeEvent.call(
 		this,
 		eventItem(envelope),
@@ -147,7 +127,6 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	return { webhookResponse: received, workflowData: route.workflowData };
 }
 
-/** What receiving reads from the node's parameters; read only once a request is verified. */
 function parametersOf(this: IWebhookFunctions): EventParameters {
 	return {
 		events: this.getNodeParameter('events', ['message.inbound']) as unknown,

@@ -1,16 +1,9 @@
-/**
- * Answering a refused request (400, 401, 503) without flooding n8n's log: a flood of bad
- * requests is answered in full but logged at most LINES_PER_MINUTE lines a minute per trigger.
- */
+/** Answering a refused request (400, 401, 503); at most 10 log lines a minute per trigger. */
 import type { IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
 const LOG_PREFIX = 'Business Messaging Trigger';
-const LINES_PER_MINUTE = 10;
 
-/**
- * At most `perMinute` lines a minute; past that, one line at the start of the next minute
- * says how many were left out. A flood of bad requests must not flood n8n's log.
- */
+/** At most `perMinute` lines a minute; the next minute's first line says how many were left out. */
 export class LogThrottle {
 	private windowStartMs = 0;
 	private logged = 0;
@@ -18,7 +11,6 @@ export class LogThrottle {
 
 	constructor(private readonly perMinute = 10) {}
 
-	/** Whether to write this line now; `flush` receives the count of lines left out of the last window. */
 	allow(nowMs: number, flush: (suppressed: number) => void): boolean {
 		if (nowMs - this.windowStartMs >= 60_000) {
 			if (this.suppressed > 0) flush(this.suppressed);
@@ -45,17 +37,15 @@ function rejectionLogOf(key: string): LogThrottle {
 		if (rejectionLogs.size >= MAX_TRIGGERS_TRACKED) {
 			rejectionLogs.delete(rejectionLogs.keys().next().value as string);
 		}
-		log = new LogThrottle(LINES_PER_MINUTE);
+		log = new LogThrottle();
 		rejectionLogs.set(key, log);
 	}
 	return log;
 }
 
 /**
- * What an unauthenticated caller is told: one generic reason per status. A refusal before the
- * signature checked out may answer anyone who found the URL, so why it was refused (which
- * check, which secret) goes only to n8n's log. The service itself (a valid signature: a bad
- * envelope, a late delivery) is told the reason, which its delivery log shows the user.
+ * What an unauthenticated caller is told (the details go to n8n's log only); the service itself
+ * (valid signature) is told the reason, which its delivery log shows the user.
  */
 export const GENERIC_REASONS = {
 	400: 'the request is not a valid event of the service',
@@ -63,10 +53,7 @@ export const GENERIC_REASONS = {
 	503: 'the event came too late to be run here; it is recovered from the service',
 } as const;
 
-/**
- * Answers a refused request. Its log line (an error when the receiver itself is misconfigured,
- * `problem`) counts against the same bound as every rejection: a flood must not flood the log.
- */
+/** Answers a refused request; its log line (an error for a misconfigured receiver) is throttled. */
 export function reject(
 	this: IWebhookFunctions,
 	status: 400 | 401 | 503,

@@ -1,12 +1,9 @@
 /**
- * Whether this node may register, keep or replace the account's ONE webhook: the policy as a
- * pure function. The trigger only keeps, replaces or deletes a webhook that is its own (the URL
- * n8n gives this node right now). Anything else is left alone unless the user enabled "Take
- * Over Existing Webhook", and a test listener ("Listen for test event", a /webhook-test/ URL)
- * never replaces this workflow's own production URL, even with take-over, so testing never
- * breaks the active workflow.
+ * Whether this node may register, keep or replace the account's one webhook, pure. Only its own URL
+ * is touched unless "Take Over Existing Webhook" is on, and a test listener never replaces this
+ * workflow's production URL, even with take-over.
  */
-import { TRIGGER_PATH } from '../../shared/replyAndWait';
+import { TRIGGER_PATH } from '../../shared/replyAndWait/registration';
 
 export interface RemoteWebhook {
 	configured: boolean;
@@ -33,10 +30,8 @@ export function sameUrl(a: string | null | undefined, b: string | null | undefin
 }
 
 /**
- * Whether `url` may be another URL of this same node: its production URL seen from a test
- * listener, or an old address of it (n8n's base URL changed). Such URLs end in
- * /<webhookId>/<path>, but so do a copied workflow's (webhookId survives export and import):
- * this only ever makes the trigger refuse more, never register.
+ * Whether `url` may be another URL of this node (production seen from a test listener, an old base
+ * URL). A copy's URL looks the same, so this only ever makes the trigger refuse more.
  */
 export function isSameNodeUrl(
 	url: string,
@@ -53,10 +48,7 @@ export function isSameNodeUrl(
 	return pathname.replace(/\/+$/, '').endsWith(`/${webhookId}/${path}`);
 }
 
-/**
- * Whether `url` is another Business Messaging Trigger of this n8n: not `ourUrl`, the same
- * origin, a trigger's path (TRIGGER_PATH). One trigger per account: that one is never replaced.
- */
+/** Whether `url` is another Business Messaging Trigger of this n8n (same origin, TRIGGER_PATH). */
 export function isOtherTriggerUrl(url: string | null | undefined, ourUrl: string): boolean {
 	if (!url || sameUrl(url, ourUrl)) return false;
 	try {
@@ -75,19 +67,14 @@ export interface DecisionInput {
 	remote: RemoteWebhook;
 	/** The URL n8n gives this node now (a /webhook-test/ URL while listening for a test event). */
 	ourUrl: string;
-	/** Whether the static data holds a secret registered for `ourUrl`. */
 	hasSecret: boolean;
 	takeOver: boolean;
-	/** "Listen for test event" in the editor. */
 	isTest: boolean;
 	webhookId?: string;
 }
 
-/**
- * The refusal of a second trigger on the account in this n8n, with the ways that work. The
- * editor shows only the message (a toast): the ways go in it, the URL last.
- */
-export function secondTriggerRefusal(current: string): { message: string; description: string } {
+function secondTriggerRefusal(current: string): { message: string; description: string } {
+	// The editor shows only the message (a toast): the ways that work go in it, the URL last.
 	return {
 		message:
 			"Another Business Messaging Trigger of this n8n already receives this account's events (one trigger per account). " +

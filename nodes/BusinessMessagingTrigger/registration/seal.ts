@@ -1,9 +1,6 @@
 /**
- * The signing secret is kept in the workflow's static data, which anyone who can read the
- * workflow sees (and n8n 1.x copies into every stored execution). So it is stored sealed:
- * AES-256-GCM under a key derived (HKDF-SHA256, random salt) from the credential's API key.
- * Without the credential the stored value is useless; with another API key it cannot be
- * opened, and the trigger registers again. Pure: no n8n imports, never throws.
+ * The signing secret sealed for the static data, which anyone who can read the workflow sees (n8n
+ * 1.x copies it into every execution): AES-256-GCM, key HKDF-SHA256 from the API key. Never throws.
  */
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'crypto';
 

@@ -1,11 +1,7 @@
 /**
- * The signing secret events are verified with, in both registrations, and where it is kept.
- *
- * Automatic: the secret the service returned once at registration, kept sealed under the API
- * key (seal.ts) in the node's static data. Manual: the credential's Webhook Signing Secret.
- * Reading a credential costs n8n 2.x an expression isolate (~30 ms CPU), so webhook() reads it
- * once per registration (Automatic: to open the seal) or per node (Manual), not per event: the
- * two caches below are this process's memory of what it read.
+ * The signing secret: Automatic, sealed under the API key in the node's static data; Manual, the
+ * credential's. Reading a credential costs n8n 2.x an expression isolate (~30 ms CPU), so it is
+ * read once per registration or node, not per event.
  */
 import type {
 	IDataObject,
@@ -14,25 +10,19 @@ import type {
 	IWebhookFunctions,
 } from 'n8n-workflow';
 
-import { triggerIdentity, type TriggerIdentity } from '../../shared/replyAndWait';
+import { triggerIdentity, type TriggerIdentity } from '../../shared/replyAndWait/resume';
 import { CREDENTIAL_TYPE } from '../../shared/transport';
 import { openSecret, sealSecret } from './seal';
 
 /** What the trigger keeps in the node's static data. Never output. */
 export interface TriggerStaticData extends IDataObject {
 	webhookUrl?: string;
-	/** The workflow that registered webhookUrl: a copy of it (same webhookId, same URL) must never delete it. */
+	/** The workflow that registered webhookUrl: a copy (same URL) must never delete it. */
 	registeredBy?: string;
-	/** The signing secret sealed under the API key (seal.ts): useless without the credential. */
 	sealedSecret?: string;
 	/** Versions before 0.2 kept the secret here in plain text; it is removed and registered again. */
 	secret?: string;
-	/**
-	 * When a user last activated (published) the trigger. Written with the registration, which every
-	 * webhook request saves back; the catch-up's own state is saved only with an emit, and a webhook
-	 * request that loaded the static data before it (a Reply and Wait registration) saves it away.
-	 * Then a restart carries on from here instead of from the restart (catchUp/recoveries.ts).
-	 */
+	/** A user's last activation: where a restart's catch-up starts if its state was lost. */
 	activatedAtMs?: number;
 }
 
@@ -41,18 +31,11 @@ type TriggerContext = IHookFunctions | IWebhookFunctions;
 const CACHE_BOUND = 1000;
 const MANUAL_REREAD_INTERVAL_MS = 10_000;
 
-/** Sealed secret → the secret it opens to, and the account of the API key that opened it. */
+type ManualRead = { secret: string; identity: TriggerIdentity; readAtMs: number };
 const openedSecrets = new Map<string, { secret: string; identity: TriggerIdentity }>();
-/** Manual registration: workflow and node → the credential's secret as webhook() last read it. */
-const manualSecrets = new Map<
-	string,
-	{ secret: string; identity: TriggerIdentity; readAtMs: number }
->();
+const manualSecrets = new Map<string, ManualRead>();
 
-/**
- * A credential that could not be read, per sealed secret (Automatic) or node (Manual), until when
- * it is not read again: each read costs n8n 2.x an isolate, and every request would pay one.
- */
+/** A credential that could not be read, per sealed secret or node: not read before `untilMs`. */
 const unreadable = new Map<string, { problem: string; untilMs: number }>();
 
 function recentFailure(key: string): { problem: string } | undefined {
@@ -81,7 +64,6 @@ export function forgetRegistration(staticData: TriggerStaticData): void {
 	delete staticData.secret;
 }
 
-/** Keeps a registration's secret, sealed under the API key, and which workflow made it. */
 export function storeRegistration(
 	staticData: TriggerStaticData,
 	webhookUrl: string,
@@ -118,7 +100,6 @@ function manualSecretKey(this: TriggerContext): string {
 	return `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
 }
 
-/** The credential's Webhook Signing Secret (Manual registration), or undefined when empty. */
 export async function manualSigningSecret(this: TriggerContext): Promise<string | undefined> {
 	return manualSecretOf(await this.getCredentials(CREDENTIAL_TYPE));
 }
@@ -137,7 +118,6 @@ export function forgetManualSecret(this: IHookFunctions): void {
 
 export interface SigningSecret {
 	secret: string;
-	/** The credential's API key as Reply and Wait knows it (whose waits it resumes, their tokens). */
 	identity: TriggerIdentity;
 	/** Reads the secret again (Manual registration, after a mismatch); undefined when read too recently. */
 	reread?: () => Promise<{ secret: string; identity: TriggerIdentity } | { problem: string }>;
@@ -191,11 +171,10 @@ export async function signingSecret(
 	return found;
 }
 
-/** The credential's Webhook Signing Secret, read (an expression isolate in n8n 2.x) and kept per node. */
 async function readManualSecret(
 	this: IWebhookFunctions,
 	key: string,
-): Promise<{ secret: string; identity: TriggerIdentity; readAtMs: number } | { problem: string }> {
+): Promise<ManualRead | { problem: string }> {
 	let secret: string | undefined;
 	let identity: TriggerIdentity | undefined;
 	try {

@@ -1,10 +1,4 @@
-/**
- * n8n's webhook methods for the trigger: checkExists, create and delete, called with the hook
- * context as `this`. What may be done with the account's one webhook is decided by
- * decideRegistration (decision.ts); the secret is kept by signingSecrets.ts. In Manual
- * registration the webhook is the user's, managed in the console: nothing is registered or
- * deleted, and the credential must hold its signing secret.
- */
+/** checkExists, create and delete; in Manual registration nothing is registered or deleted. */
 import type { IDataObject, IHookFunctions, INode } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError, WebhookPathTakenError } from 'n8n-workflow';
 
@@ -30,11 +24,7 @@ import {
 
 const WEBHOOK_PATH = '/v1/console/webhook';
 
-/**
- * Which workflow activated (registered or kept) each of this node's URLs in this process. A copy
- * of a workflow has the same webhookId, so the same URL: only the workflow that owns the URL may
- * delete the webhook (n8n 1.x calls a refused copy's delete()).
- */
+/** Which workflow activated each URL: n8n 1.x calls a refused copy's delete() (same URL). */
 const owners = new Map<string, string>();
 
 function rememberOwner(url: string, workflowId: string | undefined): void {
@@ -44,11 +34,9 @@ function rememberOwner(url: string, workflowId: string | undefined): void {
 }
 
 /**
- * A refusal to register: the account's one webhook belongs to someone else. Asking again cannot
- * change that, but n8n 2.x retries a failed trigger activation 5 times (1, 2, 4, 8 s apart,
- * `retryTriggerActivation`) unless the error is a WebhookPathTakenError, which it treats as
- * final (`isTransientActivationError`): so the editor waited ~17 s for the message. This is a
- * WebhookPathTakenError (a webhook already taken) carrying the node's own message and description.
+ * A refusal that asking again cannot change (another webhook, a second trigger, no webhook ID).
+ * n8n 2.x retries a failed activation 5 times (`retryTriggerActivation`) unless the error is a
+ * WebhookPathTakenError (`isTransientActivationError`): this one is final at once.
  */
 export class AccountWebhookTakenError extends WebhookPathTakenError {
 	constructor(node: INode, message: string, description: string) {
@@ -59,11 +47,7 @@ export class AccountWebhookTakenError extends WebhookPathTakenError {
 	}
 }
 
-/**
- * GET /v1/console/webhook, read in the one shape the spec gives: `{url, configured}`. Any
- * other answer fails the activation, showing it as it came: guessing could mean replacing
- * a webhook that is not ours.
- */
+/** GET /v1/console/webhook as `{url, configured}` (CONTRACT W5); any other shape fails. */
 export async function readRemoteWebhook(
 	this: IHookFunctions,
 	operation: string,
@@ -87,7 +71,6 @@ export async function readRemoteWebhook(
 	return body.configured && url ? { configured: true, url } : { configured: false, url: null };
 }
 
-/** The URL n8n gives this node now, and where the decision about it stands. */
 async function currentDecision(
 	this: IHookFunctions,
 	operation: string,
@@ -101,9 +84,7 @@ async function currentDecision(
 		throw new NodeOperationError(
 			this.getNode(),
 			'n8n did not provide a webhook URL for this trigger',
-			{
-				description: 'Save the workflow and try again.',
-			},
+			{ description: 'Save the workflow and try again.' },
 		);
 	}
 	const remote = await readRemoteWebhook.call(this, operation);
@@ -122,21 +103,14 @@ async function currentDecision(
 	return { ourUrl, staticData, decision };
 }
 
-/**
- * A workflow imported without the trigger's webhookId (n8n's REST API or `n8n import:workflow`;
- * our examples ship without one so that two imports do not collide): n8n 1.x then builds a URL
- * it answers 404 for on every delivery. Refused with what to do.
- */
-function missingWebhookId(node: INode): NodeOperationError {
-	return new NodeOperationError(
+/** Imported without a webhookId (REST API, `n8n import:workflow`), n8n 1.x builds a URL it 404s. */
+function missingWebhookId(node: INode): AccountWebhookTakenError {
+	return new AccountWebhookTakenError(
 		node,
 		'This trigger has no webhook ID, so n8n cannot route events to it',
-		{
-			description:
-				'The workflow was imported without the trigger\'s "webhookId" (through the REST API or n8n import:workflow). ' +
-				'Open the workflow in the editor, delete the trigger and add it again (or paste it into a new workflow), save, then publish; ' +
-				'or give the node a "webhookId" (any new UUID) in the JSON before importing.',
-		},
+		'The workflow was imported without the trigger\'s "webhookId" (through the REST API or n8n import:workflow). ' +
+			'Open the workflow in the editor, delete the trigger and add it again (or paste it into a new workflow), save, then publish; ' +
+			'or give the node a "webhookId" (any new UUID) in the JSON before importing.',
 	);
 }
 
@@ -169,28 +143,14 @@ export async function webhookExists(this: IHookFunctions): Promise<boolean> {
 	return decision.action === 'keep';
 }
 
-/** create: registers our URL and stores the secret shown once in the response. */
+/** create: registers our URL and stores the secret shown once in the answer, sealed. */
 export async function registerWebhook(this: IHookFunctions): Promise<boolean> {
 	if (isManualRegistration.call(this)) return true;
-	// Read again rather than trust an earlier checkExists: the decision must hold now.
-	const { ourUrl, staticData, decision } = await currentDecision.call(
-		this,
-		'Trigger → Register Webhook',
-	);
-	if (decision.action === 'keep') return true;
-	const { apiKey } = await this.getCredentials(CREDENTIAL_TYPE);
-	return await registerOurUrl.call(this, ourUrl, staticData, String(apiKey ?? ''), decision);
-}
-
-/** POST /v1/console/webhook with our URL; the secret in the answer is stored sealed. */
-export async function registerOurUrl(
-	this: IHookFunctions,
-	ourUrl: string,
-	staticData: TriggerStaticData,
-	apiKey: string,
-	why: { reason: string; replacing?: string },
-): Promise<boolean> {
 	const operation = 'Trigger → Register Webhook';
+	// Read again rather than trust an earlier checkExists: the decision must hold now.
+	const { ourUrl, staticData, decision: why } = await currentDecision.call(this, operation);
+	if (why.action === 'keep') return true;
+	const apiKey = String((await this.getCredentials(CREDENTIAL_TYPE)).apiKey ?? '');
 	forgetRegistration(staticData);
 	if (why.replacing) {
 		this.logger.warn(
@@ -204,8 +164,7 @@ export async function registerOurUrl(
 		context: { operation },
 		unredacted: true,
 	});
-	// Only a refusal of the request itself (400/422) can be about the URL; a 401, 403 or 429
-	// means something else, which throwForStatus explains.
+	// Only a refusal of the request itself (400/422) can be about the URL.
 	if (/^http:\/\//i.test(ourUrl) && (response.statusCode === 400 || response.statusCode === 422)) {
 		throw new NodeOperationError(
 			this.getNode(),
@@ -217,7 +176,7 @@ export async function registerOurUrl(
 	}
 	throwForStatus(this.getNode(), response, { operation });
 
-	// The one shape of the registration answer (CONTRACT W3): the secret under `secret`.
+	// The secret is under `secret` (CONTRACT W3).
 	const answer = response.unredactedBody;
 	const secret =
 		isPlainObject(answer) && typeof answer.secret === 'string' ? answer.secret.trim() : '';
@@ -244,18 +203,13 @@ export async function registerOurUrl(
 	return true;
 }
 
-/**
- * delete: removes the webhook, only when this workflow registered it and it still points at this
- * node's URL. A copy of the workflow (same webhookId, so the same URL) is never the registering
- * workflow: n8n 1.x calls a refused copy's delete(), which must not take the original's webhook away.
- */
+/** delete: removes the webhook only when this workflow registered it and it still points here. */
 export async function deleteWebhook(this: IHookFunctions): Promise<boolean> {
 	if (isManualRegistration.call(this)) return true;
 	const staticData = this.getWorkflowStaticData('node') as TriggerStaticData;
 	try {
 		const ourUrl = this.getNodeWebhookUrl('default');
-		// n8n 1.x does not always save what create() stored, so the static data may be empty here:
-		// this process's memory of who activated the URL comes first.
+		// n8n 1.x does not always save what create() stored: this process's memory comes first.
 		const owner = (ourUrl && owners.get(ourUrl)) || staticData.registeredBy;
 		if (owner !== undefined && owner !== this.getWorkflow().id) {
 			this.logger.info(
@@ -278,8 +232,7 @@ export async function deleteWebhook(this: IHookFunctions): Promise<boolean> {
 		owners.delete(ourUrl);
 		return true;
 	} finally {
-		// Whatever happened, the stored secret no longer belongs to a registration we
-		// rely on: a later activation registers again and gets a new one.
+		// Whatever happened, a later activation registers again and gets a new secret.
 		forgetRegistration(staticData);
 		delete staticData.activatedAtMs;
 	}

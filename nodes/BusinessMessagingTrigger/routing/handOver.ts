@@ -1,12 +1,7 @@
 /**
- * Hand over to a person: while someone of the business answers a contact from the business
- * app (an echo to that contact on that number within the last N minutes), that contact's
- * inbound messages go to a Hand Over output, or are not emitted, so the bot stays quiet.
- *
- * The service is asked (its echo history, GET /v1/messages/inbound?direction=echo), not state
- * kept in n8n: every n8n process, main or webhook, decides the same way. The decision is a pure
- * function; routeHandOver() applies it to an event's outputs, for the webhook and for any other
- * path that emits inbound messages (a catch-up of missed ones).
+ * Hand over to a person: while someone answers a contact from the business app (an echo within the
+ * last N minutes), its inbound messages go to a Hand Over output or are not emitted. The service's
+ * echo history is asked, not state kept in n8n, so every n8n process decides the same way.
  */
 import type { INodeExecutionData } from 'n8n-workflow';
 
@@ -21,14 +16,10 @@ const FUTURE_SKEW_MS = 60 * 1000;
 
 export interface HandOverDecision {
 	handedOver: boolean;
-	/** created_at of the newest echo to the contact on the number, when there is one. */
 	lastEchoAt?: string;
 }
 
-/**
- * Pure: is a person answering `contact` on `number` at `nowMs`? Yes when one of the echo
- * records (any order) went to that contact from that number within the last `minutes`.
- */
+/** Pure: did an echo (any order) go to `contact` from `number` within the last `minutes`? */
 export function handOverDecision(
 	echoes: readonly unknown[],
 	contact: string,
@@ -54,11 +45,9 @@ export function handOverDecision(
 }
 
 /**
- * The outputs for one emitted item, hand over applied: `outputs` are the trigger's outputs for
- * the item without hand over (one, or one per event). Returns them with the Hand Over output
- * appended (mode output), the item moved to it when a person answers, or null when the item
- * must not be emitted (mode drop). When the service cannot be asked the item goes where it
- * would have gone, marked hand_over.checked false with the reason: a message is never lost.
+ * The item's outputs with hand over applied: the Hand Over output appended (mode output), the item
+ * moved to it, or null (mode drop). When the service cannot be asked, the item goes where it would
+ * have gone, marked hand_over.checked false: a message is never lost.
  */
 export async function routeHandOver(
 	this: ApiContext,

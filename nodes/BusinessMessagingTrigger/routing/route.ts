@@ -1,9 +1,4 @@
-/**
- * Where an accepted event goes: the one sequence that every path which emits an event runs
- * (the webhook, the catch-up of missed messages). Hand over first (a person answering the
- * contact may take the message, or drop it), then a waiting Reply and Wait for Answer (which
- * takes the answer instead of a new execution), then the trigger's own outputs.
- */
+/** Where an accepted event goes (webhook, catch-up): hand over → resume a wait → start. */
 import type {
 	IDataObject,
 	INodeExecutionData,
@@ -11,39 +6,29 @@ import type {
 	IWebhookFunctions,
 } from 'n8n-workflow';
 
-import {
-	keepWaitingEntriesCurrent,
-	resumeWaitingExecution,
-	type TriggerIdentity,
-} from '../../shared/replyAndWait';
+import { resumeWaitingExecution, type TriggerIdentity } from '../../shared/replyAndWait/resume';
+import { keepWaitingEntriesCurrent } from '../../shared/replyAndWait/waitingEntries';
 import { withReplyWindow } from '../../shared/replyWindow';
 import type { HandOverSettings } from '../options';
 import type { EventEnvelope, EventType } from '../receiving/envelope';
 import { routeHandOver } from './handOver';
 
-/**
- * On an answer that resumed a waiting execution: its id, for the workflow (a router sends such
- * an answer to its CRM branch, not to the conversation again).
- */
+/** On an answer that resumed a waiting execution: its id, so a workflow can tell it apart. */
 export const RESUMED_FIELD = 'resumed_execution';
 /** The trigger's execute() records such an answer as run, then drops it (the wait did not ask to Also Start). */
 export const RECORD_ONLY_FIELD = '__businessMessagingRecordOnly';
 
 export type Route =
-	/**
-	 * Start an execution with these outputs. An answer that resumed a waiting execution starts one
-	 * too (`resumed`): the trigger's execute() records it as run, so no catch-up runs it again.
-	 */
+	/** An answer that resumed a wait starts one too: execute() records it as run. */
 	| { kind: 'start'; workflowData: INodeExecutionData[][]; resumed?: string }
 	/** A person is answering the contact (While a Person Answers: Do Not Emit): nothing runs. */
 	| { kind: 'handedOver' };
 
-/** The item an accepted event becomes: the envelope as the service sent it. */
 export function eventItem(envelope: EventEnvelope): INodeExecutionData {
 	return { json: withReplyWindow({ ...(envelope as IDataObject) }) };
 }
 
-/** The node's outputs for one item: one output, or the item on its event's output and the others empty. */
+/** One output, or the item on its event's output and the others empty. */
 export function workflowDataFor(
 	item: INodeExecutionData,
 	event: EventType,
@@ -85,8 +70,8 @@ export async function routeEvent(
 			resumed: resume.executionId,
 		};
 	} finally {
-		// n8n saves this copy of the static data whole after the request (the catch-up's at its emit):
-		// it must carry every waiting entry this process knows, or it drops those saved since it was loaded.
+		// n8n saves this copy of the static data whole (docs/n8n-internals.md): it must carry every
+		// waiting entry this process knows, or it drops those saved since it was loaded.
 		keepWaitingEntriesCurrent(
 			this.getWorkflowStaticData('global') as IDataObject,
 			this.getWorkflow().id ?? undefined,

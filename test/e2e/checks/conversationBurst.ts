@@ -26,6 +26,10 @@ export const BURST_CONTACTS = 50;
 export const LOADED_CONTACTS = 20;
 /** Contacts waiting while n8n restarts. */
 export const RESTART_CONTACTS = 30;
+/** Contacts answering at once on a busy machine, n8n restarted right after their answers. */
+export const BUSY_RESTART_CONTACTS = 50;
+/** The trigger's Catch-Up Interval in that check (its minimum): the catch-up is waited for twice. */
+export const BUSY_RESTART_CATCH_UP_S = 10;
 
 interface Outcome {
 	resumed: number;
@@ -75,9 +79,11 @@ export async function conversationBurstChecks(ctx: ConversationContext): Promise
 	};
 	const write = async (from: string, text: string) =>
 		(await control.inbound({ from, contact_name: 'Ada', number, text })).delivery;
+	/** The workflow whose waiting executions are counted (the last check activates its own). */
+	let watched = workflow.id;
 	/** Waiting executions among the workflow's latest 100 (n8n's list filter counts are estimates on 2.x). */
 	const waitingCount = async () =>
-		(await client.executions(workflow.id)).filter((e) => e.status === 'waiting').length;
+		(await client.executions(watched)).filter((e) => e.status === 'waiting').length;
 
 	/** Every contact writes at once, and is asked; returns how the service's deliveries went. */
 	const greetAll = async (contacts: string[]): Promise<string> => {
@@ -215,5 +221,139 @@ export async function conversationBurstChecks(ctx: ConversationContext): Promise
 	);
 
 	await client.deactivate(workflow.id).catch(() => undefined);
+
+	// Goal 4 (issue 32): an answer that resumed a wait starts an execution the trigger's execute()
+	// records as run, so after a restart the catch-up (which re-runs what the service logged as
+	// failed, e.g. answered after 8 s on a busy machine) must not start the conversation again.
+	await check(
+		`burst: ${BUSY_RESTART_CONTACTS} contacts answer at once while two processes keep both cores busy, n8n restarted right after, two catch-up intervals (${BUSY_RESTART_CATCH_UP_S} s) waited: none asked twice, every answer resumed its own execution once`,
+		async () => {
+			const withCatchUp = readExample('conversation');
+			const trigger = withCatchUp.nodes.find((n) => n.type.endsWith('.businessMessagingTrigger'));
+			if (!trigger) throw new Error('examples/conversation.json has no Business Messaging Trigger');
+			trigger.parameters = {
+				...trigger.parameters,
+				catchUp: true,
+				options: {
+					...(trigger.parameters?.options as Record<string, unknown> | undefined),
+					catchUpInterval: BUSY_RESTART_CATCH_UP_S,
+				},
+			};
+			const saved = await saveAsOnlyWebhook(client, sandbox, withCatchUp, 'busy restart');
+			const activation = await client.activateAndSettle(saved.workflow.id);
+			if (!activation.ok) throw new Error(`activation: ${activation.message}`);
+			watched = saved.workflow.id;
+			try {
+				const contacts = contactsOf(4, BUSY_RESTART_CONTACTS);
+				const greeted = await greetAll(contacts);
+				const load = loadTheMachine();
+				let answers: Array<{ waId: string; delivery: DeliveryOutcomeView }> = [];
+				let restartSeconds = 0;
+				try {
+					const answeredAt = Date.now();
+					answers = await Promise.all(
+						contacts.map(async (c, i) => {
+							const out = await control.inbound({
+								from: c,
+								contact_name: 'Ada',
+								number,
+								text: `Z-${i}`,
+							});
+							return { waId: out.record.wa_message_id, delivery: out.delivery };
+						}),
+					);
+					log(
+						`  ${BUSY_RESTART_CONTACTS} answers delivered in ${((Date.now() - answeredAt) / 1000).toFixed(1)} s (${deliveriesSummary(answers.map((a) => a.delivery))}); restarting n8n`,
+					);
+					const restartAt = Date.now();
+					({ n8n, client } = await restartLoggedIn(ctx));
+					restartSeconds = (Date.now() - restartAt) / 1000;
+				} finally {
+					for (const child of load) child.kill('SIGKILL');
+				}
+				const upAt = Date.now();
+				const classify = async (): Promise<Outcome & { pending: number }> => {
+					const sent = await sentTo();
+					const outcome = { resumed: 0, twice: 0, lost: 0, pending: 0, example: '' };
+					contacts.forEach((c, i) => {
+						const texts = sent.get(c) ?? [];
+						const asked = texts.filter((t) => QUESTION.test(t)).length;
+						const confirmations = texts
+							.map((t) => CONFIRMATION.exec(t)?.[1])
+							.filter((o): o is string => o !== undefined);
+						const confirmed = confirmations.filter((o) => o === `Z-${i}`).length;
+						if (asked > 1 || confirmations.length > 1 || confirmations.length > confirmed) {
+							outcome.twice++;
+							outcome.example ||= `${c} was sent: ${texts.map((t) => t.slice(0, 40)).join(' | ')}`;
+						} else if (confirmed === 1) outcome.resumed++;
+						else outcome.pending++;
+					});
+					return outcome;
+				};
+				const settled = await waitFor(
+					'an outcome for every answer after the restart',
+					async () => {
+						const o = await classify();
+						return o.pending === 0 ? o : undefined;
+					},
+					180_000,
+					1000,
+				).catch(async () => await classify());
+				const outcomesSeconds = (Date.now() - upAt) / 1000;
+				// The catch-up runs at the start and every interval: two of them after n8n is up (and
+				// after every outcome), so that whatever the service logged as failed has been seen.
+				await sleep(Math.max(0, upAt + 2 * BUSY_RESTART_CATCH_UP_S * 1000 - Date.now()));
+				await sleep(2 * BUSY_RESTART_CATCH_UP_S * 1000);
+				const final = await classify();
+				const answerIds = new Set(answers.map((a) => a.waId));
+				const logged = await webhookLogFor(sandbox.baseUrl, sandbox.keys.all, answerIds);
+				const outcome: Outcome = {
+					resumed: final.resumed,
+					twice: final.twice,
+					lost: final.pending,
+					example: final.example,
+				};
+				const detail = `${outcome.resumed}/${BUSY_RESTART_CONTACTS} resumed their own execution once, ${outcome.twice} asked twice (or confirmed twice), ${outcome.lost} lost${outcome.example ? ` (${outcome.example})` : ''}; all outcomes ${Number.isFinite(settled.pending) && settled.pending === 0 ? `${outcomesSeconds.toFixed(1)} s` : 'not all'} after n8n was up again (restart ${restartSeconds.toFixed(1)} s), then two catch-up intervals waited (${((Date.now() - upAt) / 1000).toFixed(0)} s after the restart in all); greetings: ${greeted}; answers: ${deliveriesSummary(answers.map((a) => a.delivery))}; the service logged ${logged.failed} of ${logged.entries} answers as failed${logged.failed ? ` ${JSON.stringify(logged.reasons)}` : ''}: what the catch-up saw`;
+				if (!verdict('busy restart', BUSY_RESTART_CONTACTS, outcome)) throw new Error(detail);
+				return detail;
+			} finally {
+				await client.deactivate(saved.workflow.id).catch(() => undefined);
+			}
+		},
+	);
 	return n8n;
+}
+
+/** The service's webhook delivery log (`GET /v1/logs?category=webhook`) for these messages: failures counted. */
+async function webhookLogFor(
+	baseUrl: string,
+	apiKey: string,
+	waIds: Set<string>,
+): Promise<{ entries: number; failed: number; reasons: Record<string, number> }> {
+	const out = { entries: 0, failed: 0, reasons: {} as Record<string, number> };
+	let cursor: string | undefined;
+	for (let page = 0; page < 100; page++) {
+		const url = new URL(`${baseUrl}/v1/logs`);
+		url.searchParams.set('category', 'webhook');
+		url.searchParams.set('limit', '100');
+		if (cursor) url.searchParams.set('cursor', cursor);
+		const response = await fetch(url, { headers: { authorization: `Bearer ${apiKey}` } });
+		const body = (await response.json()) as {
+			data?: Array<{ wa_message_id?: string; success?: boolean; reason?: string | null }>;
+			has_more?: boolean;
+			next_cursor?: string | null;
+		};
+		for (const entry of body.data ?? []) {
+			if (!entry.wa_message_id || !waIds.has(entry.wa_message_id)) continue;
+			out.entries++;
+			if (entry.success === false) {
+				out.failed++;
+				const reason = entry.reason ?? '?';
+				out.reasons[reason] = (out.reasons[reason] ?? 0) + 1;
+			}
+		}
+		if (!body.has_more || !body.next_cursor) break;
+		cursor = body.next_cursor;
+	}
+	return out;
 }

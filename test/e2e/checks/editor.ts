@@ -217,12 +217,13 @@ export async function runEditorChecks(ctx: EditorChecksContext): Promise<number>
 				);
 				await ui.openWorkflow(workflow.id);
 				const ndv = await ui.openNode(TRIGGER_NAME);
-				const notice = ndv
-					.getByText('The account has one webhook. The first active', { exact: false })
-					.first();
+				const notice = ndv.getByText('One trigger per account', { exact: false }).first();
 				await notice.waitFor();
 				const noticeText = (await notice.textContent())?.trim() ?? '';
-				expect(/Take Over Existing Webhook/.test(noticeText), `notice: ${noticeText}`);
+				expect(
+					/Execute Workflow/.test(noticeText) && /Take Over Existing Webhook/.test(noticeText),
+					`notice: ${noticeText}`,
+				);
 				await ui.screenshot(shot('trigger-notice'), ndv);
 				const production = (await control.state()).webhook.url;
 				const toast = await ui.toastAfter(

@@ -153,21 +153,49 @@ export interface Resumer {
 }
 
 export async function resumer(status: number, executionId = '41'): Promise<Resumer> {
+	return await scriptedResumer([{ status }], `/webhook-waiting/${executionId}?signature=t`);
+}
+
+/**
+ * A stand-in for n8n's resume endpoint on 127.0.0.1 that answers each attempt as scripted (the
+ * last step repeats); keeps each body it got (parsed when JSON).
+ */
+export async function scriptedResumer(
+	steps: Array<{
+		status: number;
+		body?: unknown;
+		delayMs?: number;
+		headers?: Record<string, string>;
+	}>,
+	path = '/webhook-waiting/61',
+): Promise<Resumer> {
 	const bodies: Json[] = [];
 	const server = createServer((req, res) => {
 		let raw = '';
 		req.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
 		req.on('end', () => {
-			bodies.push(JSON.parse(raw || 'null'));
-			res.writeHead(status, { 'content-type': 'application/json' }).end('{}');
+			const step = steps[Math.min(bodies.length, steps.length - 1)];
+			try {
+				bodies.push(JSON.parse(raw || 'null'));
+			} catch {
+				bodies.push(raw);
+			}
+			setTimeout(() => {
+				res
+					.writeHead(step.status, { 'content-type': 'application/json', ...step.headers })
+					.end(JSON.stringify(step.body ?? {}));
+			}, step.delayMs ?? 0);
 		});
 	});
 	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 	const { port } = server.address() as AddressInfo;
 	return {
-		url: `http://127.0.0.1:${port}/webhook-waiting/${executionId}?signature=t`,
+		url: `http://127.0.0.1:${port}${path}`,
 		bodies,
-		close: async () => await new Promise<void>((r) => server.close(() => r())),
+		close: async () => {
+			server.closeAllConnections();
+			await new Promise<void>((r) => server.close(() => r()));
+		},
 	};
 }
 

@@ -297,21 +297,20 @@ describe('replay window', () => {
 		expect((await zero.harness.receive(signedRequest(halfHourOld, zero.secret))).status).toBe(200);
 	});
 
-	it('the same signed delivery posted again is acknowledged and not executed (the service never retries)', async () => {
+	it('the same signed delivery posted again is refused 401, generic, and not executed (the service never retries)', async () => {
 		const { harness, secret } = await activeTrigger({ catchUp: false });
 		const delivery = signedRequest(inboundEnvelope(), secret);
 		const first = await harness.receive(delivery);
 		expect(first.status).toBe(200);
 		expect(first.workflowData).toBeDefined();
+		const logged = warnings();
 		for (let i = 0; i < 3; i++) {
 			const again = await harness.receive(delivery);
-			expect(again.status).toBe(200);
-			expect(again.body).toEqual({
-				received: true,
-				ignored: 'this delivery was already received (replay)',
-			});
+			expect(again.status).toBe(401);
+			expect(again.body).toEqual(NOT_SIGNED);
 			expectNoExecution(again);
 		}
+		expect(logged.join('\n')).toMatch(/already received \(replay\)/);
 		// Another delivery (another body, so another signature) still runs.
 		const other = await harness.receive(
 			signedRequest(inboundEnvelope({ text: 'another message' }), secret),

@@ -7,21 +7,26 @@ import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 import type { AddressInfo } from 'node:net';
 
 import {
-	accountId,
 	REGISTRATION_HEADER,
+	signRegistration,
+} from '../../../nodes/shared/replyAndWait/registration';
+import {
+	classifyResumeAnswer,
+	isResumeToken,
 	resumeKey,
+	resumeToken,
+} from '../../../nodes/shared/replyAndWait/resume';
+import {
+	accountId,
 	STATIC_DATA_KEY,
 	TRIGGER_MARKER_KEY,
+	answersAfterAsking,
 	findWaiting,
-	isResumeToken,
+	keepWaitingEntriesCurrent,
 	registerWaiting,
 	removeWaiting,
-	resumeToken,
-	signRegistration,
 	waitingKey,
-	classifyResumeAnswer,
-	keepWaitingEntriesCurrent,
-} from '../../../nodes/shared/replyAndWait';
+} from '../../../nodes/shared/replyAndWait/waitingEntries';
 import { runWorkflow } from '../../harness';
 import { HarnessCredentialsHelper } from '../../harness/credentials';
 import { replyAndWaitWorkflow } from '../businessMessaging/helpers';
@@ -32,6 +37,7 @@ import {
 	inboundEnvelope,
 	inboundItem,
 	NUMBER,
+	serviceTimestamp,
 	signedRequest,
 	useSandbox,
 } from '../../support';
@@ -43,6 +49,7 @@ import {
 	storedSecret,
 	trigger,
 	resumer,
+	scriptedResumer,
 	type Resumer,
 } from './helpers';
 
@@ -175,6 +182,57 @@ describe('trigger: an answer resumes the waiting execution', () => {
 		expect(harness.globalStaticData[STATIC_DATA_KEY]).toEqual({});
 	});
 
+	it('the message that started the conversation, or an older one, never answers it (a recovered copy comes after the question); a newer one does', async () => {
+		const server = await resumer(200);
+		servers.push(server);
+		const { harness, secret } = await activeTrigger();
+		const greeting = inboundEnvelope({ from: CONTACT, number: NUMBER, text: 'hello' });
+		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), {
+			resumeUrl: server.url,
+			executionId: '44',
+			expiresAtMs: Date.now() + 60_000,
+			alsoStart: false,
+			node: 'Ask',
+			account: ACCOUNT,
+			askedAfter: { id: greeting.data.wa_message_id, at: greeting.timestamp },
+		});
+		const older = inboundEnvelope(
+			{ from: CONTACT, number: NUMBER, text: 'sent before' },
+			serviceTimestamp(Date.parse(greeting.timestamp) - 2000),
+		);
+		// The greeting itself, delivered again later (another signature: as the catch-up brings it, newer stamp or not).
+		const again = { ...greeting, timestamp: serviceTimestamp(Date.now() + 1000) };
+		for (const copy of [older, again]) {
+			const answer = await harness.receive(signedRequest(copy, secret));
+			expect(answer.body).toEqual({ received: true });
+			expect(answer.workflowData?.[0]?.[0]?.json).not.toHaveProperty('resumed_execution');
+		}
+		expect(server.bodies).toHaveLength(0);
+		const reply = await harness.receive(
+			signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER, text: 'A-42' }), secret),
+		);
+		expect(reply.body).toEqual({ received: true, resumed: '44' });
+		expect(server.bodies).toHaveLength(1);
+	});
+
+	it("answersAfterAsking: by the service's id and timestamp (microseconds included); no record, or an unreadable time, does not block", () => {
+		const asked = { askedAfter: { id: 'wamid.G', at: '2026-11-26T10:00:00.123456+00:00' } };
+		expect(answersAfterAsking({ id: 'wamid.G', at: '2026-11-26T10:00:09+00:00' }, asked)).toBe(
+			false,
+		);
+		expect(
+			answersAfterAsking({ id: 'wamid.X', at: '2026-11-26T10:00:00.123456+00:00' }, asked),
+		).toBe(false);
+		expect(
+			answersAfterAsking({ id: 'wamid.X', at: '2026-11-26T10:00:00.123455+00:00' }, asked),
+		).toBe(false);
+		expect(
+			answersAfterAsking({ id: 'wamid.X', at: '2026-11-26T10:00:00.123457+00:00' }, asked),
+		).toBe(true);
+		expect(answersAfterAsking({ id: 'wamid.X', at: 'yesterday' }, asked)).toBe(true);
+		expect(answersAfterAsking({ id: 'wamid.G' }, {})).toBe(true);
+	});
+
 	it("Also Start the Trigger's Workflow: resumes and starts an execution", async () => {
 		const server = await resumer(200);
 		servers.push(server);
@@ -265,36 +323,6 @@ describe('trigger: an answer resumes the waiting execution', () => {
 		expect(server.bodies).toHaveLength(0);
 	});
 });
-
-/** A stand-in for n8n's resume endpoint that answers each attempt as scripted (the last step repeats). */
-async function scriptedResumer(
-	steps: Array<{ status: number; body?: unknown; delayMs?: number }>,
-): Promise<Resumer> {
-	const bodies: unknown[] = [];
-	const server: Server = createServer((req, res) => {
-		let raw = '';
-		req.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
-		req.on('end', () => {
-			const step = steps[Math.min(bodies.length, steps.length - 1)];
-			bodies.push(JSON.parse(raw || 'null'));
-			setTimeout(() => {
-				res
-					.writeHead(step.status, { 'content-type': 'application/json' })
-					.end(JSON.stringify(step.body ?? {}));
-			}, step.delayMs ?? 0);
-		});
-	});
-	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-	const { port } = server.address() as AddressInfo;
-	return {
-		url: `http://127.0.0.1:${port}/webhook-waiting/61`,
-		bodies,
-		close: async () => {
-			server.closeAllConnections();
-			await new Promise<void>((r) => server.close(() => r()));
-		},
-	};
-}
 
 // Issue 24: under a burst n8n took more than 4 s to take answers, and each slow resume started a
 // new execution too: every contact was asked the question twice.
@@ -448,7 +476,7 @@ describe('waiting entries survive saves from older copies (last save wins)', () 
 	});
 });
 
-describe('the waiting registry (nodes/shared/replyAndWait.ts)', () => {
+describe('the waiting registry (nodes/shared/replyAndWait/waitingEntries.ts)', () => {
 	it('static data keeps live entries only; removal is by the same execution only', () => {
 		const staticData: Record<string, unknown> = {};
 		const now = Date.now();
@@ -600,8 +628,10 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 				account: ACCOUNT,
 				// The trigger's workflow: every save of its static data from this process carries the entry.
 				home: expect.any(String),
-				// The waiting execution's workflow: its trigger plays the part of the answer (several triggers).
+				// The waiting execution's workflow (informational).
 				workflowId: expect.any(String),
+				// The message it was answering, never its answer.
+				askedAfter: { id: expect.any(String), at: expect.any(String) },
 			});
 			expect(stored?.entry.workflowId).not.toBe(stored?.entry.home);
 		} finally {

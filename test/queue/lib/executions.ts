@@ -2,8 +2,6 @@
  * What n8n stored, read straight from its Postgres database (the truth every process writes
  * to): executions of a workflow, their status, and the items the trigger emitted in each.
  */
-import { spawnSync } from 'node:child_process';
-
 import { sleep } from '../../real-n8n/util';
 import type { Topology } from './topology';
 
@@ -47,31 +45,6 @@ export function storedStaticData(topology: Topology, workflowId: string): string
 	return topology.postgres.psql(
 		`SELECT "staticData"::text FROM workflow_entity WHERE id = ${quote(workflowId)}`,
 	);
-}
-
-/**
- * The ids of the executions that have a job in n8n's Bull queue (any state). A webhook processor
- * stores the execution (`new`) before it queues its job: one killed in between leaves a `new`
- * execution with no job, which no worker ever runs (main's queue recovery marks it `crashed`).
- */
-export function executionIdsWithJob(topology: Topology): Set<string> {
-	const script = `local out = {}
-for _, key in ipairs(redis.call('KEYS', '*jobs:*')) do
-  if redis.call('TYPE', key).ok == 'hash' then
-    local data = redis.call('HGET', key, 'data')
-    if data then table.insert(out, data) end
-  end
-end
-return out`;
-	const result = spawnSync(
-		'redis-cli',
-		['-h', '127.0.0.1', '-p', String(topology.redis.port), '--raw', 'EVAL', script, '0'],
-		{ encoding: 'utf8' },
-	);
-	if (result.status !== 0) throw new Error(`redis-cli failed: ${result.stderr || result.error}`);
-	const ids = new Set<string>();
-	for (const match of result.stdout.matchAll(/"executionId":"?(\d+)/g)) ids.add(match[1]);
-	return ids;
 }
 
 /** Executions of `workflowId` (counts only, no data). */

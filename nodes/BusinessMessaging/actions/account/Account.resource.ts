@@ -10,11 +10,7 @@ export const description: INodeProperties[] = [
 		name: 'operation',
 		type: 'options',
 		noDataExpression: true,
-		displayOptions: {
-			show: {
-				resource: ['account'],
-			},
-		},
+		displayOptions: { show: { resource: ['account'] } },
 		options: [
 			{
 				name: 'Ping',

@@ -14,12 +14,7 @@ const properties: INodeProperties[] = [
 	},
 ];
 
-const displayOptions = {
-	show: {
-		resource: ['account'],
-		operation: ['ping'],
-	},
-};
+const displayOptions = { show: { resource: ['account'], operation: ['ping'] } };
 
 export const description = updateDisplayOptions(displayOptions, properties);
 

@@ -10,11 +10,7 @@ export const description: INodeProperties[] = [
 		name: 'operation',
 		type: 'options',
 		noDataExpression: true,
-		displayOptions: {
-			show: {
-				resource: ['key'],
-			},
-		},
+		displayOptions: { show: { resource: ['key'] } },
 		options: [
 			{
 				name: 'Get Many',

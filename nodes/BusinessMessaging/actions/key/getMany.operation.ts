@@ -6,12 +6,7 @@ import { withoutSecrets } from '../../helpers/output';
 
 const properties: INodeProperties[] = [...returnAllOrLimit];
 
-const displayOptions = {
-	show: {
-		resource: ['key'],
-		operation: ['getMany'],
-	},
-};
+const displayOptions = { show: { resource: ['key'], operation: ['getMany'] } };
 
 export const description = updateDisplayOptions(displayOptions, properties);
 

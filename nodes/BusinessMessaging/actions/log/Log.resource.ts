@@ -10,11 +10,7 @@ export const description: INodeProperties[] = [
 		name: 'operation',
 		type: 'options',
 		noDataExpression: true,
-		displayOptions: {
-			show: {
-				resource: ['log'],
-			},
-		},
+		displayOptions: { show: { resource: ['log'] } },
 		options: [
 			{
 				name: 'Get Many',

@@ -52,12 +52,7 @@ const properties: INodeProperties[] = [
 	additionalQueryParameters,
 ];
 
-const displayOptions = {
-	show: {
-		resource: ['log'],
-		operation: ['getMany'],
-	},
-};
+const displayOptions = { show: { resource: ['log'], operation: ['getMany'] } };
 
 export const description = updateDisplayOptions(displayOptions, properties);
 

@@ -10,11 +10,7 @@ export const description: INodeProperties[] = [
 		name: 'operation',
 		type: 'options',
 		noDataExpression: true,
-		displayOptions: {
-			show: {
-				resource: ['media'],
-			},
-		},
+		displayOptions: { show: { resource: ['media'] } },
 		options: [
 			{
 				name: 'Download',

@@ -57,12 +57,7 @@ const properties: INodeProperties[] = [
 	},
 ];
 
-const displayOptions = {
-	show: {
-		resource: ['media'],
-		operation: ['download'],
-	},
-};
+const displayOptions = { show: { resource: ['media'], operation: ['download'] } };
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
@@ -92,8 +87,7 @@ export async function execute(
 			limits: downloadLimits(node, options, itemIndex),
 		},
 	);
-	// The input item's JSON stays (so a following Reply still finds data.from), the
-	// file is added beside any binary the item already had.
+	// The input item's JSON stays (a following Reply still finds data.from), the file added beside.
 	return {
 		json: {
 			...input.json,

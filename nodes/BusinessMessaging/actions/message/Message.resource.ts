@@ -13,11 +13,7 @@ export const description: INodeProperties[] = [
 		name: 'operation',
 		type: 'options',
 		noDataExpression: true,
-		displayOptions: {
-			show: {
-				resource: ['message'],
-			},
-		},
+		displayOptions: { show: { resource: ['message'] } },
 		options: [
 			{
 				name: 'Get Many',

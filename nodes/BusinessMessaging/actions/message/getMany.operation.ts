@@ -68,12 +68,7 @@ const properties: INodeProperties[] = [
 	additionalQueryParameters,
 ];
 
-const displayOptions = {
-	show: {
-		resource: ['message'],
-		operation: ['getMany'],
-	},
-};
+const displayOptions = { show: { resource: ['message'], operation: ['getMany'] } };
 
 export const description = updateDisplayOptions(displayOptions, properties);
 

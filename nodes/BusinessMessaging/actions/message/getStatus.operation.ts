@@ -18,12 +18,7 @@ const properties: INodeProperties[] = [
 	},
 ];
 
-const displayOptions = {
-	show: {
-		resource: ['message'],
-		operation: ['getStatus'],
-	},
-};
+const displayOptions = { show: { resource: ['message'], operation: ['getStatus'] } };
 
 export const description = updateDisplayOptions(displayOptions, properties);
 

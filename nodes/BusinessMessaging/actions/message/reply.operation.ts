@@ -50,9 +50,7 @@ export const replyFields: INodeProperties[] = [
 		type: 'string',
 		required: true,
 		default: '',
-		typeOptions: {
-			rows: 4,
-		},
+		typeOptions: { rows: 4 },
 		placeholder: 'e.g. Thanks, we are on it!',
 		description:
 			"Free text of the reply. Allowed only within 24 hours of the contact's last message to this number; after that a template message is needed.",
@@ -65,9 +63,7 @@ export const replyFields: INodeProperties[] = [
 		required: true,
 		default:
 			"={{ $fromAI('text', 'The text of the reply message to send to the contact', 'string') }}",
-		typeOptions: {
-			rows: 4,
-		},
+		typeOptions: { rows: 4 },
 		description:
 			"Free text of the reply. By default the model writes it. Allowed only within 24 hours of the contact's last message to this number.",
 		displayOptions: AS_TOOL,
@@ -106,20 +102,11 @@ const properties: INodeProperties[] = [
 	},
 ];
 
-const displayOptions = {
-	show: {
-		resource: ['message'],
-		operation: ['reply'],
-	},
-};
+const displayOptions = { show: { resource: ['message'], operation: ['reply'] } };
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
-/**
- * Sends the reply of one item, once (never retried), and returns the service's answer.
- * Refuses before sending when the input item is the message answered and its 24-hour
- * window closed by its own clock (reply_window_closes_at); otherwise the service decides.
- */
+/** Sends one item's reply, once; refused first when the input item says its window closed. */
 export async function sendReply(
 	this: IExecuteFunctions,
 	itemIndex: number,

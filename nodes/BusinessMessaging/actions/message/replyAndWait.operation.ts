@@ -1,21 +1,8 @@
 /**
- * Message → Reply and Wait for Answer.
- *
- * Sends the reply once (as Reply does), then puts the execution to wait with n8n's own
- * mechanism (putExecutionToWait: stored, listed as Waiting, survives a restart). It resumes:
- * - with the contact's answer: the Business Messaging Trigger receiving the next inbound message
- *   of that contact on that number finds this execution (nodes/shared/replyAndWait.ts) and posts the
- *   message to its resume URL ($execution.resumeUrl); webhook() below turns it into the item of
- *   the Answer output;
- * - or at the time limit: n8n resumes the execution on its timer. A node resumed on a timer is
- *   not run again (n8n disables it and passes its stored input through), so the timed-out items
- *   are stored in advance as that input; with n8n's "forward all outputs" (2.x) they leave on
- *   the Timed Out output, on 1.x on the only output it forwards, the first, marked timed_out.
- *
- * Why not resume on a timer and read the contact's newer messages from the inbound history
- * (no shared state at all)? Because of the same rule: a node resumed on its timer never runs
- * again, so it cannot re-check and wait again; each check would need a loop of nodes in the
- * workflow. See docs/conversations.md.
+ * Message → Reply and Wait for Answer: sends the reply once, then n8n's putExecutionToWait. The
+ * trigger posts the contact's answer to $execution.resumeUrl (webhook() below). At the time limit
+ * n8n resumes on its timer without running the node again, passing its stored input through: the
+ * timed-out items are stored in advance as that input (docs/conversations.md).
  */
 import type {
 	IDataObject,
@@ -30,17 +17,19 @@ import { NodeOperationError, WAIT_INDEFINITELY } from 'n8n-workflow';
 import { asNodeError } from '../../../shared/errors';
 import { isPlainObject } from '../../../shared/json';
 import {
+	registerWithTrigger,
+	type WaitRegistration,
+} from '../../../shared/replyAndWait/registration';
+import { isResumeToken, resumeKey } from '../../../shared/replyAndWait/resume';
+import {
 	accountId,
-	isResumeToken,
 	isTriggerRunningHere,
 	keepWaitingEntriesCurrent,
-	resumeKey,
 	persistableStaticData,
 	registerWaiting,
-	registerWithTrigger,
 	waitingKey,
-	type WaitRegistration,
-} from '../../../shared/replyAndWait';
+	type WaitingEntry,
+} from '../../../shared/replyAndWait/waitingEntries';
 import { withReplyWindow } from '../../../shared/replyWindow';
 import { CREDENTIAL_TYPE } from '../../../shared/transport';
 import { updateDisplayOptions } from '../../helpers/descriptions';
@@ -99,16 +88,11 @@ const properties: INodeProperties[] = [
 	},
 ];
 
-const displayOptions = {
-	show: {
-		resource: ['message'],
-		operation: ['replyAndWait'],
-	},
-};
+const displayOptions = { show: { resource: ['message'], operation: ['replyAndWait'] } };
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
-/** The node's outputs for this operation, by output: Answer, then Timed Out. */
+/** Outputs: Answer, then Timed Out. */
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const node = this.getNode();
 	if (node.type.endsWith('Tool')) {
@@ -174,10 +158,9 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 				alsoStart: options.alsoStart === true,
 				node: node.name,
 				account,
-				// Kept in this workflow's static data too when the trigger is in this workflow.
 				home: staticData ? (this.getWorkflow().id ?? undefined) : undefined,
-				// With several triggers on the account, this workflow's trigger plays the part of the answer.
 				workflowId: this.getWorkflow().id ?? undefined,
+				...askedAfter(items[itemIndex].json),
 			},
 		};
 		registerWaiting(staticData, registration.key, registration.entry);
@@ -199,7 +182,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 	const stored = this.getExecuteData();
 	if (forwardsAllOutputs(resumeUrl)) {
 		stored.data.main = [[], timedOut];
-		// Items stored as a second input trace back (pairedItem input 1) through the same source as the first.
+		// Items stored as a second input trace back through the same source as the first.
 		if (stored.source?.main?.[0]) stored.source.main[1] = stored.source.main[0];
 		stored.metadata = {
 			...(stored.metadata ?? {}),
@@ -219,10 +202,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 	return [sent, []];
 }
 
-/**
- * Whether this n8n forwards every stored output on resume (2.x) or only the first (1.x). Both
- * arrived with 2.x's resume tokens, which $execution.resumeUrl then carries as a query parameter.
- */
+/** Whether n8n forwards every stored output on resume (2.x: resumeUrl has a token) or the first. */
 function forwardsAllOutputs(resumeUrl: string): boolean {
 	try {
 		return new URL(resumeUrl).search !== '';
@@ -231,10 +211,7 @@ function forwardsAllOutputs(resumeUrl: string): boolean {
 	}
 }
 
-/**
- * The resume request the trigger posts: the contact's answer, as the trigger emits it, and the
- * execution's resume token. Anything else is refused and the execution keeps waiting.
- */
+/** The trigger's resume request: the answer and the resume token; anything else is refused. */
 export async function webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	const body = this.getBodyData();
 	const refuse = (status: number, error: string, reason: string): IWebhookResponseData => {
@@ -259,4 +236,13 @@ export async function webhook(this: IWebhookFunctions): Promise<IWebhookResponse
 		webhookResponse: { resumed: true },
 		workflowData: [[{ json: withReplyWindow(event) }], []],
 	};
+}
+
+/** The inbound message this item carries (from the trigger), which can never be the answer. */
+function askedAfter(json: IDataObject): Pick<WaitingEntry, 'askedAfter'> {
+	const data = isPlainObject(json.data) ? json.data : undefined;
+	if (json.event !== 'message.inbound' || !data) return {};
+	const id = typeof data.wa_message_id === 'string' ? data.wa_message_id : undefined;
+	const at = typeof json.timestamp === 'string' ? json.timestamp : undefined;
+	return id || at ? { askedAfter: { ...(id && { id }), ...(at && { at }) } } : {};
 }

@@ -1,9 +1,4 @@
-/**
- * Reply → Wait for Delivery: after sending, read GET /v1/messages/{id} until the status is
- * final (delivered, read, failed) or a time limit. One read per interval (at least 1 s), so
- * a long limit costs a bounded number of requests; when the limit passes without a final
- * status the item says so (final: false) with the last status the service reported.
- */
+/** Reply → Wait for Delivery: GET /v1/messages/{id} until a final status or the limit. */
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { NodeOperationError, sleep } from 'n8n-workflow';
 
@@ -52,7 +47,6 @@ export function isFinalStatus(status: unknown): boolean {
 	);
 }
 
-/** `delivery` of the output item. */
 export async function waitForDelivery(
 	this: IExecuteFunctions,
 	itemIndex: number,
@@ -83,6 +77,7 @@ export async function waitForDelivery(
 	let checks = 0;
 	let status = (sent.status ?? null) as IDataObject[string];
 	let record: IDataObject = sent;
+	let final = false;
 	for (;;) {
 		const elapsed = Date.now() - startedMs;
 		if (checks > 0 && elapsed + intervalMs > limitMs) break;
@@ -97,22 +92,17 @@ export async function waitForDelivery(
 		checks++;
 		record = isPlainObject(response) ? response : {};
 		status = (record.status ?? null) as IDataObject[string];
-		if (isFinalStatus(status)) {
-			return {
-				final: true,
-				status,
-				error: record.error ?? null,
-				waited_ms: Date.now() - startedMs,
-				checks,
-			};
-		}
+		final = isFinalStatus(status);
+		if (final) break;
 	}
 	return {
-		final: false,
+		final,
 		status,
 		error: record.error ?? null,
 		waited_ms: Date.now() - startedMs,
 		checks,
-		reason: `The service reported no final status (delivered, read or failed) within ${limitMs / 1000} s; status is the last one it reported.`,
+		...(!final && {
+			reason: `The service reported no final status (delivered, read or failed) within ${limitMs / 1000} s; status is the last one it reported.`,
+		}),
 	};
 }

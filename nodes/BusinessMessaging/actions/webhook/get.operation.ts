@@ -14,12 +14,7 @@ const properties: INodeProperties[] = [
 	},
 ];
 
-const displayOptions = {
-	show: {
-		resource: ['webhook'],
-		operation: ['get'],
-	},
-};
+const displayOptions = { show: { resource: ['webhook'], operation: ['get'] } };
 
 export const description = updateDisplayOptions(displayOptions, properties);
 

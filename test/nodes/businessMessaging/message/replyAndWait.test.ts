@@ -5,15 +5,14 @@
 // posting to the resume URL) runs in real n8n: test/e2e/checks/conversation.ts.
 import type { IDataObject } from 'n8n-workflow';
 
+import { resumeKey, resumeToken } from '../../../../nodes/shared/replyAndWait/resume';
 import {
 	accountId,
 	STATIC_DATA_KEY,
 	TRIGGER_MARKER_KEY,
 	findWaiting,
-	resumeKey,
-	resumeToken,
 	waitingKey,
-} from '../../../../nodes/shared/replyAndWait';
+} from '../../../../nodes/shared/replyAndWait/waitingEntries';
 import { runWorkflow, webhookHarness } from '../../../harness';
 import {
 	ACTION_TYPE,
@@ -52,6 +51,12 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 			accountId(sandbox.keys.all),
 		);
 		expect(found?.entry).toMatchObject({ expiresAtMs: waitTill, alsoStart: false });
+		// The message it answered can never be the answer (a recovered copy of it comes later).
+		const asked = inboundItem(record).json;
+		expect(found?.entry.askedAfter).toEqual({
+			id: (asked.data as { wa_message_id: string }).wa_message_id,
+			at: asked.timestamp,
+		});
 		expect(found?.entry.resumeUrl).toMatch(/\/webhook-waiting\//);
 		// The entry names the wait (execution, node); the token is made by the trigger when it answers.
 		expect(found?.entry.node).toBe(ASK);

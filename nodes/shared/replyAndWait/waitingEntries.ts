@@ -1,0 +1,289 @@
+/**
+ * Reply and Wait for Answer's waiting entries: what one says, where it lives and why, and the
+ * register, find and forget that both ends use (registration.ts takes them through the trigger,
+ * resume.ts answers them).
+ *
+ * WHERE ENTRIES LIVE, AND WHY
+ *
+ * An entry says: execution E waits for contact C on number N; post the answer to E's resume
+ * URL with this token. The execution that waits and the trigger that receives the answer may
+ * be different workflows (one called by Execute Workflow) and, in queue mode, different n8n
+ * processes (a worker asks, a webhook processor receives). n8n gives a node two stores it saves
+ * for it: memory (one process) and the workflow's static data (database, saved whole after each
+ * execution and webhook request).
+ *
+ * 1. This process's memory: every workflow of the process; gone on restart.
+ * 2. The trigger's workflow's static data, written by the waiting execution itself only when
+ *    its copy carries the trigger's marker (TRIGGER_MARKER_KEY): n8n 2.x in queue mode gives a
+ *    worker's new execution an EMPTY copy and saves it whole, so writing there without the
+ *    marker wiped the trigger's sealed secret and watermark.
+ * 3. Through the trigger (registration.ts): the waiting execution posts its entries, signed with
+ *    a key derived from the API key, to the account's webhook when it is this n8n; the trigger
+ *    stores them in the static data n8n loaded for that request. This is what works across
+ *    processes and for a trigger in another workflow.
+ *
+ * Saves of static data at the same instant may overwrite each other's entries. Every loss
+ * fails safe: the trigger finds nothing (or the resume is refused), the message starts a
+ * normal execution, and the waiting execution times out. The answer itself is never lost.
+ * Static data holds resume URLs, never what it takes to use them (resume.ts: the resume token).
+ * docs/conversations.md has the measurements behind these choices.
+ */
+import type { IDataObject } from 'n8n-workflow';
+
+import { ACCOUNT_ID_LABEL, deriveKey } from '../credentialKeys';
+import { isPlainObject } from '../json';
+import { byAge } from '../watermark';
+
+export const STATIC_DATA_KEY = 'businessMessagingWaiting';
+/**
+ * Set by the Business Messaging Trigger in its workflow's global static data when the workflow is
+ * activated. Its presence in an execution's copy of the static data means two things: the trigger
+ * that will receive the answer reads this workflow's static data (an entry in another workflow's
+ * is never read), and the copy was loaded from the database, so saving it keeps what is there.
+ * n8n 2.x in queue mode runs a new execution on a worker with an EMPTY copy and, when a node
+ * changed it, saves that copy whole: the trigger's sealed signing secret and catch-up watermark
+ * were wiped (every event refused with 401) by the first Reply and Wait. Without the marker the
+ * entry stays in this process's memory only.
+ */
+export const TRIGGER_MARKER_KEY = 'businessMessagingTrigger';
+
+/** The trigger's side: marks its workflow's static data (only when missing, so nothing else is saved for it). */
+export function markTriggerWorkflow(globalStaticData: IDataObject): void {
+	if (globalStaticData[TRIGGER_MARKER_KEY] !== true) globalStaticData[TRIGGER_MARKER_KEY] = true;
+}
+
+/**
+ * Workflows whose Business Messaging Trigger n8n runs in this process (trigger(): the main in
+ * regular mode). A Reply and Wait in such a workflow keeps its entry in memory, where the trigger
+ * finds it, and in the workflow's static data, saved with its execution: posting it to the trigger
+ * as well would only cost the busy n8n another request per question.
+ */
+const triggersHere = new Map<string, number>();
+
+/** The trigger's side: marks its workflow while trigger() runs; returns what unmarks it. */
+export function triggerRunsHere(workflowId: string): () => void {
+	triggersHere.set(workflowId, (triggersHere.get(workflowId) ?? 0) + 1);
+	let left = false;
+	return () => {
+		if (left) return;
+		left = true;
+		const count = (triggersHere.get(workflowId) ?? 1) - 1;
+		if (count > 0) triggersHere.set(workflowId, count);
+		else triggersHere.delete(workflowId);
+	};
+}
+
+export function isTriggerRunningHere(workflowId: string | undefined): boolean {
+	return workflowId !== undefined && triggersHere.has(workflowId);
+}
+
+/** The static data to register in: the execution's copy when it carries the trigger's marker, else none (memory only). */
+export function persistableStaticData(
+	globalStaticData: IDataObject | undefined,
+): IDataObject | undefined {
+	return globalStaticData?.[TRIGGER_MARKER_KEY] === true ? globalStaticData : undefined;
+}
+/** Entries kept in static data at most (oldest dropped): a bound on what every execution saves. */
+const MAX_STATIC_ENTRIES = 200;
+const MAX_MEMORY_ENTRIES = 10_000;
+
+export interface WaitingEntry {
+	resumeUrl: string;
+	executionId: string;
+	/** When the wait ends anyway (its time limit), ms since epoch. */
+	expiresAtMs: number;
+	/** Also start the trigger's own execution for the answer. */
+	alsoStart: boolean;
+	/** The waiting node (its name): the resume token is made for it. */
+	node: string;
+	/** Whose wait it is (accountId of the API key): only a trigger with the same key resumes it. */
+	account: string;
+	/** The workflow whose static data keeps the entry (the trigger's); none: this process's memory only. */
+	home?: string;
+	/** The waiting execution's workflow (informational). */
+	workflowId?: string;
+	/**
+	 * The inbound message the workflow was answering when it asked (the service's id and
+	 * timestamp): that message, or an older one, is never the answer. The catch-up may bring the
+	 * very message that started the conversation again (n8n answered the service too late).
+	 */
+	askedAfter?: { id?: string; at?: string };
+}
+
+/**
+ * An identifier of the API key, safe to store: a trigger resumes only waits registered with its own
+ * key, so one account's customer message never reaches another account's waiting execution.
+ */
+export function accountId(apiKey: string): string {
+	return deriveKey(apiKey, ACCOUNT_ID_LABEL).slice(0, 32);
+}
+
+/**
+ * How old a registration may be when the trigger takes it (registration.ts). An answered entry
+ * stays forgotten at least this long, so a registration slower than its answer cannot bring it back.
+ */
+export const REGISTRATION_MAX_AGE_MS = 5 * 60_000;
+
+const memory = new Map<string, WaitingEntry>();
+
+/** The contact on the number; number '*' when the reply left from the key's only number. */
+export function waitingKey(contact: string, number: string | undefined): string {
+	return `${number && number.trim() !== '' ? number.trim() : '*'}|${contact.trim()}`;
+}
+
+/** A waiting entry as stored (static data, a registration). */
+export function isWaitingEntry(value: unknown): value is WaitingEntry {
+	return (
+		isPlainObject(value) &&
+		typeof value.resumeUrl === 'string' &&
+		typeof value.executionId === 'string' &&
+		typeof value.expiresAtMs === 'number' &&
+		typeof value.node === 'string' &&
+		typeof value.account === 'string' &&
+		(value.workflowId === undefined || typeof value.workflowId === 'string') &&
+		(value.askedAfter === undefined || isPlainObject(value.askedAfter))
+	);
+}
+
+function staticEntries(staticData: IDataObject | undefined): IDataObject | undefined {
+	if (!staticData) return undefined;
+	const entries = staticData[STATIC_DATA_KEY];
+	return isPlainObject(entries) ? entries : undefined;
+}
+
+/**
+ * Entries answered or refused in this process, until their wait would have ended: a save of
+ * static data from an older copy (another request's, an execution's) may bring one back, and
+ * it must neither be resumed twice nor be kept.
+ */
+const forgotten = new Map<string, number>();
+
+/** Keeps a process-memory map under MAX_MEMORY_ENTRIES: the ended first, then the oldest. */
+function makeRoom<V>(map: Map<string, V>, ended: (value: V) => boolean): void {
+	if (map.size < MAX_MEMORY_ENTRIES) return;
+	for (const [key, value] of map) if (ended(value)) map.delete(key);
+	if (map.size >= MAX_MEMORY_ENTRIES) map.delete(map.keys().next().value as string);
+}
+const forgottenKey = (key: string, entry: { executionId: string; node: string }) =>
+	`${key}|${entry.executionId}|${entry.node}`;
+/** Whether this wait was answered or refused in this process: nothing may bring it back. */
+export function isForgotten(key: string, entry: { executionId: string; node: string }): boolean {
+	return forgotten.has(forgottenKey(key, entry));
+}
+const isLive = (key: string, entry: WaitingEntry, nowMs: number) =>
+	entry.expiresAtMs > nowMs && !isForgotten(key, entry);
+
+export function registerWaiting(
+	staticData: IDataObject | undefined,
+	key: string,
+	entry: WaitingEntry,
+	nowMs = Date.now(),
+): void {
+	makeRoom(memory, (e) => e.expiresAtMs <= nowMs);
+	// The same execution waiting again at the same node (a loop) is a new wait.
+	forgotten.delete(forgottenKey(key, entry));
+	memory.set(key, entry);
+	if (staticData) keepWaitingEntriesCurrent(staticData, entry.home, nowMs, [key, entry]);
+}
+
+/**
+ * Writes into this copy of a workflow's static data every live entry it should hold: those it
+ * holds, and those this process registered for that workflow (`home`), minus the answered ones.
+ *
+ * n8n saves static data whole, per webhook request and per execution, each from the copy it
+ * loaded: two registrations at the same instant each save their own entry, and the last save
+ * wins. Writing the process's memory into every copy means each save carries every entry this
+ * process knows of, so a save from an older copy no longer drops the others' entries, and the
+ * last save before a restart holds them all. Assigned only when something changed, so n8n
+ * saves nothing for a copy that was already current.
+ */
+export function keepWaitingEntriesCurrent(
+	staticData: IDataObject,
+	home: string | undefined,
+	nowMs = Date.now(),
+	/** An entry to keep there whatever its home (the one being registered). */
+	added?: [string, WaitingEntry],
+): void {
+	const stored = staticEntries(staticData) ?? {};
+	const merged: Record<string, WaitingEntry> = {};
+	for (const [key, entry] of Object.entries(stored)) {
+		if (isWaitingEntry(entry) && isLive(key, entry, nowMs)) merged[key] = entry;
+	}
+	if (home !== undefined) {
+		for (const [key, entry] of memory) {
+			if (entry.home === home && isLive(key, entry, nowMs)) merged[key] = { ...entry };
+		}
+	}
+	if (added && added[1].expiresAtMs > nowMs) {
+		delete merged[added[0]];
+		merged[added[0]] = { ...added[1] };
+	}
+	const bounded = Object.fromEntries(Object.entries(merged).slice(-MAX_STATIC_ENTRIES));
+	if (JSON.stringify(bounded) !== JSON.stringify(stored)) {
+		staticData[STATIC_DATA_KEY] = bounded as unknown as IDataObject;
+	}
+}
+
+/** The live entry of this account for one of the keys, memory first; undefined when none (or only expired ones). */
+export function findWaiting(
+	staticData: IDataObject | undefined,
+	keys: string[],
+	account: string,
+	nowMs = Date.now(),
+	/** Whether the message may answer this wait (answersAfterAsking); any without. */
+	mayAnswer: (entry: WaitingEntry) => boolean = () => true,
+): { key: string; entry: WaitingEntry } | undefined {
+	const stored = staticEntries(staticData);
+	for (const key of keys) {
+		const inStatic =
+			stored && isWaitingEntry(stored[key]) ? (stored[key] as unknown as WaitingEntry) : undefined;
+		for (const entry of [memory.get(key), inStatic]) {
+			if (entry && entry.account === account && isLive(key, entry, nowMs) && mayAnswer(entry))
+				return { key, entry };
+		}
+	}
+	return undefined;
+}
+
+/**
+ * Pure: whether a message (its service id and timestamp) may answer a wait: not the message the
+ * workflow was answering when it asked, nor one older (both stamped by the service's clock).
+ */
+export function answersAfterAsking(
+	message: { id?: unknown; at?: unknown },
+	entry: Pick<WaitingEntry, 'askedAfter'>,
+): boolean {
+	const asked = entry.askedAfter;
+	if (!asked) return true;
+	if (typeof message.id === 'string' && message.id !== '' && message.id === asked.id) return false;
+	if (typeof message.at !== 'string' || typeof asked.at !== 'string') return true;
+	if (Number.isNaN(Date.parse(message.at)) || Number.isNaN(Date.parse(asked.at))) return true;
+	return byAge({ created_at: message.at, id: '' }, { created_at: asked.at, id: '' }) > 0;
+}
+
+/** Forgets the entry (answered, or refused), wherever it is, unless another execution took the key since. */
+export function removeWaiting(
+	staticData: IDataObject | undefined,
+	key: string,
+	executionId: string,
+	nowMs = Date.now(),
+): void {
+	const entry = memory.get(key);
+	if (entry?.executionId === executionId) memory.delete(key);
+	const stored = staticEntries(staticData);
+	const storedEntry =
+		stored && isWaitingEntry(stored[key]) ? (stored[key] as unknown as WaitingEntry) : undefined;
+	const node = entry?.executionId === executionId ? entry.node : storedEntry?.node;
+	makeRoom(forgotten, (until) => until <= nowMs);
+	const until = Math.max(
+		entry?.executionId === executionId ? entry.expiresAtMs : 0,
+		storedEntry?.executionId === executionId ? storedEntry.expiresAtMs : 0,
+		nowMs + REGISTRATION_MAX_AGE_MS,
+	);
+	if (node !== undefined) forgotten.set(forgottenKey(key, { executionId, node }), until);
+	if (stored && storedEntry?.executionId === executionId) {
+		const rest = { ...stored };
+		delete rest[key];
+		staticData![STATIC_DATA_KEY] = rest;
+	}
+}
