@@ -316,33 +316,38 @@ describe("run once: execute() with n8n-core's ExecuteContext and deduplication s
 		jest.isolateModules(() => {
 			other = require('../../../nodes/BusinessMessagingTrigger/routing/runOnce');
 		});
-		const workflowId = fresh();
-		const erasedBefore = store.erased;
-		const processes = [runOnce, other!.runOnce];
-		const ids = (p: number) => Array.from({ length: 200 }, (_, i) => `wamid.P${p}-${i}`);
-		await Promise.all(
-			processes.map(async (claim, p) => {
-				await Promise.all(
-					ids(p).map(async (id, i) => {
-						await tick(i * 2);
-						const items = [inbound(id)];
-						await claim.call(
-							contextFor(items, 'webhook', workflowId),
-							[items],
-							[30, 60, 100, 150, 220, 300],
-						);
-					}),
-				);
-			}),
-		);
-		await tick(600);
-		const all = [...ids(0), ...ids(1)];
-		const copies = await Promise.all(
-			all.map(async (id) => await execute([inbound(id)], 'trigger', workflowId)),
-		);
-		// The scenario is real only if the processes' writes did erase keys.
-		expect(store.erased - erasedBefore).toBeGreaterThan(0);
-		expect(all.filter((_, i) => copies[i][0].length > 0)).toEqual([]);
+		// The scenario is real only if the processes' writes did erase keys: on a loaded machine the
+		// two may not overlap at all, so it is tried again (a fresh row each time), up to five times.
+		for (let attempt = 1; attempt <= 5; attempt++) {
+			const workflowId = fresh();
+			const erasedBefore = store.erased;
+			const processes = [runOnce, other!.runOnce];
+			const ids = (p: number) =>
+				Array.from({ length: 200 }, (_, i) => `wamid.A${attempt}P${p}-${i}`);
+			await Promise.all(
+				processes.map(async (claim, p) => {
+					await Promise.all(
+						ids(p).map(async (id, i) => {
+							await tick(i * 2);
+							const items = [inbound(id)];
+							await claim.call(
+								contextFor(items, 'webhook', workflowId),
+								[items],
+								[30, 60, 100, 150, 220, 300],
+							);
+						}),
+					);
+				}),
+			);
+			await tick(600);
+			const all = [...ids(0), ...ids(1)];
+			const copies = await Promise.all(
+				all.map(async (id) => await execute([inbound(id)], 'trigger', workflowId)),
+			);
+			expect(all.filter((_, i) => copies[i][0].length > 0)).toEqual([]);
+			if (store.erased > erasedBefore) return;
+		}
+		throw new Error("in five attempts the two processes never erased each other's keys");
 	});
 
 	it('the row keeps at most the newest RUN_ONCE_MAX_ENTRIES keys', async () => {
