@@ -7,7 +7,7 @@
 # tarball into a fresh N8N_USER_FOLDER/.n8n/nodes, starts the sandbox and n8n on free loopback
 # ports, runs test/e2e/run.e2e.ts, stops everything. Exits non-zero if any check failed.
 # Logs and per-line JSON summaries: $E2E_OUT (default /tmp/business-messaging-e2e).
-# E2E_KEEP=1 keeps the n8n user folders; E2E_SKIP_BUILD=1 reuses dist/.
+# E2E_KEEP=1 keeps the n8n user folders; E2E_SKIP_BUILD=1 reuses dist/; E2E_INSTALL_MARKERS: see run_line.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,6 +26,16 @@ declare -A line_status
 run_line() {
 	local line="$1" ls_start rc
 	rm -f "$out/summary-line$line.json" "$out/status-line$line"
+	# E2E_INSTALL_MARKERS=<dir> (CI): n8n is still being installed in the background; each line
+	# starts as soon as its own install is done (<dir>/line<N>.done, or .failed), not both at the end.
+	if [ -n "${E2E_INSTALL_MARKERS:-}" ]; then
+		while [ ! -e "$E2E_INSTALL_MARKERS/line$line.done" ] && [ ! -e "$E2E_INSTALL_MARKERS/line$line.failed" ]; do sleep 2; done
+		if [ -e "$E2E_INSTALL_MARKERS/line$line.failed" ]; then
+			echo "the n8n install for line $line failed"
+			echo "FAIL (install)" > "$out/status-line$line"
+			return 1
+		fi
+	fi
 	ls_start=$(date +%s)
 	npx --no-install ts-node --transpile-only test/e2e/run.e2e.ts --line "$line" --tarball "$out/$tarball" --out "$out"
 	rc=$?
