@@ -9,6 +9,7 @@ import { CREDENTIAL_NAME, mapExample, readExample, triggerName } from '../real-n
 import type { SavedWorkflow, WorkflowJson } from '../real-n8n/n8n';
 import { ACTION_TYPE, CREDENTIAL_TYPE, TRIGGER_NAME, TRIGGER_TYPE } from '../support/constants';
 import { errorText, log, sleep, waitFor } from '../real-n8n/util';
+import { webhookLogFor } from '../real-n8n/sandbox';
 import { fireLoad, percentile, tamperedRequest, TAMPERS } from '../hardening/real-n8n/load';
 import { loadWorkflow } from '../hardening/real-n8n/workflows';
 import { inboundEnvelope } from '../support/fixtures';
@@ -1432,38 +1433,12 @@ export async function checkConversation(
 	);
 }
 
-/** The service's webhook delivery log (`GET /v1/logs?category=webhook`) for these messages: failures counted. */
+/** The service's webhook delivery log for these messages: failures counted. */
 async function serviceWebhookLog(
 	ctx: QueueContext,
 	waIds: Set<string>,
 ): Promise<{ entries: number; failed: number; reasons: Record<string, number> }> {
-	const { sandbox } = ctx.topology;
-	const out = { entries: 0, failed: 0, reasons: {} as Record<string, number> };
-	let cursor: string | undefined;
-	for (let page = 0; page < 100; page++) {
-		const url = new URL(`${sandbox.baseUrl}/v1/logs`);
-		url.searchParams.set('category', 'webhook');
-		url.searchParams.set('limit', '100');
-		if (cursor) url.searchParams.set('cursor', cursor);
-		const response = await fetch(url, { headers: { authorization: `Bearer ${sandbox.keys.all}` } });
-		const body = (await response.json()) as {
-			data?: Array<{ wa_message_id?: string; success?: boolean; reason?: string | null }>;
-			has_more?: boolean;
-			next_cursor?: string | null;
-		};
-		for (const entry of body.data ?? []) {
-			if (!entry.wa_message_id || !waIds.has(entry.wa_message_id)) continue;
-			out.entries++;
-			if (entry.success === false) {
-				out.failed++;
-				const reason = entry.reason ?? '?';
-				out.reasons[reason] = (out.reasons[reason] ?? 0) + 1;
-			}
-		}
-		if (!body.has_more || !body.next_cursor) break;
-		cursor = body.next_cursor;
-	}
-	return out;
+	return await webhookLogFor(ctx.topology.sandbox.baseUrl, ctx.topology.sandbox.keys.all, waIds);
 }
 
 export const CHECKS: Record<string, (ctx: QueueContext) => Promise<void>> = {

@@ -90,3 +90,37 @@ export function inboundCurl(baseUrl: string, number: string): string {
 	});
 	return `curl -s -X POST ${baseUrl}/_sandbox/inbound -H 'content-type: application/json' -d '${body}'`;
 }
+
+/** The service's webhook delivery log (`GET /v1/logs?category=webhook`) for these messages: failures counted. */
+export async function webhookLogFor(
+	baseUrl: string,
+	apiKey: string,
+	waIds: Set<string>,
+): Promise<{ entries: number; failed: number; reasons: Record<string, number> }> {
+	const out = { entries: 0, failed: 0, reasons: {} as Record<string, number> };
+	let cursor: string | undefined;
+	for (let page = 0; page < 100; page++) {
+		const url = new URL(`${baseUrl}/v1/logs`);
+		url.searchParams.set('category', 'webhook');
+		url.searchParams.set('limit', '100');
+		if (cursor) url.searchParams.set('cursor', cursor);
+		const response = await fetch(url, { headers: { authorization: `Bearer ${apiKey}` } });
+		const body = (await response.json()) as {
+			data?: Array<{ wa_message_id?: string; success?: boolean; reason?: string | null }>;
+			has_more?: boolean;
+			next_cursor?: string | null;
+		};
+		for (const entry of body.data ?? []) {
+			if (!entry.wa_message_id || !waIds.has(entry.wa_message_id)) continue;
+			out.entries++;
+			if (entry.success === false) {
+				out.failed++;
+				const reason = entry.reason ?? '?';
+				out.reasons[reason] = (out.reasons[reason] ?? 0) + 1;
+			}
+		}
+		if (!body.has_more || !body.next_cursor) break;
+		cursor = body.next_cursor;
+	}
+	return out;
+}

@@ -149,9 +149,14 @@ async function activateTrigger(ctx: Context, workflow: SavedWorkflow): Promise<s
 	return url;
 }
 
-async function executionCount(client: N8nClient, workflowId: string): Promise<number> {
-	const filter = encodeURIComponent(JSON.stringify({ workflowId }));
-	const data = await client.request<{ count: number; results: unknown[] }>(
+/** The workflow's executions n8n counts (only those in `status` when given). */
+async function executionCount(
+	client: N8nClient,
+	workflowId: string,
+	status?: string[],
+): Promise<number> {
+	const filter = encodeURIComponent(JSON.stringify({ workflowId, ...(status && { status }) }));
+	const data = await client.request<{ count: number }>(
 		'GET',
 		`/rest/executions?limit=1&filter=${filter}`,
 	);
@@ -502,15 +507,6 @@ function loadMediaFile(index: number): MediaFile {
 	return { mime: type.mime, data, filename: `load-${index}.${type.extension}` };
 }
 
-async function unfinishedCount(client: N8nClient, workflowId: string): Promise<number> {
-	const filter = encodeURIComponent(JSON.stringify({ workflowId, status: ['new', 'running'] }));
-	const data = await client.request<{ count: number }>(
-		'GET',
-		`/rest/executions?limit=1&filter=${filter}`,
-	);
-	return data.count;
-}
-
 /**
  * Waits until the workflow has at least `expected` executions, none still new or running, no
  * earlier than `notBefore` (the catch-up's window for events not answered 2xx), and nothing has
@@ -533,7 +529,7 @@ async function settleExecutions(
 	for (;;) {
 		try {
 			total = await executionCount(client, workflowId);
-			unfinished = await unfinishedCount(client, workflowId);
+			unfinished = await executionCount(client, workflowId, ['new', 'running']);
 		} catch (error) {
 			// n8n answers 503 while its database ping fails: not settled, ask again.
 			log(`  executions not readable: ${errorText(error).slice(0, 120)}`);
