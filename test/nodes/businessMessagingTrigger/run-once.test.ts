@@ -253,6 +253,28 @@ describe("run once: execute() with n8n-core's ExecuteContext and deduplication s
 		expect(await execute([inbound('wamid.LATE')], 'webhook', workflowId)).toEqual([[]]);
 	});
 
+	it('an answer that resumed a wait is recorded as run though it passes nothing on: its copy from the catch-up runs nothing (issue 32)', async () => {
+		const workflowId = fresh();
+		const answer = inbound('wamid.ANSWER');
+		const resumed = {
+			json: { ...answer.json, resumed_execution: '77', __businessMessagingRecordOnly: true },
+		};
+		expect(await execute([resumed], 'webhook', workflowId)).toEqual([[]]);
+		// After a restart the catch-up recovers it (n8n answered the service too late): not a new conversation.
+		expect(
+			await execute([{ json: { ...answer.json, recovered: true } }], 'trigger', workflowId),
+		).toEqual([[]]);
+	});
+
+	it('an answer whose wait asked to Also Start passes on, marked with the resumed execution', async () => {
+		const [[item]] = await execute(
+			[{ json: { ...inbound('wamid.ALSO').json, resumed_execution: '78' } }],
+			'webhook',
+			fresh(),
+		);
+		expect(item.json).toMatchObject({ resumed_execution: '78' });
+	});
+
 	it('another message, another workflow, or a later status of a message runs', async () => {
 		const workflowId = fresh();
 		await execute([inbound('wamid.1')], 'webhook', workflowId);
