@@ -147,11 +147,15 @@ export function secretsErrorsWorkflow(revoked: Credential, noScopes: Credential)
 }
 
 /** Trigger (inbound only) → No Operation: one execution per accepted event. */
-export function loadWorkflow(credential: Credential): WorkflowJson {
+export function loadWorkflow(
+	credential: Credential,
+	name = 'Hardening: load (trigger → no-op)',
+	options: Record<string, unknown> = {},
+): WorkflowJson {
 	return {
-		name: 'Hardening: load (trigger → no-op)',
+		name,
 		nodes: [
-			trigger(credential, ['message.inbound'], {}),
+			trigger(credential, ['message.inbound'], options),
 			{
 				id: randomUUID(),
 				name: 'Done',
@@ -174,23 +178,8 @@ export const MEDIA_LOAD_CATCH_UP_SECONDS = 10;
  * execution per accepted event, its file attached by the trigger's execute().
  */
 export function mediaLoadWorkflow(credential: Credential): WorkflowJson {
-	return {
-		name: 'Hardening: load with Download Media (trigger → no-op)',
-		nodes: [
-			trigger(credential, ['message.inbound'], {
-				downloadMedia: true,
-				catchUpInterval: MEDIA_LOAD_CATCH_UP_SECONDS,
-			}),
-			{
-				id: randomUUID(),
-				name: 'Done',
-				type: 'n8n-nodes-base.noOp',
-				typeVersion: 1,
-				position: [260, 0],
-				parameters: {},
-			},
-		],
-		connections: { [TRIGGER_NAME]: { main: [[{ node: 'Done', type: 'main', index: 0 }]] } },
-		settings: { executionOrder: 'v1' },
-	};
+	return loadWorkflow(credential, 'Hardening: load with Download Media (trigger → no-op)', {
+		downloadMedia: true,
+		catchUpInterval: MEDIA_LOAD_CATCH_UP_SECONDS,
+	});
 }
