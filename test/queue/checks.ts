@@ -1338,10 +1338,16 @@ export async function checkConversation(
 	const b = await answerAll(second, 'B');
 
 	// n8n's wait tracker (on main) looks for due executions once a minute and hands them to a worker.
+	// The silent contact's execution is found in Postgres by its greeting: n8n's REST list holds
+	// the newest 100 only, fewer than a run with the catch-up's copies makes.
+	const silentGreeting = messages.find((m) => m.from === silent)?.waId;
 	const silentDone = await waitFor(
 		"the silent contact's execution to time out",
 		async () => {
-			for (const e of await client.executions(active.workflow.id)) {
+			const asked = storedExecutions(ctx.topology, active.workflow.id, active.trigger).filter(
+				(e) => silentGreeting !== undefined && e.waIds.includes(silentGreeting),
+			);
+			for (const e of asked) {
 				if (e.status !== 'success') continue;
 				const output = await client.executionOutput(e.id);
 				const timedOut = output.nodes['No answer in time']?.[0] as
