@@ -1,22 +1,26 @@
-import type {
-	IExecuteFunctions,
-	IHookFunctions,
-	INodeExecutionData,
-	INodeType,
-	INodeTypeDescription,
-	ITriggerFunctions,
-	ITriggerResponse,
-	IWebhookFunctions,
-	IWebhookResponseData,
+import {
+	NodeOperationError,
+	type IDataObject,
+	type IExecuteFunctions,
+	type IHookFunctions,
+	type INodeExecutionData,
+	type INodeType,
+	type INodeTypeDescription,
+	type ITriggerFunctions,
+	type ITriggerResponse,
+	type IWebhookFunctions,
+	type IWebhookResponseData,
 } from 'n8n-workflow';
 
 import { markTriggerWorkflow, triggerRunsHere } from '../shared/replyAndWait/waitingEntries';
 import { CREDENTIAL_TYPE } from '../shared/transport';
 import { startCatchUp } from './catchUp/catchUp';
 import { OUTPUTS_EXPRESSION, outputCount, properties } from './description';
+import { combineProblem, combineSettings } from './options';
 import { withMediaFiles } from './receiving/eventMedia';
 import { receiveEvent } from './receiving/receive';
 import { deleteWebhook, registerWebhook, webhookExists } from './registration/webhookMethods';
+import { combineBursts } from './routing/burst';
 import { dropRecordOnly } from './routing/route';
 import { runOnce } from './routing/runOnce';
 
@@ -73,6 +77,8 @@ export class BusinessMessagingTrigger implements INodeType {
 
 	/** The catch-up (catchUp/): n8n runs it while the workflow is active, on the leader main only. */
 	async trigger(this: ITriggerFunctions): Promise<ITriggerResponse> {
+		const problem = combineProblem(rawOptions(this.getNode().parameters));
+		if (problem) throw new NodeOperationError(this.getNode(), problem);
 		if (this.getMode() === 'manual') return await startCatchUp.call(this);
 		// Tells Reply and Wait in this workflow that it may keep its waiting entries here.
 		markTriggerWorkflow(this.getWorkflowStaticData('global'));
@@ -90,13 +96,20 @@ export class BusinessMessagingTrigger implements INodeType {
 	/**
 	 * Passes on the items webhook() or the catch-up produced: without it, n8n would run trigger()
 	 * again in place of a test event (it checks for trigger() before webhooks). Drops what already
-	 * ran and record-only answers; Download Media runs here, inside the stored execution.
+	 * ran and record-only answers, combines bursts; Download Media runs here, inside the stored execution.
 	 */
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		// The raw parameters: no expression is evaluated.
-		const outputs = outputCount(this.getNode().parameters);
+		const parameters = this.getNode().parameters;
+		const outputs = outputCount(parameters);
 		const items = Array.from({ length: outputs }, (_, index) => this.getInputData(index));
 		const toRun = dropRecordOnly(await runOnce.call(this, items));
-		return await withMediaFiles.call(this, toRun);
+		const combined = await combineBursts.call(this, toRun, combineSettings(rawOptions(parameters)));
+		return await withMediaFiles.call(this, combined);
 	}
+}
+
+function rawOptions(parameters: IDataObject): IDataObject {
+	const options = parameters.options;
+	return typeof options === 'object' && options !== null ? (options as IDataObject) : {};
 }

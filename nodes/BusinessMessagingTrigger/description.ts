@@ -4,6 +4,8 @@ import { DEFAULT_DOWNLOAD_TIMEOUT_SECONDS, DEFAULT_MAX_FILE_SIZE_MB } from '../s
 import { MESSAGE_EVENT_OPTIONS } from '../shared/history';
 import {
 	DEFAULT_CATCH_UP_INTERVAL_SECONDS,
+	LONGEST_WAIT_SECONDS,
+	QUIET_PERIOD_SECONDS,
 	DEFAULT_HAND_OVER_MINUTES,
 	DEFAULT_LATE_DELIVERY_CUTOFF_SECONDS,
 	DEFAULT_MAX_AGE_SECONDS,
@@ -181,6 +183,14 @@ export const properties: INodeProperties[] = [
 					'How often the service is asked for missed messages (two or more requests each time)',
 			},
 			{
+				displayName: "Combine a Contact's Messages",
+				name: 'combineMessages',
+				type: 'boolean',
+				default: false,
+				description:
+					"Whether to emit one item per burst of a contact's inbound messages (for an AI agent): each message waits out the Quiet Period, then the newest of the burst is emitted with all of them, oldest first, in `messages` and one joined `text`",
+			},
+			{
 				displayName: 'Download Media',
 				name: 'downloadMedia',
 				type: 'boolean',
@@ -207,6 +217,15 @@ export const properties: INodeProperties[] = [
 				displayOptions: { show: { '/catchUp': [true] } },
 				description:
 					'An inbound or echo message older than this when n8n gets to it is answered 503 and not run: the service (which waits about 8 s) may already count it as failed, and then the catch-up runs it, once. A status event is run however late (the service keeps none to catch up).',
+			},
+			{
+				displayName: 'Longest Wait (Seconds)',
+				name: 'longestWait',
+				type: 'number',
+				typeOptions: { minValue: LONGEST_WAIT_SECONDS.min, maxValue: LONGEST_WAIT_SECONDS.max },
+				default: 60,
+				displayOptions: { show: { combineMessages: [true] } },
+				description: `A burst that goes on longer than this (from its first message) is emitted anyway, so a contact who never pauses still gets an answer. ${LONGEST_WAIT_SECONDS.min} to ${LONGEST_WAIT_SECONDS.max}.`,
 			},
 			{
 				displayName: 'Max File Size (MB)',
@@ -244,6 +263,15 @@ export const properties: INodeProperties[] = [
 				default: 'data',
 				displayOptions: { show: { downloadMedia: [true] } },
 				description: 'Name of the binary field the downloaded media is put in',
+			},
+			{
+				displayName: 'Quiet Period (Seconds)',
+				name: 'quietPeriod',
+				type: 'number',
+				typeOptions: { minValue: QUIET_PERIOD_SECONDS.min, maxValue: QUIET_PERIOD_SECONDS.max },
+				default: 5,
+				displayOptions: { show: { combineMessages: [true] } },
+				description: `A burst ends when the contact sends nothing for this long; its item comes about 1 s after. ${QUIET_PERIOD_SECONDS.min} to ${QUIET_PERIOD_SECONDS.max}.`,
 			},
 			{
 				displayName: 'Receiving Numbers',

@@ -24,6 +24,15 @@ export const MAX_CATCH_UP_DAYS = 7;
 export const DEFAULT_HAND_OVER_MINUTES = 30;
 export const MAX_HAND_OVER_MINUTES = 7 * 24 * 60;
 
+// Combine a Contact's Messages (routing/burst.ts).
+export const QUIET_PERIOD_SECONDS = { default: 5, min: 1, max: 60 };
+export const LONGEST_WAIT_SECONDS = { default: 60, min: 5, max: 600 };
+
+export interface CombineSettings {
+	quietMs: number;
+	longestMs: number;
+}
+
 export type HandOverMode = 'off' | 'output' | 'drop';
 export type OnActivation = 'sinceLastActive' | 'fromActivation';
 
@@ -51,6 +60,8 @@ export interface TriggerOptions {
 	handOver: HandOverSettings;
 	catchUp: CatchUpSettings;
 	takeOver: boolean;
+	/** Undefined: each message is its own item. */
+	combine?: CombineSettings;
 }
 
 const isEmpty = (value: unknown) => value === undefined || value === null || value === '';
@@ -90,6 +101,31 @@ export function catchUpSettings(raw: IDataObject): CatchUpSettings {
 	};
 }
 
+const BOUNDED = [
+	['quietPeriod', 'Quiet Period (Seconds)', QUIET_PERIOD_SECONDS],
+	['longestWait', 'Longest Wait (Seconds)', LONGEST_WAIT_SECONDS],
+] as const;
+
+/** What is wrong with Combine a Contact's Messages' numbers (an expression can put anything there). */
+export function combineProblem(raw: IDataObject): string | undefined {
+	if (raw.combineMessages !== true) return undefined;
+	for (const [name, label, bounds] of BOUNDED) {
+		if (isEmpty(raw[name])) continue;
+		const value = Number(raw[name]);
+		if (!Number.isFinite(value) || value < bounds.min || value > bounds.max)
+			return `Options → ${label} must be a number from ${bounds.min} to ${bounds.max} (it is ${String(raw[name])})`;
+	}
+	return undefined;
+}
+
+export function combineSettings(raw: IDataObject): CombineSettings | undefined {
+	if (raw.combineMessages !== true || combineProblem(raw) !== undefined) return undefined;
+	const [quiet, longest] = BOUNDED.map(([name, , bounds]) =>
+		isEmpty(raw[name]) ? bounds.default : Number(raw[name]),
+	);
+	return { quietMs: quiet * 1000, longestMs: longest * 1000 };
+}
+
 export function readTriggerOptions(raw: IDataObject, catchUp = true): TriggerOptions {
 	const maxAge = isEmpty(raw.maxAge) ? DEFAULT_MAX_AGE_SECONDS : Number(raw.maxAge);
 	const cutoff = Number(raw.lateDeliveryCutoff);
@@ -108,5 +144,6 @@ export function readTriggerOptions(raw: IDataObject, catchUp = true): TriggerOpt
 		handOver: handOverSettings(raw),
 		catchUp: catchUpSettings(raw),
 		takeOver: raw.takeOver === true,
+		combine: combineSettings(raw),
 	};
 }

@@ -1,0 +1,195 @@
+/**
+ * Combine a Contact's Messages: one item per burst. Each inbound message's execution waits out the
+ * quiet period, then reads the contact's stored messages from the service. Every execution cuts
+ * bursts the same way (from the service's timestamps alone), and only the burst's newest message
+ * emits it; the others end without output. No store of ours: the service keeps every message, and
+ * run-once keeps each message to one execution, the catch-up's copies included.
+ */
+import {
+	sleep,
+	type IDataObject,
+	type IExecuteFunctions,
+	type INodeExecutionData,
+} from 'n8n-workflow';
+
+import { isPlainObject } from '../../shared/json';
+import { readPages } from '../../shared/pagination';
+import type { CombineSettings } from '../options';
+import { RESUMED_FIELD } from './route';
+
+/** After the quiet period: time for a message stamped inside it to be stored and listed. */
+export const STORE_GRACE_MS = 1_000;
+/** A contact who has not paused for this many pages of messages is cut where the read stops. */
+const MAX_PAGES = 10;
+const OPERATION = "Trigger → Combine a Contact's Messages";
+
+export interface StoredMessage {
+	id: string;
+	atMs: number;
+	record: IDataObject;
+}
+
+export type BurstDecision =
+	| { kind: 'emit'; burst: StoredMessage[] }
+	/** A newer message of the same burst emits it. */
+	| { kind: 'later' }
+	| { kind: 'missing' };
+
+/** Pure: a contact's messages (any order) cut into bursts, each oldest first. */
+export function cutBursts(messages: StoredMessage[], settings: CombineSettings): StoredMessage[][] {
+	const bursts: StoredMessage[][] = [];
+	let current: StoredMessage[] = [];
+	for (const message of [...messages].sort((a, b) => a.atMs - b.atMs)) {
+		const previous = current[current.length - 1];
+		if (
+			previous &&
+			(message.atMs - previous.atMs >= settings.quietMs ||
+				message.atMs - current[0].atMs >= settings.longestMs)
+		) {
+			bursts.push(current);
+			current = [];
+		}
+		current.push(message);
+	}
+	if (current.length > 0) bursts.push(current);
+	return bursts;
+}
+
+/** Pure: the burst `id` ends, or 'later'. `upToId`: the burst so far (a test event never waits). */
+export function decideBurst(
+	messages: StoredMessage[],
+	id: string,
+	settings: CombineSettings,
+	upToId = false,
+): BurstDecision {
+	const burst = cutBursts(messages, settings).find((one) => one.some((m) => m.id === id));
+	if (!burst) return { kind: 'missing' };
+	const index = burst.findIndex((message) => message.id === id);
+	if (upToId) return { kind: 'emit', burst: burst.slice(0, index + 1) };
+	return index === burst.length - 1 ? { kind: 'emit', burst } : { kind: 'later' };
+}
+
+/** Pure: what an agent reads as its prompt; a message without text shows its type. */
+export function joinedText(records: IDataObject[]): string {
+	return records
+		.map((record) =>
+			typeof record.text === 'string' && record.text.trim() !== ''
+				? record.text
+				: `[${String(record.type ?? 'message')}]`,
+		)
+		.join('\n');
+}
+
+/** Pure: the burst's newest message's item with the whole burst in it. */
+export function burstItem(
+	newest: INodeExecutionData,
+	records: IDataObject[],
+	problem?: string,
+): INodeExecutionData {
+	const data = isPlainObject(newest.json.data) ? newest.json.data : {};
+	return {
+		...newest,
+		json: {
+			...newest.json,
+			contact: data.from,
+			number: data.number,
+			text: joinedText(records),
+			messages: records,
+			...(problem !== undefined && { combine_problem: problem }),
+		},
+	};
+}
+
+interface Combinable {
+	contact: string;
+	number: string;
+	id: string;
+}
+
+/** An inbound message that runs the agent; answers to a wait and hand-over items pass as they are. */
+export function combinable(json: IDataObject): Combinable | undefined {
+	const data = isPlainObject(json.data) ? json.data : undefined;
+	if (json.event !== 'message.inbound' || !data || json[RESUMED_FIELD] !== undefined) return;
+	if (isPlainObject(json.hand_over) && json.hand_over.active === true) return;
+	const [contact, number, id] = [data.from, data.number, data.wa_message_id];
+	if (typeof contact !== 'string' || typeof number !== 'string' || typeof id !== 'string') return;
+	return { contact, number, id };
+}
+
+/**
+ * The contact's stored inbound messages, newest first from the list's head, back to where the
+ * chain of messages holding `message` starts (a gap of a quiet period). Filters are asked for and
+ * applied here too (whether the service honours them is not shown).
+ */
+async function readContactMessages(
+	this: IExecuteFunctions,
+	message: Combinable,
+	quietMs: number,
+): Promise<StoredMessage[]> {
+	const found: StoredMessage[] = [];
+	let chainStartMs: number | undefined;
+	let listed = true;
+	await readPages.call(
+		this,
+		'/v1/messages/inbound',
+		{ contact: message.contact, number: message.number, limit: 100 },
+		{ operation: OPERATION, scope: 'messages:read' },
+		(page) => {
+			if (!page) return (listed = false);
+			for (const entry of page.entries) {
+				if (!isPlainObject(entry)) continue;
+				const atMs = typeof entry.created_at === 'string' ? Date.parse(entry.created_at) : NaN;
+				// Older than a quiet period before the chain: no message of this burst is further back.
+				if (chainStartMs !== undefined && atMs <= chainStartMs - quietMs) return false;
+				if (entry.from !== message.contact || entry.number !== message.number) continue;
+				if (entry.direction !== undefined && entry.direction !== 'in') continue;
+				if (!Number.isFinite(atMs) || typeof entry.wa_message_id !== 'string') continue;
+				found.push({ id: entry.wa_message_id, atMs, record: entry });
+				if (entry.wa_message_id === message.id || chainStartMs !== undefined) chainStartMs = atMs;
+			}
+			return true;
+		},
+		{ maxPages: MAX_PAGES },
+	);
+	if (!listed) throw new Error('the inbound list answer is not a list');
+	return found;
+}
+
+/**
+ * execute()'s outputs with each combinable message replaced by its burst, or by nothing when a
+ * newer message of its burst emits it. A read that fails emits the message alone, with the reason.
+ */
+export async function combineBursts(
+	this: IExecuteFunctions,
+	outputs: INodeExecutionData[][],
+	settings: CombineSettings | undefined,
+): Promise<INodeExecutionData[][]> {
+	if (!settings || !outputs.some((items) => items.some((item) => combinable(item.json)))) {
+		return outputs;
+	}
+	const testEvent = this.getMode() === 'manual';
+	if (!testEvent) await sleep(settings.quietMs + STORE_GRACE_MS);
+	const combineOne = async (item: INodeExecutionData): Promise<INodeExecutionData[]> => {
+		const message = combinable(item.json);
+		if (!message) return [item];
+		const alone = (problem: string) => [burstItem(item, [item.json.data as IDataObject], problem)];
+		let decision: BurstDecision;
+		try {
+			const messages = await readContactMessages.call(this, message, settings.quietMs);
+			decision = decideBurst(messages, message.id, settings, testEvent);
+		} catch (error) {
+			return alone(`the contact's messages could not be read: ${(error as Error).message}`);
+		}
+		if (decision.kind === 'later') return [];
+		if (decision.kind === 'missing') return alone('the message is not in the stored list');
+		return [
+			burstItem(
+				item,
+				decision.burst.map((one) => one.record),
+			),
+		];
+	};
+	return await Promise.all(
+		outputs.map(async (items) => (await Promise.all(items.map(combineOne))).flat()),
+	);
+}
