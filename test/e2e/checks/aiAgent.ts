@@ -5,9 +5,8 @@
  * answer calls the Business Messaging tool, its second quotes the customer's prompt. So the
  * agent, its call of the tool (Message → Get Many, Simplify on) and the Reply all run for real.
  *
- * One reply per burst: when the installed trigger has the Combine Messages option, each contact
- * writes several messages in a row and must get one reply quoting them all; without it, one
- * message per contact.
+ * One reply per burst: each contact writes three messages a second apart (the example's trigger
+ * combines a burst ending in 5 s of quiet) and must get one reply, quoting all three.
  *
  * Registered in run.e2e.ts after the other checks (it deactivates any other trigger workflow
  * first: one trigger per account).
@@ -19,7 +18,7 @@ import { join } from 'node:path';
 import { CREDENTIAL_NAME, mapExample, readExampleFile } from '../../real-n8n/examples';
 import { N8nClient, type Line, type N8nProcess } from '../../real-n8n/n8n';
 import { SandboxControl, type Sandbox } from '../../real-n8n/sandbox';
-import { CREDENTIAL_TYPE, TOOL_TYPE, TRIGGER_TYPE } from '../../support/constants';
+import { CREDENTIAL_TYPE, TOOL_TYPE } from '../../support/constants';
 import { sleep, waitFor } from '../../real-n8n/util';
 
 export const AI_AGENT_EXAMPLE = 'ai-agent-reply.json';
@@ -175,13 +174,7 @@ export async function aiAgentChecks(ctx: AiAgentContext): Promise<void> {
 			const names = new Set(types.map((t) => t.name));
 			const missing = [AGENT_TYPE, MODEL_TYPE, TOOL_TYPE].filter((name) => !names.has(name));
 			if (missing.length > 0) fail(`this n8n has no ${missing.join(', ')}`);
-			// One reply per burst, when the trigger can combine a burst (Options → Combine Messages).
-			const trigger = types.find((t) => t.name === TRIGGER_TYPE) as
-				{ properties?: Array<{ name: string; options?: Array<{ name: string }> }> } | undefined;
-			const combines = (trigger?.properties ?? []).some(
-				(p) => p.name === 'options' && (p.options ?? []).some((o) => o.name === 'combineMessages'),
-			);
-			const perContact = combines ? 3 : 1;
+			const perContact = 3;
 
 			// One trigger per account: the workflows earlier checks left active are unpublished.
 			for (const workflow of await client.listWorkflows())
@@ -259,7 +252,7 @@ export async function aiAgentChecks(ctx: AiAgentContext): Promise<void> {
 					500,
 				);
 				// Any second reply would come within the quiet period and a model round trip.
-				await sleep(combines ? 8000 : 3000);
+				await sleep(8000);
 
 				const problems: string[] = [];
 				for (const contact of contacts) {
@@ -339,7 +332,7 @@ export async function aiAgentChecks(ctx: AiAgentContext): Promise<void> {
 					problems.push(`the tool's runs in n8n: ${JSON.stringify(toolRuns).slice(0, 600)}`);
 				if (problems.length > 0) fail(problems.join('; '));
 				const sample = model.calls.find((call) => Array.isArray(call.toolResult));
-				return `${contacts.length} contacts, ${perContact} message(s) each (${combines ? 'combined by the trigger' : 'no Combine Messages option in this build: one message each'}): one reply each, the model's answer word for word; ${model.calls.length} model calls; the tool "${TOOL_NODE}" ran ${toolRuns.length} time(s) in ${executions.length} executions, the model got simplified records, e.g. ${JSON.stringify((sample?.toolResult as unknown[])[0])}`;
+				return `${contacts.length} contacts, ${perContact} messages each, combined by the trigger: one reply each, the model's answer word for word; ${model.calls.length} model calls; the tool "${TOOL_NODE}" ran ${toolRuns.length} time(s) in ${executions.length} executions, the model got simplified records, e.g. ${JSON.stringify((sample?.toolResult as unknown[])[0])}`;
 			} finally {
 				if (workflowId) await client.deactivate(workflowId).catch(() => undefined);
 				await model.close();
