@@ -11,6 +11,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
+import { aiAgentChecks } from './checks/aiAgent';
 import { chatChecks } from './checks/chat';
 import { conversationChecks } from './checks/conversation';
 import { conversationBurstChecks } from './checks/conversationBurst';
@@ -153,6 +154,7 @@ async function main(): Promise<number> {
 		);
 		n8n = await conversationChecks({ check, n8n, sandbox, line, restart });
 		n8n = await conversationBurstChecks({ check, n8n, sandbox, line, restart });
+		await aiAgentChecks({ check, n8n, sandbox, line });
 	} catch (error) {
 		results.push({ name: 'setup', ok: false, ms: 0, detail: errorText(error) });
 		log(`SETUP FAILED: ${errorText(error)}`);
