@@ -1,5 +1,5 @@
 /** Event envelope: parsing, validation and the replay window. Pure, never throws. */
-import { isPlainObject } from '../../shared/json';
+import { isPlainObject, parseJsonBody } from '../../shared/json';
 import { boundedMaxAge } from '../options';
 
 export const EVENT_TYPES = ['message.inbound', 'message.status', 'message.echo'] as const;
@@ -46,12 +46,8 @@ export function parseTimestamp(value: unknown): number | undefined {
 }
 
 export function parseEnvelope(rawBody: Buffer): EnvelopeResult {
-	let parsed: unknown;
-	try {
-		parsed = JSON.parse(rawBody.toString('utf8'));
-	} catch {
-		return { ok: false, reason: 'the body is not valid JSON' };
-	}
+	const parsed = parseJsonBody(rawBody)?.json;
+	if (parsed === undefined) return { ok: false, reason: 'the body is not valid JSON' };
 	if (!isPlainObject(parsed)) return { ok: false, reason: 'the body is not a JSON object' };
 	const { event, data, timestamp } = parsed;
 	if (typeof event !== 'string' || !(EVENT_TYPES as readonly string[]).includes(event)) {
