@@ -125,44 +125,32 @@ export function classifyResumeAnswer(
 	return 'unclear';
 }
 
-/** The live entry waiting for this inbound message's contact, if any (none for a handed-over message). */
-export function waitingEntryFor(
-	this: IWebhookFunctions | ITriggerFunctions,
-	item: INodeExecutionData,
-	identity: TriggerIdentity | undefined,
-): { key: string; entry: WaitingEntry } | undefined {
-	const json = item.json;
-	if (
-		!identity ||
-		json.event !== 'message.inbound' ||
-		(isPlainObject(json.hand_over) && json.hand_over.active === true)
-	) {
-		return undefined;
-	}
-	const data = isPlainObject(json.data) ? json.data : {};
-	const contact = typeof data.from === 'string' ? data.from.trim() : '';
-	const number = typeof data.number === 'string' ? data.number.trim() : '';
-	if (!contact) return undefined;
-	const message = { id: data.wa_message_id, at: json.timestamp };
-	return findWaiting(
-		this.getWorkflowStaticData('global') as IDataObject,
-		[waitingKey(contact, number), waitingKey(contact, undefined)],
-		identity.account,
-		Date.now(),
-		(entry) => answersAfterAsking(message, entry),
-	);
-}
-
-/** From webhook(), and from the catch-up for an answer that arrived while n8n could not receive it. */
+/**
+ * Resumes the wait for this inbound message's contact, if any (none for a handed-over message).
+ * From webhook(), and from the catch-up for an answer that arrived while n8n could not receive it.
+ */
 export async function resumeWaitingExecution(
 	this: IWebhookFunctions | ITriggerFunctions,
 	item: INodeExecutionData,
 	/** The trigger's API key, as TriggerIdentity: whose waits, and their tokens; none without it. */
 	identity: TriggerIdentity | undefined,
 ): Promise<ResumeOutcome> {
-	const found = waitingEntryFor.call(this, item, identity);
-	if (!found || !identity) return { resumed: false };
-	return await resumeEntry.call(this, item, identity, found);
+	const json = item.json;
+	const handedOver = isPlainObject(json.hand_over) && json.hand_over.active === true;
+	if (!identity || json.event !== 'message.inbound' || handedOver) return { resumed: false };
+	const data = isPlainObject(json.data) ? json.data : {};
+	const contact = typeof data.from === 'string' ? data.from.trim() : '';
+	const number = typeof data.number === 'string' ? data.number.trim() : '';
+	if (!contact) return { resumed: false };
+	const message = { id: data.wa_message_id, at: json.timestamp };
+	const found = findWaiting(
+		this.getWorkflowStaticData('global') as IDataObject,
+		[waitingKey(contact, number), waitingKey(contact, undefined)],
+		identity.account,
+		Date.now(),
+		(entry) => answersAfterAsking(message, entry),
+	);
+	return found ? await resumeEntry.call(this, item, identity, found) : { resumed: false };
 }
 
 /**
