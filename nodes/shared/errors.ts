@@ -57,16 +57,13 @@ export function serviceMessage(body: unknown): string | undefined {
 }
 
 /** Retry-After (seconds or an HTTP date) in milliseconds. */
-export function retryAfterMs(
-	headers: ResponseHeaders | undefined,
-	nowMs = Date.now(),
-): number | undefined {
+export function retryAfterMs(headers: ResponseHeaders | undefined): number | undefined {
 	const raw = headers?.['retry-after'];
 	const value = (Array.isArray(raw) ? raw[0] : raw)?.trim();
 	if (!value) return undefined;
 	if (/^\d+(\.\d+)?$/.test(value)) return Number(value) * 1000;
 	const date = Date.parse(value);
-	return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
+	return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }
 
 export type ResponseHeaders = Record<string, string | string[] | undefined>;

@@ -71,7 +71,6 @@ export function checkEventAge(
 	timestampMs: number,
 	nowMs: number,
 	maxAgeSeconds: number,
-	futureToleranceSeconds = FUTURE_TOLERANCE_SECONDS,
 ): AgeResult {
 	maxAgeSeconds = boundedMaxAge(maxAgeSeconds);
 	const ageMs = nowMs - timestampMs;
@@ -81,10 +80,10 @@ export function checkEventAge(
 			reason: `the event is ${Math.round(ageMs / 1000)} s old, more than the maximum age of ${maxAgeSeconds} s`,
 		};
 	}
-	if (-ageMs > futureToleranceSeconds * 1000) {
+	if (-ageMs > FUTURE_TOLERANCE_SECONDS * 1000) {
 		return {
 			ok: false,
-			reason: `the event is dated ${Math.round(-ageMs / 1000)} s in the future (tolerance ${futureToleranceSeconds} s)`,
+			reason: `the event is dated ${Math.round(-ageMs / 1000)} s in the future (tolerance ${FUTURE_TOLERANCE_SECONDS} s)`,
 		};
 	}
 	return { ok: true };

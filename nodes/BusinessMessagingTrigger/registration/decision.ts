@@ -33,11 +33,7 @@ export function sameUrl(a: string | null | undefined, b: string | null | undefin
  * Whether `url` may be another URL of this node (production seen from a test listener, an old base
  * URL). A copy's URL looks the same, so this only ever makes the trigger refuse more.
  */
-export function isSameNodeUrl(
-	url: string,
-	webhookId: string | undefined,
-	path = 'webhook',
-): boolean {
+export function isSameNodeUrl(url: string, webhookId: string | undefined): boolean {
 	if (!webhookId) return false;
 	let pathname: string;
 	try {
@@ -45,7 +41,7 @@ export function isSameNodeUrl(
 	} catch {
 		return false;
 	}
-	return pathname.replace(/\/+$/, '').endsWith(`/${webhookId}/${path}`);
+	return pathname.replace(/\/+$/, '').endsWith(`/${webhookId}/webhook`);
 }
 
 /** Whether `url` is another Business Messaging Trigger of this n8n (same origin, TRIGGER_PATH). */
