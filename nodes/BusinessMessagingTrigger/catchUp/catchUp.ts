@@ -33,6 +33,7 @@ import {
 	type CatchUpState,
 	type Recovery,
 	type Unread,
+	type Watermarks,
 } from './recoveries';
 
 const LOG_PREFIX = 'Business Messaging Trigger (catch-up)';
@@ -49,7 +50,7 @@ function conversationOf(recovery: Recovery): string {
 /** What one activation has decided and not yet put behind the saved watermark, kept across runs. */
 interface Schedule {
 	/** Per event: the watermark after everything decided (the next run starts here). */
-	planned: Partial<Record<MessageEvent, Watermark>>;
+	planned: Watermarks;
 	/** Decided, not emitted yet, oldest first. */
 	waiting: Recovery[];
 	/** Emitted while an older one was waiting: saved (`emitted`) so a restart does not rerun it. */
@@ -306,7 +307,7 @@ export async function startCatchUp(this: ITriggerFunctions): Promise<ITriggerRes
 	};
 	const saved = staticData.catchUp?.watermarks ?? {};
 	const nowMs = Date.now();
-	const watermarks: CatchUpState['watermarks'] = {};
+	const watermarks: Watermarks = {};
 	for (const event of MESSAGE_EVENTS) {
 		watermarks[event] = startingWatermark(
 			saved[event],
