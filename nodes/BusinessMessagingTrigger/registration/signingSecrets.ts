@@ -151,14 +151,13 @@ export async function signingSecret(
 	if (opened) return opened;
 	const failed = recentFailure(sealedSecret);
 	if (failed) return failed;
-	let secret: string | undefined;
 	let apiKey: unknown;
 	try {
 		apiKey = (await this.getCredentials(CREDENTIAL_TYPE)).apiKey;
-		secret = openSecret(sealedSecret, apiKey);
 	} catch (error) {
 		return rememberFailure(sealedSecret, (error as Error).message);
 	}
+	const secret = openSecret(sealedSecret, apiKey);
 	if (!secret) {
 		return {
 			problem:
@@ -175,15 +174,13 @@ async function readManualSecret(
 	this: IWebhookFunctions,
 	key: string,
 ): Promise<ManualRead | { problem: string }> {
-	let secret: string | undefined;
-	let identity: TriggerIdentity | undefined;
+	let credentials: IDataObject;
 	try {
-		const credentials = await this.getCredentials(CREDENTIAL_TYPE);
-		secret = manualSecretOf(credentials);
-		identity = triggerIdentity(String(credentials.apiKey ?? ''));
+		credentials = await this.getCredentials(CREDENTIAL_TYPE);
 	} catch (error) {
 		return rememberFailure(key, (error as Error).message);
 	}
+	const secret = manualSecretOf(credentials);
 	if (manualSecrets.size >= CACHE_BOUND) manualSecrets.clear();
 	if (!secret) {
 		manualSecrets.delete(key);
@@ -192,7 +189,8 @@ async function readManualSecret(
 				'Registration is Manual but the credential has no Webhook Signing Secret, so no event can be verified: every event is rejected until it is set',
 		};
 	}
-	const read = { secret, identity: identity as TriggerIdentity, readAtMs: Date.now() };
+	const identity = triggerIdentity(String(credentials.apiKey ?? ''));
+	const read = { secret, identity, readAtMs: Date.now() };
 	manualSecrets.set(key, read);
 	return read;
 }
