@@ -55,9 +55,8 @@ export function insecureTransportProblem(options: object): string | undefined {
 		agentOptions?: { rejectUnauthorized?: unknown; checkServerIdentity?: unknown } | null;
 	};
 	const refusing = 'Refusing to send the API key';
-	if (o.proxy !== undefined && o.proxy !== null && o.proxy !== false && o.proxy !== '') {
+	if (o.proxy !== undefined && o.proxy !== null && o.proxy !== false && o.proxy !== '')
 		return `${refusing} through a proxy: the proxy would receive the key. Remove the Proxy option (on an HTTP Request node: Options → Proxy); the key goes only straight to the credential's Base URL. Nothing was sent.`;
-	}
 	if (
 		o.skipSslCertificateValidation === true ||
 		o.rejectUnauthorized === false ||
@@ -75,8 +74,7 @@ export function apiKeyProblem(raw: unknown): string | undefined {
 	const key = typeof raw === 'string' ? raw.trim() : '';
 	if (!key)
 		return 'API Key is empty: paste the key shown once when it was created in the console (Keys tab)';
-	if (!key.startsWith(API_KEY_PREFIX)) {
+	if (!key.startsWith(API_KEY_PREFIX))
 		return `API Key must start with "${API_KEY_PREFIX}": copy the whole key from the console's Keys tab (the value is shown only once, at creation; make a new key if it is lost)`;
-	}
 	return undefined;
 }

@@ -152,9 +152,8 @@ export function explainHttpError(
 		};
 	}
 
-	if (context.reply && status >= 400 && status < 500 && status !== 404 && status !== 429) {
+	if (context.reply && status >= 400 && status < 500 && status !== 404 && status !== 429)
 		return explainRefusedReply(status, body, context.reply.from);
-	}
 
 	if (context.media && status === 410) {
 		return {

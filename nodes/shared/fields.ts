@@ -180,9 +180,8 @@ export function passThroughQuery(
 			);
 		}
 		const value = pair.value;
-		if (value !== null && typeof value === 'object') {
+		if (value !== null && typeof value === 'object')
 			throw refuse(`the value of "${name}" must be text or a number`, NOTHING_SENT);
-		}
 		qs[name] = value === undefined || value === null ? '' : String(value);
 	}
 	return qs;
@@ -199,9 +198,8 @@ export function mediaIdFromReference(
 	fieldName: string,
 	itemIndex?: number,
 ): string {
-	if (typeof reference !== 'string' || !/^https?:\/\//i.test(reference.trim())) {
+	if (typeof reference !== 'string' || !/^https?:\/\//i.test(reference.trim()))
 		return pathSegment(node, reference, fieldName, itemIndex);
-	}
 	const base = new URL(baseUrl);
 	const basePath = base.pathname.replace(/\/$/, '');
 	const expected = `${base.origin}${basePath}/v1/media/{id} (the media_url of an inbound event) or a bare media ID`;

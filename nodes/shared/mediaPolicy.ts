@@ -21,17 +21,14 @@ function isThisMachineName(host: string): boolean {
  * literal address public (loopback when the Base URL is). Names are checked again once resolved.
  */
 export function mediaUrlProblem(target: URL, baseUrl: URL): string | undefined {
-	if (target.protocol !== 'http:' && target.protocol !== 'https:') {
+	if (target.protocol !== 'http:' && target.protocol !== 'https:')
 		return `its scheme is "${target.protocol}" (only https, or http when the Base URL is http, is fetched)`;
-	}
-	if (baseUrl.protocol === 'https:' && target.protocol !== 'https:') {
+	if (baseUrl.protocol === 'https:' && target.protocol !== 'https:')
 		return 'it is http while the Base URL is https (the file would travel unencrypted)';
-	}
 	if (target.username || target.password) return 'it carries a user name or password';
 	const host = target.hostname.toLowerCase().replace(/\.$/, '');
-	if (isThisMachineName(host) && !isLoopbackHost(baseUrl.hostname)) {
+	if (isThisMachineName(host) && !isLoopbackHost(baseUrl.hostname))
 		return `its host ${host} is this machine`;
-	}
 	return ipAddressClass(host) === undefined ? undefined : mediaAddressProblem(host, baseUrl);
 }
 
@@ -117,9 +114,8 @@ export function storedMimeType(sent: string | undefined): {
 	const type = (sent ?? '').split(';')[0].trim().toLowerCase();
 	if (!type) return { mimeType: 'application/octet-stream' };
 	const wellFormed = /^[a-z0-9][\w.+-]*\/[a-z0-9][\w.+-]*$/.test(type);
-	if (!wellFormed || ACTIVE_CONTENT_TYPES.has(type) || type.endsWith('+xml')) {
+	if (!wellFormed || ACTIVE_CONTENT_TYPES.has(type) || type.endsWith('+xml'))
 		return { mimeType: 'application/octet-stream', mimeTypeAsSent: (sent ?? '').slice(0, 200) };
-	}
 	return { mimeType: type };
 }
 

@@ -58,9 +58,8 @@ export function parseEnvelope(rawBody: Buffer): EnvelopeResult {
 	}
 	if (!isPlainObject(data)) return { ok: false, reason: '"data" must be an object' };
 	const timestampMs = parseTimestamp(timestamp);
-	if (timestampMs === undefined) {
+	if (timestampMs === undefined)
 		return { ok: false, reason: '"timestamp" must be an ISO 8601 date-time with a UTC offset' };
-	}
 	return { ok: true, envelope: parsed as EventEnvelope, timestampMs };
 }
 

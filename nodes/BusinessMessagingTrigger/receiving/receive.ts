@@ -24,9 +24,8 @@ const replays = new ReplayGuard();
 /** The request body exactly as it arrived, read now if n8n has not read it yet. */
 async function rawBodyOf(this: IWebhookFunctions): Promise<Buffer | undefined> {
 	const req = this.getRequestObject();
-	if (!Buffer.isBuffer(req.rawBody) && typeof req.readRawBody === 'function') {
+	if (!Buffer.isBuffer(req.rawBody) && typeof req.readRawBody === 'function')
 		await req.readRawBody();
-	}
 	return Buffer.isBuffer(req.rawBody) ? req.rawBody : undefined;
 }
 

@@ -90,9 +90,8 @@ const ONE_WEBHOOK =
 
 export function decideRegistration(input: DecisionInput): RegistrationDecision {
 	const { remote, ourUrl, hasSecret, takeOver, isTest, webhookId } = input;
-	if (!remote.configured || !remote.url) {
+	if (!remote.configured || !remote.url)
 		return { action: 'register', reason: 'no webhook is configured for the account' };
-	}
 	if (sameUrl(remote.url, ourUrl)) {
 		return hasSecret
 			? { action: 'keep' }
@@ -118,9 +117,8 @@ export function decideRegistration(input: DecisionInput): RegistrationDecision {
 				'to test in the editor, deactivate (unpublish) the workflow first and activate (publish) it again afterwards.',
 		};
 	}
-	if (takeOver) {
+	if (takeOver)
 		return { action: 'register', reason: '"Take Over Existing Webhook" is on', replacing: current };
-	}
 	if (!sameNode && isOtherTriggerUrl(current, ourUrl))
 		return { action: 'refuse', ...secondTriggerRefusal(current) };
 	return {

@@ -154,9 +154,8 @@ export async function receiveWaitRegistration(
 		return { status: 401, reason: 'the registration is not fresh (replayed, or its clock is off)' };
 	}
 	const header = String(Array.isArray(signature) ? signature[0] : signature).toLowerCase();
-	if (!registrationsSeen.firstSighting(header, issuedAtMs + REGISTRATION_MAX_AGE_MS, nowMs)) {
+	if (!registrationsSeen.firstSighting(header, issuedAtMs + REGISTRATION_MAX_AGE_MS, nowMs))
 		return { status: 401, reason: 'this registration was already received (replay)' };
-	}
 	const registrations = parseRegistrations(
 		body,
 		new URL(this.getNodeWebhookUrl('default') ?? 'http://invalid').origin,

@@ -216,9 +216,8 @@ export function keepWaitingEntriesCurrent(
 		merged[added[0]] = { ...added[1] };
 	}
 	const bounded = Object.fromEntries(Object.entries(merged).slice(-MAX_STATIC_ENTRIES));
-	if (JSON.stringify(bounded) !== JSON.stringify(stored)) {
+	if (JSON.stringify(bounded) !== JSON.stringify(stored))
 		staticData[STATIC_DATA_KEY] = bounded as unknown as IDataObject;
-	}
 }
 
 /** The live entry of this account for one of the keys, memory first; undefined when none (or only expired ones). */
