@@ -14,14 +14,12 @@ export function normalizeBaseUrl(raw: unknown): { url: string } | { error: strin
 			error: `Base URL looks like an API key (it contains "${API_KEY_PREFIX}"): put the key in API Key and the service address in Base URL, e.g. https://api.example.com`,
 		};
 	}
-	let parsed: URL;
-	try {
-		parsed = new URL(value);
-	} catch {
+	if (!URL.canParse(value)) {
 		return {
 			error: `Base URL "${value}" is not a valid URL: enter it with its scheme, e.g. https://api.example.com`,
 		};
 	}
+	const parsed = new URL(value);
 	if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
 		return {
 			error: `Base URL must start with https:// (or http:// for a local sandbox), got "${parsed.protocol}"`,

@@ -208,15 +208,13 @@ export function mediaIdFromReference(
 			itemIndex,
 			description: `${why} Expected ${expected}.`,
 		});
-	let url: URL;
-	try {
-		url = new URL(reference.trim());
-	} catch {
+	if (!URL.canParse(reference.trim())) {
 		throw invalid(
 			`${fieldName} is not a valid media URL`,
 			`"${reference.trim().slice(0, 200)}" does not parse as a URL. ${NOTHING_SENT}`,
 		);
 	}
+	const url = new URL(reference.trim());
 	const match = /^\/v1\/media\/([^/]+)\/?$/.exec(url.pathname.slice(basePath.length));
 	if (url.origin !== base.origin || !url.pathname.startsWith(basePath) || !match) {
 		throw invalid(

@@ -152,15 +152,14 @@ async function fetchMediaFile(
 				},
 			);
 		}
-		try {
-			target = new URL(next, target);
-		} catch {
+		if (!URL.canParse(next, target.href)) {
 			throw new NodeOperationError(
 				this.getNode(),
 				`${context.operation}: the media host redirected to an invalid URL`,
 				{ itemIndex: context.itemIndex, description: 'Nothing was downloaded.' },
 			);
 		}
+		target = new URL(next, target);
 	}
 }
 
@@ -234,16 +233,14 @@ export async function downloadMedia(
 	}
 
 	const base = new URL(`${baseUrl}/`);
-	let signedUrl: URL;
-	try {
-		signedUrl = new URL(location, base);
-	} catch {
+	if (!URL.canParse(location, base.href)) {
 		throw new NodeApiError(
 			node,
 			{ status: pointer.statusCode },
 			{ message: `${context.operation}: the service's media link is not a valid URL`, itemIndex },
 		);
 	}
+	const signedUrl = new URL(location, base);
 
 	// One deadline for every hop and byte: an idle timeout alone lets a trickle run for ever.
 	const maxBytes = Math.floor(limits.maxFileSizeMb * 1024 * 1024);

@@ -16,12 +16,8 @@ export type RegistrationDecision =
 	| { action: 'refuse'; message: string; description: string };
 
 function normalizeUrl(url: string): string {
-	try {
-		const parsed = new URL(url.trim());
-		return parsed.href.replace(/\/+$/, '');
-	} catch {
-		return url.trim().replace(/\/+$/, '');
-	}
+	const text = url.trim();
+	return (URL.canParse(text) ? new URL(text).href : text).replace(/\/+$/, '');
 }
 
 export function sameUrl(a: string | null | undefined, b: string | null | undefined): boolean {
@@ -34,29 +30,19 @@ export function sameUrl(a: string | null | undefined, b: string | null | undefin
  * URL). A copy's URL looks the same, so this only ever makes the trigger refuse more.
  */
 export function isSameNodeUrl(url: string, webhookId: string | undefined): boolean {
-	if (!webhookId) return false;
-	let pathname: string;
-	try {
-		pathname = new URL(url).pathname;
-	} catch {
-		return false;
-	}
-	return pathname.replace(/\/+$/, '').endsWith(`/${webhookId}/webhook`);
+	if (!webhookId || !URL.canParse(url)) return false;
+	return new URL(url).pathname.replace(/\/+$/, '').endsWith(`/${webhookId}/webhook`);
 }
 
 /** Whether `url` is another Business Messaging Trigger of this n8n (same origin, TRIGGER_PATH). */
 export function isOtherTriggerUrl(url: string | null | undefined, ourUrl: string): boolean {
-	if (!url || sameUrl(url, ourUrl)) return false;
-	try {
-		const theirs = new URL(url);
-		return (
-			theirs.origin === new URL(ourUrl).origin &&
-			theirs.search === '' &&
-			TRIGGER_PATH.test(theirs.pathname)
-		);
-	} catch {
-		return false;
-	}
+	if (!url || sameUrl(url, ourUrl) || !URL.canParse(url) || !URL.canParse(ourUrl)) return false;
+	const theirs = new URL(url);
+	return (
+		theirs.origin === new URL(ourUrl).origin &&
+		theirs.search === '' &&
+		TRIGGER_PATH.test(theirs.pathname)
+	);
 }
 
 export interface DecisionInput {

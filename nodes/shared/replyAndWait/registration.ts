@@ -50,12 +50,9 @@ export function parseRegistrations(body: unknown, ownOrigin: string): WaitRegist
 	return list.filter((item): item is WaitRegistration => {
 		if (!isPlainObject(item) || typeof item.key !== 'string' || !isWaitingEntry(item.entry))
 			return false;
-		try {
-			const url = new URL(item.entry.resumeUrl);
-			return url.origin === ownOrigin && RESUME_PATH.test(url.pathname);
-		} catch {
-			return false;
-		}
+		if (!URL.canParse(item.entry.resumeUrl)) return false;
+		const url = new URL(item.entry.resumeUrl);
+		return url.origin === ownOrigin && RESUME_PATH.test(url.pathname);
 	});
 }
 
