@@ -22,10 +22,7 @@ export function deriveKey(apiKey: string, label: string): string {
 const LABELS = [WAIT_REGISTRATION_LABEL] as const;
 export type KeyLabel = (typeof LABELS)[number];
 
-interface KeyRing {
-	keys: Record<KeyLabel, string>;
-	readAtMs: number;
-}
+type KeyRing = { keys: Record<KeyLabel, string>; readAtMs: number };
 
 const REREAD_MS = 10_000;
 const BOUND = 1000;

@@ -19,10 +19,7 @@ export interface RequestContext {
 	media?: boolean;
 }
 
-export interface ErrorExplanation {
-	message: string;
-	description: string;
-}
+export type ErrorExplanation = { message: string; description: string };
 
 const MAX_BODY_CHARS = 2000;
 

@@ -43,10 +43,7 @@ export function mediaAddressProblem(address: string, baseUrl: URL): string | und
 export const DEFAULT_MAX_FILE_SIZE_MB = 100;
 export const DEFAULT_DOWNLOAD_TIMEOUT_SECONDS = 300;
 
-export interface DownloadLimits {
-	maxFileSizeMb: number;
-	timeoutSeconds: number;
-}
+export type DownloadLimits = { maxFileSizeMb: number; timeoutSeconds: number };
 
 /** The limits from a node's options: defaults when empty, or the sentence naming a bad one. */
 export function readDownloadLimits(options: {

@@ -5,10 +5,7 @@
  */
 import { TRIGGER_PATH } from '../../shared/replyAndWait/registration';
 
-export interface RemoteWebhook {
-	configured: boolean;
-	url: string | null;
-}
+export type RemoteWebhook = { configured: boolean; url: string | null };
 
 export type RegistrationDecision =
 	| { action: 'keep' }

@@ -24,10 +24,7 @@ import {
 /** The header a registration's signature comes in, and what tells it from the service's events. */
 export const REGISTRATION_HEADER = 'x-business-messaging-wait';
 
-export interface WaitRegistration {
-	key: string;
-	entry: WaitingEntry;
-}
+export type WaitRegistration = { key: string; entry: WaitingEntry };
 
 /** n8n's resume URL: [<base path>]/webhook-waiting/<execution id>, nothing after it. */
 const RESUME_PATH = /^(?:\/[^/]+)*\/webhook-waiting\/[^/]+\/?$/;

@@ -69,10 +69,7 @@ export function isResumeToken(
 }
 
 /** Who a trigger is, for Reply and Wait: whose waits it may resume, and the key it makes their tokens with. */
-export interface TriggerIdentity {
-	account: string;
-	resumeKey: string;
-}
+export type TriggerIdentity = { account: string; resumeKey: string };
 
 export function triggerIdentity(apiKey: string): TriggerIdentity {
 	return { account: accountId(apiKey), resumeKey: resumeKey(apiKey) };
