@@ -275,15 +275,8 @@ export async function catchUpOnce(
 	settle(state, plan);
 	persist();
 	const layout = outputLayout(selected, this.getNodeParameter('separateOutputs', false));
-	schedule.call(
-		this,
-		decision.recover,
-		state,
-		plan,
-		{ layout, handOver, identity },
-		isClosed,
-		persist,
-	);
+	const route = { layout, handOver, identity };
+	schedule.call(this, decision.recover, state, plan, route, isClosed, persist);
 	if (decision.recover.length > 0) {
 		this.logger.info(
 			`${LOG_PREFIX}: recovering ${decision.recover.length} message(s) the workflow had not received`,
