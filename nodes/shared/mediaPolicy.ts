@@ -44,12 +44,11 @@ export const DEFAULT_MAX_FILE_SIZE_MB = 100;
 export const DEFAULT_DOWNLOAD_TIMEOUT_SECONDS = 300;
 
 export type DownloadLimits = { maxFileSizeMb: number; timeoutSeconds: number };
+/** The limit options of a node, as entered (empty: the default). */
+type LimitOptions = { maxFileSize?: unknown; downloadTimeout?: unknown };
 
 /** The limits from a node's options: defaults when empty, or the sentence naming a bad one. */
-export function readDownloadLimits(options: {
-	maxFileSize?: unknown;
-	downloadTimeout?: unknown;
-}): DownloadLimits | { problem: string } {
+export function readDownloadLimits(options: LimitOptions): DownloadLimits | { problem: string } {
 	const positive = (value: unknown, fallback: number, label: string): number | string => {
 		if (value === undefined || value === null || value === '') return fallback;
 		const number = typeof value === 'string' ? Number(value) : value;
@@ -74,7 +73,7 @@ export function readDownloadLimits(options: {
 /** readDownloadLimits for an action: a bad option throws. */
 export function downloadLimits(
 	node: INode,
-	options: { maxFileSize?: unknown; downloadTimeout?: unknown },
+	options: LimitOptions,
 	itemIndex?: number,
 ): DownloadLimits {
 	const limits = readDownloadLimits(options);
