@@ -212,21 +212,16 @@ export async function fetchWithoutCredentials(
 }
 
 export function throwForStatus(node: INode, response: RawResponse, context: RequestContext): void {
-	if (response.statusCode >= 200 && response.statusCode < 300) return;
-	const { message, description } = explainHttpError(
-		response.statusCode,
-		response.body,
-		context,
-		response.headers,
-	);
-	const body = response.body;
+	const { statusCode, body, headers } = response;
+	if (statusCode >= 200 && statusCode < 300) return;
+	const { message, description } = explainHttpError(statusCode, body, context, headers);
 	throw new NodeApiError(
 		node,
 		{
-			status: response.statusCode,
+			status: statusCode,
 			body: typeof body === 'object' && body !== null ? (body as JsonObject) : String(body ?? ''),
 		} as JsonObject,
-		{ message, description, httpCode: String(response.statusCode), itemIndex: context.itemIndex },
+		{ message, description, httpCode: String(statusCode), itemIndex: context.itemIndex },
 	);
 }
 

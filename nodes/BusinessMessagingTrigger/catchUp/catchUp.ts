@@ -105,19 +105,14 @@ function schedule(
 	persist: () => void,
 ): void {
 	const scope = `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
+	const { layout, handOver, identity } = route;
 	const runOne = async (recovery: Recovery) => {
 		// Closed: not emitted; the saved watermark stays before it.
 		if (isClosed()) return;
 		const id = String(recovery.record.wa_message_id ?? recovery.record.id);
 		try {
-			const routed = await routeEvent.call(
-				this,
-				recoveredItem(recovery),
-				recovery.event,
-				route.layout,
-				route.handOver,
-				route.identity,
-			);
+			const item = recoveredItem(recovery);
+			const routed = await routeEvent.call(this, item, recovery.event, layout, handOver, identity);
 			plan.waiting = plan.waiting.filter((waiting) => waiting !== recovery);
 			plan.emittedAhead.push(recovery);
 			settle(state, plan);
