@@ -31,8 +31,9 @@ type TriggerContext = IHookFunctions | IWebhookFunctions;
 const CACHE_BOUND = 1000;
 const MANUAL_REREAD_INTERVAL_MS = 10_000;
 
-type ManualRead = { secret: string; identity: TriggerIdentity; readAtMs: number };
-const openedSecrets = new Map<string, { secret: string; identity: TriggerIdentity }>();
+type OpenedSecret = { secret: string; identity: TriggerIdentity };
+type ManualRead = OpenedSecret & { readAtMs: number };
+const openedSecrets = new Map<string, OpenedSecret>();
 const manualSecrets = new Map<string, ManualRead>();
 
 /** A credential that could not be read, per sealed secret or node: not read before `untilMs`. */
@@ -40,8 +41,7 @@ const unreadable = new Map<string, { problem: string; untilMs: number }>();
 
 function recentFailure(key: string): { problem: string } | undefined {
 	const failed = unreadable.get(key);
-	if (!failed) return undefined;
-	if (failed.untilMs > Date.now()) return { problem: failed.problem };
+	if (failed && failed.untilMs > Date.now()) return { problem: failed.problem };
 	unreadable.delete(key);
 	return undefined;
 }
@@ -116,12 +116,10 @@ export function forgetManualSecret(this: IHookFunctions): void {
 	unreadable.delete(manualSecretKey.call(this));
 }
 
-export interface SigningSecret {
-	secret: string;
-	identity: TriggerIdentity;
+export type SigningSecret = OpenedSecret & {
 	/** Reads the secret again (Manual registration, after a mismatch); undefined when read too recently. */
-	reread?: () => Promise<{ secret: string; identity: TriggerIdentity } | { problem: string }>;
-}
+	reread?: () => Promise<OpenedSecret | { problem: string }>;
+};
 
 /** The secret events are verified with, or why there is none (then every event is refused). */
 export async function signingSecret(
@@ -134,11 +132,8 @@ export async function signingSecret(
 		if ('problem' in found) return found;
 		// A secret rotated in the credential: read it again when a signature does not match, at most every 10 s.
 		const stale = Date.now() - found.readAtMs >= MANUAL_REREAD_INTERVAL_MS;
-		return {
-			secret: found.secret,
-			identity: found.identity,
-			reread: stale ? async () => await readManualSecret.call(this, key) : undefined,
-		};
+		const reread = stale ? async () => await readManualSecret.call(this, key) : undefined;
+		return { secret: found.secret, identity: found.identity, reread };
 	}
 	const { sealedSecret } = this.getWorkflowStaticData('node') as TriggerStaticData;
 	if (typeof sealedSecret !== 'string') {
