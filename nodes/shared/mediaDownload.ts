@@ -80,10 +80,7 @@ async function resolvedAddresses(this: Context, hostname: string): Promise<strin
 	return await new Promise<string[]>((resolve, reject) => {
 		lookup(hostname, { all: true }, (error, addresses) => {
 			if (error) reject(error);
-			else
-				resolve(
-					typeof addresses === 'string' ? [addresses] : addresses.map((entry) => entry.address),
-				);
+			else resolve(typeof addresses === 'string' ? [addresses] : addresses.map((a) => a.address));
 		});
 	});
 }
@@ -206,14 +203,9 @@ export async function downloadMedia(
 	options: { itemIndex?: number; fieldName: string; operation: string; limits?: DownloadLimits },
 ): Promise<{ mediaId: string; binary: IBinaryData; mimeTypeAsSent?: string }> {
 	const node = this.getNode();
-	const { itemIndex } = options;
+	const { itemIndex, operation } = options;
 	const limits = options.limits ?? downloadLimits(node, {}, itemIndex);
-	const context: RequestContext = {
-		operation: options.operation,
-		scope: 'messages:read',
-		itemIndex,
-		media: true,
-	};
+	const context: RequestContext = { operation, scope: 'messages:read', itemIndex, media: true };
 	const { baseUrl, secrets } = await checkedCredential.call(this, itemIndex);
 	const mediaId = mediaIdFromReference(node, reference, baseUrl, options.fieldName, itemIndex);
 
@@ -293,10 +285,8 @@ export async function downloadMedia(
 
 	const id = decodeURIComponent(mediaId);
 	const { mimeType, mimeTypeAsSent } = storedMimeType(header(file.headers, 'content-type'));
-	const fileName = safeFileName(
-		fileNameFromDisposition(header(file.headers, 'content-disposition')),
-		id,
-	);
+	const disposition = header(file.headers, 'content-disposition');
+	const fileName = safeFileName(fileNameFromDisposition(disposition), id);
 	let refusal: Error | undefined;
 	const stopWatching = enforceLimits(
 		file.body,
