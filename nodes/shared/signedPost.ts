@@ -14,14 +14,12 @@ export function signWithDerivedKey(
 	return `sha256=${computeSignature(Buffer.from(rawBody), deriveKey(apiKey, label))}`;
 }
 
-export type SignedPost = { header: string; apiKey: string; label: KeyLabel; timeoutMs: number };
-
 /** POSTs `body` signed over exactly these bytes; every status is an answer, no answer throws. */
 export async function postSigned(
 	this: { helpers: Pick<RequestHelperFunctions, 'httpRequest'> },
 	url: string,
 	body: string,
-	signed: SignedPost,
+	signed: { header: string; apiKey: string; label: KeyLabel; timeoutMs: number },
 ): Promise<Pick<RawResponse, 'statusCode' | 'body'>> {
 	return (await this.helpers.httpRequest({
 		method: 'POST',

@@ -138,9 +138,7 @@ function schedule(
 	};
 	for (const recovery of recoveries) {
 		const key = conversationOf(recovery);
-		const tail = (plan.chains.get(key) ?? Promise.resolve()).then(
-			async () => await runOne(recovery),
-		);
+		const tail = (plan.chains.get(key) ?? Promise.resolve()).then(() => runOne(recovery));
 		plan.chains.set(key, tail);
 		void tail.then(() => {
 			if (plan.chains.get(key) === tail) plan.chains.delete(key);

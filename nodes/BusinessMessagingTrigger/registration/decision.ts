@@ -18,8 +18,7 @@ function normalizeUrl(url: string): string {
 }
 
 export function sameUrl(a: string | null | undefined, b: string | null | undefined): boolean {
-	if (!a || !b) return false;
-	return normalizeUrl(a) === normalizeUrl(b);
+	return !!a && !!b && normalizeUrl(a) === normalizeUrl(b);
 }
 
 /**

@@ -37,9 +37,8 @@ import { byAge } from '../watermark';
 export const STATIC_DATA_KEY = 'businessMessagingWaiting';
 /**
  * Set by the Business Messaging Trigger in its workflow's global static data on activation (item 2
- * above). An execution's copy carrying it is the static data the trigger reads, loaded from the
- * database, so saving it keeps what is there; a queue worker's EMPTY copy saved whole once wiped
- * the trigger's sealed secret and watermark (every event refused with 401).
+ * above): a copy carrying it is the one the trigger reads, loaded from the database, so saving it
+ * keeps what is there.
  */
 export const TRIGGER_MARKER_KEY = 'businessMessagingTrigger';
 
