@@ -31,12 +31,7 @@ const unreadable = new Map<string, { reason: string; untilMs: number }>();
 
 type Context = IWebhookFunctions | IHookFunctions | ITriggerFunctions;
 
-function cacheKeyOf(this: Context): string {
-	return `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
-}
-
-async function readRing(this: Context): Promise<KeyRing | string> {
-	const cacheKey = cacheKeyOf.call(this);
+async function readRing(this: Context, cacheKey: string): Promise<KeyRing | string> {
 	const failed = unreadable.get(cacheKey);
 	if (failed && failed.untilMs > Date.now()) return failed.reason;
 	try {
@@ -65,10 +60,11 @@ export async function verifyWithDerivedKey(
 	signature: string | string[] | undefined,
 ): Promise<true | string> {
 	const signedWith = (ring: KeyRing) => verifySignature(message, signature, ring.keys[label]).valid;
-	const cached = rings.get(cacheKeyOf.call(this));
+	const cacheKey = `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
+	const cached = rings.get(cacheKey);
 	if (cached && signedWith(cached)) return true;
 	if (cached && Date.now() - cached.readAtMs < REREAD_MS) return NOT_SIGNED;
-	const read = await readRing.call(this);
+	const read = await readRing.call(this, cacheKey);
 	if (typeof read === 'string') return read;
 	return signedWith(read) ? true : NOT_SIGNED;
 }

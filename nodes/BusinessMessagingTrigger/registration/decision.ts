@@ -67,9 +67,6 @@ function secondTriggerRefusal(current: string): { message: string; description: 
 	};
 }
 
-const ONE_WEBHOOK =
-	'The account has one webhook, so registering this node would replace it and the other receiver would stop getting events.';
-
 export function decideRegistration(input: DecisionInput): RegistrationDecision {
 	const { remote, ourUrl, hasSecret, takeOver, isTest, webhookId } = input;
 	if (!remote.configured || !remote.url)
@@ -111,7 +108,7 @@ export function decideRegistration(input: DecisionInput): RegistrationDecision {
 			'turn on Take Over Existing Webhook (Options) or set Registration to Manual. ' +
 			`Registered: ${current}`,
 		description:
-			`${ONE_WEBHOOK} This trigger never replaces a webhook it did not register. ` +
+			'The account has one webhook, so registering this node would replace it and the other receiver would stop getting events. This trigger never replaces a webhook it did not register. ' +
 			(sameNode
 				? "That address ends in this node's webhook ID: it is this workflow at an old n8n address, or a copy of this workflow (e.g. production, if this is a staging copy). "
 				: '') +

@@ -100,9 +100,8 @@ export function classifyResumeAnswer(
 	answer: { statusCode: number; body: unknown } | { error: unknown },
 ): ResumeAnswer {
 	if ('error' in answer) {
-		const code =
-			(answer.error as { code?: unknown; cause?: { code?: unknown } })?.code ??
-			(answer.error as { cause?: { code?: unknown } })?.cause?.code;
+		const error = answer.error as { code?: unknown; cause?: { code?: unknown } } | undefined;
+		const code = error?.code ?? error?.cause?.code;
 		// The request never reached n8n: nothing was resumed.
 		return code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN'
 			? 'refused'
@@ -161,18 +160,15 @@ export async function resumeEntry(
 	found: { key: string; entry: WaitingEntry },
 ): Promise<ResumeOutcome> {
 	const { key, entry } = found;
+	const { executionId, alsoStart } = entry;
 	const staticData = this.getWorkflowStaticData('global') as IDataObject;
-	removeWaiting(staticData, key, entry.executionId);
+	removeWaiting(staticData, key, executionId);
 	const body = {
 		answer: item.json,
-		token: resumeToken(identity.resumeKey, entry.executionId, entry.node, key),
+		token: resumeToken(identity.resumeKey, executionId, entry.node, key),
 	};
 	const deadline = Date.now() + RESUME_PATIENCE_MS;
-	const resumed: ResumeOutcome = {
-		resumed: true,
-		executionId: entry.executionId,
-		alsoStart: entry.alsoStart,
-	};
+	const resumed: ResumeOutcome = { resumed: true, executionId, alsoStart };
 	// Once an attempt may have reached n8n, "running" or "finished" afterwards is that attempt's doing.
 	let mayHaveResumed = false;
 	let last = '';
@@ -201,7 +197,7 @@ export async function resumeEntry(
 		else if (mayHaveResumed) return resumed;
 		else if (answer === 'refused') {
 			this.logger.info(
-				`Business Messaging Trigger: execution ${entry.executionId} was waiting for this contact but refused the answer (${last}); the message starts a new execution`,
+				`Business Messaging Trigger: execution ${executionId} was waiting for this contact but refused the answer (${last}); the message starts a new execution`,
 			);
 			return { resumed: false };
 		}
@@ -209,7 +205,7 @@ export async function resumeEntry(
 	}
 	// Never a second execution on a doubt: the message stays in the service's history.
 	this.logger.warn(
-		`Business Messaging Trigger: execution ${entry.executionId} waiting for this contact did not confirm the answer within ${RESUME_PATIENCE_MS / 1000} s (${last}); no new execution is started for it`,
+		`Business Messaging Trigger: execution ${executionId} waiting for this contact did not confirm the answer within ${RESUME_PATIENCE_MS / 1000} s (${last}); no new execution is started for it`,
 	);
 	return resumed;
 }
