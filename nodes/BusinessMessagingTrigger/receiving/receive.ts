@@ -17,8 +17,6 @@ import { acceptEvent, type EventParameters } from './accept';
 import { rememberAccepted } from './acceptedHere';
 import { reject } from './rejection';
 
-const LOG_PREFIX = 'Business Messaging Trigger';
-
 const replays = new ReplayGuard();
 
 /** The request body exactly as it arrived, read now if n8n has not read it yet. */
@@ -85,7 +83,7 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 		return reject.call(this, accepted.status, accepted.reason, { signed: accepted.status === 400 });
 	if (accepted.kind === 'late') return reject.call(this, 503, accepted.reason, { signed: true });
 	if (accepted.kind === 'ignore') {
-		this.logger.debug(`${LOG_PREFIX}: event ignored: ${accepted.reason}`);
+		this.logger.debug(`Business Messaging Trigger: event ignored: ${accepted.reason}`);
 		return { webhookResponse: { received: true, ignored: accepted.reason } };
 	}
 	const { envelope, options, layout } = accepted;
