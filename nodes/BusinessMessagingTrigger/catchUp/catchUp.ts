@@ -65,18 +65,15 @@ interface Schedule {
 const schedules = new WeakMap<CatchUpState, Schedule>();
 
 function scheduleOf(state: CatchUpState): Schedule {
-	let schedule = schedules.get(state);
-	if (!schedule) {
-		schedule = {
-			planned: { ...state.watermarks },
-			waiting: [],
-			emittedAhead: [],
-			emittedBefore: new Set(state.emitted ?? []),
-			chains: new Map(),
-			resume: {},
-		};
-		schedules.set(state, schedule);
-	}
+	const schedule = schedules.get(state) ?? {
+		planned: { ...state.watermarks },
+		waiting: [],
+		emittedAhead: [],
+		emittedBefore: new Set(state.emitted ?? []),
+		chains: new Map(),
+		resume: {},
+	};
+	schedules.set(state, schedule);
 	return schedule;
 }
 
