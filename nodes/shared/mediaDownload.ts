@@ -237,25 +237,16 @@ export async function downloadMedia(
 	// One deadline for every hop and byte: an idle timeout alone lets a trickle run for ever.
 	const maxBytes = Math.floor(limits.maxFileSizeMb * 1024 * 1024);
 	const deadline = AbortSignal.timeout(limits.timeoutSeconds * 1000);
-	const tooSlow = () =>
-		new NodeOperationError(
-			node,
-			`${context.operation}: the download took longer than the Download Timeout of ${limits.timeoutSeconds} s and was stopped`,
-			{
-				itemIndex,
-				description:
-					"The media host is too slow, or stalling on purpose; nothing was kept. Try again later, or raise Download Timeout (Seconds) in the node's options for a large file on a slow link.",
-			},
-		);
-	const tooLarge = () =>
-		new NodeOperationError(
-			node,
-			`${context.operation}: the media file is larger than the Max File Size of ${limits.maxFileSizeMb} MB and was stopped`,
-			{
-				itemIndex,
-				description: `The download was stopped once ${limits.maxFileSizeMb} MB had arrived (counted after decompression); nothing was kept. Raise Max File Size (MB) in the node's options if such a file is expected.`,
-			},
-		);
+	const stopped = (message: string, description: string) => () =>
+		new NodeOperationError(node, `${context.operation}: ${message}`, { itemIndex, description });
+	const tooSlow = stopped(
+		`the download took longer than the Download Timeout of ${limits.timeoutSeconds} s and was stopped`,
+		"The media host is too slow, or stalling on purpose; nothing was kept. Try again later, or raise Download Timeout (Seconds) in the node's options for a large file on a slow link.",
+	);
+	const tooLarge = stopped(
+		`the media file is larger than the Max File Size of ${limits.maxFileSizeMb} MB and was stopped`,
+		`The download was stopped once ${limits.maxFileSizeMb} MB had arrived (counted after decompression); nothing was kept. Raise Max File Size (MB) in the node's options if such a file is expected.`,
+	);
 
 	const file = await fetchMediaFile.call(this, signedUrl, base, context, {
 		signal: deadline,
