@@ -30,17 +30,10 @@ const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 export function parseTimestamp(value: unknown): number | undefined {
 	const match = typeof value === 'string' ? TIMESTAMP_PATTERN.exec(value.trim()) : null;
 	if (!match) return undefined;
-	const year = Number(match[1]);
-	const month = Number(match[2]);
-	const day = Number(match[3]);
+	const [year, month, day] = match.slice(1, 4).map(Number);
 	const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
-	if (
-		month < 1 ||
-		month > 12 ||
-		day < 1 ||
-		day > (month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1])
-	)
-		return undefined;
+	const daysInMonth = month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1];
+	if (month < 1 || month > 12 || day < 1 || day > daysInMonth) return undefined;
 	const ms = Date.parse(match[0]);
 	return Number.isNaN(ms) ? undefined : ms;
 }
