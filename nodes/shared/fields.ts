@@ -59,11 +59,7 @@ export function requireText(
 
 /** C0 control characters or DEL, tested by code: n8n's lint config has no-control-regex. */
 function hasControlCharacter(text: string): boolean {
-	for (let i = 0; i < text.length; i++) {
-		const code = text.charCodeAt(i);
-		if (code <= 0x1f || code === 0x7f) return true;
-	}
-	return false;
+	return Array.from(text, (c) => c.charCodeAt(0)).some((code) => code <= 0x1f || code === 0x7f);
 }
 
 /** An ID for a URL path: one encoded segment (slashes or dot segments reach other endpoints). */

@@ -117,14 +117,11 @@ export function storedMimeType(sent: string | undefined): {
 
 /** Without C0 and C1 control characters and U+2028, U+2029. */
 function withoutControlCharacters(text: string): string {
-	let kept = '';
-	for (let i = 0; i < text.length; i++) {
-		const code = text.charCodeAt(i);
-		if (code <= 0x1f || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029)
-			continue;
-		kept += text[i];
-	}
-	return kept;
+	const control = (code: number) =>
+		code <= 0x1f || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029;
+	return Array.from(text)
+		.filter((c) => !control(c.charCodeAt(0)))
+		.join('');
 }
 
 export const MAX_FILE_NAME_LENGTH = 200;
