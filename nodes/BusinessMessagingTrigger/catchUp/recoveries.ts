@@ -35,18 +35,12 @@ export function startingWatermark(
 	nowMs: number,
 	activatedAtMs?: number,
 ): Watermark {
-	const now = { createdAt: new Date(nowMs).toISOString(), ids: [] };
-	if (activation === 'activate' && (!saved || onActivation === 'fromActivation')) return now;
+	const at = (ms: number): Watermark => ({ createdAt: new Date(ms).toISOString(), ids: [] });
+	if (activation === 'activate' && (!saved || onActivation === 'fromActivation')) return at(nowMs);
 	const from =
-		saved ??
-		(activatedAtMs !== undefined && activatedAtMs < nowMs
-			? { createdAt: new Date(activatedAtMs).toISOString(), ids: [] }
-			: undefined);
-	if (!from) return now;
-	const oldest = {
-		createdAt: new Date(nowMs - MAX_CATCH_UP_DAYS * 86_400_000).toISOString(),
-		ids: [],
-	};
+		saved ?? (activatedAtMs !== undefined && activatedAtMs < nowMs ? at(activatedAtMs) : undefined);
+	if (!from) return at(nowMs);
+	const oldest = at(nowMs - MAX_CATCH_UP_DAYS * 86_400_000);
 	return isAfter({ created_at: from.createdAt, id: '' }, oldest) ? from : oldest;
 }
 
