@@ -72,13 +72,10 @@ export function decideRegistration(input: DecisionInput): RegistrationDecision {
 	if (!remote.configured || !remote.url)
 		return { action: 'register', reason: 'no webhook is configured for the account' };
 	if (sameUrl(remote.url, ourUrl)) {
-		return hasSecret
-			? { action: 'keep' }
-			: {
-					action: 'register',
-					reason:
-						'the webhook points at this node but its signing secret is not stored any more; registering again to get a new one',
-				};
+		if (hasSecret) return { action: 'keep' };
+		const reason =
+			'the webhook points at this node but its signing secret is not stored any more; registering again to get a new one';
+		return { action: 'register', reason };
 	}
 	const current = remote.url;
 	const sameNode = isSameNodeUrl(current, webhookId);
