@@ -4,7 +4,6 @@
  * webhook; the Business Messaging Trigger keeps those whose resume URLs are of its own n8n.
  */
 import type { IDataObject, IExecuteFunctions, IWebhookFunctions } from 'n8n-workflow';
-
 import { sleep } from 'n8n-workflow';
 
 import { WAIT_REGISTRATION_LABEL, verifyWithDerivedKey } from '../credentialKeys';
@@ -134,9 +133,8 @@ export async function receiveWaitRegistration(
 		signature,
 	);
 	if (verified !== true) return { status: 401, reason: verified };
-	const parsed = parseJsonBody(rawBody);
-	if (!parsed) return { status: 400, reason: 'the body is not JSON' };
-	const body = parsed.json;
+	const body = parseJsonBody(rawBody)?.json;
+	if (body === undefined) return { status: 400, reason: 'the body is not JSON' };
 	// A captured registration replayed later would put back an answered wait: each is taken once, while fresh.
 	const nowMs = Date.now();
 	const issuedAtMs = isPlainObject(body) ? body.issued_at_ms : undefined;
@@ -150,10 +148,8 @@ export async function receiveWaitRegistration(
 	const header = String(Array.isArray(signature) ? signature[0] : signature).toLowerCase();
 	if (!registrationsSeen.firstSighting(header, issuedAtMs + REGISTRATION_MAX_AGE_MS, nowMs))
 		return { status: 401, reason: 'this registration was already received (replay)' };
-	const registrations = parseRegistrations(
-		body,
-		new URL(this.getNodeWebhookUrl('default') ?? 'http://invalid').origin,
-	);
+	const ownOrigin = new URL(this.getNodeWebhookUrl('default') ?? 'http://invalid').origin;
+	const registrations = parseRegistrations(body, ownOrigin);
 	const staticData = this.getWorkflowStaticData('global') as IDataObject;
 	const home = this.getWorkflow().id ?? undefined;
 	// A registration slower than the answer it waits for must not bring the answered wait back.

@@ -10,7 +10,6 @@ import type {
 	ITriggerFunctions,
 	IWebhookFunctions,
 } from 'n8n-workflow';
-
 import { sleep } from 'n8n-workflow';
 
 import { RESUME_KEY_LABEL, deriveKey } from '../credentialKeys';
