@@ -12,10 +12,6 @@ const THIS_MACHINE_NAMES = new Set([
 	'ip6-loopback',
 ]);
 
-function isThisMachineName(host: string): boolean {
-	return THIS_MACHINE_NAMES.has(host) || host.endsWith('.localhost');
-}
-
 /**
  * Why a media URL may not be fetched, on its text alone: http(s) only, no step down from https, a
  * literal address public (loopback when the Base URL is). Names are checked again once resolved.
@@ -27,8 +23,8 @@ export function mediaUrlProblem(target: URL, baseUrl: URL): string | undefined {
 		return 'it is http while the Base URL is https (the file would travel unencrypted)';
 	if (target.username || target.password) return 'it carries a user name or password';
 	const host = target.hostname.toLowerCase().replace(/\.$/, '');
-	if (isThisMachineName(host) && !isLoopbackHost(baseUrl.hostname))
-		return `its host ${host} is this machine`;
+	const thisMachine = THIS_MACHINE_NAMES.has(host) || host.endsWith('.localhost');
+	if (thisMachine && !isLoopbackHost(baseUrl.hostname)) return `its host ${host} is this machine`;
 	return ipAddressClass(host) === undefined ? undefined : mediaAddressProblem(host, baseUrl);
 }
 

@@ -231,12 +231,10 @@ export async function catchUpOnce(
 	}
 	// A message this process's webhook() accepted runs, even when n8n answered after the service gave up.
 	const scope = `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
-	for (const { records } of stored) {
-		for (const record of records) {
-			const id = String(record.wa_message_id);
-			if (wasAcceptedHere(scope, id, nowMs) && attempts.get(id)?.success !== true)
-				attempts.set(id, { success: true, reason: null });
-		}
+	for (const record of stored.flatMap(({ records }) => records)) {
+		const id = String(record.wa_message_id);
+		if (wasAcceptedHere(scope, id, nowMs) && attempts.get(id)?.success !== true)
+			attempts.set(id, { success: true, reason: null });
 	}
 	const decision = decideRecoveries(
 		stored,

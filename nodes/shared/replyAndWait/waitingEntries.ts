@@ -202,9 +202,8 @@ export function keepWaitingEntriesCurrent(
 ): void {
 	const stored = staticEntries(staticData) ?? {};
 	const merged: Record<string, WaitingEntry> = {};
-	for (const [key, entry] of Object.entries(stored)) {
+	for (const [key, entry] of Object.entries(stored))
 		if (isWaitingEntry(entry) && isLive(key, entry, nowMs)) merged[key] = entry;
-	}
 	if (home !== undefined) {
 		for (const [key, entry] of memory) {
 			if (entry.home === home && isLive(key, entry, nowMs)) merged[key] = { ...entry };
