@@ -29,12 +29,9 @@ const NO_REDIRECTS_WITH_THE_KEY = {
 } as const;
 
 function requestOrigin(options: IHttpRequestOptions & { uri?: string }): string | undefined {
-	const target = options.url ?? options.uri;
-	try {
-		return new URL(target ?? '', options.baseURL || undefined).origin;
-	} catch {
-		return undefined;
-	}
+	const target = options.url ?? options.uri ?? '';
+	const base = options.baseURL || undefined;
+	return URL.canParse(target, base) ? new URL(target, base).origin : undefined;
 }
 
 export class BusinessMessagingApi implements ICredentialType {

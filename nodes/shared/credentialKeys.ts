@@ -5,8 +5,6 @@
 import { createHmac } from 'node:crypto';
 import type { IHookFunctions, ITriggerFunctions, IWebhookFunctions } from 'n8n-workflow';
 
-import type { TriggerIdentity } from './replyAndWait/resume';
-
 import { verifySignature } from './signature';
 import { CREDENTIAL_TYPE } from './transport';
 
@@ -24,11 +22,7 @@ export function deriveKey(apiKey: string, label: string): string {
 const LABELS = [WAIT_REGISTRATION_LABEL] as const;
 export type KeyLabel = (typeof LABELS)[number];
 
-interface KeyRing {
-	keys: Record<KeyLabel, string>;
-	identity: TriggerIdentity;
-	readAtMs: number;
-}
+type KeyRing = { keys: Record<KeyLabel, string>; readAtMs: number };
 
 const REREAD_MS = 10_000;
 const BOUND = 1000;
@@ -37,25 +31,16 @@ const unreadable = new Map<string, { reason: string; untilMs: number }>();
 
 type Context = IWebhookFunctions | IHookFunctions | ITriggerFunctions;
 
-function cacheKeyOf(this: Context): string {
-	return `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
-}
-
-async function readRing(this: Context): Promise<KeyRing | string> {
-	const cacheKey = cacheKeyOf.call(this);
+async function readRing(this: Context, cacheKey: string): Promise<KeyRing | string> {
 	const failed = unreadable.get(cacheKey);
 	if (failed && failed.untilMs > Date.now()) return failed.reason;
 	try {
 		const apiKey = String((await this.getCredentials(CREDENTIAL_TYPE)).apiKey ?? '');
 		if (apiKey === '') return 'the credential has no API key';
 		const keys = Object.fromEntries(LABELS.map((label) => [label, deriveKey(apiKey, label)]));
-		const identity = {
-			account: deriveKey(apiKey, ACCOUNT_ID_LABEL).slice(0, 32),
-			resumeKey: deriveKey(apiKey, RESUME_KEY_LABEL),
-		};
-		const ring = { keys: keys as KeyRing['keys'], identity, readAtMs: Date.now() };
+		const ring = { keys: keys as KeyRing['keys'], readAtMs: Date.now() };
 		if (rings.size >= BOUND) rings.clear();
-		rings.set(cacheKeyOf.call(this), ring);
+		rings.set(cacheKey, ring);
 		return ring;
 	} catch (error) {
 		const reason = `the credential could not be read (${(error as Error).message})`;
@@ -65,6 +50,8 @@ async function readRing(this: Context): Promise<KeyRing | string> {
 	}
 }
 
+const NOT_SIGNED = "not signed with this trigger's API key";
+
 /** True when `signature` is the derived key's HMAC of `message`, or why not. Fails closed. */
 export async function verifyWithDerivedKey(
 	this: Context,
@@ -72,14 +59,12 @@ export async function verifyWithDerivedKey(
 	message: Buffer,
 	signature: string | string[] | undefined,
 ): Promise<true | string> {
-	let ring = rings.get(cacheKeyOf.call(this));
-	if (ring && verifySignature(message, signature, ring.keys[label]).valid) return true;
-	if (ring && Date.now() - ring.readAtMs < REREAD_MS)
-		return "not signed with this trigger's API key";
-	const read = await readRing.call(this);
+	const signedWith = (ring: KeyRing) => verifySignature(message, signature, ring.keys[label]).valid;
+	const cacheKey = `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
+	const cached = rings.get(cacheKey);
+	if (cached && signedWith(cached)) return true;
+	if (cached && Date.now() - cached.readAtMs < REREAD_MS) return NOT_SIGNED;
+	const read = await readRing.call(this, cacheKey);
 	if (typeof read === 'string') return read;
-	ring = read;
-	return verifySignature(message, signature, ring.keys[label]).valid
-		? true
-		: "not signed with this trigger's API key";
+	return signedWith(read) ? true : NOT_SIGNED;
 }

@@ -14,14 +14,12 @@ export function normalizeBaseUrl(raw: unknown): { url: string } | { error: strin
 			error: `Base URL looks like an API key (it contains "${API_KEY_PREFIX}"): put the key in API Key and the service address in Base URL, e.g. https://api.example.com`,
 		};
 	}
-	let parsed: URL;
-	try {
-		parsed = new URL(value);
-	} catch {
+	if (!URL.canParse(value)) {
 		return {
 			error: `Base URL "${value}" is not a valid URL: enter it with its scheme, e.g. https://api.example.com`,
 		};
 	}
+	const parsed = new URL(value);
 	if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
 		return {
 			error: `Base URL must start with https:// (or http:// for a local sandbox), got "${parsed.protocol}"`,
@@ -55,9 +53,8 @@ export function insecureTransportProblem(options: object): string | undefined {
 		agentOptions?: { rejectUnauthorized?: unknown; checkServerIdentity?: unknown } | null;
 	};
 	const refusing = 'Refusing to send the API key';
-	if (o.proxy !== undefined && o.proxy !== null && o.proxy !== false && o.proxy !== '') {
+	if (o.proxy !== undefined && o.proxy !== null && o.proxy !== false && o.proxy !== '')
 		return `${refusing} through a proxy: the proxy would receive the key. Remove the Proxy option (on an HTTP Request node: Options → Proxy); the key goes only straight to the credential's Base URL. Nothing was sent.`;
-	}
 	if (
 		o.skipSslCertificateValidation === true ||
 		o.rejectUnauthorized === false ||
@@ -75,8 +72,7 @@ export function apiKeyProblem(raw: unknown): string | undefined {
 	const key = typeof raw === 'string' ? raw.trim() : '';
 	if (!key)
 		return 'API Key is empty: paste the key shown once when it was created in the console (Keys tab)';
-	if (!key.startsWith(API_KEY_PREFIX)) {
+	if (!key.startsWith(API_KEY_PREFIX))
 		return `API Key must start with "${API_KEY_PREFIX}": copy the whole key from the console's Keys tab (the value is shown only once, at creation; make a new key if it is lost)`;
-	}
 	return undefined;
 }

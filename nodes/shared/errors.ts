@@ -19,10 +19,7 @@ export interface RequestContext {
 	media?: boolean;
 }
 
-export interface ErrorExplanation {
-	message: string;
-	description: string;
-}
+export type ErrorExplanation = { message: string; description: string };
 
 const MAX_BODY_CHARS = 2000;
 
@@ -57,16 +54,13 @@ export function serviceMessage(body: unknown): string | undefined {
 }
 
 /** Retry-After (seconds or an HTTP date) in milliseconds. */
-export function retryAfterMs(
-	headers: ResponseHeaders | undefined,
-	nowMs = Date.now(),
-): number | undefined {
+export function retryAfterMs(headers: ResponseHeaders | undefined): number | undefined {
 	const raw = headers?.['retry-after'];
 	const value = (Array.isArray(raw) ? raw[0] : raw)?.trim();
 	if (!value) return undefined;
 	if (/^\d+(\.\d+)?$/.test(value)) return Number(value) * 1000;
 	const date = Date.parse(value);
-	return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
+	return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }
 
 export type ResponseHeaders = Record<string, string | string[] | undefined>;
@@ -155,9 +149,8 @@ export function explainHttpError(
 		};
 	}
 
-	if (context.reply && status >= 400 && status < 500 && status !== 404 && status !== 429) {
+	if (context.reply && status >= 400 && status < 500 && status !== 404 && status !== 429)
 		return explainRefusedReply(status, body, context.reply.from);
-	}
 
 	if (context.media && status === 410) {
 		return {

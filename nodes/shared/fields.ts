@@ -59,11 +59,7 @@ export function requireText(
 
 /** C0 control characters or DEL, tested by code: n8n's lint config has no-control-regex. */
 function hasControlCharacter(text: string): boolean {
-	for (let i = 0; i < text.length; i++) {
-		const code = text.charCodeAt(i);
-		if (code <= 0x1f || code === 0x7f) return true;
-	}
-	return false;
+	return Array.from(text, (c) => c.charCodeAt(0)).some((code) => code <= 0x1f || code === 0x7f);
 }
 
 /** An ID for a URL path: one encoded segment (slashes or dot segments reach other endpoints). */
@@ -180,9 +176,8 @@ export function passThroughQuery(
 			);
 		}
 		const value = pair.value;
-		if (value !== null && typeof value === 'object') {
+		if (value !== null && typeof value === 'object')
 			throw refuse(`the value of "${name}" must be text or a number`, NOTHING_SENT);
-		}
 		qs[name] = value === undefined || value === null ? '' : String(value);
 	}
 	return qs;
@@ -199,9 +194,8 @@ export function mediaIdFromReference(
 	fieldName: string,
 	itemIndex?: number,
 ): string {
-	if (typeof reference !== 'string' || !/^https?:\/\//i.test(reference.trim())) {
+	if (typeof reference !== 'string' || !/^https?:\/\//i.test(reference.trim()))
 		return pathSegment(node, reference, fieldName, itemIndex);
-	}
 	const base = new URL(baseUrl);
 	const basePath = base.pathname.replace(/\/$/, '');
 	const expected = `${base.origin}${basePath}/v1/media/{id} (the media_url of an inbound event) or a bare media ID`;
@@ -210,15 +204,13 @@ export function mediaIdFromReference(
 			itemIndex,
 			description: `${why} Expected ${expected}.`,
 		});
-	let url: URL;
-	try {
-		url = new URL(reference.trim());
-	} catch {
+	if (!URL.canParse(reference.trim())) {
 		throw invalid(
 			`${fieldName} is not a valid media URL`,
 			`"${reference.trim().slice(0, 200)}" does not parse as a URL. ${NOTHING_SENT}`,
 		);
 	}
+	const url = new URL(reference.trim());
 	const match = /^\/v1\/media\/([^/]+)\/?$/.exec(url.pathname.slice(basePath.length));
 	if (url.origin !== base.origin || !url.pathname.startsWith(basePath) || !match) {
 		throw invalid(

@@ -80,10 +80,7 @@ async function resolvedAddresses(this: Context, hostname: string): Promise<strin
 	return await new Promise<string[]>((resolve, reject) => {
 		lookup(hostname, { all: true }, (error, addresses) => {
 			if (error) reject(error);
-			else
-				resolve(
-					typeof addresses === 'string' ? [addresses] : addresses.map((entry) => entry.address),
-				);
+			else resolve(typeof addresses === 'string' ? [addresses] : addresses.map((a) => a.address));
 		});
 	});
 }
@@ -152,15 +149,14 @@ async function fetchMediaFile(
 				},
 			);
 		}
-		try {
-			target = new URL(next, target);
-		} catch {
+		if (!URL.canParse(next, target.href)) {
 			throw new NodeOperationError(
 				this.getNode(),
 				`${context.operation}: the media host redirected to an invalid URL`,
 				{ itemIndex: context.itemIndex, description: 'Nothing was downloaded.' },
 			);
 		}
+		target = new URL(next, target);
 	}
 }
 
@@ -207,14 +203,9 @@ export async function downloadMedia(
 	options: { itemIndex?: number; fieldName: string; operation: string; limits?: DownloadLimits },
 ): Promise<{ mediaId: string; binary: IBinaryData; mimeTypeAsSent?: string }> {
 	const node = this.getNode();
-	const { itemIndex } = options;
+	const { itemIndex, operation } = options;
 	const limits = options.limits ?? downloadLimits(node, {}, itemIndex);
-	const context: RequestContext = {
-		operation: options.operation,
-		scope: 'messages:read',
-		itemIndex,
-		media: true,
-	};
+	const context: RequestContext = { operation, scope: 'messages:read', itemIndex, media: true };
 	const { baseUrl, secrets } = await checkedCredential.call(this, itemIndex);
 	const mediaId = mediaIdFromReference(node, reference, baseUrl, options.fieldName, itemIndex);
 
@@ -234,39 +225,28 @@ export async function downloadMedia(
 	}
 
 	const base = new URL(`${baseUrl}/`);
-	let signedUrl: URL;
-	try {
-		signedUrl = new URL(location, base);
-	} catch {
+	if (!URL.canParse(location, base.href)) {
 		throw new NodeApiError(
 			node,
 			{ status: pointer.statusCode },
 			{ message: `${context.operation}: the service's media link is not a valid URL`, itemIndex },
 		);
 	}
+	const signedUrl = new URL(location, base);
 
 	// One deadline for every hop and byte: an idle timeout alone lets a trickle run for ever.
 	const maxBytes = Math.floor(limits.maxFileSizeMb * 1024 * 1024);
 	const deadline = AbortSignal.timeout(limits.timeoutSeconds * 1000);
-	const tooSlow = () =>
-		new NodeOperationError(
-			node,
-			`${context.operation}: the download took longer than the Download Timeout of ${limits.timeoutSeconds} s and was stopped`,
-			{
-				itemIndex,
-				description:
-					"The media host is too slow, or stalling on purpose; nothing was kept. Try again later, or raise Download Timeout (Seconds) in the node's options for a large file on a slow link.",
-			},
-		);
-	const tooLarge = () =>
-		new NodeOperationError(
-			node,
-			`${context.operation}: the media file is larger than the Max File Size of ${limits.maxFileSizeMb} MB and was stopped`,
-			{
-				itemIndex,
-				description: `The download was stopped once ${limits.maxFileSizeMb} MB had arrived (counted after decompression); nothing was kept. Raise Max File Size (MB) in the node's options if such a file is expected.`,
-			},
-		);
+	const stopped = (message: string, description: string) => () =>
+		new NodeOperationError(node, `${context.operation}: ${message}`, { itemIndex, description });
+	const tooSlow = stopped(
+		`the download took longer than the Download Timeout of ${limits.timeoutSeconds} s and was stopped`,
+		"The media host is too slow, or stalling on purpose; nothing was kept. Try again later, or raise Download Timeout (Seconds) in the node's options for a large file on a slow link.",
+	);
+	const tooLarge = stopped(
+		`the media file is larger than the Max File Size of ${limits.maxFileSizeMb} MB and was stopped`,
+		`The download was stopped once ${limits.maxFileSizeMb} MB had arrived (counted after decompression); nothing was kept. Raise Max File Size (MB) in the node's options if such a file is expected.`,
+	);
 
 	const file = await fetchMediaFile.call(this, signedUrl, base, context, {
 		signal: deadline,
@@ -296,10 +276,8 @@ export async function downloadMedia(
 
 	const id = decodeURIComponent(mediaId);
 	const { mimeType, mimeTypeAsSent } = storedMimeType(header(file.headers, 'content-type'));
-	const fileName = safeFileName(
-		fileNameFromDisposition(header(file.headers, 'content-disposition')),
-		id,
-	);
+	const disposition = header(file.headers, 'content-disposition');
+	const fileName = safeFileName(fileNameFromDisposition(disposition), id);
 	let refusal: Error | undefined;
 	const stopWatching = enforceLimits(
 		file.body,

@@ -12,26 +12,19 @@ const THIS_MACHINE_NAMES = new Set([
 	'ip6-loopback',
 ]);
 
-function isThisMachineName(host: string): boolean {
-	return THIS_MACHINE_NAMES.has(host) || host.endsWith('.localhost');
-}
-
 /**
  * Why a media URL may not be fetched, on its text alone: http(s) only, no step down from https, a
  * literal address public (loopback when the Base URL is). Names are checked again once resolved.
  */
 export function mediaUrlProblem(target: URL, baseUrl: URL): string | undefined {
-	if (target.protocol !== 'http:' && target.protocol !== 'https:') {
+	if (target.protocol !== 'http:' && target.protocol !== 'https:')
 		return `its scheme is "${target.protocol}" (only https, or http when the Base URL is http, is fetched)`;
-	}
-	if (baseUrl.protocol === 'https:' && target.protocol !== 'https:') {
+	if (baseUrl.protocol === 'https:' && target.protocol !== 'https:')
 		return 'it is http while the Base URL is https (the file would travel unencrypted)';
-	}
 	if (target.username || target.password) return 'it carries a user name or password';
 	const host = target.hostname.toLowerCase().replace(/\.$/, '');
-	if (isThisMachineName(host) && !isLoopbackHost(baseUrl.hostname)) {
-		return `its host ${host} is this machine`;
-	}
+	const thisMachine = THIS_MACHINE_NAMES.has(host) || host.endsWith('.localhost');
+	if (thisMachine && !isLoopbackHost(baseUrl.hostname)) return `its host ${host} is this machine`;
 	return ipAddressClass(host) === undefined ? undefined : mediaAddressProblem(host, baseUrl);
 }
 
@@ -46,16 +39,12 @@ export function mediaAddressProblem(address: string, baseUrl: URL): string | und
 export const DEFAULT_MAX_FILE_SIZE_MB = 100;
 export const DEFAULT_DOWNLOAD_TIMEOUT_SECONDS = 300;
 
-export interface DownloadLimits {
-	maxFileSizeMb: number;
-	timeoutSeconds: number;
-}
+export type DownloadLimits = { maxFileSizeMb: number; timeoutSeconds: number };
+/** The limit options of a node, as entered (empty: the default). */
+type LimitOptions = { maxFileSize?: unknown; downloadTimeout?: unknown };
 
 /** The limits from a node's options: defaults when empty, or the sentence naming a bad one. */
-export function readDownloadLimits(options: {
-	maxFileSize?: unknown;
-	downloadTimeout?: unknown;
-}): DownloadLimits | { problem: string } {
+export function readDownloadLimits(options: LimitOptions): DownloadLimits | { problem: string } {
 	const positive = (value: unknown, fallback: number, label: string): number | string => {
 		if (value === undefined || value === null || value === '') return fallback;
 		const number = typeof value === 'string' ? Number(value) : value;
@@ -80,7 +69,7 @@ export function readDownloadLimits(options: {
 /** readDownloadLimits for an action: a bad option throws. */
 export function downloadLimits(
 	node: INode,
-	options: { maxFileSize?: unknown; downloadTimeout?: unknown },
+	options: LimitOptions,
 	itemIndex?: number,
 ): DownloadLimits {
 	const limits = readDownloadLimits(options);
@@ -117,22 +106,18 @@ export function storedMimeType(sent: string | undefined): {
 	const type = (sent ?? '').split(';')[0].trim().toLowerCase();
 	if (!type) return { mimeType: 'application/octet-stream' };
 	const wellFormed = /^[a-z0-9][\w.+-]*\/[a-z0-9][\w.+-]*$/.test(type);
-	if (!wellFormed || ACTIVE_CONTENT_TYPES.has(type) || type.endsWith('+xml')) {
+	if (!wellFormed || ACTIVE_CONTENT_TYPES.has(type) || type.endsWith('+xml'))
 		return { mimeType: 'application/octet-stream', mimeTypeAsSent: (sent ?? '').slice(0, 200) };
-	}
 	return { mimeType: type };
 }
 
 /** Without C0 and C1 control characters and U+2028, U+2029. */
 function withoutControlCharacters(text: string): string {
-	let kept = '';
-	for (let i = 0; i < text.length; i++) {
-		const code = text.charCodeAt(i);
-		if (code <= 0x1f || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029)
-			continue;
-		kept += text[i];
-	}
-	return kept;
+	const control = (code: number) =>
+		code <= 0x1f || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029;
+	return Array.from(text)
+		.filter((c) => !control(c.charCodeAt(0)))
+		.join('');
 }
 
 export const MAX_FILE_NAME_LENGTH = 200;

@@ -25,18 +25,15 @@ export function verifySignature(
 	secret: string,
 ): SignatureResult {
 	try {
-		if (typeof secret !== 'string' || secret === '') {
+		if (typeof secret !== 'string' || secret === '')
 			return { valid: false, reason: 'no signing secret is available to verify the signature' };
-		}
-		if (!Buffer.isBuffer(rawBody)) {
+		if (!Buffer.isBuffer(rawBody))
 			return { valid: false, reason: 'the raw request body is not available' };
-		}
 		if (Array.isArray(header) && header.length > 1)
 			return { valid: false, reason: 'the signature header was sent more than once' };
 		const value = Array.isArray(header) ? header[0] : header;
-		if (typeof value !== 'string' || value === '') {
+		if (typeof value !== 'string' || value === '')
 			return { valid: false, reason: 'the signature header is missing' };
-		}
 		const match = HEADER_PATTERN.exec(value);
 		if (!match) {
 			return {
@@ -46,9 +43,8 @@ export function verifySignature(
 		}
 		const received = Buffer.from(match[1].toLowerCase(), 'hex');
 		const expected = Buffer.from(computeSignature(rawBody, secret), 'hex');
-		if (received.length !== expected.length || !timingSafeEqual(received, expected)) {
+		if (received.length !== expected.length || !timingSafeEqual(received, expected))
 			return { valid: false, reason: SIGNATURE_MISMATCH };
-		}
 		return { valid: true };
 	} catch {
 		return { valid: false, reason: 'the signature could not be checked' };

@@ -3,6 +3,7 @@ import type { RequestHelperFunctions } from 'n8n-workflow';
 
 import { deriveKey, type KeyLabel } from './credentialKeys';
 import { computeSignature } from './signature';
+import type { RawResponse } from './transport';
 
 /** `sha256=<hex HMAC>` of the raw body, keyed with the API key's derived key for `label`. */
 export function signWithDerivedKey(
@@ -13,25 +14,13 @@ export function signWithDerivedKey(
 	return `sha256=${computeSignature(Buffer.from(rawBody), deriveKey(apiKey, label))}`;
 }
 
-export interface SignedPost {
-	header: string;
-	apiKey: string;
-	label: KeyLabel;
-	timeoutMs: number;
-}
-
-export interface SignedPostAnswer {
-	statusCode: number;
-	body: unknown;
-}
-
 /** POSTs `body` signed over exactly these bytes; every status is an answer, no answer throws. */
 export async function postSigned(
 	this: { helpers: Pick<RequestHelperFunctions, 'httpRequest'> },
 	url: string,
 	body: string,
-	signed: SignedPost,
-): Promise<SignedPostAnswer> {
+	signed: { header: string; apiKey: string; label: KeyLabel; timeoutMs: number },
+): Promise<Pick<RawResponse, 'statusCode' | 'body'>> {
 	return (await this.helpers.httpRequest({
 		method: 'POST',
 		url,
@@ -47,5 +36,5 @@ export async function postSigned(
 		ignoreHttpStatusErrors: true,
 		// Adds no `Accept: application/json` (json: true would); the answer's body may still come parsed.
 		json: false,
-	})) as SignedPostAnswer;
+	})) as RawResponse;
 }

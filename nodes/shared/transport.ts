@@ -151,8 +151,22 @@ export async function rawApiRequest(
 			})) as RawResponse,
 		{
 			retries: method === 'GET' ? RETRIES : 0,
-			onError: (error, code, attempts) =>
-				connectionError(this.getNode(), error, context, code, method, attempts, secrets),
+			onError: (error, code, attempts) => {
+				// Our own checks (key prefix, base URL) already speak to the user: keep them.
+				if (error instanceof NodeOperationError) return error;
+				const reason = code ?? redactText((error as Error)?.message || 'unknown error', secrets);
+				const unsure =
+					method === 'GET'
+						? `Tried ${attempts} time(s).`
+						: 'It was not sent again, because the service may already have acted on it: check before retrying.';
+				// A fresh error without `cause`: the underlying one carries the request, headers included.
+				return new NodeApiError(this.getNode(), { message: reason } as JsonObject, {
+					// n8n swaps a message naming e.g. ECONNRESET for "you can retry the request immediately".
+					message: `${context.operation}: could not reach the service`,
+					description: `The connection failed (${reason}). Check the credential's Base URL and that the service is reachable. ${unsure}`,
+					itemIndex: context.itemIndex,
+				});
+			},
 		},
 	);
 	const redacted = { ...response, body: redact(response.body, secrets) };
@@ -197,47 +211,17 @@ export async function fetchWithoutCredentials(
 	);
 }
 
-function connectionError(
-	node: INode,
-	error: unknown,
-	context: RequestContext,
-	code: string | undefined,
-	method: string,
-	attempts: number,
-	secrets: string[],
-): Error {
-	// Our own checks (key prefix, base URL) already speak to the user: keep them.
-	if (error instanceof NodeOperationError) return error;
-	const reason = code ?? redactText((error as Error)?.message || 'unknown error', secrets);
-	const unsure =
-		method === 'GET'
-			? `Tried ${attempts} time(s).`
-			: 'It was not sent again, because the service may already have acted on it: check before retrying.';
-	// A fresh error without `cause`: the underlying one carries the request, headers included.
-	return new NodeApiError(node, { message: reason } as JsonObject, {
-		// n8n swaps a message naming e.g. ECONNRESET for "you can retry the request immediately".
-		message: `${context.operation}: could not reach the service`,
-		description: `The connection failed (${reason}). Check the credential's Base URL and that the service is reachable. ${unsure}`,
-		itemIndex: context.itemIndex,
-	});
-}
-
 export function throwForStatus(node: INode, response: RawResponse, context: RequestContext): void {
-	if (response.statusCode >= 200 && response.statusCode < 300) return;
-	const { message, description } = explainHttpError(
-		response.statusCode,
-		response.body,
-		context,
-		response.headers,
-	);
-	const body = response.body;
+	const { statusCode, body, headers } = response;
+	if (statusCode >= 200 && statusCode < 300) return;
+	const { message, description } = explainHttpError(statusCode, body, context, headers);
 	throw new NodeApiError(
 		node,
 		{
-			status: response.statusCode,
+			status: statusCode,
 			body: typeof body === 'object' && body !== null ? (body as JsonObject) : String(body ?? ''),
 		} as JsonObject,
-		{ message, description, httpCode: String(response.statusCode), itemIndex: context.itemIndex },
+		{ message, description, httpCode: String(statusCode), itemIndex: context.itemIndex },
 	);
 }
 

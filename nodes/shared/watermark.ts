@@ -33,8 +33,7 @@ export function isAfter(record: IDataObject, watermark: Watermark): boolean {
 	const mark = { created_at: watermark.createdAt, id: '' };
 	const order =
 		instant(record) - instant(mark) || microsPastMillisecond(record) - microsPastMillisecond(mark);
-	if (order !== 0) return order > 0;
-	return !watermark.ids.includes(String(record.id));
+	return order !== 0 ? order > 0 : !watermark.ids.includes(String(record.id));
 }
 
 export function reachesWatermark(page: IDataObject[], watermark: Watermark): boolean {

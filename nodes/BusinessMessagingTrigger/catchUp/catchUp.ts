@@ -33,6 +33,7 @@ import {
 	type CatchUpState,
 	type Recovery,
 	type Unread,
+	type Watermarks,
 } from './recoveries';
 
 const LOG_PREFIX = 'Business Messaging Trigger (catch-up)';
@@ -49,7 +50,7 @@ function conversationOf(recovery: Recovery): string {
 /** What one activation has decided and not yet put behind the saved watermark, kept across runs. */
 interface Schedule {
 	/** Per event: the watermark after everything decided (the next run starts here). */
-	planned: Partial<Record<MessageEvent, Watermark>>;
+	planned: Watermarks;
 	/** Decided, not emitted yet, oldest first. */
 	waiting: Recovery[];
 	/** Emitted while an older one was waiting: saved (`emitted`) so a restart does not rerun it. */
@@ -64,18 +65,15 @@ interface Schedule {
 const schedules = new WeakMap<CatchUpState, Schedule>();
 
 function scheduleOf(state: CatchUpState): Schedule {
-	let schedule = schedules.get(state);
-	if (!schedule) {
-		schedule = {
-			planned: { ...state.watermarks },
-			waiting: [],
-			emittedAhead: [],
-			emittedBefore: new Set(state.emitted ?? []),
-			chains: new Map(),
-			resume: {},
-		};
-		schedules.set(state, schedule);
-	}
+	const schedule = schedules.get(state) ?? {
+		planned: { ...state.watermarks },
+		waiting: [],
+		emittedAhead: [],
+		emittedBefore: new Set(state.emitted ?? []),
+		chains: new Map(),
+		resume: {},
+	};
+	schedules.set(state, schedule);
 	return schedule;
 }
 
@@ -104,19 +102,14 @@ function schedule(
 	persist: () => void,
 ): void {
 	const scope = `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
+	const { layout, handOver, identity } = route;
 	const runOne = async (recovery: Recovery) => {
 		// Closed: not emitted; the saved watermark stays before it.
 		if (isClosed()) return;
 		const id = String(recovery.record.wa_message_id ?? recovery.record.id);
 		try {
-			const routed = await routeEvent.call(
-				this,
-				recoveredItem(recovery),
-				recovery.event,
-				route.layout,
-				route.handOver,
-				route.identity,
-			);
+			const item = recoveredItem(recovery);
+			const routed = await routeEvent.call(this, item, recovery.event, layout, handOver, identity);
 			plan.waiting = plan.waiting.filter((waiting) => waiting !== recovery);
 			plan.emittedAhead.push(recovery);
 			settle(state, plan);
@@ -142,9 +135,7 @@ function schedule(
 	};
 	for (const recovery of recoveries) {
 		const key = conversationOf(recovery);
-		const tail = (plan.chains.get(key) ?? Promise.resolve()).then(
-			async () => await runOne(recovery),
-		);
+		const tail = (plan.chains.get(key) ?? Promise.resolve()).then(() => runOne(recovery));
 		plan.chains.set(key, tail);
 		void tail.then(() => {
 			if (plan.chains.get(key) === tail) plan.chains.delete(key);
@@ -240,12 +231,10 @@ export async function catchUpOnce(
 	}
 	// A message this process's webhook() accepted runs, even when n8n answered after the service gave up.
 	const scope = `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
-	for (const { records } of stored) {
-		for (const record of records) {
-			const id = String(record.wa_message_id);
-			if (wasAcceptedHere(scope, id, nowMs) && attempts.get(id)?.success !== true)
-				attempts.set(id, { success: true, reason: null });
-		}
+	for (const record of stored.flatMap(({ records }) => records)) {
+		const id = String(record.wa_message_id);
+		if (wasAcceptedHere(scope, id, nowMs) && attempts.get(id)?.success !== true)
+			attempts.set(id, { success: true, reason: null });
 	}
 	const decision = decideRecoveries(
 		stored,
@@ -274,15 +263,8 @@ export async function catchUpOnce(
 	settle(state, plan);
 	persist();
 	const layout = outputLayout(selected, this.getNodeParameter('separateOutputs', false));
-	schedule.call(
-		this,
-		decision.recover,
-		state,
-		plan,
-		{ layout, handOver, identity },
-		isClosed,
-		persist,
-	);
+	const route = { layout, handOver, identity };
+	schedule.call(this, decision.recover, state, plan, route, isClosed, persist);
 	if (decision.recover.length > 0) {
 		this.logger.info(
 			`${LOG_PREFIX}: recovering ${decision.recover.length} message(s) the workflow had not received`,
@@ -306,7 +288,7 @@ export async function startCatchUp(this: ITriggerFunctions): Promise<ITriggerRes
 	};
 	const saved = staticData.catchUp?.watermarks ?? {};
 	const nowMs = Date.now();
-	const watermarks: CatchUpState['watermarks'] = {};
+	const watermarks: Watermarks = {};
 	for (const event of MESSAGE_EVENTS) {
 		watermarks[event] = startingWatermark(
 			saved[event],

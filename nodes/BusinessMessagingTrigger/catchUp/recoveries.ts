@@ -13,8 +13,12 @@ import { MAX_CATCH_UP_DAYS, type OnActivation } from '../options';
 /** The service's delivery timeout (~8 s) plus margin: older messages had their one delivery. */
 export const SETTLE_MS = 15_000;
 
+export type Watermarks = Partial<Record<MessageEvent, Watermark>>;
+/** What one run read, per event. */
+type Stored = Array<{ event: MessageEvent; records: IDataObject[] }>;
+
 export interface CatchUpState extends IDataObject {
-	watermarks: Partial<Record<MessageEvent, Watermark>>;
+	watermarks: Watermarks;
 	/** wa_message_ids emitted after the watermark while an older recovery still waited its turn. */
 	emitted?: string[];
 }
@@ -31,18 +35,12 @@ export function startingWatermark(
 	nowMs: number,
 	activatedAtMs?: number,
 ): Watermark {
-	const now = { createdAt: new Date(nowMs).toISOString(), ids: [] };
-	if (activation === 'activate' && (!saved || onActivation === 'fromActivation')) return now;
+	const at = (ms: number): Watermark => ({ createdAt: new Date(ms).toISOString(), ids: [] });
+	if (activation === 'activate' && (!saved || onActivation === 'fromActivation')) return at(nowMs);
 	const from =
-		saved ??
-		(activatedAtMs !== undefined && activatedAtMs < nowMs
-			? { createdAt: new Date(activatedAtMs).toISOString(), ids: [] }
-			: undefined);
-	if (!from) return now;
-	const oldest = {
-		createdAt: new Date(nowMs - MAX_CATCH_UP_DAYS * 86_400_000).toISOString(),
-		ids: [],
-	};
+		saved ?? (activatedAtMs !== undefined && activatedAtMs < nowMs ? at(activatedAtMs) : undefined);
+	if (!from) return at(nowMs);
+	const oldest = at(nowMs - MAX_CATCH_UP_DAYS * 86_400_000);
 	return isAfter({ created_at: from.createdAt, id: '' }, oldest) ? from : oldest;
 }
 
@@ -64,11 +62,7 @@ export interface Unread {
 	emitted?: ReadonlySet<string>;
 }
 
-const settledAfter = (
-	stored: Array<{ event: MessageEvent; records: IDataObject[] }>,
-	watermarks: Partial<Record<MessageEvent, Watermark>>,
-	settledBeforeMs: number,
-) =>
+const settledAfter = (stored: Stored, watermarks: Watermarks, settledBeforeMs: number) =>
 	stored
 		.flatMap(({ event, records }) => {
 			const watermark = watermarks[event] as Watermark;
@@ -82,8 +76,8 @@ const settledAfter = (
 
 /** The oldest stored message a run may recover: the webhook log is read back only to it. */
 export function oldestPendingMs(
-	stored: Array<{ event: MessageEvent; records: IDataObject[] }>,
-	watermarks: Partial<Record<MessageEvent, Watermark>>,
+	stored: Stored,
+	watermarks: Watermarks,
 	settledBeforeMs: number,
 	keep: (record: IDataObject) => boolean = () => true,
 	unread: Unread = {},
@@ -102,14 +96,14 @@ export function oldestPendingMs(
  * first, at most `max`; the watermarks move past what was looked at, never past `unread`.
  */
 export function decideRecoveries(
-	stored: Array<{ event: MessageEvent; records: IDataObject[] }>,
-	watermarks: Partial<Record<MessageEvent, Watermark>>,
+	stored: Stored,
+	watermarks: Watermarks,
 	attempts: Map<string, WebhookAttempt>,
 	settledBeforeMs: number,
 	max: number,
 	keep: (record: IDataObject) => boolean = () => true,
 	unread: Unread = {},
-): { recover: Recovery[]; watermarks: Partial<Record<MessageEvent, Watermark>>; left: number } {
+): { recover: Recovery[]; watermarks: Watermarks; left: number } {
 	const settled = settledAfter(stored, watermarks, settledBeforeMs);
 	const recover: Recovery[] = [];
 	const next = { ...watermarks };
@@ -137,10 +131,7 @@ export function decideRecoveries(
 }
 
 /** The watermarks that may be saved: each before its event's oldest recovery not emitted yet. */
-export function savedWatermarks(
-	planned: Partial<Record<MessageEvent, Watermark>>,
-	notEmitted: Recovery[],
-): Partial<Record<MessageEvent, Watermark>> {
+export function savedWatermarks(planned: Watermarks, notEmitted: Recovery[]): Watermarks {
 	const saved = { ...planned };
 	for (const event of MESSAGE_EVENTS) {
 		const oldest = notEmitted.find((recovery) => recovery.event === event);

@@ -1,5 +1,5 @@
 /** Event envelope: parsing, validation and the replay window. Pure, never throws. */
-import { isPlainObject } from '../../shared/json';
+import { isPlainObject, parseJsonBody } from '../../shared/json';
 import { boundedMaxAge } from '../options';
 
 export const EVENT_TYPES = ['message.inbound', 'message.status', 'message.echo'] as const;
@@ -30,28 +30,17 @@ const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 export function parseTimestamp(value: unknown): number | undefined {
 	const match = typeof value === 'string' ? TIMESTAMP_PATTERN.exec(value.trim()) : null;
 	if (!match) return undefined;
-	const year = Number(match[1]);
-	const month = Number(match[2]);
-	const day = Number(match[3]);
+	const [year, month, day] = match.slice(1, 4).map(Number);
 	const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
-	if (
-		month < 1 ||
-		month > 12 ||
-		day < 1 ||
-		day > (month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1])
-	)
-		return undefined;
+	const daysInMonth = month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1];
+	if (month < 1 || month > 12 || day < 1 || day > daysInMonth) return undefined;
 	const ms = Date.parse(match[0]);
 	return Number.isNaN(ms) ? undefined : ms;
 }
 
 export function parseEnvelope(rawBody: Buffer): EnvelopeResult {
-	let parsed: unknown;
-	try {
-		parsed = JSON.parse(rawBody.toString('utf8'));
-	} catch {
-		return { ok: false, reason: 'the body is not valid JSON' };
-	}
+	const parsed = parseJsonBody(rawBody)?.json;
+	if (parsed === undefined) return { ok: false, reason: 'the body is not valid JSON' };
 	if (!isPlainObject(parsed)) return { ok: false, reason: 'the body is not a JSON object' };
 	const { event, data, timestamp } = parsed;
 	if (typeof event !== 'string' || !(EVENT_TYPES as readonly string[]).includes(event)) {
@@ -62,9 +51,8 @@ export function parseEnvelope(rawBody: Buffer): EnvelopeResult {
 	}
 	if (!isPlainObject(data)) return { ok: false, reason: '"data" must be an object' };
 	const timestampMs = parseTimestamp(timestamp);
-	if (timestampMs === undefined) {
+	if (timestampMs === undefined)
 		return { ok: false, reason: '"timestamp" must be an ISO 8601 date-time with a UTC offset' };
-	}
 	return { ok: true, envelope: parsed as EventEnvelope, timestampMs };
 }
 
@@ -75,7 +63,6 @@ export function checkEventAge(
 	timestampMs: number,
 	nowMs: number,
 	maxAgeSeconds: number,
-	futureToleranceSeconds = FUTURE_TOLERANCE_SECONDS,
 ): AgeResult {
 	maxAgeSeconds = boundedMaxAge(maxAgeSeconds);
 	const ageMs = nowMs - timestampMs;
@@ -85,10 +72,10 @@ export function checkEventAge(
 			reason: `the event is ${Math.round(ageMs / 1000)} s old, more than the maximum age of ${maxAgeSeconds} s`,
 		};
 	}
-	if (-ageMs > futureToleranceSeconds * 1000) {
+	if (-ageMs > FUTURE_TOLERANCE_SECONDS * 1000) {
 		return {
 			ok: false,
-			reason: `the event is dated ${Math.round(-ageMs / 1000)} s in the future (tolerance ${futureToleranceSeconds} s)`,
+			reason: `the event is dated ${Math.round(-ageMs / 1000)} s in the future (tolerance ${FUTURE_TOLERANCE_SECONDS} s)`,
 		};
 	}
 	return { ok: true };

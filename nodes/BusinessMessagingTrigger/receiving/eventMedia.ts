@@ -5,8 +5,6 @@ import { isPlainObject } from '../../shared/json';
 import { downloadMedia } from '../../shared/mediaDownload';
 import { readTriggerOptions, type TriggerOptions } from '../options';
 
-const LOG_PREFIX = 'Business Messaging Trigger';
-
 export async function withMediaFiles(
 	this: IExecuteFunctions,
 	outputs: INodeExecutionData[][],
@@ -71,7 +69,7 @@ export async function attachMedia(
 	} catch (error) {
 		const reason = (error as Error).message || 'the download failed';
 		this.logger.warn(
-			`${LOG_PREFIX}: media download failed, the event is emitted without the file: ${reason}`,
+			`Business Messaging Trigger: media download failed, the event is emitted without the file: ${reason}`,
 		);
 		json.media_download = { downloaded: false, reason };
 		return { ...item, json };

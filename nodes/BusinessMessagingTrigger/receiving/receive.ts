@@ -17,25 +17,14 @@ import { acceptEvent, type EventParameters } from './accept';
 import { rememberAccepted } from './acceptedHere';
 import { reject } from './rejection';
 
-const LOG_PREFIX = 'Business Messaging Trigger';
-
 const replays = new ReplayGuard();
 
 /** The request body exactly as it arrived, read now if n8n has not read it yet. */
 async function rawBodyOf(this: IWebhookFunctions): Promise<Buffer | undefined> {
 	const req = this.getRequestObject();
-	if (!Buffer.isBuffer(req.rawBody) && typeof req.readRawBody === 'function') {
+	if (!Buffer.isBuffer(req.rawBody) && typeof req.readRawBody === 'function')
 		await req.readRawBody();
-	}
 	return Buffer.isBuffer(req.rawBody) ? req.rawBody : undefined;
-}
-
-/** The same delivery to the same node, whatever else differs. */
-function replayKey(this: IWebhookFunctions, signatureHeader: unknown): string {
-	const header = Array.isArray(signatureHeader)
-		? String(signatureHeader[0])
-		: String(signatureHeader);
-	return `${this.getWorkflow().id ?? ''}:${this.getNode().id}:${header.trim().toLowerCase()}`;
 }
 
 /** n8n's webhook(): never throws (n8n would answer 500 and run the Error Workflow). */
@@ -94,22 +83,19 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 		return reject.call(this, accepted.status, accepted.reason, { signed: accepted.status === 400 });
 	if (accepted.kind === 'late') return reject.call(this, 503, accepted.reason, { signed: true });
 	if (accepted.kind === 'ignore') {
-		this.logger.debug(`${LOG_PREFIX}: event ignored: ${accepted.reason}`);
+		this.logger.debug(`Business Messaging Trigger: event ignored: ${accepted.reason}`);
 		return { webhookResponse: { received: true, ignored: accepted.reason } };
 	}
 	const { envelope, options, layout } = accepted;
 	const expiresAtMs = accepted.timestampMs + options.maxAgeSeconds * 1000 + 1000;
-	// The service never retries: a second copy of a delivery is someone replaying it.
-	if (!replays.firstSighting(replayKey.call(this, signature), expiresAtMs, Date.now()))
+	const scope = `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
+	const header = String(Array.isArray(signature) ? signature[0] : signature).toLowerCase();
+	// The service never retries: a second copy of a delivery (to this node) is someone replaying it.
+	if (!replays.firstSighting(`${scope}:${header}`, expiresAtMs, Date.now()))
 		return reject.call(this, 401, 'this delivery was already received (replay)');
 	const waMessageId = envelope.data.wa_message_id;
-	if (envelope.event !== 'message.status' && typeof waMessageId === 'string') {
-		rememberAccepted(
-			`${this.getWorkflow().id ?? ''}:${this.getNode().id}`,
-			waMessageId,
-			Date.now(),
-		);
-	}
+	if (envelope.event !== 'message.status' && typeof waMessageId === 'string')
+		rememberAccepted(scope, waMessageId, Date.now());
 
 	// n8n answers with webhookResponse (the description's empty responseData lets it through).
 	const route = await routeEvent.call(

@@ -34,9 +34,8 @@ const MAX_TRIGGERS_TRACKED = 1000;
 function rejectionLogOf(key: string): LogThrottle {
 	let log = rejectionLogs.get(key);
 	if (!log) {
-		if (rejectionLogs.size >= MAX_TRIGGERS_TRACKED) {
+		if (rejectionLogs.size >= MAX_TRIGGERS_TRACKED)
 			rejectionLogs.delete(rejectionLogs.keys().next().value as string);
-		}
 		log = new LogThrottle();
 		rejectionLogs.set(key, log);
 	}

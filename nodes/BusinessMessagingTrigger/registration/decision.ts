@@ -5,10 +5,7 @@
  */
 import { TRIGGER_PATH } from '../../shared/replyAndWait/registration';
 
-export interface RemoteWebhook {
-	configured: boolean;
-	url: string | null;
-}
+export type RemoteWebhook = { configured: boolean; url: string | null };
 
 export type RegistrationDecision =
 	| { action: 'keep' }
@@ -16,51 +13,32 @@ export type RegistrationDecision =
 	| { action: 'refuse'; message: string; description: string };
 
 function normalizeUrl(url: string): string {
-	try {
-		const parsed = new URL(url.trim());
-		return parsed.href.replace(/\/+$/, '');
-	} catch {
-		return url.trim().replace(/\/+$/, '');
-	}
+	const text = url.trim();
+	return (URL.canParse(text) ? new URL(text).href : text).replace(/\/+$/, '');
 }
 
 export function sameUrl(a: string | null | undefined, b: string | null | undefined): boolean {
-	if (!a || !b) return false;
-	return normalizeUrl(a) === normalizeUrl(b);
+	return !!a && !!b && normalizeUrl(a) === normalizeUrl(b);
 }
 
 /**
  * Whether `url` may be another URL of this node (production seen from a test listener, an old base
  * URL). A copy's URL looks the same, so this only ever makes the trigger refuse more.
  */
-export function isSameNodeUrl(
-	url: string,
-	webhookId: string | undefined,
-	path = 'webhook',
-): boolean {
-	if (!webhookId) return false;
-	let pathname: string;
-	try {
-		pathname = new URL(url).pathname;
-	} catch {
-		return false;
-	}
-	return pathname.replace(/\/+$/, '').endsWith(`/${webhookId}/${path}`);
+export function isSameNodeUrl(url: string, webhookId: string | undefined): boolean {
+	if (!webhookId || !URL.canParse(url)) return false;
+	return new URL(url).pathname.replace(/\/+$/, '').endsWith(`/${webhookId}/webhook`);
 }
 
 /** Whether `url` is another Business Messaging Trigger of this n8n (same origin, TRIGGER_PATH). */
 export function isOtherTriggerUrl(url: string | null | undefined, ourUrl: string): boolean {
-	if (!url || sameUrl(url, ourUrl)) return false;
-	try {
-		const theirs = new URL(url);
-		return (
-			theirs.origin === new URL(ourUrl).origin &&
-			theirs.search === '' &&
-			TRIGGER_PATH.test(theirs.pathname)
-		);
-	} catch {
-		return false;
-	}
+	if (!url || sameUrl(url, ourUrl) || !URL.canParse(url) || !URL.canParse(ourUrl)) return false;
+	const theirs = new URL(url);
+	return (
+		theirs.origin === new URL(ourUrl).origin &&
+		theirs.search === '' &&
+		TRIGGER_PATH.test(theirs.pathname)
+	);
 }
 
 export interface DecisionInput {
@@ -89,22 +67,15 @@ function secondTriggerRefusal(current: string): { message: string; description: 
 	};
 }
 
-const ONE_WEBHOOK =
-	'The account has one webhook, so registering this node would replace it and the other receiver would stop getting events.';
-
 export function decideRegistration(input: DecisionInput): RegistrationDecision {
 	const { remote, ourUrl, hasSecret, takeOver, isTest, webhookId } = input;
-	if (!remote.configured || !remote.url) {
+	if (!remote.configured || !remote.url)
 		return { action: 'register', reason: 'no webhook is configured for the account' };
-	}
 	if (sameUrl(remote.url, ourUrl)) {
-		return hasSecret
-			? { action: 'keep' }
-			: {
-					action: 'register',
-					reason:
-						'the webhook points at this node but its signing secret is not stored any more; registering again to get a new one',
-				};
+		if (hasSecret) return { action: 'keep' };
+		const reason =
+			'the webhook points at this node but its signing secret is not stored any more; registering again to get a new one';
+		return { action: 'register', reason };
 	}
 	const current = remote.url;
 	const sameNode = isSameNodeUrl(current, webhookId);
@@ -122,9 +93,8 @@ export function decideRegistration(input: DecisionInput): RegistrationDecision {
 				'to test in the editor, deactivate (unpublish) the workflow first and activate (publish) it again afterwards.',
 		};
 	}
-	if (takeOver) {
+	if (takeOver)
 		return { action: 'register', reason: '"Take Over Existing Webhook" is on', replacing: current };
-	}
 	if (!sameNode && isOtherTriggerUrl(current, ourUrl))
 		return { action: 'refuse', ...secondTriggerRefusal(current) };
 	return {
@@ -135,7 +105,7 @@ export function decideRegistration(input: DecisionInput): RegistrationDecision {
 			'turn on Take Over Existing Webhook (Options) or set Registration to Manual. ' +
 			`Registered: ${current}`,
 		description:
-			`${ONE_WEBHOOK} This trigger never replaces a webhook it did not register. ` +
+			'The account has one webhook, so registering this node would replace it and the other receiver would stop getting events. This trigger never replaces a webhook it did not register. ' +
 			(sameNode
 				? "That address ends in this node's webhook ID: it is this workflow at an old n8n address, or a copy of this workflow (e.g. production, if this is a staging copy). "
 				: '') +

@@ -31,8 +31,9 @@ type TriggerContext = IHookFunctions | IWebhookFunctions;
 const CACHE_BOUND = 1000;
 const MANUAL_REREAD_INTERVAL_MS = 10_000;
 
-type ManualRead = { secret: string; identity: TriggerIdentity; readAtMs: number };
-const openedSecrets = new Map<string, { secret: string; identity: TriggerIdentity }>();
+type OpenedSecret = { secret: string; identity: TriggerIdentity };
+type ManualRead = OpenedSecret & { readAtMs: number };
+const openedSecrets = new Map<string, OpenedSecret>();
 const manualSecrets = new Map<string, ManualRead>();
 
 /** A credential that could not be read, per sealed secret or node: not read before `untilMs`. */
@@ -40,8 +41,7 @@ const unreadable = new Map<string, { problem: string; untilMs: number }>();
 
 function recentFailure(key: string): { problem: string } | undefined {
 	const failed = unreadable.get(key);
-	if (!failed) return undefined;
-	if (failed.untilMs > Date.now()) return { problem: failed.problem };
+	if (failed && failed.untilMs > Date.now()) return { problem: failed.problem };
 	unreadable.delete(key);
 	return undefined;
 }
@@ -116,12 +116,10 @@ export function forgetManualSecret(this: IHookFunctions): void {
 	unreadable.delete(manualSecretKey.call(this));
 }
 
-export interface SigningSecret {
-	secret: string;
-	identity: TriggerIdentity;
+export type SigningSecret = OpenedSecret & {
 	/** Reads the secret again (Manual registration, after a mismatch); undefined when read too recently. */
-	reread?: () => Promise<{ secret: string; identity: TriggerIdentity } | { problem: string }>;
-}
+	reread?: () => Promise<OpenedSecret | { problem: string }>;
+};
 
 /** The secret events are verified with, or why there is none (then every event is refused). */
 export async function signingSecret(
@@ -134,11 +132,8 @@ export async function signingSecret(
 		if ('problem' in found) return found;
 		// A secret rotated in the credential: read it again when a signature does not match, at most every 10 s.
 		const stale = Date.now() - found.readAtMs >= MANUAL_REREAD_INTERVAL_MS;
-		return {
-			secret: found.secret,
-			identity: found.identity,
-			reread: stale ? async () => await readManualSecret.call(this, key) : undefined,
-		};
+		const reread = stale ? async () => await readManualSecret.call(this, key) : undefined;
+		return { secret: found.secret, identity: found.identity, reread };
 	}
 	const { sealedSecret } = this.getWorkflowStaticData('node') as TriggerStaticData;
 	if (typeof sealedSecret !== 'string') {
@@ -151,14 +146,13 @@ export async function signingSecret(
 	if (opened) return opened;
 	const failed = recentFailure(sealedSecret);
 	if (failed) return failed;
-	let secret: string | undefined;
 	let apiKey: unknown;
 	try {
 		apiKey = (await this.getCredentials(CREDENTIAL_TYPE)).apiKey;
-		secret = openSecret(sealedSecret, apiKey);
 	} catch (error) {
 		return rememberFailure(sealedSecret, (error as Error).message);
 	}
+	const secret = openSecret(sealedSecret, apiKey);
 	if (!secret) {
 		return {
 			problem:
@@ -175,15 +169,13 @@ async function readManualSecret(
 	this: IWebhookFunctions,
 	key: string,
 ): Promise<ManualRead | { problem: string }> {
-	let secret: string | undefined;
-	let identity: TriggerIdentity | undefined;
+	let credentials: IDataObject;
 	try {
-		const credentials = await this.getCredentials(CREDENTIAL_TYPE);
-		secret = manualSecretOf(credentials);
-		identity = triggerIdentity(String(credentials.apiKey ?? ''));
+		credentials = await this.getCredentials(CREDENTIAL_TYPE);
 	} catch (error) {
 		return rememberFailure(key, (error as Error).message);
 	}
+	const secret = manualSecretOf(credentials);
 	if (manualSecrets.size >= CACHE_BOUND) manualSecrets.clear();
 	if (!secret) {
 		manualSecrets.delete(key);
@@ -192,7 +184,8 @@ async function readManualSecret(
 				'Registration is Manual but the credential has no Webhook Signing Secret, so no event can be verified: every event is rejected until it is set',
 		};
 	}
-	const read = { secret, identity: identity as TriggerIdentity, readAtMs: Date.now() };
+	const identity = triggerIdentity(String(credentials.apiKey ?? ''));
+	const read = { secret, identity, readAtMs: Date.now() };
 	manualSecrets.set(key, read);
 	return read;
 }

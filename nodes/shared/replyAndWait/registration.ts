@@ -1,20 +1,15 @@
 /**
- * Reply and Wait for Answer's registration channel: the waiting execution posts its entries
- * (waitingEntries.ts) to the account's webhook, the Business Messaging Trigger, which keeps them
- * in its workflow's static data. A worker of n8n's queue mode cannot keep a waiting entry where a
- * webhook processor finds it (see TRIGGER_MARKER_KEY); the trigger stores them from a copy n8n
- * has just loaded, as with any request it receives. Signed with a key derived from the API key,
- * so only a holder of the key can register; the trigger takes them only for resume URLs of its
- * own n8n.
+ * Reply and Wait for Answer's registration channel (waitingEntries.ts, item 3): the waiting
+ * execution posts its entries, signed with a key derived from the API key, to the account's
+ * webhook; the Business Messaging Trigger keeps those whose resume URLs are of its own n8n.
  */
 import type { IDataObject, IExecuteFunctions, IWebhookFunctions } from 'n8n-workflow';
-
 import { sleep } from 'n8n-workflow';
 
 import { WAIT_REGISTRATION_LABEL, verifyWithDerivedKey } from '../credentialKeys';
 import { isPlainObject, parseJsonBody } from '../json';
 import { ReplayGuard } from '../replayGuard';
-import { postSigned, signWithDerivedKey } from '../signedPost';
+import { postSigned } from '../signedPost';
 import { apiRequest } from '../transport';
 import {
 	REGISTRATION_MAX_AGE_MS,
@@ -28,19 +23,7 @@ import {
 /** The header a registration's signature comes in, and what tells it from the service's events. */
 export const REGISTRATION_HEADER = 'x-business-messaging-wait';
 
-export interface WaitRegistration {
-	key: string;
-	entry: WaitingEntry;
-}
-
-/**
- * The signature header value for a registration body: signed as the service signs its events
- * (signature.ts: `sha256=<hex HMAC>` of the raw body), with a key derived from the API key
- * instead of the signing secret.
- */
-export function signRegistration(apiKey: string, rawBody: string | Buffer): string {
-	return signWithDerivedKey(apiKey, WAIT_REGISTRATION_LABEL, rawBody);
-}
+export type WaitRegistration = { key: string; entry: WaitingEntry };
 
 /** n8n's resume URL: [<base path>]/webhook-waiting/<execution id>, nothing after it. */
 const RESUME_PATH = /^(?:\/[^/]+)*\/webhook-waiting\/[^/]+\/?$/;
@@ -63,24 +46,16 @@ export function parseRegistrations(body: unknown, ownOrigin: string): WaitRegist
 	return list.filter((item): item is WaitRegistration => {
 		if (!isPlainObject(item) || typeof item.key !== 'string' || !isWaitingEntry(item.entry))
 			return false;
-		try {
-			const url = new URL(item.entry.resumeUrl);
-			return url.origin === ownOrigin && RESUME_PATH.test(url.pathname);
-		} catch {
-			return false;
-		}
+		if (!URL.canParse(item.entry.resumeUrl)) return false;
+		const url = new URL(item.entry.resumeUrl);
+		return url.origin === ownOrigin && RESUME_PATH.test(url.pathname);
 	});
 }
 
-// ---------------------------------------------------------------------------
-// The waiting execution's side: registering through the trigger
-
 /**
- * Posts the entries to the account's webhook, i.e. the Business Messaging Trigger that will
- * receive the answer, wherever it runs (another workflow, a webhook processor in queue mode): it
- * keeps them in its workflow's static data. Only to this n8n (the resume URL's origin): the
- * entries carry resume URLs. Any failure leaves the entries where they are
- * (this process's memory): the answer then starts a normal execution, as the fail-safe says.
+ * The waiting execution's side: posts the entries to the account's webhook when it is a Business
+ * Messaging Trigger of this n8n (the resume URL's origin). Any failure leaves them in this
+ * process's memory only: the answer then starts a normal execution, as the fail-safe says.
  */
 export async function registerWithTrigger(
 	this: IExecuteFunctions,
@@ -137,16 +112,12 @@ const REGISTRATION_REPEAT_MS = 1500;
 /** Each post of the registration (the trigger stores it and n8n saves its static data before answering). */
 const REGISTRATION_TIMEOUT_MS = 4000;
 
-// ---------------------------------------------------------------------------
-// The trigger's side: taking registrations
-
 /** Registrations taken in this process, by signature, while they are fresh. */
 const registrationsSeen = new ReplayGuard(10_000);
 
 /**
- * A Reply and Wait for Answer registering its waiting entries (REGISTRATION_HEADER): stored in
- * this workflow's static data, which n8n loaded for this request and saves after it, so a
- * webhook processor receiving the answer later finds them. Starts no execution. A refusal is
+ * The trigger's side: a registration (REGISTRATION_HEADER) is stored in this workflow's static
+ * data, which n8n loaded for this request and saves after it. Starts no execution; a refusal is
  * answered (and logged, within the bound on rejections) by the caller.
  */
 export async function receiveWaitRegistration(
@@ -162,9 +133,8 @@ export async function receiveWaitRegistration(
 		signature,
 	);
 	if (verified !== true) return { status: 401, reason: verified };
-	const parsed = parseJsonBody(rawBody);
-	if (!parsed) return { status: 400, reason: 'the body is not JSON' };
-	const body = parsed.json;
+	const body = parseJsonBody(rawBody)?.json;
+	if (body === undefined) return { status: 400, reason: 'the body is not JSON' };
 	// A captured registration replayed later would put back an answered wait: each is taken once, while fresh.
 	const nowMs = Date.now();
 	const issuedAtMs = isPlainObject(body) ? body.issued_at_ms : undefined;
@@ -176,13 +146,10 @@ export async function receiveWaitRegistration(
 		return { status: 401, reason: 'the registration is not fresh (replayed, or its clock is off)' };
 	}
 	const header = String(Array.isArray(signature) ? signature[0] : signature).toLowerCase();
-	if (!registrationsSeen.firstSighting(header, issuedAtMs + REGISTRATION_MAX_AGE_MS, nowMs)) {
+	if (!registrationsSeen.firstSighting(header, issuedAtMs + REGISTRATION_MAX_AGE_MS, nowMs))
 		return { status: 401, reason: 'this registration was already received (replay)' };
-	}
-	const registrations = parseRegistrations(
-		body,
-		new URL(this.getNodeWebhookUrl('default') ?? 'http://invalid').origin,
-	);
+	const ownOrigin = new URL(this.getNodeWebhookUrl('default') ?? 'http://invalid').origin;
+	const registrations = parseRegistrations(body, ownOrigin);
 	const staticData = this.getWorkflowStaticData('global') as IDataObject;
 	const home = this.getWorkflow().id ?? undefined;
 	// A registration slower than the answer it waits for must not bring the answered wait back.

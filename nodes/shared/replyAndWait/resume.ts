@@ -10,7 +10,6 @@ import type {
 	ITriggerFunctions,
 	IWebhookFunctions,
 } from 'n8n-workflow';
-
 import { sleep } from 'n8n-workflow';
 
 import { RESUME_KEY_LABEL, deriveKey } from '../credentialKeys';
@@ -69,10 +68,7 @@ export function isResumeToken(
 }
 
 /** Who a trigger is, for Reply and Wait: whose waits it may resume, and the key it makes their tokens with. */
-export interface TriggerIdentity {
-	account: string;
-	resumeKey: string;
-}
+export type TriggerIdentity = { account: string; resumeKey: string };
 
 export function triggerIdentity(apiKey: string): TriggerIdentity {
 	return { account: accountId(apiKey), resumeKey: resumeKey(apiKey) };
@@ -103,9 +99,8 @@ export function classifyResumeAnswer(
 	answer: { statusCode: number; body: unknown } | { error: unknown },
 ): ResumeAnswer {
 	if ('error' in answer) {
-		const code =
-			(answer.error as { code?: unknown; cause?: { code?: unknown } })?.code ??
-			(answer.error as { cause?: { code?: unknown } })?.cause?.code;
+		const error = answer.error as { code?: unknown; cause?: { code?: unknown } } | undefined;
+		const code = error?.code ?? error?.cause?.code;
 		// The request never reached n8n: nothing was resumed.
 		return code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN'
 			? 'refused'
@@ -125,44 +120,32 @@ export function classifyResumeAnswer(
 	return 'unclear';
 }
 
-/** The live entry waiting for this inbound message's contact, if any (none for a handed-over message). */
-export function waitingEntryFor(
-	this: IWebhookFunctions | ITriggerFunctions,
-	item: INodeExecutionData,
-	identity: TriggerIdentity | undefined,
-): { key: string; entry: WaitingEntry } | undefined {
-	const json = item.json;
-	if (
-		!identity ||
-		json.event !== 'message.inbound' ||
-		(isPlainObject(json.hand_over) && json.hand_over.active === true)
-	) {
-		return undefined;
-	}
-	const data = isPlainObject(json.data) ? json.data : {};
-	const contact = typeof data.from === 'string' ? data.from.trim() : '';
-	const number = typeof data.number === 'string' ? data.number.trim() : '';
-	if (!contact) return undefined;
-	const message = { id: data.wa_message_id, at: json.timestamp };
-	return findWaiting(
-		this.getWorkflowStaticData('global') as IDataObject,
-		[waitingKey(contact, number), waitingKey(contact, undefined)],
-		identity.account,
-		Date.now(),
-		(entry) => answersAfterAsking(message, entry),
-	);
-}
-
-/** From webhook(), and from the catch-up for an answer that arrived while n8n could not receive it. */
+/**
+ * Resumes the wait for this inbound message's contact, if any (none for a handed-over message).
+ * From webhook(), and from the catch-up for an answer that arrived while n8n could not receive it.
+ */
 export async function resumeWaitingExecution(
 	this: IWebhookFunctions | ITriggerFunctions,
 	item: INodeExecutionData,
 	/** The trigger's API key, as TriggerIdentity: whose waits, and their tokens; none without it. */
 	identity: TriggerIdentity | undefined,
 ): Promise<ResumeOutcome> {
-	const found = waitingEntryFor.call(this, item, identity);
-	if (!found || !identity) return { resumed: false };
-	return await resumeEntry.call(this, item, identity, found);
+	const json = item.json;
+	const handedOver = isPlainObject(json.hand_over) && json.hand_over.active === true;
+	if (!identity || json.event !== 'message.inbound' || handedOver) return { resumed: false };
+	const data = isPlainObject(json.data) ? json.data : {};
+	const contact = typeof data.from === 'string' ? data.from.trim() : '';
+	const number = typeof data.number === 'string' ? data.number.trim() : '';
+	if (!contact) return { resumed: false };
+	const message = { id: data.wa_message_id, at: json.timestamp };
+	const found = findWaiting(
+		this.getWorkflowStaticData('global') as IDataObject,
+		[waitingKey(contact, number), waitingKey(contact, undefined)],
+		identity.account,
+		Date.now(),
+		(entry) => answersAfterAsking(message, entry),
+	);
+	return found ? await resumeEntry.call(this, item, identity, found) : { resumed: false };
 }
 
 /**
@@ -176,18 +159,15 @@ export async function resumeEntry(
 	found: { key: string; entry: WaitingEntry },
 ): Promise<ResumeOutcome> {
 	const { key, entry } = found;
+	const { executionId, alsoStart } = entry;
 	const staticData = this.getWorkflowStaticData('global') as IDataObject;
-	removeWaiting(staticData, key, entry.executionId);
+	removeWaiting(staticData, key, executionId);
 	const body = {
 		answer: item.json,
-		token: resumeToken(identity.resumeKey, entry.executionId, entry.node, key),
+		token: resumeToken(identity.resumeKey, executionId, entry.node, key),
 	};
 	const deadline = Date.now() + RESUME_PATIENCE_MS;
-	const resumed: ResumeOutcome = {
-		resumed: true,
-		executionId: entry.executionId,
-		alsoStart: entry.alsoStart,
-	};
+	const resumed: ResumeOutcome = { resumed: true, executionId, alsoStart };
 	// Once an attempt may have reached n8n, "running" or "finished" afterwards is that attempt's doing.
 	let mayHaveResumed = false;
 	let last = '';
@@ -216,7 +196,7 @@ export async function resumeEntry(
 		else if (mayHaveResumed) return resumed;
 		else if (answer === 'refused') {
 			this.logger.info(
-				`Business Messaging Trigger: execution ${entry.executionId} was waiting for this contact but refused the answer (${last}); the message starts a new execution`,
+				`Business Messaging Trigger: execution ${executionId} was waiting for this contact but refused the answer (${last}); the message starts a new execution`,
 			);
 			return { resumed: false };
 		}
@@ -224,7 +204,7 @@ export async function resumeEntry(
 	}
 	// Never a second execution on a doubt: the message stays in the service's history.
 	this.logger.warn(
-		`Business Messaging Trigger: execution ${entry.executionId} waiting for this contact did not confirm the answer within ${RESUME_PATIENCE_MS / 1000} s (${last}); no new execution is started for it`,
+		`Business Messaging Trigger: execution ${executionId} waiting for this contact did not confirm the answer within ${RESUME_PATIENCE_MS / 1000} s (${last}); no new execution is started for it`,
 	);
 	return resumed;
 }

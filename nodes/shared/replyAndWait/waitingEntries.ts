@@ -36,14 +36,9 @@ import { byAge } from '../watermark';
 
 export const STATIC_DATA_KEY = 'businessMessagingWaiting';
 /**
- * Set by the Business Messaging Trigger in its workflow's global static data when the workflow is
- * activated. Its presence in an execution's copy of the static data means two things: the trigger
- * that will receive the answer reads this workflow's static data (an entry in another workflow's
- * is never read), and the copy was loaded from the database, so saving it keeps what is there.
- * n8n 2.x in queue mode runs a new execution on a worker with an EMPTY copy and, when a node
- * changed it, saves that copy whole: the trigger's sealed signing secret and catch-up watermark
- * were wiped (every event refused with 401) by the first Reply and Wait. Without the marker the
- * entry stays in this process's memory only.
+ * Set by the Business Messaging Trigger in its workflow's global static data on activation (item 2
+ * above): a copy carrying it is the one the trigger reads, loaded from the database, so saving it
+ * keeps what is there.
  */
 export const TRIGGER_MARKER_KEY = 'businessMessagingTrigger';
 
@@ -110,10 +105,7 @@ export interface WaitingEntry {
 	askedAfter?: { id?: string; at?: string };
 }
 
-/**
- * An identifier of the API key, safe to store: a trigger resumes only waits registered with its own
- * key, so one account's customer message never reaches another account's waiting execution.
- */
+/** An identifier of the API key, safe to store: a trigger resumes only its own key's waits. */
 export function accountId(apiKey: string): string {
 	return deriveKey(apiKey, ACCOUNT_ID_LABEL).slice(0, 32);
 }
@@ -146,9 +138,13 @@ export function isWaitingEntry(value: unknown): value is WaitingEntry {
 }
 
 function staticEntries(staticData: IDataObject | undefined): IDataObject | undefined {
-	if (!staticData) return undefined;
-	const entries = staticData[STATIC_DATA_KEY];
+	const entries = staticData?.[STATIC_DATA_KEY];
 	return isPlainObject(entries) ? entries : undefined;
+}
+
+function storedEntry(stored: IDataObject | undefined, key: string): WaitingEntry | undefined {
+	const entry = stored?.[key];
+	return isWaitingEntry(entry) ? entry : undefined;
 }
 
 /**
@@ -206,9 +202,8 @@ export function keepWaitingEntriesCurrent(
 ): void {
 	const stored = staticEntries(staticData) ?? {};
 	const merged: Record<string, WaitingEntry> = {};
-	for (const [key, entry] of Object.entries(stored)) {
+	for (const [key, entry] of Object.entries(stored))
 		if (isWaitingEntry(entry) && isLive(key, entry, nowMs)) merged[key] = entry;
-	}
 	if (home !== undefined) {
 		for (const [key, entry] of memory) {
 			if (entry.home === home && isLive(key, entry, nowMs)) merged[key] = { ...entry };
@@ -219,9 +214,8 @@ export function keepWaitingEntriesCurrent(
 		merged[added[0]] = { ...added[1] };
 	}
 	const bounded = Object.fromEntries(Object.entries(merged).slice(-MAX_STATIC_ENTRIES));
-	if (JSON.stringify(bounded) !== JSON.stringify(stored)) {
+	if (JSON.stringify(bounded) !== JSON.stringify(stored))
 		staticData[STATIC_DATA_KEY] = bounded as unknown as IDataObject;
-	}
 }
 
 /** The live entry of this account for one of the keys, memory first; undefined when none (or only expired ones). */
@@ -235,9 +229,7 @@ export function findWaiting(
 ): { key: string; entry: WaitingEntry } | undefined {
 	const stored = staticEntries(staticData);
 	for (const key of keys) {
-		const inStatic =
-			stored && isWaitingEntry(stored[key]) ? (stored[key] as unknown as WaitingEntry) : undefined;
-		for (const entry of [memory.get(key), inStatic]) {
+		for (const entry of [memory.get(key), storedEntry(stored, key)]) {
 			if (entry && entry.account === account && isLive(key, entry, nowMs) && mayAnswer(entry))
 				return { key, entry };
 		}
@@ -271,17 +263,16 @@ export function removeWaiting(
 	const entry = memory.get(key);
 	if (entry?.executionId === executionId) memory.delete(key);
 	const stored = staticEntries(staticData);
-	const storedEntry =
-		stored && isWaitingEntry(stored[key]) ? (stored[key] as unknown as WaitingEntry) : undefined;
-	const node = entry?.executionId === executionId ? entry.node : storedEntry?.node;
+	const inStatic = storedEntry(stored, key);
+	const node = entry?.executionId === executionId ? entry.node : inStatic?.node;
 	makeRoom(forgotten, (until) => until <= nowMs);
 	const until = Math.max(
 		entry?.executionId === executionId ? entry.expiresAtMs : 0,
-		storedEntry?.executionId === executionId ? storedEntry.expiresAtMs : 0,
+		inStatic?.executionId === executionId ? inStatic.expiresAtMs : 0,
 		nowMs + REGISTRATION_MAX_AGE_MS,
 	);
 	if (node !== undefined) forgotten.set(forgottenKey(key, { executionId, node }), until);
-	if (stored && storedEntry?.executionId === executionId) {
+	if (stored && inStatic?.executionId === executionId) {
 		const rest = { ...stored };
 		delete rest[key];
 		staticData![STATIC_DATA_KEY] = rest;

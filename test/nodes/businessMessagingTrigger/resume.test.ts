@@ -6,10 +6,8 @@ import { createServer, type Server } from 'node:http';
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 import type { AddressInfo } from 'node:net';
 
-import {
-	REGISTRATION_HEADER,
-	signRegistration,
-} from '../../../nodes/shared/replyAndWait/registration';
+import { WAIT_REGISTRATION_LABEL } from '../../../nodes/shared/credentialKeys';
+import { REGISTRATION_HEADER } from '../../../nodes/shared/replyAndWait/registration';
 import {
 	classifyResumeAnswer,
 	isResumeToken,
@@ -27,6 +25,7 @@ import {
 	removeWaiting,
 	waitingKey,
 } from '../../../nodes/shared/replyAndWait/waitingEntries';
+import { signWithDerivedKey } from '../../../nodes/shared/signedPost';
 import { runWorkflow } from '../../harness';
 import { HarnessCredentialsHelper } from '../../harness/credentials';
 import { replyAndWaitWorkflow } from '../businessMessaging/helpers';
@@ -54,6 +53,9 @@ import {
 } from './helpers';
 
 const sb = useSandbox({ reset: 'afterEach' });
+/** The signature header of a registration body, as Reply and Wait signs it. */
+const signRegistration = (apiKey: string, rawBody: string) =>
+	signWithDerivedKey(apiKey, WAIT_REGISTRATION_LABEL, rawBody);
 /** The account of the key the trigger's credential holds (sb.keys.all). */
 let ACCOUNT = '';
 beforeAll(() => {
