@@ -14,6 +14,7 @@ import {
 
 import { isPlainObject } from '../../shared/json';
 import { readPages } from '../../shared/pagination';
+import { byAge } from '../../shared/watermark';
 import type { CombineSettings } from '../options';
 import { RESUMED_FIELD } from './route';
 
@@ -35,11 +36,12 @@ export type BurstDecision =
 	| { kind: 'later' }
 	| { kind: 'missing' };
 
-/** Pure: a contact's messages (any order) cut into bursts, each oldest first. */
+/** Pure: a contact's messages (any order) cut into bursts, each oldest first (to the µs: byAge). */
 export function cutBursts(messages: StoredMessage[], settings: CombineSettings): StoredMessage[][] {
 	const bursts: StoredMessage[][] = [];
 	let current: StoredMessage[] = [];
-	for (const message of [...messages].sort((a, b) => a.atMs - b.atMs)) {
+	const sorted = [...messages].sort((a, b) => a.atMs - b.atMs || byAge(a.record, b.record));
+	for (const message of sorted) {
 		const previous = current[current.length - 1];
 		if (
 			previous &&
