@@ -33,7 +33,7 @@ export class BusinessMessaging implements INodeType {
 			dark: 'file:../../icons/businessMessaging.dark.svg',
 		},
 		group: ['transform'],
-		version: 1,
+		version: [1, 1.1],
 		subtitle: '={{$parameter["operation"] + ": " + $parameter["resource"]}}',
 		description:
 			'Reply to contacts, read message status and inbound history, download media, and read logs, keys and the webhook of the business messaging service',

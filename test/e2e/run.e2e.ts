@@ -11,6 +11,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
+import { aiAgentChecks } from './checks/aiAgent';
 import { chatChecks } from './checks/chat';
 import { conversationChecks } from './checks/conversation';
 import { combineChecks } from './checks/combine';
@@ -164,6 +165,7 @@ async function main(): Promise<number> {
 			restart,
 			restartWith: async (during, graceMs) => (await restartWith(during, graceMs), n8n!),
 		});
+		await aiAgentChecks({ check, n8n, sandbox, line });
 	} catch (error) {
 		results.push({ name: 'setup', ok: false, ms: 0, detail: errorText(error) });
 		log(`SETUP FAILED: ${errorText(error)}`);

@@ -452,6 +452,7 @@ describe('webhook receivers that hang: one attempt, given up at the timeout, log
 						operation: 'getMany',
 						category: 'webhook',
 						returnAll: true,
+						simple: false,
 					});
 					expect(result.error).toBeUndefined();
 					expect(result.items.map((item) => item.json)).toEqual([

@@ -1,4 +1,4 @@
-import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import { asNodeError } from '../../shared/errors';
@@ -68,10 +68,8 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 		} catch (error) {
 			if (this.continueOnFail()) {
 				const { message, description } = error as { message: string; description?: unknown };
-				const json =
-					typeof description === 'string' && description
-						? { error: message, description }
-						: { error: message };
+				const json: IDataObject = { error: message };
+				if (typeof description === 'string' && description) json.description = description;
 				returnData.push({ json, pairedItem: { item: itemIndex } });
 				continue;
 			}

@@ -1,6 +1,7 @@
 import type { IDisplayOptions, INodeProperties } from 'n8n-workflow';
 
-export const returnAllOrLimit: INodeProperties[] = [
+/** Return All, Limit and Simplify: every Get Many's. */
+export const listFields: INodeProperties[] = [
 	{
 		displayName: 'Return All',
 		name: 'returnAll',
@@ -16,6 +17,15 @@ export const returnAllOrLimit: INodeProperties[] = [
 		typeOptions: { minValue: 1 },
 		default: 50,
 		description: 'Max number of results to return',
+	},
+	{
+		displayName: 'Simplify',
+		name: 'simple',
+		type: 'boolean',
+		// New in version 1.1: nodes of version 1 keep the records as the service sent them.
+		displayOptions: { show: { '@version': [{ _cnd: { gte: 1.1 } }] } },
+		default: true,
+		description: 'Whether to return a simplified version of the response instead of the raw data',
 	},
 ];
 

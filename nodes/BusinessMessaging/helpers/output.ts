@@ -17,3 +17,12 @@ export function withoutSecrets(record: IDataObject): IDataObject {
 		),
 	);
 }
+
+/**
+ * Simplify: the record's `fields`, in that order; fields it lacks are left out, others dropped.
+ * A record with none of them (an answer of a shape not known here) stays as it came.
+ */
+export function pick(record: IDataObject, fields: readonly string[]): IDataObject {
+	const kept = fields.filter((field) => record[field] !== undefined);
+	return kept.length === 0 ? record : Object.fromEntries(kept.map((f) => [f, record[f]]));
+}

@@ -47,7 +47,7 @@ describe('Business Messaging node description', () => {
 		expect(description).toMatchObject({
 			name: 'businessMessaging',
 			displayName: 'Business Messaging',
-			version: 1,
+			version: [1, 1.1],
 			usableAsTool: true,
 			inputs: ['main'],
 			credentials: [{ name: 'businessMessagingApi', required: true }],

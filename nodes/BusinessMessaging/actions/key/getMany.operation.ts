@@ -1,10 +1,13 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
-import { returnAllOrLimit, updateDisplayOptions } from '../../helpers/descriptions';
+import { listFields, updateDisplayOptions } from '../../helpers/descriptions';
 import { getList } from '../../helpers/list';
 import { withoutSecrets } from '../../helpers/output';
 
-const properties: INodeProperties[] = [...returnAllOrLimit];
+/** What Simplify keeps of a key (`name` if the service has one; the sandbox has none). */
+const SIMPLE_FIELDS = ['id', 'name', 'scopes', 'allowed_numbers', 'revoked'];
+
+const properties: INodeProperties[] = [...listFields];
 
 const displayOptions = { show: { resource: ['key'], operation: ['getMany'] } };
 
@@ -14,15 +17,13 @@ export async function execute(
 	this: IExecuteFunctions,
 	itemIndex: number,
 ): Promise<INodeExecutionData[]> {
-	const records = await getList.call(
-		this,
+	const query = { qs: {}, reserved: [] };
+	const items = await getList.call(this, itemIndex, '/v1/console/keys', SIMPLE_FIELDS, query, {
+		operation: 'Key → Get Many',
 		itemIndex,
-		'/v1/console/keys',
-		{},
-		{ operation: 'Key → Get Many', itemIndex },
-	);
+	});
 	// allowed_numbers is always shown: null means every number of the account.
-	return records.map((record) => ({
-		json: { ...withoutSecrets(record), allowed_numbers: record.allowed_numbers ?? null },
+	return items.map(({ json }) => ({
+		json: { ...withoutSecrets(json), allowed_numbers: json.allowed_numbers ?? null },
 	}));
 }

@@ -1,14 +1,9 @@
-import type {
-	IDataObject,
-	IExecuteFunctions,
-	INodeExecutionData,
-	INodeProperties,
-} from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
-import { passThroughQuery, requireOneOf } from '../../../shared/fields';
+import { requireOneOf } from '../../../shared/fields';
 import {
 	additionalQueryParameters,
-	returnAllOrLimit,
+	listFields,
 	updateDisplayOptions,
 } from '../../helpers/descriptions';
 import { getList } from '../../helpers/list';
@@ -22,6 +17,9 @@ const LOG_CATEGORIES = [
 	'sends',
 	'webhook',
 ] as const;
+
+/** What Simplify keeps of a log entry. */
+const SIMPLE_FIELDS = ['created_at', 'category', 'event', 'success', 'reason', 'wa_message_id'];
 
 const properties: INodeProperties[] = [
 	{
@@ -48,7 +46,7 @@ const properties: INodeProperties[] = [
 		default: 'webhook',
 		description: 'Which of the 7 activity logs to read',
 	},
-	...returnAllOrLimit,
+	...listFields,
 	additionalQueryParameters,
 ];
 
@@ -60,26 +58,16 @@ export async function execute(
 	this: IExecuteFunctions,
 	itemIndex: number,
 ): Promise<INodeExecutionData[]> {
-	const node = this.getNode();
 	const category = requireOneOf(
-		node,
+		this.getNode(),
 		this.getNodeParameter('category', itemIndex),
 		LOG_CATEGORIES,
 		'Category',
 		itemIndex,
 	);
-	const qs: IDataObject = {
-		category,
-		...passThroughQuery(
-			node,
-			this.getNodeParameter('queryParameters', itemIndex, {}),
-			['category', 'cursor'],
-			itemIndex,
-		),
-	};
-	const records = await getList.call(this, itemIndex, '/v1/logs', qs, {
+	const query = { qs: { category }, reserved: ['category'] };
+	return await getList.call(this, itemIndex, '/v1/logs', SIMPLE_FIELDS, query, {
 		operation: 'Log → Get Many',
 		itemIndex,
 	});
-	return records.map((json) => ({ json }));
 }

@@ -5,15 +5,17 @@ import type {
 	INodeProperties,
 } from 'n8n-workflow';
 
-import { optionalId, passThroughQuery, requireOneOf } from '../../../shared/fields';
+import { optionalId, requireOneOf } from '../../../shared/fields';
 import {
 	additionalQueryParameters,
-	returnAllOrLimit,
+	listFields,
 	updateDisplayOptions,
 } from '../../helpers/descriptions';
 import { getList } from '../../helpers/list';
 
 const DIRECTIONS = ['echo', 'in'] as const;
+/** What Simplify keeps of a message (`to`: an echo's contact). */
+const SIMPLE_FIELDS = 'from to number text type media_id wa_message_id created_at'.split(' ');
 
 const properties: INodeProperties[] = [
 	{
@@ -35,7 +37,7 @@ const properties: INodeProperties[] = [
 		default: 'in',
 		description: 'Which stored messages to read',
 	},
-	...returnAllOrLimit,
+	...listFields,
 	{
 		displayName: 'Filters',
 		name: 'filters',
@@ -93,25 +95,16 @@ export async function execute(
 	if (number !== undefined) qs.number = number;
 	const contact = optionalId(node, filters.contact, 'Filters → Contact', itemIndex);
 	if (contact !== undefined) qs.contact = contact;
-	Object.assign(
-		qs,
-		passThroughQuery(
-			node,
-			this.getNodeParameter('queryParameters', itemIndex, {}),
-			['direction', 'number', 'contact', 'cursor'],
-			itemIndex,
-		),
-	);
 
-	const records = await getList.call(
+	return await getList.call(
 		this,
 		itemIndex,
 		'/v1/messages/inbound',
-		qs,
+		SIMPLE_FIELDS,
+		{ qs, reserved: ['direction', 'number', 'contact'] },
 		// The spec does not name this endpoint's scope; messages:read is the one for reading messages.
 		{ operation: 'Message → Get Many', scope: 'messages:read', itemIndex },
 		// Records say their direction (spec); keep only the one asked for, whatever the default.
 		(record) => record.direction === undefined || record.direction === direction,
 	);
-	return records.map((json) => ({ json }));
 }

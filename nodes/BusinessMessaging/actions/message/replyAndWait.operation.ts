@@ -142,13 +142,11 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 			continue;
 		}
 		const contact = String(this.getNodeParameter('to', itemIndex)).trim();
-		const fromParameter = this.getNodeParameter('from', itemIndex, '') as unknown;
+		// The number the reply left from: the service's answer says it, else the From field.
 		const number =
-			typeof reply.from === 'string' && reply.from
-				? reply.from
-				: typeof fromParameter === 'string'
-					? fromParameter
-					: '';
+			[reply.from, this.getNodeParameter('from', itemIndex, '')].find(
+				(value): value is string => typeof value === 'string' && value !== '',
+			) ?? '';
 		const registration: WaitRegistration = {
 			key: waitingKey(contact, number),
 			entry: {
@@ -184,10 +182,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 		stored.data.main = [[], timedOut];
 		// Items stored as a second input trace back through the same source as the first.
 		if (stored.source?.main?.[0]) stored.source.main[1] = stored.source.main[0];
-		stored.metadata = {
-			...(stored.metadata ?? {}),
-			forwardAllOutputs: true,
-		} as typeof stored.metadata;
+		stored.metadata = { ...stored.metadata, forwardAllOutputs: true } as typeof stored.metadata;
 	} else {
 		// 1.x forwards only the first: there the timed-out items (timed_out: true) leave on Answer.
 		stored.data.main = [timedOut];

@@ -6,7 +6,7 @@ import { apiRequest } from '../../../shared/transport';
 import { boundedNumber } from '../../../shared/fields';
 import { isPlainObject } from '../../../shared/json';
 
-export const FINAL_STATUSES = ['delivered', 'read', 'failed'] as const;
+const FINAL_STATUSES: readonly string[] = ['delivered', 'read', 'failed'];
 export const DEFAULT_DELIVERY_LIMIT_SECONDS = 60;
 export const MAX_DELIVERY_LIMIT_SECONDS = 600;
 export const DEFAULT_CHECK_INTERVAL_SECONDS = 2;
@@ -39,13 +39,6 @@ export const deliveryOptions: INodeProperties[] = [
 			'Time between two status reads of Wait for Delivery (1 to 60): at most one request per interval',
 	},
 ];
-
-export function isFinalStatus(status: unknown): boolean {
-	return (
-		typeof status === 'string' &&
-		(FINAL_STATUSES as readonly string[]).includes(status.trim().toLowerCase())
-	);
-}
 
 export async function waitForDelivery(
 	this: IExecuteFunctions,
@@ -92,7 +85,7 @@ export async function waitForDelivery(
 		checks++;
 		record = isPlainObject(response) ? response : {};
 		status = (record.status ?? null) as IDataObject[string];
-		final = isFinalStatus(status);
+		final = typeof status === 'string' && FINAL_STATUSES.includes(status.trim().toLowerCase());
 		if (final) break;
 	}
 	return {

@@ -1,7 +1,8 @@
 import { apiRequests, errorOf, inbound, injectFault, pairedIndexes, run } from '../helpers';
 import { describeWithSandbox, inboundItem } from '../../../support';
 
-const LOGS = { resource: 'log', operation: 'getMany' };
+// The raw records (Simplify off); Simplify: simplify.test.ts.
+const LOGS = { resource: 'log', operation: 'getMany', simple: false };
 
 describeWithSandbox('Log → Get Many', (sandbox) => {
 	const logRequests = () => apiRequests(sandbox, '/v1/logs');

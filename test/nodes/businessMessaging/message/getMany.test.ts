@@ -10,7 +10,8 @@ import {
 } from '../helpers';
 import { CONTACT, describeWithSandbox, OTHER_CONTACT } from '../../../support';
 
-const GET_MANY = { resource: 'message', operation: 'getMany' };
+// The raw records (Simplify off); Simplify: simplify.test.ts.
+const GET_MANY = { resource: 'message', operation: 'getMany', simple: false };
 
 describeWithSandbox('Message → Get Many (inbound history)', (sandbox) => {
 	let first: string;
