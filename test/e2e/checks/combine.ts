@@ -22,7 +22,7 @@ import {
 } from '../../real-n8n/bursts';
 import type { DeliveryOutcomeView } from '../../real-n8n/sandbox';
 import { SandboxControl } from '../../real-n8n/sandbox';
-import { log, sleep } from '../../real-n8n/util';
+import { log, sleep, waitFor } from '../../real-n8n/util';
 import { saveAsOnlyWebhook, type ConversationContext } from './conversation';
 
 /** The trigger's Quiet Period in these checks (s). */
@@ -280,6 +280,13 @@ export async function combineChecks(ctx: CombineContext): Promise<N8nProcess> {
 	);
 
 	await client.deactivate(workflow.id).catch(() => undefined);
+	// n8n 2.x deregisters in the background: the next check's trigger must find the webhook free.
+	await waitFor(
+		'the combine workflow to deregister the webhook',
+		() => !sandbox.state().webhook.configured,
+		30_000,
+		500,
+	).catch((error: unknown) => log(String(error)));
 	return n8n;
 }
 
