@@ -3,7 +3,7 @@
  * instead, measured side by side in one run. Prints a table with the machine and writes
  * bench/results/latest.json (and latest.md, the table as in the README).
  *
- *   npm run bench [-- --only 1,2,3,4,5,queue,run-once-row] [--quick] [--skip-build] [--keep]
+ *   npm run bench [-- --only 1,2,3,4,5,queue,run-once-row,combine] [--quick] [--skip-build] [--keep]
  *   (part 2 only: BENCH_INSTANCES=default,lazy BENCH_REPS=5 BENCH_CONCURRENCIES=1,8 for a focused run)
  *
  *   1     the trigger's receive path in-process vs HMAC + timingSafeEqual + JSON.parse (Node 20 and 24)
@@ -23,6 +23,11 @@
  *         Not in the default set (about 30 minutes); results also in bench/results/run-once-row-<time>.*
  *         (BENCH_LINES=1 one line; BENCH_ROW_FILL=sql the row written into the database, 2 minutes a
  *         line; BENCH_ROW_EVENTS=1000 events per run)
+ *   combine  Combine a Contact's Messages on vs off (issue 33), side by side in one n8n 2.41.1: 50 contacts
+ *         × 3 messages at once into the auto-reply example (Reply "got: <text>"); executions and service
+ *         list reads per message, replies, and for "on" the time from a burst's last message to its item
+ *         against the quiet period (5 s). Not in the default set (about 4 minutes); results also in
+ *         bench/results/combine-<time>.*
  *
  * Benchmarks, not tests: nothing in `npm test` depends on them. Part 5 takes about 7 minutes on 2 cores.
  */
@@ -36,6 +41,13 @@ import { installationAt, installN8n, REPO_ROOT, type Line } from '../test/real-n
 import { errorText, log } from '../test/real-n8n/util';
 import { runActionBench, type ActionResult } from './action';
 import {
+	DEFAULT_COMBINE_OPTIONS,
+	QUICK_COMBINE_OPTIONS,
+	runCombineBench,
+	type CombineResult,
+	type Latency,
+} from './combine';
+import {
 	DEFAULT_CONVERSATION_OPTIONS,
 	packWithoutRunOnce,
 	QUICK_CONVERSATION_OPTIONS,
@@ -46,7 +58,7 @@ import {
 import type { InProcessResult } from './inprocess';
 import { buildAndPack, n8nVersion, startBenchEnvironment, type BenchEnvironment } from './lib/env';
 import { describeMachine, machineLines, type Machine } from './lib/machine';
-import { fixed, ratioText, type Spread } from './lib/stats';
+import { fixed, quantile, ratioText, type Spread } from './lib/stats';
 import { runMediaBench, type MediaKind, type MediaResult } from './media';
 import {
 	INSTANCES,
@@ -114,7 +126,7 @@ function parseArgs(argv: string[]): Options {
 		else if (flag === '--keep') options.keep = true;
 		else if (flag === '--help' || flag === '-h') {
 			console.log(
-				'npm run bench [-- --only 1,2,3,4,5,queue,run-once-row] [--quick] [--skip-build] [--keep]',
+				'npm run bench [-- --only 1,2,3,4,5,queue,run-once-row,combine] [--quick] [--skip-build] [--keep]',
 			);
 			process.exit(0);
 		} else throw new Error(`Unknown argument ${flag}`);
@@ -134,6 +146,7 @@ export interface Results {
 	conversations?: ConversationsResult;
 	queue?: QueueBenchResult;
 	runOnceRow?: RunOnceRowResult;
+	combine?: CombineResult;
 	errors: string[];
 	table: Row[];
 }
@@ -199,6 +212,7 @@ export function tableRows(r: Results): Row[] {
 	}
 	if (r.conversations) conversationRows(r.conversations, rows);
 	if (r.runOnceRow) runOnceRowRows(r.runOnceRow, rows);
+	if (r.combine) combineRows(r.combine, rows);
 	if (r.queue) {
 		const queueRows = (w: QueueWebhookResult, label: string, diagnostic: boolean) => {
 			for (const c of w.summary) {
@@ -329,6 +343,113 @@ function runOnceRowRows(r: RunOnceRowResult, rows: Row[]): void {
 			},
 		);
 	}
+}
+
+const seconds = (ms: number) => `${fixed(ms / 1000, 1)} s`;
+const latencyCell = (l: Latency) =>
+	`${seconds(l.p50_ms)} / ${seconds(l.p95_ms)} / ${seconds(l.max_ms)} (${l.n})`;
+
+/** Combine a Contact's Messages on vs off as rows of the main table; every run in combineTable(). */
+function combineRows(c: CombineResult, rows: Row[]): void {
+	const o = c.options;
+	const s = c.summary;
+	const label = `C. Combine a Contact's Messages on vs off, ${o.contacts} contacts × ${o.perContact} messages at once (× ${o.reps}), Quiet Period ${o.quietS} s`;
+	rows.push(
+		{
+			benchmark: `${label}: executions per message`,
+			ours: fixed(s.on.executions_per_message),
+			baseline: `${fixed(s.off.executions_per_message)} (off)`,
+			ratio: `${fixed(s.ratio.executions_per_message)}x`,
+			goal: '(the cost: no goal)',
+			met: '-',
+		},
+		{
+			benchmark: `${label}: GET /v1/messages/inbound per message (the catch-up's reads, every ${o.catchUpIntervalS} s, in both)`,
+			ours: fixed(s.on.reads_per_message),
+			baseline: `${fixed(s.off.reads_per_message)} (off)`,
+			ratio: `${fixed(s.ratio.reads_per_message, 1)}x`,
+			goal: '(the cost: no goal)',
+			met: '-',
+		},
+		{
+			benchmark: `${label}: replies per run (one per burst on, one per message off)`,
+			ours: fixed(s.on.replies, 0),
+			baseline: `${fixed(s.off.replies, 0)} (off)`,
+			ratio: `${fixed(s.ratio.replies)}x`,
+			goal: 'none lost, none twice, in order',
+			met: met(s.all_clean),
+		},
+		{
+			benchmark: `${label}: a burst's last message → its item, p50 / p95 / max (bursts)`,
+			ours: latencyCell(s.to_item),
+			baseline: `${latencyCell(s.off_to_reply)} (off: each message → its reply)`,
+			ratio: `${fixed(s.to_item.p50_ms / (o.quietS * 1000))}x the quiet period (p50)`,
+			goal: `quiet period + < 2 s (${o.quietS + 2} s)`,
+			met: met(s.to_item.max_ms < (o.quietS + 2) * 1000),
+		},
+		{
+			benchmark: `${label}: a burst's last message → its execution's trigger starting (n8n's intake), p50 / p95 / max`,
+			ours: latencyCell(s.to_start),
+			baseline: '-',
+			ratio: '-',
+			goal: '(where the time goes)',
+			met: '-',
+		},
+		{
+			benchmark: `${label}: a burst's last message → its reply, p50 / p95 / max`,
+			ours: latencyCell(s.to_reply),
+			baseline: '-',
+			ratio: '-',
+			goal: '(beside the item)',
+			met: '-',
+		},
+	);
+}
+
+/** Every run of the combine benchmark. */
+export function combineTable(c: CombineResult): string {
+	const head = [
+		'variant',
+		'rep',
+		'messages (2xx)',
+		'executions (with an item)',
+		'per message',
+		'list reads',
+		'per message',
+		'replies',
+		'in replies / lost / twice / out of order',
+		'→ execute() p50 / p95 / max',
+		'→ item p50 / p95 / max',
+		'→ reply p50 / p95 / max',
+		'all replied',
+		'load avg (1 min)',
+	];
+	const quantiles = (values: number[]) =>
+		values.length
+			? `${seconds(quantile(values, 0.5))} / ${seconds(quantile(values, 0.95))} / ${seconds(Math.max(...values))}`
+			: '-';
+	return [
+		...tableHead(head),
+		...c.runs.map(
+			(r) =>
+				`| ${[
+					r.variant,
+					String(r.rep),
+					`${r.messages} (${r.delivered_2xx})`,
+					`${r.executions} (${r.executions_with_an_item})`,
+					fixed(r.executions_per_message),
+					String(r.inbound_reads),
+					fixed(r.reads_per_message),
+					String(r.replies),
+					`${r.in_replies} / ${r.lost} / ${r.twice} / ${r.out_of_order}`,
+					quantiles(r.to_start_ms),
+					quantiles(r.to_item_ms),
+					quantiles(r.to_reply_ms),
+					`${fixed(r.all_replied_s, 1)} s`,
+					fixed(r.load_average_1m, 1),
+				].join(' | ')} |`,
+		),
+	].join('\n');
 }
 
 /** Every run, both lines. */
@@ -645,7 +766,7 @@ async function main(): Promise<void> {
 	mkdirSync(RESULTS, { recursive: true });
 	const outDir = join(RESULTS, 'run.tmp');
 	mkdirSync(outDir, { recursive: true });
-	const needsN8n = ['2', '3', '4', '5', 'queue', 'run-once-row'].some((part) =>
+	const needsN8n = ['2', '3', '4', '5', 'queue', 'run-once-row', 'combine'].some((part) =>
 		options.only.has(part),
 	);
 
@@ -774,6 +895,21 @@ async function main(): Promise<void> {
 		}
 	}
 
+	if (options.only.has('combine')) {
+		log(
+			"C. Combine a Contact's Messages on vs off (issue 33): the same bursts into two auto-reply workflows of one n8n",
+		);
+		try {
+			results.combine = await runCombineBench(
+				{ tarball, outDir, keep: options.keep },
+				options.quick ? QUICK_COMBINE_OPTIONS : DEFAULT_COMBINE_OPTIONS,
+			);
+		} catch (error) {
+			results.errors.push(`combine: ${errorText(error)}`);
+			log(`FAILED: ${errorText(error)}`);
+		}
+	}
+
 	if (options.only.has('queue') && installation) {
 		log(
 			'Q. benchmark 2 through n8n in queue mode (Postgres, Redis, haproxy; 1 then 2 webhook processors + workers)',
@@ -826,6 +962,14 @@ async function main(): Promise<void> {
 					'',
 				]
 			: []),
+		...(results.combine
+			? [
+					`Benchmark "combine" in full (one n8n ${results.combine.n8n}; → item: the trigger's emission in the execution, → reply: the sandbox's stamp; on: from a burst's last message, off: from each message):`,
+					'',
+					combineTable(results.combine),
+					'',
+				]
+			: []),
 		...machineLines(machine),
 		`Runtime ${Math.floor(results.runtime_s / 60)} min ${results.runtime_s % 60} s${options.quick ? ' (--quick: fewer events and repetitions, a 50 MiB file)' : ''}.`,
 		...results.errors.map((e) => `ERROR: ${e}`),
@@ -837,6 +981,12 @@ async function main(): Promise<void> {
 	writeFileSync(`${base}.md`, `${text}\n`);
 	if (results.runOnceRow && !options.quick) {
 		const dated = join(RESULTS, `run-once-row-${machine.date.slice(0, 16).replace(':', '')}`);
+		writeFileSync(`${dated}.json`, `${JSON.stringify(results, null, 2)}\n`);
+		writeFileSync(`${dated}.md`, `${text}\n`);
+		console.log(`Also written to ${dated}.json and ${dated}.md`);
+	}
+	if (results.combine && !options.quick) {
+		const dated = join(RESULTS, `combine-${machine.date.slice(0, 16).replace(':', '')}`);
 		writeFileSync(`${dated}.json`, `${JSON.stringify(results, null, 2)}\n`);
 		writeFileSync(`${dated}.md`, `${text}\n`);
 		console.log(`Also written to ${dated}.json and ${dated}.md`);

@@ -14,6 +14,7 @@ import { join, resolve } from 'node:path';
 import { aiAgentChecks } from './checks/aiAgent';
 import { chatChecks } from './checks/chat';
 import { conversationChecks } from './checks/conversation';
+import { combineChecks } from './checks/combine';
 import { conversationBurstChecks } from './checks/conversationBurst';
 import {
 	CREDENTIAL_NAME,
@@ -141,9 +142,10 @@ async function main(): Promise<number> {
 			`n8n at ${n8n.url} (started in ${(timings.n8n_start_ms / 1000).toFixed(1)} s, log ${logFile})`,
 		);
 		// Stops n8n, runs `during` while it is down, starts it again on the same port (same URL, same webhooks).
-		const restartWith = async (during: () => Promise<void>) => {
+		// graceMs: SIGKILL after so long (default 35 s; 0: at once, a crash).
+		const restartWith = async (during: () => Promise<void>, graceMs?: number) => {
 			const port = n8n!.port;
-			await n8n!.stop();
+			await n8n!.stop(graceMs);
 			await during();
 			n8n = await N8nProcess.start({ installation, userFolder, logFile, port });
 		};
@@ -154,6 +156,15 @@ async function main(): Promise<number> {
 		);
 		n8n = await conversationChecks({ check, n8n, sandbox, line, restart });
 		n8n = await conversationBurstChecks({ check, n8n, sandbox, line, restart });
+		// Combine a Contact's Messages (issue 33): bursts, a restart in the middle of one.
+		n8n = await combineChecks({
+			check,
+			n8n,
+			sandbox,
+			line,
+			restart,
+			restartWith: async (during, graceMs) => (await restartWith(during, graceMs), n8n!),
+		});
 		await aiAgentChecks({ check, n8n, sandbox, line });
 	} catch (error) {
 		results.push({ name: 'setup', ok: false, ms: 0, detail: errorText(error) });

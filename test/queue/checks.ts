@@ -10,6 +10,13 @@ import type { SavedWorkflow, WorkflowJson } from '../real-n8n/n8n';
 import { ACTION_TYPE, CREDENTIAL_TYPE, TRIGGER_NAME, TRIGGER_TYPE } from '../support/constants';
 import { errorText, log, sleep, waitFor } from '../real-n8n/util';
 import { webhookLogFor } from '../real-n8n/sandbox';
+import {
+	combineAutoReply,
+	latencyText,
+	tallyBursts,
+	tallyText,
+	type SentMessage,
+} from '../real-n8n/bursts';
 import { fireLoad, percentile, tamperedRequest, TAMPERS } from '../hardening/real-n8n/load';
 import { loadWorkflow } from '../hardening/real-n8n/workflows';
 import { inboundEnvelope } from '../support/fixtures';
@@ -1480,6 +1487,104 @@ async function serviceWebhookLog(
 	return await webhookLogFor(ctx.topology.sandbox.baseUrl, ctx.topology.sandbox.keys.all, waIds);
 }
 
+// ---- Combine a Contact's Messages (issue 33) ---------------------------------------------------
+
+/** The trigger's Quiet Period (s) and Catch-Up Interval (s, its minimum) in the combine check. */
+const QUEUE_COMBINE_QUIET_S = 4;
+const QUEUE_COMBINE_CATCH_UP_S = 10;
+
+/**
+ * `contacts` contacts each send `perContact` messages at once into the auto-reply example with
+ * Combine a Contact's Messages on: one reply per contact holding all its messages, none lost, none
+ * twice. The newest message's execution of each burst waits out the quiet period in a worker's slot.
+ */
+export async function checkCombine(
+	ctx: QueueContext,
+	contacts = 30,
+	perContact = 3,
+): Promise<void> {
+	log(
+		`== combine: ${contacts} contacts × ${perContact} messages at once, Combine a Contact's Messages on (Quiet Period ${QUEUE_COMBINE_QUIET_S} s)`,
+	);
+	const active = await ensureActive(ctx, 'combine', () =>
+		mapExample(
+			combineAutoReply({
+				quietS: QUEUE_COMBINE_QUIET_S,
+				catchUpIntervalS: QUEUE_COMBINE_CATCH_UP_S,
+				name: "Queue: auto-reply, Combine a Contact's Messages",
+			}),
+			{ [CREDENTIAL_NAME]: ctx.credential.id },
+			{},
+		),
+	);
+	const { control, sandbox, workers } = ctx.topology;
+	const slots = workers
+		.filter((w) => w !== undefined)
+		.map((w) => /Concurrency: (\d+)/.exec(w.process.logText())?.[1] ?? '?');
+	const run = Math.floor(Math.random() * 1e6);
+	const sent: SentMessage[] = [];
+	for (let c = 0; c < contacts; c++) {
+		const from = `+1667${String(run).padStart(6, '0')}${String(c).padStart(3, '0')}`;
+		for (let i = 1; i <= perContact; i++)
+			sent.push({ from, number: ctx.number, text: `q${i} of ${from}` });
+	}
+	const started = Date.now();
+	const outcomes = await Promise.all(
+		sent.map(async (m) => {
+			try {
+				return (await control.inbound({ ...m, contact_name: 'Queue' })).delivery.delivered;
+			} catch {
+				return false;
+			}
+		}),
+	);
+	const sendingS = (Date.now() - started) / 1000;
+	let tally = tallyBursts(sandbox.state(), sent);
+	const deadline = Date.now() + 180_000;
+	while ((tally.lost > 0 || tally.unanswered > 0) && Date.now() < deadline) {
+		await sleep(1000);
+		tally = tallyBursts(sandbox.state(), sent);
+	}
+	const allS = (Date.now() - started) / 1000;
+	// A double would come from another execution of a burst, within about a quiet period.
+	await sleep(QUEUE_COMBINE_QUIET_S * 1000 + 5000);
+	await settle(ctx.topology, active.workflow.id, sent.length, 60_000);
+	tally = tallyBursts(sandbox.state(), sent);
+	const executions = storedExecutions(ctx.topology, active.workflow.id, active.trigger);
+	const statuses = executionStatuses(ctx.topology, active.workflow.id);
+	const emitted = executions.filter((e) => e.waIds.length > 0).length;
+	const starts = executions.map((e) => e.startedAtMs ?? Number.NaN).filter(Number.isFinite);
+	const spanS = starts.length ? (Math.max(...starts) - started) / 1000 : Number.NaN;
+	const delivered = outcomes.filter(Boolean).length;
+	ctx.numbers.combine = {
+		contacts,
+		per_contact: perContact,
+		quiet_period_s: QUEUE_COMBINE_QUIET_S,
+		worker_concurrency: slots,
+		delivered,
+		replies: tally.replies,
+		in_replies: tally.inReplies,
+		lost: tally.lost,
+		twice: tally.twice,
+		out_of_order: tally.outOfOrder,
+		latencies_ms: tally.latenciesMs,
+		executions: statuses,
+		executions_with_an_item: emitted,
+		last_execution_started_s: spanS,
+	};
+	record(
+		ctx,
+		`combine: ${contacts} contacts × ${perContact} messages at once: ${contacts} replies holding ${contacts * perContact} messages, none lost, none twice`,
+		tally.replies === contacts &&
+			tally.unanswered === 0 &&
+			tally.lost === 0 &&
+			tally.twice === 0 &&
+			tally.outOfOrder === 0 &&
+			tally.foreign === 0,
+		`${tallyText(tally)}; reply after each burst's last message: ${latencyText(tally.latenciesMs)} (quiet period ${QUEUE_COMBINE_QUIET_S} s); ${delivered}/${sent.length} deliveries 2xx in ${sendingS.toFixed(1)} s; every message in a reply ${allS.toFixed(1)} s after the first was sent; executions ${JSON.stringify(statuses)}, ${emitted} with an item; the last one started ${spanS.toFixed(1)} s after the first message; worker concurrency ${slots.join(' + ')} (an execution that finds a newer message of its burst listed ends after one read; the newest's holds its slot for the quiet period + 1 s)`,
+	);
+}
+
 export const CHECKS: Record<string, (ctx: QueueContext) => Promise<void>> = {
 	activation: checkActivation,
 	load: checkLoad,
@@ -1489,4 +1594,5 @@ export const CHECKS: Record<string, (ctx: QueueContext) => Promise<void>> = {
 	media: checkMedia,
 	'kill-worker': checkKillWorker,
 	'kill-webhook': checkKillWebhook,
+	combine: checkCombine,
 };

@@ -1,9 +1,9 @@
 /**
- * Combine a Contact's Messages: one item per burst. Each inbound message's execution waits out the
- * quiet period, then reads the contact's stored messages from the service. Every execution cuts
- * bursts the same way (from the service's timestamps alone), and only the burst's newest message
- * emits it; the others end without output. No store of ours: the service keeps every message, and
- * run-once keeps each message to one execution, the catch-up's copies included.
+ * Combine a Contact's Messages: one item per burst. Each inbound message's execution reads the
+ * contact's stored messages from the service, ends at once if a newer one of its burst is listed,
+ * else waits out the quiet period and reads again. Every execution cuts bursts the same way (from
+ * the service's timestamps alone): only the burst's newest message emits it, the others nothing.
+ * No store of ours: the service keeps every message, run-once each to one execution.
  */
 import {
 	sleep,
@@ -14,6 +14,7 @@ import {
 
 import { isPlainObject } from '../../shared/json';
 import { readPages } from '../../shared/pagination';
+import { byAge } from '../../shared/watermark';
 import type { CombineSettings } from '../options';
 import { RESUMED_FIELD } from './route';
 
@@ -35,11 +36,12 @@ export type BurstDecision =
 	| { kind: 'later' }
 	| { kind: 'missing' };
 
-/** Pure: a contact's messages (any order) cut into bursts, each oldest first. */
+/** Pure: a contact's messages (any order) cut into bursts, each oldest first (to the µs: byAge). */
 export function cutBursts(messages: StoredMessage[], settings: CombineSettings): StoredMessage[][] {
 	const bursts: StoredMessage[][] = [];
 	let current: StoredMessage[] = [];
-	for (const message of [...messages].sort((a, b) => a.atMs - b.atMs)) {
+	const sorted = [...messages].sort((a, b) => a.atMs - b.atMs || byAge(a.record, b.record));
+	for (const message of sorted) {
 		const previous = current[current.length - 1];
 		if (
 			previous &&
@@ -117,15 +119,17 @@ export function combinable(json: IDataObject): Combinable | undefined {
 }
 
 /**
- * The contact's stored inbound messages, newest first from the list's head, back to where the
- * chain of messages holding `message` starts (a gap of a quiet period). Filters are asked for and
- * applied here too (whether the service honours them is not shown).
+ * The burst of `message`, decided from the contact's stored inbound messages, read newest first
+ * from the list's head back to where the chain holding it starts (a gap of a quiet period).
+ * Filters are asked for and applied here too (whether the service honours them is not shown).
  */
-async function readContactMessages(
+async function readBurst(
 	this: IExecuteFunctions,
 	message: Combinable,
-	quietMs: number,
-): Promise<StoredMessage[]> {
+	settings: CombineSettings,
+	upToId: boolean,
+): Promise<BurstDecision> {
+	const quietMs = settings.quietMs;
 	const found: StoredMessage[] = [];
 	let chainStartMs: number | undefined;
 	let listed = true;
@@ -152,7 +156,7 @@ async function readContactMessages(
 		{ maxPages: MAX_PAGES },
 	);
 	if (!listed) throw new Error('the inbound list answer is not a list');
-	return found;
+	return decideBurst(found, message.id, settings, upToId);
 }
 
 /**
@@ -168,26 +172,26 @@ export async function combineBursts(
 		return outputs;
 	}
 	const testEvent = this.getMode() === 'manual';
-	if (!testEvent) await sleep(settings.quietMs + STORE_GRACE_MS);
+	const decide = async (message: Combinable) =>
+		await readBurst.call(this, message, settings, testEvent);
 	const combineOne = async (item: INodeExecutionData): Promise<INodeExecutionData[]> => {
 		const message = combinable(item.json);
 		if (!message) return [item];
 		const alone = (problem: string) => [burstItem(item, [item.json.data as IDataObject], problem)];
 		let decision: BurstDecision;
 		try {
-			const messages = await readContactMessages.call(this, message, settings.quietMs);
-			decision = decideBurst(messages, message.id, settings, testEvent);
+			// A newer message of its burst is listed already: that one emits it, no need to wait here.
+			const waited = testEvent ? undefined : sleep(settings.quietMs + STORE_GRACE_MS);
+			if (waited && (await decide(message).catch(() => undefined))?.kind === 'later') return [];
+			await waited;
+			decision = await decide(message);
 		} catch (error) {
 			return alone(`the contact's messages could not be read: ${(error as Error).message}`);
 		}
 		if (decision.kind === 'later') return [];
 		if (decision.kind === 'missing') return alone('the message is not in the stored list');
-		return [
-			burstItem(
-				item,
-				decision.burst.map((one) => one.record),
-			),
-		];
+		const records = decision.burst.map((one) => one.record);
+		return [burstItem(item, records)];
 	};
 	return await Promise.all(
 		outputs.map(async (items) => (await Promise.all(items.map(combineOne))).flat()),
