@@ -102,11 +102,7 @@ export function burstItem(
 	};
 }
 
-interface Combinable {
-	contact: string;
-	number: string;
-	id: string;
-}
+type Combinable = { contact: string; number: string; id: string };
 
 /** An inbound message that runs the agent; answers to a wait and hand-over items pass as they are. */
 export function combinable(json: IDataObject): Combinable | undefined {
@@ -129,7 +125,6 @@ async function readBurst(
 	settings: CombineSettings,
 	upToId: boolean,
 ): Promise<BurstDecision> {
-	const quietMs = settings.quietMs;
 	const found: StoredMessage[] = [];
 	let chainStartMs: number | undefined;
 	let listed = true;
@@ -144,7 +139,7 @@ async function readBurst(
 				if (!isPlainObject(entry)) continue;
 				const atMs = typeof entry.created_at === 'string' ? Date.parse(entry.created_at) : NaN;
 				// Older than a quiet period before the chain: no message of this burst is further back.
-				if (chainStartMs !== undefined && atMs <= chainStartMs - quietMs) return false;
+				if (chainStartMs !== undefined && atMs <= chainStartMs - settings.quietMs) return false;
 				if (entry.from !== message.contact || entry.number !== message.number) continue;
 				if (entry.direction !== undefined && entry.direction !== 'in') continue;
 				if (!Number.isFinite(atMs) || typeof entry.wa_message_id !== 'string') continue;
