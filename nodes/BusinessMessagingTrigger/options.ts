@@ -25,7 +25,8 @@ export const DEFAULT_HAND_OVER_MINUTES = 30;
 export const MAX_HAND_OVER_MINUTES = 7 * 24 * 60;
 
 // Combine a Contact's Messages (routing/burst.ts).
-export const QUIET_PERIOD_SECONDS = { default: 5, min: 1, max: 60 };
+// At most 20: with its 1 s grace and n8n's intake, a wait stays within n8n's 30 s graceful shutdown.
+export const QUIET_PERIOD_SECONDS = { default: 5, min: 1, max: 20 };
 export const LONGEST_WAIT_SECONDS = { default: 60, min: 5, max: 600 };
 
 export interface CombineSettings {

@@ -120,7 +120,7 @@ describe('combine: the options', () => {
 
 	it('a value out of bounds names the field and the bounds', () => {
 		expect(combineProblem({ combineMessages: true, quietPeriod: 0.5 })).toBe(
-			'Options → Quiet Period (Seconds) must be a number from 1 to 60 (it is 0.5)',
+			'Options → Quiet Period (Seconds) must be a number from 1 to 20 (it is 0.5)',
 		);
 		expect(combineProblem({ combineMessages: true, longestWait: '={{ 1 }}' })).toMatch(
 			/Longest Wait \(Seconds\) must be a number from 5 to 600/,
@@ -237,7 +237,7 @@ describe('combine: in the trigger, against the sandbox', () => {
 	it('an out-of-bounds quiet period refuses activation, naming the field and the bounds', async () => {
 		const running = await serve({ options: { combineMessages: true, quietPeriod: 100 } });
 		await expect(running.harness.startTrigger()).rejects.toThrow(
-			'Options → Quiet Period (Seconds) must be a number from 1 to 60 (it is 100)',
+			'Options → Quiet Period (Seconds) must be a number from 1 to 20 (it is 100)',
 		);
 	});
 });
