@@ -1,6 +1,5 @@
 import {
 	NodeOperationError,
-	type IDataObject,
 	type IExecuteFunctions,
 	type IHookFunctions,
 	type INodeExecutionData,
@@ -15,7 +14,7 @@ import {
 import { markTriggerWorkflow, triggerRunsHere } from '../shared/replyAndWait/waitingEntries';
 import { CREDENTIAL_TYPE } from '../shared/transport';
 import { startCatchUp } from './catchUp/catchUp';
-import { OUTPUTS_EXPRESSION, outputCount, properties } from './description';
+import { OUTPUTS_EXPRESSION, optionsOf, outputCount, properties } from './description';
 import { combineProblem, combineSettings } from './options';
 import { withMediaFiles } from './receiving/eventMedia';
 import { receiveEvent } from './receiving/receive';
@@ -77,7 +76,7 @@ export class BusinessMessagingTrigger implements INodeType {
 
 	/** The catch-up (catchUp/): n8n runs it while the workflow is active, on the leader main only. */
 	async trigger(this: ITriggerFunctions): Promise<ITriggerResponse> {
-		const problem = combineProblem(rawOptions(this.getNode().parameters));
+		const problem = combineProblem(optionsOf(this.getNode().parameters));
 		if (problem) throw new NodeOperationError(this.getNode(), problem);
 		if (this.getMode() === 'manual') return await startCatchUp.call(this);
 		// Tells Reply and Wait in this workflow that it may keep its waiting entries here.
@@ -104,12 +103,7 @@ export class BusinessMessagingTrigger implements INodeType {
 		const outputs = outputCount(parameters);
 		const items = Array.from({ length: outputs }, (_, index) => this.getInputData(index));
 		const toRun = dropRecordOnly(await runOnce.call(this, items));
-		const combined = await combineBursts.call(this, toRun, combineSettings(rawOptions(parameters)));
+		const combined = await combineBursts.call(this, toRun, combineSettings(optionsOf(parameters)));
 		return await withMediaFiles.call(this, combined);
 	}
-}
-
-function rawOptions(parameters: IDataObject): IDataObject {
-	const options = parameters.options;
-	return typeof options === 'object' && options !== null ? (options as IDataObject) : {};
 }

@@ -27,16 +27,19 @@ export function outputLayout(events: unknown, separateOutputs: unknown): EventTy
 	return list.length > 0 ? list : ['message.inbound'];
 }
 
+/** The node's raw Options collection (no expression evaluated), or {}. */
+export function optionsOf(parameters: { options?: unknown }): IDataObject {
+	const options = parameters.options;
+	return typeof options === 'object' && options !== null ? (options as IDataObject) : {};
+}
+
 /** How many outputs OUTPUTS_EXPRESSION gives n8n: the event outputs, plus Hand Over. */
 export function outputCount(parameters: {
 	events?: unknown;
 	separateOutputs?: unknown;
 	options?: unknown;
 }): number {
-	const options =
-		typeof parameters.options === 'object' && parameters.options !== null
-			? (parameters.options as IDataObject)
-			: {};
+	const options = optionsOf(parameters);
 	return (
 		(outputLayout(parameters.events, parameters.separateOutputs)?.length ?? 1) +
 		(handOverSettings(options).mode === 'output' ? 1 : 0)
