@@ -62,8 +62,8 @@ describe('GET /v1/console/webhook: the trigger reads {url, configured} (W5) and 
 		async (_label, answer) => {
 			route = () => ({ status: 200, json: answer });
 			const { error } = await activationError();
-			expect(error?.message).toBe(
-				"Trigger → Check Webhook: the service's webhook configuration is not in the expected shape {url, configured}",
+			expect(error?.message).toMatch(
+				/^Trigger → Check Webhook: the service's webhook configuration is not in the shape \{url, configured\} this node reads, so nothing was registered or deleted\. Set Registration to Manual/,
 			);
 			expect(error?.description).toContain(JSON.stringify(answer));
 			expect(requests.filter((request) => request.method !== 'GET')).toEqual([]);
@@ -71,22 +71,22 @@ describe('GET /v1/console/webhook: the trigger reads {url, configured} (W5) and 
 	);
 });
 
-describe('POST /v1/console/webhook: the secret is read from `secret` (W3) only', () => {
-	it('an answer with the secret under another name: the registration is deleted again and activation fails', async () => {
+describe('POST /v1/console/webhook: the secret is read from `secret` (W3) or a common other name', () => {
+	it('an answer with the secret under a name the node does not read: the registration is deleted again and activation fails, naming the way out', async () => {
 		route = (req) => {
 			if (req.method === 'GET') return { status: 200, json: { url: null, configured: false } };
 			if (req.method === 'POST')
 				return {
 					status: 201,
-					json: { url: 'x', configured: true, signing_secret: `whsec_${'cd'.repeat(32)}` },
+					json: { url: 'x', configured: true, hmac_key: 'cd'.repeat(32) },
 				};
 			return { status: 204 };
 		};
 		const { harness, error } = await activationError();
-		expect(error?.message).toBe(
-			'The service registered the webhook but its answer carried no signing secret',
+		expect(error?.message).toMatch(
+			/^The service registered the webhook but its answer carried no signing secret under a name this node reads \(secret, signing_secret, .*\)\. Register the webhook in the console and set Registration to Manual, with the secret in the credential\. The registration was deleted again$/,
 		);
-		expect(error?.description).toMatch(/The registration was deleted again/);
+		expect(error?.description).toMatch(/The answer's fields: url, configured, hmac_key$/);
 		// checkExists and create each read the configuration; n8n then runs delete, which reads it again.
 		expect(requests.map((request) => request.method).slice(0, 4)).toEqual([
 			'GET',

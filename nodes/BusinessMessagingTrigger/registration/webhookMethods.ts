@@ -1,17 +1,11 @@
 /** checkExists, create and delete; in Manual registration nothing is registered or deleted. */
 import type { IDataObject, IHookFunctions, INode } from 'n8n-workflow';
-import { NodeApiError, NodeOperationError, WebhookPathTakenError } from 'n8n-workflow';
+import { NodeOperationError, WebhookPathTakenError } from 'n8n-workflow';
 
-import { bodyAsText } from '../../shared/errors';
-import { isPlainObject } from '../../shared/json';
-import { CREDENTIAL_TYPE, apiRequest, rawApiRequest, throwForStatus } from '../../shared/transport';
+import { CREDENTIAL_TYPE, apiRequest } from '../../shared/transport';
 import { readTriggerOptions } from '../options';
-import {
-	decideRegistration,
-	sameUrl,
-	type RegistrationDecision,
-	type RemoteWebhook,
-} from './decision';
+import { decideRegistration, sameUrl, type RegistrationDecision } from './decision';
+import { WEBHOOK_PATH, postRegistration, readRemoteWebhook } from './register';
 import {
 	canOpenStoredSecret,
 	forgetManualSecret,
@@ -21,8 +15,6 @@ import {
 	storeRegistration,
 	type TriggerStaticData,
 } from './signingSecrets';
-
-const WEBHOOK_PATH = '/v1/console/webhook';
 
 /** Which workflow activated each URL: n8n 1.x calls a refused copy's delete() (same URL). */
 const owners = new Map<string, string>();
@@ -45,30 +37,6 @@ export class AccountWebhookTakenError extends WebhookPathTakenError {
 		this.description = description;
 		this.node = node;
 	}
-}
-
-/** GET /v1/console/webhook as `{url, configured}` (CONTRACT W5); any other shape fails. */
-export async function readRemoteWebhook(
-	this: IHookFunctions,
-	operation: string,
-): Promise<RemoteWebhook> {
-	const body = await apiRequest.call(this, 'GET', WEBHOOK_PATH, { context: { operation } });
-	if (
-		!isPlainObject(body) ||
-		typeof body.configured !== 'boolean' ||
-		!(typeof body.url === 'string' || body.url === null)
-	) {
-		throw new NodeApiError(
-			this.getNode(),
-			{ body: bodyAsText(body) },
-			{
-				message: `${operation}: the service's webhook configuration is not in the expected shape {url, configured}`,
-				description: `Nothing was registered or deleted. The body as it came: ${bodyAsText(body)}`,
-			},
-		);
-	}
-	const url = typeof body.url === 'string' ? body.url.trim() : '';
-	return body.configured && url ? { configured: true, url } : { configured: false, url: null };
 }
 
 async function currentDecision(
@@ -159,45 +127,7 @@ export async function registerWebhook(this: IHookFunctions): Promise<boolean> {
 	} else {
 		this.logger.info(`Business Messaging Trigger: registering ${ourUrl} (${why.reason})`);
 	}
-	const response = await rawApiRequest.call(this, 'POST', WEBHOOK_PATH, {
-		body: { url: ourUrl },
-		context: { operation },
-		unredacted: true,
-	});
-	// Only a refusal of the request itself (400/422) can be about the URL.
-	if (/^http:\/\//i.test(ourUrl) && (response.statusCode === 400 || response.statusCode === 422)) {
-		throw new NodeOperationError(
-			this.getNode(),
-			`The service refused to register ${ourUrl} (${response.statusCode}): it accepts HTTPS addresses only`,
-			{
-				description: `n8n's webhook URL is plain http. Make n8n reachable over HTTPS and set its public address (WEBHOOK_URL), then activate (publish) again. The service answered ${response.statusCode}: ${bodyAsText(response.body)}`,
-			},
-		);
-	}
-	throwForStatus(this.getNode(), response, { operation });
-
-	// The secret is under `secret` (CONTRACT W3).
-	const answer = response.unredactedBody;
-	const secret =
-		isPlainObject(answer) && typeof answer.secret === 'string' ? answer.secret.trim() : '';
-	if (!secret) {
-		// Events for this URL could never be verified: take the registration back.
-		const undo = await rawApiRequest.call(this, 'DELETE', WEBHOOK_PATH, {
-			context: { operation: 'Trigger → Delete Webhook' },
-		});
-		throw new NodeOperationError(
-			this.getNode(),
-			'The service registered the webhook but its answer carried no signing secret',
-			{
-				description:
-					`Without the secret no event can be verified, so none would be accepted. ` +
-					(undo.statusCode < 300
-						? 'The registration was deleted again. '
-						: `Deleting the registration failed (${undo.statusCode}): delete it in the console. `) +
-					`Register the webhook in the console instead and use Registration: Manual with the secret in the credential. The answer as it came: ${bodyAsText(response.body)}`,
-			},
-		);
-	}
+	const secret = await postRegistration.call(this, ourUrl, operation);
 	storeRegistration(staticData, ourUrl, this.getWorkflow().id ?? '', secret, apiKey);
 	rememberOwner(ourUrl, this.getWorkflow().id);
 	return true;

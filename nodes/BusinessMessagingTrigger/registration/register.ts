@@ -1,0 +1,107 @@
+/**
+ * The account's one webhook read and registered, shared by the webhook methods (activation) and the
+ * webhook watch (catch-up runs). The answers' shapes are guesses (CONTRACT W3, W5).
+ */
+import type { IDataObject } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+
+import { bodyAsText } from '../../shared/errors';
+import { isPlainObject } from '../../shared/json';
+import { apiRequest, rawApiRequest, throwForStatus, type ApiContext } from '../../shared/transport';
+import type { RemoteWebhook } from './decision';
+
+export const WEBHOOK_PATH = '/v1/console/webhook';
+
+/** Where a registration answer may carry the secret: our guess first, then common names. */
+export const SECRET_FIELDS = [
+	'secret',
+	'signing_secret',
+	'signingSecret',
+	'webhook_secret',
+	'webhookSecret',
+];
+
+/** The signing secret in a registration answer, at the top or under `data` or `webhook`. */
+export function secretOf(answer: unknown): string | undefined {
+	if (!isPlainObject(answer)) return undefined;
+	const places = [answer, answer.data, answer.webhook].filter(isPlainObject);
+	for (const place of places) {
+		for (const field of SECRET_FIELDS) {
+			const value = place[field];
+			if (typeof value === 'string' && value.trim() !== '') return value.trim();
+		}
+	}
+	return undefined;
+}
+
+function fieldNames(body: unknown): string {
+	if (!isPlainObject(body)) return `(not a JSON object: ${typeof body})`;
+	return Object.keys(body).slice(0, 30).join(', ') || '(none)';
+}
+
+/** GET /v1/console/webhook as `{url, configured}` (CONTRACT W5); any other shape fails, naming it. */
+export async function readRemoteWebhook(
+	this: ApiContext,
+	operation: string,
+): Promise<RemoteWebhook> {
+	const body = await apiRequest.call(this, 'GET', WEBHOOK_PATH, { context: { operation } });
+	if (
+		!isPlainObject(body) ||
+		typeof body.configured !== 'boolean' ||
+		!(typeof body.url === 'string' || body.url === null || body.url === undefined)
+	) {
+		throw new NodeApiError(
+			this.getNode(),
+			{ body: bodyAsText(body) },
+			{
+				message: `${operation}: the service's webhook configuration is not in the shape {url, configured} this node reads, so nothing was registered or deleted. Set Registration to Manual and manage the webhook in the console. The body: ${bodyAsText(body).slice(0, 200)}`,
+				description: `The body as it came: ${bodyAsText(body)}`,
+			},
+		);
+	}
+	const url = typeof body.url === 'string' ? body.url.trim() : '';
+	return body.configured && url ? { configured: true, url } : { configured: false, url: null };
+}
+
+/**
+ * POSTs `url` as the account's webhook and returns the signing secret its answer carries. Without
+ * one, events could never be verified: the registration is deleted again and this throws.
+ */
+export async function postRegistration(
+	this: ApiContext,
+	url: string,
+	operation: string,
+): Promise<string> {
+	const response = await rawApiRequest.call(this, 'POST', WEBHOOK_PATH, {
+		body: { url } as IDataObject,
+		context: { operation },
+		unredacted: true,
+	});
+	// Only a refusal of the request itself (400/422) can be about the URL.
+	if (/^http:\/\//i.test(url) && (response.statusCode === 400 || response.statusCode === 422)) {
+		throw new NodeOperationError(
+			this.getNode(),
+			`The service refused to register ${url} (${response.statusCode}): it accepts HTTPS addresses only. Make n8n reachable over HTTPS, set its public address (WEBHOOK_URL), then publish again`,
+			{ description: `The service answered ${response.statusCode}: ${bodyAsText(response.body)}` },
+		);
+	}
+	throwForStatus(this.getNode(), response, { operation });
+	const secret = secretOf(response.unredactedBody);
+	if (secret) return secret;
+	// Events for this URL could never be verified: take the registration back.
+	const undo = await rawApiRequest.call(this, 'DELETE', WEBHOOK_PATH, {
+		context: { operation: 'Trigger → Delete Webhook' },
+	});
+	const undone =
+		undo.statusCode < 300
+			? 'The registration was deleted again'
+			: `Deleting the registration failed (${undo.statusCode}): delete it in the console`;
+	throw new NodeOperationError(
+		this.getNode(),
+		`The service registered the webhook but its answer carried no signing secret under a name this node reads (${SECRET_FIELDS.join(', ')}). Register the webhook in the console and set Registration to Manual, with the secret in the credential. ${undone}`,
+		{
+			// Field names only: a secret under a name we do not read would not be redacted.
+			description: `Without the secret no event can be verified, so none would be accepted. The answer's fields: ${fieldNames(response.unredactedBody)}`,
+		},
+	);
+}
