@@ -13,7 +13,7 @@ import {
 
 import { markTriggerWorkflow, triggerRunsHere } from '../shared/replyAndWait/waitingEntries';
 import { CREDENTIAL_TYPE } from '../shared/transport';
-import { startCatchUp } from './catchUp/catchUp';
+import { startCatchUp } from './catchUp/start';
 import { OUTPUTS_EXPRESSION, optionsOf, outputCount, properties } from './description';
 import { combineProblem, combineSettings } from './options';
 import { withMediaFiles } from './receiving/eventMedia';

@@ -260,6 +260,29 @@ export const properties: INodeProperties[] = [
 					'Events whose timestamp is older than this are rejected, and a delivery received twice within it runs once, so a captured request cannot be replayed. At most 3600. The service never retries and waits about 8 s, so genuine events are seconds old.',
 			},
 			{
+				displayName: 'On Webhook Taken',
+				name: 'onWebhookTaken',
+				type: 'options',
+				options: [
+					{
+						name: 'Keep Running Through the Catch-Up',
+						value: 'catchUp',
+						description:
+							'Leave the other webhook alone, run every message through the catch-up (late, marked late_reason) and log an error each interval',
+					},
+					{
+						name: 'Stop and Report an Error',
+						value: 'stop',
+						description:
+							"Stop the workflow as a failing trigger: the editor shows the error, the workflow's Error Workflow runs; publish again once the webhook is free",
+					},
+				],
+				default: 'catchUp',
+				displayOptions: { show: { '/registration': ['automatic'] } },
+				description:
+					"What to do when, while this workflow is active, the account's one webhook is found pointing at another URL (checked every catch-up interval). A deleted webhook is always registered again.",
+			},
+			{
 				displayName: 'Put Output File in Field',
 				name: 'binaryPropertyName',
 				type: 'string',

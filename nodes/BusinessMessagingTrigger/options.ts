@@ -61,6 +61,8 @@ export interface TriggerOptions {
 	handOver: HandOverSettings;
 	catchUp: CatchUpSettings;
 	takeOver: boolean;
+	/** What the trigger does when another URL holds the account's webhook while it is active. */
+	onWebhookTaken: 'catchUp' | 'stop';
 	/** Undefined: each message is its own item. */
 	combine?: CombineSettings;
 }
@@ -145,6 +147,7 @@ export function readTriggerOptions(raw: IDataObject, catchUp = true): TriggerOpt
 		handOver: handOverSettings(raw),
 		catchUp: catchUpSettings(raw),
 		takeOver: raw.takeOver === true,
+		onWebhookTaken: raw.onWebhookTaken === 'stop' ? 'stop' : 'catchUp',
 		combine: combineSettings(raw),
 	};
 }

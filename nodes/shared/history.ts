@@ -1,4 +1,4 @@
-/** The service's stored messages and webhook delivery log, newest first (CONTRACT I4, L1, L2). */
+/** The service's stored messages, newest first (CONTRACT I4, I5). */
 import type { IDataObject, INodeExecutionData, INodePropertyOptions } from 'n8n-workflow';
 
 import { MAX_PAGES, readPages } from './pagination';
@@ -51,64 +51,6 @@ export async function readHistory(
 		{ cursor, maxPages: READ_BOUNDS.history.maxPages },
 	);
 	return { records, ...read };
-}
-
-export interface WebhookAttempt {
-	success: boolean;
-	reason: string | null;
-}
-
-/**
- * Deliveries of message events logged since `sinceMs`, by `wa_message_id` (a success anywhere
- * wins). `identified` false: entries do not name their message; `complete` false: the bound
- * stopped it. Only deliveries to URLs `counts` accepts count.
- */
-export async function readWebhookLog(
-	this: ApiContext,
-	sinceMs: number,
-	counts: ((url: string) => boolean) | undefined,
-	operation: string,
-): Promise<{
-	attempts: Map<string, WebhookAttempt>;
-	identified: boolean;
-	complete: boolean;
-	reachedMs: number;
-}> {
-	const attempts = new Map<string, WebhookAttempt>();
-	let reachedMs = Number.POSITIVE_INFINITY;
-	let identified = true;
-	const qs = { limit: READ_BOUNDS.log.pageSize, category: 'webhook' };
-	const read = await readPages.call(
-		this,
-		'/v1/logs',
-		qs,
-		{ operation },
-		(page) => {
-			if (!page) {
-				identified = false;
-				return false;
-			}
-			let older = false;
-			for (const entry of page.entries.filter(isPlainObject)) {
-				const at = typeof entry.created_at === 'string' ? Date.parse(entry.created_at) : Number.NaN;
-				if (at < sinceMs) older = true;
-				if (at < reachedMs) reachedMs = at;
-				if (entry.event !== 'message.inbound' && entry.event !== 'message.echo') continue;
-				if (typeof entry.wa_message_id !== 'string') {
-					identified = false;
-					continue;
-				}
-				if (counts !== undefined && typeof entry.url === 'string' && !counts(entry.url)) continue;
-				const success = entry.success === true;
-				if (attempts.get(entry.wa_message_id)?.success) continue;
-				const reason = success ? null : typeof entry.reason === 'string' ? entry.reason : null;
-				attempts.set(entry.wa_message_id, { success, reason });
-			}
-			return !older;
-		},
-		{ maxPages: READ_BOUNDS.log.maxPages },
-	);
-	return { attempts, identified, complete: read.complete, reachedMs };
 }
 
 /** A stored message as the item the webhook emits, plus how it came. */

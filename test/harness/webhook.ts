@@ -115,6 +115,8 @@ export interface HeldTrigger {
 
 export interface StartedTrigger {
 	emitted: INodeExecutionData[][][];
+	/** What trigger() reported through emitError() (n8n: deactivate, activation error, Error Workflow). */
+	errors: Error[];
 	close(): Promise<void>;
 	/** The static data n8n would have in its database: a copy taken at each emit. */
 	readonly saved: IDataObject;
@@ -540,6 +542,8 @@ async function startTrigger(
 		donePromise?.resolve({} as IRun);
 	};
 	const mode = setup.isTest ? 'manual' : 'trigger';
+	const errors: Error[] = [];
+	let response: Awaited<ReturnType<NonNullable<typeof setup.nodeType.trigger>>> = {};
 	const context = new TriggerContext(
 		setup.workflow,
 		setup.node,
@@ -547,13 +551,18 @@ async function startTrigger(
 		mode,
 		activation,
 		emit,
-		() => undefined,
+		(error: Error) => {
+			// As n8n: the failure is recorded and the trigger closed (it retries the activation later).
+			errors.push(error);
+			void response?.closeFunction?.();
+		},
 	);
 	const trigger = setup.nodeType.trigger;
 	if (!trigger) throw new Error(`Node type "${setup.node.type}" has no trigger()`);
-	const response = (await trigger.call(context as unknown as ITriggerFunctions)) ?? {};
+	response = (await trigger.call(context as unknown as ITriggerFunctions)) ?? {};
 	return {
 		emitted,
+		errors,
 		close: async () => await response.closeFunction?.(),
 		get saved() {
 			return saved;

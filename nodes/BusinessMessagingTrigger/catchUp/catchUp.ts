@@ -3,33 +3,27 @@
  * `recovered: true`. A late delivery is answered 503 and not run, so the service's logged failure
  * means "not run". Runs on one process: n8n starts triggers on the leader main.
  */
-import type { IDataObject, IRun, ITriggerFunctions, ITriggerResponse } from 'n8n-workflow';
+import type { IDataObject, IRun, ITriggerFunctions } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
-import {
-	MESSAGE_EVENTS,
-	readHistory,
-	readWebhookLog,
-	type MessageEvent,
-	type WebhookAttempt,
-} from '../../shared/history';
-import { triggerIdentity, type TriggerIdentity } from '../../shared/replyAndWait/resume';
-import { CREDENTIAL_TYPE } from '../../shared/transport';
+import { MESSAGE_EVENTS, readHistory, type MessageEvent } from '../../shared/history';
+import type { TriggerIdentity } from '../../shared/replyAndWait/resume';
 import { byAge, isAfter, type Watermark } from '../../shared/watermark';
 import { outputLayout } from '../description';
-import { readTriggerOptions, type HandOverSettings, type TriggerOptions } from '../options';
+import type { HandOverSettings, TriggerOptions } from '../options';
 import type { EventType } from '../receiving/envelope';
 import { wasAcceptedHere } from '../receiving/acceptedHere';
 import { sameUrl } from '../registration/decision';
 import type { TriggerStaticData } from '../registration/signingSecrets';
 import { routeEvent } from '../routing/route';
+import { UNNAMED_LOG_NOTICE, readWebhookLog, type WebhookAttempt } from './deliveryLog';
+import { lateReason, type WebhookState } from './webhookWatch';
 import {
 	SETTLE_MS,
 	decideRecoveries,
 	oldestPendingMs,
 	recoveredItem,
 	savedWatermarks,
-	startingWatermark,
 	type CatchUpState,
 	type Recovery,
 	type Unread,
@@ -150,6 +144,13 @@ function receivedAt(this: ITriggerFunctions): ((url: string) => boolean) | undef
 	return (url) => sameUrl(url, webhookUrl);
 }
 
+/** What the catch-up's loop knows beside its state: the webhook watch's finding, what was said. */
+export interface CatchUpNotes {
+	webhook?: WebhookState;
+	/** The webhook log was found not to name messages (said once, until it does again). */
+	logUnnamed?: boolean;
+}
+
 /** One catch-up run: read, decide, schedule, move the watermarks. Returns once scheduled. */
 export async function catchUpOnce(
 	this: ITriggerFunctions,
@@ -158,6 +159,7 @@ export async function catchUpOnce(
 	identity: TriggerIdentity | undefined,
 	isClosed: () => boolean,
 	persist: () => void,
+	notes: CatchUpNotes = {},
 ): Promise<number> {
 	const { catchUp: options, handOver } = triggerOptions;
 	const selected = this.getNodeParameter('events', ['message.inbound']) as string[];
@@ -216,12 +218,14 @@ export async function catchUpOnce(
 		const log = await readWebhookLog.call(this, oldest - 1000, receivedAt.call(this), OPERATION);
 		if (!log.identified) {
 			// Without the message's id in the log (CONTRACT L2), delivered and missed look alike.
-			this.logger.warn(
-				`${LOG_PREFIX}: the service's webhook log does not say which message each delivery carried; nothing is recovered`,
-			);
-			return 0;
-		}
-		if (!log.complete) {
+			// Nothing recovered, and the watermarks move on: counted as delivered (README, Limits).
+			if (notes.logUnnamed !== true) this.logger.error(`${LOG_PREFIX}: ${UNNAMED_LOG_NOTICE}`);
+			notes.logUnnamed = true;
+			for (const { records } of stored)
+				for (const record of records)
+					log.attempts.set(String(record.wa_message_id), { success: true, reason: null });
+		} else notes.logUnnamed = false;
+		if (log.identified && !log.complete) {
 			unread.logFromMs = log.reachedMs;
 			this.logger.warn(
 				`${LOG_PREFIX}: the webhook log could not be read back to the oldest missed message; older messages wait`,
@@ -258,6 +262,11 @@ export async function catchUpOnce(
 			`${LOG_PREFIX}: recovered ${decision.recover.length}; ${decision.left} more missed message(s) wait for the next run (Max Recovered per Run is ${options.maxRecovered})`,
 		);
 	}
+	for (const recovery of decision.recover) {
+		const late =
+			notes.webhook && lateReason(notes.webhook, Date.parse(String(recovery.record.created_at)));
+		if (late) recovery.late = late;
+	}
 	plan.waiting.push(...decision.recover);
 	// n8n saves static data only with the next emit.
 	settle(state, plan);
@@ -271,70 +280,4 @@ export async function catchUpOnce(
 		);
 	}
 	return decision.recover.length;
-}
-
-/** n8n's trigger(): the catch-up loop, right away then every interval. */
-export async function startCatchUp(this: ITriggerFunctions): Promise<ITriggerResponse> {
-	if (this.getMode() === 'manual' || this.getNodeParameter('catchUp', true) !== true) return {};
-	const triggerOptions = readTriggerOptions(this.getNodeParameter('options', {}) as IDataObject);
-	const options = triggerOptions.catchUp;
-	// Whose waits a recovered answer may resume; unreadable: none (it starts a normal execution).
-	const identity = await this.getCredentials(CREDENTIAL_TYPE).then(
-		(credentials) => triggerIdentity(String(credentials.apiKey ?? '')),
-		() => undefined,
-	);
-	const staticData = this.getWorkflowStaticData('node') as TriggerStaticData & {
-		catchUp?: CatchUpState;
-	};
-	const saved = staticData.catchUp?.watermarks ?? {};
-	const nowMs = Date.now();
-	const watermarks: Watermarks = {};
-	for (const event of MESSAGE_EVENTS) {
-		watermarks[event] = startingWatermark(
-			saved[event],
-			this.getActivationMode(),
-			options.onActivation,
-			nowMs,
-			staticData.activatedAtMs,
-		);
-	}
-	const emitted = staticData.catchUp?.emitted;
-	const state: CatchUpState = { watermarks };
-	if (Array.isArray(emitted) && MESSAGE_EVENTS.every((event) => watermarks[event] === saved[event]))
-		state.emitted = emitted.map(String);
-	// Assigned through n8n's observable static data, so that n8n saves it.
-	const persist = () => {
-		staticData.catchUp = {
-			watermarks: { ...state.watermarks },
-			...(state.emitted && { emitted: [...state.emitted] }),
-		};
-	};
-	persist();
-
-	let closed = false;
-	let lastError = '';
-	const loop = async () => {
-		while (!closed) {
-			try {
-				await catchUpOnce.call(this, state, triggerOptions, identity, () => closed, persist);
-				lastError = '';
-			} catch (error) {
-				// Logged once per distinct failure; the next run tries again.
-				const message = (error as Error).message;
-				if (message !== lastError)
-					this.logger.error(
-						`${LOG_PREFIX}: ${message} (retrying every ${options.intervalMs / 1000} s)`,
-					);
-				lastError = message;
-			}
-			for (let waited = 0; waited < options.intervalMs && !closed; waited += 1000)
-				await sleep(Math.min(1000, options.intervalMs - waited));
-		}
-	};
-	void loop();
-	return {
-		closeFunction: async () => {
-			closed = true;
-		},
-	};
 }

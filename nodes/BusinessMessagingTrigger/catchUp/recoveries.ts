@@ -1,12 +1,8 @@
 /** The catch-up's decisions, pure: where it starts, and which stored messages it recovers. */
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
-import {
-	MESSAGE_EVENTS,
-	storedMessageItem,
-	type MessageEvent,
-	type WebhookAttempt,
-} from '../../shared/history';
+import type { WebhookAttempt } from './deliveryLog';
+import { MESSAGE_EVENTS, storedMessageItem, type MessageEvent } from '../../shared/history';
 import { byAge, isAfter, selectNew, type Watermark } from '../../shared/watermark';
 import { MAX_CATCH_UP_DAYS, type OnActivation } from '../options';
 
@@ -51,6 +47,8 @@ export interface Recovery {
 	reason: string | null;
 	/** Its event's watermark just before it: as far as it may move while this is not emitted. */
 	before: Watermark;
+	/** Why it came late beyond a failed delivery (the account's webhook not this trigger's). */
+	late?: string;
 }
 
 /** What a run could not read, so it must not decide about. */
@@ -141,10 +139,11 @@ export function savedWatermarks(planned: Watermarks, notEmitted: Recovery[]): Wa
 }
 
 export function recoveredItem(
-	recovery: Pick<Recovery, 'event' | 'record' | 'reason'>,
+	recovery: Pick<Recovery, 'event' | 'record' | 'reason' | 'late'>,
 ): INodeExecutionData {
 	return storedMessageItem(recovery.event, recovery.record, {
 		recovered: true,
 		delivery_failure: recovery.reason ?? 'no delivery was logged',
+		...(recovery.late && { late_reason: recovery.late }),
 	});
 }

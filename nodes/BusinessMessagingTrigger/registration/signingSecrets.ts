@@ -53,6 +53,42 @@ function rememberFailure(key: string, message: string): { problem: string } {
 	return { problem };
 }
 
+/**
+ * Registrations the webhook watch made again in this process, per node: webhook() here tries that
+ * secret when the stored one does not match, until n8n saves the static data (with the next emit).
+ */
+const renewed = new Map<string, OpenedSecret>();
+/** URLs this process's delete() is taking away: the watch must not register them again. */
+const leaving = new Set<string>();
+
+export function markLeaving(url: string, gone: boolean): void {
+	if (!gone) return void leaving.delete(url);
+	if (leaving.size >= CACHE_BOUND) leaving.clear();
+	leaving.add(url);
+}
+
+/** A registration by create() (or its removal) replaces what the watch registered. */
+export function forgetRenewed(this: IHookFunctions): void {
+	renewed.delete(manualSecretKey.call(this));
+}
+
+export function isLeaving(url: string): boolean {
+	return leaving.has(url);
+}
+
+/** The watch registered `url` again: stored as create() stores it, and usable here at once. */
+export function renewRegistration(
+	this: ITriggerFunctions,
+	staticData: TriggerStaticData,
+	url: string,
+	secret: string,
+	apiKey: string,
+): void {
+	storeRegistration(staticData, url, this.getWorkflow().id ?? '', secret, apiKey);
+	if (renewed.size >= CACHE_BOUND) renewed.clear();
+	renewed.set(manualSecretKey.call(this), { secret, identity: triggerIdentity(apiKey) });
+}
+
 export function isManualRegistration(this: TriggerContext | ITriggerFunctions): boolean {
 	return this.getNodeParameter('registration', 'automatic') === 'manual';
 }
@@ -96,7 +132,7 @@ export async function canOpenStoredSecret(
 	return false;
 }
 
-function manualSecretKey(this: TriggerContext): string {
+function manualSecretKey(this: TriggerContext | ITriggerFunctions): string {
 	return `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
 }
 
@@ -142,8 +178,10 @@ export async function signingSecret(
 				'no signing secret is stored for this trigger (the registration was lost): every event is rejected. Unpublish and publish (deactivate and activate) the workflow to register again',
 		};
 	}
+	const fresher = renewed.get(manualSecretKey.call(this));
+	const reread = fresher && (async () => await Promise.resolve(fresher));
 	const opened = openedSecrets.get(sealedSecret);
-	if (opened) return opened;
+	if (opened) return { ...opened, reread };
 	const failed = recentFailure(sealedSecret);
 	if (failed) return failed;
 	let apiKey: unknown;
@@ -162,7 +200,7 @@ export async function signingSecret(
 	if (openedSecrets.size >= CACHE_BOUND) openedSecrets.clear();
 	const found = { secret, identity: triggerIdentity(String(apiKey)) };
 	openedSecrets.set(sealedSecret, found);
-	return found;
+	return { ...found, reread };
 }
 
 async function readManualSecret(

@@ -10,6 +10,8 @@ import {
 	canOpenStoredSecret,
 	forgetManualSecret,
 	forgetRegistration,
+	forgetRenewed,
+	markLeaving,
 	isManualRegistration,
 	manualSigningSecret,
 	storeRegistration,
@@ -107,7 +109,10 @@ export async function webhookExists(this: IHookFunctions): Promise<boolean> {
 		);
 	}
 	const { ourUrl, decision } = await currentDecision.call(this, 'Trigger → Check Webhook');
-	if (decision.action === 'keep') rememberOwner(ourUrl, this.getWorkflow().id);
+	if (decision.action === 'keep') {
+		rememberOwner(ourUrl, this.getWorkflow().id);
+		markLeaving(ourUrl, false);
+	}
 	return decision.action === 'keep';
 }
 
@@ -129,6 +134,8 @@ export async function registerWebhook(this: IHookFunctions): Promise<boolean> {
 	}
 	const secret = await postRegistration.call(this, ourUrl, operation);
 	storeRegistration(staticData, ourUrl, this.getWorkflow().id ?? '', secret, apiKey);
+	forgetRenewed.call(this);
+	markLeaving(ourUrl, false);
 	rememberOwner(ourUrl, this.getWorkflow().id);
 	return true;
 }
@@ -147,6 +154,8 @@ export async function deleteWebhook(this: IHookFunctions): Promise<boolean> {
 			);
 			return true;
 		}
+		// Before the DELETE: the catch-up's watch, still running, must not register it again.
+		if (ourUrl) markLeaving(ourUrl, true);
 		const remote = await readRemoteWebhook.call(this, 'Trigger → Delete Webhook');
 		if (!ourUrl || !remote.configured || !sameUrl(remote.url, ourUrl)) {
 			this.logger.info(
@@ -164,6 +173,7 @@ export async function deleteWebhook(this: IHookFunctions): Promise<boolean> {
 	} finally {
 		// Whatever happened, a later activation registers again and gets a new secret.
 		forgetRegistration(staticData);
+		forgetRenewed.call(this);
 		delete staticData.activatedAtMs;
 	}
 }

@@ -9,7 +9,7 @@ import {
 	SETTLE_MS,
 } from '../../../nodes/BusinessMessagingTrigger/catchUp/recoveries';
 import { catchUpSettings } from '../../../nodes/BusinessMessagingTrigger/options';
-import type { WebhookAttempt } from '../../../nodes/shared/history';
+import type { WebhookAttempt } from '../../../nodes/BusinessMessagingTrigger/catchUp/deliveryLog';
 import type { StartedTrigger, WebhookHarness } from '../../harness';
 import { CONTACT, useSandbox } from '../../support';
 import { control, servedTrigger, type Json, type ServedTrigger } from './helpers';
@@ -227,12 +227,21 @@ describe('catch-up in n8n (TriggerContext) against the sandbox', () => {
 		return running;
 	}
 
+	const historyReads = () =>
+		sb.state().requests.filter((r: { path: string }) => r.path.startsWith('/v1/messages/inbound'))
+			.length;
+	/** trigger() started, its first run (the webhook watch, then the first read) done. */
 	async function started(
 		harness: WebhookHarness,
 		activation: 'activate' | 'init',
+		firstRead = true,
 	): Promise<StartedTrigger> {
+		const reads = historyReads();
 		const run = await harness.startTrigger(activation);
 		cleanup.push(async () => await run.close());
+		const until = Date.now() + 5_000;
+		while (firstRead && historyReads() === reads && Date.now() < until)
+			await new Promise((resolve) => setTimeout(resolve, 20));
 		return run;
 	}
 
@@ -436,7 +445,7 @@ describe('catch-up in n8n (TriggerContext) against the sandbox', () => {
 
 	it('"Recover Missed Messages" off: trigger() starts nothing, and late deliveries run as before', async () => {
 		const { harness, results } = await setup({ catchUp: false });
-		const run = await started(harness, 'activate');
+		const run = await started(harness, 'activate', false);
 		webhookRunsLate(harness, 6_000);
 		expect((await inbound('late but run')).delivery.delivered).toBe(true);
 		expect(results[results.length - 1].workflowData).toBeDefined();

@@ -1,0 +1,151 @@
+/**
+ * The service's webhook delivery log (GET /v1/logs?category=webhook), read back for the catch-up.
+ * Which message a delivery carried is a guess (CONTRACT L2: `wa_message_id`): a log whose entries
+ * do not name it cannot tell a missed message from a delivered one, and is reported, never guessed.
+ */
+import type { IDataObject } from 'n8n-workflow';
+import { NodeApiError } from 'n8n-workflow';
+
+import { bodyAsText } from '../../shared/errors';
+import { READ_BOUNDS } from '../../shared/history';
+import { isPlainObject } from '../../shared/json';
+import { readPages } from '../../shared/pagination';
+import type { ApiContext } from '../../shared/transport';
+
+export interface WebhookAttempt {
+	success: boolean;
+	reason: string | null;
+}
+
+const LOG_PATH = '/v1/logs';
+const MESSAGE_EVENTS = new Set(['message.inbound', 'message.echo']);
+
+/** The message a log entry's delivery carried, as far as the entry says. */
+function messageIdOf(entry: IDataObject): string | undefined {
+	const nested = isPlainObject(entry.data) ? entry.data.wa_message_id : undefined;
+	const id = [entry.wa_message_id, nested].find((value) => typeof value === 'string' && value);
+	return id as string | undefined;
+}
+
+/** When an entry was written, in ms (`created_at` or `created`, text or unix time); NaN if unsaid. */
+export function entryTimeMs(entry: IDataObject): number {
+	const raw = entry.created_at ?? entry.created;
+	if (typeof raw === 'string') return Date.parse(raw);
+	if (typeof raw === 'number' && Number.isFinite(raw)) return raw < 1e12 ? raw * 1000 : raw;
+	return Number.NaN;
+}
+
+/**
+ * Pure: what one log entry says for the catch-up. `unnamed`: a delivery that does not say which
+ * message it carried (no `wa_message_id`, and no `event` saying it was not a message).
+ */
+export function readEntry(
+	entry: IDataObject,
+): { kind: 'message'; id: string } | { kind: 'other' } | { kind: 'unnamed' } {
+	const id = messageIdOf(entry);
+	if (typeof entry.event === 'string' && !MESSAGE_EVENTS.has(entry.event)) return { kind: 'other' };
+	if (id) return { kind: 'message', id };
+	return { kind: 'unnamed' };
+}
+
+function unreadableLog(this: ApiContext, operation: string, body: unknown): NodeApiError {
+	const text = bodyAsText(body);
+	return new NodeApiError(
+		this.getNode(),
+		{ body: text },
+		{
+			message: `${operation}: the service's webhook log (GET ${LOG_PATH}?category=webhook) is not a list this node can read, so missed messages cannot be found; nothing was recovered. Turn off Recover Missed Messages, or use a Business Messaging Polling Trigger. The body: ${text.slice(0, 200)}`,
+			description: `The body as it came: ${text}`,
+		},
+	);
+}
+
+/**
+ * Deliveries of message events logged since `sinceMs`, by message id (a success anywhere wins).
+ * `identified` false: entries do not name their message; `complete` false: the bound stopped it.
+ * Only deliveries to URLs `counts` accepts count. An answer that is not a list throws.
+ */
+export async function readWebhookLog(
+	this: ApiContext,
+	sinceMs: number,
+	counts: ((url: string) => boolean) | undefined,
+	operation: string,
+): Promise<{
+	attempts: Map<string, WebhookAttempt>;
+	identified: boolean;
+	complete: boolean;
+	reachedMs: number;
+}> {
+	const attempts = new Map<string, WebhookAttempt>();
+	let reachedMs = Number.POSITIVE_INFINITY;
+	let identified = true;
+	let unreadable: { body: unknown } | undefined;
+	const qs = { limit: READ_BOUNDS.log.pageSize, category: 'webhook' };
+	const read = await readPages.call(
+		this,
+		LOG_PATH,
+		qs,
+		{ operation },
+		(page, body) => {
+			if (!page) {
+				unreadable = { body };
+				return false;
+			}
+			const entries = page.entries.filter(isPlainObject);
+			const times = entries.map(entryTimeMs);
+			// Only a list newest first may stop at its first older entry (oldest first: read on).
+			const newestFirst = times.length < 2 || !(times[0] < times[times.length - 1]);
+			let older = false;
+			entries.forEach((entry, index) => {
+				const at = times[index];
+				if (at < sinceMs) older = true;
+				if (at < reachedMs) reachedMs = at;
+				const said = readEntry(entry);
+				if (said.kind === 'other') return;
+				if (said.kind === 'unnamed') return void (identified = false);
+				if (counts !== undefined && typeof entry.url === 'string' && !counts(entry.url)) return;
+				const success = entry.success === true;
+				if (attempts.get(said.id)?.success) return;
+				const reason = success ? null : typeof entry.reason === 'string' ? entry.reason : null;
+				attempts.set(said.id, { success, reason });
+			});
+			return identified && !(older && newestFirst);
+		},
+		{ maxPages: READ_BOUNDS.log.maxPages },
+	);
+	if (unreadable) throw unreadableLog.call(this, operation, unreadable.body);
+	return { attempts, identified, complete: read.complete, reachedMs };
+}
+
+/**
+ * At activation: whether the log's newest entries name their message. `unknown` while it is empty
+ * (a later read tells). An answer that is not a list throws.
+ */
+export async function probeWebhookLog(
+	this: ApiContext,
+	operation: string,
+): Promise<'identified' | 'unnamed' | 'unknown'> {
+	let verdict: 'identified' | 'unnamed' | 'unknown' = 'unknown';
+	let unreadable: { body: unknown } | undefined;
+	await readPages.call(
+		this,
+		LOG_PATH,
+		{ limit: 20, category: 'webhook' },
+		{ operation },
+		(page, body) => {
+			if (!page) unreadable = { body };
+			const kinds = (page?.entries ?? []).filter(isPlainObject).map((e) => readEntry(e).kind);
+			if (kinds.includes('unnamed')) verdict = 'unnamed';
+			else if (kinds.includes('message')) verdict = 'identified';
+			return false;
+		},
+		{ maxPages: 1 },
+	);
+	if (unreadable) throw unreadableLog.call(this, operation, unreadable.body);
+	return verdict;
+}
+
+/** Said once per activation when the log cannot be matched to messages. */
+export const UNNAMED_LOG_NOTICE =
+	"the service's webhook delivery log does not say which message each delivery carried, so the catch-up cannot tell a missed message from a delivered one: it recovers nothing (no message runs twice, but a message n8n did not receive, while it was down or refused, is not run). " +
+	'For a read of every stored message that needs no log, use a Business Messaging Polling Trigger in this workflow instead of this trigger';

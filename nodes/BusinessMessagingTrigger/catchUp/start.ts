@@ -1,0 +1,118 @@
+/**
+ * n8n's trigger(): one loop, right away then every interval, on the leader main. Each run looks at
+ * the account's webhook (webhookWatch.ts, Automatic registration), then recovers missed messages
+ * (catchUp.ts, when Recover Missed Messages is on).
+ */
+import type { IDataObject, ITriggerFunctions, ITriggerResponse } from 'n8n-workflow';
+import { sleep } from 'n8n-workflow';
+
+import { MESSAGE_EVENTS } from '../../shared/history';
+import { triggerIdentity } from '../../shared/replyAndWait/resume';
+import { CREDENTIAL_TYPE } from '../../shared/transport';
+import { readTriggerOptions } from '../options';
+import { isManualRegistration, type TriggerStaticData } from '../registration/signingSecrets';
+import { catchUpOnce, type CatchUpNotes } from './catchUp';
+import { UNNAMED_LOG_NOTICE, probeWebhookLog } from './deliveryLog';
+import { startingWatermark, type CatchUpState, type Watermarks } from './recoveries';
+import { watchWebhook } from './webhookWatch';
+
+const LOG_PREFIX = 'Business Messaging Trigger (catch-up)';
+const OPERATION = 'Trigger → Catch Up Missed Messages';
+
+/** The state a run starts from: saved watermarks, or where Recover on Activation says. */
+function startingState(
+	this: ITriggerFunctions,
+	onActivation: 'sinceLastActive' | 'fromActivation',
+) {
+	const staticData = this.getWorkflowStaticData('node') as TriggerStaticData & {
+		catchUp?: CatchUpState;
+	};
+	const saved = staticData.catchUp?.watermarks ?? {};
+	const nowMs = Date.now();
+	const watermarks: Watermarks = {};
+	for (const event of MESSAGE_EVENTS) {
+		watermarks[event] = startingWatermark(
+			saved[event],
+			this.getActivationMode(),
+			onActivation,
+			nowMs,
+			staticData.activatedAtMs,
+		);
+	}
+	const emitted = staticData.catchUp?.emitted;
+	const state: CatchUpState = { watermarks };
+	if (Array.isArray(emitted) && MESSAGE_EVENTS.every((event) => watermarks[event] === saved[event]))
+		state.emitted = emitted.map(String);
+	// Assigned through n8n's observable static data, so that n8n saves it (with the next emit).
+	const persist = () => {
+		staticData.catchUp = {
+			watermarks: { ...state.watermarks },
+			...(state.emitted && { emitted: [...state.emitted] }),
+		};
+	};
+	persist();
+	return { state, persist };
+}
+
+/** At activation: a delivery log that cannot be matched to messages is said at once (and once). */
+async function noticeUnnamedLog(this: ITriggerFunctions, notes: CatchUpNotes): Promise<void> {
+	try {
+		if ((await probeWebhookLog.call(this, OPERATION)) !== 'unnamed') return;
+		this.logger.error(`${LOG_PREFIX}: ${UNNAMED_LOG_NOTICE}`);
+		notes.logUnnamed = true;
+	} catch (error) {
+		this.logger.error(`${LOG_PREFIX}: ${(error as Error).message}`);
+	}
+}
+
+export async function startCatchUp(this: ITriggerFunctions): Promise<ITriggerResponse> {
+	if (this.getMode() === 'manual') return {};
+	const recover = this.getNodeParameter('catchUp', true) === true;
+	const watching = !isManualRegistration.call(this);
+	if (!recover && !watching) return {};
+	const triggerOptions = readTriggerOptions(this.getNodeParameter('options', {}) as IDataObject);
+	const { intervalMs } = triggerOptions.catchUp;
+	// Whose waits a recovered answer may resume; unreadable: none (it starts a normal execution).
+	const identity = await this.getCredentials(CREDENTIAL_TYPE).then(
+		(credentials) => triggerIdentity(String(credentials.apiKey ?? '')),
+		() => undefined,
+	);
+	const { state, persist } = startingState.call(this, triggerOptions.catchUp.onActivation);
+
+	let closed = false;
+	const isClosed = () => closed;
+	const notes: CatchUpNotes = { webhook: { kind: 'ours' } };
+	const watch = {
+		intervalSeconds: intervalMs / 1000,
+		stopWhenTaken: triggerOptions.onWebhookTaken === 'stop',
+		isClosed,
+	};
+	const loop = async () => {
+		if (recover) await noticeUnnamedLog.call(this, notes);
+		while (!closed) {
+			if (watching) {
+				notes.webhook = await watchWebhook.call(this, notes.webhook ?? { kind: 'ours' }, watch);
+				// Stop: emitError() handed the failure to n8n, which closes this trigger.
+				if (notes.webhook.kind === 'taken' && watch.stopWhenTaken) closed = true;
+			}
+			if (recover && !closed) {
+				try {
+					await catchUpOnce.call(this, state, triggerOptions, identity, isClosed, persist, notes);
+				} catch (error) {
+					// Every run it fails: an answer it cannot read is never skipped in silence.
+					this.logger.error(
+						`${LOG_PREFIX}: ${(error as Error).message} (retrying every ${intervalMs / 1000} s)`,
+					);
+				}
+			}
+			for (let waited = 0; waited < intervalMs && !closed; waited += 1000)
+				await sleep(Math.min(1000, intervalMs - waited));
+		}
+	};
+	void loop();
+	return {
+		closeFunction: async () => {
+			closed = true;
+		},
+	};
+}
