@@ -1,9 +1,20 @@
 // The sandbox's "answers" (CONTRACT.md, "Answering a guess differently"): each setting and value, as a
 // client sees it over HTTP.
 import { request } from 'undici';
-import type { Answers } from '..';
+import { DEFAULT_ANSWERS, startSandbox, type Answers } from '..';
+import { answersFromEnv } from '../../real-n8n/sandbox';
+import { parseArgs } from '../cli';
+import { RawJsonNumber, stringifyJson } from '../http';
 import { CONTACT, OTHER_CONTACT, signBody, useReceiver, useSandbox } from '../../support';
-import { api, control, inbound, registerWebhook, type HttpResult, type Json } from './helpers';
+import {
+	api,
+	call,
+	control,
+	inbound,
+	registerWebhook,
+	type HttpResult,
+	type Json,
+} from './helpers';
 
 const sb = useSandbox();
 const receiver = useReceiver();
@@ -294,4 +305,257 @@ describe('secret_field', () => {
 			);
 		},
 	);
+});
+
+describe('error_body', () => {
+	/** A 401 (no key) and a 404 (unknown message), as the client gets them. */
+	const errors = async (): Promise<[HttpResult, HttpResult]> => [
+		await call(sb.baseUrl, 'GET', '/v1/ping'),
+		await api(sb, 'GET', '/v1/messages/msg_unknown', sb.keys.all),
+	];
+	const sentences = [
+		'Send the API key as "Authorization: Bearer sk_live_..."',
+		'No message msg_unknown',
+	];
+
+	it('error_object (default): {error: {code, message}}', async () => {
+		const [unauthorized, notFound] = await errors();
+		expect(unauthorized.status).toBe(401);
+		expect(unauthorized.body).toEqual({ error: { code: 'missing_key', message: sentences[0] } });
+		expect(notFound.status).toBe(404);
+		expect(notFound.body).toEqual({ error: { code: 'message_not_found', message: sentences[1] } });
+	});
+
+	it('detail: RFC 9457 problem details, application/problem+json', async () => {
+		await answer({ error_body: 'detail' });
+		const [unauthorized, notFound] = await errors();
+		expect(unauthorized.status).toBe(401);
+		expect(unauthorized.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+		expect(unauthorized.body).toEqual({
+			type: 'about:blank',
+			title: 'Unauthorized',
+			status: 401,
+			detail: sentences[0],
+		});
+		expect(notFound.status).toBe(404);
+		expect(notFound.body).toEqual({
+			type: 'about:blank',
+			title: 'Not Found',
+			status: 404,
+			detail: sentences[1],
+		});
+	});
+
+	it('message: {message, code}', async () => {
+		await answer({ error_body: 'message' });
+		const [unauthorized, notFound] = await errors();
+		expect(unauthorized.status).toBe(401);
+		expect(unauthorized.headers['content-type']).toBe('application/json; charset=utf-8');
+		expect(unauthorized.body).toEqual({ message: sentences[0], code: 'missing_key' });
+		expect(notFound.status).toBe(404);
+		expect(notFound.body).toEqual({ message: sentences[1], code: 'message_not_found' });
+	});
+
+	it('text: the sentence alone as text/plain', async () => {
+		await answer({ error_body: 'text' });
+		const [unauthorized, notFound] = await errors();
+		expect(unauthorized.status).toBe(401);
+		expect(unauthorized.headers['content-type']).toBe('text/plain; charset=utf-8');
+		expect(unauthorized.text).toBe(sentences[0]);
+		expect(notFound.status).toBe(404);
+		expect(notFound.headers['content-type']).toBe('text/plain; charset=utf-8');
+		expect(notFound.text).toBe(sentences[1]);
+	});
+
+	it('keeps extra headers (Allow, Retry-After), covers injected faults, and leaves /_sandbox alone', async () => {
+		await answer({ error_body: 'text' });
+		const notAllowed = await api(sb, 'PUT', '/v1/console/webhook', sb.keys.all);
+		expect(notAllowed.status).toBe(405);
+		expect(notAllowed.headers.allow).toBe('POST, GET, DELETE');
+		expect(notAllowed.text).toContain('PUT is not allowed');
+		await control(sb, 'POST', '/faults', { count: 1, kind: 'status_429', retry_after_seconds: 3 });
+		const limited = await api(sb, 'GET', '/v1/ping', sb.keys.all);
+		expect(limited.status).toBe(429);
+		expect(limited.headers['retry-after']).toBe('3');
+		expect(limited.text).toBe('Injected fault: too many requests, retry after 3 s');
+		const controlError = await control(sb, 'POST', '/keys/key_nope/revoke');
+		expect(controlError.body).toEqual({
+			error: { code: 'key_not_found', message: 'No key key_nope' },
+		});
+		// Refusals are logged as before.
+		const rejections = await api(sb, 'GET', '/v1/logs?category=rejections', sb.keys.all);
+		expect(rejections.body.data[0]).toMatchObject({ status: 405, code: 'method_not_allowed' });
+	});
+});
+
+describe('webhook_config', () => {
+	it('url_configured (default): {url, configured}', async () => {
+		expect((await api(sb, 'GET', '/v1/console/webhook', sb.keys.all)).body).toEqual({
+			url: null,
+			configured: false,
+		});
+	});
+
+	it('other_shape: {endpoint: {address, enabled}}, never the secret', async () => {
+		await answer({ webhook_config: 'other_shape' });
+		const read = () => api(sb, 'GET', '/v1/console/webhook', sb.keys.all);
+		expect((await read()).body).toEqual({ endpoint: { address: null, enabled: false } });
+		const secret = await registerWebhook(sb, receiver.url);
+		const configured = await read();
+		expect(configured.body).toEqual({ endpoint: { address: receiver.url, enabled: true } });
+		expect(configured.text).not.toContain(secret);
+		await api(sb, 'DELETE', '/v1/console/webhook', sb.keys.all);
+		expect((await read()).body).toEqual({ endpoint: { address: null, enabled: false } });
+	});
+});
+
+describe('GET/POST /_sandbox/answers', () => {
+	it('GET answers the seven settings, the defaults at first', async () => {
+		const result = await control(sb, 'GET', '/answers');
+		expect(result.status).toBe(200);
+		expect(result.body).toEqual({
+			answers: {
+				list_shape: 'data_cursor',
+				record_fields: 'text_created_at',
+				inbound_filters: 'applied',
+				webhook_log: 'by_message',
+				secret_field: 'secret',
+				error_body: 'error_object',
+				webhook_config: 'url_configured',
+			},
+		});
+		expect(sb.answers()).toEqual(DEFAULT_ANSWERS);
+	});
+
+	it('POST takes a partial set and answers all seven; later POSTs keep the others', async () => {
+		expect(await answer({ list_shape: 'bare_array' })).toEqual({
+			...DEFAULT_ANSWERS,
+			list_shape: 'bare_array',
+		});
+		expect(await answer({ error_body: 'text', secret_field: 'hmac_key' })).toEqual({
+			...DEFAULT_ANSWERS,
+			list_shape: 'bare_array',
+			error_body: 'text',
+			secret_field: 'hmac_key',
+		});
+		expect(await answer({})).toEqual(sb.answers());
+	});
+
+	it.each([
+		[{ list_shpae: 'bare_array' }, 'list_shpae: unknown setting'],
+		[{ list_shape: 'cursor' }, 'list_shape: unknown value "cursor"'],
+		[{ error_body: 7 }, 'error_body: unknown value 7'],
+		[['list_shape'], 'expected an object'],
+	])('400 invalid_request naming what is unknown: %j', async (bodyValue, named) => {
+		const result = await control(sb, 'POST', '/answers', bodyValue);
+		expect(result.status).toBe(400);
+		expect(result.body.error.code).toBe('invalid_request');
+		expect(result.body.error.message).toContain(named);
+		expect(sb.answers()).toEqual(DEFAULT_ANSWERS);
+	});
+
+	it("/_sandbox/state and /_sandbox/view keep the sandbox's own shapes", async () => {
+		await answer({ record_fields: 'body_created', webhook_config: 'other_shape' });
+		await inbound(sb, n0);
+		const state = (await control(sb, 'GET', '/state')).body;
+		expect(state.inbound[0]).toMatchObject({ text: 'hello', created_at: expect.any(String) });
+		expect(state.webhook).toEqual({ url: null, configured: false, secret: null });
+		const view = (await control(sb, 'GET', '/view')).body;
+		expect(view.inbound[0]).toMatchObject({ text: 'hello' });
+	});
+});
+
+describe('answers given at start', () => {
+	const start: Partial<Answers> = { list_shape: 'items_next_token', webhook_log: 'event_id' };
+	let own: Awaited<ReturnType<typeof startSandbox>>;
+	beforeAll(async () => {
+		own = await startSandbox({ answers: start });
+	});
+	afterAll(async () => {
+		await own.close();
+	});
+
+	it('are answered from the start, and reset (HTTP or in process) restores them, not the defaults', async () => {
+		expect(own.answers()).toEqual({ ...DEFAULT_ANSWERS, ...start });
+		const keys = await api(own, 'GET', '/v1/console/keys', own.keys.all);
+		expect(keys.body).toEqual({ items: expect.any(Array), next: null });
+		await control(own, 'POST', '/answers', { list_shape: 'data_cursor', error_body: 'text' });
+		expect((await control(own, 'POST', '/reset')).status).toBe(204);
+		expect((await control(own, 'GET', '/answers')).body.answers).toEqual({
+			...DEFAULT_ANSWERS,
+			...start,
+		});
+		expect(own.setAnswers({ secret_field: 'signing_secret' })).toEqual({
+			...DEFAULT_ANSWERS,
+			...start,
+			secret_field: 'signing_secret',
+		});
+		own.reset();
+		expect(own.answers()).toEqual({ ...DEFAULT_ANSWERS, ...start });
+	});
+
+	it('an unknown setting or value is refused in process too', async () => {
+		expect(() => own.setAnswers({ list_shape: 'nope' } as never)).toThrow(
+			/list_shape: unknown value "nope"/,
+		);
+		await expect(startSandbox({ answers: { colour: 'blue' } as never })).rejects.toThrow(
+			/colour: unknown setting/,
+		);
+	});
+});
+
+describe('the --answers flag and SANDBOX_ANSWERS', () => {
+	it('--answers parses setting=value pairs', () => {
+		expect(
+			parseArgs(['--answers', 'list_shape=items_next_url,record_fields=body_created']),
+		).toEqual({
+			port: 4010,
+			mediaPort: 4011,
+			answers: { list_shape: 'items_next_url', record_fields: 'body_created' },
+		});
+		expect(
+			parseArgs([
+				'--answers',
+				'list_shape=bare_array',
+				'--port',
+				'5000',
+				'--answers',
+				'error_body=text',
+			]),
+		).toEqual({
+			port: 5000,
+			mediaPort: 5001,
+			answers: { list_shape: 'bare_array', error_body: 'text' },
+		});
+	});
+
+	it('--answers names an unknown setting, value or a pair without "="', () => {
+		expect(() => parseArgs(['--answers', 'list_shape=pages'])).toThrow(
+			/list_shape: unknown value "pages"[\s\S]*Usage/,
+		);
+		expect(() => parseArgs(['--answers', 'shape=bare_array'])).toThrow(/shape: unknown setting/);
+		expect(() => parseArgs(['--answers', 'list_shape'])).toThrow(/not setting=value/);
+		expect(() => parseArgs(['--answers'])).toThrow(/Unknown argument --answers/);
+	});
+
+	it('SANDBOX_ANSWERS has the same syntax (test/real-n8n/sandbox.ts)', () => {
+		expect(
+			answersFromEnv({ SANDBOX_ANSWERS: 'list_shape=items_next_url,webhook_log=event_id' }),
+		).toEqual({
+			list_shape: 'items_next_url',
+			webhook_log: 'event_id',
+		});
+		expect(answersFromEnv({})).toEqual({});
+		expect(() => answersFromEnv({ SANDBOX_ANSWERS: 'webhook_log=latest' })).toThrow(
+			/SANDBOX_ANSWERS: .*webhook_log: unknown value "latest"/,
+		);
+	});
+});
+
+describe('raw numbers in JSON answers', () => {
+	it('keep their 6 decimals, trailing zeros included', () => {
+		expect(stringifyJson({ created: new RawJsonNumber('1795770930.120000'), text: 'x' })).toBe(
+			'{"created":1795770930.120000,"text":"x"}',
+		);
+	});
 });
