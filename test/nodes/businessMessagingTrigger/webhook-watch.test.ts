@@ -54,8 +54,8 @@ describe('the webhook watch in n8n (TriggerContext) against the sandbox', () => 
 	beforeEach(() => {
 		for (const level of ['error', 'warn', 'info'] as const) {
 			logged[level] = [];
-			jest.spyOn(Logger.prototype, level).mockImplementation((message: string) => {
-				logged[level].push(message);
+			jest.spyOn(Logger.prototype, level).mockImplementation((...args: unknown[]) => {
+				logged[level].push(String(args[0]));
 			});
 		}
 	});
