@@ -23,7 +23,7 @@ const HISTORY_PATH = '/v1/messages/inbound';
 
 /** Nothing was read: a reader never takes an answer it cannot read for an empty list. */
 function unreadableHistory(this: ApiContext, operation: string, problem: string): Error {
-	const message = `${operation}: ${problem}. Nothing was read, and nothing is skipped: the next read tries again. If the credential's Base URL is the messaging service, it answers in a shape this version does not read: report it with the answer above.`;
+	const message = `${operation}: ${problem}. Nothing was read, and nothing is skipped: the next read tries again. If the credential's Base URL is the messaging service, it answers in a shape this version does not read: report it with this answer.`;
 	return new NodeOperationError(this.getNode(), message, { description: message });
 }
 
