@@ -36,10 +36,13 @@ async function readNewest(
 	event: MessageEvent,
 	watermark: Watermark | undefined,
 ): Promise<IDataObject[]> {
-	const { records, complete } = await readHistory.call(this, event, watermark, OPERATION);
+	// An answer it cannot read throws: n8n shows the failed poll, and the watermark stays.
+	const { records, complete, cursor } = await readHistory.call(this, event, watermark, OPERATION);
 	if (!complete)
 		this.logger.warn(
-			'Business Messaging Polling Trigger: more than 100000 new messages; the oldest of them are not read',
+			cursor === undefined
+				? `Business Messaging Polling Trigger: the service's list of ${event} messages gives no way to its next page; messages older than the ${records.length} read may not be emitted`
+				: 'Business Messaging Polling Trigger: more than 100000 new messages; the oldest of them are not read',
 		);
 	return records;
 }

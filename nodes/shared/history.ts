@@ -1,9 +1,11 @@
 /** The service's stored messages, newest first (CONTRACT I4, I5). */
 import type { IDataObject, INodeExecutionData, INodePropertyOptions } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
 
-import { MAX_PAGES, readPages } from './pagination';
+import { LIST_SHAPES, MAX_PAGES, readPages } from './pagination';
+import { recordCreatedAt, withCanonicalFields } from './storedRecord';
 import type { ApiContext } from './transport';
-import { isPlainObject } from './json';
+import { isPlainObject, shortened } from './json';
 import { withReplyWindow } from './replyWindow';
 import { reachesWatermark, type Watermark } from './watermark';
 
@@ -17,9 +19,19 @@ export const DIRECTIONS = { 'message.inbound': 'in', 'message.echo': 'echo' } as
 export type MessageEvent = keyof typeof DIRECTIONS;
 export const MESSAGE_EVENTS = Object.keys(DIRECTIONS) as MessageEvent[];
 
+const HISTORY_PATH = '/v1/messages/inbound';
+
+/** Nothing was read: a reader never takes an answer it cannot read for an empty list. */
+function unreadableHistory(this: ApiContext, operation: string, problem: string): Error {
+	const message = `${operation}: ${problem}. Nothing was read, and nothing is skipped: the next read tries again. If the credential's Base URL is the messaging service, it answers in a shape this version does not read: report it with this answer.`;
+	return new NodeOperationError(this.getNode(), message, { description: message });
+}
+
 /**
  * Stored messages of one direction, newest first, back to the watermark (or one page), from
- * `cursor` if given. `complete` false: the bound stopped it, at `cursor`.
+ * `cursor` if given, each with the canonical `text` and `created_at` (storedRecord.ts).
+ * `complete` false: the bound stopped it, at `cursor` (none: the answer gives no way on). An
+ * answer that is not a list, or records without a readable time, throw (they cannot be ordered).
  */
 export async function readHistory(
 	this: ApiContext,
@@ -33,23 +45,34 @@ export async function readHistory(
 		limit: READ_BOUNDS.history.pageSize,
 		...(event === 'message.echo' ? { direction: 'echo' } : {}),
 	};
+	let problem: string | undefined;
 	const read = await readPages.call(
 		this,
-		'/v1/messages/inbound',
+		HISTORY_PATH,
 		qs,
 		{ operation, scope: 'messages:read' },
-		(page) => {
-			if (!page) return false;
+		(page, body) => {
+			if (!page) {
+				problem = `the answer of GET ${HISTORY_PATH} is not a list this node reads (${LIST_SHAPES}); it was: ${shortened(body)}`;
+				return false;
+			}
 			const pageRecords = page.entries
 				.filter(isPlainObject)
 				.filter(
 					(record) => record.direction === undefined || record.direction === DIRECTIONS[event],
-				);
+				)
+				.map(withCanonicalFields);
+			const untimed = pageRecords.find((record) => recordCreatedAt(record) === undefined);
+			if (untimed) {
+				problem = `a stored message of GET ${HISTORY_PATH} has no readable time (created_at or created: ISO 8601, or unix seconds or milliseconds), so messages cannot be ordered; it was: ${shortened(untimed)}`;
+				return false;
+			}
 			records.push(...pageRecords);
 			return watermark !== undefined && !reachesWatermark(pageRecords, watermark);
 		},
 		{ cursor, maxPages: READ_BOUNDS.history.maxPages },
 	);
+	if (problem !== undefined) throw unreadableHistory.call(this, operation, problem);
 	return { records, ...read };
 }
 

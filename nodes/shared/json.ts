@@ -20,3 +20,9 @@ export function parseJsonBody(rawBody: Buffer): { json: unknown } | undefined {
 		return undefined;
 	}
 }
+
+/** A body for an error message: short, on one line (already redacted by the transport). */
+export function shortened(body: unknown, max = 300): string {
+	const text = typeof body === 'string' ? body : (JSON.stringify(body) ?? String(body));
+	return text.length > max ? `${text.slice(0, max)}…` : text;
+}

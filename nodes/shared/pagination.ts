@@ -1,29 +1,137 @@
-/** The one way lists are read: `{data, has_more, next_cursor}`, newest first (CONTRACT I4). */
+/**
+ * The one way lists are read. The spec shows no list shape (CONTRACT I4, L1, K3), so every
+ * plausible one is read: `{data|items, has_more, next_cursor}`, `{items|data, next}` (a URL on the
+ * Base URL, or a token), a bare array (one page), `{data|items, page, total_pages|pages|has_more}`.
+ */
 import type { IDataObject } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
 
 import { isPlainObject } from './json';
-import { apiRequest, type ApiContext, type RequestContext } from './transport';
+import {
+	apiRequest,
+	checkedCredential,
+	pathUnderBase,
+	type ApiContext,
+	type RequestContext,
+} from './transport';
 
 /** Pages followed for one list at most: a safety bound, not an expected size. */
 export const MAX_PAGES = 1000;
 
+/** The shapes read, named in errors about an answer that is none of them. */
+export const LIST_SHAPES =
+	'{data: [...], has_more, next_cursor}, {items: [...], next}, a JSON array, or {data: [...], page, total_pages}';
+
+/** Where the next page is: a cursor sent back as `cursor`, a URL, or a page number. */
+export type NextPage = { cursor: string } | { url: string } | { page: number };
+
 export interface ListPage {
 	entries: unknown[];
-	cursor?: string;
+	next?: NextPage;
+	/** The answer gives no way on, though it is full: more may exist (a bare array). */
+	truncated?: boolean;
 }
 
-/** One list answer in the one shape, or undefined for any other answer (which is not guessed at). */
-export function listPage(body: unknown): ListPage | undefined {
-	if (!isPlainObject(body) || !Array.isArray(body.data)) return undefined;
-	const more =
-		body.has_more !== false && typeof body.next_cursor === 'string' && body.next_cursor !== '';
-	return { entries: body.data, cursor: more ? (body.next_cursor as string) : undefined };
+/** A next-page URL (absolute or root-relative) rather than an opaque token. */
+function looksLikeUrl(value: string): boolean {
+	return /^[a-z][a-z\d+.-]*:\/\//i.test(value) || value.startsWith('/');
+}
+
+function token(value: unknown): string | undefined {
+	if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+	return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+function pageNumberNext(body: IDataObject, full: boolean): NextPage | undefined {
+	const page = body.page as number;
+	const total = typeof body.total_pages === 'number' ? body.total_pages : body.pages;
+	if (typeof total === 'number') return page < total ? { page: page + 1 } : undefined;
+	if (typeof body.has_more === 'boolean') return body.has_more ? { page: page + 1 } : undefined;
+	// Nothing says how many: a full page may have a next one (an empty one ends it).
+	return full ? { page: page + 1 } : undefined;
+}
+
+/**
+ * One list answer, or undefined for an answer in none of the shapes. `limit`: the page size asked
+ * for, so that a full page without a way on is reported as truncated.
+ */
+export function listPage(body: unknown, limit?: number): ListPage | undefined {
+	const full = (entries: unknown[]) => limit !== undefined && entries.length >= limit;
+	if (Array.isArray(body)) return { entries: body, truncated: full(body) };
+	if (!isPlainObject(body)) return undefined;
+	const entries = Array.isArray(body.data) ? body.data : body.items;
+	if (!Array.isArray(entries)) return undefined;
+	if (body.has_more === false) return { entries };
+	if (typeof body.page === 'number' && Number.isInteger(body.page))
+		return { entries, next: pageNumberNext(body, full(entries)) };
+	const next = 'next' in body ? body.next : body.next_cursor;
+	// "More" with no way to it: the caller learns the list is cut.
+	if (next === undefined || next === null || next === '')
+		return body.has_more === true ? { entries, truncated: true } : { entries };
+	const value = token(next);
+	// A `next` we cannot read (an object): following nothing would lose the rest silently.
+	if (value === undefined) return undefined;
+	return {
+		entries,
+		next: typeof next === 'string' && looksLikeUrl(next) ? { url: next } : { cursor: value },
+	};
+}
+
+/** Where a cut read goes on, as one string (a caller keeps it as it keeps a cursor). */
+function positionText(next: NextPage): string {
+	return JSON.stringify(next);
+}
+
+function positionOf(text: string): NextPage {
+	try {
+		const parsed = JSON.parse(text) as unknown;
+		if (isPlainObject(parsed)) {
+			if (typeof parsed.cursor === 'string') return { cursor: parsed.cursor };
+			if (typeof parsed.url === 'string') return { url: parsed.url };
+			if (typeof parsed.page === 'number') return { page: parsed.page };
+		}
+	} catch {
+		// A plain cursor, as earlier versions kept it.
+	}
+	return { cursor: text };
+}
+
+async function requestPage(
+	this: ApiContext,
+	path: string,
+	qs: IDataObject,
+	context: RequestContext,
+	next: NextPage | undefined,
+): Promise<unknown> {
+	if (next === undefined) return await apiRequest.call(this, 'GET', path, { qs, context });
+	if ('cursor' in next)
+		return await apiRequest.call(this, 'GET', path, {
+			qs: { ...qs, cursor: next.cursor },
+			context,
+		});
+	if ('page' in next)
+		return await apiRequest.call(this, 'GET', path, { qs: { ...qs, page: next.page }, context });
+	const { baseUrl } = await checkedCredential.call(this, context.itemIndex);
+	const onBase = pathUnderBase(baseUrl, next.url);
+	if (onBase === undefined) {
+		throw new NodeOperationError(
+			this.getNode(),
+			`${context.operation}: the service's next page is not on the credential's Base URL; it was not read`,
+			{
+				description: `The list answer of ${path} points its next page to "${next.url.slice(0, 200)}", outside ${baseUrl}. The API key is sent only to the Base URL, so reading stopped here. Check the credential's Base URL (it must be the address the service's links use).`,
+				itemIndex: context.itemIndex,
+			},
+		);
+	}
+	// The URL carries the whole query of the next page.
+	return await apiRequest.call(this, 'GET', onBase, { context });
 }
 
 /**
  * GETs a list page by page from `from.cursor`, handing each answer to `visit` (the page, or
- * undefined when not a list) until it returns false, the list ends or a cursor repeats. When
- * `maxPages` cuts it, `complete` is false and `cursor` is where a later read can go on.
+ * undefined when not a list) until it returns false, the list ends or a position repeats. When
+ * `maxPages` cuts it, `complete` is false and `cursor` is where a later read can go on; a full
+ * page with no way on (a bare array) is `complete` false without a `cursor`.
  */
 export async function readPages(
 	this: ApiContext,
@@ -34,17 +142,22 @@ export async function readPages(
 	from: { cursor?: string; maxPages?: number } = {},
 ): Promise<{ complete: boolean; cursor?: string }> {
 	const seen = new Set<string>();
-	let cursor = from.cursor;
+	let next = from.cursor === undefined ? undefined : positionOf(from.cursor);
 	const maxPages = from.maxPages ?? MAX_PAGES;
+	const limit = typeof qs.limit === 'number' ? qs.limit : undefined;
+	let previous: string | undefined;
 	for (let pages = 0; pages < maxPages; pages++) {
-		const body = await apiRequest.call(this, 'GET', path, {
-			qs: cursor === undefined ? qs : { ...qs, cursor },
-			context,
-		});
-		const page = listPage(body);
-		if (!visit(page, body) || !page?.cursor || seen.has(page.cursor)) return { complete: true };
-		seen.add(page.cursor);
-		cursor = page.cursor;
+		const body = await requestPage.call(this, path, qs, context, next);
+		const page = listPage(body, limit);
+		// The same entries again: a service that ignores the way on; visiting would duplicate them.
+		const entries = page && page.entries.length > 0 ? JSON.stringify(page.entries) : undefined;
+		if (entries !== undefined && entries === previous) return { complete: true };
+		previous = entries;
+		if (!visit(page, body)) return { complete: true };
+		if (page?.truncated) return { complete: false };
+		if (!page?.next || seen.has(positionText(page.next))) return { complete: true };
+		seen.add(positionText(page.next));
+		next = page.next;
 	}
-	return { complete: false, cursor };
+	return { complete: false, cursor: next && positionText(next) };
 }

@@ -122,6 +122,24 @@ export async function checkedCredential(
 	return { baseUrl: base.url, secrets: secrets.map((value) => value.trim()) };
 }
 
+/**
+ * A URL the service gave (absolute or root-relative) as a path and query under the Base URL, or
+ * undefined when it leads anywhere else: the key goes only to the Base URL (a next-page link).
+ */
+export function pathUnderBase(baseUrl: string, url: string): string | undefined {
+	if (!URL.canParse(baseUrl) || !URL.canParse(url, baseUrl)) return undefined;
+	const base = new URL(baseUrl);
+	const target = new URL(url, base);
+	if (target.origin !== base.origin || target.username !== '' || target.password !== '')
+		return undefined;
+	const basePath = base.pathname.replace(/\/+$/, '');
+	if (basePath !== '' && !target.pathname.startsWith(`${basePath}/`)) return undefined;
+	const rest = target.pathname.slice(basePath.length);
+	// "//host" would read as another origin when joined to the Base URL again.
+	if (!rest.startsWith('/') || rest.startsWith('//')) return undefined;
+	return `${rest}${target.search}`;
+}
+
 /** A request with the API key; its answer, of any status, comes back redacted. */
 export async function rawApiRequest(
 	this: ApiContext,
@@ -131,6 +149,15 @@ export async function rawApiRequest(
 ): Promise<RawResponse> {
 	const { context } = options;
 	const { baseUrl, secrets } = await checkedCredential.call(this, context.itemIndex);
+	// Joined to the Base URL: a path like "//host" or "https://..." would leave it.
+	if (!path.startsWith('/') || path.startsWith('//'))
+		throw new NodeOperationError(
+			this.getNode(),
+			`${context.operation}: not a path under the Base URL`,
+			{
+				itemIndex: context.itemIndex,
+			},
+		);
 	const request: IHttpRequestOptions = {
 		method,
 		baseURL: baseUrl,

@@ -101,13 +101,15 @@ describe('POST /v1/console/webhook: the secret is read from `secret` (W3) or a c
 	});
 });
 
-describe('list answers: {data, has_more, next_cursor} (I4), anything else one item as it came', () => {
-	it('an answer without a data list is one item, as it came, and no second page is asked for', async () => {
-		const answer = { items: [{ id: 'log_1' }, { id: 'log_2' }], next_cursor: 'c2', has_more: true };
+describe('list answers (I4): every shape pagination.ts reads; anything else one item as it came', () => {
+	const LOGS = { resource: 'log', operation: 'getMany', category: 'webhook', returnAll: true };
+
+	it('an answer in none of the shapes, Simplify off: one item, as it came, no second page', async () => {
+		const answer = { results: [{ id: 'log_1' }, { id: 'log_2' }], next_cursor: 'c2' };
 		route = () => ({ status: 200, json: answer });
 		const result = await runNode({
 			type: ACTION_TYPE,
-			parameters: { resource: 'log', operation: 'getMany', category: 'webhook', returnAll: true },
+			parameters: { ...LOGS, simple: false },
 			credentials: credentials(),
 		});
 		expect(result.error).toBeUndefined();
@@ -115,14 +117,27 @@ describe('list answers: {data, has_more, next_cursor} (I4), anything else one it
 		expect(requests).toHaveLength(1);
 	});
 
-	it('the documented shape is followed page by page with cursor', async () => {
+	it('the same answer with Simplify on: fails naming the shapes, never passed through whole', async () => {
+		route = () => ({ status: 200, json: { results: [{ id: 'log_1', secret_note: 'x' }] } });
+		const result = await runNode({
+			type: ACTION_TYPE,
+			parameters: { ...LOGS, simple: true },
+			credentials: credentials(),
+		});
+		expect(result.error?.message).toBe(
+			'Log → Get Many: the answer of GET /v1/logs is not a list this node reads ({data: [...], has_more, next_cursor}, {items: [...], next}, a JSON array, or {data: [...], page, total_pages}), so Simplify cannot read it (turn Simplify off to get the answer as it came)',
+		);
+		expect(String((result.error as { description?: string }).description)).toContain('log_1');
+	});
+
+	it('{data, has_more, next_cursor} is followed page by page with cursor', async () => {
 		route = (req) =>
 			req.url?.includes('cursor=c2')
 				? { status: 200, json: { data: [{ id: 'log_2' }], has_more: false, next_cursor: null } }
 				: { status: 200, json: { data: [{ id: 'log_1' }], has_more: true, next_cursor: 'c2' } };
 		const result = await runNode({
 			type: ACTION_TYPE,
-			parameters: { resource: 'log', operation: 'getMany', category: 'webhook', returnAll: true },
+			parameters: { ...LOGS, simple: false },
 			credentials: credentials(),
 		});
 		expect(result.output('Business Messaging').map((item) => item.json)).toEqual([

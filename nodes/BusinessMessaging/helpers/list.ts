@@ -1,24 +1,25 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
 
 import { passThroughQuery, requirePositiveInteger } from '../../shared/fields';
-import { listPage, readPages } from '../../shared/pagination';
+import { shortened } from '../../shared/json';
+import { LIST_SHAPES, readPages } from '../../shared/pagination';
 import type { RequestContext } from '../../shared/transport';
 import { asJsonObject, pick } from './output';
 
-/** One list answer as output records; an answer without a `data` list is one record as it came. */
-export function splitPage(body: unknown): { records: IDataObject[]; cursor?: string } {
-	const page = listPage(body);
-	if (!page) {
-		return {
-			records: body === undefined || body === null || body === '' ? [] : [asJsonObject(body)],
-		};
-	}
-	return { records: page.entries.map(asJsonObject), cursor: page.cursor };
+/** What a Get Many does with its records beyond the page: read, then keep (before the limit). */
+export interface RecordRules {
+	/** The record as output (and as Simplify reads it). */
+	read?: (record: IDataObject) => IDataObject;
+	/** Our own side of filters the service may ignore: a record it refuses is never output. */
+	keep?: (record: IDataObject) => boolean;
+	/** Filters are set: an answer that is not a list fails rather than being output as it came. */
+	filtered?: boolean;
 }
 
 /**
  * GET a list for one item by its Return All, Limit, Simplify and Additional Query Parameters
- * fields, stopping at the limit: one output item per record.
+ * fields, paging on until the limit (within the page bound): one output item per record.
  */
 export async function getList(
 	this: IExecuteFunctions,
@@ -29,9 +30,9 @@ export async function getList(
 	/** The query the node's own fields set, and every name they may set (cursor is the loop's). */
 	query: { qs: IDataObject; reserved: readonly string[] },
 	context: RequestContext,
-	/** Keeps only the records it accepts (applied before the limit). */
-	keep: (record: IDataObject) => boolean = () => true,
+	rules: RecordRules = {},
 ): Promise<INodeExecutionData[]> {
+	const { read = (record: IDataObject) => record, keep = () => true, filtered = false } = rules;
 	const returnAll = this.getNodeParameter('returnAll', itemIndex, false) === true;
 	const limit = returnAll
 		? Infinity
@@ -41,16 +42,40 @@ export async function getList(
 				'Limit',
 				itemIndex,
 			);
+	const simple = this.getNodeParameter('simple', itemIndex, false) === true;
 	const added = this.getNodeParameter('queryParameters', itemIndex, {});
-	const reserved = [...query.reserved, 'cursor'];
+	const reserved = [...query.reserved, 'cursor', 'page'];
 	const qs = { ...query.qs, ...passThroughQuery(this.getNode(), added, reserved, itemIndex) };
 	const records: IDataObject[] = [];
-	await readPages.call(this, path, qs, context, (_page, body) => {
-		const split = splitPage(body);
-		records.push(...split.records.filter(keep));
-		return records.length < limit && split.cursor !== undefined && split.records.length > 0;
+	let unreadable: { body: unknown } | undefined;
+	const { complete } = await readPages.call(this, path, qs, context, (page, body) => {
+		if (!page) {
+			unreadable = { body };
+			return false;
+		}
+		records.push(...page.entries.map(asJsonObject).map(read).filter(keep));
+		return records.length < limit && page.entries.length > 0;
 	});
-	const simple = this.getNodeParameter('simple', itemIndex, false) === true;
+	if (!complete && records.length < limit) {
+		this.logger.warn(
+			`${context.operation}: the service's list answer gave no way to its next page (or the page bound was reached); ${records.length} record(s) read`,
+		);
+	}
+	if (unreadable) {
+		const { body } = unreadable;
+		// Filters the service may ignore, or Simplify: an unknown body must not reach the output whole.
+		if (filtered || simple) {
+			const why = filtered
+				? 'the filters cannot be applied to it'
+				: 'Simplify cannot read it (turn Simplify off to get the answer as it came)';
+			throw new NodeOperationError(
+				this.getNode(),
+				`${context.operation}: the answer of GET ${path} is not a list this node reads (${LIST_SHAPES}), so ${why}`,
+				{ description: `The answer was: ${shortened(body, 2000)}`, itemIndex },
+			);
+		}
+		if (body !== undefined && body !== null && body !== '') records.push(asJsonObject(body));
+	}
 	return records
 		.slice(0, limit)
 		.map((json) => ({ json: simple ? pick(json, simpleFields) : json }));

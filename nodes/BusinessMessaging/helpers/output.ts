@@ -20,9 +20,9 @@ export function withoutSecrets(record: IDataObject): IDataObject {
 
 /**
  * Simplify: the record's `fields`, in that order; fields it lacks are left out, others dropped.
- * A record with none of them (an answer of a shape not known here) stays as it came.
+ * Never the record whole (a model may read it): one with none of them gives {}.
  */
 export function pick(record: IDataObject, fields: readonly string[]): IDataObject {
 	const kept = fields.filter((field) => record[field] !== undefined);
-	return kept.length === 0 ? record : Object.fromEntries(kept.map((f) => [f, record[f]]));
+	return Object.fromEntries(kept.map((field) => [field, record[field]]));
 }

@@ -12,8 +12,9 @@ import {
 	type INodeExecutionData,
 } from 'n8n-workflow';
 
-import { isPlainObject } from '../../shared/json';
-import { readPages } from '../../shared/pagination';
+import { isPlainObject, shortened } from '../../shared/json';
+import { LIST_SHAPES, readPages } from '../../shared/pagination';
+import { recordCreatedAt, withCanonicalFields } from '../../shared/storedRecord';
 import { byAge } from '../../shared/watermark';
 import type { CombineSettings } from '../options';
 import { RESUMED_FIELD } from './route';
@@ -23,6 +24,7 @@ export const STORE_GRACE_MS = 1_000;
 /** A contact who has not paused for this many pages of messages is cut where the read stops. */
 const MAX_PAGES = 10;
 const OPERATION = "Trigger → Combine a Contact's Messages";
+const HISTORY_PATH = '/v1/messages/inbound';
 
 export interface StoredMessage {
 	id: string;
@@ -127,30 +129,38 @@ async function readBurst(
 ): Promise<BurstDecision> {
 	const found: StoredMessage[] = [];
 	let chainStartMs: number | undefined;
-	let listed = true;
+	let problem: string | undefined;
 	await readPages.call(
 		this,
-		'/v1/messages/inbound',
+		HISTORY_PATH,
 		{ contact: message.contact, number: message.number, limit: 100 },
 		{ operation: OPERATION, scope: 'messages:read' },
-		(page) => {
-			if (!page) return (listed = false);
+		(page, body) => {
+			if (!page) {
+				problem = `the answer of GET ${HISTORY_PATH} is not a list this node reads (${LIST_SHAPES}): ${shortened(body)}`;
+				return false;
+			}
 			for (const entry of page.entries) {
 				if (!isPlainObject(entry)) continue;
-				const atMs = typeof entry.created_at === 'string' ? Date.parse(entry.created_at) : NaN;
+				const createdAt = recordCreatedAt(entry);
+				if (createdAt === undefined) {
+					problem = `a stored message has no readable time (created_at or created), so bursts cannot be cut: ${shortened(entry)}`;
+					return false;
+				}
+				const atMs = Date.parse(createdAt);
 				// Older than a quiet period before the chain: no message of this burst is further back.
 				if (chainStartMs !== undefined && atMs <= chainStartMs - settings.quietMs) return false;
 				if (entry.from !== message.contact || entry.number !== message.number) continue;
 				if (entry.direction !== undefined && entry.direction !== 'in') continue;
-				if (!Number.isFinite(atMs) || typeof entry.wa_message_id !== 'string') continue;
-				found.push({ id: entry.wa_message_id, atMs, record: entry });
+				if (typeof entry.wa_message_id !== 'string') continue;
+				found.push({ id: entry.wa_message_id, atMs, record: withCanonicalFields(entry) });
 				if (entry.wa_message_id === message.id || chainStartMs !== undefined) chainStartMs = atMs;
 			}
 			return true;
 		},
 		{ maxPages: MAX_PAGES },
 	);
-	if (!listed) throw new Error('the inbound list answer is not a list');
+	if (problem !== undefined) throw new Error(problem);
 	return decideBurst(found, message.id, settings, upToId);
 }
 

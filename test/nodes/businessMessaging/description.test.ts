@@ -148,10 +148,10 @@ describe('Business Messaging node description', () => {
 		]);
 	});
 
-	it('Get Many filters are documented as pass-through query parameters', () => {
+	it('Get Many filters are documented as sent and applied here too', () => {
 		const fields = fieldsOf('message', 'getMany');
 		expect(fields.find((p) => p.name === 'filters')?.description).toMatch(
-			/query parameters as they are/,
+			/Sent to the service as query parameters and applied here too/,
 		);
 		expect(fields.find((p) => p.name === 'queryParameters')?.description).toMatch(
 			/sent to the service as they are/,

@@ -11,6 +11,7 @@ import {
 	listFields,
 	updateDisplayOptions,
 } from '../../helpers/descriptions';
+import { withCanonicalFields } from '../../../shared/storedRecord';
 import { getList } from '../../helpers/list';
 
 const DIRECTIONS = ['echo', 'in'] as const;
@@ -45,7 +46,7 @@ const properties: INodeProperties[] = [
 		placeholder: 'Add Filter',
 		default: {},
 		description:
-			'Sent to the service as query parameters as they are. The service documents only the direction, so whether it applies these depends on the service.',
+			'Sent to the service as query parameters and applied here too (the service documents only the direction): a message that does not carry the field is left out',
 		options: [
 			{
 				displayName: 'Contact',
@@ -54,7 +55,7 @@ const properties: INodeProperties[] = [
 				default: '',
 				placeholder: 'e.g. +33612345678',
 				description:
-					"Query parameter <code>contact</code>: the contact's phone number, in international format",
+					"The contact's phone number, in international format: the sender of inbound messages, the recipient of echoes (query parameter <code>contact</code>, and checked here)",
 			},
 			{
 				displayName: 'Number (Phone Number ID)',
@@ -63,7 +64,7 @@ const properties: INodeProperties[] = [
 				default: '',
 				placeholder: 'e.g. 109876543210',
 				description:
-					'Query parameter <code>number</code>: the phone_number_id that received (or, for echoes, sent) the messages',
+					'The phone_number_id that received (or, for echoes, sent) the messages (query parameter <code>number</code>, and checked here)',
 			},
 		],
 	},
@@ -104,7 +105,32 @@ export async function execute(
 		{ qs, reserved: ['direction', 'number', 'contact'] },
 		// The spec does not name this endpoint's scope; messages:read is the one for reading messages.
 		{ operation: 'Message → Get Many', scope: 'messages:read', itemIndex },
-		// Records say their direction (spec); keep only the one asked for, whatever the default.
-		(record) => record.direction === undefined || record.direction === direction,
+		{
+			read: withCanonicalFields,
+			// Whether the service applies contact and number is not shown: they are applied here too.
+			keep: (record) => keepsMessage(record, { direction, contact, number }),
+			filtered: contact !== undefined || number !== undefined,
+		},
 	);
+}
+
+/**
+ * Pure: whether a stored message matches the Get Many's direction and filters. Records say their
+ * direction (spec); the contact is an inbound's `from`, an echo's `to`; a field missing refuses.
+ */
+export function keepsMessage(
+	record: IDataObject,
+	wanted: { direction: 'in' | 'echo'; contact?: string; number?: string },
+): boolean {
+	const direction = record.direction ?? wanted.direction;
+	if (direction !== wanted.direction) return false;
+	const contact = direction === 'echo' ? record.to : record.from;
+	if (wanted.contact !== undefined && !samePhone(contact, wanted.contact)) return false;
+	return wanted.number === undefined || samePhone(record.number, wanted.number);
+}
+
+/** Equal once spaces, dashes, dots and brackets are left out ("+33 6 12" is "+33612"). */
+function samePhone(stored: unknown, wanted: string): boolean {
+	const bare = (value: string) => value.replace(/[\s\-.()]/g, '');
+	return typeof stored === 'string' && bare(stored) !== '' && bare(stored) === bare(wanted);
 }
