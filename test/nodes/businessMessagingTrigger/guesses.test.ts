@@ -82,6 +82,41 @@ describe('the trigger under the service’s other plausible answers', () => {
 		});
 	});
 
+	describe.each([
+		['data_cursor', 'text_created_at'],
+		['items_next_url', 'body_created'],
+		['items_next_token', 'body_created'],
+		['page_number', 'text_created_at'],
+		['bare_array', 'body_created'],
+	] as const)('lists as %s, records with %s', (listShape, recordFields) => {
+		it('n8n down: every missed message recovered once, oldest first, a delivered one not again; the log read in that shape too', async () => {
+			sb.setAnswers({ list_shape: listShape, record_fields: recordFields });
+			const served = await servedTrigger(sb, {
+				events: ['message.inbound'],
+				options: { catchUpInterval: 10 },
+			});
+			cleanup.push(async () => await served.close());
+			expect((await inbound('delivered')).delivery).toMatchObject({ delivered: true });
+			await served.down();
+			const missed: Json[] = [];
+			for (const text of ['one', 'two', 'three', 'four', 'five'])
+				missed.push((await inbound(text)).record);
+			await served.up();
+			later(20);
+			const run = await served.harness.startTrigger('init');
+			cleanup.push(async () => await run.close());
+			expect(await until(() => run.emitted.length >= 5, 10_000)).toBe(true);
+			await new Promise((resolve) => setTimeout(resolve, 300));
+			const items = run.emitted.flatMap((data) => data.flat()).map((item) => item.json as Json);
+			expect(items.map((item) => item.data.text)).toEqual(['one', 'two', 'three', 'four', 'five']);
+			expect(items.map((item) => item.data.wa_message_id)).toEqual(
+				missed.map((record) => record.wa_message_id),
+			);
+			expect(items.every((item) => item.recovered === true)).toBe(true);
+			expect(logged.error).toEqual([]);
+		});
+	});
+
 	describe('the webhook configuration in another shape (webhook_config: other_shape)', () => {
 		it('activation fails naming Manual, nothing registered; an active trigger’s watch never takes it for deleted', async () => {
 			sb.setAnswers({ webhook_config: 'other_shape' });
