@@ -182,6 +182,10 @@ export async function catchUpOnce(
 				delete plan.resume[event];
 				throw error;
 			});
+		if (!read.complete && read.cursor === undefined)
+			this.logger.error(
+				`${LOG_PREFIX}: the service's list of ${event} messages gives no way to its next page; missed messages older than the ${read.records.length} read are not recovered`,
+			);
 		if (!read.complete && read.cursor !== undefined) {
 			plan.resume[event] = { cursor: read.cursor, records: read.records };
 			cut = true;

@@ -3,6 +3,7 @@
 // that it cannot; it never recovers a message that ran, and never takes an unread answer for "none".
 import { Logger } from '@n8n/backend-common';
 
+import { READ_BOUNDS } from '../../../nodes/shared/history';
 import type { StartedTrigger } from '../../harness';
 import { CONTACT, useSandbox } from '../../support';
 import { apiCalls, control, servedTrigger, storedSecret, trigger, type Json } from './helpers';
@@ -115,6 +116,29 @@ describe('the trigger under the service’s other plausible answers', () => {
 			expect(items.every((item) => item.recovered === true)).toBe(true);
 			expect(logged.error).toEqual([]);
 		});
+	});
+
+	it('a bare array as full as the page asked for: what it cannot reach is said (error), what it read is recovered once', async () => {
+		sb.setAnswers({ list_shape: 'bare_array' });
+		const pageSize = READ_BOUNDS.history.pageSize;
+		READ_BOUNDS.history.pageSize = 3;
+		cleanup.push(async () => void (READ_BOUNDS.history.pageSize = pageSize));
+		const served = await servedTrigger(sb, { options: { catchUpInterval: 10 } });
+		cleanup.push(async () => await served.close());
+		await served.down();
+		for (const text of ['one', 'two', 'three', 'four', 'five']) await inbound(text);
+		await served.up();
+		later(20);
+		const run = await served.harness.startTrigger('init');
+		cleanup.push(async () => await run.close());
+		expect(await until(() => run.emitted.length >= 3, 10_000)).toBe(true);
+		const texts = run.emitted.flatMap((data) => data.flat()).map((i) => (i.json as Json).data.text);
+		expect(texts).toEqual(['three', 'four', 'five']);
+		expect(logged.error).toEqual([
+			expect.stringMatching(
+				/list of message\.inbound messages gives no way to its next page; missed messages older than the 3 read are not recovered/,
+			),
+		]);
 	});
 
 	describe('the webhook configuration in another shape (webhook_config: other_shape)', () => {
