@@ -3,17 +3,48 @@
  * (startSandbox from test/sandbox) and driven through its control API over HTTP, exactly
  * as the printed curl command does.
  */
-import { startSandbox, type Sandbox, type SandboxState } from '../sandbox';
+import {
+	parseAnswersSpec,
+	startSandbox,
+	type Answers,
+	type Sandbox,
+	type SandboxState,
+} from '../sandbox';
 
-export type { Sandbox, SandboxState };
+export type { Answers, Sandbox, SandboxState };
 
-/** webhookTimeoutMs: the service's delivery timeout (default about 8 s); shorter, it stands for an overloaded n8n. */
+/**
+ * The answers SANDBOX_ANSWERS asks for (`list_shape=items_next_url,webhook_log=event_id`, the syntax of
+ * the sandbox CLI's --answers): every suite that starts its sandbox here then runs against them.
+ */
+export function answersFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Answers> {
+	const spec = env.SANDBOX_ANSWERS?.trim();
+	if (!spec) return {};
+	try {
+		return parseAnswersSpec(spec);
+	} catch (err) {
+		throw new Error(`SANDBOX_ANSWERS: ${(err as Error).message}`);
+	}
+}
+
+/**
+ * webhookTimeoutMs: the service's delivery timeout (default about 8 s); shorter, it stands for an overloaded n8n.
+ * answers: how the sandbox answers the spec's open details (test/sandbox/CONTRACT.md, "Answering a guess
+ * differently"), over SANDBOX_ANSWERS setting by setting; the sandbox's reset keeps them.
+ */
 export async function launchSandbox(
 	port = 0,
 	mediaPort = 0,
 	webhookTimeoutMs?: number,
+	answers: Partial<Answers> = {},
 ): Promise<Sandbox> {
-	return await startSandbox({ port, mediaPort, host: '127.0.0.1', webhookTimeoutMs });
+	return await startSandbox({
+		port,
+		mediaPort,
+		host: '127.0.0.1',
+		webhookTimeoutMs,
+		answers: { ...answersFromEnv(), ...answers },
+	});
 }
 
 export class SandboxControl {
@@ -34,6 +65,16 @@ export class SandboxControl {
 
 	async state(): Promise<SandboxState> {
 		return await this.call('GET', '/state');
+	}
+
+	/** The sandbox's current answers (GET /_sandbox/answers). */
+	async answers(): Promise<Answers> {
+		return (await this.call<{ answers: Answers }>('GET', '/answers')).answers;
+	}
+
+	/** Changes some answers until the next reset (POST /_sandbox/answers); returns all seven. */
+	async setAnswers(partial: Partial<Answers>): Promise<Answers> {
+		return (await this.call<{ answers: Answers }>('POST', '/answers', partial)).answers;
 	}
 
 	/** A message from `from` to the account's number `number`; the sandbox relays it to the webhook. */

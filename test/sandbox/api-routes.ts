@@ -1,10 +1,18 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
+import {
+	conversationRecordAnswer,
+	listAnswer,
+	registrationAnswer,
+	sendApiError,
+	webhookConfigAnswer,
+	webhookLogEventIdEntry,
+	wholeListAnswer,
+} from './answers';
 import type { SandboxContext } from './context';
 import { applyFault } from './fault-responses';
 import {
 	asHttpError,
-	errorBody,
 	findRoute,
 	HttpError,
 	parseJsonBody,
@@ -15,11 +23,11 @@ import {
 	type Route,
 } from './http';
 import { sendReply } from './messaging';
-import { pageQuerySchema, paginateNewestFirst } from './pagination';
+import { pageQuerySchema } from './pagination';
 import { MAX_TEXT_LENGTH } from './policy';
 import { phoneSchema } from './schemas';
 import { ACCOUNT_ID } from './seed';
-import { LOG_CATEGORIES, type Scope, type StoredKey } from './types';
+import { LOG_CATEGORIES, type LogEntry, type Scope, type StoredKey } from './types';
 import { checkWebhookUrl } from './webhook';
 
 interface ApiCall {
@@ -84,7 +92,10 @@ const routes: Route<ApiHandler>[] = [
 		pattern: /^\/v1\/console\/keys$/,
 		handler: {
 			scope: null,
-			run: ({ ctx }) => ({ status: 200, body: { data: ctx.store.keyViews() } }),
+			run: ({ ctx }) => ({
+				status: 200,
+				body: wholeListAnswer(ctx.store.answers.current.list_shape, ctx.store.keyViews()),
+			}),
 		},
 	},
 	{
@@ -95,10 +106,8 @@ const routes: Route<ApiHandler>[] = [
 			run: (call) => {
 				const url = checkWebhookUrl(body(webhookBodySchema, call).url);
 				const webhook = call.ctx.store.registerWebhook(url);
-				return {
-					status: 201,
-					body: { url: webhook.url, configured: true, secret: webhook.secret },
-				};
+				const field = call.ctx.store.answers.current.secret_field;
+				return { status: 201, body: registrationAnswer(field, webhook) };
 			},
 		},
 	},
@@ -108,8 +117,11 @@ const routes: Route<ApiHandler>[] = [
 		handler: {
 			scope: null,
 			run: ({ ctx }) => {
-				const webhook = ctx.store.currentWebhook();
-				return { status: 200, body: { url: webhook?.url ?? null, configured: webhook !== null } };
+				const url = ctx.store.currentWebhook()?.url ?? null;
+				return {
+					status: 200,
+					body: webhookConfigAnswer(ctx.store.answers.current.webhook_config, url),
+				};
 			},
 		},
 	},
@@ -131,7 +143,20 @@ const routes: Route<ApiHandler>[] = [
 			scope: null,
 			run: ({ ctx, url }) => {
 				const query = validate(logsQuerySchema, queryObject(url), 'query');
-				return { status: 200, body: paginateNewestFirst(ctx.store.logsOf(query.category), query) };
+				const answers = ctx.store.answers.current;
+				const byEventId = query.category === 'webhook' && answers.webhook_log === 'event_id';
+				const body = listAnswer(answers.list_shape, {
+					items: ctx.store.logsOf(query.category),
+					order: byEventId ? 'oldest_first' : 'newest_first',
+					query,
+					url,
+					baseUrl: ctx.baseUrl,
+					show: byEventId
+						? (entry: LogEntry) =>
+								webhookLogEventIdEntry(entry, ctx.store.deliveryIdOfLog(entry.id))
+						: undefined,
+				});
+				return { status: 200, body };
 			},
 		},
 	},
@@ -153,13 +178,25 @@ const routes: Route<ApiHandler>[] = [
 			scope: 'messages:read',
 			run: ({ ctx, url }) => {
 				const query = validate(inboundQuerySchema, queryObject(url), 'query');
+				const answers = ctx.store.answers.current;
+				// `ignored`: contact and number are read (and validated) but not applied.
+				const filtered = answers.inbound_filters === 'applied';
 				const records = ctx.store.conversationRecords().filter(({ value }) => {
 					if (value.direction !== query.direction) return false;
+					if (!filtered) return true;
 					if (query.number && value.number !== query.number) return false;
 					const contact = value.direction === 'in' ? value.from : value.to;
 					return !query.contact || contact === query.contact;
 				});
-				return { status: 200, body: paginateNewestFirst(records, query) };
+				const body = listAnswer(answers.list_shape, {
+					items: records,
+					order: 'newest_first',
+					query,
+					url,
+					baseUrl: ctx.baseUrl,
+					show: (record) => conversationRecordAnswer(answers.record_fields, record),
+				});
+				return { status: 200, body };
 			},
 		},
 	},
@@ -234,12 +271,15 @@ export async function handleApiRequest(
 	const record = ctx.store.recordApiRequest(method, url.pathname);
 	let keyId: string | null = null;
 	let result: ApiResult;
+	let error: HttpError | null = null;
 	try {
 		const rawBody = await readRawBody(req);
 		const fault = ctx.store.faults.take(url.pathname);
 		if (fault) {
 			record.fault = fault.kind;
-			const handled = await applyFault(fault, res);
+			const handled = await applyFault(fault, res, (faultError) =>
+				sendApiError(res, ctx.store.answers.current.error_body, faultError),
+			);
 			if (handled.answered) {
 				record.status = handled.status;
 				return;
@@ -260,12 +300,8 @@ export async function handleApiRequest(
 		}
 		result = await route.handler.run({ ctx, key: auth.key, params: route.params, url, rawBody });
 	} catch (err) {
-		const error = asHttpError(err);
-		result = {
-			status: error.status,
-			body: errorBody(error.code, error.message),
-			headers: error.headers,
-		};
+		error = asHttpError(err);
+		result = { status: error.status };
 		if (error.status >= 400 && error.status < 500) {
 			ctx.store.log('rejections', {
 				method,
@@ -277,5 +313,6 @@ export async function handleApiRequest(
 		}
 	}
 	record.status = result.status;
-	sendJson(res, result.status, result.body, result.headers);
+	if (error) sendApiError(res, ctx.store.answers.current.error_body, error);
+	else sendJson(res, result.status, result.body, result.headers);
 }

@@ -1,10 +1,11 @@
-/* `npm run sandbox [-- --port 4010 --media-port 4011 --host 127.0.0.1 --webhook-timeout-ms 8000]` */
+/* `npm run sandbox [-- --port 4010 --media-port 4011 --host 127.0.0.1 --webhook-timeout-ms 8000 --answers list_shape=items_next_url]` */
+import { parseAnswersSpec } from './answers';
 import { CONTROL_API_SUMMARY } from './control-routes';
 import { startSandbox } from './server';
 import type { SandboxOptions } from './types';
 
 const USAGE =
-	'Usage: npm run sandbox -- [--port 4010] [--media-port 4011] [--host 127.0.0.1] [--webhook-timeout-ms 8000]';
+	'Usage: npm run sandbox -- [--port 4010] [--media-port 4011] [--host 127.0.0.1] [--webhook-timeout-ms 8000] [--answers setting=value,...]';
 
 export function parseArgs(argv: string[]): SandboxOptions {
 	const options: SandboxOptions = { port: 4010 };
@@ -23,6 +24,13 @@ export function parseArgs(argv: string[]): SandboxOptions {
 		else if (flag === '--webhook-timeout-ms') options.webhookTimeoutMs = number();
 		else if (flag === '--host' && value) {
 			options.host = value;
+			i++;
+		} else if (flag === '--answers' && value) {
+			try {
+				options.answers = { ...options.answers, ...parseAnswersSpec(value) };
+			} catch (err) {
+				throw new Error(`${(err as Error).message}\n${USAGE}`);
+			}
 			i++;
 		} else throw new Error(`Unknown argument ${flag}\n${USAGE}`);
 	}
@@ -43,6 +51,9 @@ async function main(): Promise<void> {
 		`  Base URL      ${sandbox.baseUrl}   (API under /v1)`,
 		`  Media origin  ${sandbox.mediaBaseUrl}   (signed media links)`,
 		`  Chat page     ${sandbox.baseUrl}/   (open in a browser: conversations, statuses, delivery log)`,
+		`  Answers       ${Object.entries(sandbox.answers())
+			.map(([name, value]) => `${name}=${value}`)
+			.join(',')}`,
 		'',
 		'Numbers (phone_number_id  display number)',
 		...sandbox.numbers.map((n) => `  ${n.phone_number_id}  ${n.display_number}`),

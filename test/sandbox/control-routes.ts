@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
+import { answersFromBody } from './answers';
 import type { SandboxContext } from './context';
 import {
 	asHttpError,
@@ -33,6 +34,7 @@ export const CONTROL_API_SUMMARY: readonly string[] = [
 	'POST   /_sandbox/status   {id, status, error?}  -> 200 {message, delivery}',
 	'POST   /_sandbox/faults   {count, kind: status_500|status_429|reset|delay|malformed_json, retry_after_seconds?, delay_ms?, path_prefix?}  -> 201 {fault}',
 	'GET    /_sandbox/faults   pending faults; DELETE /_sandbox/faults clears them',
+	'GET    /_sandbox/answers  how the API answers the open details -> {answers}; POST a partial set {list_shape?, record_fields?, inbound_filters?, webhook_log?, secret_field?, error_body?, webhook_config?} -> 200 {answers}',
 	'POST   /_sandbox/media-host/mode {kind: normal|redirects|redirect_loop|redirect_to|gzip_bomb|trickle, count?, location?, decompressed_bytes?, bytes_per_second?, content_type?, filename?}  -> 200 {mode}',
 ];
 
@@ -272,6 +274,19 @@ const routes: Route<ControlHandler>[] = [
 			call.ctx.store.mediaHostMode = body(mediaHostModeSchema, call);
 			return { status: 200, body: { mode: call.ctx.store.mediaHostMode } };
 		},
+	},
+	{
+		method: 'GET',
+		pattern: /^\/_sandbox\/answers$/,
+		handler: ({ ctx }) => ({ status: 200, body: { answers: { ...ctx.store.answers.current } } }),
+	},
+	{
+		method: 'POST',
+		pattern: /^\/_sandbox\/answers$/,
+		handler: ({ ctx, rawBody }) => ({
+			status: 200,
+			body: { answers: ctx.store.answers.set(answersFromBody(parseJsonBody(rawBody))) },
+		}),
 	},
 	{
 		method: 'GET',

@@ -1,5 +1,4 @@
 import type { ServerResponse } from 'node:http';
-import { errorBody, sendJson } from './http';
 import type { FaultView } from './types';
 
 export interface FaultOutcome {
@@ -12,22 +11,36 @@ export interface FaultOutcome {
 const DEFAULT_DELAY_MS = 1000;
 const DEFAULT_RETRY_AFTER_SECONDS = 1;
 
+/** Writes an error answer in the sandbox's current error_body (answers.ts sendApiError). */
+export type SendError = (error: {
+	status: number;
+	code: string;
+	message: string;
+	headers?: Record<string, string>;
+}) => void;
+
 /** Replaces (or, for `delay`, holds back) the normal answer of one /v1 request. */
-export async function applyFault(fault: FaultView, res: ServerResponse): Promise<FaultOutcome> {
+export async function applyFault(
+	fault: FaultView,
+	res: ServerResponse,
+	sendError: SendError,
+): Promise<FaultOutcome> {
 	switch (fault.kind) {
 		case 'status_500':
-			sendJson(res, 500, errorBody('internal_error', 'Injected fault: internal server error'));
+			sendError({
+				status: 500,
+				code: 'internal_error',
+				message: 'Injected fault: internal server error',
+			});
 			return { answered: true, status: 500 };
 		case 'status_429': {
 			const retryAfter = fault.retry_after_seconds ?? DEFAULT_RETRY_AFTER_SECONDS;
-			sendJson(
-				res,
-				429,
-				errorBody('rate_limited', `Injected fault: too many requests, retry after ${retryAfter} s`),
-				{
-					'Retry-After': String(retryAfter),
-				},
-			);
+			sendError({
+				status: 429,
+				code: 'rate_limited',
+				message: `Injected fault: too many requests, retry after ${retryAfter} s`,
+				headers: { 'Retry-After': String(retryAfter) },
+			});
 			return { answered: true, status: 429 };
 		}
 		case 'reset':

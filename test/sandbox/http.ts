@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ZodTypeAny, output } from 'zod';
 
@@ -64,6 +65,29 @@ export function queryObject(url: URL): Record<string, string> {
 	return Object.fromEntries(url.searchParams.entries());
 }
 
+/** A random marker per process, so that no text a client sends can pass for a raw number. */
+const RAW_NUMBER_MARK = `raw-number-${randomBytes(8).toString('hex')}:`;
+const RAW_NUMBER_TOKEN = new RegExp(`"${RAW_NUMBER_MARK}(-?\\d+(?:\\.\\d+)?)"`, 'g');
+
+/**
+ * A JSON number written exactly as `text` (e.g. `1795770930.120000`, trailing zeros kept), which
+ * JSON.stringify cannot do with a number. Only sendJson (stringifyJson) writes it as a number.
+ */
+export class RawJsonNumber {
+	constructor(readonly text: string) {
+		if (!/^-?\d+(\.\d+)?$/.test(text)) throw new Error(`Not a JSON number: ${text}`);
+	}
+
+	toJSON(): string {
+		return RAW_NUMBER_MARK + this.text;
+	}
+}
+
+/** JSON.stringify, with RawJsonNumber values written as the number they hold. */
+export function stringifyJson(body: unknown): string {
+	return JSON.stringify(body).replace(RAW_NUMBER_TOKEN, (_match, digits: string) => digits);
+}
+
 export function sendJson(
 	res: ServerResponse,
 	status: number,
@@ -76,7 +100,7 @@ export function sendJson(
 		res.end();
 		return;
 	}
-	const payload = Buffer.from(JSON.stringify(body));
+	const payload = Buffer.from(stringifyJson(body));
 	res.writeHead(status, {
 		'Content-Type': 'application/json; charset=utf-8',
 		'Content-Length': String(payload.length),

@@ -15,16 +15,28 @@ export const pageQuerySchema = z.object({
 	cursor: z.string().min(1).optional(),
 });
 
+/** `page` of the `page_number` list shape (answers.ts): 1-based, default 1. */
+export const pageNumberSchema = z.object({
+	page: z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER).default(1),
+});
+
+/** Newest first (every list today), or oldest first (the `webhook_log: event_id` answer). */
+export type ListOrder = 'newest_first' | 'oldest_first';
+
 const CURSOR_PREFIX = 'cur_';
+const CURSOR_WORD: Record<ListOrder, string> = {
+	newest_first: 'before',
+	oldest_first: 'after',
+};
 
-const encodeCursor = (seq: number): string =>
-	CURSOR_PREFIX + Buffer.from(`before:${seq}`).toString('base64url');
+const encodeCursor = (order: ListOrder, seq: number): string =>
+	CURSOR_PREFIX + Buffer.from(`${CURSOR_WORD[order]}:${seq}`).toString('base64url');
 
-function decodeCursor(cursor: string): number {
+function decodeCursor(cursor: string, order: ListOrder): number {
 	const decoded = cursor.startsWith(CURSOR_PREFIX)
 		? Buffer.from(cursor.slice(CURSOR_PREFIX.length), 'base64url').toString('utf8')
 		: '';
-	const match = /^before:(\d+)$/.exec(decoded);
+	const match = new RegExp(`^${CURSOR_WORD[order]}:(\\d+)$`).exec(decoded);
 	if (!match)
 		throw new HttpError(
 			400,
@@ -34,18 +46,55 @@ function decodeCursor(cursor: string): number {
 	return Number(match[1]);
 }
 
+/** One cursor-addressed page: the values and the cursor of the next page (null on the last). */
+export interface CursorPage<T> {
+	values: T[];
+	nextCursor: string | null;
+}
+
+/** `items` is oldest first; the cursor points past the last item returned, in the list's order. */
+export function paginateByCursor<T>(
+	items: readonly Sequenced<T>[],
+	query: { limit: number; cursor?: string },
+	order: ListOrder = 'newest_first',
+): CursorPage<T> {
+	let rest: Sequenced<T>[];
+	if (order === 'newest_first') {
+		const before =
+			query.cursor === undefined ? Number.POSITIVE_INFINITY : decodeCursor(query.cursor, order);
+		rest = items.filter((item) => item.seq < before).reverse();
+	} else {
+		const after = query.cursor === undefined ? 0 : decodeCursor(query.cursor, order);
+		rest = items.filter((item) => item.seq > after);
+	}
+	const pageItems = rest.slice(0, query.limit);
+	const hasMore = rest.length > query.limit;
+	return {
+		values: pageItems.map((item) => item.value),
+		nextCursor: hasMore ? encodeCursor(order, pageItems[pageItems.length - 1].seq) : null,
+	};
+}
+
 /** Newest first; the cursor points below the last item returned. `items` is oldest first. */
 export function paginateNewestFirst<T>(
 	items: readonly Sequenced<T>[],
 	query: { limit: number; cursor?: string },
 ): Page<T> {
-	const before = query.cursor === undefined ? Number.POSITIVE_INFINITY : decodeCursor(query.cursor);
-	const older = items.filter((item) => item.seq < before).reverse();
-	const pageItems = older.slice(0, query.limit);
-	const hasMore = older.length > query.limit;
+	const page = paginateByCursor(items, query, 'newest_first');
+	return { data: page.values, has_more: page.nextCursor !== null, next_cursor: page.nextCursor };
+}
+
+/** Page `page` (1-based) of `perPage` items in the list's order; past the last page, no items. */
+export function paginateByNumber<T>(
+	items: readonly Sequenced<T>[],
+	perPage: number,
+	page: number,
+	order: ListOrder = 'newest_first',
+): { values: T[]; total_pages: number } {
+	const ordered = order === 'newest_first' ? [...items].reverse() : [...items];
+	const start = (page - 1) * perPage;
 	return {
-		data: pageItems.map((item) => item.value),
-		has_more: hasMore,
-		next_cursor: hasMore ? encodeCursor(pageItems[pageItems.length - 1].seq) : null,
+		values: ordered.slice(start, start + perPage).map((item) => item.value),
+		total_pages: Math.ceil(ordered.length / perPage),
 	};
 }

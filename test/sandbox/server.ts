@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { AnswerSettings, requireAnswers } from './answers';
 import { handleApiRequest } from './api-routes';
 import { SandboxClock } from './clock';
 import type { SandboxContext } from './context';
@@ -16,6 +17,8 @@ import { WebhookDispatcher } from './webhook';
 /** Starts the API server and the media host (a second origin) and returns their handle. */
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
 	const host = options.host ?? '127.0.0.1';
+	// Checked before anything listens, so a bad setting leaves nothing to close.
+	const answers = new AnswerSettings(options.answers);
 	const apiServer = createServer();
 	const mediaServer = createServer();
 	try {
@@ -30,7 +33,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 
 	const clock = new SandboxClock();
 	const seed = createSeed();
-	const store = new SandboxStore(clock, seed);
+	const store = new SandboxStore(clock, seed, answers);
 	const webhooks = new WebhookDispatcher(
 		store,
 		options.webhookTimeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS,
@@ -65,6 +68,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 		},
 		now: () => clock.now(),
 		state: () => store.snapshot(),
+		answers: () => ({ ...answers.current }),
+		setAnswers: (partial) => answers.set(requireAnswers(partial)),
 	};
 }
 

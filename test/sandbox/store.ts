@@ -1,3 +1,4 @@
+import { AnswerSettings } from './answers';
 import type { SandboxClock } from './clock';
 import { formatMicroTimestamp } from './clock';
 import { FaultQueue } from './faults';
@@ -64,6 +65,8 @@ export class SandboxStore {
 		string,
 		{ event: WebhookEventName; data: Record<string, unknown> }
 	>();
+	/** The delivery each `webhook` log entry is about, by log id (the `webhook_log: event_id` answer). */
+	private webhookLogDeliveries = new Map<string, string>();
 	private changeListeners = new Set<() => void>();
 	/** How the media host answers valid links (POST /_sandbox/media-host/mode); normal after reset. */
 	mediaHostMode: MediaHostMode = { kind: 'normal' };
@@ -71,6 +74,8 @@ export class SandboxStore {
 	constructor(
 		private readonly clock: SandboxClock,
 		private readonly seed: Seed,
+		/** How the API answers the spec's open details (answers.ts); back to the start set on reset. */
+		readonly answers: AnswerSettings = new AnswerSettings(),
 	) {
 		this.reset();
 	}
@@ -87,6 +92,8 @@ export class SandboxStore {
 		this.mediaRequests = [];
 		this.apiRequests = [];
 		this.logs = [];
+		this.webhookLogDeliveries.clear();
+		this.answers.reset();
 		this.faults.clear();
 		this.creditBalance = INITIAL_CREDIT_BALANCE;
 		this.mediaHostMode = { kind: 'normal' };
@@ -275,6 +282,18 @@ export class SandboxStore {
 		this.logs.push({ seq: this.nextSeq(), atMs: this.nowMs(), value: entry });
 		this.touch();
 		return entry;
+	}
+
+	/** Writes the `webhook` log entry of one delivery attempt (CONTRACT L2). */
+	logWebhookAttempt(deliveryId: string, details: Record<string, unknown>): LogEntry {
+		const entry = this.log('webhook', details);
+		this.webhookLogDeliveries.set(entry.id, deliveryId);
+		return entry;
+	}
+
+	/** The delivery a `webhook` log entry is about. */
+	deliveryIdOfLog(logId: string): string | undefined {
+		return this.webhookLogDeliveries.get(logId);
 	}
 
 	logsOf(category: LogCategory): Sequenced<LogEntry>[] {

@@ -1,5 +1,7 @@
 /** Shared vocabulary of the sandbox: constants from the spec and the shapes the sandbox chose. */
 
+import type { Answers } from './answers';
+
 export const SCOPES = [
 	'balance:read',
 	'templates:read',
@@ -237,6 +239,11 @@ export interface SandboxOptions {
 	mediaPort?: number;
 	host?: string;
 	webhookTimeoutMs?: number;
+	/**
+	 * Answers some of the spec's open details another way (answers.ts, CONTRACT "Answering a guess
+	 * differently"); the settings left out keep their default. Reset comes back to these.
+	 */
+	answers?: Partial<Answers>;
 }
 
 export interface Sandbox {
@@ -252,4 +259,8 @@ export interface Sandbox {
 	advanceClock(seconds: number): void;
 	now(): Date;
 	state(): SandboxState;
+	/** The current answers (all seven settings). */
+	answers(): Answers;
+	/** Changes some settings until the next reset (which restores the start answers); returns all seven. */
+	setAnswers(partial: Partial<Answers>): Answers;
 }

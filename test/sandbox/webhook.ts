@@ -85,7 +85,7 @@ export class WebhookDispatcher {
 			answer,
 			resendOf,
 		);
-		this.store.log('webhook', {
+		this.store.logWebhookAttempt(record.id, {
 			event,
 			// The message the delivery carried (CONTRACT L2): status events name theirs too.
 			wa_message_id: typeof data.wa_message_id === 'string' ? data.wa_message_id : null,
