@@ -102,6 +102,24 @@ describeWithSandbox('Message → Get Status', (sandbox) => {
 		expect(error.description).toContain('No message msg_unknown');
 	});
 
+	// The spec does not show error bodies: the sandbox answers each plausible shape (issue 37).
+	it.each(['error_object', 'detail', 'message', 'text'] as const)(
+		"error_body %s: the message says which id to use and quotes the service's sentence",
+		async (errorBody) => {
+			sandbox.setAnswers({ error_body: errorBody });
+			const error = errorOf(await run(sandbox, { ...GET_STATUS, messageId: 'msg_unknown' }));
+			expect(error.message).toMatch(
+				/^Message → Get Status failed \(404\): the service has no message with this ID\. Use the "id" a Reply returned/,
+			);
+			expect(error.message).toMatch(/The service said: "No message msg_unknown"$/);
+			// A revoked key, in the same shape: the way out, then the service's sentence.
+			const revoked = errorOf(await run(sandbox, { ...GET_STATUS, messageId }, { key: 'revoked' }));
+			expect(revoked.message).toMatch(
+				/^The API key is revoked or unknown \(401\): make one in the console's Keys tab.*\. The service said: "[^"<]+"$/,
+			);
+		},
+	);
+
 	it("a wa_message_id (the platform's id) gets the same advice", async () => {
 		const record = await inbound(sandbox);
 		const error = errorOf(
