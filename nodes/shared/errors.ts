@@ -1,11 +1,16 @@
 /**
- * What an HTTP failure means for the user, as plain data. The spec fixes 401 and 403; a missing
- * `from` and a closed 24-hour window have no status shown, so those messages are hedged.
+ * What an HTTP failure means for the user, as plain data. n8n's editor shows an error's message,
+ * never its description: each message says what failed, the status, what to do, and then quotes
+ * the service's own sentence; the description keeps the details and the body as it came. The
+ * spec fixes 401 and 403; a missing `from` and a closed 24-hour window have no status shown, so
+ * those messages are hedged.
  */
 import type { INode } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
-import { isPlainObject } from './json';
+import { bodyAsText, withServiceSentence } from './serviceText';
+
+export { bodyAsText, serviceMessage } from './serviceText';
 
 export interface RequestContext {
 	/** e.g. "Message → Get Status". */
@@ -17,41 +22,11 @@ export interface RequestContext {
 	reply?: { from?: string };
 	/** Set for a media download: a 404/410 means the media is past retention. */
 	media?: boolean;
+	/** What a 404 means here and what to do, e.g. which ID to use instead. */
+	notFound?: string;
 }
 
 export type ErrorExplanation = { message: string; description: string };
-
-const MAX_BODY_CHARS = 2000;
-
-/** The body as the service sent it, shortened only when huge. */
-export function bodyAsText(body: unknown): string {
-	if (body === undefined || body === null || body === '') return '(empty body)';
-	let text: string;
-	if (Buffer.isBuffer(body)) text = body.toString('utf8');
-	else if (typeof body === 'string') text = body;
-	else {
-		try {
-			text = JSON.stringify(body);
-		} catch {
-			text = String(body);
-		}
-	}
-	return text.length > MAX_BODY_CHARS
-		? `${text.slice(0, MAX_BODY_CHARS)}… (${text.length} chars)`
-		: text;
-}
-
-/** The sentence an error body carries for people: `error.message` (CONTRACT G1) or `message`. */
-export function serviceMessage(body: unknown): string | undefined {
-	if (!isPlainObject(body)) return undefined;
-	const nested = isPlainObject(body.error) ? body.error.message : undefined;
-	const found = [nested, body.message].find(
-		(value): value is string => typeof value === 'string' && value.trim() !== '',
-	);
-	if (!found) return undefined;
-	const text = found.trim().replace(/\s+/g, ' ');
-	return text.length > 300 ? `${text.slice(0, 300)}…` : text;
-}
 
 /** Retry-After (seconds or an HTTP date) in milliseconds. */
 export function retryAfterMs(headers: ResponseHeaders | undefined): number | undefined {
@@ -67,35 +42,78 @@ export type ResponseHeaders = Record<string, string | string[] | undefined>;
 
 const WINDOW_HINT = /window|24[ -]?h|template/i;
 const FROM_HINT = /(^|[^a-z])from([^a-z]|$)/i;
+const TEMPLATE =
+	'send an approved template message instead (HTTP Request node with this credential)';
+const NEW_KEY =
+	"make one in the console's Keys tab and put it in the Business Messaging API credential";
+const CHECK_SENDS = 'check Log → Get Many (category Sends) before sending it again';
 
 /** A reply refused with a status the spec does not fix: worded from the body, else both causes. */
 function explainRefusedReply(
 	status: number,
 	body: unknown,
 	from: string | undefined,
+	served: string,
 ): ErrorExplanation {
+	// The hints read the body as it came (a code such as window_closed), not only its sentence.
 	const text = bodyAsText(body);
-	const served = `The service answered ${status}: ${text}`;
 	if (WINDOW_HINT.test(text)) {
 		return {
-			message: `The 24-hour reply window is closed for this contact (${status}): send a template message instead`,
+			message: withServiceSentence(
+				`The 24-hour reply window is closed for this contact (${status}): ${TEMPLATE}`,
+				body,
+			),
 			description: `Free-text replies are allowed only within 24 hours of the contact's last message to this number. Outside it, send an approved template message (HTTP Request node with this credential). ${served}`,
 		};
 	}
 	if (!from && FROM_HINT.test(text)) {
 		return {
-			message: `The service refused the reply (${status}): From is required when the key is limited to several numbers`,
+			message: withServiceSentence(
+				`The service refused the reply (${status}): From is required when the key is limited to several numbers. Set From to the "number" field of the inbound event`,
+				body,
+			),
 			description: `Set From to the phone_number_id that received the message: the "number" field of the inbound event. ${served}`,
 		};
 	}
+	const todo = from
+		? 'Check To and Text; if the contact last wrote more than 24 hours ago, send a template message instead'
+		: 'Set From (the inbound event\'s "number") if the key is limited to several numbers; if the contact last wrote more than 24 hours ago, send a template message instead';
 	const causes = from
 		? "If the contact's last message to this number is more than 24 hours old, the free-text window is closed and a template message is needed instead."
 		: 'From was empty: a key limited to several numbers needs From (the "number" field of the inbound event). If the contact\'s last message is more than 24 hours old, a template message is needed instead.';
-	// The service's own sentence says why better than our guesses.
-	const said = serviceMessage(body);
 	return {
-		message: `The service refused the reply (${status})${said ? `: ${said}` : ''}`,
+		message: withServiceSentence(`The service refused the reply (${status}). ${todo}`, body),
 		description: `${causes} ${served}`,
+	};
+}
+
+/** 404 and 410: what is missing depends on the operation. */
+function explainNotFound(status: number, body: unknown, context: RequestContext, served: string) {
+	const { operation } = context;
+	if (context.media && status === 410) {
+		return {
+			message: withServiceSentence(
+				`${operation} failed (410): the media is past the account's retention window and cannot be downloaded any more. Download media soon after its event arrives (the trigger's Download Media option does)`,
+				body,
+			),
+			description: `Media is kept only for the account's retention window. ${served}`,
+		};
+	}
+	if (context.media) {
+		return {
+			message: withServiceSentence(
+				`${operation} failed (${status}): the service has no media with this ID. Use the media_id or media_url of an inbound event, soon after it arrives (an echo's media is never hosted)`,
+				body,
+			),
+			description: `The ID may be wrong, the media may not be hosted (an echo's media never is), or it may be past the account's retention window. ${served}`,
+		};
+	}
+	const meaning =
+		context.notFound ??
+		"the service has nothing at this address. Check the ID or value this operation reads, and that the credential's Base URL is the service's address (without /v1)";
+	return {
+		message: withServiceSentence(`${operation} failed (${status}): ${meaning}`, body),
+		description: served,
 	};
 }
 
@@ -105,7 +123,12 @@ export function explainHttpError(
 	context: RequestContext,
 	headers?: ResponseHeaders,
 ): ErrorExplanation {
+	const { operation } = context;
 	const served = `The service answered ${status}: ${bodyAsText(body)}`;
+	const quoted = (message: string, description: string) => ({
+		message: withServiceSentence(message, body),
+		description,
+	});
 
 	if (status === 429) {
 		const waitMs = retryAfterMs(headers);
@@ -113,74 +136,135 @@ export function explainHttpError(
 		const replyNote = context.reply
 			? 'A reply is never retried by the node; a 429 usually means the service did not accept it, so it can be sent again once the wait is over.'
 			: 'Reads are retried up to 3 times, waiting as asked for up to 30 s; the limit was still in force.';
-		return {
-			message: `${context.operation}: the service is limiting requests (429)${wait ? `, retry after ${wait}` : ''}`,
-			description: `The service asked to slow down${wait ? ` and to wait ${wait} (Retry-After)` : ''}. ${replyNote} ${served}`,
-		};
+		const waitFor = `Wait ${wait ?? 'a moment'}`;
+		const todo = context.reply
+			? ` and the reply was not sent again. ${waitFor}, then send it again`
+			: `. ${waitFor} and run it again, or space out the calls`;
+		return quoted(
+			`${operation}: the service is limiting requests (429)${todo}`,
+			`The service asked to slow down${wait ? ` and to wait ${wait} (Retry-After)` : ''}. ${replyNote} ${served}`,
+		);
 	}
 
 	if (context.reply && status >= 500) {
-		return {
-			message: `${context.operation} failed (${status}): the service had an error; the reply was not sent again`,
-			description: `The service may or may not have sent the reply before failing: check (Log → Get Many, category sends) before sending it again. ${served}`,
-		};
+		return quoted(
+			`${operation} failed (${status}): the service had an error and the reply was not sent again. It may have gone out: ${CHECK_SENDS}`,
+			`The service may or may not have sent the reply before failing: check (Log → Get Many, category sends) before sending it again. ${served}`,
+		);
+	}
+
+	if (status >= 500) {
+		return quoted(
+			`${operation} failed (${status}): the service had an error. Run it again later; if it keeps failing, tell the service's support`,
+			served,
+		);
 	}
 
 	if (status === 401) {
-		return {
-			message: 'The API key is revoked or unknown (401)',
-			description: `Make a new key in the console's Keys tab and paste it into the Business Messaging API credential. ${served}`,
-		};
+		return quoted(
+			`The API key is revoked or unknown (401): ${NEW_KEY}`,
+			`${operation} was refused. Make a new key in the console's Keys tab and paste it into the Business Messaging API credential. ${served}`,
+		);
 	}
 
 	if (status === 403 && context.reply) {
 		const from = context.reply.from ? `"${context.reply.from}"` : 'the number the key implies';
-		return {
-			message: `The key may not send this reply (403): From ${from} is not among the numbers the key is limited to, or the key lacks the messages:send scope`,
-			description: `Set From to one of the key's allowed numbers (Key → Get Many shows them; the inbound event's "number" field is the receiving number), or use a key with messages:send. ${served}`,
-		};
+		return quoted(
+			`The key may not send this reply (403): From ${from} is not among the numbers the key is limited to, or the key lacks the messages:send scope. Set From to one of the key's numbers (Key → Get Many lists them), or use a key with messages:send`,
+			`Set From to one of the key's allowed numbers (Key → Get Many shows them; the inbound event's "number" field is the receiving number), or use a key with messages:send. ${served}`,
+		);
 	}
 
 	if (status === 403) {
 		const scope = context.scope ? `the ${context.scope} scope` : 'the scope this operation needs';
-		return {
-			message: `The API key lacks ${scope} (403)`,
-			description: `${context.operation} needs ${scope}. Make a key that has it in the console's Keys tab. ${served}`,
-		};
+		const todo = context.scope
+			? `use a key with ${context.scope}: ${NEW_KEY}`
+			: `use a key with more scopes: ${NEW_KEY}`;
+		return quoted(
+			`The API key lacks ${scope} (403): ${todo}`,
+			`${operation} needs ${scope}. Make a key that has it in the console's Keys tab. ${served}`,
+		);
 	}
 
-	if (context.reply && status >= 400 && status < 500 && status !== 404 && status !== 429)
-		return explainRefusedReply(status, body, context.reply.from);
+	if (context.reply && status >= 400 && status < 500 && status !== 404)
+		return explainRefusedReply(status, body, context.reply.from, served);
 
-	if (context.media && status === 410) {
-		return {
-			message: `The media is no longer available (410): it is past the account's retention window`,
-			description: `Media is kept only for the account's retention window; download it soon after the event arrives (the trigger's Download Media option does). ${served}`,
-		};
-	}
-
-	if (context.media && status === 404) {
-		return {
-			message: 'The media was not found (404)',
-			description: `The ID may be wrong, the media may not be hosted (an echo's media never is), or it may be past the account's retention window. ${served}`,
-		};
-	}
+	if (status === 404 || status === 410) return explainNotFound(status, body, context, served);
 
 	if (status === 414 || status === 431) {
-		return {
-			message: `${context.operation} failed (${status}): the request's address is too long for the service`,
-			description: `An ID or a query value is too long to be sent in the URL. Check the field, or the expression that fills it. ${served}`,
-		};
+		return quoted(
+			`${operation} failed (${status}): the request's address is too long for the service. Shorten the ID or query value, or fix the expression that fills it`,
+			`An ID or a query value is too long to be sent in the URL. Check the field, or the expression that fills it. ${served}`,
+		);
 	}
 
 	if (status === 413) {
-		return {
-			message: `${context.operation} failed (413): the request is too large for the service`,
-			description: `A value sent in the request body is too large. Check the field, or the expression that fills it. ${served}`,
-		};
+		return quoted(
+			`${operation} failed (413): the request is too large for the service. Shorten the value sent, or fix the expression that fills it`,
+			`A value sent in the request body is too large. Check the field, or the expression that fills it. ${served}`,
+		);
 	}
 
-	return { message: `${context.operation} failed (${status})`, description: served };
+	if (status >= 300 && status < 400) {
+		return quoted(
+			`${operation} failed (${status}): the service answered with a redirect. Set the credential's Base URL to the address the service answers on (https, without /v1)`,
+			`Requests carrying the API key never follow redirects. ${served}`,
+		);
+	}
+
+	if (status >= 400) {
+		return quoted(
+			`${operation} failed (${status}): the service refused the request. Check the node's fields and the expressions that fill them`,
+			served,
+		);
+	}
+
+	return quoted(
+		`${operation} failed (${status}): run it again; if it keeps failing, tell the service's support`,
+		served,
+	);
+}
+
+const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'ESOCKETTIMEDOUT', 'ECONNABORTED']);
+
+/** A request that got no answer at all (refused connection, reset, timeout). */
+export function explainNetworkFailure(
+	reason: string,
+	context: RequestContext,
+	attempt: { write: boolean; attempts: number },
+): ErrorExplanation {
+	const { operation } = context;
+	const timedOut = TIMEOUT_CODES.has(reason) || /time(d)? ?out/i.test(reason);
+	const what = timedOut
+		? 'the service did not answer in time'
+		: `could not reach the service (${reason.slice(0, 120)})`;
+	const todo = attempt.write
+		? `It was not sent again, because the service may already have acted on it: ${context.reply ? CHECK_SENDS : 'check before repeating it'}`
+		: timedOut
+			? `Tried ${attempt.attempts} time(s). Run it again later; if it keeps happening, check the credential's Base URL`
+			: `Check the credential's Base URL and that n8n can reach the service, then run it again`;
+	return {
+		message: `${operation}: ${what}. ${todo}`,
+		description: `The connection failed (${reason}). Check the credential's Base URL and that the service is reachable. ${
+			attempt.write
+				? 'It was not sent again, because the service may already have acted on it: check before retrying.'
+				: `Tried ${attempt.attempts} time(s).`
+		}`,
+	};
+}
+
+/**
+ * A NodeApiError whose message stays ours: n8n swaps a message naming e.g. ECONNRESET or EPERM
+ * (even inside the service's quoted sentence) for a generic one without the way out.
+ */
+export function apiError(
+	node: INode,
+	response: object,
+	options: { message: string; description?: string; httpCode?: string; itemIndex?: number },
+): NodeApiError {
+	const error = new NodeApiError(node, response as never, options);
+	error.message = options.message;
+	return error;
 }
 
 /** A node's own errors as they are, anything else wrapped; all with the item's index. */

@@ -18,7 +18,7 @@ function idFromNumber(node: INode, value: number, fieldName: string, itemIndex?:
 	if (Number.isSafeInteger(value)) return String(value);
 	throw new NodeOperationError(
 		node,
-		`${fieldName} must be text: the number ${String(value)} is not an exact ID`,
+		`${fieldName} must be text: the number ${String(value)} is not an exact ID. Pass the ID as text, as the service sends it`,
 		{
 			itemIndex,
 			description: `An expression made ${fieldName} a number that cannot be an ID exactly (numbers of more than 15 digits lose digits; IDs have no fractions). Pass the ID as text, as the service sends it. ${NOTHING_SENT}`,
@@ -35,24 +35,38 @@ export function requireText(
 ): string {
 	const sentence = (...parts: string[]) => parts.filter(Boolean).join(' ');
 	if (value !== undefined && value !== null && typeof value !== 'string') {
-		throw new NodeOperationError(node, `${fieldName} must be text, got ${describeType(value)}`, {
-			itemIndex,
-			description: sentence(
-				`Check the expression that fills ${fieldName}: it should resolve to a string.`,
+		throw new NodeOperationError(
+			node,
+			sentence(
+				`${fieldName} must be text, got ${describeType(value)}: check the expression that fills it.`,
 				hint,
-				NOTHING_SENT,
-			),
-		});
+			).replace(/\.$/, ''),
+			{
+				itemIndex,
+				description: sentence(
+					`Check the expression that fills ${fieldName}: it should resolve to a string.`,
+					hint,
+					NOTHING_SENT,
+				),
+			},
+		);
 	}
 	if (value === undefined || value === null || value.trim() === '') {
-		throw new NodeOperationError(node, `${fieldName} is empty`, {
-			itemIndex,
-			description: sentence(
-				`Enter ${fieldName}, or check that the expression that fills it resolves for this item.`,
+		throw new NodeOperationError(
+			node,
+			sentence(
+				`${fieldName} is empty: enter it, or check that the expression that fills it resolves for this item.`,
 				hint,
-				NOTHING_SENT,
-			),
-		});
+			).replace(/\.$/, ''),
+			{
+				itemIndex,
+				description: sentence(
+					`Enter ${fieldName}, or check that the expression that fills it resolves for this item.`,
+					hint,
+					NOTHING_SENT,
+				),
+			},
+		);
 	}
 	return value;
 }
@@ -71,10 +85,14 @@ export function pathSegment(
 ): string {
 	const text = typeof value === 'number' ? idFromNumber(node, value, fieldName, itemIndex) : value;
 	if (typeof text !== 'string') {
-		throw new NodeOperationError(node, `${fieldName} must be text, got ${describeType(text)}`, {
-			itemIndex,
-			description: `Check the expression that fills ${fieldName}: it should resolve to an ID string. ${NOTHING_SENT}`,
-		});
+		throw new NodeOperationError(
+			node,
+			`${fieldName} must be text, got ${describeType(text)}: check the expression that fills it (it should resolve to an ID)`,
+			{
+				itemIndex,
+				description: `Check the expression that fills ${fieldName}: it should resolve to an ID string. ${NOTHING_SENT}`,
+			},
+		);
 	}
 	const id = requireText(node, text, fieldName, itemIndex).trim();
 	if (
@@ -84,10 +102,14 @@ export function pathSegment(
 		id === '..' ||
 		hasControlCharacter(id)
 	) {
-		throw new NodeOperationError(node, `${fieldName} "${id.slice(0, 100)}" is not a valid ID`, {
-			itemIndex,
-			description: `${fieldName} must be a single ID, without slashes, dot segments or control characters. ${NOTHING_SENT}`,
-		});
+		throw new NodeOperationError(
+			node,
+			`${fieldName} "${id.slice(0, 100)}" is not a valid ID: enter a single ID, without slashes or dot segments`,
+			{
+				itemIndex,
+				description: `${fieldName} must be a single ID, without slashes, dot segments or control characters. ${NOTHING_SENT}`,
+			},
+		);
 	}
 	return encodeURIComponent(id);
 }
@@ -102,10 +124,14 @@ export function optionalId(
 	if (value === undefined || value === null) return undefined;
 	if (typeof value === 'number') return idFromNumber(node, value, fieldName, itemIndex);
 	if (typeof value !== 'string') {
-		throw new NodeOperationError(node, `${fieldName} must be text, got ${describeType(value)}`, {
-			itemIndex,
-			description: `Check the expression that fills ${fieldName}: it should resolve to an ID string, or be left empty. ${NOTHING_SENT}`,
-		});
+		throw new NodeOperationError(
+			node,
+			`${fieldName} must be text, got ${describeType(value)}: check the expression that fills it (an ID, or empty)`,
+			{
+				itemIndex,
+				description: `Check the expression that fills ${fieldName}: it should resolve to an ID string, or be left empty. ${NOTHING_SENT}`,
+			},
+		);
 	}
 	const trimmed = value.trim();
 	return trimmed === '' ? undefined : trimmed;
@@ -123,7 +149,7 @@ export function requireOneOf<T extends string>(
 		return value as T;
 	throw new NodeOperationError(
 		node,
-		`${fieldName} must be one of ${allowed.join(', ')}, got ${quoted(value)}`,
+		`${fieldName} must be one of ${allowed.join(', ')}, got ${quoted(value)}: pick one, or fix the expression that fills it`,
 		{ itemIndex, description: NOTHING_SENT },
 	);
 }
@@ -138,7 +164,7 @@ export function requirePositiveInteger(
 	if (typeof number !== 'number' || !Number.isInteger(number) || number < 1) {
 		throw new NodeOperationError(
 			node,
-			`${fieldName} must be a whole number of 1 or more, got ${quoted(value)}`,
+			`${fieldName} must be a whole number of 1 or more, got ${quoted(value)}: enter one, or fix the expression that fills it`,
 			{ itemIndex, description: NOTHING_SENT },
 		);
 	}
@@ -166,18 +192,21 @@ export function passThroughQuery(
 		const name = typeof pair.name === 'string' ? pair.name.trim() : '';
 		if (!name)
 			throw refuse(
-				'a parameter has no name',
+				'a parameter has no name: give it one, or remove it',
 				`Give every added parameter a name, or remove it. ${NOTHING_SENT}`,
 			);
 		if (reserved.includes(name)) {
 			throw refuse(
-				`"${name}" is set by the node itself`,
+				`"${name}" is set by the node itself: use the node's own field instead`,
 				`Use the node's own field for ${name}. ${NOTHING_SENT}`,
 			);
 		}
 		const value = pair.value;
 		if (value !== null && typeof value === 'object')
-			throw refuse(`the value of "${name}" must be text or a number`, NOTHING_SENT);
+			throw refuse(
+				`the value of "${name}" must be text or a number: fix the expression that fills it`,
+				NOTHING_SENT,
+			);
 		qs[name] = value === undefined || value === null ? '' : String(value);
 	}
 	return qs;
@@ -206,7 +235,7 @@ export function mediaIdFromReference(
 		});
 	if (!URL.canParse(reference.trim())) {
 		throw invalid(
-			`${fieldName} is not a valid media URL`,
+			`${fieldName} is not a valid media URL: use the media_url or media_id of an inbound event`,
 			`"${reference.trim().slice(0, 200)}" does not parse as a URL. ${NOTHING_SENT}`,
 		);
 	}
@@ -214,7 +243,7 @@ export function mediaIdFromReference(
 	const match = /^\/v1\/media\/([^/]+)\/?$/.exec(url.pathname.slice(basePath.length));
 	if (url.origin !== base.origin || !url.pathname.startsWith(basePath) || !match) {
 		throw invalid(
-			`${fieldName} is not a media URL of this credential's service`,
+			`${fieldName} is not a media URL of this credential's service: use the media_url of an inbound event from this service, or its media_id`,
 			`Got ${url.origin}${url.pathname}. The API key is only sent to the credential's Base URL.`,
 		);
 	}
@@ -223,7 +252,7 @@ export function mediaIdFromReference(
 		id = decodeURIComponent(match[1]);
 	} catch {
 		throw invalid(
-			`${fieldName} is not a valid media URL`,
+			`${fieldName} is not a valid media URL: use the media_url or media_id of an inbound event`,
 			`The media ID in it, "${match[1].slice(0, 100)}", is not valid percent-encoding. ${NOTHING_SENT}`,
 		);
 	}

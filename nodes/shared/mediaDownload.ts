@@ -9,9 +9,10 @@ import type {
 	ITriggerFunctions,
 	IWebhookFunctions,
 } from 'n8n-workflow';
-import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
 
-import { bodyAsText, type RequestContext } from './errors';
+import { apiError, bodyAsText, type RequestContext } from './errors';
+import { withServiceSentence } from './serviceText';
 import { redactText } from './redact';
 import {
 	checkedCredential,
@@ -94,7 +95,7 @@ export async function checkMediaTarget(
 	const refuse = (why: string, detail = '') =>
 		new NodeOperationError(
 			this.getNode(),
-			`${context.operation}: refused to fetch the media from ${target.protocol}//${target.host}: ${why}`,
+			`${context.operation}: refused to fetch the media from ${target.protocol}//${target.host}: ${why}. Check that the credential's Base URL is the real service; if it is, report the link to its support`,
 			{
 				itemIndex: context.itemIndex,
 				description: `${detail}The service's media link (or a redirect from the media host) points somewhere n8n does not fetch from: a non-web scheme, a step down from https, or an address on this machine or a private network. Nothing was requested from it. Check that the credential's Base URL is the real service; if it is, report the link to its support.`,
@@ -142,7 +143,7 @@ async function fetchMediaFile(
 		if (redirects === MAX_MEDIA_REDIRECTS) {
 			throw new NodeOperationError(
 				this.getNode(),
-				`${context.operation}: the media host redirected more than ${MAX_MEDIA_REDIRECTS} times`,
+				`${context.operation}: the media host redirected more than ${MAX_MEDIA_REDIRECTS} times. Try again later; if it keeps happening, report it to the service's support`,
 				{
 					itemIndex: context.itemIndex,
 					description: `The redirects were not followed further (a loop, or a chain leading elsewhere); nothing was downloaded. Last hop: ${target.protocol}//${target.host}. Try again later, or report it to the service's support.`,
@@ -152,7 +153,7 @@ async function fetchMediaFile(
 		if (!URL.canParse(next, target.href)) {
 			throw new NodeOperationError(
 				this.getNode(),
-				`${context.operation}: the media host redirected to an invalid URL`,
+				`${context.operation}: the media host redirected to an invalid URL. Try again later; if it keeps happening, report it to the service's support`,
 				{ itemIndex: context.itemIndex, description: 'Nothing was downloaded.' },
 			);
 		}
@@ -213,11 +214,14 @@ export async function downloadMedia(
 	const location = header(pointer.headers, 'location');
 	if (!REDIRECT_STATUSES.has(pointer.statusCode) || !location) {
 		if (!REDIRECT_STATUSES.has(pointer.statusCode)) throwForStatus(node, pointer, context);
-		throw new NodeApiError(
+		throw apiError(
 			node,
 			{ status: pointer.statusCode },
 			{
-				message: `${context.operation}: expected a redirect to the media file, got ${pointer.statusCode}`,
+				message: withServiceSentence(
+					`${context.operation}: expected a redirect to the media file, got ${pointer.statusCode}. Check that the credential's Base URL is the service's address; if it is, report this to its support`,
+					pointer.body,
+				),
 				description: `The body as it came: ${bodyAsText(pointer.body)}`,
 				itemIndex,
 			},
@@ -226,10 +230,13 @@ export async function downloadMedia(
 
 	const base = new URL(`${baseUrl}/`);
 	if (!URL.canParse(location, base.href)) {
-		throw new NodeApiError(
+		throw apiError(
 			node,
 			{ status: pointer.statusCode },
-			{ message: `${context.operation}: the service's media link is not a valid URL`, itemIndex },
+			{
+				message: `${context.operation}: the service's media link is not a valid URL. Try again later; if it keeps happening, report it to the service's support`,
+				itemIndex,
+			},
 		);
 	}
 	const signedUrl = new URL(location, base);
@@ -240,11 +247,11 @@ export async function downloadMedia(
 	const stopped = (message: string, description: string) => () =>
 		new NodeOperationError(node, `${context.operation}: ${message}`, { itemIndex, description });
 	const tooSlow = stopped(
-		`the download took longer than the Download Timeout of ${limits.timeoutSeconds} s and was stopped`,
+		`the download took longer than the Download Timeout of ${limits.timeoutSeconds} s and was stopped. Try again later, or raise Download Timeout (Seconds) in the node's options`,
 		"The media host is too slow, or stalling on purpose; nothing was kept. Try again later, or raise Download Timeout (Seconds) in the node's options for a large file on a slow link.",
 	);
 	const tooLarge = stopped(
-		`the media file is larger than the Max File Size of ${limits.maxFileSizeMb} MB and was stopped`,
+		`the media file is larger than the Max File Size of ${limits.maxFileSizeMb} MB and was stopped. Raise Max File Size (MB) in the node's options if such a file is expected`,
 		`The download was stopped once ${limits.maxFileSizeMb} MB had arrived (counted after decompression); nothing was kept. Raise Max File Size (MB) in the node's options if such a file is expected.`,
 	);
 
@@ -255,13 +262,16 @@ export async function downloadMedia(
 	if (file.statusCode < 200 || file.statusCode >= 300) {
 		const text = redactText(await readSmallText(file.body), secrets);
 		const expired = [401, 403, 404, 410].includes(file.statusCode);
-		throw new NodeApiError(
+		throw apiError(
 			node,
 			{ status: file.statusCode, body: text },
 			{
-				message: expired
-					? `The media link was refused (${file.statusCode}): it expired, or the media is past the account's retention window`
-					: `${context.operation}: the media host answered ${file.statusCode}`,
+				message: withServiceSentence(
+					expired
+						? `The media link was refused (${file.statusCode}): it expired, or the media is past the account's retention window. Download media soon after its event arrives (the trigger's Download Media option does)`
+						: `${context.operation}: the media host answered ${file.statusCode}. Try again later; if it keeps failing, report it to the service's support`,
+					text,
+				),
 				description: `Media is kept only for the account's retention window and its links are short-lived: download it soon after the event arrives. The media host said: ${text || '(empty body)'}`,
 				httpCode: String(file.statusCode),
 				itemIndex,

@@ -49,7 +49,7 @@ export function readDownloadLimits(options: LimitOptions): DownloadLimits | { pr
 		if (value === undefined || value === null || value === '') return fallback;
 		const number = typeof value === 'string' ? Number(value) : value;
 		if (typeof number === 'number' && Number.isFinite(number) && number > 0) return number;
-		return `${label} must be a number above 0, got ${JSON.stringify(value)?.slice(0, 50)}`;
+		return `${label} must be a number above 0, got ${JSON.stringify(value)?.slice(0, 50)}: enter one, or leave it empty for the default`;
 	};
 	const maxFileSizeMb = positive(
 		options.maxFileSize,

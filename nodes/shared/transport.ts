@@ -12,10 +12,12 @@ import type {
 	IWebhookFunctions,
 	JsonObject,
 } from 'n8n-workflow';
-import { NodeApiError, NodeOperationError, sleep } from 'n8n-workflow';
+import { NodeOperationError, sleep } from 'n8n-workflow';
 
 import {
+	apiError,
 	explainHttpError,
+	explainNetworkFailure,
 	retryAfterMs,
 	type RequestContext,
 	type ResponseHeaders,
@@ -182,17 +184,19 @@ export async function rawApiRequest(
 				// Our own checks (key prefix, base URL) already speak to the user: keep them.
 				if (error instanceof NodeOperationError) return error;
 				const reason = code ?? redactText((error as Error)?.message || 'unknown error', secrets);
-				const unsure =
-					method === 'GET'
-						? `Tried ${attempts} time(s).`
-						: 'It was not sent again, because the service may already have acted on it: check before retrying.';
-				// A fresh error without `cause`: the underlying one carries the request, headers included.
-				return new NodeApiError(this.getNode(), { message: reason } as JsonObject, {
-					// n8n swaps a message naming e.g. ECONNRESET for "you can retry the request immediately".
-					message: `${context.operation}: could not reach the service`,
-					description: `The connection failed (${reason}). Check the credential's Base URL and that the service is reachable. ${unsure}`,
-					itemIndex: context.itemIndex,
+				const explained = explainNetworkFailure(reason, context, {
+					write: method !== 'GET',
+					attempts,
 				});
+				// A fresh error without `cause`: the underlying one carries the request, headers included.
+				return apiError(
+					this.getNode(),
+					{ message: reason },
+					{
+						...explained,
+						itemIndex: context.itemIndex,
+					},
+				);
 			},
 		},
 	);
@@ -225,11 +229,12 @@ export async function fetchWithoutCredentials(
 			onError: (error) => {
 				if (abort?.signal.aborted) return abort.abortedError();
 				const reason = redactText((error as Error).message ?? 'unknown error');
-				return new NodeApiError(
+				return apiError(
 					this.getNode(),
 					{ message: reason },
 					{
-						message: `${context.operation}: could not fetch the media file (${reason})`,
+						message: `${context.operation}: could not fetch the media file (${reason.slice(0, 120)}). Run it again soon: the media host may be down, and its link is short-lived`,
+						description: `The media host did not answer (${reason}); nothing was downloaded.`,
 						itemIndex: context.itemIndex,
 					},
 				);
@@ -242,12 +247,12 @@ export function throwForStatus(node: INode, response: RawResponse, context: Requ
 	const { statusCode, body, headers } = response;
 	if (statusCode >= 200 && statusCode < 300) return;
 	const { message, description } = explainHttpError(statusCode, body, context, headers);
-	throw new NodeApiError(
+	throw apiError(
 		node,
 		{
 			status: statusCode,
 			body: typeof body === 'object' && body !== null ? (body as JsonObject) : String(body ?? ''),
-		} as JsonObject,
+		},
 		{ message, description, httpCode: String(statusCode), itemIndex: context.itemIndex },
 	);
 }
@@ -267,11 +272,19 @@ export async function apiRequest(
 			method === 'GET'
 				? ''
 				: 'The request was probably carried out (the service answered success) and was not sent again: check before repeating it. ';
-		throw new NodeApiError(this.getNode(), { body } as JsonObject, {
-			message: `${options.context.operation}: the service answered ${response.statusCode} with a body that is not JSON`,
-			description: `${acted}The body as it came: ${body.slice(0, 2000)}`,
-			itemIndex: options.context.itemIndex,
-		});
+		const todo =
+			method === 'GET'
+				? "Check the credential's Base URL: it should be the service's address (without /v1), not a web page"
+				: 'It was probably carried out and was not sent again: check before repeating it';
+		throw apiError(
+			this.getNode(),
+			{ body },
+			{
+				message: `${options.context.operation}: the service answered ${response.statusCode} with a body that is not JSON. ${todo}`,
+				description: `${acted}The body as it came: ${body.slice(0, 2000)}`,
+				itemIndex: options.context.itemIndex,
+			},
+		);
 	}
 	return body;
 }

@@ -186,12 +186,20 @@ afterAll(() => {
 
 describe.each(REQUIRED)('$op: $label (required)', (field) => {
 	it.each(BLANKS)('%s → "is empty", nothing sent', async (_label, value) => {
-		await expectRefused(field, value, /is empty$/);
+		await expectRefused(
+			field,
+			value,
+			/is empty: enter it, or check that the expression that fills it resolves/,
+		);
 		tally.refused++;
 	});
 
 	it('null from an expression → refused, nothing sent', async () => {
-		await expectRefused(field, expr('null'), /is empty$|must be text, got null/);
+		await expectRefused(
+			field,
+			expr('null'),
+			/is empty: enter it|must be text, got null: check the expression/,
+		);
 		tally.refused++;
 	});
 
@@ -258,7 +266,7 @@ describe.each(PATH_IDS)('$op: $label (an ID in the URL path)', (field) => {
 		const error = errorOf(result);
 		// node:http's limit on the request head (16 KiB) answers 431 before any handler runs.
 		expect(error.message).toBe(
-			`${field.op} failed (431): the request's address is too long for the service`,
+			`${field.op} failed (431): the request's address is too long for the service. Shorten the ID or query value, or fix the expression that fills it`,
 		);
 		expect(error.message.length).toBeLessThan(300);
 		expect(error.description.length).toBeLessThan(3000);
@@ -334,7 +342,7 @@ describe.each(OPTIONAL)('$op: $label (optional)', (field) => {
 			const { parameters, inputItems } = field.build(HUGE);
 			const error = errorOf(await run(sandbox, parameters, { inputItems }));
 			expect(error.message).toBe(
-				`${field.op} failed (431): the request's address is too long for the service`,
+				`${field.op} failed (431): the request's address is too long for the service. Shorten the ID or query value, or fix the expression that fills it`,
 			);
 			expect(error.description).toMatch(/query value is too long/);
 			tally.sent++;
@@ -353,11 +361,11 @@ describe.each(OPTIONAL)('$op: $label (optional)', (field) => {
 });
 
 describe('Message → Reply: what goes in the JSON body is sent as it is', () => {
-	it('a 100,000-character text is sent; the service refuses it and its reason leads the message', async () => {
+	it('a 100,000-character text is sent; the service refuses it and the message quotes its reason', async () => {
 		const result = await run(sandbox, { ...REPLY, text: HUGE }, { inputItems: [event] });
 		const error = errorOf(result);
 		expect(error.message).toBe(
-			'The service refused the reply (400): Invalid body: text: String must contain at most 4096 character(s)',
+			'The service refused the reply (400). Check To and Text; if the contact last wrote more than 24 hours ago, send a template message instead. The service said: "Invalid body: text: String must contain at most 4096 character(s)"',
 		);
 		expect(error.description.length).toBeLessThan(3000);
 		expect(error.description).not.toContain(HUGE.slice(0, 5000));
@@ -505,9 +513,9 @@ describe('continueOnFail: a refused item becomes an error item, the others are s
 		);
 		expect(result.items.map((item) => item.json.error ?? item.json.id)).toEqual([
 			id,
-			'Message ID is empty',
-			'Message ID "a/b" is not a valid ID',
-			'Message ID must be text, got an object',
+			'Message ID is empty: enter it, or check that the expression that fills it resolves for this item',
+			'Message ID "a/b" is not a valid ID: enter a single ID, without slashes or dot segments',
+			'Message ID must be text, got an object: check the expression that fills it (it should resolve to an ID)',
 		]);
 		expect(apiRequests().length - before).toBe(1);
 	});

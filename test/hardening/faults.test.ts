@@ -119,18 +119,24 @@ describe('reads (GET): bounded retries, at most 1 + 3 attempts', () => {
 					const error = errorOf(result);
 					const operation = op.label;
 					if (kind === 'reset') {
-						expect(error.message).toBe(`${operation}: could not reach the service`);
+						expect(error.message).toBe(
+							`${operation}: could not reach the service (ECONNRESET). Check the credential's Base URL and that n8n can reach the service, then run it again`,
+						);
 						expect(error.description).toMatch(
 							/connection failed \(ECONNRESET\).*Tried 4 time\(s\)/,
 						);
 					} else if (kind === 'status_429') {
-						expect(error.message).toBe(
-							`${operation}: the service is limiting requests (429), retry after 1 s`,
+						expect(error.message).toMatch(
+							new RegExp(
+								`^${operation}: the service is limiting requests \\(429\\)\\. Wait 1 s and run it again, or space out the calls\\. The service said: ".+"$`,
+							),
 						);
 						expect(error.description).toMatch(/retried up to 3 times/);
 						expect(error.description).toContain('rate_limited');
 					} else {
-						expect(error.message).toBe(`${operation} failed (500)`);
+						expect(error.message).toMatch(
+							`${operation} failed (500): the service had an error. Run it again later`,
+						);
 						expect(error.description).toContain('"code":"internal_error"');
 					}
 					count(kind, 'exhausted', 1);
@@ -167,8 +173,8 @@ describe('reads (GET): bounded retries, at most 1 + 3 attempts', () => {
 				outcomes.forEach(({ result, requests, ms }, i) => {
 					expect(requests).toHaveLength(1);
 					expect(ms).toBeLessThan(5000);
-					expect(errorOf(result).message).toBe(
-						`${READS[i].label}: the service is limiting requests (429), retry after 120 s`,
+					expect(errorOf(result).message).toContain(
+						`${READS[i].label}: the service is limiting requests (429). Wait 120 s and run it again`,
 					);
 				});
 			});
@@ -187,11 +193,11 @@ describe('reads (GET): bounded retries, at most 1 + 3 attempts', () => {
 					if (op.label === 'Media → Download') {
 						// The media endpoint must redirect: a 200 of any body is refused, with the body.
 						expect(error.message).toBe(
-							'Media → Download: expected a redirect to the media file, got 200',
+							"Media → Download: expected a redirect to the media file, got 200. Check that the credential's Base URL is the service's address; if it is, report this to its support",
 						);
 					} else {
 						expect(error.message).toBe(
-							`${op.label}: the service answered 200 with a body that is not JSON`,
+							`${op.label}: the service answered 200 with a body that is not JSON. Check the credential's Base URL: it should be the service's address (without /v1), not a web page`,
 						);
 					}
 					expect(error.description).toContain('{"ok": true, "data": [');
@@ -228,26 +234,29 @@ describe('a reply (POST) is sent exactly once, whatever the fault', () => {
 			kind: 'status_500',
 			sent: false,
 			message:
-				/^Message → Reply failed \(500\): the service had an error; the reply was not sent again$/,
+				/^Message → Reply failed \(500\): the service had an error and the reply was not sent again\. It may have gone out: check Log → Get Many \(category Sends\) before sending it again\. The service said: ".+"$/,
 			description: /may or may not have sent the reply.*Log → Get Many.*internal_error/,
 		},
 		{
 			kind: 'status_429',
 			extra: { retry_after_seconds: 5 },
 			sent: false,
-			message: /^Message → Reply: the service is limiting requests \(429\), retry after 5 s$/,
+			message:
+				/^Message → Reply: the service is limiting requests \(429\) and the reply was not sent again\. Wait 5 s, then send it again\. The service said: ".+"$/,
 			description: /never retried.*can be sent again once the wait is over.*rate_limited/,
 		},
 		{
 			kind: 'reset',
 			sent: false,
-			message: /^Message → Reply: could not reach the service$/,
+			message:
+				/^Message → Reply: could not reach the service \(ECONNRESET\)\. It was not sent again, because the service may already have acted on it: check Log → Get Many \(category Sends\) before sending it again$/,
 			description: /ECONNRESET.*not sent again, because the service may already have acted on it/,
 		},
 		{
 			kind: 'malformed_json',
 			sent: false,
-			message: /^Message → Reply: the service answered 200 with a body that is not JSON$/,
+			message:
+				/^Message → Reply: the service answered 200 with a body that is not JSON\. It was probably carried out and was not sent again: check before repeating it$/,
 			description: /probably carried out.*not sent again.*\{"ok": true, "data": \[/,
 		},
 	];
@@ -398,7 +407,7 @@ describe('trigger registration under faults', () => {
 					kind === 'reset'
 						? 'Trigger → Register Webhook: could not reach the service'
 						: kind === 'status_429'
-							? 'Trigger → Register Webhook: the service is limiting requests (429), retry after 1 s'
+							? 'Trigger → Register Webhook: the service is limiting requests (429). Wait 1 s and run it again'
 							: 'Trigger → Register Webhook failed (500)',
 				);
 				const posts = sandbox.state().requests.filter((r) => r.method === 'POST');

@@ -56,7 +56,9 @@ describeWithSandbox('Media → Download: limits against a hostile media host', (
 		it('a 4th redirect is refused (old: followed up to 21)', async () => {
 			await setMode(sandbox, { kind: 'redirects', count: 4 });
 			const error = errorOf(await download());
-			expect(error.message).toBe('Media → Download: the media host redirected more than 3 times');
+			expect(error.message).toBe(
+				"Media → Download: the media host redirected more than 3 times. Try again later; if it keeps happening, report it to the service's support",
+			);
 			expect(mediaRequests()).toHaveLength(4);
 		});
 
@@ -126,7 +128,7 @@ describeWithSandbox('Media → Download: limits against a hostile media host', (
 			clearInterval(sampler);
 			const error = errorOf(result);
 			expect(error.message).toBe(
-				'Media → Download: the media file is larger than the Max File Size of 2 MB and was stopped',
+				"Media → Download: the media file is larger than the Max File Size of 2 MB and was stopped. Raise Max File Size (MB) in the node's options if such a file is expected",
 			);
 			expect(error.description).toMatch(/counted after decompression/);
 			const peakGrowthMiB = (peak - before) / 1024 / 1024;
@@ -174,7 +176,7 @@ describeWithSandbox('Media → Download: limits against a hostile media host', (
 			const elapsed = Date.now() - started;
 			console.log(`trickle: cut after ${elapsed} ms (Download Timeout 2 s)`);
 			expect(error.message).toBe(
-				'Media → Download: the download took longer than the Download Timeout of 2 s and was stopped',
+				"Media → Download: the download took longer than the Download Timeout of 2 s and was stopped. Try again later, or raise Download Timeout (Seconds) in the node's options",
 			);
 			expect(elapsed).toBeLessThan(5000);
 		}, 15_000);

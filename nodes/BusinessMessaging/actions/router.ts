@@ -52,7 +52,7 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	if (typeof execute !== 'function') {
 		throw new NodeOperationError(
 			this.getNode(),
-			`The operation "${String(chosen.operation)}" of resource "${String(chosen.resource)}" is not supported`,
+			`The operation "${String(chosen.operation)}" of resource "${String(chosen.resource)}" is not supported: pick another operation, or update the Business Messaging package`,
 		);
 	}
 

@@ -53,8 +53,8 @@ async function currentDecision(
 	if (!ourUrl) {
 		throw new NodeOperationError(
 			this.getNode(),
-			'n8n did not provide a webhook URL for this trigger',
-			{ description: 'Save the workflow and try again.' },
+			'n8n did not provide a webhook URL for this trigger: save the workflow and publish (activate) it again',
+			{ description: 'n8n gives a trigger its URL from the saved workflow.' },
 		);
 	}
 	const remote = await readRemoteWebhook.call(this, operation);
@@ -101,7 +101,7 @@ export async function webhookExists(this: IHookFunctions): Promise<boolean> {
 		if (await manualSigningSecret.call(this)) return true;
 		throw new NodeOperationError(
 			this.getNode(),
-			'Registration is Manual but the credential has no Webhook Signing Secret',
+			'Registration is Manual but the credential has no Webhook Signing Secret: paste the secret shown when the webhook was registered in the console into the credential',
 			{
 				description:
 					"Paste the signing secret shown when the webhook was registered in the console into the credential's Webhook Signing Secret. Without it every event would be rejected.",

@@ -33,7 +33,14 @@ export async function execute(
 		itemIndex,
 	);
 	const response = await apiRequest.call(this, 'GET', `/v1/messages/${id}`, {
-		context: { operation: 'Message → Get Status', scope: 'messages:read', itemIndex },
+		context: {
+			operation: 'Message → Get Status',
+			scope: 'messages:read',
+			itemIndex,
+			// The usual mistake: a platform wa_message_id, or a message sent from the business app.
+			notFound:
+				'the service has no message with this ID. Use the "id" a Reply returned (the service\'s message ID), not a wa_message_id: only messages sent through the API have a status',
+		},
 	});
 	return { json: asJsonObject(response) };
 }

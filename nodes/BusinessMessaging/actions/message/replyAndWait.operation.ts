@@ -98,7 +98,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 	if (node.type.endsWith('Tool')) {
 		throw new NodeOperationError(
 			node,
-			'Reply and Wait for Answer cannot be used as an AI Agent tool',
+			'Reply and Wait for Answer cannot be used as an AI Agent tool: give the agent Reply instead',
 			{
 				description:
 					"An agent's tool call must return at once, and this operation suspends the whole execution until the contact answers. Give the agent Reply instead; the next message of the contact starts the agent's workflow again.",
@@ -113,9 +113,13 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 		const amount = Number(this.getNodeParameter('waitAmount', 0, 1));
 		const unit = this.getNodeParameter('waitUnit', 0, 'hours') as keyof typeof UNIT_MS;
 		if (!Number.isFinite(amount) || amount <= 0 || !(unit in UNIT_MS)) {
-			throw new NodeOperationError(node, 'Amount must be a number greater than 0', {
-				description: 'Set how long to wait for the answer, or turn Limit Wait Time off.',
-			});
+			throw new NodeOperationError(
+				node,
+				'Amount must be a number greater than 0: set how long to wait for the answer, or turn Limit Wait Time off',
+				{
+					description: 'Set how long to wait for the answer, or turn Limit Wait Time off.',
+				},
+			);
 		}
 		waitTill = new Date(now + amount * UNIT_MS[unit]);
 	}

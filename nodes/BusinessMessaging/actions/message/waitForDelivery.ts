@@ -10,6 +10,8 @@ const FINAL_STATUSES: readonly string[] = ['delivered', 'read', 'failed'];
 export const DEFAULT_DELIVERY_LIMIT_SECONDS = 60;
 export const MAX_DELIVERY_LIMIT_SECONDS = 600;
 export const DEFAULT_CHECK_INTERVAL_SECONDS = 2;
+const SENT_ONCE =
+	"The reply was sent (don't send it again), but reading its delivery status failed";
 
 export const deliveryOptions: INodeProperties[] = [
 	{
@@ -50,7 +52,7 @@ export async function waitForDelivery(
 	if (typeof id !== 'string' || id.trim() === '' || /[/?#\\]|^\.\.?$/.test(id)) {
 		throw new NodeOperationError(
 			this.getNode(),
-			"Wait for Delivery: the service's answer to the reply has no message ID to follow",
+			`${SENT_ONCE}: the service's answer has no message ID to follow. Turn Wait for Delivery off, and follow the trigger's message.status events instead`,
 			{
 				itemIndex,
 				description: `The reply was sent once and not again. Its answer as it came: ${JSON.stringify(sent).slice(0, 1000)}`,
@@ -75,13 +77,21 @@ export async function waitForDelivery(
 		const elapsed = Date.now() - startedMs;
 		if (checks > 0 && elapsed + intervalMs > limitMs) break;
 		if (checks > 0) await sleep(intervalMs);
-		const response = await apiRequest.call(this, 'GET', `/v1/messages/${encodeURIComponent(id)}`, {
-			context: {
-				operation: 'Message → Reply (Wait for Delivery)',
-				scope: 'messages:read',
-				itemIndex,
-			},
-		});
+		const response = await apiRequest
+			.call(this, 'GET', `/v1/messages/${encodeURIComponent(id)}`, {
+				context: {
+					operation: 'Message → Reply (Wait for Delivery)',
+					scope: 'messages:read',
+					itemIndex,
+					notFound:
+						"the service has no status for the ID the reply returned. Turn Wait for Delivery off and follow the trigger's message.status events instead",
+				},
+			})
+			.catch((error: unknown) => {
+				// The reply went out: whatever failed after, running the node again would send it twice.
+				if (error instanceof Error) error.message = `${SENT_ONCE}. ${error.message}`;
+				throw error;
+			});
 		checks++;
 		record = isPlainObject(response) ? response : {};
 		status = (record.status ?? null) as IDataObject[string];

@@ -81,7 +81,7 @@ describeWithSandbox('Log → Get Many', (sandbox) => {
 	it('a category that is not one of the 7 (from an expression) is refused, nothing sent', async () => {
 		const error = errorOf(await run(sandbox, { ...LOGS, category: '={{ "everything" }}' }));
 		expect(error.message).toBe(
-			'Category must be one of credits, keys, numbers, receptions, rejections, sends, webhook, got "everything"',
+			'Category must be one of credits, keys, numbers, receptions, rejections, sends, webhook, got "everything": pick one, or fix the expression that fills it',
 		);
 		expect(logRequests()).toHaveLength(0);
 	});

@@ -87,7 +87,9 @@ describeWithSandbox('Media → Download', (sandbox) => {
 		'an id such as %j never reaches another endpoint',
 		async (id) => {
 			const error = errorOf(await run(sandbox, { ...DOWNLOAD, media: id }));
-			expect(error.message).toMatch(/^Media ID or URL ".*" is not a valid ID$/);
+			expect(error.message).toMatch(
+				/^Media ID or URL ".*" is not a valid ID: enter a single ID, without slashes or dot segments$/,
+			);
 			expect(apiRequests(sandbox)).toHaveLength(0);
 		},
 	);
@@ -106,9 +108,21 @@ describeWithSandbox('Media → Download', (sandbox) => {
 			{ media: '={{ $json.data?.media_url || $json.data?.media_id }}' },
 			/^Media ID or URL (is empty|must be text, got null)/,
 		],
-		['whitespace', { media: '   ' }, /^Media ID or URL is empty$/],
-		['an object', { media: '={{ { id: 1 } }}' }, /^Media ID or URL must be text, got an object$/],
-		['an empty output field', { binaryPropertyName: ' ' }, /^Put Output File in Field is empty$/],
+		[
+			'whitespace',
+			{ media: '   ' },
+			/^Media ID or URL is empty: enter it, or check that the expression that fills it/,
+		],
+		[
+			'an object',
+			{ media: '={{ { id: 1 } }}' },
+			/^Media ID or URL must be text, got an object: check the expression that fills it/,
+		],
+		[
+			'an empty output field',
+			{ binaryPropertyName: ' ' },
+			/^Put Output File in Field is empty: enter it, or check that the expression that fills it/,
+		],
 	])('%s is refused, naming the field', async (_label, parameters, message) => {
 		const textOnly = await inbound(sandbox);
 		const error = errorOf(

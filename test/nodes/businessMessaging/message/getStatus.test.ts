@@ -51,7 +51,9 @@ describeWithSandbox('Message → Get Status', (sandbox) => {
 		async (id) => {
 			const result = await run(sandbox, { ...GET_STATUS, messageId: id });
 			const error = errorOf(result);
-			expect(error.message).toMatch(/^Message ID ".*" is not a valid ID$/s);
+			expect(error.message).toMatch(
+				/^Message ID ".*" is not a valid ID: enter a single ID, without slashes or dot segments$/s,
+			);
 			expect(statusReads()).toHaveLength(0);
 		},
 	);
@@ -63,14 +65,26 @@ describeWithSandbox('Message → Get Status', (sandbox) => {
 	});
 
 	it.each([
-		['whitespace', '   ', /^Message ID is empty$/],
+		[
+			'whitespace',
+			'   ',
+			/^Message ID is empty: enter it, or check that the expression that fills it/,
+		],
 		[
 			'an object from an expression',
 			'={{ { id: 1 } }}',
-			/^Message ID must be text, got an object$/,
+			/^Message ID must be text, got an object: check the expression that fills it/,
 		],
-		['a boolean from an expression', '={{ true }}', /^Message ID must be text, got a boolean$/],
-		['null from an expression', '={{ null }}', /^Message ID must be text, got null$/],
+		[
+			'a boolean from an expression',
+			'={{ true }}',
+			/^Message ID must be text, got a boolean: check the expression/,
+		],
+		[
+			'null from an expression',
+			'={{ null }}',
+			/^Message ID must be text, got null: check the expression/,
+		],
 	])('%s is refused, naming the field, and nothing is sent', async (_label, messageId, message) => {
 		const result = await run(sandbox, { ...GET_STATUS, messageId });
 		expect(errorOf(result).message).toMatch(message);
@@ -78,17 +92,48 @@ describeWithSandbox('Message → Get Status', (sandbox) => {
 		expect(statusReads()).toHaveLength(0);
 	});
 
-	it("an unknown id shows the service's status and body as they came", async () => {
+	it("an unknown id says in the message which id to use, quoting the service's sentence", async () => {
 		const error = errorOf(await run(sandbox, { ...GET_STATUS, messageId: 'msg_unknown' }));
-		expect(error.message).toBe('Message → Get Status failed (404)');
+		// The message is all the editor shows: the way out must be there, not only in the description.
+		expect(error.message).toBe(
+			'Message → Get Status failed (404): the service has no message with this ID. Use the "id" a Reply returned (the service\'s message ID), not a wa_message_id: only messages sent through the API have a status. The service said: "No message msg_unknown"',
+		);
 		expect(error.description).toContain('"message_not_found"');
 		expect(error.description).toContain('No message msg_unknown');
+	});
+
+	// The spec does not show error bodies: the sandbox answers each plausible shape (issue 37).
+	it.each(['error_object', 'detail', 'message', 'text'] as const)(
+		"error_body %s: the message says which id to use and quotes the service's sentence",
+		async (errorBody) => {
+			sandbox.setAnswers({ error_body: errorBody });
+			const error = errorOf(await run(sandbox, { ...GET_STATUS, messageId: 'msg_unknown' }));
+			expect(error.message).toMatch(
+				/^Message → Get Status failed \(404\): the service has no message with this ID\. Use the "id" a Reply returned/,
+			);
+			expect(error.message).toMatch(/The service said: "No message msg_unknown"$/);
+			// A revoked key, in the same shape: the way out, then the service's sentence.
+			const revoked = errorOf(await run(sandbox, { ...GET_STATUS, messageId }, { key: 'revoked' }));
+			expect(revoked.message).toMatch(
+				/^The API key is revoked or unknown \(401\): make one in the console's Keys tab.*\. The service said: "[^"<]+"$/,
+			);
+		},
+	);
+
+	it("a wa_message_id (the platform's id) gets the same advice", async () => {
+		const record = await inbound(sandbox);
+		const error = errorOf(
+			await run(sandbox, { ...GET_STATUS, messageId: String(record.wa_message_id) }),
+		);
+		expect(error.message).toMatch(/failed \(404\).*not a wa_message_id/);
 	});
 
 	it('a key without messages:read: names the scope', async () => {
 		const key = await createKey(sandbox, ['balance:read', 'messages:send']);
 		const error = errorOf(await run(sandbox, { ...GET_STATUS, messageId }, { key }));
-		expect(error.message).toBe('The API key lacks the messages:read scope (403)');
+		expect(error.message).toMatch(
+			/^The API key lacks the messages:read scope \(403\): use a key with messages:read: make one in the console's Keys tab/,
+		);
 	});
 
 	it('a revoked key: 401 with what to do', async () => {

@@ -193,7 +193,9 @@ describeWithSandbox('Message → Reply', (sandbox) => {
 			const error = errorOf(
 				await run(sandbox, { ...REPLY, text: 'Hi' }, { inputItems: [{ json: { foo: 1 } }] }),
 			);
-			expect(error.message).toBe('To is empty');
+			expect(error.message).toMatch(
+				/^To is empty: enter it.*After the trigger node it is the event's data\.from/,
+			);
 			expect(replies()).toHaveLength(0);
 		});
 	});
@@ -218,7 +220,9 @@ describeWithSandbox('Message → Reply', (sandbox) => {
 		expect(result.error).toBeUndefined();
 		expect(pairedIndexes(result.items)).toEqual([0, 1, 2, 3]);
 		expect(result.items[0].json).toMatchObject({ to: CONTACT, from: first });
-		expect(result.items[1].json.error).toBe('Text is empty');
+		expect(result.items[1].json.error).toBe(
+			'Text is empty: enter it, or check that the expression that fills it resolves for this item',
+		);
 		expect(result.items[2].json.error).toMatch(/24-hour reply window is closed/);
 		expect(result.items[3].json).toMatchObject({ to: OTHER_CONTACT, from: second });
 		expect(sandbox.state().messages).toHaveLength(2);
@@ -259,7 +263,9 @@ describeWithSandbox('Message → Reply', (sandbox) => {
 			message: string;
 			context?: { itemIndex?: number };
 		};
-		expect(error.message).toBe('Text is empty');
+		expect(error.message).toBe(
+			'Text is empty: enter it, or check that the expression that fills it resolves for this item',
+		);
 		expect(error.context?.itemIndex).toBe(1);
 		expect(sandbox.state().messages.map((m) => m.text)).toEqual(['ok']);
 	});
