@@ -5,22 +5,27 @@ import { Logger } from '@n8n/backend-common';
 
 import { READ_BOUNDS } from '../../../nodes/shared/history';
 import type { StartedTrigger } from '../../harness';
-import { CONTACT, useSandbox } from '../../support';
-import { apiCalls, control, servedTrigger, storedSecret, trigger, type Json } from './helpers';
+import { useSandbox } from '../../support';
+import {
+	apiCalls,
+	captureLogs,
+	contactWrites,
+	eventually,
+	servedTrigger,
+	storedSecret,
+	trigger,
+	type Json,
+	type LoggedLines,
+} from './helpers';
 
 const WEBHOOK = '/v1/console/webhook';
 
 describe('the trigger under the service’s other plausible answers', () => {
 	const sb = useSandbox({ reset: 'never', webhookTimeoutMs: 1500 });
 	const cleanup: Array<() => Promise<void>> = [];
-	const logged: Record<'error' | 'warn' | 'info', string[]> = { error: [], warn: [], info: [] };
+	const logged: LoggedLines = { error: [], warn: [], info: [] };
 	beforeEach(() => {
-		for (const level of ['error', 'warn', 'info'] as const) {
-			logged[level] = [];
-			jest.spyOn(Logger.prototype, level).mockImplementation((...args: unknown[]) => {
-				logged[level].push(String(args[0]));
-			});
-		}
+		captureLogs(logged, Logger);
 	});
 	afterEach(async () => {
 		jest.restoreAllMocks();
@@ -28,20 +33,8 @@ describe('the trigger under the service’s other plausible answers', () => {
 		sb.reset();
 	});
 
-	const until = async (what: () => boolean, ms: number) => {
-		const end = Date.now() + ms;
-		while (!what() && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 50));
-		return what();
-	};
-	const inbound = async (text: string) =>
-		(
-			await control(sb, 'POST', '/inbound', {
-				from: CONTACT,
-				contact_name: 'Ada',
-				number: sb.numbers[0].phone_number_id,
-				text,
-			})
-		).body as Json;
+	const until = eventually;
+	const inbound = async (text: string) => await contactWrites(sb, text);
 	const later = (seconds: number) => {
 		const now = Date.now();
 		jest.spyOn(Date, 'now').mockImplementation(() => now + seconds * 1000);

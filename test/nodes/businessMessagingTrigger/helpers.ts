@@ -287,3 +287,34 @@ export async function inboundText(sb: Sandbox, text: string) {
 		text,
 	});
 }
+
+/** A message from CONTACT to the account's first number, through the sandbox (its delivery included). */
+export async function contactWrites(sb: Sandbox, text: string): Promise<Json> {
+	const answer = await control(sb, 'POST', '/inbound', {
+		from: CONTACT,
+		contact_name: 'Ada',
+		number: sb.numbers[0].phone_number_id,
+		text,
+	});
+	return answer.body as Json;
+}
+
+/** Polls `what` every 50 ms for up to `ms`; its last answer. */
+export async function eventually(what: () => boolean, ms: number): Promise<boolean> {
+	const end = Date.now() + ms;
+	while (!what() && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 50));
+	return what();
+}
+
+export type LoggedLines = Record<'error' | 'warn' | 'info', string[]>;
+
+/** n8n's log lines of the test, by level (restored by jest.restoreAllMocks). */
+export function captureLogs(logged: LoggedLines, logger: { prototype: object }): void {
+	for (const level of ['error', 'warn', 'info'] as const) {
+		logged[level] = [];
+		jest.spyOn(logger.prototype as LoggerLike, level).mockImplementation((...args: unknown[]) => {
+			logged[level].push(String(args[0]));
+		});
+	}
+}
+type LoggerLike = Record<'error' | 'warn' | 'info', (...args: unknown[]) => void>;

@@ -9,8 +9,19 @@ import {
 	takenMessage,
 } from '../../../nodes/BusinessMessagingTrigger/catchUp/webhookWatch';
 import type { StartedTrigger } from '../../harness';
-import { CONTACT, FOREIGN_URL, useSandbox } from '../../support';
-import { api, apiCalls, control, registerForeign, servedTrigger, type Json } from './helpers';
+import { FOREIGN_URL, useSandbox } from '../../support';
+import {
+	api,
+	apiCalls,
+	captureLogs,
+	contactWrites,
+	control,
+	eventually,
+	registerForeign,
+	servedTrigger,
+	type Json,
+	type LoggedLines,
+} from './helpers';
 
 const WEBHOOK = '/v1/console/webhook';
 const WEBHOOK_ID = '3f0c8c4e-1b2a-4c5d-9e8f-0a1b2c3d4e5f';
@@ -50,14 +61,9 @@ describe('judgeWebhook and the words (pure)', () => {
 describe('the webhook watch in n8n (TriggerContext) against the sandbox', () => {
 	const sb = useSandbox({ reset: 'never', webhookTimeoutMs: 1500 });
 	const cleanup: Array<() => Promise<void>> = [];
-	const logged: Record<'error' | 'warn' | 'info', string[]> = { error: [], warn: [], info: [] };
+	const logged: LoggedLines = { error: [], warn: [], info: [] };
 	beforeEach(() => {
-		for (const level of ['error', 'warn', 'info'] as const) {
-			logged[level] = [];
-			jest.spyOn(Logger.prototype, level).mockImplementation((...args: unknown[]) => {
-				logged[level].push(String(args[0]));
-			});
-		}
+		captureLogs(logged, Logger);
 	});
 	afterEach(async () => {
 		jest.restoreAllMocks();
@@ -74,20 +80,8 @@ describe('the webhook watch in n8n (TriggerContext) against the sandbox', () => 
 		cleanup.push(async () => await run.close());
 		return { ...served, run };
 	}
-	const until = async (what: () => boolean, ms: number) => {
-		const end = Date.now() + ms;
-		while (!what() && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 50));
-		return what();
-	};
-	const inbound = async (text: string) =>
-		(
-			await control(sb, 'POST', '/inbound', {
-				from: CONTACT,
-				contact_name: 'Ada',
-				number: sb.numbers[0].phone_number_id,
-				text,
-			})
-		).body as Json;
+	const until = eventually;
+	const inbound = async (text: string) => await contactWrites(sb, text);
 	/** n8n's clock `seconds` later than the service's: the settle time has passed for what is stored now. */
 	const later = (seconds: number) => {
 		const now = Date.now();
