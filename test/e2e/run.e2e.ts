@@ -165,7 +165,8 @@ async function main(): Promise<number> {
 			restart,
 			restartWith: async (during, graceMs) => (await restartWith(during, graceMs), n8n!),
 		});
-		await aiAgentChecks({ check, n8n, sandbox, line });
+		// The AI agent example: memory, the tool under ignored filters, a restart (Simple Memory).
+		n8n = await aiAgentChecks({ check, n8n, sandbox, line, restart });
 	} catch (error) {
 		results.push({ name: 'setup', ok: false, ms: 0, detail: errorText(error) });
 		log(`SETUP FAILED: ${errorText(error)}`);
