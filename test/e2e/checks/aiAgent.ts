@@ -8,7 +8,8 @@
  *
  * The sandbox ignores the list filters (inbound_filters: 'ignored'): the tool's Contact and Number
  * hold only because the node applies them itself. Contacts write a card number, an address and a
- * reset code; no other contact's model request may hold them, nor any other trace of them.
+ * reset code in their last turn (so an unfiltered list would give them to the others' tool reads);
+ * no other contact's model request may hold them, nor any other trace of them.
  *
  * One contact alone, three turns; then five contacts at once, three turns each (the first a burst
  * of three messages a second apart: one reply per burst), and a sixth who writes two turns, then
@@ -85,7 +86,7 @@ export async function aiAgentChecks(ctx: AiAgentContext): Promise<N8nProcess> {
 	const model = await deterministicModel();
 	let workflowId: string | undefined;
 	let filtersBefore: Answers['inbound_filters'] | undefined;
-	// The contacts: S alone; C1-C5 at once (C1-C3 write secrets); R, whose turn 3 follows a restart.
+	// The contacts: S alone; C1-C5 at once (C1-C3's turn 3 holds a secret); R, whose turn 3 follows a restart.
 	const alone = talker('+33611330001', 'S', 3);
 	const secrets = ['card 4539 1488 0343 6467', 'address 12 Rue des Lilas 75011', 'code RST-731904'];
 	const five = [1, 2, 3, 4, 5].map((i) =>

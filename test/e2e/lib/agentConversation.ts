@@ -42,7 +42,8 @@ export function talker(
 	const marker = `customer ${label}:`;
 	const turns = Array.from({ length: turnCount }, (_, t) =>
 		Array.from({ length: t === 0 ? (options.burst ?? 1) : 1 }, (_, i) => {
-			const secret = t === 0 && i === 0 && options.secret ? ` ${options.secret}.` : '';
+			// In the last turn: the newest records when the others' last turns read the list.
+			const secret = t === turnCount - 1 && options.secret ? ` My ${options.secret}.` : '';
 			return `Turn ${t + 1}, message ${i + 1} of ${marker} where is order ${label}-${t + 1}${i + 1}?${secret}`;
 		}),
 	);
