@@ -47,6 +47,9 @@ export async function runWebhookWatchStopChecks(
 			const otherUrl = await other.start();
 			const errorsUrl = await errors.start('/error-workflow');
 			const errorWorkflow = await client.createWorkflow(errorReporterWorkflow(errorsUrl));
+			// 2.x runs an Error Workflow only when it is published; 1.x either way (and may refuse it).
+			const errorPublished = await client.activateAndSettle(errorWorkflow.id);
+			expect(errorPublished.ok || client.line === 1, 'publishing the Error Workflow failed');
 			const json = watchedWorkflow(
 				'Webhook watch: stop (e2e)',
 				recorderUrl,
@@ -102,12 +105,14 @@ export async function runWebhookWatchStopChecks(
 				const retryLines = mark
 					.since()
 					.split('\n')
-					.filter((l) => l.includes(`"${json.name}"`) && /retry in|successful/.test(l))
-					.map((l) => l.replace(/.*(retry in \d+ seconds|was successful).*/, '$1'));
+					.filter((l) => l.includes(`"${json.name}"`) && /retry in|successful|reactivate/.test(l))
+					.map((l) =>
+						l.replace(/.*(retry in \d+ seconds|was successful|Failed to reactivate).*/, '$1'),
+					);
 				const figures =
 					`Error Workflow ran ${errorWorkflowS.toFixed(1)} s after the take-over (runs while taken: ${errorRuns}; names the URL: ${errorText.includes(otherUrl)}); ` +
 					`activation error shown by ${shownS.toFixed(1)} s: "${String(shown).slice(0, 120)}…" (still shown before the delete: ${stillShown !== null}); ` +
-					`run while stopped: ${runWhileStopped} of 3; n8n's activation attempts logged: ${retries} [${retryLines.join('; ')}]; ` +
+					`run while stopped: ${runWhileStopped} of 3; n8n's activation attempts logged: ${retries}, about this workflow: [${retryLines.join('; ')}]; ` +
 					`running again through ${how}; the 3 sent meanwhile: ${describeTally(t, 3)}; the other receiver got ${other.received(ids)} of 3`;
 				expect(errorWorkflowS <= INTERVAL_S + 5, `too late: ${figures}`);
 				expect(errorRuns === 1, `the Error Workflow: ${figures}`);
@@ -121,6 +126,7 @@ export async function runWebhookWatchStopChecks(
 				return figures;
 			} finally {
 				await client.deactivate(workflow.id).catch(() => undefined);
+				await client.deactivate(errorWorkflow.id).catch(() => undefined);
 				await other.close();
 				await errors.close();
 				await webhook.remove().catch(() => undefined);
