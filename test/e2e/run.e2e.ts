@@ -47,6 +47,7 @@ import {
 } from '../support/constants';
 import { launchSandbox, SandboxControl, type Sandbox } from '../real-n8n/sandbox';
 import { runCatchUpChecks } from './checks/catch-up';
+import { runWebhookWatchChecks } from './checks/webhookWatch';
 import { runEditorChecks } from './checks/editor';
 import { routerChecks } from './checks/router';
 import {
@@ -1051,6 +1052,20 @@ async function runChecks(
 		sandbox,
 		credentialId: imported!.credentialId,
 		n8nUrl: () => n8n.url,
+		restartWith: async (during) => {
+			await restartWith(during);
+			await client.login();
+		},
+		check,
+	});
+	// The webhook taken, deleted, Stop, a log without message ids (issue 37; test/e2e/checks/webhookWatch.ts).
+	await runWebhookWatchChecks({
+		client,
+		control,
+		sandbox,
+		credentialId: imported.credentialId,
+		n8nUrl: () => n8n.url,
+		n8nLog: () => n8n.logText(),
 		restartWith: async (during) => {
 			await restartWith(during);
 			await client.login();

@@ -14,7 +14,7 @@ import { isManualRegistration, type TriggerStaticData } from '../registration/si
 import { catchUpOnce, type CatchUpNotes } from './catchUp';
 import { UNNAMED_LOG_NOTICE, probeWebhookLog } from './deliveryLog';
 import { startingWatermark, type CatchUpState, type Watermarks } from './recoveries';
-import { watchWebhook } from './webhookWatch';
+import { watchWebhook, type WebhookState } from './webhookWatch';
 
 const LOG_PREFIX = 'Business Messaging Trigger (catch-up)';
 const OPERATION = 'Trigger → Catch Up Missed Messages';
@@ -72,6 +72,14 @@ export async function startCatchUp(this: ITriggerFunctions): Promise<ITriggerRes
 	if (!recover && !watching) return {};
 	const triggerOptions = readTriggerOptions(this.getNodeParameter('options', {}) as IDataObject);
 	const { intervalMs } = triggerOptions.catchUp;
+	const stopWhenTaken = watching && triggerOptions.onWebhookTaken === 'stop';
+	let closed = false;
+	const isClosed = () => closed;
+	const watch = { intervalSeconds: intervalMs / 1000, stopWhenTaken, isClosed };
+	// Stop: a webhook taken already is a refused start (thrown here), not a runtime failure.
+	let firstLook: WebhookState | undefined = stopWhenTaken
+		? await watchWebhook.call(this, { kind: 'ours' }, { ...watch, starting: true })
+		: undefined;
 	// Whose waits a recovered answer may resume; unreadable: none (it starts a normal execution).
 	const identity = await this.getCredentials(CREDENTIAL_TYPE).then(
 		(credentials) => triggerIdentity(String(credentials.apiKey ?? '')),
@@ -79,19 +87,14 @@ export async function startCatchUp(this: ITriggerFunctions): Promise<ITriggerRes
 	);
 	const { state, persist } = startingState.call(this, triggerOptions.catchUp.onActivation);
 
-	let closed = false;
-	const isClosed = () => closed;
 	const notes: CatchUpNotes = { webhook: { kind: 'ours' } };
-	const watch = {
-		intervalSeconds: intervalMs / 1000,
-		stopWhenTaken: triggerOptions.onWebhookTaken === 'stop',
-		isClosed,
-	};
 	const loop = async () => {
 		if (recover) await noticeUnnamedLog.call(this, notes);
 		while (!closed) {
 			if (watching) {
-				notes.webhook = await watchWebhook.call(this, notes.webhook ?? { kind: 'ours' }, watch);
+				notes.webhook =
+					firstLook ?? (await watchWebhook.call(this, notes.webhook ?? { kind: 'ours' }, watch));
+				firstLook = undefined;
 				// Stop: emitError() handed the failure to n8n, which closes this trigger.
 				if (notes.webhook.kind === 'taken' && watch.stopWhenTaken) closed = true;
 			}

@@ -10,6 +10,7 @@ import { NodeOperationError } from 'n8n-workflow';
 import { CREDENTIAL_TYPE } from '../../shared/transport';
 import { isSameNodeUrl, sameUrl, type RemoteWebhook } from '../registration/decision';
 import { postRegistration, readRemoteWebhook } from '../registration/register';
+import { AccountWebhookTakenError } from '../registration/webhookMethods';
 import {
 	isLeaving,
 	isManualRegistration,
@@ -64,6 +65,13 @@ export interface WatchContext {
 	intervalSeconds: number;
 	stopWhenTaken: boolean;
 	isClosed: () => boolean;
+	/**
+	 * The look trigger() takes before it returns (Stop only): taken then, the start is refused with a
+	 * final error instead of emitError. n8n 2.x registers a trigger that failed at runtime again at
+	 * once, and 1.x within a second: an emitError there would fail, and run the Error Workflow, every
+	 * second for as long as the webhook stays taken.
+	 */
+	starting?: boolean;
 }
 
 /** One look at the account's webhook; returns what it found (and acted on). */
@@ -97,6 +105,12 @@ export async function watchWebhook(
 			previous.kind === 'taken' && previous.url === url ? previous.sinceMs : Date.now();
 		const message = takenMessage(url, context.intervalSeconds, context.stopWhenTaken);
 		this.logger.error(`${LOG_PREFIX}: ${message}`);
+		if (context.stopWhenTaken && context.starting)
+			throw new AccountWebhookTakenError(
+				this.getNode(),
+				message,
+				'Checked when the trigger started; publish the workflow again once the webhook is free.',
+			);
 		// n8n's channel for a failing trigger: the activation error the editor shows, the Error Workflow.
 		if (context.stopWhenTaken) this.emitError(new NodeOperationError(this.getNode(), message));
 		return { kind: 'taken', url, sinceMs };

@@ -2,6 +2,7 @@
 // by trigger()'s loop in n8n-core's TriggerContext against the sandbox, the trigger behind a real
 // HTTP server fed by the sandbox's own deliveries.
 import { Logger } from '@n8n/backend-common';
+import { WebhookPathTakenError } from 'n8n-workflow';
 
 import {
 	judgeWebhook,
@@ -146,19 +147,25 @@ describe('the webhook watch in n8n (TriggerContext) against the sandbox', () => 
 		expect(next.errors).toEqual([]);
 	}, 30_000);
 
-	it('On Webhook Taken: Stop reports it through n8n (emitError, the activation error) and stops; nothing is replaced', async () => {
+	it('On Webhook Taken: Stop reports it through n8n once (emitError, the activation error) and stops; taken still when n8n starts the trigger again, the start is refused (final), not failed again', async () => {
+		// With Stop, trigger() takes the watch's first look before it returns: the take-over comes after.
 		const { harness, run } = await activeTrigger({ onWebhookTaken: 'stop' });
-		await run.close();
 		await registerForeign(sb);
-		const next = await harness.startTrigger('init');
-		cleanup.push(async () => await next.close());
-		expect(await until(() => next.errors.length > 0, 10_000)).toBe(true);
-		expect(next.errors).toHaveLength(1);
-		expect(next.errors[0].message).toContain(FOREIGN_URL);
-		expect(next.errors[0].message).toMatch(/On Webhook Taken is Stop/);
-		expect(next.errors[0].message).toMatch(/Take Over Existing Webhook/);
+		expect(await until(() => run.errors.length > 0, 12_000)).toBe(true);
+		expect(run.errors).toHaveLength(1);
+		expect(run.errors[0].message).toContain(FOREIGN_URL);
+		expect(run.errors[0].message).toMatch(/On Webhook Taken is Stop/);
+		expect(run.errors[0].message).toMatch(/Take Over Existing Webhook/);
+		expect(run.emitted).toEqual([]);
+
+		// n8n 2.x registers a trigger that failed at runtime again at once (1.x within a second): an
+		// emitError there would fail it, and run the Error Workflow, every second. Refused instead, with
+		// the error n8n does not retry (WebhookPathTakenError).
+		const again = harness.startTrigger('activate');
+		await expect(again).rejects.toBeInstanceOf(WebhookPathTakenError);
+		await expect(again).rejects.toThrow(FOREIGN_URL);
+		expect(run.errors).toHaveLength(1);
 		expect(sb.state().webhook.url).toBe(FOREIGN_URL);
-		expect(next.emitted).toEqual([]);
 	}, 30_000);
 
 	it('an answer it cannot read is never taken for "deleted": nothing registered, the error said', async () => {
