@@ -19,6 +19,26 @@ import { watchWebhook, type WebhookState } from './webhookWatch';
 const LOG_PREFIX = 'Business Messaging Trigger (catch-up)';
 const OPERATION = 'Trigger → Catch Up Missed Messages';
 
+/**
+ * Where a catch-up stopped by On Webhook Taken: Stop had reached, per node. n8n 1.x's retry of the
+ * activation passes the activation-time copy of the static data (and activation 'activate'): without
+ * this, it would start from now and skip what arrived while the trigger was stopped.
+ */
+const stoppedAt = new Map<string, CatchUpState>();
+const STOPPED_BOUND = 1000;
+
+function nodeKey(this: ITriggerFunctions): string {
+	return `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
+}
+
+function rememberStop(this: ITriggerFunctions, state: CatchUpState): void {
+	if (stoppedAt.size >= STOPPED_BOUND) stoppedAt.clear();
+	stoppedAt.set(nodeKey.call(this), {
+		watermarks: { ...state.watermarks },
+		...(state.emitted && { emitted: [...state.emitted] }),
+	});
+}
+
 /** The state a run starts from: saved watermarks, or where Recover on Activation says. */
 function startingState(
 	this: ITriggerFunctions,
@@ -27,19 +47,24 @@ function startingState(
 	const staticData = this.getWorkflowStaticData('node') as TriggerStaticData & {
 		catchUp?: CatchUpState;
 	};
-	const saved = staticData.catchUp?.watermarks ?? {};
+	const stopped =
+		onActivation === 'sinceLastActive' ? stoppedAt.get(nodeKey.call(this)) : undefined;
+	stoppedAt.delete(nodeKey.call(this));
+	const carried = stopped ?? staticData.catchUp;
+	const saved = carried?.watermarks ?? {};
 	const nowMs = Date.now();
 	const watermarks: Watermarks = {};
 	for (const event of MESSAGE_EVENTS) {
 		watermarks[event] = startingWatermark(
 			saved[event],
-			this.getActivationMode(),
+			// A stopped catch-up carries on, as after a restart.
+			stopped ? 'init' : this.getActivationMode(),
 			onActivation,
 			nowMs,
 			staticData.activatedAtMs,
 		);
 	}
-	const emitted = staticData.catchUp?.emitted;
+	const emitted = carried?.emitted;
 	const state: CatchUpState = { watermarks };
 	if (Array.isArray(emitted) && MESSAGE_EVENTS.every((event) => watermarks[event] === saved[event]))
 		state.emitted = emitted.map(String);
@@ -96,7 +121,10 @@ export async function startCatchUp(this: ITriggerFunctions): Promise<ITriggerRes
 					firstLook ?? (await watchWebhook.call(this, notes.webhook ?? { kind: 'ours' }, watch));
 				firstLook = undefined;
 				// Stop: emitError() handed the failure to n8n, which closes this trigger.
-				if (notes.webhook.kind === 'taken' && watch.stopWhenTaken) closed = true;
+				if (notes.webhook.kind === 'taken' && watch.stopWhenTaken) {
+					closed = true;
+					if (recover) rememberStop.call(this, state);
+				}
 			}
 			if (recover && !closed) {
 				try {

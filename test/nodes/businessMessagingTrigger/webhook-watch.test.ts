@@ -166,6 +166,22 @@ describe('the webhook watch in n8n (TriggerContext) against the sandbox', () => 
 		await expect(again).rejects.toThrow(FOREIGN_URL);
 		expect(run.errors).toHaveLength(1);
 		expect(sb.state().webhook.url).toBe(FOREIGN_URL);
+
+		// Meanwhile messages arrive (delivered to the other receiver); then the webhook is freed and
+		// n8n 1.x retries the activation with the activation-time copy of the static data (no
+		// catch-up position) and activation 'activate': what arrived while stopped still runs, once.
+		const sent = [];
+		for (const text of ['while stopped 1', 'while stopped 2'])
+			sent.push(((await inbound(text)) as Json).record.wa_message_id as string);
+		expect((await api(sb, 'DELETE', WEBHOOK)).status).toBe(204);
+		await harness.activate();
+		delete harness.staticData.catchUp;
+		later(20);
+		const back = await harness.startTrigger('activate');
+		cleanup.push(async () => await back.close());
+		expect(await until(() => back.emitted.length >= 2, 10_000)).toBe(true);
+		const items = back.emitted.flatMap((data) => data.flat()).map((item) => item.json as Json);
+		expect(items.map((item) => item.data.wa_message_id)).toEqual(sent);
 	}, 30_000);
 
 	it('an answer it cannot read is never taken for "deleted": nothing registered, the error said', async () => {
