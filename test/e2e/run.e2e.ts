@@ -1060,6 +1060,7 @@ async function runChecks(
 	});
 	// The webhook taken, deleted, Stop, a log without message ids (issue 37; test/e2e/checks/webhookWatch.ts).
 	await runWebhookWatchChecks({
+		line,
 		client,
 		control,
 		sandbox,

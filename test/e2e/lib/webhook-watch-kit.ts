@@ -7,13 +7,14 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import type { N8nClient, SavedWorkflow, WorkflowJson } from '../../real-n8n/n8n';
+import type { Line, N8nClient, SavedWorkflow, WorkflowJson } from '../../real-n8n/n8n';
 import type { Sandbox, SandboxControl } from '../../real-n8n/sandbox';
 import { waitFor } from '../../real-n8n/util';
 import { CREDENTIAL_TYPE, TRIGGER_NAME, TRIGGER_TYPE } from '../../support/constants';
 import type { Recorder } from './delivery-proxy';
 
 export interface WebhookWatchContext {
+	line: Line;
 	client: N8nClient;
 	control: SandboxControl;
 	sandbox: Sandbox;
