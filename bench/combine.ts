@@ -101,7 +101,7 @@ export interface CombineResult {
 	};
 }
 
-function latency(values: number[]): Latency {
+export function latency(values: number[]): Latency {
 	return {
 		p50_ms: quantile(values, 0.5),
 		p95_ms: quantile(values, 0.95),
@@ -110,7 +110,7 @@ function latency(values: number[]): Latency {
 	};
 }
 
-interface Target {
+export interface Target {
 	variant: CombineVariant;
 	sandbox: Sandbox;
 	control: SandboxControl;
@@ -118,7 +118,7 @@ interface Target {
 	triggerName: string;
 }
 
-async function activate(
+export async function activate(
 	env: BenchEnvironment,
 	variant: CombineVariant,
 	sandbox: Sandbox,
@@ -157,7 +157,7 @@ type RunData = Record<
 >;
 
 /** Per execution of the workflow since `afterId`: when the trigger emitted, and its items. */
-async function triggerRuns(
+export async function triggerRuns(
 	env: BenchEnvironment,
 	target: Target,
 	afterId: number,
@@ -184,7 +184,7 @@ async function triggerRuns(
 	return out;
 }
 
-async function lastExecutionId(env: BenchEnvironment, workflowId: string): Promise<number> {
+export async function lastExecutionId(env: BenchEnvironment, workflowId: string): Promise<number> {
 	const list = await env.client.executions(workflowId);
 	return Math.max(0, ...list.map((e) => Number(e.id)));
 }

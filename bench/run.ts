@@ -3,7 +3,7 @@
  * instead, measured side by side in one run. Prints a table with the machine and writes
  * bench/results/latest.json (and latest.md, the table as in the README).
  *
- *   npm run bench [-- --only 1,2,3,4,5,queue,run-once-row,combine] [--quick] [--skip-build] [--keep]
+ *   npm run bench [-- --only 1,2,3,4,5,queue,run-once-row,combine,combine-quiet] [--quick] [--skip-build] [--keep]
  *   (part 2 only: BENCH_INSTANCES=default,lazy BENCH_REPS=5 BENCH_CONCURRENCIES=1,8 for a focused run)
  *
  *   1     the trigger's receive path in-process vs HMAC + timingSafeEqual + JSON.parse (Node 20 and 24)
@@ -28,6 +28,10 @@
  *         list reads per message, replies, and for "on" the time from a burst's last message to its item
  *         against the quiet period (5 s). Not in the default set (about 4 minutes); results also in
  *         bench/results/combine-<time>.*
+ *   combine-quiet  Combine before against after a change (BENCH_BEFORE, `main` by default, packed from a
+ *         git worktree of it), both lines, two n8n per line side by side: 50 contacts × 3 messages at once,
+ *         last message → item p50/p95, after/before, n8n's intake of the last message, a contact alone.
+ *         Not in the default set (about 15 minutes); results also in bench/results/combine-quiet-<time>.*
  *
  * Benchmarks, not tests: nothing in `npm test` depends on them. Part 5 takes about 7 minutes on 2 cores.
  */
@@ -47,6 +51,7 @@ import {
 	type CombineResult,
 	type Latency,
 } from './combine';
+import { DEFAULT_QUIET_OPTIONS, quietTable, runQuietBench } from './combineQuiet';
 import {
 	DEFAULT_CONVERSATION_OPTIONS,
 	packWithoutRunOnce,
@@ -126,7 +131,7 @@ function parseArgs(argv: string[]): Options {
 		else if (flag === '--keep') options.keep = true;
 		else if (flag === '--help' || flag === '-h') {
 			console.log(
-				'npm run bench [-- --only 1,2,3,4,5,queue,run-once-row,combine] [--quick] [--skip-build] [--keep]',
+				'npm run bench [-- --only 1,2,3,4,5,queue,run-once-row,combine,combine-quiet] [--quick] [--skip-build] [--keep]',
 			);
 			process.exit(0);
 		} else throw new Error(`Unknown argument ${flag}`);
@@ -766,8 +771,8 @@ async function main(): Promise<void> {
 	mkdirSync(RESULTS, { recursive: true });
 	const outDir = join(RESULTS, 'run.tmp');
 	mkdirSync(outDir, { recursive: true });
-	const needsN8n = ['2', '3', '4', '5', 'queue', 'run-once-row', 'combine'].some((part) =>
-		options.only.has(part),
+	const needsN8n = ['2', '3', '4', '5', 'queue', 'run-once-row', 'combine', 'combine-quiet'].some(
+		(part) => options.only.has(part),
 	);
 
 	let tarball = '';
@@ -906,6 +911,25 @@ async function main(): Promise<void> {
 			);
 		} catch (error) {
 			results.errors.push(`combine: ${errorText(error)}`);
+			log(`FAILED: ${errorText(error)}`);
+		}
+	}
+
+	if (options.only.has('combine-quiet')) {
+		log("Q'. Combine a Contact's Messages before against after, both lines, side by side");
+		try {
+			const quiet = await runQuietBench(
+				{ afterTarball: tarball, beforeRef: process.env.BENCH_BEFORE ?? 'main', outDir },
+				{ ...DEFAULT_QUIET_OPTIONS, ...(options.quick && { reps: 1 }) },
+			);
+			const table = quietTable(quiet);
+			console.log(`\n${table}\n`);
+			const dated = join(RESULTS, `combine-quiet-${machine.date.slice(0, 16).replace(':', '')}`);
+			writeFileSync(`${dated}.json`, `${JSON.stringify(quiet, null, 2)}\n`);
+			writeFileSync(`${dated}.md`, `${table}\n`);
+			log(`combine-quiet: ${dated}.md`);
+		} catch (error) {
+			results.errors.push(`combine-quiet: ${errorText(error)}`);
 			log(`FAILED: ${errorText(error)}`);
 		}
 	}

@@ -15,7 +15,7 @@ import type { EventType } from '../receiving/envelope';
 import { wasAcceptedHere } from '../receiving/acceptedHere';
 import { sameUrl } from '../registration/decision';
 import type { TriggerStaticData } from '../registration/signingSecrets';
-import { routeEvent } from '../routing/route';
+import { routeEvent, stampedReceived } from '../routing/route';
 import { UNNAMED_LOG_NOTICE, readWebhookLog, type WebhookAttempt } from './deliveryLog';
 import { lateReason, type WebhookState } from './webhookWatch';
 import {
@@ -91,18 +91,28 @@ function schedule(
 	recoveries: Recovery[],
 	state: CatchUpState,
 	plan: Schedule,
-	route: { layout: EventType[] | null; handOver: HandOverSettings; identity?: TriggerIdentity },
+	route: {
+		layout: EventType[] | null;
+		handOver: HandOverSettings;
+		identity?: TriggerIdentity;
+		/** Combine a Contact's Messages on: items carry when the catch-up took them. */
+		stamp: boolean;
+	},
 	isClosed: () => boolean,
 	persist: () => void,
 ): void {
 	const scope = `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
-	const { layout, handOver, identity } = route;
+	const { layout, handOver, identity, stamp } = route;
 	const runOne = async (recovery: Recovery) => {
 		// Closed: not emitted; the saved watermark stays before it.
 		if (isClosed()) return;
 		const id = String(recovery.record.wa_message_id ?? recovery.record.id);
 		try {
-			const item = recoveredItem(recovery);
+			const recovered = recoveredItem(recovery);
+			const item = {
+				...recovered,
+				json: stampedReceived(recovered.json, stamp ? Date.now() : undefined),
+			};
 			const routed = await routeEvent.call(this, item, recovery.event, layout, handOver, identity);
 			plan.waiting = plan.waiting.filter((waiting) => waiting !== recovery);
 			plan.emittedAhead.push(recovery);
@@ -276,7 +286,7 @@ export async function catchUpOnce(
 	settle(state, plan);
 	persist();
 	const layout = outputLayout(selected, this.getNodeParameter('separateOutputs', false));
-	const route = { layout, handOver, identity };
+	const route = { layout, handOver, identity, stamp: triggerOptions.combine !== undefined };
 	schedule.call(this, decision.recover, state, plan, route, isClosed, persist);
 	if (decision.recover.length > 0) {
 		this.logger.info(

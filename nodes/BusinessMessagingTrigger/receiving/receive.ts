@@ -38,6 +38,8 @@ export async function receiveEvent(this: IWebhookFunctions): Promise<IWebhookRes
 }
 
 async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
+	// When the trigger took the message, before any of n8n's intake that follows (Combine's quiet period).
+	const receivedAtMs = Date.now();
 	const headers = this.getHeaderData() as Record<string, string | string[] | undefined>;
 	// Not an event: Reply and Wait for Answer registering what it waits for.
 	const registration = headers[REGISTRATION_HEADER];
@@ -100,7 +102,7 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	// n8n answers with webhookResponse (the description's empty responseData lets it through).
 	const route = await routeEvent.call(
 		this,
-		eventItem(envelope),
+		eventItem(envelope, options.combine ? receivedAtMs : undefined),
 		envelope.event,
 		layout,
 		options.handOver,

@@ -1,7 +1,8 @@
 /**
  * Combine a Contact's Messages: one item per burst. Each inbound message's execution reads the
  * contact's stored messages from the service, ends at once if a newer one of its burst is listed,
- * else waits out the quiet period and reads again. Every execution cuts bursts the same way (from
+ * else waits out the rest of the quiet period (counted from when the trigger received the message)
+ * and reads again. Every execution cuts bursts the same way (from
  * the service's timestamps alone): only the burst's newest message emits it, the others nothing.
  * No store of ours: the service keeps every message, run-once each to one execution.
  */
@@ -17,9 +18,12 @@ import { LIST_SHAPES, readPages } from '../../shared/pagination';
 import { recordCreatedAt, withCanonicalFields } from '../../shared/storedRecord';
 import { byAge } from '../../shared/watermark';
 import type { CombineSettings } from '../options';
-import { RESUMED_FIELD } from './route';
+import { RECEIVED_AT_FIELD, RESUMED_FIELD } from './route';
 
-/** After the quiet period: time for a message stamped inside it to be stored and listed. */
+/**
+ * After the quiet period: time for a message stamped inside it to be stored and listed. It also
+ * absorbs a webhook processor's clock behind the worker's (queue mode) by less than itself.
+ */
 export const STORE_GRACE_MS = 1_000;
 /** A contact who has not paused for this many pages of messages is cut where the read stops. */
 const MAX_PAGES = 10;
@@ -104,6 +108,20 @@ export function burstItem(
 	};
 }
 
+/**
+ * Pure: how long an execution still waits before its deciding read: until the quiet period and
+ * the grace have passed since the trigger received the message (`received_at`, the clock of the
+ * process that took it), so n8n's intake counts toward the quiet period. 0 once they have passed;
+ * never more than quiet + grace (a stamp ahead of this clock); an item without a readable stamp
+ * (one of an older version, resumed) waits the whole quiet + grace from now, as before.
+ */
+export function quietWaitMs(receivedAt: unknown, settings: CombineSettings, nowMs: number): number {
+	const full = settings.quietMs + STORE_GRACE_MS;
+	const atMs = typeof receivedAt === 'string' ? Date.parse(receivedAt) : Number.NaN;
+	if (!Number.isFinite(atMs)) return full;
+	return Math.min(full, Math.max(0, atMs + full - nowMs));
+}
+
 type Combinable = { contact: string; number: string; id: string };
 
 /** An inbound message that runs the agent; answers to a wait and hand-over items pass as they are. */
@@ -184,11 +202,15 @@ export async function combineBursts(
 		if (!message) return [item];
 		const alone = (problem: string) => [burstItem(item, [item.json.data as IDataObject], problem)];
 		let decision: BurstDecision;
+		// A test event emits the burst so far at once; a read after the quiet period decides at once.
+		const waitMs = testEvent ? 0 : quietWaitMs(item.json[RECEIVED_AT_FIELD], settings, Date.now());
 		try {
-			// A newer message of its burst is listed already: that one emits it, no need to wait here.
-			const waited = testEvent ? undefined : sleep(settings.quietMs + STORE_GRACE_MS);
-			if (waited && (await decide(message).catch(() => undefined))?.kind === 'later') return [];
-			await waited;
+			if (waitMs > 0) {
+				const waited = sleep(waitMs);
+				// A newer message of its burst is listed already: that one emits it, no need to wait here.
+				if ((await decide(message).catch(() => undefined))?.kind === 'later') return [];
+				await waited;
+			}
 			decision = await decide(message);
 		} catch (error) {
 			return alone(`the contact's messages could not be read: ${(error as Error).message}`);

@@ -24,8 +24,20 @@ export type Route =
 	/** A person is answering the contact (While a Person Answers: Do Not Emit): nothing runs. */
 	| { kind: 'handedOver' };
 
-export function eventItem(envelope: EventEnvelope): INodeExecutionData {
-	return { json: withReplyWindow({ ...(envelope as IDataObject) }) };
+/**
+ * With Combine a Contact's Messages on: when the trigger took the message (webhook() or the
+ * catch-up's emit), ISO, on that process's clock. The quiet period counts from it (burst.ts).
+ */
+export const RECEIVED_AT_FIELD = 'received_at';
+
+/** The item's JSON stamped with when the trigger took it; unchanged without a time. */
+export function stampedReceived(json: IDataObject, receivedAtMs?: number): IDataObject {
+	if (receivedAtMs === undefined) return json;
+	return { ...json, [RECEIVED_AT_FIELD]: new Date(receivedAtMs).toISOString() };
+}
+
+export function eventItem(envelope: EventEnvelope, receivedAtMs?: number): INodeExecutionData {
+	return { json: stampedReceived(withReplyWindow({ ...(envelope as IDataObject) }), receivedAtMs) };
 }
 
 /** One output, or the item on its event's output and the others empty. */
