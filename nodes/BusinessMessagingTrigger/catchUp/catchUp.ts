@@ -85,6 +85,17 @@ function settle(state: CatchUpState, schedule: Schedule): void {
 	else delete state.emitted;
 }
 
+/**
+ * A recovered message counts as received when the service stored it (never later than now): it is
+ * settled (15 s old), so its quiet period has mostly passed and Combine reads once, at once, instead
+ * of waiting a whole quiet period again. That time is the service's clock, which the settle time
+ * already trusts to within seconds.
+ */
+function recoveredAtMs(record: IDataObject): number {
+	const storedMs = Date.parse(String(record.created_at));
+	return Number.isNaN(storedMs) ? Date.now() : Math.min(storedMs, Date.now());
+}
+
 /** One execution per recovered message: a contact's in order, contacts side by side. */
 function schedule(
 	this: ITriggerFunctions,
@@ -111,7 +122,7 @@ function schedule(
 			const recovered = recoveredItem(recovery);
 			const item = {
 				...recovered,
-				json: stampedReceived(recovered.json, stamp ? Date.now() : undefined),
+				json: stampedReceived(recovered.json, stamp ? recoveredAtMs(recovery.record) : undefined),
 			};
 			const routed = await routeEvent.call(this, item, recovery.event, layout, handOver, identity);
 			plan.waiting = plan.waiting.filter((waiting) => waiting !== recovery);
