@@ -19,12 +19,14 @@ export function deriveKey(apiKey: string, label: string): string {
 	return createHmac('sha256', apiKey).update(label).digest('hex');
 }
 
-const LABELS = [WAIT_REGISTRATION_LABEL] as const;
+const LABELS = [WAIT_REGISTRATION_LABEL, RESUME_KEY_LABEL, ACCOUNT_ID_LABEL] as const;
 export type KeyLabel = (typeof LABELS)[number];
 
 type KeyRing = { keys: Record<KeyLabel, string>; readAtMs: number };
 
 const REREAD_MS = 10_000;
+/** A key read longer ago than this is read again before it is trusted: a changed API key takes over. */
+const KEY_MAX_AGE_MS = 5 * 60_000;
 const BOUND = 1000;
 const rings = new Map<string, KeyRing>();
 const unreadable = new Map<string, { reason: string; untilMs: number }>();
@@ -48,6 +50,15 @@ async function readRing(this: Context, cacheKey: string): Promise<KeyRing | stri
 		unreadable.set(cacheKey, { reason, untilMs: Date.now() + REREAD_MS });
 		return reason;
 	}
+}
+
+/** The keys derived from this node's credential, read at most every few minutes, or why there are none. */
+export async function derivedKeys(this: Context): Promise<Record<KeyLabel, string> | string> {
+	const cacheKey = `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
+	const cached = rings.get(cacheKey);
+	if (cached && Date.now() - cached.readAtMs < KEY_MAX_AGE_MS) return cached.keys;
+	const read = await readRing.call(this, cacheKey);
+	return typeof read === 'string' ? read : read.keys;
 }
 
 const NOT_SIGNED = "not signed with this trigger's API key";

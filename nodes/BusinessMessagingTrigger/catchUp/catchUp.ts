@@ -7,7 +7,6 @@ import type { IDataObject, IRun, ITriggerFunctions } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
 import { MESSAGE_EVENTS, readHistory, type MessageEvent } from '../../shared/history';
-import type { TriggerIdentity } from '../../shared/replyAndWait/resume';
 import { byAge, isAfter, type Watermark } from '../../shared/watermark';
 import { outputLayout } from '../description';
 import type { HandOverSettings, TriggerOptions } from '../options';
@@ -91,19 +90,19 @@ function schedule(
 	recoveries: Recovery[],
 	state: CatchUpState,
 	plan: Schedule,
-	route: { layout: EventType[] | null; handOver: HandOverSettings; identity?: TriggerIdentity },
+	route: { layout: EventType[] | null; handOver: HandOverSettings },
 	isClosed: () => boolean,
 	persist: () => void,
 ): void {
 	const scope = `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
-	const { layout, handOver, identity } = route;
+	const { layout, handOver } = route;
 	const runOne = async (recovery: Recovery) => {
 		// Closed: not emitted; the saved watermark stays before it.
 		if (isClosed()) return;
 		const id = String(recovery.record.wa_message_id ?? recovery.record.id);
 		try {
 			const item = recoveredItem(recovery);
-			const routed = await routeEvent.call(this, item, recovery.event, layout, handOver, identity);
+			const routed = await routeEvent.call(this, item, recovery.event, layout, handOver);
 			plan.waiting = plan.waiting.filter((waiting) => waiting !== recovery);
 			plan.emittedAhead.push(recovery);
 			settle(state, plan);
@@ -156,7 +155,6 @@ export async function catchUpOnce(
 	this: ITriggerFunctions,
 	state: CatchUpState,
 	triggerOptions: TriggerOptions,
-	identity: TriggerIdentity | undefined,
 	isClosed: () => boolean,
 	persist: () => void,
 	notes: CatchUpNotes = {},
@@ -276,7 +274,7 @@ export async function catchUpOnce(
 	settle(state, plan);
 	persist();
 	const layout = outputLayout(selected, this.getNodeParameter('separateOutputs', false));
-	const route = { layout, handOver, identity };
+	const route = { layout, handOver };
 	schedule.call(this, decision.recover, state, plan, route, isClosed, persist);
 	if (decision.recover.length > 0) {
 		this.logger.info(

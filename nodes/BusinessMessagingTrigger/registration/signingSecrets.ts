@@ -10,7 +10,6 @@ import type {
 	IWebhookFunctions,
 } from 'n8n-workflow';
 
-import { triggerIdentity, type TriggerIdentity } from '../../shared/replyAndWait/resume';
 import { CREDENTIAL_TYPE } from '../../shared/transport';
 import { openSecret, sealSecret } from './seal';
 
@@ -31,7 +30,7 @@ type TriggerContext = IHookFunctions | IWebhookFunctions;
 const CACHE_BOUND = 1000;
 const MANUAL_REREAD_INTERVAL_MS = 10_000;
 
-type OpenedSecret = { secret: string; identity: TriggerIdentity };
+type OpenedSecret = { secret: string };
 type ManualRead = OpenedSecret & { readAtMs: number };
 const openedSecrets = new Map<string, OpenedSecret>();
 const manualSecrets = new Map<string, ManualRead>();
@@ -86,7 +85,7 @@ export function renewRegistration(
 ): void {
 	storeRegistration(staticData, url, this.getWorkflow().id ?? '', secret, apiKey);
 	if (renewed.size >= CACHE_BOUND) renewed.clear();
-	renewed.set(manualSecretKey.call(this), { secret, identity: triggerIdentity(apiKey) });
+	renewed.set(manualSecretKey.call(this), { secret });
 }
 
 export function isManualRegistration(this: TriggerContext | ITriggerFunctions): boolean {
@@ -169,7 +168,7 @@ export async function signingSecret(
 		// A secret rotated in the credential: read it again when a signature does not match, at most every 10 s.
 		const stale = Date.now() - found.readAtMs >= MANUAL_REREAD_INTERVAL_MS;
 		const reread = stale ? async () => await readManualSecret.call(this, key) : undefined;
-		return { secret: found.secret, identity: found.identity, reread };
+		return { secret: found.secret, reread };
 	}
 	const { sealedSecret } = this.getWorkflowStaticData('node') as TriggerStaticData;
 	if (typeof sealedSecret !== 'string') {
@@ -198,7 +197,7 @@ export async function signingSecret(
 		};
 	}
 	if (openedSecrets.size >= CACHE_BOUND) openedSecrets.clear();
-	const found = { secret, identity: triggerIdentity(String(apiKey)) };
+	const found = { secret };
 	openedSecrets.set(sealedSecret, found);
 	return { ...found, reread };
 }
@@ -222,8 +221,7 @@ async function readManualSecret(
 				'Registration is Manual but the credential has no Webhook Signing Secret, so no event can be verified: every event is rejected until it is set',
 		};
 	}
-	const identity = triggerIdentity(String(credentials.apiKey ?? ''));
-	const read = { secret, identity, readAtMs: Date.now() };
+	const read = { secret, readAtMs: Date.now() };
 	manualSecrets.set(key, read);
 	return read;
 }

@@ -1,9 +1,10 @@
 /**
  * Reply and Wait for Answer's registration channel (waitingEntries.ts, item 3): the waiting
- * execution posts its entries, signed with a key derived from the API key, to the account's
- * webhook; the Business Messaging Trigger keeps those whose resume URLs are of its own n8n.
+ * execution posts its entries, signed with a key derived from the API key, to the registration
+ * URL of the trigger that holds the account's webhook; the Business Messaging Trigger keeps those
+ * whose resume URLs are of its own n8n (forTrigger.ts stores them).
  */
-import type { IDataObject, IExecuteFunctions, IWebhookFunctions } from 'n8n-workflow';
+import type { IExecuteFunctions, IWebhookFunctions } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
 import { WAIT_REGISTRATION_LABEL, verifyWithDerivedKey } from '../credentialKeys';
@@ -11,25 +12,21 @@ import { isPlainObject, parseJsonBody } from '../json';
 import { ReplayGuard } from '../replayGuard';
 import { postSigned } from '../signedPost';
 import { apiRequest } from '../transport';
+import { TRIGGER_PATH, registrationUrlOf } from '../triggerUrls';
 import {
 	REGISTRATION_MAX_AGE_MS,
 	isForgotten,
 	isWaitingEntry,
-	keepWaitingEntriesCurrent,
-	registerWaiting,
 	type WaitingEntry,
 } from './waitingEntries';
 
-/** The header a registration's signature comes in, and what tells it from the service's events. */
+/** The header a registration's signature comes in. */
 export const REGISTRATION_HEADER = 'x-business-messaging-wait';
 
 export type WaitRegistration = { key: string; entry: WaitingEntry };
 
 /** n8n's resume URL: [<base path>]/webhook-waiting/<execution id>, nothing after it. */
 const RESUME_PATH = /^(?:\/[^/]+)*\/webhook-waiting\/[^/]+\/?$/;
-/** A trigger's production URL as n8n builds it: [<base path>]/<webhook id>/webhook. */
-export const TRIGGER_PATH =
-	/^(?:\/[^/]+)*\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\/webhook\/?$/i;
 
 /** A registration signed in the future by at most this much (clocks differ) is still taken. */
 const REGISTRATION_FUTURE_TOLERANCE_MS = 60_000;
@@ -53,8 +50,9 @@ export function parseRegistrations(body: unknown, ownOrigin: string): WaitRegist
 }
 
 /**
- * The waiting execution's side: posts the entries to the account's webhook when it is a Business
- * Messaging Trigger of this n8n (the resume URL's origin). Any failure leaves them in this
+ * The waiting execution's side: posts the entries to the registration URL of the trigger whose
+ * event URL is the account's webhook, when that is a Business Messaging Trigger of this n8n (the
+ * resume URL's origin). Any failure leaves them in this
  * process's memory only: the answer then starts a normal execution, as the fail-safe says.
  */
 export async function registerWithTrigger(
@@ -86,7 +84,7 @@ export async function registerWithTrigger(
 				business_messaging_wait: registrations,
 				issued_at_ms: Date.now(),
 			});
-			const response = await postSigned.call(this, url, body, {
+			const response = await postSigned.call(this, registrationUrlOf(url), body, {
 				header: REGISTRATION_HEADER,
 				apiKey,
 				label: WAIT_REGISTRATION_LABEL,
@@ -116,15 +114,14 @@ const REGISTRATION_TIMEOUT_MS = 4000;
 const registrationsSeen = new ReplayGuard(10_000);
 
 /**
- * The trigger's side: a registration (REGISTRATION_HEADER) is stored in this workflow's static
- * data, which n8n loaded for this request and saves after it. Starts no execution; a refusal is
- * answered (and logged, within the bound on rejections) by the caller.
+ * The trigger's side: the registrations of a request to its registration URL, verified, fresh and
+ * of its own n8n, not yet answered here (forTrigger.ts stores them). Reads no static data.
  */
 export async function receiveWaitRegistration(
 	this: IWebhookFunctions,
 	rawBody: Buffer | undefined,
 	signature: string | string[] | undefined,
-): Promise<{ registered: number } | { status: 400 | 401; reason: string }> {
+): Promise<{ registrations: WaitRegistration[] } | { status: 400 | 401; reason: string }> {
 	if (!rawBody) return { status: 400, reason: 'the raw request body is not available' };
 	const verified = await verifyWithDerivedKey.call(
 		this,
@@ -150,11 +147,6 @@ export async function receiveWaitRegistration(
 		return { status: 401, reason: 'this registration was already received (replay)' };
 	const ownOrigin = new URL(this.getNodeWebhookUrl('default') ?? 'http://invalid').origin;
 	const registrations = parseRegistrations(body, ownOrigin);
-	const staticData = this.getWorkflowStaticData('global') as IDataObject;
-	const home = this.getWorkflow().id ?? undefined;
 	// A registration slower than the answer it waits for must not bring the answered wait back.
-	const fresh = registrations.filter(({ key, entry }) => !isForgotten(key, entry));
-	for (const { key, entry } of fresh) registerWaiting(staticData, key, { ...entry, home });
-	keepWaitingEntriesCurrent(staticData, home);
-	return { registered: fresh.length };
+	return { registrations: registrations.filter(({ key, entry }) => !isForgotten(key, entry)) };
 }

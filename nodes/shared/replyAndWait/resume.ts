@@ -13,15 +13,7 @@ import type {
 import { sleep } from 'n8n-workflow';
 
 import { RESUME_KEY_LABEL, deriveKey } from '../credentialKeys';
-import { isPlainObject } from '../json';
-import {
-	accountId,
-	answersAfterAsking,
-	findWaiting,
-	removeWaiting,
-	waitingKey,
-	type WaitingEntry,
-} from './waitingEntries';
+import { removeWaiting, type WaitingEntry } from './waitingEntries';
 
 /**
  * What the trigger sends with an answer so the waiting execution can tell it from a forged one.
@@ -70,10 +62,6 @@ export function isResumeToken(
 /** Who a trigger is, for Reply and Wait: whose waits it may resume, and the key it makes their tokens with. */
 export type TriggerIdentity = { account: string; resumeKey: string };
 
-export function triggerIdentity(apiKey: string): TriggerIdentity {
-	return { account: accountId(apiKey), resumeKey: resumeKey(apiKey) };
-}
-
 /**
  * Resuming is patient: a busy n8n may take longer than the service's 8 s to take an answer, and
  * a slow resume is not a failed one. Starting a new execution for an answer that did resume asks
@@ -118,34 +106,6 @@ export function classifyResumeAnswer(
 	}
 	if (statusCode >= 400 && statusCode < 500) return 'refused';
 	return 'unclear';
-}
-
-/**
- * Resumes the wait for this inbound message's contact, if any (none for a handed-over message).
- * From webhook(), and from the catch-up for an answer that arrived while n8n could not receive it.
- */
-export async function resumeWaitingExecution(
-	this: IWebhookFunctions | ITriggerFunctions,
-	item: INodeExecutionData,
-	/** The trigger's API key, as TriggerIdentity: whose waits, and their tokens; none without it. */
-	identity: TriggerIdentity | undefined,
-): Promise<ResumeOutcome> {
-	const json = item.json;
-	const handedOver = isPlainObject(json.hand_over) && json.hand_over.active === true;
-	if (!identity || json.event !== 'message.inbound' || handedOver) return { resumed: false };
-	const data = isPlainObject(json.data) ? json.data : {};
-	const contact = typeof data.from === 'string' ? data.from.trim() : '';
-	const number = typeof data.number === 'string' ? data.number.trim() : '';
-	if (!contact) return { resumed: false };
-	const message = { id: data.wa_message_id, at: json.timestamp };
-	const found = findWaiting(
-		this.getWorkflowStaticData('global') as IDataObject,
-		[waitingKey(contact, number), waitingKey(contact, undefined)],
-		identity.account,
-		Date.now(),
-		(entry) => answersAfterAsking(message, entry),
-	);
-	return found ? await resumeEntry.call(this, item, identity, found) : { resumed: false };
 }
 
 /**

@@ -107,7 +107,12 @@ export interface WaitingEntry {
 
 /** An identifier of the API key, safe to store: a trigger resumes only its own key's waits. */
 export function accountId(apiKey: string): string {
-	return deriveKey(apiKey, ACCOUNT_ID_LABEL).slice(0, 32);
+	return accountIdOf(deriveKey(apiKey, ACCOUNT_ID_LABEL));
+}
+
+/** The account id from the key derived for it (ACCOUNT_ID_LABEL): its first 32 hex digits. */
+export function accountIdOf(derivedKey: string): string {
+	return derivedKey.slice(0, 32);
 }
 
 /**
@@ -222,7 +227,8 @@ export function keepWaitingEntriesCurrent(
 export function findWaiting(
 	staticData: IDataObject | undefined,
 	keys: string[],
-	account: string,
+	/** undefined: of any account (a first look, before the trigger reads its key). */
+	account: string | undefined,
 	nowMs = Date.now(),
 	/** Whether the message may answer this wait (answersAfterAsking); any without. */
 	mayAnswer: (entry: WaitingEntry) => boolean = () => true,
@@ -230,7 +236,12 @@ export function findWaiting(
 	const stored = staticEntries(staticData);
 	for (const key of keys) {
 		for (const entry of [memory.get(key), storedEntry(stored, key)]) {
-			if (entry && entry.account === account && isLive(key, entry, nowMs) && mayAnswer(entry))
+			if (
+				entry &&
+				(account === undefined || entry.account === account) &&
+				isLive(key, entry, nowMs) &&
+				mayAnswer(entry)
+			)
 				return { key, entry };
 		}
 	}

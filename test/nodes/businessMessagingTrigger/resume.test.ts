@@ -679,6 +679,7 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 			return await harness.receive({
 				headers: { 'content-type': 'application/json', [REGISTRATION_HEADER]: sign(raw) },
 				rawBody: raw,
+				webhookName: 'setup',
 			});
 		};
 		const body = {
@@ -754,6 +755,7 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 					[REGISTRATION_HEADER]: signRegistration(sb.keys.all, raw),
 				},
 				rawBody: raw,
+				webhookName: 'setup',
 			});
 		};
 		const first = {
@@ -803,10 +805,52 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 					[REGISTRATION_HEADER]: `sha256=${i.toString(16).padStart(64, '0')}`,
 				},
 				rawBody: raw,
+				webhookName: 'setup',
 			});
 			expect(answer.status).toBe(401);
 		}
 		expect(reads.mock.calls.length).toBeLessThanOrEqual(1);
+	});
+
+	it('the event URL takes no registration: a signed one there gets the generic 401, no credential read, nothing stored', async () => {
+		const { harness } = await activeTrigger();
+		const origin = new URL(harness.webhookUrl).origin;
+		const raw = JSON.stringify({
+			business_messaging_wait: [
+				{
+					key: waitingKey(CONTACT, NUMBER),
+					entry: {
+						resumeUrl: `${origin}/webhook-waiting/91`,
+						executionId: '91',
+						expiresAtMs: Date.now() + 60_000,
+						alsoStart: false,
+						node: 'Ask',
+						account: ACCOUNT,
+					},
+				},
+			],
+			issued_at_ms: Date.now(),
+		});
+		const reads = jest.spyOn(HarnessCredentialsHelper.prototype, 'getDecrypted');
+		reads.mockClear();
+		const answer = await harness.receive({
+			headers: {
+				'content-type': 'application/json',
+				[REGISTRATION_HEADER]: signRegistration(sb.keys.all, raw),
+			},
+			rawBody: raw,
+		});
+		expect([answer.status, answer.body, answer.workflowData]).toEqual([
+			401,
+			{ error: 'unauthorized', reason: 'the request is not signed for this webhook' },
+			undefined,
+		]);
+		expect(reads).not.toHaveBeenCalled();
+		expect(harness.globalStaticData[STATIC_DATA_KEY]).toBeUndefined();
+		// Its own URL: the event URL's last segment replaced, on the same webhook id.
+		expect(harness.webhookUrlOf('setup')).toBe(
+			harness.webhookUrl.replace(/\/webhook$/, '/wait-registration'),
+		);
 	});
 
 	it("posts registrations only to a trigger's URL of this n8n, and never along a redirect", async () => {
@@ -844,7 +888,8 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 			// A trigger-shaped URL that redirects: posted once, the redirect is not followed.
 			await registerForeign(sb, `${origin}/3f0c8c4e-1b2a-4c5d-9e8f-0a1b2c3d4e5f/webhook`);
 			expect((await ask()).execution.status).toBe('waiting');
-			expect(hits).toEqual(['POST /3f0c8c4e-1b2a-4c5d-9e8f-0a1b2c3d4e5f/webhook']);
+			// To the trigger's registration URL: its event URL's last segment replaced.
+			expect(hits).toEqual(['POST /3f0c8c4e-1b2a-4c5d-9e8f-0a1b2c3d4e5f/wait-registration']);
 			expect(
 				served.results.filter((r) => (r.body as { registered?: number })?.registered !== undefined),
 			).toEqual([]);
