@@ -1,6 +1,7 @@
 /**
- * Keys derived from the API key, cached per trigger (never the API key). A credential read costs
- * n8n 2.x an isolate: read again on a mismatch at most every 10 s, not for 10 s after a failure.
+ * Keys derived from the API key, cached per node (never the API key). A credential read costs
+ * n8n 2.x an isolate: read again on a mismatch at most every 10 s, not for 10 s after a failure,
+ * and, matching or not, once they are 5 minutes old (a changed API key takes over).
  */
 import { createHmac } from 'node:crypto';
 import type { IHookFunctions, ITriggerFunctions, IWebhookFunctions } from 'n8n-workflow';
@@ -73,8 +74,9 @@ export async function verifyWithDerivedKey(
 	const signedWith = (ring: KeyRing) => verifySignature(message, signature, ring.keys[label]).valid;
 	const cacheKey = `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
 	const cached = rings.get(cacheKey);
-	if (cached && signedWith(cached)) return true;
-	if (cached && Date.now() - cached.readAtMs < REREAD_MS) return NOT_SIGNED;
+	const ageMs = cached ? Date.now() - cached.readAtMs : Infinity;
+	if (cached && ageMs < KEY_MAX_AGE_MS && signedWith(cached)) return true;
+	if (cached && ageMs < REREAD_MS) return NOT_SIGNED;
 	const read = await readRing.call(this, cacheKey);
 	if (typeof read === 'string') return read;
 	return signedWith(read) ? true : NOT_SIGNED;

@@ -53,6 +53,7 @@ import {
 } from './helpers';
 
 const sb = useSandbox({ reset: 'afterEach' });
+afterEach(() => jest.restoreAllMocks());
 /** The signature header of a registration body, as Reply and Wait signs it. */
 const signRegistration = (apiKey: string, rawBody: string) =>
 	signWithDerivedKey(apiKey, WAIT_REGISTRATION_LABEL, rawBody);
@@ -810,6 +811,51 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 			expect(answer.status).toBe(401);
 		}
 		expect(reads.mock.calls.length).toBeLessThanOrEqual(1);
+	});
+
+	it('a changed API key takes over within 5 minutes: a registration signed with the old key is refused after that', async () => {
+		const { harness } = await activeTrigger();
+		const origin = new URL(harness.webhookUrl).origin;
+		let now = Date.now();
+		jest.spyOn(Date, 'now').mockImplementation(() => now);
+		const post = async (apiKey: string, id: string) => {
+			const raw = JSON.stringify({
+				business_messaging_wait: [
+					{
+						key: waitingKey(CONTACT, NUMBER),
+						entry: {
+							resumeUrl: `${origin}/webhook-waiting/${id}`,
+							executionId: id,
+							expiresAtMs: now + 60 * 60_000,
+							alsoStart: false,
+							node: 'Ask',
+							account: accountId(apiKey),
+						},
+					},
+				],
+				issued_at_ms: now,
+			});
+			return await harness.receive({
+				headers: {
+					'content-type': 'application/json',
+					[REGISTRATION_HEADER]: signRegistration(apiKey, raw),
+				},
+				rawBody: raw,
+				webhookName: 'setup',
+			});
+		};
+		expect((await post(sb.keys.all, '101')).status).toBe(200);
+		// The credential's API key is changed (the old one revoked at the service).
+		const original = HarnessCredentialsHelper.prototype.getDecrypted;
+		jest
+			.spyOn(HarnessCredentialsHelper.prototype, 'getDecrypted')
+			.mockImplementation(async function (this: HarnessCredentialsHelper, ...args) {
+				return { ...(await original.apply(this, args)), apiKey: sb.keys.oneNumber };
+			});
+		now += 6 * 60_000;
+		const old = await post(sb.keys.all, '102');
+		expect(old.status).toBe(401);
+		expect((await post(sb.keys.oneNumber, '103')).status).toBe(200);
 	});
 
 	it('the event URL takes no registration: a signed one there gets the generic 401, no credential read, nothing stored', async () => {
