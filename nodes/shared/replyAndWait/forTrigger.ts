@@ -20,7 +20,7 @@ import { isPlainObject } from '../json';
 import { hasSignatureShape } from '../signature';
 import { REGISTRATION_PATH } from '../triggerUrls';
 import { rawBodyOf } from '../webhookRequest';
-import { REGISTRATION_HEADER, receiveWaitRegistration } from './registration';
+import { REGISTRATION_HEADER, isEntryInBounds, receiveWaitRegistration } from './registration';
 import { resumeEntry, type ResumeOutcome } from './resume';
 import {
 	accountIdOf,
@@ -102,8 +102,25 @@ async function resume(
 		account: accountIdOf(derived[ACCOUNT_ID_LABEL]),
 		resumeKey: derived[RESUME_KEY_LABEL],
 	};
-	const found = findWaiting(staticData, keys, identity.account, Date.now(), mayAnswer);
+	// Entries read from static data are checked as a registration's are: the answer goes to a
+	// waiting execution of this n8n and nowhere else. (Memory holds only what this process's Reply
+	// and Wait or a checked registration put there.)
+	const bounds = { ownOrigin: ownOrigin.call(this), account: identity.account, nowMs: Date.now() };
+	const found = findWaiting(staticData, keys, identity.account, bounds.nowMs, mayAnswer, (entry) =>
+		isEntryInBounds(entry, bounds),
+	);
 	return found ? await resumeEntry.call(this, item, identity, found) : { resumed: false };
+}
+
+/**
+ * The origin of this n8n's webhooks, where waiting executions' resume URLs are: the trigger's own
+ * URL in a webhook request; in trigger() (the catch-up) n8n gives no webhook URL, so the instance's
+ * base URL (n8n 1.x: the webhook URL; 2.x: the editor's, the same unless WEBHOOK_URL points elsewhere).
+ */
+function ownOrigin(this: IWebhookFunctions | ITriggerFunctions): string {
+	const url =
+		'getNodeWebhookUrl' in this ? this.getNodeWebhookUrl('default') : this.getInstanceBaseUrl();
+	return URL.canParse(url ?? '') ? new URL(url as string).origin : 'http://invalid';
 }
 
 /**

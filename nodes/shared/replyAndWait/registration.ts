@@ -5,9 +5,14 @@
  * whose resume URLs are of its own n8n (forTrigger.ts stores them).
  */
 import type { IExecuteFunctions, IWebhookFunctions } from 'n8n-workflow';
-import { sleep } from 'n8n-workflow';
+import { WAIT_INDEFINITELY, sleep } from 'n8n-workflow';
 
-import { WAIT_REGISTRATION_LABEL, verifyWithDerivedKey } from '../credentialKeys';
+import {
+	ACCOUNT_ID_LABEL,
+	WAIT_REGISTRATION_LABEL,
+	derivedKeys,
+	verifyWithDerivedKey,
+} from '../credentialKeys';
 import { isPlainObject, parseJsonBody } from '../json';
 import { ReplayGuard } from '../replayGuard';
 import { postSigned } from '../signedPost';
@@ -15,6 +20,7 @@ import { apiRequest } from '../transport';
 import { TRIGGER_PATH, registrationUrlOf } from '../triggerUrls';
 import {
 	REGISTRATION_MAX_AGE_MS,
+	accountIdOf,
 	isForgotten,
 	isWaitingEntry,
 	type WaitingEntry,
@@ -31,22 +37,39 @@ const RESUME_PATH = /^(?:\/[^/]+)*\/webhook-waiting\/[^/]+\/?$/;
 /** A registration signed in the future by at most this much (clocks differ) is still taken. */
 const REGISTRATION_FUTURE_TOLERANCE_MS = 60_000;
 
+/** Entries one registration may carry at most (Reply and Wait posts more in several). */
+export const MAX_ENTRIES_PER_REGISTRATION = 100;
+
+/** What a trigger takes an entry for: its own n8n, its own account, now. */
+export type EntryBounds = { ownOrigin: string; account: string; nowMs: number };
+
 /**
- * The registrations in a verified body, keeping only well-formed entries whose resume URL is a
- * waiting-execution URL of `ownOrigin` (this n8n): the trigger later posts the contact's answer there.
+ * Whether the trigger may keep this entry and post an answer to it, wherever it was read (a
+ * registration, or static data, which a Code node can write too): a waiting-execution URL of this
+ * n8n (`ownOrigin`), the trigger's own account, live, and ending no later than a wait can (n8n's
+ * WAIT_INDEFINITELY, the limit of a wait without one).
  */
-export function parseRegistrations(body: unknown, ownOrigin: string): WaitRegistration[] {
+export function isEntryInBounds(entry: WaitingEntry, bounds: EntryBounds): boolean {
+	if (entry.account !== bounds.account || !URL.canParse(entry.resumeUrl)) return false;
+	if (!(entry.expiresAtMs > bounds.nowMs && entry.expiresAtMs <= WAIT_INDEFINITELY.getTime()))
+		return false;
+	const url = new URL(entry.resumeUrl);
+	return url.origin === bounds.ownOrigin && RESUME_PATH.test(url.pathname) && url.hash === '';
+}
+
+/** The registrations in a verified body: well-formed entries in bounds (isEntryInBounds). */
+export function parseRegistrations(body: unknown, bounds: EntryBounds): WaitRegistration[] {
 	const list =
 		isPlainObject(body) && Array.isArray(body.business_messaging_wait)
 			? body.business_messaging_wait
 			: [];
-	return list.filter((item): item is WaitRegistration => {
-		if (!isPlainObject(item) || typeof item.key !== 'string' || !isWaitingEntry(item.entry))
-			return false;
-		if (!URL.canParse(item.entry.resumeUrl)) return false;
-		const url = new URL(item.entry.resumeUrl);
-		return url.origin === ownOrigin && RESUME_PATH.test(url.pathname);
-	});
+	return list.filter(
+		(item): item is WaitRegistration =>
+			isPlainObject(item) &&
+			typeof item.key === 'string' &&
+			isWaitingEntry(item.entry) &&
+			isEntryInBounds(item.entry, bounds),
+	);
 }
 
 /**
@@ -80,17 +103,21 @@ export async function registerWithTrigger(
 		if (!TRIGGER_PATH.test(target.pathname) || target.search !== '')
 			return why("the account's webhook is not a Business Messaging Trigger's URL");
 		const post = async () => {
-			const body = JSON.stringify({
-				business_messaging_wait: registrations,
-				issued_at_ms: Date.now(),
-			});
-			const response = await postSigned.call(this, registrationUrlOf(url), body, {
-				header: REGISTRATION_HEADER,
-				apiKey,
-				label: WAIT_REGISTRATION_LABEL,
-				timeoutMs: REGISTRATION_TIMEOUT_MS,
-			});
-			return response.statusCode;
+			let status = 200;
+			for (let at = 0; at < registrations.length; at += MAX_ENTRIES_PER_REGISTRATION) {
+				const body = JSON.stringify({
+					business_messaging_wait: registrations.slice(at, at + MAX_ENTRIES_PER_REGISTRATION),
+					issued_at_ms: Date.now(),
+				});
+				const response = await postSigned.call(this, registrationUrlOf(url), body, {
+					header: REGISTRATION_HEADER,
+					apiKey,
+					label: WAIT_REGISTRATION_LABEL,
+					timeoutMs: REGISTRATION_TIMEOUT_MS,
+				});
+				if (response.statusCode !== 200) status = response.statusCode;
+			}
+			return status;
 		};
 		const status = await post();
 		if (status !== 200) return why(`the trigger answered ${status}`);
@@ -145,8 +172,17 @@ export async function receiveWaitRegistration(
 	const header = String(Array.isArray(signature) ? signature[0] : signature).toLowerCase();
 	if (!registrationsSeen.firstSighting(header, issuedAtMs + REGISTRATION_MAX_AGE_MS, nowMs))
 		return { status: 401, reason: 'this registration was already received (replay)' };
-	const ownOrigin = new URL(this.getNodeWebhookUrl('default') ?? 'http://invalid').origin;
-	const registrations = parseRegistrations(body, ownOrigin);
+	const list = isPlainObject(body) ? body.business_messaging_wait : undefined;
+	if (!Array.isArray(list) || list.length > MAX_ENTRIES_PER_REGISTRATION)
+		return { status: 400, reason: `not a list of at most ${MAX_ENTRIES_PER_REGISTRATION} entries` };
+	// Read when the signature was checked: no second credential read.
+	const derived = await derivedKeys.call(this);
+	if (typeof derived === 'string') return { status: 401, reason: derived };
+	const registrations = parseRegistrations(body, {
+		ownOrigin: new URL(this.getNodeWebhookUrl('default') ?? 'http://invalid').origin,
+		account: accountIdOf(derived[ACCOUNT_ID_LABEL]),
+		nowMs,
+	});
 	// A registration slower than the answer it waits for must not bring the answered wait back.
 	return { registrations: registrations.filter(({ key, entry }) => !isForgotten(key, entry)) };
 }

@@ -232,10 +232,13 @@ export function findWaiting(
 	nowMs = Date.now(),
 	/** Whether the message may answer this wait (answersAfterAsking); any without. */
 	mayAnswer: (entry: WaitingEntry) => boolean = () => true,
+	/** Whether an entry read from static data (anyone's code may write there) may be used. */
+	storedInBounds: (entry: WaitingEntry) => boolean = () => true,
 ): { key: string; entry: WaitingEntry } | undefined {
 	const stored = staticEntries(staticData);
 	for (const key of keys) {
-		for (const entry of [memory.get(key), storedEntry(stored, key)]) {
+		const fromStatic = storedEntry(stored, key);
+		for (const entry of [memory.get(key), fromStatic && storedInBounds(fromStatic) && fromStatic]) {
 			if (
 				entry &&
 				(account === undefined || entry.account === account) &&

@@ -91,6 +91,45 @@ describe('trigger: an answer resumes the waiting execution', () => {
 		await Promise.all(servers.splice(0).map(async (s) => await s.close()));
 	});
 
+	it.each([
+		// The same server under another name: another origin, as 169.254.169.254 would be.
+		['another host', '//localhost/webhook-waiting/47'],
+		['another path of this n8n', '/webhook-waiting/47/extra'],
+		['a foreign account', '/webhook-waiting/47', { account: 'f'.repeat(32) }],
+		['an expiry past any wait', '/webhook-waiting/47', { expiresAtMs: Date.parse('3001-01-01') }],
+	])(
+		'an entry written into static data by other code (a Code node) for %s is never posted to: the message starts a normal execution',
+		async (_, where, extra = {}) => {
+			const server = await resumer(200, '47');
+			servers.push(server);
+			const origin = new URL(server.url).origin;
+			const port = new URL(server.url).port;
+			const harness = await trigger(sb, {} as never, { webhookUrl: `${origin}/webhook` });
+			await harness.activate();
+			const secret = storedSecret(harness.staticData, sb.keys.all) as string;
+			harness.globalStaticData[STATIC_DATA_KEY] = {
+				[waitingKey('+15553334444', NUMBER)]: {
+					resumeUrl: where.startsWith('//')
+						? `http://localhost:${port}${where.slice('//localhost'.length)}`
+						: `${origin}${where}`,
+					// Its own wait: nothing answered before in this process stands in for the check.
+					executionId: `47-${where}-${JSON.stringify(extra)}`,
+					expiresAtMs: Date.now() + 60_000,
+					alsoStart: false,
+					node: 'Ask',
+					account: ACCOUNT,
+					...extra,
+				},
+			};
+			const answer = await harness.receive(
+				signedRequest(inboundEnvelope({ from: '+15553334444', number: NUMBER }), secret),
+			);
+			expect(answer.body).toEqual({ received: true });
+			expect(answer.workflowData?.[0]).toHaveLength(1);
+			expect(server.bodies).toEqual([]);
+		},
+	);
+
 	it('posts the event to the resume URL; its execution is recorded as run and passes nothing on; the entry is used once', async () => {
 		const server = await resumer(200);
 		servers.push(server);
@@ -165,9 +204,14 @@ describe('trigger: an answer resumes the waiting execution', () => {
 	});
 
 	it("after a restart (the entry only in the workflow's static data, as n8n loads it): resumes too", async () => {
-		const server = await resumer(200);
+		const server = await resumer(200, '47');
 		servers.push(server);
-		const { harness, secret } = await activeTrigger();
+		// This n8n: the trigger's URL on the resume URL's origin (entries read from static data must be of it).
+		const harness = await trigger(sb, {} as never, {
+			webhookUrl: `${new URL(server.url).origin}/webhook`,
+		});
+		await harness.activate();
+		const secret = storedSecret(harness.staticData, sb.keys.all) as string;
 		const entry = {
 			resumeUrl: server.url,
 			executionId: '47',
@@ -811,6 +855,61 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 			expect(answer.status).toBe(401);
 		}
 		expect(reads.mock.calls.length).toBeLessThanOrEqual(1);
+	});
+
+	it("a registration is bounded: at most 100 entries, each of the trigger's account and ending no later than a wait can; 1,500 entries answered at once, not after seconds", async () => {
+		const { harness } = await activeTrigger();
+		const origin = new URL(harness.webhookUrl).origin;
+		const entry = (i: number, extra: IDataObject = {}) => ({
+			key: waitingKey(`+1555000${String(i).padStart(4, '0')}`, NUMBER),
+			entry: {
+				resumeUrl: `${origin}/webhook-waiting/${i}`,
+				executionId: String(i),
+				expiresAtMs: Date.now() + 60 * 60_000,
+				alsoStart: false,
+				node: 'Ask',
+				account: ACCOUNT,
+				...extra,
+			},
+		});
+		const post = async (entries: unknown[]) => {
+			const raw = JSON.stringify({ business_messaging_wait: entries, issued_at_ms: Date.now() });
+			const startedAt = Date.now();
+			const answer = await harness.receive({
+				headers: {
+					'content-type': 'application/json',
+					[REGISTRATION_HEADER]: signRegistration(sb.keys.all, raw),
+				},
+				rawBody: raw,
+				webhookName: 'setup',
+			});
+			return { ...answer, ms: Date.now() - startedAt };
+		};
+		const many = await post(Array.from({ length: 1500 }, (_, i) => entry(i)));
+		expect([many.status, many.body]).toEqual([
+			400,
+			{ error: 'bad_request', reason: 'the request is not a valid event of the service' },
+		]);
+		// Before the bound (and linear registration) one such request blocked n8n's event loop 2.1 s here.
+		expect(many.ms).toBeLessThan(500);
+		expect(harness.globalStaticData[STATIC_DATA_KEY]).toBeUndefined();
+		const mixed = await post([
+			entry(1),
+			entry(2, { account: 'f'.repeat(32) }),
+			entry(3, { expiresAtMs: Date.parse('3001-01-01') }),
+			entry(4, { expiresAtMs: Date.now() - 1 }),
+		]);
+		expect([mixed.status, mixed.body]).toEqual([200, { registered: 1 }]);
+		expect(Object.keys(harness.globalStaticData[STATIC_DATA_KEY] as IDataObject)).toEqual([
+			entry(1).key,
+		]);
+		// 100 in one request, and 15 such requests in a row, register in linear time.
+		const startedAt = Date.now();
+		for (let at = 0; at < 1500; at += 100) {
+			const answer = await post(Array.from({ length: 100 }, (_, i) => entry(10_000 + at + i)));
+			expect(answer.body).toEqual({ registered: 100 });
+		}
+		expect(Date.now() - startedAt).toBeLessThan(3000);
 	});
 
 	it('a changed API key takes over within 5 minutes: a registration signed with the old key is refused after that', async () => {
