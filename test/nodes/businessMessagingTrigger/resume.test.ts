@@ -10,7 +10,6 @@ import { WAIT_REGISTRATION_LABEL } from '../../../nodes/shared/credentialKeys';
 import { REGISTRATION_HEADER } from '../../../nodes/shared/replyAndWait/registration';
 import {
 	classifyResumeAnswer,
-	isResumeToken,
 	resumeKey,
 	resumeToken,
 } from '../../../nodes/shared/replyAndWait/resume';
@@ -99,7 +98,7 @@ describe('trigger: an answer resumes the waiting execution', () => {
 		['an expiry past any wait', '/webhook-waiting/47', { expiresAtMs: Date.parse('3001-01-01') }],
 	])(
 		'an entry written into static data by other code (a Code node) for %s is never posted to: the message starts a normal execution',
-		async (_, where, extra = {}) => {
+		async (_, where, extra: IDataObject = {}) => {
 			const server = await resumer(200, '47');
 			servers.push(server);
 			const origin = new URL(server.url).origin;
@@ -153,8 +152,18 @@ describe('trigger: an answer resumes the waiting execution', () => {
 					event: 'message.inbound',
 					data: expect.objectContaining({ text: 'A-42' }),
 				}),
-				// Made when the answer is sent, from the API key and this one wait: nothing stored holds it.
-				token: resumeToken(resumeKey(sb.keys.all), '41', 'Ask', waitingKey(CONTACT, NUMBER)),
+				// A wait registered without an id (before waits had one) is answered with wait ''.
+				wait: '',
+				key: waitingKey(CONTACT, NUMBER),
+				// Made when the answer is sent, from the API key, this one wait and this answer: nothing stored holds it.
+				token: resumeToken(
+					resumeKey(sb.keys.all),
+					'41',
+					'Ask',
+					waitingKey(CONTACT, NUMBER),
+					'',
+					(server.bodies[0] as { answer: unknown }).answer,
+				),
 			},
 		]);
 		// The next message of the contact is a new conversation.
@@ -574,28 +583,25 @@ describe('the waiting registry (nodes/shared/replyAndWait/waitingEntries.ts)', (
 		expect(findWaiting(staticData as never, ['n|b'], ACCOUNT, now)).toBeUndefined();
 	});
 
-	it('resume tokens: one per wait (execution, node, contact on number) and key, constant time, nothing but the exact string matches', () => {
+	it('resume tokens: one per wait (execution, node, contact on number, wait id), key and answer', () => {
 		const key = resumeKey('sk_live_0123456789abcdef');
 		const wait = waitingKey(CONTACT, NUMBER);
-		const anyNumber = waitingKey(CONTACT, undefined);
-		const token = resumeToken(key, '57', 'Ask', wait);
-		expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+		const answer = inboundEnvelope({ from: CONTACT, number: NUMBER, text: 'A-42' });
+		const token = resumeToken(key, '57', 'Ask', wait, 'w1', answer);
+		expect(token).toMatch(/^[0-9a-f]{64}$/);
 		expect(key).not.toContain('sk_live_');
-		expect(isResumeToken(key, '57', 'Ask', [wait, anyNumber], token)).toBe(true);
+		expect(resumeToken(key, '57', 'Ask', wait, 'w1', JSON.parse(JSON.stringify(answer)))).toBe(
+			token,
+		);
 		for (const other of [
-			resumeToken(key, '570', 'Ask', wait),
-			resumeToken(key, '57', 'Ask 2', wait),
-			resumeToken(key, '57', 'Ask', waitingKey(OTHER_CONTACT, NUMBER)),
-			resumeToken(resumeKey('sk_live_0123456789abcdeF'), '57', 'Ask', wait),
-		]) {
+			resumeToken(key, '570', 'Ask', wait, 'w1', answer),
+			resumeToken(key, '57', 'Ask 2', wait, 'w1', answer),
+			resumeToken(key, '57', 'Ask', waitingKey(OTHER_CONTACT, NUMBER), 'w1', answer),
+			resumeToken(key, '57', 'Ask', wait, 'w2', answer),
+			resumeToken(key, '57', 'Ask', wait, 'w1', { ...answer, data: { ...answer.data, text: 'B' } }),
+			resumeToken(resumeKey('sk_live_0123456789abcdeF'), '57', 'Ask', wait, 'w1', answer),
+		])
 			expect(other).not.toBe(token);
-			expect(isResumeToken(key, '57', 'Ask', [wait, anyNumber], other)).toBe(false);
-		}
-		expect(isResumeToken(key, '57', 'Ask', [waitingKey(OTHER_CONTACT, NUMBER)], token)).toBe(false);
-		expect(isResumeToken(key, '57', 'Ask', [wait], token.slice(1))).toBe(false);
-		expect(isResumeToken(key, '57', 'Ask', [wait], undefined)).toBe(false);
-		expect(isResumeToken('', '57', 'Ask', [wait], resumeToken('', '57', 'Ask', wait))).toBe(false);
-		expect(isResumeToken(key, '', 'Ask', [wait], resumeToken(key, '', 'Ask', wait))).toBe(false);
 		// An entry of an older version (a token stored in it, no node) is not used: the answer starts a normal execution.
 		const staticData: Record<string, unknown> = {
 			[STATIC_DATA_KEY]: {
@@ -670,6 +676,8 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 				resumeUrl: expect.any(String),
 				executionId: expect.any(String),
 				node: 'Ask',
+				// New each time the node waits: a token answers this wait only.
+				waitId: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/),
 				expiresAtMs: expect.any(Number),
 				alsoStart: false,
 				account: ACCOUNT,
