@@ -131,6 +131,7 @@ describe('catch-up without holes, against the sandbox', () => {
 				held.context,
 				state,
 				readTriggerOptions(parameters),
+				undefined,
 				() => closed,
 				() => (saved.data = JSON.parse(JSON.stringify(state)) as IDataObject),
 			);
