@@ -413,8 +413,10 @@ export async function runCatchUpChecks(ctx: CatchUpContext): Promise<void> {
 		const lossyLeft = lossyId
 			? await client.getWorkflow(lossyId).catch(() => undefined)
 			: undefined;
-		if (lossyLeft?.active || lossyLeft?.activeVersionId)
-			await client.deactivate(lossyLeft.id).catch(() => undefined);
+		if (lossyLeft?.active || lossyLeft?.activeVersionId) {
+			log(`  catch-up: deactivating the lossy-network workflow ${lossyLeft.id}, still active`);
+			await client.deactivate(lossyLeft.id).catch((error: unknown) => log(`  ${String(error)}`));
+		}
 		await proxy.close();
 		await recorder.close();
 		// Free the account's webhook (it points at the proxy) for the checks that follow.
