@@ -8,6 +8,8 @@
 # ports, runs test/e2e/run.e2e.ts, stops everything. Exits non-zero if any check failed.
 # Logs and per-line JSON summaries: $E2E_OUT (default /tmp/business-messaging-e2e).
 # E2E_KEEP=1 keeps the n8n user folders; E2E_SKIP_BUILD=1 reuses dist/; E2E_INSTALL_MARKERS: see run_line.
+# E2E_SHARE=1 (CI): each costly check on one line only, as test/e2e/lib/ciShare.ts says; the other
+# line lists it as SKIP (neither passed nor failed).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -75,8 +77,10 @@ for line in "${lines[@]}"; do
 		node -e '
 			const s = require(process.argv[1]);
 			const t = s.timings, sec = (ms) => ms === undefined ? "-" : (ms / 1000).toFixed(1) + " s";
-			console.log(`  n8n ${s.version}, Node ${s.node}: ${s.passed} passed, ${s.failed} failed; install ${sec(t.install_ms)}, start ${sec(t.n8n_start_ms)}, stop ${sec(t.n8n_stop_ms)}, browser checks ${sec(t.browser_ms)}`);
+			const skipped = s.skipped ?? [];
+			console.log(`  n8n ${s.version}, Node ${s.node}: ${s.passed} passed, ${s.failed} failed${skipped.length ? `, ${skipped.length} not run on this line (E2E_SHARE)` : ""}; install ${sec(t.install_ms)}, start ${sec(t.n8n_start_ms)}, stop ${sec(t.n8n_stop_ms)}, browser checks ${sec(t.browser_ms)}`);
 			for (const r of s.results) console.log(`  ${r.ok ? "PASS" : "FAIL"} ${(r.ms / 1000).toFixed(1).padStart(5)} s  ${r.name}${r.ok ? "" : "\n         " + r.detail}`);
+			for (const r of skipped) console.log(`  SKIP     -    ${r.name} (E2E_SHARE: runs on line ${r.runs_on})`);
 		' "$summary"
 	fi
 done

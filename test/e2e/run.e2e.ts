@@ -50,6 +50,7 @@ import { runCatchUpChecks } from './checks/catch-up';
 import { runWebhookWatchChecks } from './checks/webhookWatch';
 import { runEditorChecks } from './checks/editor';
 import { routerChecks } from './checks/router';
+import { runsElsewhere, shareEnabled } from './lib/ciShare';
 import {
 	errorWorkflow,
 	latestHttpRequestVersion,
@@ -79,6 +80,8 @@ if (line !== 1 && line !== 2) throw new Error('--line must be 1 or 2');
 if (!tarball) throw new Error('--tarball <path to the npm pack output> is required');
 
 const results: CheckResult[] = [];
+/** Checks E2E_SHARE=1 leaves to the other line (test/e2e/lib/ciShare.ts): neither passed nor failed. */
+const skipped: Array<{ name: string; runs_on: Line }> = [];
 const timings: Record<string, number> = {};
 
 class CheckFailed extends Error {}
@@ -93,8 +96,18 @@ const only = process.env.E2E_ONLY;
 /** When the running check started: an event from before it is an earlier check's (a late forward). */
 let checkStartedMs = 0;
 
+/**
+ * Runs one check and records its outcome. Every check of the suite goes through here (the files
+ * in checks/ get this function as their `check`). False only when it ran and failed.
+ */
 async function check(name: string, body: () => Promise<string>): Promise<boolean> {
 	if (only && !name.includes(only) && !name.startsWith('credential, Data Tables')) return true;
+	const elsewhere = runsElsewhere(name, line);
+	if (elsewhere !== undefined) {
+		skipped.push({ name, runs_on: elsewhere });
+		log(`CHECK ${name}: not run on line ${line} (E2E_SHARE: runs on line ${elsewhere})`);
+		return true;
+	}
 	const started = Date.now();
 	checkStartedMs = started;
 	log(`CHECK ${name} ...`);
@@ -192,13 +205,19 @@ async function main(): Promise<number> {
 		passed,
 		failed: results.length - passed,
 		results,
+		share: shareEnabled(),
+		skipped,
 	};
 	writeFileSync(join(outDir, `summary-line${line}.json`), `${JSON.stringify(summary, null, 2)}\n`);
-	log(`== n8n ${version}: ${passed}/${results.length} checks passed`);
+	log(
+		`== n8n ${version}: ${passed}/${results.length} checks passed${skipped.length ? `; ${skipped.length} not run on this line (E2E_SHARE)` : ''}`,
+	);
 	for (const r of results)
 		log(
 			`   ${r.ok ? 'PASS' : 'FAIL'}  ${r.name.padEnd(58)} ${(r.ms / 1000).toFixed(1).padStart(6)} s`,
 		);
+	for (const s of skipped)
+		log(`   SKIP  ${s.name.padEnd(58)} line ${s.runs_on} runs it (E2E_SHARE)`);
 	return passed === results.length && results.length > 0 ? 0 : 1;
 }
 

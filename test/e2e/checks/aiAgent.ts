@@ -25,7 +25,7 @@ import { CREDENTIAL_NAME, mapExample, readExampleFile } from '../../real-n8n/exa
 import { N8nClient, type Line, type N8nProcess } from '../../real-n8n/n8n';
 import { SandboxControl, type Answers, type Sandbox } from '../../real-n8n/sandbox';
 import { CREDENTIAL_TYPE, TOOL_TYPE } from '../../support/constants';
-import { log, sleep, waitFor } from '../../real-n8n/util';
+import { sleep, waitFor } from '../../real-n8n/util';
 import {
 	answerTo,
 	holdsReply,
@@ -42,8 +42,6 @@ const AGENT_TYPE = '@n8n/n8n-nodes-langchain.agent';
 const MODEL_TYPE = '@n8n/n8n-nodes-langchain.lmChatOpenAi';
 const MEMORY_TYPE = '@n8n/n8n-nodes-langchain.memoryBufferWindow';
 const TOOL_NODE = 'Read earlier messages';
-/** The lines that run the restart check (E2E_AI_RESTART_LINES=1: line 1 only). */
-const restartLines = (process.env.E2E_AI_RESTART_LINES ?? '1,2').split(',').map(Number);
 
 export interface AiAgentContext {
 	check: (name: string, body: () => Promise<string>) => Promise<boolean>;
@@ -238,45 +236,40 @@ export async function aiAgentChecks(ctx: AiAgentContext): Promise<N8nProcess> {
 			},
 		);
 
-		if (!restartLines.includes(line)) {
-			log(`  AI agent: the restart check is not run on line ${line} (E2E_AI_RESTART_LINES)`);
-		} else {
-			await check(
-				'AI agent example: Simple Memory across an n8n restart (a contact writes 2 turns, n8n stops and starts, turn 3): measured, forgotten as n8n documents',
-				async () => {
-					if (restarted.prompts.length !== 2) fail('needs the AI agent memory check before it');
-					const stopAt = Date.now();
-					n8n = await ctx.restart();
-					client = new N8nClient(n8n.url, line, n8n.installation.dir);
-					await client.login();
-					// Up when the trigger takes deliveries again (an unsigned one refused, not n8n's 404).
-					const url = (await control.state()).webhook.url ?? fail('no webhook registered');
-					await waitFor(
-						'the trigger to take deliveries again',
-						async () => {
-							const answer = await fetch(url, { method: 'POST', body: '{}' }).catch(
-								() => undefined,
-							);
-							return answer?.status === 401 || answer?.status === 400;
-						},
-						60_000,
-						500,
-					);
-					const upS = (Date.now() - stopAt) / 1000;
-					await say(restarted, 2);
-					const tally = tallyCalls(model.calls, [restarted], 'forget', 2);
-					const problems = [...tally.problems];
-					// No late second reply for any turn of the first check either.
-					for (const who of everyone) problems.push(...(await replyProblems(who)));
-					if (problems.length > 0) fail(problems.join('; '));
-					const earlier = restarted.prompts.slice(0, 2).map((p) => answerTo(model.calls, p));
-					const heldAny = model.calls
-						.filter((call) => call.prompt === restarted.prompts[2])
-						.filter((call) => earlier.some((a) => a && holdsReply(call, a))).length;
-					return `n8n stopped and answered again in ${upS.toFixed(1)} s; turn 3 after the restart: ${heldAny} of ${tally.requests} model requests held any of the 2 earlier replies (Simple Memory lives in the process: forgotten); the reply still came, ${tally.leaks} requests with another contact's data; every contact's replies still one per turn (${(await Promise.all(everyone.map(repliesTo))).flat().length} in all)`;
-				},
-			);
-		}
+		// In CI (E2E_SHARE, test/e2e/lib/ciShare.ts) on the line that runs the check above.
+		await check(
+			'AI agent example: Simple Memory across an n8n restart (a contact writes 2 turns, n8n stops and starts, turn 3): measured, forgotten as n8n documents',
+			async () => {
+				if (restarted.prompts.length !== 2) fail('needs the AI agent memory check before it');
+				const stopAt = Date.now();
+				n8n = await ctx.restart();
+				client = new N8nClient(n8n.url, line, n8n.installation.dir);
+				await client.login();
+				// Up when the trigger takes deliveries again (an unsigned one refused, not n8n's 404).
+				const url = (await control.state()).webhook.url ?? fail('no webhook registered');
+				await waitFor(
+					'the trigger to take deliveries again',
+					async () => {
+						const answer = await fetch(url, { method: 'POST', body: '{}' }).catch(() => undefined);
+						return answer?.status === 401 || answer?.status === 400;
+					},
+					60_000,
+					500,
+				);
+				const upS = (Date.now() - stopAt) / 1000;
+				await say(restarted, 2);
+				const tally = tallyCalls(model.calls, [restarted], 'forget', 2);
+				const problems = [...tally.problems];
+				// No late second reply for any turn of the first check either.
+				for (const who of everyone) problems.push(...(await replyProblems(who)));
+				if (problems.length > 0) fail(problems.join('; '));
+				const earlier = restarted.prompts.slice(0, 2).map((p) => answerTo(model.calls, p));
+				const heldAny = model.calls
+					.filter((call) => call.prompt === restarted.prompts[2])
+					.filter((call) => earlier.some((a) => a && holdsReply(call, a))).length;
+				return `n8n stopped and answered again in ${upS.toFixed(1)} s; turn 3 after the restart: ${heldAny} of ${tally.requests} model requests held any of the 2 earlier replies (Simple Memory lives in the process: forgotten); the reply still came, ${tally.leaks} requests with another contact's data; every contact's replies still one per turn (${(await Promise.all(everyone.map(repliesTo))).flat().length} in all)`;
+			},
+		);
 	} finally {
 		if (workflowId) await client.deactivate(workflowId).catch(() => undefined);
 		if (filtersBefore) await control.setAnswers({ inbound_filters: filtersBefore });

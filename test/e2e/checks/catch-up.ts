@@ -136,6 +136,8 @@ export async function runCatchUpChecks(ctx: CatchUpContext): Promise<void> {
 	};
 	const describe = (t: ReturnType<Recorder['tally']>, sent: number) =>
 		`sent ${sent}, emitted once ${t.once} (live ${t.live}, recovered ${t.recovered}), lost ${t.lost.length}, duplicated ${t.duplicated.length}`;
+	/** The lossy-network workflow: active from before the lossy check until the reactivation check ends. */
+	let lossyId: string | undefined;
 
 	try {
 		await ctx.check(
@@ -303,6 +305,7 @@ export async function runCatchUpChecks(ctx: CatchUpContext): Promise<void> {
 				300,
 			);
 		const lossy = await makeManual('Catch-up through a lossy network (e2e)');
+		lossyId = lossy.id;
 		proxy.target = `${ctx.n8nUrl()}/webhook/${lossy.webhookId}/webhook`;
 		const activated = await client.activateAndSettle(lossy.id);
 		expect(activated.ok, `activation failed: ${activated.ok ? '' : activated.message}`);
@@ -405,6 +408,15 @@ export async function runCatchUpChecks(ctx: CatchUpContext): Promise<void> {
 			},
 		);
 	} finally {
+		// The reactivation check leaves it inactive; when that check did not run (E2E_ONLY, E2E_SHARE)
+		// or failed half-way, its catch-up would go on running what the next checks send.
+		const lossyLeft = lossyId
+			? await client.getWorkflow(lossyId).catch(() => undefined)
+			: undefined;
+		if (lossyLeft?.active || lossyLeft?.activeVersionId) {
+			log(`  catch-up: deactivating the lossy-network workflow ${lossyLeft.id}, still active`);
+			await client.deactivate(lossyLeft.id).catch((error: unknown) => log(`  ${String(error)}`));
+		}
 		await proxy.close();
 		await recorder.close();
 		// Free the account's webhook (it points at the proxy) for the checks that follow.

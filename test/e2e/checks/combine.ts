@@ -34,8 +34,6 @@ export const COMBINE_CONTACTS = 50;
 export const COMBINE_PER_CONTACT = 3;
 /** The goal: a burst's reply within the quiet period plus this after its last message. */
 export const COMBINE_GOAL_MARGIN_MS = 2_000;
-/** The lines that run the restart and kill checks (CI runs them on line 1 only: line 2 is its longest leg). */
-const restartLines = (process.env.E2E_COMBINE_RESTART_LINES ?? '1,2').split(',').map(Number);
 
 export interface CombineContext extends ConversationContext {
 	/**
@@ -165,127 +163,122 @@ export async function combineChecks(ctx: CombineContext): Promise<N8nProcess> {
 		},
 	);
 
-	if (!restartLines.includes(line)) {
-		log(
-			`  combine: the restart and kill checks are not run on line ${line} (E2E_COMBINE_RESTART_LINES)`,
-		);
-	} else {
-		await check(
-			`combine: across a graceful n8n restart (SIGTERM): X sends 2, n8n stops, X sends 2 more within the quiet period while it stops: one reply holding all 4; Y sends 2, then 2 more while n8n is down (after the quiet period): [y1, y2] before the stop and [y3, y4] from the catch-up (every ${COMBINE_CATCH_UP_S} s)`,
-			async () => {
-				const x = contact(4, 1);
-				const y = contact(4, 2);
-				const xs: SentMessage[] = [1, 2, 3, 4].map((i) => ({
-					from: x,
-					number: first,
-					text: `x${i}`,
-				}));
-				const ys: SentMessage[] = [1, 2, 3, 4].map((i) => ({
-					from: y,
-					number: first,
-					text: `y${i}`,
-				}));
-				await Promise.all([write(xs[0]), write(ys[0])]);
+	// The restart and kill checks: on one line each in CI (E2E_SHARE, test/e2e/lib/ciShare.ts).
+	await check(
+		`combine: across a graceful n8n restart (SIGTERM): X sends 2, n8n stops, X sends 2 more within the quiet period while it stops: one reply holding all 4; Y sends 2, then 2 more while n8n is down (after the quiet period): [y1, y2] before the stop and [y3, y4] from the catch-up (every ${COMBINE_CATCH_UP_S} s)`,
+		async () => {
+			const x = contact(4, 1);
+			const y = contact(4, 2);
+			const xs: SentMessage[] = [1, 2, 3, 4].map((i) => ({
+				from: x,
+				number: first,
+				text: `x${i}`,
+			}));
+			const ys: SentMessage[] = [1, 2, 3, 4].map((i) => ({
+				from: y,
+				number: first,
+				text: `y${i}`,
+			}));
+			await Promise.all([write(xs[0]), write(ys[0])]);
+			await sleep(1000);
+			await Promise.all([write(xs[1]), write(ys[1])]);
+			const secondAt = Date.now();
+			// X's last two while n8n shuts down: it closes its server at once, then waits for the
+			// running executions (x2's and y2's, each waiting out the quiet period).
+			const xLate = (async () => {
 				await sleep(1000);
-				await Promise.all([write(xs[1]), write(ys[1])]);
-				const secondAt = Date.now();
-				// X's last two while n8n shuts down: it closes its server at once, then waits for the
-				// running executions (x2's and y2's, each waiting out the quiet period).
-				const xLate = (async () => {
-					await sleep(1000);
-					await write(xs[2]);
-					await sleep(1000);
-					await write(xs[3]);
-				})();
-				const stopAt = Date.now();
-				let stoppedAfterS = 0;
-				n8n = await ctx.restartWith(async () => {
-					stoppedAfterS = (Date.now() - stopAt) / 1000;
-					await xLate;
-					// Y's last two a full quiet period after y2, n8n down.
-					await sleep(Math.max(0, secondAt + quietMs + 2000 - Date.now()));
-					await write(ys[2]);
-					await sleep(1000);
-					await write(ys[3]);
-				});
-				const upAt = Date.now();
-				client = new N8nClient(n8n.url, line, n8n.installation.dir);
-				await client.login();
-				const beforeUp = tallyBursts(sandbox.state(), [...xs, ...ys]);
-				const { tally, seconds } = await settle(
-					[...xs, ...ys],
-					120_000,
-					COMBINE_CATCH_UP_S * 1000 + doubleWatchMs,
-				);
-				const byGroup = Object.fromEntries(tally.byGroup);
-				const xReplies = tally.byGroup.get(`${first}:${x}`) ?? [];
-				const yReplies = tally.byGroup.get(`${first}:${y}`) ?? [];
-				const detail = `X: ${JSON.stringify(xReplies)}; Y: ${JSON.stringify(yReplies)}; ${tallyText(tally)}; n8n stopped ${stoppedAfterS.toFixed(1)} s after SIGTERM (replies then: ${JSON.stringify(Object.fromEntries(beforeUp.byGroup))}), up again ${((upAt - stopAt) / 1000).toFixed(1)} s after it; every message in a reply ${seconds.toFixed(1)} s after n8n was up; ${deliveriesText([...xs, ...ys])} (${[...xs, ...ys].map((m) => `${m.text} ${deliveries.get(m.text)?.delivered ? 'ok' : (deliveries.get(m.text)?.reason ?? '?')}`).join(', ')})`;
-				log(`  restart: ${JSON.stringify(byGroup)}`);
-				const ok =
-					JSON.stringify(xReplies) === JSON.stringify([['x1', 'x2', 'x3', 'x4']]) &&
-					JSON.stringify(yReplies) ===
-						JSON.stringify([
-							['y1', 'y2'],
-							['y3', 'y4'],
-						]) &&
-					clean(tally, 3);
-				if (!ok) throw new Error(detail);
-				return detail;
-			},
-		);
+				await write(xs[2]);
+				await sleep(1000);
+				await write(xs[3]);
+			})();
+			const stopAt = Date.now();
+			let stoppedAfterS = 0;
+			n8n = await ctx.restartWith(async () => {
+				stoppedAfterS = (Date.now() - stopAt) / 1000;
+				await xLate;
+				// Y's last two a full quiet period after y2, n8n down.
+				await sleep(Math.max(0, secondAt + quietMs + 2000 - Date.now()));
+				await write(ys[2]);
+				await sleep(1000);
+				await write(ys[3]);
+			});
+			const upAt = Date.now();
+			client = new N8nClient(n8n.url, line, n8n.installation.dir);
+			await client.login();
+			const beforeUp = tallyBursts(sandbox.state(), [...xs, ...ys]);
+			const { tally, seconds } = await settle(
+				[...xs, ...ys],
+				120_000,
+				COMBINE_CATCH_UP_S * 1000 + doubleWatchMs,
+			);
+			const byGroup = Object.fromEntries(tally.byGroup);
+			const xReplies = tally.byGroup.get(`${first}:${x}`) ?? [];
+			const yReplies = tally.byGroup.get(`${first}:${y}`) ?? [];
+			const detail = `X: ${JSON.stringify(xReplies)}; Y: ${JSON.stringify(yReplies)}; ${tallyText(tally)}; n8n stopped ${stoppedAfterS.toFixed(1)} s after SIGTERM (replies then: ${JSON.stringify(Object.fromEntries(beforeUp.byGroup))}), up again ${((upAt - stopAt) / 1000).toFixed(1)} s after it; every message in a reply ${seconds.toFixed(1)} s after n8n was up; ${deliveriesText([...xs, ...ys])} (${[...xs, ...ys].map((m) => `${m.text} ${deliveries.get(m.text)?.delivered ? 'ok' : (deliveries.get(m.text)?.reason ?? '?')}`).join(', ')})`;
+			log(`  restart: ${JSON.stringify(byGroup)}`);
+			const ok =
+				JSON.stringify(xReplies) === JSON.stringify([['x1', 'x2', 'x3', 'x4']]) &&
+				JSON.stringify(yReplies) ===
+					JSON.stringify([
+						['y1', 'y2'],
+						['y3', 'y4'],
+					]) &&
+				clean(tally, 3);
+			if (!ok) throw new Error(detail);
+			return detail;
+		},
+	);
 
-		await check(
-			`combine: n8n killed (SIGKILL) while a burst waits: Z sends 2, n8n is killed, Z sends 2 more within the quiet period while it is down: the catch-up's copy of z4 emits one reply holding all 4; W sends 2, then 2 more after the quiet period: measured (w1 and w2 ran in executions the kill ended)`,
-			async () => {
-				const z = contact(5, 1);
-				const w = contact(5, 2);
-				const zs: SentMessage[] = [1, 2, 3, 4].map((i) => ({
-					from: z,
-					number: first,
-					text: `z${i}`,
-				}));
-				const ws: SentMessage[] = [1, 2, 3, 4].map((i) => ({
-					from: w,
-					number: first,
-					text: `w${i}`,
-				}));
-				await Promise.all([write(zs[0]), write(ws[0])]);
+	await check(
+		`combine: n8n killed (SIGKILL) while a burst waits: Z sends 2, n8n is killed, Z sends 2 more within the quiet period while it is down: the catch-up's copy of z4 emits one reply holding all 4; W sends 2, then 2 more after the quiet period: measured (w1 and w2 ran in executions the kill ended)`,
+		async () => {
+			const z = contact(5, 1);
+			const w = contact(5, 2);
+			const zs: SentMessage[] = [1, 2, 3, 4].map((i) => ({
+				from: z,
+				number: first,
+				text: `z${i}`,
+			}));
+			const ws: SentMessage[] = [1, 2, 3, 4].map((i) => ({
+				from: w,
+				number: first,
+				text: `w${i}`,
+			}));
+			await Promise.all([write(zs[0]), write(ws[0])]);
+			await sleep(1000);
+			await Promise.all([write(zs[1]), write(ws[1])]);
+			const secondAt = Date.now();
+			const killAt = Date.now();
+			n8n = await ctx.restartWith(async () => {
+				await sleep(Math.max(0, secondAt + 1000 - Date.now()));
+				await write(zs[2]);
 				await sleep(1000);
-				await Promise.all([write(zs[1]), write(ws[1])]);
-				const secondAt = Date.now();
-				const killAt = Date.now();
-				n8n = await ctx.restartWith(async () => {
-					await sleep(Math.max(0, secondAt + 1000 - Date.now()));
-					await write(zs[2]);
-					await sleep(1000);
-					await write(zs[3]);
-					await sleep(Math.max(0, secondAt + quietMs + 2000 - Date.now()));
-					await write(ws[2]);
-					await sleep(1000);
-					await write(ws[3]);
-				}, 0);
-				const upAt = Date.now();
-				client = new N8nClient(n8n.url, line, n8n.installation.dir);
-				await client.login();
-				const all = [...zs, ...ws];
-				// W's first two are in no reply by design: wait for Z's four and W's last two only.
-				const { seconds } = await settle([...zs, ws[2], ws[3]], 120_000, 0);
-				await sleep(COMBINE_CATCH_UP_S * 1000 + doubleWatchMs);
-				const tally = tallyBursts(sandbox.state(), all);
-				const zReplies = tally.byGroup.get(`${first}:${z}`) ?? [];
-				const wReplies = tally.byGroup.get(`${first}:${w}`) ?? [];
-				const detail = `Z: ${JSON.stringify(zReplies)}; W: ${JSON.stringify(wReplies)}; ${tallyText(tally)}; n8n up again ${((upAt - killAt) / 1000).toFixed(1)} s after the kill; Z's and W's last replies ${seconds.toFixed(1)} s after; ${deliveriesText(all)} (${all.map((m) => `${m.text} ${deliveries.get(m.text)?.delivered ? 'ok' : (deliveries.get(m.text)?.reason ?? '?')}`).join(', ')})`;
-				log(`  kill: ${detail}`);
-				if (
-					JSON.stringify(zReplies) !== JSON.stringify([['z1', 'z2', 'z3', 'z4']]) ||
-					tally.twice > 0
-				)
-					throw new Error(detail);
-				return detail;
-			},
-		);
-	}
+				await write(zs[3]);
+				await sleep(Math.max(0, secondAt + quietMs + 2000 - Date.now()));
+				await write(ws[2]);
+				await sleep(1000);
+				await write(ws[3]);
+			}, 0);
+			const upAt = Date.now();
+			client = new N8nClient(n8n.url, line, n8n.installation.dir);
+			await client.login();
+			const all = [...zs, ...ws];
+			// W's first two are in no reply by design: wait for Z's four and W's last two only.
+			const { seconds } = await settle([...zs, ws[2], ws[3]], 120_000, 0);
+			await sleep(COMBINE_CATCH_UP_S * 1000 + doubleWatchMs);
+			const tally = tallyBursts(sandbox.state(), all);
+			const zReplies = tally.byGroup.get(`${first}:${z}`) ?? [];
+			const wReplies = tally.byGroup.get(`${first}:${w}`) ?? [];
+			const detail = `Z: ${JSON.stringify(zReplies)}; W: ${JSON.stringify(wReplies)}; ${tallyText(tally)}; n8n up again ${((upAt - killAt) / 1000).toFixed(1)} s after the kill; Z's and W's last replies ${seconds.toFixed(1)} s after; ${deliveriesText(all)} (${all.map((m) => `${m.text} ${deliveries.get(m.text)?.delivered ? 'ok' : (deliveries.get(m.text)?.reason ?? '?')}`).join(', ')})`;
+			log(`  kill: ${detail}`);
+			if (
+				JSON.stringify(zReplies) !== JSON.stringify([['z1', 'z2', 'z3', 'z4']]) ||
+				tally.twice > 0
+			)
+				throw new Error(detail);
+			return detail;
+		},
+	);
 
 	await client.deactivate(workflow.id).catch(() => undefined);
 	// n8n 2.x deregisters in the background: the next check's trigger must find the webhook free.

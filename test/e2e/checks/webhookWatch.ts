@@ -21,7 +21,7 @@ import {
 	watchedWorkflow,
 	type WebhookWatchContext,
 } from '../lib/webhook-watch-kit';
-import { log, sleep, waitFor } from '../../real-n8n/util';
+import { sleep, waitFor } from '../../real-n8n/util';
 import { runWebhookWatchStopChecks } from './webhookWatchStop';
 
 export type { WebhookWatchContext };
@@ -135,14 +135,7 @@ export async function runWebhookWatchChecks(ctx: WebhookWatchContext): Promise<v
 			},
 		);
 
-		// E2E_WATCH_STOP_LINES (CI: 1): the Stop and log checks (3 restarts of the workflow or n8n,
-		// about 3 minutes) only on these lines; the take-over and delete checks run on every line.
-		const stopLines = (process.env.E2E_WATCH_STOP_LINES ?? '1,2').split(',').map(Number);
-		if (stopLines.includes(ctx.line)) await runWebhookWatchStopChecks(ctx, recorder, recorderUrl);
-		else
-			log(
-				`  webhook watch: the Stop and log checks are not run on line ${ctx.line} (E2E_WATCH_STOP_LINES)`,
-			);
+		await runWebhookWatchStopChecks(ctx, recorder, recorderUrl);
 	} finally {
 		await recorder.close();
 		await webhook.remove().catch(() => undefined);
