@@ -11,13 +11,19 @@ import {
 	type IWebhookResponseData,
 } from 'n8n-workflow';
 
-import { markTriggerWorkflow, triggerRunsHere } from '../shared/replyAndWait/waitingEntries';
+import {
+	REGISTRATION_WEBHOOK,
+	onTriggerActivated,
+	takeRegistration,
+} from '../shared/replyAndWait/forTrigger';
 import { CREDENTIAL_TYPE } from '../shared/transport';
+import { EVENT_PATH } from '../shared/triggerUrls';
 import { startCatchUp } from './catchUp/start';
 import { OUTPUTS_EXPRESSION, optionsOf, outputCount, properties } from './description';
 import { combineProblem, combineSettings } from './options';
 import { withMediaFiles } from './receiving/eventMedia';
 import { receiveEvent } from './receiving/receive';
+import { reject } from './receiving/rejection';
 import { deleteWebhook, registerWebhook, webhookExists } from './registration/webhookMethods';
 import { combineBursts } from './routing/burst';
 import { dropRecordOnly } from './routing/route';
@@ -50,8 +56,10 @@ export class BusinessMessagingTrigger implements INodeType {
 				responseMode: 'onReceived',
 				// Not n8n's default 'firstEntryJson' (2.x sends that word as the body).
 				responseData: '',
-				path: 'webhook',
+				path: EVENT_PATH,
 			},
+			// Reply and Wait for Answer's registrations, on <webhook id>/wait-registration.
+			REGISTRATION_WEBHOOK,
 		],
 		properties,
 	};
@@ -70,7 +78,12 @@ export class BusinessMessagingTrigger implements INodeType {
 		},
 	};
 
+	/** The service's events on `default`; Reply and Wait's registrations on their own webhook. */
 	async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
+		if (this.getWebhookName() === REGISTRATION_WEBHOOK.name)
+			return await takeRegistration.call(this, (status, reason) =>
+				reject.call(this, status, reason),
+			);
 		return await receiveEvent.call(this);
 	}
 
@@ -79,9 +92,7 @@ export class BusinessMessagingTrigger implements INodeType {
 		const problem = combineProblem(optionsOf(this.getNode().parameters));
 		if (problem) throw new NodeOperationError(this.getNode(), problem);
 		if (this.getMode() === 'manual') return await startCatchUp.call(this);
-		// Tells Reply and Wait in this workflow that it may keep its waiting entries here.
-		markTriggerWorkflow(this.getWorkflowStaticData('global'));
-		const leave = triggerRunsHere(this.getWorkflow().id ?? '');
+		const leave = onTriggerActivated.call(this);
 		const catchUp = await startCatchUp.call(this);
 		return {
 			...catchUp,

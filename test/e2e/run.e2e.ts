@@ -93,7 +93,7 @@ function expect(condition: unknown, message: string): asserts condition {
 /** E2E_ONLY=<words>: only the checks whose name contains them (and the one that creates the credential and examples). */
 const only = process.env.E2E_ONLY;
 
-/** When the running check started: an event from before it is an earlier check's (a late forward). */
+/** When the running check started: an event from before it is an earlier check's (a late delivery or catch-up). */
 let checkStartedMs = 0;
 
 /**

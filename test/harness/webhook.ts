@@ -50,6 +50,8 @@ export interface WebhookRequestInput {
 	method?: string;
 	/** Path of the request URL; default: the node's webhook path. A different path gets n8n's 404. */
 	path?: string;
+	/** Which of the node's webhooks the default path names (description.webhooks[].name); default the harness's. */
+	webhookName?: WebhookType;
 	query?: Record<string, string | string[]>;
 }
 
@@ -82,6 +84,8 @@ export interface WebhookHarness {
 	receive(req: WebhookRequestInput): Promise<WebhookReceiveResult>;
 	/** The URL n8n gives this node (this.getNodeWebhookUrl('default')): <base>/<webhookId>/<path>. */
 	readonly webhookUrl: string;
+	/** The URL of another of the node's webhooks (n8n serves each one a node declares). */
+	webhookUrlOf(name: WebhookType): string;
 	/** The node as it sits in the one-node workflow (name, webhookId, credentials reference). */
 	readonly node: INode;
 	/**
@@ -181,11 +185,19 @@ interface WebhookSetup {
 	webhookBase: string;
 	/** The webhook path answers requests (between activation and deactivation). */
 	registered: boolean;
+	/** Every webhook the node declares (restart webhooks aside), the driven one included: n8n serves each. */
+	siblings: WebhookView[];
 }
+
+/** One of the node's webhooks: its name, description, path and methods. */
+type WebhookView = Pick<
+	WebhookSetup,
+	'webhookName' | 'webhookDescription' | 'webhookPath' | 'httpMethods'
+>;
 
 interface Internals {
 	setWebhookBase(origin: string): void;
-	webhookPath: string;
+	webhookPaths: string[];
 	basePath: string;
 }
 
@@ -314,13 +326,28 @@ async function runWebhookMethod(
 	return await webhookFn.call(hookContext(setup, mode, activation));
 }
 
+/** As n8n for each of the node's webhooks: only a webhook with its own webhookMethods entry runs one. */
+async function runEachWebhookMethod(
+	setup: WebhookSetup,
+	method: WebhookSetupMethodNames,
+	mode: WorkflowExecuteMode,
+	activation: WorkflowActivateMode,
+): Promise<boolean | undefined> {
+	let answer: boolean | undefined;
+	for (const view of setup.siblings) {
+		const result = await runWebhookMethod({ ...setup, ...view }, method, mode, activation);
+		if (view.webhookName === setup.webhookName) answer = result;
+	}
+	return answer;
+}
+
 /**
  * Removing the webhooks: real n8n runs delete with mode 'internal' and activation 'update', for
  * production (ActiveWorkflowManager.clearWebhooks) and test webhooks (TestWebhooks.deactivateWebhooks).
  */
 async function clearWebhooks(setup: WebhookSetup): Promise<void> {
 	setup.registered = false;
-	await runWebhookMethod(setup, 'delete', 'internal', 'update');
+	await runEachWebhookMethod(setup, 'delete', 'internal', 'update');
 }
 
 /**
@@ -335,8 +362,11 @@ async function addWebhooks(setup: WebhookSetup): Promise<void> {
 	// request the service sends during create() is already answered.
 	setup.registered = true;
 	try {
-		const exists = await runWebhookMethod(setup, 'checkExists', mode, activation);
-		if (!exists) await runWebhookMethod(setup, 'create', mode, activation);
+		for (const view of setup.siblings) {
+			const one = { ...setup, ...view };
+			const exists = await runWebhookMethod(one, 'checkExists', mode, activation);
+			if (!exists) await runWebhookMethod(one, 'create', mode, activation);
+		}
 	} catch (error) {
 		// As n8n: a failed activation removes the workflow's webhooks (runs delete), then fails.
 		await clearWebhooks(setup).catch(() => undefined);
@@ -471,9 +501,18 @@ async function receiveWebhookRequest(
 	input: WebhookRequestInput,
 ): Promise<WebhookReceiveResult> {
 	const method = (input.method ?? 'POST').toUpperCase();
-	const requestPath = (input.path ?? `${setup.basePath}/${setup.webhookPath}`)
+	const named = setup.siblings.find((view) => view.webhookName === input.webhookName) ?? setup;
+	const requestPath = (input.path ?? `${setup.basePath}/${named.webhookPath}`)
 		.replace(/^\/+/, '')
 		.replace(/\/+$/, '');
+	// n8n finds the webhook by its path: the one of the node's webhooks the request names.
+	const served = setup.siblings.find(
+		(view) =>
+			`${setup.basePath}/${view.webhookPath}`.replace(/^\/+/, '').replace(/\/+$/, '') ===
+			requestPath,
+	);
+	const primary = setup;
+	if (served) setup = { ...setup, ...served };
 	const notFound = findWebhook(setup, method, requestPath);
 	if (notFound) return notFound;
 
@@ -511,7 +550,7 @@ async function receiveWebhookRequest(
 	// Real n8n now starts an execution with workflowData as this node's output; the harness
 	// returns it instead. A test webhook serves one call: once a call starts an execution,
 	// TestWebhooks deactivates the workflow's test webhooks (runs delete).
-	if (setup.isTest && result.workflowData !== undefined) await clearWebhooks(setup);
+	if (setup.isTest && result.workflowData !== undefined) await clearWebhooks(primary);
 
 	return {
 		status: res.statusCode,
@@ -659,7 +698,15 @@ export async function webhookHarness(options: WebhookHarnessOptions): Promise<We
 		basePath: configuredBase.pathname.replace(/\/+$/, ''),
 		webhookBase: configuredBase.toString().replace(/\/+$/, ''),
 		registered: false,
+		siblings: [],
 	};
+	setup.siblings = (description.webhooks ?? [])
+		.filter((one) => one.name === webhookName || evaluate(one.restartWebhook, false) !== true)
+		.map((one) => ({
+			webhookName: one.name,
+			webhookDescription: one,
+			...getNodeWebhooks({ workflowId, node, webhookDescription: one, evaluate }),
+		}));
 
 	const harness: WebhookHarness = {
 		activate: async () => await addWebhooks(setup),
@@ -676,12 +723,15 @@ export async function webhookHarness(options: WebhookHarnessOptions): Promise<We
 			return workflow.getStaticData('global');
 		},
 		get webhookUrl() {
+			return harness.webhookUrlOf(webhookName);
+		},
+		webhookUrlOf(name: WebhookType) {
 			// n8n-core's own computation (HookContext.getNodeWebhookUrl).
 			const url = hookContext(setup, isTest ? 'manual' : 'trigger', 'activate').getNodeWebhookUrl(
-				webhookName,
+				name,
 			);
 			if (url === undefined)
-				throw new Error(`n8n gives node "${node.name}" no URL for webhook "${webhookName}"`);
+				throw new Error(`n8n gives node "${node.name}" no URL for webhook "${name}"`);
 			return url;
 		},
 	};
@@ -689,7 +739,7 @@ export async function webhookHarness(options: WebhookHarnessOptions): Promise<We
 		setWebhookBase: (origin) => {
 			setup.webhookBase = `${origin}${setup.basePath}`;
 		},
-		webhookPath: setup.webhookPath,
+		webhookPaths: setup.siblings.map((view) => view.webhookPath),
 		basePath: setup.basePath,
 	});
 	return harness;
@@ -742,9 +792,11 @@ export async function serveWebhooks(harnesses: WebhookHarness[], port = 0): Prom
 	});
 	const harnessFor = (pathname: string): WebhookHarness => {
 		const path = pathname.replace(/^\/+/, '').replace(/\/+$/, '');
-		const index = owns.findIndex(
-			(own) =>
-				`${own.basePath}/${own.webhookPath}`.replace(/^\/+/, '').replace(/\/+$/, '') === path,
+		const index = owns.findIndex((own) =>
+			own.webhookPaths.some(
+				(webhookPath) =>
+					`${own.basePath}/${webhookPath}`.replace(/^\/+/, '').replace(/\/+$/, '') === path,
+			),
 		);
 		return harnesses[Math.max(index, 0)];
 	};

@@ -7,7 +7,6 @@ import type { IDataObject, IRun, ITriggerFunctions } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
 import { MESSAGE_EVENTS, readHistory, type MessageEvent } from '../../shared/history';
-import type { TriggerIdentity } from '../../shared/replyAndWait/resume';
 import { byAge, isAfter, type Watermark } from '../../shared/watermark';
 import { outputLayout } from '../description';
 import type { HandOverSettings, TriggerOptions } from '../options';
@@ -105,15 +104,14 @@ function schedule(
 	route: {
 		layout: EventType[] | null;
 		handOver: HandOverSettings;
-		identity?: TriggerIdentity;
-		/** Combine a Contact's Messages on: items carry when the catch-up took them. */
+		/** Combine a Contact's Messages on: items carry when the message was received. */
 		stamp: boolean;
 	},
 	isClosed: () => boolean,
 	persist: () => void,
 ): void {
 	const scope = `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
-	const { layout, handOver, identity, stamp } = route;
+	const { layout, handOver, stamp } = route;
 	const runOne = async (recovery: Recovery) => {
 		// Closed: not emitted; the saved watermark stays before it.
 		if (isClosed()) return;
@@ -124,7 +122,7 @@ function schedule(
 				...recovered,
 				json: stampedReceived(recovered.json, stamp ? recoveredAtMs(recovery.record) : undefined),
 			};
-			const routed = await routeEvent.call(this, item, recovery.event, layout, handOver, identity);
+			const routed = await routeEvent.call(this, item, recovery.event, layout, handOver);
 			plan.waiting = plan.waiting.filter((waiting) => waiting !== recovery);
 			plan.emittedAhead.push(recovery);
 			settle(state, plan);
@@ -177,7 +175,6 @@ export async function catchUpOnce(
 	this: ITriggerFunctions,
 	state: CatchUpState,
 	triggerOptions: TriggerOptions,
-	identity: TriggerIdentity | undefined,
 	isClosed: () => boolean,
 	persist: () => void,
 	notes: CatchUpNotes = {},
@@ -297,7 +294,7 @@ export async function catchUpOnce(
 	settle(state, plan);
 	persist();
 	const layout = outputLayout(selected, this.getNodeParameter('separateOutputs', false));
-	const route = { layout, handOver, identity, stamp: triggerOptions.combine !== undefined };
+	const route = { layout, handOver, stamp: triggerOptions.combine !== undefined };
 	schedule.call(this, decision.recover, state, plan, route, isClosed, persist);
 	if (decision.recover.length > 0) {
 		this.logger.info(

@@ -7,8 +7,6 @@ import type { IDataObject, ITriggerFunctions, ITriggerResponse } from 'n8n-workf
 import { sleep } from 'n8n-workflow';
 
 import { MESSAGE_EVENTS } from '../../shared/history';
-import { triggerIdentity } from '../../shared/replyAndWait/resume';
-import { CREDENTIAL_TYPE } from '../../shared/transport';
 import { readTriggerOptions } from '../options';
 import { isManualRegistration, type TriggerStaticData } from '../registration/signingSecrets';
 import { catchUpOnce, type CatchUpNotes } from './catchUp';
@@ -105,11 +103,6 @@ export async function startCatchUp(this: ITriggerFunctions): Promise<ITriggerRes
 	let firstLook: WebhookState | undefined = stopWhenTaken
 		? await watchWebhook.call(this, { kind: 'ours' }, { ...watch, starting: true })
 		: undefined;
-	// Whose waits a recovered answer may resume; unreadable: none (it starts a normal execution).
-	const identity = await this.getCredentials(CREDENTIAL_TYPE).then(
-		(credentials) => triggerIdentity(String(credentials.apiKey ?? '')),
-		() => undefined,
-	);
 	const { state, persist } = startingState.call(this, triggerOptions.catchUp.onActivation);
 
 	const notes: CatchUpNotes = { webhook: { kind: 'ours' } };
@@ -128,7 +121,7 @@ export async function startCatchUp(this: ITriggerFunctions): Promise<ITriggerRes
 			}
 			if (recover && !closed) {
 				try {
-					await catchUpOnce.call(this, state, triggerOptions, identity, isClosed, persist, notes);
+					await catchUpOnce.call(this, state, triggerOptions, isClosed, persist, notes);
 				} catch (error) {
 					// Every run it fails: an answer it cannot read is never skipped in silence.
 					this.logger.error(

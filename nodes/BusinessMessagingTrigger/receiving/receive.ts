@@ -1,15 +1,13 @@
 /**
- * One webhook request: the service's signed events, or Reply and Wait's registration. n8n answers
- * an accepted event once it has started (2.x: stored) the execution: a 2xx means it is in n8n.
+ * One request to the event URL: the service's signed events and nothing else (Reply and Wait's
+ * registrations have a webhook of their own). n8n answers an accepted event once it has started
+ * (2.x: stored) the execution: a 2xx means it is in n8n.
  */
 import type { IDataObject, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
-import {
-	REGISTRATION_HEADER,
-	receiveWaitRegistration,
-} from '../../shared/replyAndWait/registration';
 import { SIGNATURE_HEADER, SIGNATURE_MISMATCH, hasSignatureShape } from '../../shared/signature';
 import { ReplayGuard } from '../../shared/replayGuard';
+import { rawBodyOf } from '../../shared/webhookRequest';
 import { signingSecret } from '../registration/signingSecrets';
 import { HAND_OVER_IGNORED } from '../routing/handOver';
 import { eventItem, routeEvent } from '../routing/route';
@@ -18,14 +16,6 @@ import { rememberAccepted } from './acceptedHere';
 import { reject } from './rejection';
 
 const replays = new ReplayGuard();
-
-/** The request body exactly as it arrived, read now if n8n has not read it yet. */
-async function rawBodyOf(this: IWebhookFunctions): Promise<Buffer | undefined> {
-	const req = this.getRequestObject();
-	if (!Buffer.isBuffer(req.rawBody) && typeof req.readRawBody === 'function')
-		await req.readRawBody();
-	return Buffer.isBuffer(req.rawBody) ? req.rawBody : undefined;
-}
 
 /** n8n's webhook(): never throws (n8n would answer 500 and run the Error Workflow). */
 export async function receiveEvent(this: IWebhookFunctions): Promise<IWebhookResponseData> {
@@ -41,18 +31,6 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	// When the trigger took the message, before any of n8n's intake that follows (Combine's quiet period).
 	const receivedAtMs = Date.now();
 	const headers = this.getHeaderData() as Record<string, string | string[] | undefined>;
-	// Not an event: Reply and Wait for Answer registering what it waits for.
-	const registration = headers[REGISTRATION_HEADER];
-	if (registration !== undefined) {
-		if (!hasSignatureShape(registration))
-			return reject.call(this, 401, 'waiting registration refused: not signed');
-		const body = await rawBodyOf.call(this).catch(() => undefined);
-		const outcome = await receiveWaitRegistration.call(this, body, registration);
-		if ('reason' in outcome)
-			return reject.call(this, outcome.status, `waiting registration refused: ${outcome.reason}`);
-		return { webhookResponse: outcome };
-	}
-
 	// A request that cannot carry a signature costs no credential read.
 	const signature = headers[SIGNATURE_HEADER];
 	if (!hasSignatureShape(signature))
@@ -72,13 +50,9 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	const check = (secret: string) =>
 		acceptEvent(rawBody, signature, secret, Date.now(), () => parametersOf.call(this));
 	let accepted = check(found.secret);
-	let identity = found.identity;
 	if (accepted.kind === 'reject' && accepted.reason === SIGNATURE_MISMATCH && found.reread) {
 		const fresh = await found.reread();
-		if ('secret' in fresh && fresh.secret !== found.secret) {
-			accepted = check(fresh.secret);
-			identity = fresh.identity;
-		}
+		if ('secret' in fresh && fresh.secret !== found.secret) accepted = check(fresh.secret);
 	}
 	// A 400 comes after the signature checked out: the service is told why (its delivery log shows it).
 	if (accepted.kind === 'reject')
@@ -106,7 +80,6 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 		envelope.event,
 		layout,
 		options.handOver,
-		identity,
 	);
 	const received: IDataObject = { received: true };
 	if (route.kind === 'handedOver')

@@ -3,7 +3,7 @@
  * is touched unless "Take Over Existing Webhook" is on, and a test listener never replaces this
  * workflow's production URL, even with take-over.
  */
-import { TRIGGER_PATH } from '../../shared/replyAndWait/registration';
+import { TRIGGER_PATH } from '../../shared/triggerUrls';
 
 export type RemoteWebhook = { configured: boolean; url: string | null };
 

@@ -10,7 +10,6 @@ import type {
 	IWebhookFunctions,
 } from 'n8n-workflow';
 
-import { triggerIdentity, type TriggerIdentity } from '../../shared/replyAndWait/resume';
 import { CREDENTIAL_TYPE } from '../../shared/transport';
 import { openSecret, sealSecret } from './seal';
 
@@ -31,12 +30,15 @@ type TriggerContext = IHookFunctions | IWebhookFunctions;
 const CACHE_BOUND = 1000;
 const MANUAL_REREAD_INTERVAL_MS = 10_000;
 
-type OpenedSecret = { secret: string; identity: TriggerIdentity };
+type OpenedSecret = { secret: string };
 type ManualRead = OpenedSecret & { readAtMs: number };
 const openedSecrets = new Map<string, OpenedSecret>();
 const manualSecrets = new Map<string, ManualRead>();
 
-/** A credential that could not be read, per sealed secret or node: not read before `untilMs`. */
+/**
+ * A credential that could not be read or gave no secret, per sealed secret or node: not read
+ * before `untilMs`, so forged events cost no read each.
+ */
 const unreadable = new Map<string, { problem: string; untilMs: number }>();
 
 function recentFailure(key: string): { problem: string } | undefined {
@@ -46,12 +48,14 @@ function recentFailure(key: string): { problem: string } | undefined {
 	return undefined;
 }
 
-function rememberFailure(key: string, message: string): { problem: string } {
+function rememberFailure(key: string, problem: string): { problem: string } {
 	if (unreadable.size >= CACHE_BOUND) unreadable.clear();
-	const problem = `the credential could not be read (${message})`;
 	unreadable.set(key, { problem, untilMs: Date.now() + MANUAL_REREAD_INTERVAL_MS });
 	return { problem };
 }
+
+const unreadableCredential = (error: unknown) =>
+	`the credential could not be read (${(error as Error).message})`;
 
 /**
  * Registrations the webhook watch made again in this process, per node: webhook() here tries that
@@ -86,7 +90,7 @@ export function renewRegistration(
 ): void {
 	storeRegistration(staticData, url, this.getWorkflow().id ?? '', secret, apiKey);
 	if (renewed.size >= CACHE_BOUND) renewed.clear();
-	renewed.set(manualSecretKey.call(this), { secret, identity: triggerIdentity(apiKey) });
+	renewed.set(manualSecretKey.call(this), { secret });
 }
 
 export function isManualRegistration(this: TriggerContext | ITriggerFunctions): boolean {
@@ -169,7 +173,7 @@ export async function signingSecret(
 		// A secret rotated in the credential: read it again when a signature does not match, at most every 10 s.
 		const stale = Date.now() - found.readAtMs >= MANUAL_REREAD_INTERVAL_MS;
 		const reread = stale ? async () => await readManualSecret.call(this, key) : undefined;
-		return { secret: found.secret, identity: found.identity, reread };
+		return { secret: found.secret, reread };
 	}
 	const { sealedSecret } = this.getWorkflowStaticData('node') as TriggerStaticData;
 	if (typeof sealedSecret !== 'string') {
@@ -188,17 +192,17 @@ export async function signingSecret(
 	try {
 		apiKey = (await this.getCredentials(CREDENTIAL_TYPE)).apiKey;
 	} catch (error) {
-		return rememberFailure(sealedSecret, (error as Error).message);
+		return rememberFailure(sealedSecret, unreadableCredential(error));
 	}
 	const secret = openSecret(sealedSecret, apiKey);
 	if (!secret) {
-		return {
-			problem:
-				"the stored signing secret cannot be opened with the credential's API key (was the key changed?): every event is rejected. Unpublish and publish (deactivate and activate) the workflow to register again",
-		};
+		return rememberFailure(
+			sealedSecret,
+			"the stored signing secret cannot be opened with the credential's API key (was the key changed?): every event is rejected. Unpublish and publish (deactivate and activate) the workflow to register again",
+		);
 	}
 	if (openedSecrets.size >= CACHE_BOUND) openedSecrets.clear();
-	const found = { secret, identity: triggerIdentity(String(apiKey)) };
+	const found = { secret };
 	openedSecrets.set(sealedSecret, found);
 	return { ...found, reread };
 }
@@ -211,19 +215,18 @@ async function readManualSecret(
 	try {
 		credentials = await this.getCredentials(CREDENTIAL_TYPE);
 	} catch (error) {
-		return rememberFailure(key, (error as Error).message);
+		return rememberFailure(key, unreadableCredential(error));
 	}
 	const secret = manualSecretOf(credentials);
 	if (manualSecrets.size >= CACHE_BOUND) manualSecrets.clear();
 	if (!secret) {
 		manualSecrets.delete(key);
-		return {
-			problem:
-				'Registration is Manual but the credential has no Webhook Signing Secret, so no event can be verified: every event is rejected until it is set',
-		};
+		return rememberFailure(
+			key,
+			'Registration is Manual but the credential has no Webhook Signing Secret, so no event can be verified: every event is rejected until it is set',
+		);
 	}
-	const identity = triggerIdentity(String(credentials.apiKey ?? ''));
-	const read = { secret, identity, readAtMs: Date.now() };
+	const read = { secret, readAtMs: Date.now() };
 	manualSecrets.set(key, read);
 	return read;
 }

@@ -6,8 +6,7 @@ import type {
 	IWebhookFunctions,
 } from 'n8n-workflow';
 
-import { resumeWaitingExecution, type TriggerIdentity } from '../../shared/replyAndWait/resume';
-import { keepWaitingEntriesCurrent } from '../../shared/replyAndWait/waitingEntries';
+import { answerWaiting } from '../../shared/replyAndWait/forTrigger';
 import { withReplyWindow } from '../../shared/replyWindow';
 import type { HandOverSettings } from '../options';
 import type { EventEnvelope, EventType } from '../receiving/envelope';
@@ -56,39 +55,30 @@ export async function routeEvent(
 	event: EventType,
 	layout: EventType[] | null,
 	handOver: HandOverSettings,
-	/** The trigger's API key, as Reply and Wait knows it: only its account's waits are resumed (none without). */
-	identity: TriggerIdentity | undefined,
 ): Promise<Route> {
-	try {
-		const outputs = await routeHandOver.call(
-			this,
-			item,
-			workflowDataFor(item, event, layout),
-			handOver,
-		);
-		if (!outputs) return { kind: 'handedOver' };
-		const resume = await resumeWaitingExecution.call(this, item, identity);
-		if (!resume.resumed) return { kind: 'start', workflowData: outputs };
-		const marks = {
-			[RESUMED_FIELD]: resume.executionId,
-			...(!resume.alsoStart && { [RECORD_ONLY_FIELD]: true }),
-		};
-		return {
-			kind: 'start',
-			// One item in all (hand over may have put a copy of it on its own output).
-			workflowData: outputs.map((items) =>
-				items.map((one) => ({ ...one, json: { ...one.json, ...marks } })),
-			),
-			resumed: resume.executionId,
-		};
-	} finally {
-		// n8n saves this copy of the static data whole (docs/n8n-internals.md): it must carry every
-		// waiting entry this process knows, or it drops those saved since it was loaded.
-		keepWaitingEntriesCurrent(
-			this.getWorkflowStaticData('global') as IDataObject,
-			this.getWorkflow().id ?? undefined,
-		);
-	}
+	const outputs = await routeHandOver.call(
+		this,
+		item,
+		workflowDataFor(item, event, layout),
+		handOver,
+	);
+	// Reply and Wait's door: resumes the execution waiting for this contact, if any, and brings this
+	// copy of the static data up to date with every waiting entry (n8n saves it whole), handed over or not.
+	const resume = await answerWaiting.call(this, outputs ? item : undefined);
+	if (!outputs) return { kind: 'handedOver' };
+	if (!resume.resumed) return { kind: 'start', workflowData: outputs };
+	const marks = {
+		[RESUMED_FIELD]: resume.executionId,
+		...(!resume.alsoStart && { [RECORD_ONLY_FIELD]: true }),
+	};
+	return {
+		kind: 'start',
+		// One item in all (hand over may have put a copy of it on its own output).
+		workflowData: outputs.map((items) =>
+			items.map((one) => ({ ...one, json: { ...one.json, ...marks } })),
+		),
+		resumed: resume.executionId,
+	};
 }
 
 /** The trigger's execute(), after recording: answers the waiting execution took alone go no further. */

@@ -1,60 +1,81 @@
 /**
  * Reply and Wait for Answer's registration channel (waitingEntries.ts, item 3): the waiting
- * execution posts its entries, signed with a key derived from the API key, to the account's
- * webhook; the Business Messaging Trigger keeps those whose resume URLs are of its own n8n.
+ * execution posts its entries, signed with a key derived from the API key, to the registration
+ * URL of the trigger that holds the account's webhook; the Business Messaging Trigger keeps those
+ * whose resume URLs are of its own n8n (forTrigger.ts stores them).
  */
-import type { IDataObject, IExecuteFunctions, IWebhookFunctions } from 'n8n-workflow';
-import { sleep } from 'n8n-workflow';
+import type { IExecuteFunctions, IWebhookFunctions } from 'n8n-workflow';
+import { WAIT_INDEFINITELY, sleep } from 'n8n-workflow';
 
-import { WAIT_REGISTRATION_LABEL, verifyWithDerivedKey } from '../credentialKeys';
+import {
+	ACCOUNT_ID_LABEL,
+	WAIT_REGISTRATION_LABEL,
+	derivedKeys,
+	verifyWithDerivedKey,
+} from '../credentialKeys';
 import { isPlainObject, parseJsonBody } from '../json';
 import { ReplayGuard } from '../replayGuard';
 import { postSigned } from '../signedPost';
 import { apiRequest } from '../transport';
+import { TRIGGER_PATH, registrationUrlOf } from '../triggerUrls';
 import {
 	REGISTRATION_MAX_AGE_MS,
+	accountIdOf,
 	isForgotten,
 	isWaitingEntry,
-	keepWaitingEntriesCurrent,
-	registerWaiting,
 	type WaitingEntry,
 } from './waitingEntries';
 
-/** The header a registration's signature comes in, and what tells it from the service's events. */
+/** The header a registration's signature comes in. */
 export const REGISTRATION_HEADER = 'x-business-messaging-wait';
 
 export type WaitRegistration = { key: string; entry: WaitingEntry };
 
 /** n8n's resume URL: [<base path>]/webhook-waiting/<execution id>, nothing after it. */
 const RESUME_PATH = /^(?:\/[^/]+)*\/webhook-waiting\/[^/]+\/?$/;
-/** A trigger's production URL as n8n builds it: [<base path>]/<webhook id>/webhook. */
-export const TRIGGER_PATH =
-	/^(?:\/[^/]+)*\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\/webhook\/?$/i;
 
 /** A registration signed in the future by at most this much (clocks differ) is still taken. */
 const REGISTRATION_FUTURE_TOLERANCE_MS = 60_000;
 
+/** Entries one registration may carry at most (Reply and Wait posts more in several). */
+export const MAX_ENTRIES_PER_REGISTRATION = 100;
+
+/** What a trigger takes an entry for: its own n8n, its own account, now. */
+export type EntryBounds = { ownOrigin: string; account: string; nowMs: number };
+
 /**
- * The registrations in a verified body, keeping only well-formed entries whose resume URL is a
- * waiting-execution URL of `ownOrigin` (this n8n): the trigger later posts the contact's answer there.
+ * Whether the trigger may keep this entry and post an answer to it, wherever it was read (a
+ * registration, or static data, which a Code node can write too): a waiting-execution URL of this
+ * n8n (`ownOrigin`), the trigger's own account, live, and ending no later than a wait can (n8n's
+ * WAIT_INDEFINITELY, the limit of a wait without one).
  */
-export function parseRegistrations(body: unknown, ownOrigin: string): WaitRegistration[] {
+export function isEntryInBounds(entry: WaitingEntry, bounds: EntryBounds): boolean {
+	if (entry.account !== bounds.account || !URL.canParse(entry.resumeUrl)) return false;
+	if (!(entry.expiresAtMs > bounds.nowMs && entry.expiresAtMs <= WAIT_INDEFINITELY.getTime()))
+		return false;
+	const url = new URL(entry.resumeUrl);
+	return url.origin === bounds.ownOrigin && RESUME_PATH.test(url.pathname) && url.hash === '';
+}
+
+/** The registrations in a verified body: well-formed entries in bounds (isEntryInBounds). */
+export function parseRegistrations(body: unknown, bounds: EntryBounds): WaitRegistration[] {
 	const list =
 		isPlainObject(body) && Array.isArray(body.business_messaging_wait)
 			? body.business_messaging_wait
 			: [];
-	return list.filter((item): item is WaitRegistration => {
-		if (!isPlainObject(item) || typeof item.key !== 'string' || !isWaitingEntry(item.entry))
-			return false;
-		if (!URL.canParse(item.entry.resumeUrl)) return false;
-		const url = new URL(item.entry.resumeUrl);
-		return url.origin === ownOrigin && RESUME_PATH.test(url.pathname);
-	});
+	return list.filter(
+		(item): item is WaitRegistration =>
+			isPlainObject(item) &&
+			typeof item.key === 'string' &&
+			isWaitingEntry(item.entry) &&
+			isEntryInBounds(item.entry, bounds),
+	);
 }
 
 /**
- * The waiting execution's side: posts the entries to the account's webhook when it is a Business
- * Messaging Trigger of this n8n (the resume URL's origin). Any failure leaves them in this
+ * The waiting execution's side: posts the entries to the registration URL of the trigger whose
+ * event URL is the account's webhook, when that is a Business Messaging Trigger of this n8n (the
+ * resume URL's origin). Any failure leaves them in this
  * process's memory only: the answer then starts a normal execution, as the fail-safe says.
  */
 export async function registerWithTrigger(
@@ -82,17 +103,21 @@ export async function registerWithTrigger(
 		if (!TRIGGER_PATH.test(target.pathname) || target.search !== '')
 			return why("the account's webhook is not a Business Messaging Trigger's URL");
 		const post = async () => {
-			const body = JSON.stringify({
-				business_messaging_wait: registrations,
-				issued_at_ms: Date.now(),
-			});
-			const response = await postSigned.call(this, url, body, {
-				header: REGISTRATION_HEADER,
-				apiKey,
-				label: WAIT_REGISTRATION_LABEL,
-				timeoutMs: REGISTRATION_TIMEOUT_MS,
-			});
-			return response.statusCode;
+			let status = 200;
+			for (let at = 0; at < registrations.length; at += MAX_ENTRIES_PER_REGISTRATION) {
+				const body = JSON.stringify({
+					business_messaging_wait: registrations.slice(at, at + MAX_ENTRIES_PER_REGISTRATION),
+					issued_at_ms: Date.now(),
+				});
+				const response = await postSigned.call(this, registrationUrlOf(url), body, {
+					header: REGISTRATION_HEADER,
+					apiKey,
+					label: WAIT_REGISTRATION_LABEL,
+					timeoutMs: REGISTRATION_TIMEOUT_MS,
+				});
+				if (response.statusCode !== 200) status = response.statusCode;
+			}
+			return status;
 		};
 		const status = await post();
 		if (status !== 200) return why(`the trigger answered ${status}`);
@@ -116,15 +141,14 @@ const REGISTRATION_TIMEOUT_MS = 4000;
 const registrationsSeen = new ReplayGuard(10_000);
 
 /**
- * The trigger's side: a registration (REGISTRATION_HEADER) is stored in this workflow's static
- * data, which n8n loaded for this request and saves after it. Starts no execution; a refusal is
- * answered (and logged, within the bound on rejections) by the caller.
+ * The trigger's side: the registrations of a request to its registration URL, verified, fresh and
+ * of its own n8n, not yet answered here (forTrigger.ts stores them). Reads no static data.
  */
 export async function receiveWaitRegistration(
 	this: IWebhookFunctions,
 	rawBody: Buffer | undefined,
 	signature: string | string[] | undefined,
-): Promise<{ registered: number } | { status: 400 | 401; reason: string }> {
+): Promise<{ registrations: WaitRegistration[] } | { status: 400 | 401; reason: string }> {
 	if (!rawBody) return { status: 400, reason: 'the raw request body is not available' };
 	const verified = await verifyWithDerivedKey.call(
 		this,
@@ -148,13 +172,17 @@ export async function receiveWaitRegistration(
 	const header = String(Array.isArray(signature) ? signature[0] : signature).toLowerCase();
 	if (!registrationsSeen.firstSighting(header, issuedAtMs + REGISTRATION_MAX_AGE_MS, nowMs))
 		return { status: 401, reason: 'this registration was already received (replay)' };
-	const ownOrigin = new URL(this.getNodeWebhookUrl('default') ?? 'http://invalid').origin;
-	const registrations = parseRegistrations(body, ownOrigin);
-	const staticData = this.getWorkflowStaticData('global') as IDataObject;
-	const home = this.getWorkflow().id ?? undefined;
+	const list = isPlainObject(body) ? body.business_messaging_wait : undefined;
+	if (!Array.isArray(list) || list.length > MAX_ENTRIES_PER_REGISTRATION)
+		return { status: 400, reason: `not a list of at most ${MAX_ENTRIES_PER_REGISTRATION} entries` };
+	// Read when the signature was checked: no second credential read.
+	const derived = await derivedKeys.call(this);
+	if (typeof derived === 'string') return { status: 401, reason: derived };
+	const registrations = parseRegistrations(body, {
+		ownOrigin: new URL(this.getNodeWebhookUrl('default') ?? 'http://invalid').origin,
+		account: accountIdOf(derived[ACCOUNT_ID_LABEL]),
+		nowMs,
+	});
 	// A registration slower than the answer it waits for must not bring the answered wait back.
-	const fresh = registrations.filter(({ key, entry }) => !isForgotten(key, entry));
-	for (const { key, entry } of fresh) registerWaiting(staticData, key, { ...entry, home });
-	keepWaitingEntriesCurrent(staticData, home);
-	return { registered: fresh.length };
+	return { registrations: registrations.filter(({ key, entry }) => !isForgotten(key, entry)) };
 }

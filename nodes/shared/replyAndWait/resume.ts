@@ -3,7 +3,7 @@
  * an answer, checked by the waiting node's webhook()), and the trigger posting a contact's answer
  * to the resume URL of the execution waiting for it (its entry: waitingEntries.ts).
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type {
 	IDataObject,
 	INodeExecutionData,
@@ -12,67 +12,104 @@ import type {
 } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
-import { RESUME_KEY_LABEL, deriveKey } from '../credentialKeys';
+import { RESUME_KEY_LABEL, deriveKey, verifyWithDerivedKey } from '../credentialKeys';
 import { isPlainObject } from '../json';
-import {
-	accountId,
-	answersAfterAsking,
-	findWaiting,
-	removeWaiting,
-	waitingKey,
-	type WaitingEntry,
-} from './waitingEntries';
+import { ReplayGuard } from '../replayGuard';
+import { computeSignature } from '../signature';
+import { removeWaiting, waitingKey, type WaitingEntry } from './waitingEntries';
 
 /**
  * What the trigger sends with an answer so the waiting execution can tell it from a forged one.
  * n8n 1.x's resume URLs are /webhook-waiting/<execution id> with nothing secret in them (ids are
  * sequential), so anyone who can reach n8n could otherwise post an "answer". The token is made
- * when the answer is sent, from a key derived from the API key (resumeKey, held in memory only)
- * and the one wait it answers: the execution, the waiting node and the contact on the number.
- * Nothing stored (static data, the execution) lets anyone make one.
+ * when the answer is sent, from a key derived from the API key (held in memory only), for one wait
+ * (the execution, the waiting node, the contact on the number, and the wait's random id, new each
+ * time the node waits) and one answer (its digest): a token seen once carries no other answer, and
+ * the waiting node takes it once. Nothing stored (static data, the execution) lets anyone make one.
  */
 export function resumeKey(apiKey: string): string {
 	return deriveKey(apiKey, RESUME_KEY_LABEL);
 }
 
-export function resumeToken(
-	key: string,
+/** A wait's random id, made by Reply and Wait each time it waits. */
+export function newWaitId(): string {
+	return randomBytes(16).toString('base64url');
+}
+
+/** What a resume token signs. `waitId` '' for a wait registered before waits had one. */
+export function resumeMessage(
 	executionId: string,
 	node: string,
 	waitKey: string,
-): string {
-	return createHmac('sha256', key)
-		.update(`business-messaging resume token v2|${executionId}|${node}|${waitKey}`)
-		.digest('base64url');
+	waitId: string,
+	answer: unknown,
+): Buffer {
+	const digest = createHash('sha256')
+		.update(JSON.stringify(answer) ?? '')
+		.digest('hex');
+	return Buffer.from(
+		`business-messaging resume token v3|${executionId}|${node}|${waitKey}|${waitId}|${digest}`,
+	);
 }
 
+export function resumeToken(key: string, ...wait: Parameters<typeof resumeMessage>): string {
+	return computeSignature(resumeMessage(...wait), key);
+}
+
+/** The body the trigger posts to a resume URL. */
+export type ResumeRequest = { answer: IDataObject; wait: string; key: string; token: string };
+
+/** Waits this process's Reply and Wait nodes were resumed for (execution, node, wait id): each once. */
+const taken = new ReplayGuard(10_000);
+const TAKEN_FOR_MS = 7 * 86_400_000;
+
 /**
- * Whether `candidate` is the token of a wait of this execution's node for one of `waitKeys` (the
- * answer's contact on its number, or on any number); constant time, false for anything but a string.
+ * The waiting node's webhook(): whether this request is the trigger's answer to this wait, and
+ * its answer. Checks what costs nothing first (shape, the answer's contact, a wait taken before),
+ * then the token with the derived key (credentialKeys.ts: a credential read at most every 10 s on
+ * a mismatch, so forged requests cost none each). Never throws.
  */
-export function isResumeToken(
-	key: string,
-	executionId: string,
-	node: string,
-	waitKeys: string[],
-	candidate: unknown,
-): boolean {
-	if (typeof candidate !== 'string' || key === '' || executionId === '') return false;
-	const given = Buffer.from(candidate);
-	let valid = false;
-	for (const waitKey of waitKeys) {
-		const expected = Buffer.from(resumeToken(key, executionId, node, waitKey));
-		if (given.length === expected.length && timingSafeEqual(given, expected)) valid = true;
-	}
-	return valid;
+export async function takeResumeRequest(
+	this: IWebhookFunctions,
+): Promise<{ answer: IDataObject } | { status: 400 | 403; reason: string }> {
+	const forbidden = {
+		status: 403 as const,
+		reason: 'not an answer sent by the Business Messaging Trigger',
+	};
+	const body = this.getBodyData() as Partial<Record<keyof ResumeRequest, unknown>>;
+	const { answer, wait, key, token } = body;
+	if (
+		!isPlainObject(answer) ||
+		typeof wait !== 'string' ||
+		wait.length > 64 ||
+		typeof key !== 'string' ||
+		typeof token !== 'string' ||
+		!/^[0-9a-f]{64}$/.test(token)
+	)
+		return forbidden;
+	const data = isPlainObject(answer.data) ? answer.data : undefined;
+	const contact = typeof data?.from === 'string' ? data.from : '';
+	const number = typeof data?.number === 'string' ? data.number : undefined;
+	// The token names the wait it answers: the answer's contact, on its number or on any.
+	if (!contact || ![waitingKey(contact, number), waitingKey(contact, undefined)].includes(key))
+		return forbidden;
+	const executionId = this.getExecutionId() ?? '';
+	const node = this.getNode().name;
+	const once = `${executionId}|${node}|${wait}`;
+	if (executionId === '' || taken.has(once, Date.now())) return forbidden;
+	const message = resumeMessage(executionId, node, key, wait, answer);
+	const verified = await verifyWithDerivedKey
+		.call(this, RESUME_KEY_LABEL, message, `sha256=${token}`)
+		.catch(() => 'the credential could not be read');
+	if (verified !== true) return forbidden;
+	if (answer.event !== 'message.inbound')
+		return { status: 400, reason: 'expected {answer: <message.inbound event>}' };
+	if (!taken.firstSighting(once, Date.now() + TAKEN_FOR_MS, Date.now())) return forbidden;
+	return { answer };
 }
 
 /** Who a trigger is, for Reply and Wait: whose waits it may resume, and the key it makes their tokens with. */
 export type TriggerIdentity = { account: string; resumeKey: string };
-
-export function triggerIdentity(apiKey: string): TriggerIdentity {
-	return { account: accountId(apiKey), resumeKey: resumeKey(apiKey) };
-}
 
 /**
  * Resuming is patient: a busy n8n may take longer than the service's 8 s to take an answer, and
@@ -121,34 +158,6 @@ export function classifyResumeAnswer(
 }
 
 /**
- * Resumes the wait for this inbound message's contact, if any (none for a handed-over message).
- * From webhook(), and from the catch-up for an answer that arrived while n8n could not receive it.
- */
-export async function resumeWaitingExecution(
-	this: IWebhookFunctions | ITriggerFunctions,
-	item: INodeExecutionData,
-	/** The trigger's API key, as TriggerIdentity: whose waits, and their tokens; none without it. */
-	identity: TriggerIdentity | undefined,
-): Promise<ResumeOutcome> {
-	const json = item.json;
-	const handedOver = isPlainObject(json.hand_over) && json.hand_over.active === true;
-	if (!identity || json.event !== 'message.inbound' || handedOver) return { resumed: false };
-	const data = isPlainObject(json.data) ? json.data : {};
-	const contact = typeof data.from === 'string' ? data.from.trim() : '';
-	const number = typeof data.number === 'string' ? data.number.trim() : '';
-	if (!contact) return { resumed: false };
-	const message = { id: data.wa_message_id, at: json.timestamp };
-	const found = findWaiting(
-		this.getWorkflowStaticData('global') as IDataObject,
-		[waitingKey(contact, number), waitingKey(contact, undefined)],
-		identity.account,
-		Date.now(),
-		(entry) => answersAfterAsking(message, entry),
-	);
-	return found ? await resumeEntry.call(this, item, identity, found) : { resumed: false };
-}
-
-/**
  * Resumes one wait found for the item: the entry is forgotten first (synchronously, before any
  * request), so it is taken once, then the answer is posted patiently (RESUME_PATIENCE_MS).
  */
@@ -162,9 +171,13 @@ export async function resumeEntry(
 	const { executionId, alsoStart } = entry;
 	const staticData = this.getWorkflowStaticData('global') as IDataObject;
 	removeWaiting(staticData, key, executionId);
-	const body = {
+	// A wait registered before waits had an id: '' (the waiting node takes it once all the same).
+	const wait = entry.waitId ?? '';
+	const body: ResumeRequest = {
 		answer: item.json,
-		token: resumeToken(identity.resumeKey, executionId, entry.node, key),
+		wait,
+		key,
+		token: resumeToken(identity.resumeKey, executionId, entry.node, key, wait, item.json),
 	};
 	const deadline = Date.now() + RESUME_PATIENCE_MS;
 	const resumed: ResumeOutcome = { resumed: true, executionId, alsoStart };

@@ -91,6 +91,8 @@ export interface WaitingEntry {
 	alsoStart: boolean;
 	/** The waiting node (its name): the resume token is made for it. */
 	node: string;
+	/** The wait's random id (resume.ts): a token answers this wait only. Absent in waits registered before it. */
+	waitId?: string;
 	/** Whose wait it is (accountId of the API key): only a trigger with the same key resumes it. */
 	account: string;
 	/** The workflow whose static data keeps the entry (the trigger's); none: this process's memory only. */
@@ -107,7 +109,12 @@ export interface WaitingEntry {
 
 /** An identifier of the API key, safe to store: a trigger resumes only its own key's waits. */
 export function accountId(apiKey: string): string {
-	return deriveKey(apiKey, ACCOUNT_ID_LABEL).slice(0, 32);
+	return accountIdOf(deriveKey(apiKey, ACCOUNT_ID_LABEL));
+}
+
+/** The account id from the key derived for it (ACCOUNT_ID_LABEL): its first 32 hex digits. */
+export function accountIdOf(derivedKey: string): string {
+	return derivedKey.slice(0, 32);
 }
 
 /**
@@ -133,6 +140,7 @@ export function isWaitingEntry(value: unknown): value is WaitingEntry {
 		typeof value.node === 'string' &&
 		typeof value.account === 'string' &&
 		(value.workflowId === undefined || typeof value.workflowId === 'string') &&
+		(value.waitId === undefined || typeof value.waitId === 'string') &&
 		(value.askedAfter === undefined || isPlainObject(value.askedAfter))
 	);
 }
@@ -222,15 +230,24 @@ export function keepWaitingEntriesCurrent(
 export function findWaiting(
 	staticData: IDataObject | undefined,
 	keys: string[],
-	account: string,
+	/** undefined: of any account (a first look, before the trigger reads its key). */
+	account: string | undefined,
 	nowMs = Date.now(),
 	/** Whether the message may answer this wait (answersAfterAsking); any without. */
 	mayAnswer: (entry: WaitingEntry) => boolean = () => true,
+	/** Whether an entry read from static data (anyone's code may write there) may be used. */
+	storedInBounds: (entry: WaitingEntry) => boolean = () => true,
 ): { key: string; entry: WaitingEntry } | undefined {
 	const stored = staticEntries(staticData);
 	for (const key of keys) {
-		for (const entry of [memory.get(key), storedEntry(stored, key)]) {
-			if (entry && entry.account === account && isLive(key, entry, nowMs) && mayAnswer(entry))
+		const fromStatic = storedEntry(stored, key);
+		for (const entry of [memory.get(key), fromStatic && storedInBounds(fromStatic) && fromStatic]) {
+			if (
+				entry &&
+				(account === undefined || entry.account === account) &&
+				isLive(key, entry, nowMs) &&
+				mayAnswer(entry)
+			)
 				return { key, entry };
 		}
 	}

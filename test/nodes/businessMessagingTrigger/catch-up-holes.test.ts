@@ -131,7 +131,6 @@ describe('catch-up without holes, against the sandbox', () => {
 				held.context,
 				state,
 				readTriggerOptions(parameters),
-				undefined,
 				() => closed,
 				() => (saved.data = JSON.parse(JSON.stringify(state)) as IDataObject),
 			);

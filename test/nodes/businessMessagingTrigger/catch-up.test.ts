@@ -342,8 +342,8 @@ describe('catch-up in n8n (TriggerContext) against the sandbox', () => {
 		const { harness, up, down } = await setup({});
 		const first = await started(harness, 'activate');
 		await first.close();
-		// Several workflows: a member's join, stored through the holder's webhook(), saves the static
-		// data the request loaded, from before trigger() wrote its state (n8n saves it whole).
+		// A webhook request (a Reply and Wait registration, an event) saves the static data it loaded,
+		// from before trigger() wrote its state (n8n saves it whole).
 		delete harness.staticData.catchUp;
 		expect(harness.staticData.activatedAtMs).toEqual(expect.any(Number));
 

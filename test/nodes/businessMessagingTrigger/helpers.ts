@@ -238,7 +238,7 @@ export function useTriggersOfOneN8n(
 export const executionsOf = (results: WebhookReceiveResult[]) =>
 	results.filter((result) => result.workflowData !== undefined);
 
-/** A forward's retries, and a holder's bookkeeping after its answer, are not awaited: wait until `done` holds. */
+/** What a trigger does after its answer (a registration posted again, a resume) is not awaited: wait until `done` holds. */
 export async function until(done: () => boolean, ms = 5000, thenMs = 0): Promise<void> {
 	const end = Date.now() + ms;
 	while (!done() && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 20));

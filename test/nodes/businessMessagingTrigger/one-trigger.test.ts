@@ -1,6 +1,6 @@
 // One trigger per account (issue 32): a second trigger of this n8n on the same account is refused
-// at activation; the public URL takes the service's signed events and Reply and Wait's
-// registration only, and refuses everything else with one generic reason, reading no credential.
+// at activation; the event URL takes the service's signed events only, and refuses everything
+// else with one generic reason, reading no credential.
 import { createHmac } from 'node:crypto';
 import { WebhookPathTakenError } from 'n8n-workflow';
 
@@ -104,6 +104,45 @@ describe('the public URL takes only what the service signed', () => {
 		}
 		expect(reads).not.toHaveBeenCalled();
 	});
+
+	it.each([
+		[
+			'Automatic, the API key changed (the stored secret no longer opens)',
+			{},
+			{ apiKey: 'sk_changed_0123456789' },
+		],
+		[
+			'Manual, the Webhook Signing Secret removed',
+			{ registration: 'manual' },
+			{ webhookSecret: '' },
+		],
+	])(
+		'%s: 300 forged events cost at most one credential read, each refused 401',
+		async (_, parameters, changed) => {
+			const harness = await trigger(
+				sb,
+				{ catchUp: false, ...parameters },
+				{ credentialExtra: { webhookSecret: `whsec_${'ab'.repeat(32)}` } },
+			);
+			await harness.activate();
+			const original = HarnessCredentialsHelper.prototype.getDecrypted;
+			const reads = jest
+				.spyOn(HarnessCredentialsHelper.prototype, 'getDecrypted')
+				.mockImplementation(async function (this: HarnessCredentialsHelper, ...args) {
+					return { ...(await original.apply(this, args)), ...changed };
+				});
+			for (let i = 0; i < 300; i++) {
+				const forged = signedRequest(inboundEnvelope({ text: `f${i}` }), `whsec_forged${i}`);
+				const answer = await harness.receive(forged);
+				expect([answer.status, answer.body, answer.workflowData]).toEqual([
+					401,
+					NOT_SIGNED,
+					undefined,
+				]);
+			}
+			expect(reads.mock.calls.length).toBeLessThanOrEqual(1);
+		},
+	);
 
 	it('a credential that cannot be read is read once, not per request; every event is refused (fail closed)', async () => {
 		const harness = await trigger(sb, { catchUp: false });

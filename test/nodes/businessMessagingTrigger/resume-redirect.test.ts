@@ -55,6 +55,8 @@ describe('trigger: a resume never follows a redirect', () => {
 			expect(redirecting.bodies).toEqual([
 				{
 					answer: expect.objectContaining({ event: 'message.inbound' }),
+					wait: expect.any(String),
+					key: expect.any(String),
 					token: expect.any(String),
 				},
 			]);

@@ -10,7 +10,6 @@ import { WAIT_REGISTRATION_LABEL } from '../../../nodes/shared/credentialKeys';
 import { REGISTRATION_HEADER } from '../../../nodes/shared/replyAndWait/registration';
 import {
 	classifyResumeAnswer,
-	isResumeToken,
 	resumeKey,
 	resumeToken,
 } from '../../../nodes/shared/replyAndWait/resume';
@@ -53,6 +52,7 @@ import {
 } from './helpers';
 
 const sb = useSandbox({ reset: 'afterEach' });
+afterEach(() => jest.restoreAllMocks());
 /** The signature header of a registration body, as Reply and Wait signs it. */
 const signRegistration = (apiKey: string, rawBody: string) =>
 	signWithDerivedKey(apiKey, WAIT_REGISTRATION_LABEL, rawBody);
@@ -90,6 +90,45 @@ describe('trigger: an answer resumes the waiting execution', () => {
 		await Promise.all(servers.splice(0).map(async (s) => await s.close()));
 	});
 
+	it.each([
+		// The same server under another name: another origin, as 169.254.169.254 would be.
+		['another host', '//localhost/webhook-waiting/47'],
+		['another path of this n8n', '/webhook-waiting/47/extra'],
+		['a foreign account', '/webhook-waiting/47', { account: 'f'.repeat(32) }],
+		['an expiry past any wait', '/webhook-waiting/47', { expiresAtMs: Date.parse('3001-01-01') }],
+	])(
+		'an entry written into static data by other code (a Code node) for %s is never posted to: the message starts a normal execution',
+		async (_, where, extra: IDataObject = {}) => {
+			const server = await resumer(200, '47');
+			servers.push(server);
+			const origin = new URL(server.url).origin;
+			const port = new URL(server.url).port;
+			const harness = await trigger(sb, {} as never, { webhookUrl: `${origin}/webhook` });
+			await harness.activate();
+			const secret = storedSecret(harness.staticData, sb.keys.all) as string;
+			harness.globalStaticData[STATIC_DATA_KEY] = {
+				[waitingKey('+15553334444', NUMBER)]: {
+					resumeUrl: where.startsWith('//')
+						? `http://localhost:${port}${where.slice('//localhost'.length)}`
+						: `${origin}${where}`,
+					// Its own wait: nothing answered before in this process stands in for the check.
+					executionId: `47-${where}-${JSON.stringify(extra)}`,
+					expiresAtMs: Date.now() + 60_000,
+					alsoStart: false,
+					node: 'Ask',
+					account: ACCOUNT,
+					...extra,
+				},
+			};
+			const answer = await harness.receive(
+				signedRequest(inboundEnvelope({ from: '+15553334444', number: NUMBER }), secret),
+			);
+			expect(answer.body).toEqual({ received: true });
+			expect(answer.workflowData?.[0]).toHaveLength(1);
+			expect(server.bodies).toEqual([]);
+		},
+	);
+
 	it('posts the event to the resume URL; its execution is recorded as run and passes nothing on; the entry is used once', async () => {
 		const server = await resumer(200);
 		servers.push(server);
@@ -113,8 +152,18 @@ describe('trigger: an answer resumes the waiting execution', () => {
 					event: 'message.inbound',
 					data: expect.objectContaining({ text: 'A-42' }),
 				}),
-				// Made when the answer is sent, from the API key and this one wait: nothing stored holds it.
-				token: resumeToken(resumeKey(sb.keys.all), '41', 'Ask', waitingKey(CONTACT, NUMBER)),
+				// A wait registered without an id (before waits had one) is answered with wait ''.
+				wait: '',
+				key: waitingKey(CONTACT, NUMBER),
+				// Made when the answer is sent, from the API key, this one wait and this answer: nothing stored holds it.
+				token: resumeToken(
+					resumeKey(sb.keys.all),
+					'41',
+					'Ask',
+					waitingKey(CONTACT, NUMBER),
+					'',
+					(server.bodies[0] as { answer: unknown }).answer,
+				),
 			},
 		]);
 		// The next message of the contact is a new conversation.
@@ -164,9 +213,14 @@ describe('trigger: an answer resumes the waiting execution', () => {
 	});
 
 	it("after a restart (the entry only in the workflow's static data, as n8n loads it): resumes too", async () => {
-		const server = await resumer(200);
+		const server = await resumer(200, '47');
 		servers.push(server);
-		const { harness, secret } = await activeTrigger();
+		// This n8n: the trigger's URL on the resume URL's origin (entries read from static data must be of it).
+		const harness = await trigger(sb, {} as never, {
+			webhookUrl: `${new URL(server.url).origin}/webhook`,
+		});
+		await harness.activate();
+		const secret = storedSecret(harness.staticData, sb.keys.all) as string;
 		const entry = {
 			resumeUrl: server.url,
 			executionId: '47',
@@ -529,28 +583,25 @@ describe('the waiting registry (nodes/shared/replyAndWait/waitingEntries.ts)', (
 		expect(findWaiting(staticData as never, ['n|b'], ACCOUNT, now)).toBeUndefined();
 	});
 
-	it('resume tokens: one per wait (execution, node, contact on number) and key, constant time, nothing but the exact string matches', () => {
+	it('resume tokens: one per wait (execution, node, contact on number, wait id), key and answer', () => {
 		const key = resumeKey('sk_live_0123456789abcdef');
 		const wait = waitingKey(CONTACT, NUMBER);
-		const anyNumber = waitingKey(CONTACT, undefined);
-		const token = resumeToken(key, '57', 'Ask', wait);
-		expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+		const answer = inboundEnvelope({ from: CONTACT, number: NUMBER, text: 'A-42' });
+		const token = resumeToken(key, '57', 'Ask', wait, 'w1', answer);
+		expect(token).toMatch(/^[0-9a-f]{64}$/);
 		expect(key).not.toContain('sk_live_');
-		expect(isResumeToken(key, '57', 'Ask', [wait, anyNumber], token)).toBe(true);
+		expect(resumeToken(key, '57', 'Ask', wait, 'w1', JSON.parse(JSON.stringify(answer)))).toBe(
+			token,
+		);
 		for (const other of [
-			resumeToken(key, '570', 'Ask', wait),
-			resumeToken(key, '57', 'Ask 2', wait),
-			resumeToken(key, '57', 'Ask', waitingKey(OTHER_CONTACT, NUMBER)),
-			resumeToken(resumeKey('sk_live_0123456789abcdeF'), '57', 'Ask', wait),
-		]) {
+			resumeToken(key, '570', 'Ask', wait, 'w1', answer),
+			resumeToken(key, '57', 'Ask 2', wait, 'w1', answer),
+			resumeToken(key, '57', 'Ask', waitingKey(OTHER_CONTACT, NUMBER), 'w1', answer),
+			resumeToken(key, '57', 'Ask', wait, 'w2', answer),
+			resumeToken(key, '57', 'Ask', wait, 'w1', { ...answer, data: { ...answer.data, text: 'B' } }),
+			resumeToken(resumeKey('sk_live_0123456789abcdeF'), '57', 'Ask', wait, 'w1', answer),
+		])
 			expect(other).not.toBe(token);
-			expect(isResumeToken(key, '57', 'Ask', [wait, anyNumber], other)).toBe(false);
-		}
-		expect(isResumeToken(key, '57', 'Ask', [waitingKey(OTHER_CONTACT, NUMBER)], token)).toBe(false);
-		expect(isResumeToken(key, '57', 'Ask', [wait], token.slice(1))).toBe(false);
-		expect(isResumeToken(key, '57', 'Ask', [wait], undefined)).toBe(false);
-		expect(isResumeToken('', '57', 'Ask', [wait], resumeToken('', '57', 'Ask', wait))).toBe(false);
-		expect(isResumeToken(key, '', 'Ask', [wait], resumeToken(key, '', 'Ask', wait))).toBe(false);
 		// An entry of an older version (a token stored in it, no node) is not used: the answer starts a normal execution.
 		const staticData: Record<string, unknown> = {
 			[STATIC_DATA_KEY]: {
@@ -625,6 +676,8 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 				resumeUrl: expect.any(String),
 				executionId: expect.any(String),
 				node: 'Ask',
+				// New each time the node waits: a token answers this wait only.
+				waitId: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/),
 				expiresAtMs: expect.any(Number),
 				alsoStart: false,
 				account: ACCOUNT,
@@ -679,6 +732,7 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 			return await harness.receive({
 				headers: { 'content-type': 'application/json', [REGISTRATION_HEADER]: sign(raw) },
 				rawBody: raw,
+				webhookName: 'setup',
 			});
 		};
 		const body = {
@@ -754,6 +808,7 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 					[REGISTRATION_HEADER]: signRegistration(sb.keys.all, raw),
 				},
 				rawBody: raw,
+				webhookName: 'setup',
 			});
 		};
 		const first = {
@@ -803,10 +858,152 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 					[REGISTRATION_HEADER]: `sha256=${i.toString(16).padStart(64, '0')}`,
 				},
 				rawBody: raw,
+				webhookName: 'setup',
 			});
 			expect(answer.status).toBe(401);
 		}
 		expect(reads.mock.calls.length).toBeLessThanOrEqual(1);
+	});
+
+	it("a registration is bounded: at most 100 entries, each of the trigger's account and ending no later than a wait can; 1,500 entries answered at once, not after seconds", async () => {
+		const { harness } = await activeTrigger();
+		const origin = new URL(harness.webhookUrl).origin;
+		const entry = (i: number, extra: IDataObject = {}) => ({
+			key: waitingKey(`+1555000${String(i).padStart(4, '0')}`, NUMBER),
+			entry: {
+				resumeUrl: `${origin}/webhook-waiting/${i}`,
+				executionId: String(i),
+				expiresAtMs: Date.now() + 60 * 60_000,
+				alsoStart: false,
+				node: 'Ask',
+				account: ACCOUNT,
+				...extra,
+			},
+		});
+		const post = async (entries: unknown[]) => {
+			const raw = JSON.stringify({ business_messaging_wait: entries, issued_at_ms: Date.now() });
+			const startedAt = Date.now();
+			const answer = await harness.receive({
+				headers: {
+					'content-type': 'application/json',
+					[REGISTRATION_HEADER]: signRegistration(sb.keys.all, raw),
+				},
+				rawBody: raw,
+				webhookName: 'setup',
+			});
+			return { ...answer, ms: Date.now() - startedAt };
+		};
+		const many = await post(Array.from({ length: 1500 }, (_, i) => entry(i)));
+		expect([many.status, many.body]).toEqual([
+			400,
+			{ error: 'bad_request', reason: 'the request is not a valid event of the service' },
+		]);
+		// Before the bound (and linear registration) one such request blocked n8n's event loop 2.1 s here.
+		expect(many.ms).toBeLessThan(500);
+		expect(harness.globalStaticData[STATIC_DATA_KEY]).toBeUndefined();
+		const mixed = await post([
+			entry(1),
+			entry(2, { account: 'f'.repeat(32) }),
+			entry(3, { expiresAtMs: Date.parse('3001-01-01') }),
+			entry(4, { expiresAtMs: Date.now() - 1 }),
+		]);
+		expect([mixed.status, mixed.body]).toEqual([200, { registered: 1 }]);
+		expect(Object.keys(harness.globalStaticData[STATIC_DATA_KEY] as IDataObject)).toEqual([
+			entry(1).key,
+		]);
+		// 100 in one request, and 15 such requests in a row, register in linear time.
+		const startedAt = Date.now();
+		for (let at = 0; at < 1500; at += 100) {
+			const answer = await post(Array.from({ length: 100 }, (_, i) => entry(10_000 + at + i)));
+			expect(answer.body).toEqual({ registered: 100 });
+		}
+		expect(Date.now() - startedAt).toBeLessThan(3000);
+	});
+
+	it('a changed API key takes over within 5 minutes: a registration signed with the old key is refused after that', async () => {
+		const { harness } = await activeTrigger();
+		const origin = new URL(harness.webhookUrl).origin;
+		let now = Date.now();
+		jest.spyOn(Date, 'now').mockImplementation(() => now);
+		const post = async (apiKey: string, id: string) => {
+			const raw = JSON.stringify({
+				business_messaging_wait: [
+					{
+						key: waitingKey(CONTACT, NUMBER),
+						entry: {
+							resumeUrl: `${origin}/webhook-waiting/${id}`,
+							executionId: id,
+							expiresAtMs: now + 60 * 60_000,
+							alsoStart: false,
+							node: 'Ask',
+							account: accountId(apiKey),
+						},
+					},
+				],
+				issued_at_ms: now,
+			});
+			return await harness.receive({
+				headers: {
+					'content-type': 'application/json',
+					[REGISTRATION_HEADER]: signRegistration(apiKey, raw),
+				},
+				rawBody: raw,
+				webhookName: 'setup',
+			});
+		};
+		expect((await post(sb.keys.all, '101')).status).toBe(200);
+		// The credential's API key is changed (the old one revoked at the service).
+		const original = HarnessCredentialsHelper.prototype.getDecrypted;
+		jest
+			.spyOn(HarnessCredentialsHelper.prototype, 'getDecrypted')
+			.mockImplementation(async function (this: HarnessCredentialsHelper, ...args) {
+				return { ...(await original.apply(this, args)), apiKey: sb.keys.oneNumber };
+			});
+		now += 6 * 60_000;
+		const old = await post(sb.keys.all, '102');
+		expect(old.status).toBe(401);
+		expect((await post(sb.keys.oneNumber, '103')).status).toBe(200);
+	});
+
+	it('the event URL takes no registration: a signed one there gets the generic 401, no credential read, nothing stored', async () => {
+		const { harness } = await activeTrigger();
+		const origin = new URL(harness.webhookUrl).origin;
+		const raw = JSON.stringify({
+			business_messaging_wait: [
+				{
+					key: waitingKey(CONTACT, NUMBER),
+					entry: {
+						resumeUrl: `${origin}/webhook-waiting/91`,
+						executionId: '91',
+						expiresAtMs: Date.now() + 60_000,
+						alsoStart: false,
+						node: 'Ask',
+						account: ACCOUNT,
+					},
+				},
+			],
+			issued_at_ms: Date.now(),
+		});
+		const reads = jest.spyOn(HarnessCredentialsHelper.prototype, 'getDecrypted');
+		reads.mockClear();
+		const answer = await harness.receive({
+			headers: {
+				'content-type': 'application/json',
+				[REGISTRATION_HEADER]: signRegistration(sb.keys.all, raw),
+			},
+			rawBody: raw,
+		});
+		expect([answer.status, answer.body, answer.workflowData]).toEqual([
+			401,
+			{ error: 'unauthorized', reason: 'the request is not signed for this webhook' },
+			undefined,
+		]);
+		expect(reads).not.toHaveBeenCalled();
+		expect(harness.globalStaticData[STATIC_DATA_KEY]).toBeUndefined();
+		// Its own URL: the event URL's last segment replaced, on the same webhook id.
+		expect(harness.webhookUrlOf('setup')).toBe(
+			harness.webhookUrl.replace(/\/webhook$/, '/wait-registration'),
+		);
 	});
 
 	it("posts registrations only to a trigger's URL of this n8n, and never along a redirect", async () => {
@@ -844,7 +1041,8 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 			// A trigger-shaped URL that redirects: posted once, the redirect is not followed.
 			await registerForeign(sb, `${origin}/3f0c8c4e-1b2a-4c5d-9e8f-0a1b2c3d4e5f/webhook`);
 			expect((await ask()).execution.status).toBe('waiting');
-			expect(hits).toEqual(['POST /3f0c8c4e-1b2a-4c5d-9e8f-0a1b2c3d4e5f/webhook']);
+			// To the trigger's registration URL: its event URL's last segment replaced.
+			expect(hits).toEqual(['POST /3f0c8c4e-1b2a-4c5d-9e8f-0a1b2c3d4e5f/wait-registration']);
 			expect(
 				served.results.filter((r) => (r.body as { registered?: number })?.registered !== undefined),
 			).toEqual([]);

@@ -20,7 +20,7 @@ import {
 	registerWithTrigger,
 	type WaitRegistration,
 } from '../../../shared/replyAndWait/registration';
-import { isResumeToken, resumeKey } from '../../../shared/replyAndWait/resume';
+import { newWaitId, takeResumeRequest } from '../../../shared/replyAndWait/resume';
 import {
 	accountId,
 	isTriggerRunningHere,
@@ -159,6 +159,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 				expiresAtMs: waitTill.getTime(),
 				alsoStart: options.alsoStart === true,
 				node: node.name,
+				waitId: newWaitId(),
 				account,
 				home: staticData ? (this.getWorkflow().id ?? undefined) : undefined,
 				workflowId: this.getWorkflow().id ?? undefined,
@@ -212,28 +213,15 @@ function forwardsAllOutputs(resumeUrl: string): boolean {
 
 /** The trigger's resume request: the answer and the resume token; anything else is refused. */
 export async function webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
-	const body = this.getBodyData();
-	const refuse = (status: number, error: string, reason: string): IWebhookResponseData => {
-		this.getResponseObject().status(status).json({ error, reason });
+	const taken = await takeResumeRequest.call(this);
+	if ('reason' in taken) {
+		const error = taken.status === 403 ? 'forbidden' : 'bad_request';
+		this.getResponseObject().status(taken.status).json({ error, reason: taken.reason });
 		return { noWebhookResponse: true };
-	};
-	const event = isPlainObject(body) && isPlainObject(body.answer) ? body.answer : undefined;
-	const data = event && isPlainObject(event.data) ? event.data : undefined;
-	const contact = typeof data?.from === 'string' ? data.from : '';
-	const number = typeof data?.number === 'string' ? data.number : undefined;
-	const { apiKey } = await this.getCredentials(CREDENTIAL_TYPE);
-	const key = resumeKey(String(apiKey ?? ''));
-	const waitKeys = contact ? [waitingKey(contact, number), waitingKey(contact, undefined)] : [];
-	const executionId = this.getExecutionId() ?? '';
-	if (!isResumeToken(key, executionId, this.getNode().name, waitKeys, body.token)) {
-		return refuse(403, 'forbidden', 'not an answer sent by the Business Messaging Trigger');
-	}
-	if (!event || event.event !== 'message.inbound') {
-		return refuse(400, 'bad_request', 'expected {answer: <message.inbound event>}');
 	}
 	return {
 		webhookResponse: { resumed: true },
-		workflowData: [[{ json: withReplyWindow(event) }], []],
+		workflowData: [[{ json: withReplyWindow(taken.answer) }], []],
 	};
 }
 

@@ -14,6 +14,7 @@ import {
 	waitingKey,
 } from '../../../../nodes/shared/replyAndWait/waitingEntries';
 import { runWorkflow, webhookHarness } from '../../../harness';
+import { HarnessCredentialsHelper } from '../../../harness/credentials';
 import {
 	ACTION_TYPE,
 	CONTACT,
@@ -129,19 +130,35 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 		const key = resumeKey(sandbox.keys.all);
 		const node = harness.node.name;
 		const wait = waitingKey(CONTACT, undefined);
+		const made = (over: Partial<{ id: string; node: string; key: string; wait: string }> = {}) =>
+			resumeToken(
+				over.key ?? key,
+				over.id ?? '57',
+				over.node ?? node,
+				wait,
+				over.wait ?? 'w1',
+				answer,
+			);
+		const request = (token: unknown, extra: IDataObject = {}) => ({
+			answer,
+			wait: 'w1',
+			key: wait,
+			token,
+			...extra,
+		});
 		const forged = [
 			{ answer },
-			{ answer, token: '' },
-			{ answer, token: resumeToken(key, '58', node, wait) },
-			{ answer, token: resumeToken(resumeKey(sandbox.keys.oneNumber), '57', node, wait) },
-			{ answer, token: resumeToken(key, '57', `${node} 2`, wait) },
-			// A token of this wait, with the answer of another contact.
-			{
-				answer: { ...answer, data: { ...answer.data, from: OTHER_CONTACT } },
-				token: resumeToken(key, '57', node, wait),
-			},
-			{ answer, token: `${resumeToken(key, '57', node, wait)}x` },
-			{ answer, token: ['x'] },
+			request(''),
+			request(made({ id: '58' })),
+			request(made({ key: resumeKey(sandbox.keys.oneNumber) })),
+			request(made({ node: `${node} 2` })),
+			request(made({ wait: 'w2' })),
+			// A token of this wait, with the answer of another contact, or another text.
+			request(made(), { answer: { ...answer, data: { ...answer.data, from: OTHER_CONTACT } } }),
+			request(made(), { answer: { ...answer, data: { ...answer.data, text: 'invented' } } }),
+			request(made(), { key: waitingKey(OTHER_CONTACT, undefined) }),
+			request(`${made()}0`),
+			request(['x']),
 		];
 		for (const body of forged) {
 			const refused = await post(body);
@@ -156,11 +173,16 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 				},
 			);
 		}
-		const token = resumeToken(key, '57', node, wait);
-		expect((await post({ answer: { ...answer, event: 'message.status' }, token })).status).toBe(
-			400,
-		);
-		const taken = await post({ answer, token });
+		const status = { ...answer, event: 'message.status' };
+		expect(
+			(
+				await post({
+					...request(resumeToken(key, '57', node, wait, 'w1', status)),
+					answer: status,
+				})
+			).status,
+		).toBe(400);
+		const taken = await post(request(made()));
 		expect(taken.status).toBe(200);
 		expect(taken.workflowData?.[0]).toEqual([
 			{
@@ -171,6 +193,77 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 			},
 		]);
 		expect(JSON.stringify(taken)).not.toContain(sandbox.keys.all);
+	});
+
+	// Security review 4: the token was the same for every wait of one execution, node and contact,
+	// so a token seen once resumed the next wait (a loop that asks again) with an invented answer.
+	it('a token answers one wait once, with the answer it was made for: seen once, it resumes nothing again', async () => {
+		const harness = await webhookHarness({
+			type: ACTION_TYPE,
+			parameters: { resource: 'message', operation: 'replyAndWait', text: 'Order number?' },
+			credentials: credentialsFor(sandbox, 'all'),
+			executionId: '61',
+		});
+		await harness.activate();
+		const answer = inboundEnvelope({ from: CONTACT, text: 'A-42' });
+		const wait = waitingKey(CONTACT, undefined);
+		const token = resumeToken(
+			resumeKey(sandbox.keys.all),
+			'61',
+			harness.node.name,
+			wait,
+			'w1',
+			answer,
+		);
+		const post = async (body: unknown) =>
+			await harness.receive({
+				headers: { 'content-type': 'application/json' },
+				rawBody: JSON.stringify(body),
+			});
+		expect((await post({ answer, wait: 'w1', key: wait, token })).status).toBe(200);
+		// The execution loops and waits again: the token seen once, with its answer or an invented one.
+		expect((await post({ answer, wait: 'w1', key: wait, token })).status).toBe(403);
+		const invented = { ...answer, data: { ...answer.data, text: 'cancel my order' } };
+		expect((await post({ answer: invented, wait: 'w1', key: wait, token })).status).toBe(403);
+		expect((await post({ answer: invented, wait: 'w2', key: wait, token })).status).toBe(403);
+	});
+
+	it('300 forged answers cost at most one credential read (an unreadable credential: 403, never an error)', async () => {
+		const harness = await webhookHarness({
+			type: ACTION_TYPE,
+			parameters: { resource: 'message', operation: 'replyAndWait', text: 'Order number?' },
+			credentials: credentialsFor(sandbox, 'all'),
+			executionId: '62',
+		});
+		await harness.activate();
+		const answer = inboundEnvelope({ from: CONTACT, text: 'A-42' });
+		const reads = jest.spyOn(HarnessCredentialsHelper.prototype, 'getDecrypted');
+		reads.mockClear();
+		for (let i = 0; i < 300; i++) {
+			const forged = await harness.receive({
+				headers: { 'content-type': 'application/json' },
+				rawBody: JSON.stringify({
+					answer,
+					wait: `w${i}`,
+					key: waitingKey(CONTACT, undefined),
+					token: i.toString(16).padStart(64, '0'),
+				}),
+			});
+			expect(forged.status).toBe(403);
+		}
+		expect(reads.mock.calls.length).toBeLessThanOrEqual(1);
+		reads.mockRejectedValue(new Error('the encryption key changed'));
+		const unreadable = await harness.receive({
+			headers: { 'content-type': 'application/json' },
+			rawBody: JSON.stringify({
+				answer,
+				wait: 'w',
+				key: waitingKey(CONTACT, undefined),
+				token: '0'.repeat(64),
+			}),
+		});
+		expect([unreadable.status, unreadable.error]).toEqual([403, undefined]);
+		reads.mockRestore();
 	});
 
 	// n8n 2.x in queue mode gives a new execution on a worker an EMPTY copy of the static data and

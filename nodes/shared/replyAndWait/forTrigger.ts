@@ -1,0 +1,152 @@
+/**
+ * Reply and Wait for Answer as the Business Messaging Trigger sees it: the one module the trigger
+ * imports from this folder. Three calls: on activation, an inbound message that may answer a wait,
+ * and a registration on the trigger's registration webhook. It alone keeps the rule that every
+ * copy of the static data n8n may save carries every waiting entry this process knows
+ * (keepWaitingEntriesCurrent, waitingEntries.ts): each call that may be saved brings its copy up
+ * to date before it returns.
+ */
+import type {
+	IDataObject,
+	INodeExecutionData,
+	ITriggerFunctions,
+	IWebhookDescription,
+	IWebhookFunctions,
+	IWebhookResponseData,
+} from 'n8n-workflow';
+
+import { ACCOUNT_ID_LABEL, RESUME_KEY_LABEL, derivedKeys } from '../credentialKeys';
+import { isPlainObject } from '../json';
+import { hasSignatureShape } from '../signature';
+import { REGISTRATION_PATH } from '../triggerUrls';
+import { rawBodyOf } from '../webhookRequest';
+import { REGISTRATION_HEADER, isEntryInBounds, receiveWaitRegistration } from './registration';
+import { resumeEntry, type ResumeOutcome } from './resume';
+import {
+	accountIdOf,
+	answersAfterAsking,
+	findWaiting,
+	keepWaitingEntriesCurrent,
+	markTriggerWorkflow,
+	registerWaiting,
+	triggerRunsHere,
+	waitingKey,
+} from './waitingEntries';
+
+/**
+ * The trigger's second webhook: Reply and Wait's registrations, on a path of their own, so the
+ * event URL takes the service's events and nothing else. n8n serves every webhook a node declares
+ * (WhatsApp's trigger declares two); only `default` has webhook methods (the account's webhook),
+ * so n8n registers this path with n8n and nothing with the service. Named `setup`, n8n's only other
+ * webhook name.
+ */
+export const REGISTRATION_WEBHOOK: IWebhookDescription = {
+	name: 'setup',
+	httpMethod: 'POST',
+	responseMode: 'onReceived',
+	responseData: '',
+	path: REGISTRATION_PATH,
+	ndvHideUrl: true,
+};
+
+/** trigger(), when it starts: marks the workflow for Reply and Wait; returns what unmarks it. */
+export function onTriggerActivated(this: ITriggerFunctions): () => void {
+	// Tells Reply and Wait in this workflow that it may keep its waiting entries here.
+	markTriggerWorkflow(this.getWorkflowStaticData('global'));
+	return triggerRunsHere(this.getWorkflow().id ?? '');
+}
+
+/**
+ * An accepted event (webhook or catch-up): resumes the execution waiting for this inbound
+ * message's contact, if any; `item` undefined (a handed-over message that runs nothing) resumes
+ * nothing. Either way this copy of the static data is brought up to date.
+ */
+export async function answerWaiting(
+	this: IWebhookFunctions | ITriggerFunctions,
+	item: INodeExecutionData | undefined,
+): Promise<ResumeOutcome> {
+	const staticData = this.getWorkflowStaticData('global') as IDataObject;
+	try {
+		return item ? await resume.call(this, staticData, item) : { resumed: false };
+	} finally {
+		keepWaitingEntriesCurrent(staticData, this.getWorkflow().id ?? undefined);
+	}
+}
+
+async function resume(
+	this: IWebhookFunctions | ITriggerFunctions,
+	staticData: IDataObject,
+	item: INodeExecutionData,
+): Promise<ResumeOutcome> {
+	const json = item.json;
+	const handedOver = isPlainObject(json.hand_over) && json.hand_over.active === true;
+	if (json.event !== 'message.inbound' || handedOver) return { resumed: false };
+	const data = isPlainObject(json.data) ? json.data : {};
+	const contact = typeof data.from === 'string' ? data.from.trim() : '';
+	const number = typeof data.number === 'string' ? data.number.trim() : '';
+	if (!contact) return { resumed: false };
+	const keys = [waitingKey(contact, number), waitingKey(contact, undefined)];
+	const message = { id: data.wa_message_id, at: json.timestamp };
+	const mayAnswer = (entry: Parameters<typeof answersAfterAsking>[1]) =>
+		answersAfterAsking(message, entry);
+	// A message nobody waits for costs no credential read.
+	if (!findWaiting(staticData, keys, undefined, Date.now(), mayAnswer)) return { resumed: false };
+	const derived = await derivedKeys.call(this);
+	if (typeof derived === 'string') {
+		this.logger.warn(
+			`Business Messaging Trigger: an execution may wait for this contact, but ${derived}; the message starts a new execution`,
+		);
+		return { resumed: false };
+	}
+	const identity = {
+		account: accountIdOf(derived[ACCOUNT_ID_LABEL]),
+		resumeKey: derived[RESUME_KEY_LABEL],
+	};
+	// Entries read from static data are checked as a registration's are: the answer goes to a
+	// waiting execution of this n8n and nowhere else. (Memory holds only what this process's Reply
+	// and Wait or a checked registration put there.)
+	const bounds = { ownOrigin: ownOrigin.call(this), account: identity.account, nowMs: Date.now() };
+	const found = findWaiting(staticData, keys, identity.account, bounds.nowMs, mayAnswer, (entry) =>
+		isEntryInBounds(entry, bounds),
+	);
+	return found ? await resumeEntry.call(this, item, identity, found) : { resumed: false };
+}
+
+/**
+ * The origin of this n8n's webhooks, where waiting executions' resume URLs are: the trigger's own
+ * URL in a webhook request; in trigger() (the catch-up) n8n gives no webhook URL, so the instance's
+ * base URL (n8n 1.x: the webhook URL; 2.x: the editor's, the same unless WEBHOOK_URL points elsewhere).
+ */
+function ownOrigin(this: IWebhookFunctions | ITriggerFunctions): string {
+	const url =
+		'getNodeWebhookUrl' in this ? this.getNodeWebhookUrl('default') : this.getInstanceBaseUrl();
+	return URL.canParse(url ?? '') ? new URL(url as string).origin : 'http://invalid';
+}
+
+/**
+ * A request to the registration webhook: stored in the static data n8n loaded for this request
+ * and saves after it. Starts no execution; a refusal goes through `refuse` (the trigger's generic
+ * answer and bounded log). Never throws.
+ */
+export async function takeRegistration(
+	this: IWebhookFunctions,
+	refuse: (status: 400 | 401, reason: string) => IWebhookResponseData,
+): Promise<IWebhookResponseData> {
+	try {
+		const signature = this.getHeaderData()[REGISTRATION_HEADER];
+		if (!hasSignatureShape(signature))
+			return refuse(401, 'waiting registration refused: not signed');
+		const rawBody = await rawBodyOf.call(this).catch(() => undefined);
+		const outcome = await receiveWaitRegistration.call(this, rawBody, signature);
+		if ('reason' in outcome)
+			return refuse(outcome.status, `waiting registration refused: ${outcome.reason}`);
+		const staticData = this.getWorkflowStaticData('global') as IDataObject;
+		const home = this.getWorkflow().id ?? undefined;
+		for (const { key, entry } of outcome.registrations)
+			registerWaiting(undefined, key, { ...entry, home });
+		keepWaitingEntriesCurrent(staticData, home);
+		return { webhookResponse: { registered: outcome.registrations.length } };
+	} catch (error) {
+		return refuse(400, `waiting registration refused: ${(error as Error)?.message ?? 'error'}`);
+	}
+}
