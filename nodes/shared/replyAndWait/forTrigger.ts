@@ -69,8 +69,24 @@ export async function answerWaiting(
 	try {
 		return item ? await resume.call(this, staticData, item) : { resumed: false };
 	} finally {
-		keepWaitingEntriesCurrent(staticData, this.getWorkflow().id ?? undefined);
+		const { restored } = keepWaitingEntriesCurrent(staticData, this.getWorkflow().id ?? undefined);
+		sayRestored.call(this, restored);
 	}
+}
+
+/** When each workflow last said it wrote dropped entries back: once a minute at most. */
+const restoredSaid = new Map<string, number>();
+
+/** Never quiet: waits another process's save dropped (queue mode: main's catch-up) were written back. */
+function sayRestored(this: IWebhookFunctions | ITriggerFunctions, restored: number): void {
+	const workflowId = this.getWorkflow().id ?? '';
+	const nowMs = Date.now();
+	if (restored === 0 || (restoredSaid.get(workflowId) ?? 0) > nowMs - 60_000) return;
+	if (restoredSaid.size >= 1000) restoredSaid.clear();
+	restoredSaid.set(workflowId, nowMs);
+	this.logger.warn(
+		`Business Messaging Trigger: ${restored} Reply and Wait for Answer wait(s) of this process were missing from the workflow's static data (another process saved its copy over them: in queue mode, main's catch-up) and are written back; an answer that reached another webhook processor meanwhile started a new execution, and its wait ends on Timed Out (docs/reliability.md, "a recovery by the catch-up wipes the stored waits")`,
+	);
 }
 
 async function resume(
@@ -144,7 +160,7 @@ export async function takeRegistration(
 		const home = this.getWorkflow().id ?? undefined;
 		for (const { key, entry } of outcome.registrations)
 			registerWaiting(undefined, key, { ...entry, home });
-		keepWaitingEntriesCurrent(staticData, home);
+		sayRestored.call(this, keepWaitingEntriesCurrent(staticData, home).restored);
 		return { webhookResponse: { registered: outcome.registrations.length } };
 	} catch (error) {
 		return refuse(400, `waiting registration refused: ${(error as Error)?.message ?? 'error'}`);

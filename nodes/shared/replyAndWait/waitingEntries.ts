@@ -190,6 +190,11 @@ export function registerWaiting(
 	if (staticData) keepWaitingEntriesCurrent(staticData, entry.home, nowMs, [key, entry]);
 }
 
+/** When this process first wrote each entry into a copy of static data (keepWaitingEntriesCurrent). */
+const written = new Map<string, number>();
+/** A copy loaded this long after the entry was written must hold it unless another save dropped it. */
+const DROPPED_AFTER_MS = 15_000;
+
 /**
  * Writes into this copy of a workflow's static data every live entry it should hold: those it
  * holds, and those this process registered for that workflow (`home`), minus the answered ones.
@@ -207,14 +212,22 @@ export function keepWaitingEntriesCurrent(
 	nowMs = Date.now(),
 	/** An entry to keep there whatever its home (the one being registered). */
 	added?: [string, WaitingEntry],
-): void {
+): { restored: number } {
 	const stored = staticEntries(staticData) ?? {};
 	const merged: Record<string, WaitingEntry> = {};
 	for (const [key, entry] of Object.entries(stored))
 		if (isWaitingEntry(entry) && isLive(key, entry, nowMs)) merged[key] = entry;
+	// Entries this process wrote into a saved copy a while ago, missing from this fresh one: another
+	// process saved a copy without them (queue mode: main's catch-up). Said by the caller.
+	let restored = 0;
+	const mayHaveBeenCut = Object.keys(stored).length >= MAX_STATIC_ENTRIES;
 	if (home !== undefined) {
 		for (const [key, entry] of memory) {
-			if (entry.home === home && isLive(key, entry, nowMs)) merged[key] = { ...entry };
+			if (entry.home !== home || !isLive(key, entry, nowMs)) continue;
+			const writtenAt = written.get(forgottenKey(key, entry));
+			if (!(key in stored) && !mayHaveBeenCut && writtenAt !== undefined)
+				if (nowMs - writtenAt > DROPPED_AFTER_MS) restored++;
+			merged[key] = { ...entry };
 		}
 	}
 	if (added && added[1].expiresAtMs > nowMs) {
@@ -222,8 +235,14 @@ export function keepWaitingEntriesCurrent(
 		merged[added[0]] = { ...added[1] };
 	}
 	const bounded = Object.fromEntries(Object.entries(merged).slice(-MAX_STATIC_ENTRIES));
+	makeRoom(written, (at) => at < nowMs - 7 * 86_400_000);
+	for (const [key, entry] of Object.entries(bounded)) {
+		const id = forgottenKey(key, entry);
+		if (!written.has(id)) written.set(id, nowMs);
+	}
 	if (JSON.stringify(bounded) !== JSON.stringify(stored))
 		staticData[STATIC_DATA_KEY] = bounded as unknown as IDataObject;
+	return { restored };
 }
 
 /** The live entry of this account for one of the keys, memory first; undefined when none (or only expired ones). */

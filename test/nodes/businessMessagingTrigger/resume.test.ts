@@ -24,6 +24,7 @@ import {
 	removeWaiting,
 	waitingKey,
 } from '../../../nodes/shared/replyAndWait/waitingEntries';
+import { answerWaiting } from '../../../nodes/shared/replyAndWait/forTrigger';
 import { signWithDerivedKey } from '../../../nodes/shared/signedPost';
 import { runWorkflow } from '../../harness';
 import { HarnessCredentialsHelper } from '../../harness/credentials';
@@ -521,6 +522,56 @@ describe('waiting entries survive saves from older copies (last save wins)', () 
 		registerWaiting(stale as never, 'n|+33611112222', entry('950'));
 		expect(findWaiting(stale as never, ['n|+33611112222'], ACCOUNT)?.entry.executionId).toBe('950');
 		removeWaiting(stale as never, 'n|+33611112222', '950');
+	});
+
+	// Queue mode: main's catch-up saves its copy (loaded at activation) over the processors' entries.
+	it('a copy missing a wait this process wrote into a saved copy 15 s ago or more: written back and counted, so the trigger says so', () => {
+		const now = Date.now();
+		const first: Record<string, unknown> = {};
+		registerWaiting(first as never, 'n|+33633334444', entry('970'), now);
+		const wipedByMain: Record<string, unknown> = { other: 'kept' };
+		// A copy loaded right after (a save in flight, not a drop): written back, not counted.
+		expect(
+			keepWaitingEntriesCurrent(wipedByMain as never, 'workflow-survive', now + 5_000),
+		).toEqual({
+			restored: 0,
+		});
+		const later: Record<string, unknown> = { other: 'kept' };
+		expect(keepWaitingEntriesCurrent(later as never, 'workflow-survive', now + 16_000)).toEqual({
+			restored: 1,
+		});
+		expect(findWaiting(later as never, ['n|+33633334444'], ACCOUNT)?.entry.executionId).toBe('970');
+		// A copy that holds it: nothing to say.
+		expect(keepWaitingEntriesCurrent(later as never, 'workflow-survive', now + 17_000)).toEqual({
+			restored: 0,
+		});
+		removeWaiting(undefined, 'n|+33633334444', '970');
+		expect(keepWaitingEntriesCurrent({} as never, 'workflow-survive', now + 18_000)).toEqual({
+			restored: 0,
+		});
+	});
+
+	it('the trigger logs a warning naming the cause when it writes dropped waits back, once a minute at most', async () => {
+		const now = Date.now();
+		registerWaiting({} as never, 'n|+33644445555', entry('971'), now);
+		const warn = jest.fn();
+		const context = {
+			getWorkflowStaticData: () => ({}),
+			getWorkflow: () => ({ id: 'workflow-survive' }),
+			logger: { warn },
+		};
+		const clock = jest.spyOn(Date, 'now').mockReturnValue(now + 20_000);
+		try {
+			await answerWaiting.call(context as never, undefined);
+			await answerWaiting.call(context as never, undefined);
+			expect(warn).toHaveBeenCalledTimes(1);
+			expect(warn.mock.calls[0][0]).toMatch(
+				/1 Reply and Wait for Answer wait\(s\) .* missing from the workflow's static data .* main's catch-up.* new execution/,
+			);
+		} finally {
+			clock.mockRestore();
+			removeWaiting(undefined, 'n|+33644445555', '971');
+		}
 	});
 
 	it("another workflow's entries are never written into this workflow's static data", () => {
