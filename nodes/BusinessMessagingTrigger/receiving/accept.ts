@@ -20,17 +20,20 @@ export interface EventParameters {
 	separateOutputs: unknown;
 }
 
+export type Emit = {
+	kind: 'emit';
+	envelope: EventEnvelope;
+	timestampMs: number;
+	options: TriggerOptions;
+	layout: EventType[] | null;
+};
+
 export type Acceptance =
 	| { kind: 'reject'; status: 400 | 401; reason: string }
 	| { kind: 'ignore'; reason: string }
-	| { kind: 'late'; reason: string }
-	| {
-			kind: 'emit';
-			envelope: EventEnvelope;
-			timestampMs: number;
-			options: TriggerOptions;
-			layout: EventType[] | null;
-	  };
+	/** `emit`: what it would have been, unless filtered out (an answer to a wait may still resume). */
+	| { kind: 'late'; reason: string; emit?: Emit }
+	| Emit;
 
 function filterReason(
 	envelope: EventEnvelope,
@@ -81,13 +84,15 @@ export function acceptEvent(
 	// once. Not a status event: the service keeps none, so no catch-up could run it.
 	const ageMs = nowMs - timestampMs;
 	const cutoffMs = options.lateDeliveryCutoffMs;
+	const ignored = filterReason(envelope, events, options);
+	const emit: Emit = { kind: 'emit', envelope, timestampMs, options, layout };
 	if (cutoffMs !== undefined && ageMs > cutoffMs && envelope.event !== 'message.status') {
 		return {
 			kind: 'late',
 			reason: `the event is ${(ageMs / 1000).toFixed(1)} s old (Late Delivery Cutoff ${cutoffMs / 1000} s): not run here, the catch-up recovers it`,
+			...(!ignored && { emit }),
 		};
 	}
-	const ignored = filterReason(envelope, events, options);
 	if (ignored) return { kind: 'ignore', reason: ignored };
-	return { kind: 'emit', envelope, timestampMs, options, layout };
+	return emit;
 }

@@ -10,7 +10,7 @@ import { ReplayGuard } from '../../shared/replayGuard';
 import { rawBodyOf } from '../../shared/webhookRequest';
 import { signingSecret } from '../registration/signingSecrets';
 import { HAND_OVER_IGNORED } from '../routing/handOver';
-import { eventItem, routeEvent } from '../routing/route';
+import { eventItem, lateDeliveryGoesOn, routeEvent } from '../routing/route';
 import { acceptEvent, type EventParameters } from './accept';
 import { rememberAccepted } from './acceptedHere';
 import { reject } from './rejection';
@@ -57,13 +57,21 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	// A 400 comes after the signature checked out: the service is told why (its delivery log shows it).
 	if (accepted.kind === 'reject')
 		return reject.call(this, accepted.status, accepted.reason, { signed: accepted.status === 400 });
-	if (accepted.kind === 'late') return reject.call(this, 503, accepted.reason, { signed: true });
+	// Late: refused (the catch-up runs it), unless it answers a wait this process knows (route.ts).
+	const late = accepted.kind === 'late' ? accepted : undefined;
 	if (accepted.kind === 'ignore') {
 		this.logger.debug(`Business Messaging Trigger: event ignored: ${accepted.reason}`);
 		return { webhookResponse: { received: true, ignored: accepted.reason } };
 	}
-	const { envelope, options, layout } = accepted;
-	const expiresAtMs = accepted.timestampMs + options.maxAgeSeconds * 1000 + 1000;
+	const emit = accepted.kind === 'late' ? accepted.emit : accepted;
+	if (!emit || (late && !lateDeliveryGoesOn.call(this, emit.envelope)))
+		return reject.call(this, 503, late?.reason ?? 'late', { signed: true });
+	if (late)
+		this.logger.info(
+			`Business Messaging Trigger: a late answer (${late.reason.split(':')[0]}) goes to the execution waiting for it`,
+		);
+	const { envelope, options, layout } = emit;
+	const expiresAtMs = emit.timestampMs + options.maxAgeSeconds * 1000 + 1000;
 	const scope = `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
 	const header = String(Array.isArray(signature) ? signature[0] : signature).toLowerCase();
 	// The service never retries: a second copy of a delivery (to this node) is someone replaying it.

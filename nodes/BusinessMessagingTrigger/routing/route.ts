@@ -6,7 +6,7 @@ import type {
 	IWebhookFunctions,
 } from 'n8n-workflow';
 
-import { answerWaiting } from '../../shared/replyAndWait/forTrigger';
+import { answerWaiting, mayAnswerWaitHere } from '../../shared/replyAndWait/forTrigger';
 import { withReplyWindow } from '../../shared/replyWindow';
 import type { HandOverSettings } from '../options';
 import type { EventEnvelope, EventType } from '../receiving/envelope';
@@ -47,6 +47,18 @@ export function workflowDataFor(
 ): INodeExecutionData[][] {
 	if (layout === null) return [[item]];
 	return layout.map((type) => (type === event ? [item] : []));
+}
+
+/**
+ * A delivery past the Late Delivery Cutoff still goes on when it answers a wait this process knows:
+ * the catch-up's copy would find no wait where it runs (queue mode: main) and ask again; it is
+ * dropped as run instead.
+ */
+export function lateDeliveryGoesOn(
+	this: IWebhookFunctions | ITriggerFunctions,
+	envelope: EventEnvelope,
+): boolean {
+	return mayAnswerWaitHere.call(this, envelope as IDataObject);
 }
 
 export async function routeEvent(

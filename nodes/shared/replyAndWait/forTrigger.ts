@@ -31,6 +31,7 @@ import {
 	registerWaiting,
 	triggerRunsHere,
 	waitingKey,
+	type WaitingEntry,
 } from './waitingEntries';
 
 /**
@@ -89,6 +90,38 @@ function sayRestored(this: IWebhookFunctions | ITriggerFunctions, restored: numb
 	);
 }
 
+/** The wait keys an inbound message may answer (its contact on its number, or on any), and which waits it may answer. */
+function waitsFor(
+	json: IDataObject,
+): { keys: string[]; mayAnswer: (entry: WaitingEntry) => boolean } | undefined {
+	if (json.event !== 'message.inbound') return undefined;
+	const data = isPlainObject(json.data) ? json.data : {};
+	const contact = typeof data.from === 'string' ? data.from.trim() : '';
+	const number = typeof data.number === 'string' ? data.number.trim() : '';
+	if (!contact) return undefined;
+	const message = { id: data.wa_message_id, at: json.timestamp };
+	return {
+		keys: [waitingKey(contact, number), waitingKey(contact, undefined)],
+		mayAnswer: (entry) => answersAfterAsking(message, entry),
+	};
+}
+
+/**
+ * Whether this process or the copy of the static data n8n loaded holds a live wait this event may
+ * answer (a late delivery still goes to it: receive.ts). No credential read.
+ */
+export function mayAnswerWaitHere(
+	this: IWebhookFunctions | ITriggerFunctions,
+	event: IDataObject,
+): boolean {
+	const waits = waitsFor(event);
+	const staticData = this.getWorkflowStaticData('global') as IDataObject;
+	return (
+		waits !== undefined &&
+		findWaiting(staticData, waits.keys, undefined, Date.now(), waits.mayAnswer) !== undefined
+	);
+}
+
 async function resume(
 	this: IWebhookFunctions | ITriggerFunctions,
 	staticData: IDataObject,
@@ -96,15 +129,9 @@ async function resume(
 ): Promise<ResumeOutcome> {
 	const json = item.json;
 	const handedOver = isPlainObject(json.hand_over) && json.hand_over.active === true;
-	if (json.event !== 'message.inbound' || handedOver) return { resumed: false };
-	const data = isPlainObject(json.data) ? json.data : {};
-	const contact = typeof data.from === 'string' ? data.from.trim() : '';
-	const number = typeof data.number === 'string' ? data.number.trim() : '';
-	if (!contact) return { resumed: false };
-	const keys = [waitingKey(contact, number), waitingKey(contact, undefined)];
-	const message = { id: data.wa_message_id, at: json.timestamp };
-	const mayAnswer = (entry: Parameters<typeof answersAfterAsking>[1]) =>
-		answersAfterAsking(message, entry);
+	const waits = handedOver ? undefined : waitsFor(json);
+	if (!waits) return { resumed: false };
+	const { keys, mayAnswer } = waits;
 	// A message nobody waits for costs no credential read.
 	if (!findWaiting(staticData, keys, undefined, Date.now(), mayAnswer)) return { resumed: false };
 	const derived = await derivedKeys.call(this);

@@ -109,6 +109,13 @@ describe('acceptEvent (the receive path without n8n context)', () => {
 			reason: expect.stringMatching(
 				/^the event is 5\.1 s old \(Late Delivery Cutoff 5 s\): not run here, the catch-up recovers it$/,
 			),
+			// What it would have been: receive.ts still routes it when it answers a wait known there.
+			emit: expect.objectContaining({ kind: 'emit', envelope: inbound }),
+		});
+		// Late and filtered out: nothing to route.
+		expect(at(5_100, { events: ['message.echo'] })).toEqual({
+			kind: 'late',
+			reason: expect.any(String),
 		});
 		expect(at(5_100, { catchUp: true }).kind).toBe('late');
 		expect(at(6_500, { options: { lateDeliveryCutoff: 7 } }).kind).toBe('emit');

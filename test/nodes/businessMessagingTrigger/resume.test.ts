@@ -239,6 +239,35 @@ describe('trigger: an answer resumes the waiting execution', () => {
 		expect(harness.globalStaticData[STATIC_DATA_KEY]).toEqual({});
 	});
 
+	// Queue mode: main's catch-up would bring the refused answer where no processor's wait is known.
+	it('an answer past the Late Delivery Cutoff resumes the wait known here (the catch-up copy is then dropped as run); a late message nobody waits for is still refused 503', async () => {
+		const server = await resumer(200, '48');
+		servers.push(server);
+		const { harness, secret } = await activeTrigger();
+		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), {
+			resumeUrl: server.url,
+			executionId: '48',
+			expiresAtMs: Date.now() + 60_000,
+			alsoStart: false,
+			node: 'Ask',
+			account: ACCOUNT,
+		});
+		const sixSecondsAgo = serviceTimestamp(Date.now() - 6_000);
+		const answer = await harness.receive(
+			signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER }, sixSecondsAgo), secret),
+		);
+		expect(answer.body).toEqual({ received: true, resumed: '48' });
+		await expectRecordedOnly(harness, answer, '48');
+		const nobodyWaits = await harness.receive(
+			signedRequest(
+				inboundEnvelope({ from: OTHER_CONTACT, number: NUMBER }, sixSecondsAgo),
+				secret,
+			),
+		);
+		expect(nobodyWaits.status).toBe(503);
+		expect(nobodyWaits.workflowData).toBeUndefined();
+	});
+
 	it('the message that started the conversation, or an older one, never answers it (a recovered copy comes after the question); a newer one does', async () => {
 		const server = await resumer(200);
 		servers.push(server);
