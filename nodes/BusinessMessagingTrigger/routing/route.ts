@@ -6,7 +6,7 @@ import type {
 	IWebhookFunctions,
 } from 'n8n-workflow';
 
-import { answerWaiting, mayAnswerWaitHere } from '../../shared/replyAndWait/forTrigger';
+import { answerWaiting, lateAnswerGoesOnHere } from '../../shared/replyAndWait/forTrigger';
 import { withReplyWindow } from '../../shared/replyWindow';
 import type { HandOverSettings } from '../options';
 import type { EventEnvelope, EventType } from '../receiving/envelope';
@@ -50,15 +50,15 @@ export function workflowDataFor(
 }
 
 /**
- * A delivery past the Late Delivery Cutoff still goes on when it answers a wait this process knows:
- * the catch-up's copy would find no wait where it runs (queue mode: main) and ask again; it is
- * dropped as run instead.
+ * A delivery past the Late Delivery Cutoff still goes on when it answers a wait this process knows
+ * and the catch-up runs elsewhere (queue mode: main), whose copy would find no wait and ask again;
+ * that copy is then dropped as run.
  */
 export function lateDeliveryGoesOn(
 	this: IWebhookFunctions | ITriggerFunctions,
 	envelope: EventEnvelope,
 ): boolean {
-	return mayAnswerWaitHere.call(this, envelope as IDataObject);
+	return lateAnswerGoesOnHere.call(this, envelope as IDataObject);
 }
 
 export async function routeEvent(

@@ -26,6 +26,7 @@ import {
 	accountIdOf,
 	answersAfterAsking,
 	findWaiting,
+	isTriggerRunningHere,
 	keepWaitingEntriesCurrent,
 	markTriggerWorkflow,
 	registerWaiting,
@@ -107,13 +108,16 @@ function waitsFor(
 }
 
 /**
- * Whether this process or the copy of the static data n8n loaded holds a live wait this event may
- * answer (a late delivery still goes to it: receive.ts). No credential read.
+ * Whether a delivery past the Late Delivery Cutoff should still resume a wait here: the trigger's
+ * catch-up runs in another process (queue mode: main), where its copy would find none of the waits
+ * a webhook processor took, and this process or the copy n8n loaded holds a live one this event
+ * may answer. Where the catch-up runs here, it resumes the wait itself. No credential read.
  */
-export function mayAnswerWaitHere(
+export function lateAnswerGoesOnHere(
 	this: IWebhookFunctions | ITriggerFunctions,
 	event: IDataObject,
 ): boolean {
+	if (isTriggerRunningHere(this.getWorkflow().id ?? undefined)) return false;
 	const waits = waitsFor(event);
 	const staticData = this.getWorkflowStaticData('global') as IDataObject;
 	return (

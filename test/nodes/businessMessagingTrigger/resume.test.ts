@@ -268,6 +268,34 @@ describe('trigger: an answer resumes the waiting execution', () => {
 		expect(nobodyWaits.workflowData).toBeUndefined();
 	});
 
+	it("where the trigger's catch-up runs in this process (n8n's main in regular mode), a late answer is refused 503 as before: that catch-up finds the wait and resumes it", async () => {
+		const server = await resumer(200, '49');
+		servers.push(server);
+		const { harness, secret } = await activeTrigger();
+		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), {
+			resumeUrl: server.url,
+			executionId: '49',
+			expiresAtMs: Date.now() + 60_000,
+			alsoStart: false,
+			node: 'Ask',
+			account: ACCOUNT,
+		});
+		const started = await harness.startTrigger();
+		try {
+			const late = await harness.receive(
+				signedRequest(
+					inboundEnvelope({ from: CONTACT, number: NUMBER }, serviceTimestamp(Date.now() - 6_000)),
+					secret,
+				),
+			);
+			expect(late.status).toBe(503);
+			expect(server.bodies).toEqual([]);
+		} finally {
+			await started.close();
+			removeWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), '49');
+		}
+	});
+
 	it('the message that started the conversation, or an older one, never answers it (a recovered copy comes after the question); a newer one does', async () => {
 		const server = await resumer(200);
 		servers.push(server);
