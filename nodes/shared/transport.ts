@@ -1,5 +1,7 @@
 /** Every request goes through here; only reads are retried: a reply is never sent twice. */
 import type {
+	ICredentialDataDecryptedObject,
+	ICredentialsDecrypted,
 	IDataObject,
 	IExecuteFunctions,
 	IHookFunctions,
@@ -112,7 +114,7 @@ export async function withRetries<T extends { statusCode: number; headers: Respo
 export async function checkedCredential(
 	this: ApiContext,
 	itemIndex?: number,
-): Promise<{ baseUrl: string; secrets: string[] }> {
+): Promise<{ baseUrl: string; secrets: string[]; credentials: ICredentialDataDecryptedObject }> {
 	const credentials = await this.getCredentials(CREDENTIAL_TYPE, itemIndex);
 	const keyProblem = apiKeyProblem(credentials.apiKey);
 	if (keyProblem) throw new NodeOperationError(this.getNode(), keyProblem, { itemIndex });
@@ -121,7 +123,7 @@ export async function checkedCredential(
 	const secrets = [credentials.apiKey, credentials.webhookSecret].filter(
 		(value): value is string => typeof value === 'string',
 	);
-	return { baseUrl: base.url, secrets: secrets.map((value) => value.trim()) };
+	return { baseUrl: base.url, secrets: secrets.map((value) => value.trim()), credentials };
 }
 
 /**
@@ -150,7 +152,16 @@ export async function rawApiRequest(
 	options: { qs?: IDataObject; body?: IDataObject; context: RequestContext; unredacted?: boolean },
 ): Promise<RawResponse> {
 	const { context } = options;
-	const { baseUrl, secrets } = await checkedCredential.call(this, context.itemIndex);
+	const { baseUrl, secrets, credentials } = await checkedCredential.call(this, context.itemIndex);
+	// The credential as read and checked above, so n8n does not read it again per attempt (n8n 2.x
+	// builds an expression isolate for each read outside an execution: docs/performance.md).
+	const reference = this.getNode().credentials?.[CREDENTIAL_TYPE];
+	const credentialsDecrypted: ICredentialsDecrypted = {
+		id: reference?.id ?? '',
+		name: reference?.name ?? '',
+		type: CREDENTIAL_TYPE,
+		data: credentials,
+	};
 	// Joined to the Base URL: a path like "//host" or "https://..." would leave it.
 	if (!path.startsWith('/') || path.startsWith('//'))
 		throw new NodeOperationError(
@@ -175,9 +186,12 @@ export async function rawApiRequest(
 	};
 	const response = await withRetries(
 		async () =>
-			(await this.helpers.httpRequestWithAuthentication.call(this, CREDENTIAL_TYPE, {
-				...request,
-			})) as RawResponse,
+			(await this.helpers.httpRequestWithAuthentication.call(
+				this,
+				CREDENTIAL_TYPE,
+				{ ...request },
+				{ credentialsDecrypted },
+			)) as RawResponse,
 		{
 			retries: method === 'GET' ? RETRIES : 0,
 			onError: (error, code, attempts) => {

@@ -7,6 +7,7 @@ import {
 	pairedIndexes,
 	run,
 } from '../helpers';
+import { HarnessCredentialsHelper } from '../../../harness/credentials';
 import { describeWithSandbox, inboundItem } from '../../../support';
 
 const GET_STATUS = { resource: 'message', operation: 'getStatus' };
@@ -32,6 +33,21 @@ describeWithSandbox('Message → Get Status', (sandbox) => {
 		expect(result.items[0].json).toMatchObject({ id: messageId, status: 'sent' });
 		expect(pairedIndexes(result.items)).toEqual([0]);
 		expect(statusReads().map((r) => r.path)).toEqual([`/v1/messages/${messageId}`]);
+	});
+
+	// n8n 2.x builds an expression isolate for a credential read outside an execution (a trigger's
+	// webhook): the request reuses the credential the node read and checked, never reads it again.
+	it('one credential read per request, retries included (the checked credential is the one sent)', async () => {
+		const reads = jest.spyOn(HarnessCredentialsHelper.prototype, 'getDecrypted');
+		try {
+			await injectFault(sandbox, { kind: 'status_500', path_prefix: '/v1/messages/' });
+			const result = await run(sandbox, { ...GET_STATUS, messageId });
+			expect(result.error).toBeUndefined();
+			expect(statusReads()).toHaveLength(2);
+			expect(reads.mock.calls).toHaveLength(1);
+		} finally {
+			reads.mockRestore();
+		}
 	});
 
 	it('takes the id from each input item', async () => {
