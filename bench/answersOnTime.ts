@@ -148,7 +148,7 @@ export interface AnswersResult {
 	runtime_s: number;
 }
 
-interface Scene {
+export interface Scene {
 	build: Build;
 	env: BenchEnvironment;
 	workflowId: string;
@@ -257,7 +257,10 @@ async function until(
 	}
 }
 
-async function activateConversation(env: BenchEnvironment, sandbox: Sandbox): Promise<string> {
+export async function activateConversation(
+	env: BenchEnvironment,
+	sandbox: Sandbox,
+): Promise<string> {
 	const example = readExample('conversation');
 	const workflow = await env.client.createWorkflow({
 		...mapExample(example, { [CREDENTIAL_NAME]: env.credential.id }, {}),
@@ -339,12 +342,19 @@ function emptyTimeline(): Timeline {
 	};
 }
 
-async function oneRun(
+/** Called right before the first answer is posted, and once every answer has its outcome and no execution runs. */
+export interface AnswerPhaseHooks {
+	started?: () => Promise<void>;
+	ended?: () => Promise<void>;
+}
+
+export async function oneRun(
 	scene: Scene,
 	rep: number,
 	contacts: string[],
 	prefix: string,
 	timeoutMs: number,
+	hooks: AnswerPhaseHooks = {},
 ): Promise<AnswersRun> {
 	const { env, build } = scene;
 	const sandbox = env.sandbox;
@@ -356,6 +366,7 @@ async function oneRun(
 	const mark = lastId(scene);
 	const loadStart = loadavg()[0];
 	const pid = env.n8n.child.pid as number;
+	await hooks.started?.();
 	const cpuStart = cpuMs(pid);
 	const answeredAt = Date.now();
 	const posted = await Promise.all(
@@ -393,6 +404,7 @@ async function oneRun(
 	);
 	const cpuUsed = cpuMs(pid) - cpuStart;
 	const answerPhaseMs = Date.now() - answeredAt;
+	await hooks.ended?.();
 	// A second question or confirmation would come within seconds.
 	await sleep(3000);
 	const outcome = classify();
@@ -608,7 +620,7 @@ function summarize(runs: AnswersRun[], build: Build, commit: string): AnswersBui
 	};
 }
 
-function runLine(r: AnswersRun): string {
+export function runLine(r: AnswersRun): string {
 	const modes = Object.entries(r.executions.by_mode)
 		.map(([mode, n]) => `${n} ${mode}`)
 		.join(' + ');
@@ -704,7 +716,7 @@ const TIMELINE_LABELS: Array<[keyof Timeline, string]> = [
 	['confirmation', 'confirmation sent'],
 ];
 
-function timelineLine(r: AnswersRun): string {
+export function timelineLine(r: AnswersRun): string {
 	return `from the first answer delivery, p50 / p95 (n): ${TIMELINE_LABELS.map(([key, label]) => `${label} ${pair(r.timeline[key])} (${r.timeline[key].length})`).join('; ')}; delivery start → its execution resumed ${pair(r.to_resumed_ms)}; run-once in the trigger's execution ${pair(r.executions.run_once_ms)}; n8n CPU ${r.n8n_cpu_ms_per_answer.toFixed(0)} ms per answer, ${r.n8n_cores_busy.toFixed(2)} cores busy over ${r.answer_phase_s.toFixed(1)} s`;
 }
 
