@@ -3,7 +3,7 @@
  * instead, measured side by side in one run. Prints a table with the machine and writes
  * bench/results/latest.json (and latest.md, the table as in the README).
  *
- *   npm run bench [-- --only 1,2,3,4,5,queue,run-once-row,combine,combine-quiet] [--quick] [--skip-build] [--keep]
+ *   npm run bench [-- --only 1,2,3,4,5,queue,run-once-row,combine,combine-quiet,answers-on-time,answers-profile] [--quick] [--skip-build] [--keep]
  *   (part 2 only: BENCH_INSTANCES=default,lazy BENCH_REPS=5 BENCH_CONCURRENCIES=1,8 for a focused run)
  *
  *   1     the trigger's receive path in-process vs HMAC + timingSafeEqual + JSON.parse (Node 20 and 24)
@@ -32,6 +32,16 @@
  *         git worktree of it), both lines, two n8n per line side by side: 50 contacts × 3 messages at once,
  *         last message → item p50/p95, after/before, n8n's intake of the last message, a contact alone.
  *         Not in the default set (about 15 minutes); results also in bench/results/combine-quiet-<time>.*
+ *   answers-on-time  Reply and Wait's answers under a burst, before (BENCH_BEFORE, `main` by default, packed
+ *         from a git worktree of it) against after, one n8n 2.41.1 per build side by side: 50 contacts greet
+ *         at once into the conversation example, then all answer at once; the share of answer deliveries
+ *         answered 2xx within the service's 8 s, delivery → 2xx and answer → confirmation p50/p95, resumed /
+ *         asked twice / lost, executions each answer costs, and where the time goes (n8n's database).
+ *         Not in the default set (about 12 minutes); results also in bench/results/answers-on-time-<time>.*
+ *   answers-profile  A diagnostic for answers-on-time, this checkout only: one n8n 2.41.1 with its inspector,
+ *         one burst of 50 answers, the V8 CPU profile of n8n's main thread over the answer phase (self time by
+ *         package, top functions) and n8n's CPU by thread. Not in the default set (about 3 minutes); results
+ *         in bench/results/answers-profile-<time>.* (BENCH_N8N_ENV=KEY=VALUE,... more n8n settings)
  *
  * Benchmarks, not tests: nothing in `npm test` depends on them. Part 5 takes about 7 minutes on 2 cores.
  */
@@ -52,6 +62,8 @@ import {
 	type Latency,
 } from './combine';
 import { DEFAULT_QUIET_OPTIONS, quietTable, runQuietBench } from './combineQuiet';
+import { answersTable, DEFAULT_ANSWERS_OPTIONS, runAnswersBench } from './answersOnTime';
+import { answersProfileText, runAnswersProfile } from './answersProfile';
 import {
 	DEFAULT_CONVERSATION_OPTIONS,
 	packWithoutRunOnce,
@@ -131,7 +143,7 @@ function parseArgs(argv: string[]): Options {
 		else if (flag === '--keep') options.keep = true;
 		else if (flag === '--help' || flag === '-h') {
 			console.log(
-				'npm run bench [-- --only 1,2,3,4,5,queue,run-once-row,combine,combine-quiet] [--quick] [--skip-build] [--keep]',
+				'npm run bench [-- --only 1,2,3,4,5,queue,run-once-row,combine,combine-quiet,answers-on-time,answers-profile] [--quick] [--skip-build] [--keep]',
 			);
 			process.exit(0);
 		} else throw new Error(`Unknown argument ${flag}`);
@@ -771,9 +783,18 @@ async function main(): Promise<void> {
 	mkdirSync(RESULTS, { recursive: true });
 	const outDir = join(RESULTS, 'run.tmp');
 	mkdirSync(outDir, { recursive: true });
-	const needsN8n = ['2', '3', '4', '5', 'queue', 'run-once-row', 'combine', 'combine-quiet'].some(
-		(part) => options.only.has(part),
-	);
+	const needsN8n = [
+		'2',
+		'3',
+		'4',
+		'5',
+		'queue',
+		'run-once-row',
+		'combine',
+		'combine-quiet',
+		'answers-on-time',
+		'answers-profile',
+	].some((part) => options.only.has(part));
 
 	let tarball = '';
 	if (needsN8n) {
@@ -930,6 +951,72 @@ async function main(): Promise<void> {
 			log(`combine-quiet: ${dated}.md`);
 		} catch (error) {
 			results.errors.push(`combine-quiet: ${errorText(error)}`);
+			log(`FAILED: ${errorText(error)}`);
+		}
+	}
+
+	if (options.only.has('answers-on-time')) {
+		log("A. Reply and Wait's answers under a burst, before against after, one n8n 2.41.1 each");
+		try {
+			const answers = await runAnswersBench(
+				{
+					afterTarball: tarball,
+					beforeRef: process.env.BENCH_BEFORE ?? 'main',
+					outDir,
+					keep: options.keep,
+				},
+				options.quick ? { contacts: 10, reps: 1, warmUp: 2 } : DEFAULT_ANSWERS_OPTIONS,
+			);
+			const table = [answersTable(answers), '', ...machineLines(machine)].join('\n');
+			console.log(`\n${table}\n`);
+			if (!options.quick) {
+				const dated = join(
+					RESULTS,
+					`answers-on-time-${machine.date.slice(0, 16).replace(':', '')}`,
+				);
+				writeFileSync(`${dated}.json`, `${JSON.stringify({ machine, ...answers }, null, 2)}\n`);
+				writeFileSync(`${dated}.md`, `${table}\n`);
+				log(`answers-on-time: ${dated}.md`);
+			}
+		} catch (error) {
+			results.errors.push(`answers-on-time: ${errorText(error)}`);
+			log(`FAILED: ${errorText(error)}`);
+		}
+	}
+
+	if (options.only.has('answers-profile')) {
+		log(
+			"A'. where n8n's CPU goes while it takes a burst of answers (this checkout, a CPU profile)",
+		);
+		try {
+			const profile = await runAnswersProfile({
+				tarball,
+				outDir,
+				keep: options.keep,
+				contacts: options.quick ? 10 : DEFAULT_ANSWERS_OPTIONS.contacts,
+				settings: Object.fromEntries(
+					(process.env.BENCH_N8N_ENV ?? '')
+						.split(',')
+						.filter((pair) => pair.includes('='))
+						.map((pair) => [
+							pair.slice(0, pair.indexOf('=')).trim(),
+							pair.slice(pair.indexOf('=') + 1),
+						]),
+				),
+			});
+			const text = [answersProfileText(profile), '', ...machineLines(machine)].join('\n');
+			console.log(`\n${text}\n`);
+			if (!options.quick) {
+				const dated = join(
+					RESULTS,
+					`answers-profile-${machine.date.slice(0, 16).replace(':', '')}`,
+				);
+				writeFileSync(`${dated}.json`, `${JSON.stringify({ machine, ...profile }, null, 2)}\n`);
+				writeFileSync(`${dated}.md`, `${text}\n`);
+				log(`answers-profile: ${dated}.md`);
+			}
+		} catch (error) {
+			results.errors.push(`answers-profile: ${errorText(error)}`);
 			log(`FAILED: ${errorText(error)}`);
 		}
 	}

@@ -288,7 +288,7 @@ export function cpuMs(pid: number): number {
 }
 
 /** n8n_expression_pool_acquired_total from /metrics (null when the engine exposes none: legacy). */
-async function isolatesAcquired(baseUrl: string): Promise<number | null> {
+export async function isolatesAcquired(baseUrl: string): Promise<number | null> {
 	const response = await fetch(`${baseUrl}/metrics`, { signal: AbortSignal.timeout(10_000) });
 	if (!response.ok)
 		throw new Error(`GET /metrics answered ${response.status}: start n8n with N8N_METRICS=true`);
