@@ -22,11 +22,12 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { loadavg } from 'node:os';
 
-import { CREDENTIAL_NAME, mapExample, readExample } from '../test/real-n8n/examples';
 import { REPO_ROOT } from '../test/real-n8n/n8n';
 import type { Sandbox, SandboxState } from '../test/real-n8n/sandbox';
 import { log, sleep } from '../test/real-n8n/util';
+import type { RunData } from './combine';
 import { packCommit, type Build } from './combineQuiet';
+import { activateExample } from './conversations';
 import { startBenchEnvironment, type BenchEnvironment } from './lib/env';
 import { quantile } from './lib/stats';
 import { cpuMs } from './webhooks';
@@ -208,15 +209,6 @@ function countWhere(scene: Scene, where: string): number {
 	return Number(row?.n ?? 0);
 }
 
-type RunData = Record<
-	string,
-	Array<{
-		startTime?: number;
-		executionTime?: number;
-		data?: { main?: Array<Array<{ json: Record<string, unknown> }> | null> };
-	}>
->;
-
 /** Each execution's run data (flatted, as n8n stores it), read from the database. */
 function runDataOf(scene: Scene, ids: number[]): Map<number, RunData> {
 	const out = new Map<number, RunData>();
@@ -261,16 +253,7 @@ export async function activateConversation(
 	env: BenchEnvironment,
 	sandbox: Sandbox,
 ): Promise<string> {
-	const example = readExample('conversation');
-	const workflow = await env.client.createWorkflow({
-		...mapExample(example, { [CREDENTIAL_NAME]: env.credential.id }, {}),
-		name: `bench: ${example.name}`,
-	});
-	const outcome = await env.client.activateAndSettle(workflow.id);
-	if (!outcome.ok) throw new Error(`activating "${workflow.name}" failed: ${outcome.message}`);
-	if (!sandbox.state().webhook.configured)
-		throw new Error(`"${workflow.name}" did not register its webhook with its sandbox`);
-	return workflow.id;
+	return await activateExample(env, 'conversation', env.credential.id, sandbox);
 }
 
 const stamp = (iso: string) => Date.parse(iso);

@@ -147,7 +147,7 @@ export async function activate(
 	};
 }
 
-type RunData = Record<
+export type RunData = Record<
 	string,
 	Array<{
 		startTime?: number;

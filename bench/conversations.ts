@@ -428,7 +428,8 @@ async function autoReplyBurst(scene: Scene, contacts: string[]): Promise<AutoRep
 	};
 }
 
-async function activateExample(
+/** Creates the example workflow on this sandbox's credential and activates it (its webhook registered). */
+export async function activateExample(
 	env: BenchEnvironment,
 	key: 'conversation' | 'autoReply',
 	credentialId: string,
