@@ -225,8 +225,8 @@ export function keepWaitingEntriesCurrent(
 		for (const [key, entry] of memory) {
 			if (entry.home !== home || !isLive(key, entry, nowMs)) continue;
 			const writtenAt = written.get(forgottenKey(key, entry));
-			if (!(key in stored) && !mayHaveBeenCut && writtenAt !== undefined)
-				if (nowMs - writtenAt > DROPPED_AFTER_MS) restored++;
+			if (!(key in stored) && !mayHaveBeenCut && nowMs - (writtenAt ?? nowMs) > DROPPED_AFTER_MS)
+				restored++;
 			merged[key] = { ...entry };
 		}
 	}
