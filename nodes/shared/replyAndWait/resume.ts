@@ -117,10 +117,12 @@ export type TriggerIdentity = { account: string; resumeKey: string };
  * the contact the question twice, so one starts only when n8n says definitively that the
  * execution will not take it (finished, unknown, token refused) or the request never reached n8n.
  */
-const RESUME_PATIENCE_MS = 60_000;
-const RESUME_ATTEMPT_TIMEOUT_MS = 30_000;
-/** The execution has sent its question but is not waiting yet: ask again after this. */
-const RESUME_RETRY_MS = 500;
+export const RESUME_PATIENCE = {
+	totalMs: 60_000,
+	attemptTimeoutMs: 30_000,
+	/** The execution has sent its question but is not waiting yet: ask again after this. */
+	retryMs: 500,
+};
 
 export type ResumeOutcome =
 	{ resumed: false } | { resumed: true; executionId: string; alsoStart: boolean };
@@ -159,7 +161,7 @@ export function classifyResumeAnswer(
 
 /**
  * Resumes one wait found for the item: the entry is forgotten first (synchronously, before any
- * request), so it is taken once, then the answer is posted patiently (RESUME_PATIENCE_MS).
+ * request), so it is taken once, then the answer is posted patiently (RESUME_PATIENCE).
  */
 export async function resumeEntry(
 	this: IWebhookFunctions | ITriggerFunctions,
@@ -179,7 +181,8 @@ export async function resumeEntry(
 		key,
 		token: resumeToken(identity.resumeKey, executionId, entry.node, key, wait, item.json),
 	};
-	const deadline = Date.now() + RESUME_PATIENCE_MS;
+	const { totalMs, attemptTimeoutMs, retryMs } = RESUME_PATIENCE;
+	const deadline = Date.now() + totalMs;
 	const resumed: ResumeOutcome = { resumed: true, executionId, alsoStart };
 	// Once an attempt may have reached n8n, "running" or "finished" afterwards is that attempt's doing.
 	let mayHaveResumed = false;
@@ -192,7 +195,7 @@ export async function resumeEntry(
 				url: entry.resumeUrl,
 				body,
 				json: true,
-				timeout: Math.min(RESUME_ATTEMPT_TIMEOUT_MS, Math.max(1000, deadline - Date.now())),
+				timeout: Math.min(attemptTimeoutMs, Math.max(1000, deadline - Date.now())),
 				returnFullResponse: true,
 				ignoreHttpStatusErrors: true,
 				// The answer goes to n8n's resume URL and nowhere else.
@@ -213,11 +216,19 @@ export async function resumeEntry(
 			);
 			return { resumed: false };
 		}
-		await sleep(RESUME_RETRY_MS);
+		await sleep(retryMs);
+	}
+	// n8n said "running" every time: it never took the answer (the wait was answered already and
+	// the execution runs on, or n8n is slow to put it to wait). Never lose it: it starts anew.
+	if (!mayHaveResumed) {
+		this.logger.warn(
+			`Business Messaging Trigger: execution ${executionId} was still running after ${totalMs / 1000} s and never took this contact's answer; the message starts a new execution`,
+		);
+		return { resumed: false };
 	}
 	// Never a second execution on a doubt: the message stays in the service's history.
 	this.logger.warn(
-		`Business Messaging Trigger: execution ${executionId} waiting for this contact did not confirm the answer within ${RESUME_PATIENCE_MS / 1000} s (${last}); no new execution is started for it`,
+		`Business Messaging Trigger: execution ${executionId} waiting for this contact did not confirm the answer within ${totalMs / 1000} s (${last}); no new execution is started for it`,
 	);
 	return resumed;
 }

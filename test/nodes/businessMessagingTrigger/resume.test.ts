@@ -5,10 +5,12 @@
 import { createServer, type Server } from 'node:http';
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 import type { AddressInfo } from 'node:net';
+import { Logger } from '@n8n/backend-common';
 
 import { WAIT_REGISTRATION_LABEL } from '../../../nodes/shared/credentialKeys';
 import { REGISTRATION_HEADER } from '../../../nodes/shared/replyAndWait/registration';
 import {
+	RESUME_PATIENCE,
 	classifyResumeAnswer,
 	resumeKey,
 	resumeToken,
@@ -49,6 +51,8 @@ import {
 	trigger,
 	resumer,
 	scriptedResumer,
+	captureLogs,
+	type LoggedLines,
 	type Resumer,
 } from './helpers';
 
@@ -487,6 +491,49 @@ describe('trigger: a slow resume is not a failed one (never a second execution o
 		expect(server.bodies).toHaveLength(3);
 		await expectRecordedOnly(harness, answer, '62');
 		expect(answer.body).toEqual({ received: true, resumed: '62' });
+	}, 20_000);
+
+	// Queue mode: a processor that registered a wait still holds it after another processor's answer
+	// resumed it, and the contact writes again while that execution runs on: n8n says "running"
+	// until the patience ends. It never took this message, so the message must not be dropped.
+	it('"is running already" until the patience ends: n8n never took the message, so it starts a new execution (said), never dropped', async () => {
+		const running = { code: 409, message: 'The execution "64" is running already.' };
+		const server = await scriptedResumer([{ status: 409, body: running }]);
+		servers.push(server);
+		jest.replaceProperty(RESUME_PATIENCE, 'totalMs', 1500);
+		const logged = {} as LoggedLines;
+		captureLogs(logged, Logger);
+		const { harness, secret } = await activeTrigger();
+		waitFor(harness, server.url, '64');
+		const message = await harness.receive(
+			signedRequest(
+				inboundEnvelope({ from: CONTACT, number: NUMBER, text: 'and one more thing' }),
+				secret,
+			),
+		);
+		expect(server.bodies.length).toBeGreaterThanOrEqual(2);
+		expect(message.body).toEqual({ received: true });
+		const [item] = (await harness.execute(message.workflowData ?? [])).flat();
+		expect(item.json).toMatchObject({ data: { from: CONTACT, text: 'and one more thing' } });
+		expect(item.json).not.toHaveProperty('resumed_execution');
+		expect(logged.warn.join('\n')).toMatch(
+			/execution 64 was still running after 1\.5 s and never took/,
+		);
+	}, 20_000);
+
+	it('no clear answer from n8n until the patience ends (502 each time): it may have been resumed, nothing else starts (said)', async () => {
+		const server = await scriptedResumer([{ status: 502 }]);
+		servers.push(server);
+		jest.replaceProperty(RESUME_PATIENCE, 'totalMs', 1500);
+		const logged = {} as LoggedLines;
+		captureLogs(logged, Logger);
+		const { harness, secret } = await activeTrigger();
+		waitFor(harness, server.url, '65');
+		const answer = await harness.receive(
+			signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER }), secret),
+		);
+		await expectRecordedOnly(harness, answer, '65');
+		expect(logged.warn.join('\n')).toMatch(/execution 65 waiting for this contact did not confirm/);
 	}, 20_000);
 
 	it('an attempt that may have reached n8n (no answer, 502), then "finished already": it was resumed, nothing else starts', async () => {
