@@ -1469,8 +1469,7 @@ export async function checkConversation(
 	const mainSavedOverEntries = failedDeliveries > 0;
 	const said = restoredWarnings();
 	const limit = (resumed: number, failedSafe: number, contacts: number) =>
-		resumed === contacts ||
-		(mainSavedOverEntries && said > 0 && resumed + failedSafe === contacts);
+		resumed === contacts || (mainSavedOverEntries && said > 0 && resumed + failedSafe === contacts);
 	const limitNote = (failedSafe: number) =>
 		mainSavedOverEntries && failedSafe > 0
 			? ` (the documented limit: deliveries logged failed, main's catch-up saved its static data over the processors' waiting entries; ${failedSafe} asked again, none lost or run twice; said: the processors logged the warning ${said} time(s))`
