@@ -1454,16 +1454,6 @@ export async function checkConversation(
 		}`,
 	);
 	const registration = storedStaticData(ctx.topology, active.workflow.id);
-	// Answered waits' tombstones (waitingEntries.ts): what keeps a processor from writing one back.
-	const tombstones = (() => {
-		try {
-			const global = (JSON.parse(registration) as { global?: Record<string, unknown> }).global;
-			return Object.keys((global?.businessMessagingAnswered as object) ?? {}).length;
-		} catch {
-			return null;
-		}
-	})();
-	log(`  tombstones of answered waits in the static data at the end: ${tombstones}`);
 	const all = {
 		resumed: a.resumed + b.resumed,
 		failedSafe: a.failedSafe + b.failedSafe,
