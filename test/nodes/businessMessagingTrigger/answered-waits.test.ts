@@ -41,29 +41,21 @@ class Database {
 	}
 }
 
-/** A processor takes a registration in the copy it loaded; n8n saves the copy. */
-function register(p: typeof Entries, db: Database, entry: Entries.WaitingEntry, nowMs: number) {
-	const copy = db.load();
-	p.registerWaiting(copy, KEY, entry, nowMs);
-	db.save(copy);
-}
-
-/** A processor resumes the wait in the copy it loaded (as resumeEntry does); n8n saves the copy. */
-function answer(p: typeof Entries, db: Database, executionId: string, nowMs: number) {
-	const copy = db.load();
-	p.removeWaiting(copy, KEY, executionId, nowMs);
-	p.keepWaitingEntriesCurrent(copy, HOME, nowMs);
-	db.save(copy);
-}
-
 describe('a wait answered on another processor stays answered (its tombstone in the static data)', () => {
 	it('registered on processor 1, answered on processor 2: processor 1 neither resumes it nor writes it back, and counts no wipe', () => {
 		const [p1, p2] = [processInstance(), processInstance()];
 		const db = new Database();
 		const t0 = Date.now();
-		register(p1, db, wait('81', 'w-81', t0), t0);
-		expect(p2.findWaiting(db.load(), [KEY], ACCOUNT, t0 + 1_000)?.entry.executionId).toBe('81');
-		answer(p2, db, '81', t0 + 1_000);
+		const registration = db.load();
+		p1.registerWaiting(registration, KEY, wait('81', 'w-81', t0), t0);
+		db.save(registration);
+
+		const answering = db.load();
+		const found = p2.findWaiting(answering, [KEY], ACCOUNT, t0 + 1_000);
+		expect(found?.entry.executionId).toBe('81');
+		p2.removeWaiting(answering, KEY, '81', t0 + 1_000);
+		p2.keepWaitingEntriesCurrent(answering, HOME, t0 + 1_000);
+		db.save(answering);
 
 		// The contact writes again 20 s later; the balancer sends it to processor 1.
 		const next = db.load();
@@ -78,11 +70,16 @@ describe('a wait answered on another processor stays answered (its tombstone in 
 		const [p1, p2] = [processInstance(), processInstance()];
 		const db = new Database();
 		const t0 = Date.now();
-		register(p1, db, wait('82', 'w-82', t0), t0);
+		const registration = db.load();
+		p1.registerWaiting(registration, KEY, wait('82', 'w-82', t0), t0);
+		db.save(registration);
 		// Processor 1 loads a copy for another request before processor 2's answer is saved.
 		const olderOnP1 = db.load();
 
-		answer(p2, db, '82', t0 + 1_000);
+		const answering = db.load();
+		p2.removeWaiting(answering, KEY, '82', t0 + 1_000);
+		p2.keepWaitingEntriesCurrent(answering, HOME, t0 + 1_000);
+		db.save(answering);
 		// ...and saves it last: the entry is back, the tombstone gone.
 		p1.keepWaitingEntriesCurrent(olderOnP1, HOME, t0 + 2_000);
 		db.save(olderOnP1);
@@ -105,9 +102,16 @@ describe('a wait answered on another processor stays answered (its tombstone in 
 		const [p1, p2] = [processInstance(), processInstance()];
 		const db = new Database();
 		const t0 = Date.now();
-		register(p1, db, wait('83', 'w-83-a', t0), t0);
-		answer(p2, db, '83', t0 + 1_000);
-		register(p1, db, wait('83', 'w-83-b', t0 + 5_000), t0 + 5_000);
+		const first = db.load();
+		p1.registerWaiting(first, KEY, wait('83', 'w-83-a', t0), t0);
+		db.save(first);
+		const answering = db.load();
+		p2.removeWaiting(answering, KEY, '83', t0 + 1_000);
+		db.save(answering);
+
+		const again = db.load();
+		p1.registerWaiting(again, KEY, wait('83', 'w-83-b', t0 + 5_000), t0 + 5_000);
+		db.save(again);
 		const onP2 = db.load();
 		expect(p2.findWaiting(onP2, [KEY], ACCOUNT, t0 + 6_000)?.entry.waitId).toBe('w-83-b');
 	});
