@@ -22,9 +22,6 @@
  *    stores them in the static data n8n loaded for that request. This is what works across
  *    processes and for a trigger in another workflow.
  *
- * A resumed wait leaves a tombstone there (ANSWERED_KEY), so a process that registered it and
- * still holds it in memory learns it was answered instead of writing it back.
- *
  * Saves of static data at the same instant may overwrite each other's entries. Every loss
  * fails safe: the trigger finds nothing (or the resume is refused), the message starts a
  * normal execution, and the waiting execution times out. The answer itself is never lost.
@@ -159,16 +156,11 @@ function storedEntry(stored: IDataObject | undefined, key: string): WaitingEntry
 }
 
 /**
- * Entries answered or refused, until their wait would have ended: a save of static data from an
- * older copy (another request's, an execution's) may bring one back, and it must neither be
- * resumed twice nor be kept. In this process's memory, with the workflow whose static data also
- * carries them (ANSWERED_KEY), so that another process holding the entry learns it was answered.
+ * Entries answered or refused in this process, until their wait would have ended: a save of
+ * static data from an older copy (another request's, an execution's) may bring one back, and
+ * it must neither be resumed twice nor be kept.
  */
-const forgotten = new Map<string, { until: number; home?: string }>();
-/** In the trigger's static data: answered waits (`forgottenKey`) → until when (ms). */
-export const ANSWERED_KEY = 'businessMessagingAnswered';
-/** A tombstone is kept this long at most (a wait may last for ever; a process restarts sooner). */
-const ANSWERED_FOR_MAX_MS = 7 * 86_400_000;
+const forgotten = new Map<string, number>();
 
 /** Keeps a process-memory map under MAX_MEMORY_ENTRIES: the ended first, then the oldest. */
 function makeRoom<V>(map: Map<string, V>, ended: (value: V) => boolean): void {
@@ -176,53 +168,14 @@ function makeRoom<V>(map: Map<string, V>, ended: (value: V) => boolean): void {
 	for (const [key, value] of map) if (ended(value)) map.delete(key);
 	if (map.size >= MAX_MEMORY_ENTRIES) map.delete(map.keys().next().value as string);
 }
-type WaitIdentity = Pick<WaitingEntry, 'executionId' | 'node' | 'waitId'>;
-/** One wait: the same execution waiting again at the same node (a loop) has a new wait id. */
-const forgottenKey = (key: string, entry: WaitIdentity) =>
-	`${key}|${entry.executionId}|${entry.node}|${entry.waitId ?? ''}`;
-/** Whether this wait was answered or refused (here, or in a copy this process read): nothing may bring it back. */
-export function isForgotten(key: string, entry: WaitIdentity): boolean {
+const forgottenKey = (key: string, entry: { executionId: string; node: string }) =>
+	`${key}|${entry.executionId}|${entry.node}`;
+/** Whether this wait was answered or refused in this process: nothing may bring it back. */
+export function isForgotten(key: string, entry: { executionId: string; node: string }): boolean {
 	return forgotten.has(forgottenKey(key, entry));
 }
 const isLive = (key: string, entry: WaitingEntry, nowMs: number) =>
 	entry.expiresAtMs > nowMs && !isForgotten(key, entry);
-
-/** The copy's tombstones still in force. */
-function answeredIn(staticData: IDataObject | undefined, nowMs: number): Map<string, number> {
-	const stored = staticData?.[ANSWERED_KEY];
-	const live = new Map<string, number>();
-	if (!isPlainObject(stored)) return live;
-	for (const [id, until] of Object.entries(stored))
-		if (typeof until === 'number' && until > nowMs) live.set(id, until);
-	return live;
-}
-
-/**
- * Learns the waits another process answered (the copy's tombstones): this process forgets them
- * too, so it neither resumes nor writes back a wait it registered and another process answered.
- */
-function learnAnswered(answered: Map<string, number>, home: string | undefined): void {
-	if (answered.size === 0) return;
-	for (const [key, entry] of memory) {
-		const until = answered.get(forgottenKey(key, entry));
-		if (until === undefined) continue;
-		memory.delete(key);
-		forgotten.set(forgottenKey(key, entry), { until, home: home ?? entry.home });
-	}
-}
-
-/** The tombstones a copy of `home`'s static data should carry: its own and this process's, newest last, bounded. */
-function tombstonesFor(
-	answered: Map<string, number>,
-	home: string | undefined,
-	nowMs: number,
-): Record<string, number> {
-	const all = new Map(answered);
-	if (home !== undefined)
-		for (const [id, { until, home: of }] of forgotten)
-			if (of === home && until > nowMs) all.set(id, Math.max(until, all.get(id) ?? 0));
-	return Object.fromEntries([...all].sort((a, b) => a[1] - b[1]).slice(-MAX_STATIC_ENTRIES));
-}
 
 export function registerWaiting(
 	staticData: IDataObject | undefined,
@@ -261,8 +214,6 @@ export function keepWaitingEntriesCurrent(
 	added?: [string, WaitingEntry],
 ): { restored: number } {
 	const stored = staticEntries(staticData) ?? {};
-	const answered = answeredIn(staticData, nowMs);
-	learnAnswered(answered, home);
 	const merged: Record<string, WaitingEntry> = {};
 	for (const [key, entry] of Object.entries(stored))
 		if (isWaitingEntry(entry) && isLive(key, entry, nowMs)) merged[key] = entry;
@@ -291,10 +242,6 @@ export function keepWaitingEntriesCurrent(
 	}
 	if (JSON.stringify(bounded) !== JSON.stringify(stored))
 		staticData[STATIC_DATA_KEY] = bounded as unknown as IDataObject;
-	const tombstones = tombstonesFor(answered, home, nowMs);
-	const storedTombstones = staticData[ANSWERED_KEY];
-	if (JSON.stringify(tombstones) !== JSON.stringify(storedTombstones ?? {}))
-		staticData[ANSWERED_KEY] = tombstones;
 	return { restored };
 }
 
@@ -311,8 +258,6 @@ export function findWaiting(
 	storedInBounds: (entry: WaitingEntry) => boolean = () => true,
 ): { key: string; entry: WaitingEntry } | undefined {
 	const stored = staticEntries(staticData);
-	// Answered in another process (its tombstone in this copy): never resumed again from memory.
-	const answered = answeredIn(staticData, nowMs);
 	for (const key of keys) {
 		const fromStatic = storedEntry(stored, key);
 		for (const entry of [memory.get(key), fromStatic && storedInBounds(fromStatic) && fromStatic]) {
@@ -320,7 +265,6 @@ export function findWaiting(
 				entry &&
 				(account === undefined || entry.account === account) &&
 				isLive(key, entry, nowMs) &&
-				!answered.has(forgottenKey(key, entry)) &&
 				mayAnswer(entry)
 			)
 				return { key, entry };
@@ -356,27 +300,14 @@ export function removeWaiting(
 	if (entry?.executionId === executionId) memory.delete(key);
 	const stored = staticEntries(staticData);
 	const inStatic = storedEntry(stored, key);
-	const wait = entry?.executionId === executionId ? entry : inStatic;
-	makeRoom(forgotten, ({ until }) => until <= nowMs);
-	const until = Math.min(
-		Math.max(
-			entry?.executionId === executionId ? entry.expiresAtMs : 0,
-			inStatic?.executionId === executionId ? inStatic.expiresAtMs : 0,
-			nowMs + REGISTRATION_MAX_AGE_MS,
-		),
-		nowMs + ANSWERED_FOR_MAX_MS,
+	const node = entry?.executionId === executionId ? entry.node : inStatic?.node;
+	makeRoom(forgotten, (until) => until <= nowMs);
+	const until = Math.max(
+		entry?.executionId === executionId ? entry.expiresAtMs : 0,
+		inStatic?.executionId === executionId ? inStatic.expiresAtMs : 0,
+		nowMs + REGISTRATION_MAX_AGE_MS,
 	);
-	if (wait?.executionId === executionId) {
-		const id = forgottenKey(key, wait);
-		forgotten.set(id, { until, home: wait.home });
-		// The copy n8n saves after this says so too: a process holding this wait learns it was answered.
-		if (staticData)
-			staticData[ANSWERED_KEY] = tombstonesFor(
-				new Map([...answeredIn(staticData, nowMs), [id, until]]),
-				undefined,
-				nowMs,
-			);
-	}
+	if (node !== undefined) forgotten.set(forgottenKey(key, { executionId, node }), until);
 	if (stored && inStatic?.executionId === executionId) {
 		const rest = { ...stored };
 		delete rest[key];

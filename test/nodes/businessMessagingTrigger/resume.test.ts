@@ -622,8 +622,8 @@ describe('waiting entries survive saves from older copies (last save wins)', () 
 		expect(findWaiting(stale as never, ['n|+33611112222'], ACCOUNT)).toBeUndefined();
 		keepWaitingEntriesCurrent(stale as never, 'workflow-survive');
 		expect(stale[STATIC_DATA_KEY]).toEqual({});
-		// The same execution waiting again at the same node (a loop) is a new wait (a new wait id).
-		registerWaiting(stale as never, 'n|+33611112222', { ...entry('950'), waitId: 'loop-2' });
+		// The same execution waiting again at the same node (a loop) is a new wait.
+		registerWaiting(stale as never, 'n|+33611112222', entry('950'));
 		expect(findWaiting(stale as never, ['n|+33611112222'], ACCOUNT)?.entry.executionId).toBe('950');
 		removeWaiting(stale as never, 'n|+33611112222', '950');
 	});
