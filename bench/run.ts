@@ -754,6 +754,14 @@ export function webhookTable(w: WebhookResult): string {
 }
 
 /** A markdown table's title line and rule. */
+/** Writes a dated pair of result files, bench/results/<name>-<date>.json and .md; returns their path without extension. */
+function writeDatedResult(name: string, date: string, data: unknown, text: string): string {
+	const dated = join(RESULTS, `${name}-${date.slice(0, 16).replace(':', '')}`);
+	writeFileSync(`${dated}.json`, `${JSON.stringify(data, null, 2)}\n`);
+	writeFileSync(`${dated}.md`, `${text}\n`);
+	return dated;
+}
+
 function tableHead(titles: string[]): string[] {
 	return [`| ${titles.join(' | ')} |`, `|${titles.map(() => '---').join('|')}|`];
 }
@@ -945,9 +953,7 @@ async function main(): Promise<void> {
 			);
 			const table = quietTable(quiet);
 			console.log(`\n${table}\n`);
-			const dated = join(RESULTS, `combine-quiet-${machine.date.slice(0, 16).replace(':', '')}`);
-			writeFileSync(`${dated}.json`, `${JSON.stringify(quiet, null, 2)}\n`);
-			writeFileSync(`${dated}.md`, `${table}\n`);
+			const dated = writeDatedResult('combine-quiet', machine.date, quiet, table);
 			log(`combine-quiet: ${dated}.md`);
 		} catch (error) {
 			results.errors.push(`combine-quiet: ${errorText(error)}`);
@@ -970,12 +976,12 @@ async function main(): Promise<void> {
 			const table = [answersTable(answers), '', ...machineLines(machine)].join('\n');
 			console.log(`\n${table}\n`);
 			if (!options.quick) {
-				const dated = join(
-					RESULTS,
-					`answers-on-time-${machine.date.slice(0, 16).replace(':', '')}`,
+				const dated = writeDatedResult(
+					'answers-on-time',
+					machine.date,
+					{ machine, ...answers },
+					table,
 				);
-				writeFileSync(`${dated}.json`, `${JSON.stringify({ machine, ...answers }, null, 2)}\n`);
-				writeFileSync(`${dated}.md`, `${table}\n`);
 				log(`answers-on-time: ${dated}.md`);
 			}
 		} catch (error) {
@@ -1007,12 +1013,12 @@ async function main(): Promise<void> {
 			const text = [answersProfileText(profile), '', ...machineLines(machine)].join('\n');
 			console.log(`\n${text}\n`);
 			if (!options.quick) {
-				const dated = join(
-					RESULTS,
-					`answers-profile-${machine.date.slice(0, 16).replace(':', '')}`,
+				const dated = writeDatedResult(
+					'answers-profile',
+					machine.date,
+					{ machine, ...profile },
+					text,
 				);
-				writeFileSync(`${dated}.json`, `${JSON.stringify({ machine, ...profile }, null, 2)}\n`);
-				writeFileSync(`${dated}.md`, `${text}\n`);
 				log(`answers-profile: ${dated}.md`);
 			}
 		} catch (error) {
@@ -1091,15 +1097,11 @@ async function main(): Promise<void> {
 	writeFileSync(`${base}.json`, `${JSON.stringify(results, null, 2)}\n`);
 	writeFileSync(`${base}.md`, `${text}\n`);
 	if (results.runOnceRow && !options.quick) {
-		const dated = join(RESULTS, `run-once-row-${machine.date.slice(0, 16).replace(':', '')}`);
-		writeFileSync(`${dated}.json`, `${JSON.stringify(results, null, 2)}\n`);
-		writeFileSync(`${dated}.md`, `${text}\n`);
+		const dated = writeDatedResult('run-once-row', machine.date, results, text);
 		console.log(`Also written to ${dated}.json and ${dated}.md`);
 	}
 	if (results.combine && !options.quick) {
-		const dated = join(RESULTS, `combine-${machine.date.slice(0, 16).replace(':', '')}`);
-		writeFileSync(`${dated}.json`, `${JSON.stringify(results, null, 2)}\n`);
-		writeFileSync(`${dated}.md`, `${text}\n`);
+		const dated = writeDatedResult('combine', machine.date, results, text);
 		console.log(`Also written to ${dated}.json and ${dated}.md`);
 	}
 	console.log(`\n${text}\n\nWritten to ${base}.json and ${base}.md`);
