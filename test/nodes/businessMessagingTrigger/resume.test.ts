@@ -496,20 +496,34 @@ describe('trigger: a slow resume is not a failed one (never a second execution o
 	// Queue mode: a processor that registered a wait still holds it after another processor's answer
 	// resumed it, and the contact writes again while that execution runs on: n8n says "running"
 	// until the patience ends. It never took this message, so the message must not be dropped.
-	it('"is running already" until the patience ends: n8n never took the message, so it starts a new execution (said), never dropped', async () => {
-		const running = { code: 409, message: 'The execution "64" is running already.' };
-		const server = await scriptedResumer([{ status: 409, body: running }]);
+	/** The contact writes `text` to a wait of `executionId` whose resume URL answers `steps`; patience 1.5 s. */
+	const untilPatienceEnds = async (
+		steps: Parameters<typeof scriptedResumer>[0],
+		executionId: string,
+		text?: string,
+	) => {
+		const server = await scriptedResumer(steps);
 		servers.push(server);
 		jest.replaceProperty(RESUME_PATIENCE, 'totalMs', 1500);
 		const logged = {} as LoggedLines;
 		captureLogs(logged, Logger);
 		const { harness, secret } = await activeTrigger();
-		waitFor(harness, server.url, '64');
+		waitFor(harness, server.url, executionId);
 		const message = await harness.receive(
 			signedRequest(
-				inboundEnvelope({ from: CONTACT, number: NUMBER, text: 'and one more thing' }),
+				inboundEnvelope({ from: CONTACT, number: NUMBER, ...(text && { text }) }),
 				secret,
 			),
+		);
+		return { harness, message, logged, server };
+	};
+
+	it('"is running already" until the patience ends: n8n never took the message, so it starts a new execution (said), never dropped', async () => {
+		const running = { code: 409, message: 'The execution "64" is running already.' };
+		const { harness, message, logged, server } = await untilPatienceEnds(
+			[{ status: 409, body: running }],
+			'64',
+			'and one more thing',
 		);
 		expect(server.bodies.length).toBeGreaterThanOrEqual(2);
 		expect(message.body).toEqual({ received: true });
@@ -522,17 +536,8 @@ describe('trigger: a slow resume is not a failed one (never a second execution o
 	}, 20_000);
 
 	it('no clear answer from n8n until the patience ends (502 each time): it may have been resumed, nothing else starts (said)', async () => {
-		const server = await scriptedResumer([{ status: 502 }]);
-		servers.push(server);
-		jest.replaceProperty(RESUME_PATIENCE, 'totalMs', 1500);
-		const logged = {} as LoggedLines;
-		captureLogs(logged, Logger);
-		const { harness, secret } = await activeTrigger();
-		waitFor(harness, server.url, '65');
-		const answer = await harness.receive(
-			signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER }), secret),
-		);
-		await expectRecordedOnly(harness, answer, '65');
+		const { harness, message, logged } = await untilPatienceEnds([{ status: 502 }], '65');
+		await expectRecordedOnly(harness, message, '65');
 		expect(logged.warn.join('\n')).toMatch(/execution 65 waiting for this contact did not confirm/);
 	}, 20_000);
 
