@@ -4,7 +4,7 @@
  * account has one webhook, so one trigger workflow is active at a time (ensureActive).
  */
 import { randomUUID } from 'node:crypto';
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 
 import { CREDENTIAL_NAME, mapExample, readExample, triggerName } from '../real-n8n/examples';
 import type { SavedWorkflow, WorkflowJson } from '../real-n8n/n8n';
@@ -66,18 +66,9 @@ function warningsSince(topology: Topology, text: string): () => number {
 	const files = topology.webhooks.flatMap((role) => (role ? [role.process.logFile] : []));
 	const sizeOf = (file: string) => statSync(file, { throwIfNoEntry: false })?.size ?? 0;
 	const from = new Map(files.map((file) => [file, sizeOf(file)]));
-	return () =>
-		files.reduce((count, file) => {
-			const start = from.get(file) ?? 0;
-			const buffer = Buffer.alloc(Math.max(0, sizeOf(file) - start));
-			const fd = openSync(file, 'r');
-			try {
-				readSync(fd, buffer, 0, buffer.length, start);
-			} finally {
-				closeSync(fd);
-			}
-			return count + buffer.toString('utf8').split(text).length - 1;
-		}, 0);
+	const since = (file: string) =>
+		existsSync(file) ? readFileSync(file).subarray(from.get(file)).toString('utf8') : '';
+	return () => files.reduce((count, file) => count + since(file).split(text).length - 1, 0);
 }
 
 /** Activates `build()` as the one trigger workflow (deactivating the one before); waits for the registration. */
