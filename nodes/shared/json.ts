@@ -1,6 +1,8 @@
 /** What a JSON value is, for the checks and messages of every module. */
 import type { IDataObject } from 'n8n-workflow';
 
+import { serviceLine } from './redact';
+
 export function isPlainObject(value: unknown): value is IDataObject {
 	return (
 		typeof value === 'object' && value !== null && !Array.isArray(value) && !Buffer.isBuffer(value)
@@ -21,8 +23,8 @@ export function parseJsonBody(rawBody: Buffer): { json: unknown } | undefined {
 	}
 }
 
-/** A body for an error message: short, on one line (already redacted by the transport). */
+/** A body for an error message: short, on one printable line, redacted (serviceLine). */
 export function shortened(body: unknown, max = 300): string {
 	const text = typeof body === 'string' ? body : (JSON.stringify(body) ?? String(body));
-	return text.length > max ? `${text.slice(0, max)}…` : text;
+	return serviceLine(text, { max });
 }

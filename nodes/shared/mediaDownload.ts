@@ -12,7 +12,7 @@ import type {
 import { NodeOperationError } from 'n8n-workflow';
 
 import { apiError, bodyAsText, type RequestContext } from './errors';
-import { withServiceSentence } from './serviceText';
+import { serviceLine, withServiceSentence } from './serviceText';
 import { redactText } from './redact';
 import {
 	checkedCredential,
@@ -260,7 +260,7 @@ export async function downloadMedia(
 		abortedError: tooSlow,
 	});
 	if (file.statusCode < 200 || file.statusCode >= 300) {
-		const text = redactText(await readSmallText(file.body), secrets);
+		const text = serviceLine(await readSmallText(file.body), { known: secrets, max: 500 });
 		const expired = [401, 403, 404, 410].includes(file.statusCode);
 		throw apiError(
 			node,

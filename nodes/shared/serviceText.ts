@@ -2,17 +2,20 @@
  * What an error body says, read without trusting its shape: the spec shows none. Seen or likely:
  * `{error: {code, message}}` (the sandbox, CONTRACT G1), RFC 9457 `{type, title, status, detail}`,
  * `{message, code}`, `{error: "…"}` and plain text; an HTML page (a proxy's) is never quoted.
+ * Every piece of service text that leaves the node (a log line, an error, an item field it
+ * writes) goes through serviceLine.
  */
 import { isPlainObject } from './json';
-import { redactText } from './redact';
+import { serviceLine } from './redact';
 
-const MAX_BODY_CHARS = 2000;
-/** A quote longer than this is cut: the message must stay readable in a toast. */
-const MAX_QUOTE_CHARS = 300;
+export { serviceLine } from './redact';
+
+/** Service text in a description (the body as it came) is cut after this many characters. */
+const MAX_BODY_CHARS = 500;
 /** A plain-text body longer than this is a dump (a stack trace, a page), not a sentence. */
 const MAX_TEXT_BODY_CHARS = 500;
 
-/** The body as the service sent it, shortened only when huge. */
+/** The body as the service sent it, on one line (serviceLine), shortened when long. */
 export function bodyAsText(body: unknown): string {
 	if (body === undefined || body === null || body === '') return '(empty body)';
 	let text: string;
@@ -25,19 +28,14 @@ export function bodyAsText(body: unknown): string {
 			text = String(body);
 		}
 	}
-	return text.length > MAX_BODY_CHARS
-		? `${text.slice(0, MAX_BODY_CHARS)}… (${text.length} chars)`
-		: text;
+	const line = serviceLine(text, { max: MAX_BODY_CHARS });
+	return line.endsWith('…') ? `${line} (${text.length} chars)` : line;
 }
 
 function cleaned(value: unknown): string | undefined {
 	if (typeof value !== 'string') return undefined;
-	// Control characters would break the one-line message; secrets must never be quoted.
-	const text = redactText(value.replace(/\p{Cc}+/gu, ' '))
-		.replace(/\s+/g, ' ')
-		.trim();
-	if (text === '') return undefined;
-	return text.length > MAX_QUOTE_CHARS ? `${text.slice(0, MAX_QUOTE_CHARS)}…` : text;
+	const text = serviceLine(value);
+	return text === '' ? undefined : text;
 }
 
 const MARKUP = /<!doctype|<\/?[a-z][a-z0-9]*(\s[^>]*)?\/?>/i;

@@ -32,7 +32,7 @@ export const CONTROL_API_SUMMARY: readonly string[] = [
 	'POST   /_sandbox/inbound  {from, contact_name, number, type?, text?, media?: {mime, data_base64 | size_bytes, filename?}, host_media?}  -> 201 {record, delivery}',
 	'POST   /_sandbox/echo     {to, number, type?, text?, media_mime?}  -> 201 {record, delivery}',
 	'POST   /_sandbox/status   {id, status, error?}  -> 200 {message, delivery}',
-	'POST   /_sandbox/faults   {count, kind: status_500|status_429|reset|delay|malformed_json, retry_after_seconds?, delay_ms?, path_prefix?}  -> 201 {fault}',
+	'POST   /_sandbox/faults   {count, kind: status_500|status_429|reset|delay|malformed_json|json_body, retry_after_seconds?, delay_ms?, path_prefix?, body?}  -> 201 {fault}',
 	'GET    /_sandbox/faults   pending faults; DELETE /_sandbox/faults clears them',
 	'GET    /_sandbox/answers  how the API answers the open details -> {answers}; POST a partial set {list_shape?, record_fields?, inbound_filters?, webhook_log?, secret_field?, error_body?, webhook_config?} -> 200 {answers}',
 	'POST   /_sandbox/media-host/mode {kind: normal|redirects|redirect_loop|redirect_to|gzip_bomb|trickle, count?, location?, decompressed_bytes?, bytes_per_second?, content_type?, filename?}  -> 200 {mode}',
@@ -95,6 +95,7 @@ const faultSchema = z.object({
 	retry_after_seconds: z.number().int().min(0).max(86400).optional(),
 	delay_ms: z.number().int().min(0).max(120000).optional(),
 	path_prefix: z.string().startsWith('/v1').optional(),
+	body: z.unknown().optional(),
 });
 
 /** Hostile media-host answers (CONTRACT M8); the overrides apply to whatever file is finally served. */

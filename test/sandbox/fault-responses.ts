@@ -56,6 +56,15 @@ export async function applyFault(
 			res.end(truncated);
 			return { answered: true, status: 200 };
 		}
+		case 'json_body': {
+			const text = JSON.stringify(fault.body ?? null);
+			res.writeHead(200, {
+				'Content-Type': 'application/json; charset=utf-8',
+				'Content-Length': String(Buffer.byteLength(text)),
+			});
+			res.end(text);
+			return { answered: true, status: 200 };
+		}
 		case 'delay':
 			await new Promise<void>((resolve) =>
 				setTimeout(resolve, fault.delay_ms ?? DEFAULT_DELAY_MS).unref(),

@@ -36,6 +36,8 @@ export const FAULT_KINDS = [
 	'reset',
 	'delay',
 	'malformed_json',
+	/** 200 with the JSON `body` given: any answer shape, for a client's reading of it. */
+	'json_body',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
@@ -196,6 +198,8 @@ export interface FaultSpec {
 	retry_after_seconds?: number;
 	delay_ms?: number;
 	path_prefix?: string;
+	/** json_body: the answer's body. */
+	body?: unknown;
 }
 
 export interface FaultView extends FaultSpec {

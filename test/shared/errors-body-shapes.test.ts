@@ -51,8 +51,10 @@ describe('every body shape: the message says what to do and quotes the sentence 
 		expect(message).toMatch(/Use the "id" a Reply returned/);
 		if (quoted) expect(message).toMatch(new RegExp(`The service said: "${quoted}"$`));
 		else expect(message).not.toMatch(/The service said|<|No message msg_unknown/);
-		// The body as it came stays in the description.
-		if (typeof body === 'string' && body !== '') expect(description).toContain(body);
+		// The body stays in the description, on one line, without HTML tags.
+		if (typeof body === 'string' && body !== '')
+			expect(description).toContain(body === HTML ? `404 ${SENTENCE}` : body);
+		expect(description).not.toMatch(/<[a-z!/]/i);
 	});
 
 	it.each(shapes)('%s, as the NodeApiError n8n shows', (_label, body, quoted) => {

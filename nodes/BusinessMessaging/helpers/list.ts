@@ -71,7 +71,7 @@ export async function getList(
 			throw new NodeOperationError(
 				this.getNode(),
 				`${context.operation}: the answer of GET ${path} is not a list this node reads (${LIST_SHAPES}), so ${why}`,
-				{ description: `The answer was: ${shortened(body, 2000)}`, itemIndex },
+				{ description: `The answer was: ${shortened(body, 500)}`, itemIndex },
 			);
 		}
 		if (body !== undefined && body !== null && body !== '') records.push(asJsonObject(body));

@@ -7,6 +7,7 @@
 import type { IDataObject, ITriggerFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
+import { serviceLine } from '../../shared/serviceText';
 import { CREDENTIAL_TYPE } from '../../shared/transport';
 import { isSameNodeUrl, sameUrl, type RemoteWebhook } from '../registration/decision';
 import { postRegistration, readRemoteWebhook } from '../registration/register';
@@ -36,7 +37,7 @@ export function judgeWebhook(
 	ourUrl: string | undefined,
 	webhookId: string | undefined,
 ): 'ours' | 'none' | 'other' {
-	if (!remote.configured || !remote.url) return 'none';
+	if (!remote.configured) return 'none';
 	if (ourUrl ? sameUrl(remote.url, ourUrl) : isSameNodeUrl(remote.url, webhookId)) return 'ours';
 	return 'other';
 }
@@ -99,8 +100,9 @@ export async function watchWebhook(
 		const recent = previous.kind === 'renewed' && Date.now() - previous.atMs < RENEWED_NOTE_MS;
 		return recent ? previous : { kind: 'ours' };
 	}
-	if (judged === 'other') {
-		const url = remote.url as string;
+	if (judged === 'other' && remote.configured) {
+		// The service's URL as it goes into the log, the error and late_reason: one short printable line.
+		const url = serviceLine(remote.url);
 		const sinceMs =
 			previous.kind === 'taken' && previous.url === url ? previous.sinceMs : Date.now();
 		const message = takenMessage(url, context.intervalSeconds, context.stopWhenTaken);

@@ -3,9 +3,11 @@
  * is touched unless "Take Over Existing Webhook" is on, and a test listener never replaces this
  * workflow's production URL, even with take-over.
  */
+import { serviceLine } from '../../shared/serviceText';
 import { TRIGGER_PATH } from '../../shared/triggerUrls';
+import type { RemoteWebhook } from '../../shared/webhookAnswer';
 
-export type RemoteWebhook = { configured: boolean; url: string | null };
+export type { RemoteWebhook } from '../../shared/webhookAnswer';
 
 export type RegistrationDecision =
 	| { action: 'keep' }
@@ -69,7 +71,8 @@ function secondTriggerRefusal(current: string): { message: string; description: 
 
 export function decideRegistration(input: DecisionInput): RegistrationDecision {
 	const { remote, ourUrl, hasSecret, takeOver, isTest, webhookId } = input;
-	if (!remote.configured || !remote.url)
+	// Only an answer that says none is configured (webhookAnswer.ts reads a contradiction as unreadable).
+	if (!remote.configured)
 		return { action: 'register', reason: 'no webhook is configured for the account' };
 	if (sameUrl(remote.url, ourUrl)) {
 		if (hasSecret) return { action: 'keep' };
@@ -77,8 +80,9 @@ export function decideRegistration(input: DecisionInput): RegistrationDecision {
 			'the webhook points at this node but its signing secret is not stored any more; registering again to get a new one';
 		return { action: 'register', reason };
 	}
-	const current = remote.url;
-	const sameNode = isSameNodeUrl(current, webhookId);
+	const sameNode = isSameNodeUrl(remote.url, webhookId);
+	// The service's text, as it goes into messages: one short printable line.
+	const current = serviceLine(remote.url);
 	if (sameNode && isTest) {
 		// The editor shows only the message (toast, about 270 px of text): the advice goes in it.
 		return {
@@ -95,7 +99,7 @@ export function decideRegistration(input: DecisionInput): RegistrationDecision {
 	}
 	if (takeOver)
 		return { action: 'register', reason: '"Take Over Existing Webhook" is on', replacing: current };
-	if (!sameNode && isOtherTriggerUrl(current, ourUrl))
+	if (!sameNode && isOtherTriggerUrl(remote.url, ourUrl))
 		return { action: 'refuse', ...secondTriggerRefusal(current) };
 	return {
 		action: 'refuse',

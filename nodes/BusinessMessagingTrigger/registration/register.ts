@@ -3,14 +3,15 @@
  * webhook watch (catch-up runs). The answers' shapes are guesses (CONTRACT W3, W5).
  */
 import type { IDataObject } from 'n8n-workflow';
-import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
 
 import { bodyAsText } from '../../shared/errors';
+import { serviceLine } from '../../shared/serviceText';
 import { isPlainObject } from '../../shared/json';
-import { apiRequest, rawApiRequest, throwForStatus, type ApiContext } from '../../shared/transport';
-import type { RemoteWebhook } from './decision';
+import { rawApiRequest, throwForStatus, type ApiContext } from '../../shared/transport';
+import { WEBHOOK_PATH } from '../../shared/webhookAnswer';
 
-export const WEBHOOK_PATH = '/v1/console/webhook';
+export { WEBHOOK_PATH, readRemoteWebhook } from '../../shared/webhookAnswer';
 
 /** Where a registration answer may carry the secret: our guess first, then common names. */
 export const SECRET_FIELDS = [
@@ -36,31 +37,7 @@ export function secretOf(answer: unknown): string | undefined {
 
 function fieldNames(body: unknown): string {
 	if (!isPlainObject(body)) return `(not a JSON object: ${typeof body})`;
-	return Object.keys(body).slice(0, 30).join(', ') || '(none)';
-}
-
-/** GET /v1/console/webhook as `{url, configured}` (CONTRACT W5); any other shape fails, naming it. */
-export async function readRemoteWebhook(
-	this: ApiContext,
-	operation: string,
-): Promise<RemoteWebhook> {
-	const body = await apiRequest.call(this, 'GET', WEBHOOK_PATH, { context: { operation } });
-	if (
-		!isPlainObject(body) ||
-		typeof body.configured !== 'boolean' ||
-		!(typeof body.url === 'string' || body.url === null || body.url === undefined)
-	) {
-		throw new NodeApiError(
-			this.getNode(),
-			{ body: bodyAsText(body) },
-			{
-				message: `${operation}: the service's webhook configuration is not in the shape {url, configured} this node reads, so nothing was registered or deleted. Set Registration to Manual and manage the webhook in the console. The body: ${bodyAsText(body).slice(0, 200)}`,
-				description: `The body as it came: ${bodyAsText(body)}`,
-			},
-		);
-	}
-	const url = typeof body.url === 'string' ? body.url.trim() : '';
-	return body.configured && url ? { configured: true, url } : { configured: false, url: null };
+	return serviceLine(Object.keys(body).slice(0, 30).join(', ')) || '(none)';
 }
 
 /**

@@ -2,6 +2,7 @@
 import type { IDataObject, IHookFunctions, INode } from 'n8n-workflow';
 import { NodeOperationError, WebhookPathTakenError } from 'n8n-workflow';
 
+import { serviceLine } from '../../shared/serviceText';
 import { CREDENTIAL_TYPE, apiRequest } from '../../shared/transport';
 import { readTriggerOptions } from '../options';
 import { decideRegistration, sameUrl, type RegistrationDecision } from './decision';
@@ -160,7 +161,7 @@ export async function deleteWebhook(this: IHookFunctions): Promise<boolean> {
 		if (!ourUrl || !remote.configured || !sameUrl(remote.url, ourUrl)) {
 			this.logger.info(
 				remote.configured
-					? `Business Messaging Trigger: the account's webhook now points at ${remote.url}, not at ${ourUrl}; left in place`
+					? `Business Messaging Trigger: the account's webhook now points at ${serviceLine(remote.url)}, not at ${ourUrl}; left in place`
 					: 'Business Messaging Trigger: no webhook is configured any more; nothing to delete',
 			);
 			return true;

@@ -18,6 +18,7 @@ import { ReplayGuard } from '../replayGuard';
 import { postSigned } from '../signedPost';
 import { apiRequest } from '../transport';
 import { TRIGGER_PATH, registrationUrlOf } from '../triggerUrls';
+import { WEBHOOK_PATH, readWebhookAnswer } from '../webhookAnswer';
 import {
 	REGISTRATION_MAX_AGE_MS,
 	accountIdOf,
@@ -89,14 +90,16 @@ export async function registerWithTrigger(
 			`Business Messaging: Reply and Wait for Answer kept its waiting entry in this process only (${reason})`,
 		);
 	try {
-		const webhook = await apiRequest.call(this, 'GET', '/v1/console/webhook', {
-			context: { operation: 'Reply and Wait for Answer' },
-		});
-		const url =
-			isPlainObject(webhook) && webhook.configured === true && typeof webhook.url === 'string'
-				? webhook.url
-				: undefined;
-		if (!url) return why('no webhook is registered for the account');
+		const webhook = readWebhookAnswer(
+			await apiRequest.call(this, 'GET', WEBHOOK_PATH, {
+				context: { operation: 'Reply and Wait for Answer' },
+			}),
+		);
+		if ('unreadable' in webhook)
+			return why(`the service's webhook configuration cannot be read: ${webhook.unreadable}`);
+		if (!webhook.configured) return why('no webhook is registered for the account');
+		const url = webhook.url;
+		if (!URL.canParse(url)) return why("the account's webhook is not a URL");
 		const target = new URL(url);
 		if (target.origin !== new URL(resumeUrl).origin)
 			return why("the account's webhook is not this n8n");

@@ -17,7 +17,7 @@ import {
 	useSandbox,
 	WRONG_SECRET,
 } from '../../support';
-import { api, apiCalls, registerForeign, trigger, storedSecret } from './helpers';
+import { api, apiCalls, control, registerForeign, trigger, storedSecret } from './helpers';
 
 const WEBHOOK = '/v1/console/webhook';
 
@@ -422,4 +422,31 @@ describe('Manual registration', () => {
 		);
 		await expect(harness.activate()).rejects.toThrow(/no Webhook Signing Secret/);
 	});
+});
+
+describe('A contradictory webhook answer', () => {
+	it.each([
+		['null', { configured: true, url: null }],
+		['empty', { configured: true, url: '' }],
+		['blank', { configured: true, url: '   ' }],
+		['missing', { configured: true }],
+	])(
+		'{configured: true} with a url that is %s: activation fails saying so, nothing registered or replaced',
+		async (_what, body) => {
+			const harness = await trigger(sb);
+			await registerForeign(sb);
+			await control(sb, 'POST', '/faults', {
+				count: 1,
+				kind: 'json_body',
+				path_prefix: WEBHOOK,
+				body,
+			});
+			const { message } = await activationError(harness);
+			expect(message).toMatch(
+				/webhook configuration says a webhook is configured but gives no URL \(a contradiction, not read as "none"\), so nothing was registered or deleted/,
+			);
+			expect(apiCalls(sb, 'POST', WEBHOOK)).toBe(1); // the other tool's only
+			expect(sb.state().webhook.url).toBe(FOREIGN_URL);
+		},
+	);
 });

@@ -205,6 +205,51 @@ describe('the webhook watch in n8n (TriggerContext) against the sandbox', () => 
 		expect(next.errors).toEqual([]);
 	}, 30_000);
 
+	it('a contradictory answer ({configured: true} without a URL) is one it cannot read: said, nothing registered or replaced', async () => {
+		const { harness, run } = await activeTrigger();
+		await run.close();
+		await registerForeign(sb);
+		await control(sb, 'POST', '/faults', {
+			count: 1,
+			kind: 'json_body',
+			path_prefix: WEBHOOK,
+			body: { configured: true, url: null },
+		});
+		const posts = apiCalls(sb, 'POST', WEBHOOK);
+		const next = await harness.startTrigger('init');
+		cleanup.push(async () => await next.close());
+		expect(await until(() => logged.error.some((line) => /webhook watch/.test(line)), 10_000)).toBe(
+			true,
+		);
+		expect(logged.error.find((line) => /webhook watch/.test(line))).toMatch(
+			/is unknown, so nothing was registered or replaced.*says a webhook is configured but gives no URL/,
+		);
+		expect(apiCalls(sb, 'POST', WEBHOOK)).toBe(posts);
+		expect(sb.state().webhook.url).toBe(FOREIGN_URL);
+		expect(next.errors).toEqual([]);
+	}, 30_000);
+
+	it('a taken URL of a megabyte with line feeds and terminal escapes is logged as one short printable line', async () => {
+		const { harness, run } = await activeTrigger();
+		await run.close();
+		const forged = `${FOREIGN_URL}\n2026-11-28T00:00:00Z info forged line\u001b[2J\u202e${'x'.repeat(1_000_000)}`;
+		await control(sb, 'POST', '/faults', {
+			count: 1,
+			kind: 'json_body',
+			path_prefix: WEBHOOK,
+			body: { configured: true, url: forged },
+		});
+		const next = await harness.startTrigger('init');
+		cleanup.push(async () => await next.close());
+		expect(await until(() => logged.error.some((line) => line.includes(FOREIGN_URL)), 10_000)).toBe(
+			true,
+		);
+		const line = logged.error.find((entry) => entry.includes(FOREIGN_URL)) as string;
+		expect(line.length).toBeLessThan(1000);
+		expect(line).not.toMatch(/[\p{Cc}\p{Cf}]/u);
+		expect(line).toContain(`${FOREIGN_URL} 2026-11-28T00:00:00Z info forged line [2J`);
+	}, 30_000);
+
 	it('its own deactivation is not a deletion to repair: after delete() nothing registers the webhook again', async () => {
 		const { harness, run } = await activeTrigger();
 		await harness.deactivate();
