@@ -7,6 +7,7 @@ import type { IDataObject } from 'n8n-workflow';
 import { NodeApiError } from 'n8n-workflow';
 
 import { bodyAsText } from '../../shared/errors';
+import { serviceLine } from '../../shared/serviceText';
 import { READ_BOUNDS } from '../../shared/history';
 import { isPlainObject } from '../../shared/json';
 import { readPages } from '../../shared/pagination';
@@ -106,7 +107,9 @@ export async function readWebhookLog(
 				if (counts !== undefined && typeof entry.url === 'string' && !counts(entry.url)) return;
 				const success = entry.success === true;
 				if (attempts.get(said.id)?.success) return;
-				const reason = success ? null : typeof entry.reason === 'string' ? entry.reason : null;
+				// Written into the recovered item (delivery_failure): one short printable line.
+				const reason =
+					success || typeof entry.reason !== 'string' ? null : serviceLine(entry.reason);
 				attempts.set(said.id, { success, reason });
 			});
 			return identified && !(older && newestFirst);
