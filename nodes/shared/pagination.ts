@@ -3,6 +3,8 @@
  * plausible one is read: `{data|items, has_more, next_cursor}`, `{items|data, next}` (a URL on the
  * Base URL, or a token), a bare array (one page), `{data|items, page, total_pages|pages|has_more}`.
  */
+import { createHash } from 'node:crypto';
+
 import type { IDataObject } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
@@ -17,6 +19,10 @@ import {
 
 /** Pages followed for one list at most: a safety bound, not an expected size. */
 export const MAX_PAGES = 1000;
+/** Records one page may hold: ten times the largest page this node asks for (100). */
+export const MAX_ENTRIES_PER_PAGE = 1000;
+/** A next-page cursor or URL longer than this is not followed (a position, not a payload). */
+export const MAX_NEXT_CHARS = 2048;
 
 /** The shapes read, named in errors about an answer that is none of them. */
 export const LIST_SHAPES =
@@ -127,6 +133,28 @@ async function requestPage(
 	return await apiRequest.call(this, 'GET', onBase, { context });
 }
 
+function digestOf(entries: unknown[]): string {
+	return createHash('sha256').update(JSON.stringify(entries)).digest('base64');
+}
+
+/** A list read stopped because the service's answer goes beyond what a list read takes. */
+function pageProblem(
+	this: ApiContext,
+	path: string,
+	context: RequestContext,
+	problem: string,
+): NodeOperationError {
+	return new NodeOperationError(
+		this.getNode(),
+		`${context.operation}: the service's list answer of GET ${path} was not read on: ${problem}`,
+		{
+			description:
+				'A list is read page by page within bounds, so that a broken or hostile answer cannot make one read take unbounded memory or requests. Nothing beyond that page was read. If the service really answers so, report it to its support.',
+			itemIndex: context.itemIndex,
+		},
+	);
+}
+
 /**
  * GETs a list page by page from `from.cursor`, handing each answer to `visit` (the page, or
  * undefined when not a list) until it returns false, the list ends or a position repeats. When
@@ -145,18 +173,36 @@ export async function readPages(
 	let next = from.cursor === undefined ? undefined : positionOf(from.cursor);
 	const maxPages = from.maxPages ?? MAX_PAGES;
 	const limit = typeof qs.limit === 'number' ? qs.limit : undefined;
-	let previous: string | undefined;
+	/** Digests of the pages read: entries seen before mean the service is going round. */
+	const pagesRead = new Set<string>();
 	for (let pages = 0; pages < maxPages; pages++) {
 		const body = await requestPage.call(this, path, qs, context, next);
 		const page = listPage(body, limit);
+		if (page && page.entries.length > MAX_ENTRIES_PER_PAGE)
+			throw pageProblem.call(
+				this,
+				path,
+				context,
+				`one page held ${page.entries.length} records, more than the ${MAX_ENTRIES_PER_PAGE} a page may hold${limit === undefined ? '' : ` (${limit} were asked for)`}`,
+			);
 		// The same entries again: a service that ignores the way on; visiting would duplicate them.
-		const entries = page && page.entries.length > 0 ? JSON.stringify(page.entries) : undefined;
-		if (entries !== undefined && entries === previous) return { complete: true };
-		previous = entries;
+		const entries = page && page.entries.length > 0 ? digestOf(page.entries) : undefined;
+		if (entries !== undefined && pagesRead.has(entries)) return { complete: true };
+		if (entries !== undefined) pagesRead.add(entries);
 		if (!visit(page, body)) return { complete: true };
 		if (page?.truncated) return { complete: false };
 		if (!page?.next || seen.has(positionText(page.next))) return { complete: true };
-		seen.add(positionText(page.next));
+		// An empty page gives nothing to go on for: a list whose next never ends costs one request more.
+		if (page.entries.length === 0) return { complete: true };
+		const position = positionText(page.next);
+		if (position.length > MAX_NEXT_CHARS)
+			throw pageProblem.call(
+				this,
+				path,
+				context,
+				`its next page position is ${position.length} characters long, more than the ${MAX_NEXT_CHARS} this node follows`,
+			);
+		seen.add(position);
 		next = page.next;
 	}
 	return { complete: false, cursor: next && positionText(next) };

@@ -4,7 +4,12 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import { listPage, MAX_PAGES } from '../../nodes/shared/pagination';
+import {
+	listPage,
+	MAX_ENTRIES_PER_PAGE,
+	MAX_NEXT_CHARS,
+	MAX_PAGES,
+} from '../../nodes/shared/pagination';
 import { pathUnderBase } from '../../nodes/shared/transport';
 import { runNode } from '../harness';
 import { ACTION_TYPE, API_KEY, CREDENTIAL_TYPE } from '../support';
@@ -241,6 +246,32 @@ describe('Get Many through the reader, against a loopback service', () => {
 		expect(result.items).toHaveLength(MAX_PAGES);
 		expect(service.requests).toHaveLength(MAX_PAGES);
 	}, 60_000);
+
+	it('pages that come round again under new cursors: reading stops at the first repeat', async () => {
+		let n = 0;
+		service.answer(() => ({ data: logs((n % 2) + 1, (n % 2) + 1), next: `fresh${++n}` }));
+		expect(ids(await readLogs())).toEqual(['log_1', 'log_2']);
+		expect(service.requests).toHaveLength(3);
+	});
+
+	it(`a page of more than ${MAX_ENTRIES_PER_PAGE} records: the read stops with an error naming it`, async () => {
+		service.answer(() => ({ data: logs(1, 20_000), next: 'c2' }));
+		const result = await readLogs();
+		expect(result.error?.message).toBe(
+			`Log → Get Many: the service's list answer of GET /v1/logs was not read on: one page held 20000 records, more than the ${MAX_ENTRIES_PER_PAGE} a page may hold`,
+		);
+		expect(service.requests).toHaveLength(1);
+	});
+
+	it(`a next cursor longer than ${MAX_NEXT_CHARS} characters is not followed: the error says so`, async () => {
+		let n = 0;
+		service.answer(() => ({ data: logs(++n, n), next_cursor: 'c'.repeat(100_000 + n) }));
+		const result = await readLogs();
+		expect(result.error?.message).toMatch(
+			/was not read on: its next page position is \d+ characters long, more than the 2048 this node follows$/,
+		);
+		expect(service.requests).toHaveLength(1);
+	});
 
 	it('with a Limit: no page beyond the one that reaches it', async () => {
 		let n = 0;
