@@ -8,6 +8,7 @@ import { handleControlRequest } from './control-routes';
 import { errorBody, sendJson } from './http';
 import { createMediaHostHandler, MediaSigner } from './media';
 import { isPageRequest, servePage } from './page';
+import { refusedRequest } from './requestOrigin';
 import { DEFAULT_WEBHOOK_TIMEOUT_MS } from './policy';
 import { createSeed, seededKeyIds, seededKeyValues } from './seed';
 import { SandboxStore } from './store';
@@ -41,10 +42,19 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 	const signer = new MediaSigner(mediaBaseUrl);
 	const ctx: SandboxContext = { store, clock, webhooks, signer, baseUrl, mediaBaseUrl };
 
+	// The address it listens on is this machine too (a wildcard is not a name anyone sends).
+	const extraHosts = ['0.0.0.0', '::', ''].includes(host) ? [] : [host.toLowerCase()];
+	const apiPort = (apiServer.address() as AddressInfo).port;
+	const mediaPort = (mediaServer.address() as AddressInfo).port;
 	apiServer.on('request', (req: IncomingMessage, res: ServerResponse) => {
+		if (refuse(req, res, apiPort, extraHosts)) return;
 		void routeApiServer(ctx, req, res);
 	});
-	mediaServer.on('request', createMediaHostHandler(store, signer));
+	const mediaHandler = createMediaHostHandler(store, signer);
+	mediaServer.on('request', (req: IncomingMessage, res: ServerResponse) => {
+		if (refuse(req, res, mediaPort, extraHosts)) return;
+		mediaHandler(req, res);
+	});
 
 	let closed = false;
 	return {
@@ -71,6 +81,20 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 		answers: () => ({ ...answers.current }),
 		setAnswers: (partial) => answers.set(requireAnswers(partial)),
 	};
+}
+
+/** A request from a foreign Host or Origin (requestOrigin.ts): answered 403, true. */
+function refuse(
+	req: IncomingMessage,
+	res: ServerResponse,
+	port: number,
+	extraHosts: readonly string[],
+): boolean {
+	const reason = refusedRequest(req, port, extraHosts);
+	if (reason === undefined) return false;
+	req.resume();
+	sendJson(res, 403, errorBody('forbidden_origin', `Refused: ${reason}`));
+	return true;
 }
 
 async function routeApiServer(
