@@ -5,7 +5,7 @@
  * whose resume URLs are of its own n8n (forTrigger.ts stores them).
  */
 import type { IExecuteFunctions, IWebhookFunctions } from 'n8n-workflow';
-import { WAIT_INDEFINITELY, sleep } from 'n8n-workflow';
+import { sleep } from 'n8n-workflow';
 
 import {
 	ACCOUNT_ID_LABEL,
@@ -35,6 +35,20 @@ export type WaitRegistration = { key: string; entry: WaitingEntry };
 /** n8n's resume URL: [<base path>]/webhook-waiting/<execution id>, nothing after it. */
 const RESUME_PATH = /^(?:\/[^/]+)*\/webhook-waiting\/[^/]+\/?$/;
 
+/**
+ * The longest an entry lives: the longest Limit Wait Time. A wait without a limit (n8n's
+ * WAIT_INDEFINITELY) keeps waiting, but its entry ends after this: a later answer starts a new
+ * execution instead of resuming it. A far-future entry (a year 2999) is never taken.
+ */
+export const MAX_ENTRY_LIFE_MS = 30 * 86_400_000;
+/** What an entry may end beyond MAX_ENTRY_LIFE_MS from now (clocks, a registration's age). */
+const ENTRY_LIFE_MARGIN_MS = 15 * 60_000;
+
+/** An entry's end for a wait until `waitTill`: never beyond MAX_ENTRY_LIFE_MS from `nowMs`. */
+export function entryExpiry(waitTill: Date, nowMs: number): number {
+	return Math.min(waitTill.getTime(), nowMs + MAX_ENTRY_LIFE_MS);
+}
+
 /** A registration signed in the future by at most this much (clocks differ) is still taken. */
 const REGISTRATION_FUTURE_TOLERANCE_MS = 60_000;
 
@@ -47,13 +61,13 @@ export type EntryBounds = { ownOrigin: string; account: string; nowMs: number };
 /**
  * Whether the trigger may keep this entry and post an answer to it, wherever it was read (a
  * registration, or static data, which a Code node can write too): a waiting-execution URL of this
- * n8n (`ownOrigin`), the trigger's own account, live, and ending no later than a wait can (n8n's
- * WAIT_INDEFINITELY, the limit of a wait without one).
+ * n8n (`ownOrigin`), the trigger's own account, live, and ending no later than a wait can (the
+ * longest limit, MAX_ENTRY_LIFE_MS, plus a margin for clocks and a slow registration).
  */
 export function isEntryInBounds(entry: WaitingEntry, bounds: EntryBounds): boolean {
 	if (entry.account !== bounds.account || !URL.canParse(entry.resumeUrl)) return false;
-	if (!(entry.expiresAtMs > bounds.nowMs && entry.expiresAtMs <= WAIT_INDEFINITELY.getTime()))
-		return false;
+	const latest = bounds.nowMs + MAX_ENTRY_LIFE_MS + ENTRY_LIFE_MARGIN_MS;
+	if (!(entry.expiresAtMs > bounds.nowMs && entry.expiresAtMs <= latest)) return false;
 	const url = new URL(entry.resumeUrl);
 	return url.origin === bounds.ownOrigin && RESUME_PATH.test(url.pathname) && url.hash === '';
 }

@@ -162,11 +162,14 @@ function storedEntry(stored: IDataObject | undefined, key: string): WaitingEntry
  */
 const forgotten = new Map<string, number>();
 
-/** Keeps a process-memory map under MAX_MEMORY_ENTRIES: the ended first, then the oldest. */
-function makeRoom<V>(map: Map<string, V>, ended: (value: V) => boolean): void {
+/**
+ * Keeps a process-memory map under MAX_MEMORY_ENTRIES: the ended first, then the oldest unless
+ * `keepLive` (live waits are never evicted: a full map takes no new one).
+ */
+function makeRoom<V>(map: Map<string, V>, ended: (value: V) => boolean, keepLive = false): void {
 	if (map.size < MAX_MEMORY_ENTRIES) return;
 	for (const [key, value] of map) if (ended(value)) map.delete(key);
-	if (map.size >= MAX_MEMORY_ENTRIES) map.delete(map.keys().next().value as string);
+	if (map.size >= MAX_MEMORY_ENTRIES && !keepLive) map.delete(map.keys().next().value as string);
 }
 const forgottenKey = (key: string, entry: { executionId: string; node: string }) =>
 	`${key}|${entry.executionId}|${entry.node}`;
@@ -183,10 +186,11 @@ export function registerWaiting(
 	entry: WaitingEntry,
 	nowMs = Date.now(),
 ): void {
-	makeRoom(memory, (e) => e.expiresAtMs <= nowMs);
+	makeRoom(memory, (e) => e.expiresAtMs <= nowMs, true);
 	// The same execution waiting again at the same node (a loop) is a new wait.
 	forgotten.delete(forgottenKey(key, entry));
-	memory.set(key, entry);
+	// Full of live waits (a flood of registrations): they stay, this one is not kept here.
+	if (memory.size < MAX_MEMORY_ENTRIES || memory.has(key)) memory.set(key, entry);
 	if (staticData) keepWaitingEntriesCurrent(staticData, entry.home, nowMs, [key, entry]);
 }
 
@@ -230,11 +234,10 @@ export function keepWaitingEntriesCurrent(
 			merged[key] = { ...entry };
 		}
 	}
-	if (added && added[1].expiresAtMs > nowMs) {
-		delete merged[added[0]];
-		merged[added[0]] = { ...added[1] };
-	}
-	const bounded = Object.fromEntries(Object.entries(merged).slice(-MAX_STATIC_ENTRIES));
+	// A key kept already keeps its place (the bound below keeps the first ones).
+	if (added && added[1].expiresAtMs > nowMs) merged[added[0]] = { ...added[1] };
+	// Live waits already kept stay: past the bound, the newest (a flood's) are left out.
+	const bounded = Object.fromEntries(Object.entries(merged).slice(0, MAX_STATIC_ENTRIES));
 	makeRoom(written, (at) => at < nowMs - 7 * 86_400_000);
 	for (const [key, entry] of Object.entries(bounded)) {
 		const id = forgottenKey(key, entry);

@@ -17,6 +17,8 @@ import { NodeOperationError, WAIT_INDEFINITELY } from 'n8n-workflow';
 import { asNodeError } from '../../../shared/errors';
 import { isPlainObject } from '../../../shared/json';
 import {
+	MAX_ENTRY_LIFE_MS,
+	entryExpiry,
 	registerWithTrigger,
 	type WaitRegistration,
 } from '../../../shared/replyAndWait/registration';
@@ -121,6 +123,16 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 				},
 			);
 		}
+		if (amount * UNIT_MS[unit] > MAX_ENTRY_LIFE_MS) {
+			const days = MAX_ENTRY_LIFE_MS / UNIT_MS.days;
+			throw new NodeOperationError(
+				node,
+				`The wait is longer than ${days} days, the longest an answer can resume it: set at most ${days} days`,
+				{
+					description: `An answer resumes a wait for at most ${days} days (a bound that keeps the trigger's list of waits from being filled with far-future entries). Set Amount and Unit to ${days} days or less.`,
+				},
+			);
+		}
 		waitTill = new Date(now + amount * UNIT_MS[unit]);
 	}
 	const options = this.getNodeParameter('waitOptions', 0, {}) as IDataObject;
@@ -156,7 +168,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 			entry: {
 				resumeUrl,
 				executionId,
-				expiresAtMs: waitTill.getTime(),
+				expiresAtMs: entryExpiry(waitTill, now),
 				alsoStart: options.alsoStart === true,
 				node: node.name,
 				waitId: newWaitId(),

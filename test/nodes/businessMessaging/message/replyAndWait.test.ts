@@ -92,6 +92,23 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 		});
 		expect(result.execution.status).toBe('waiting');
 		expect(result.execution.waitTill!.getUTCFullYear()).toBe(3000);
+		// The execution waits on, but an answer resumes it for the longest limit only (30 days).
+		const keys = sandbox.numbers.map((number) => waitingKey(CONTACT, number.phone_number_id));
+		const found = findWaiting(undefined, keys, accountId(sandbox.keys.all));
+		expect(found).toBeDefined();
+		expect(found?.entry.expiresAtMs).toBeLessThanOrEqual(Date.now() + 30 * 86_400_000);
+	});
+
+	it('a limit longer than 30 days (the longest an answer can resume a wait) is refused before sending', async () => {
+		const record = await inbound(sandbox);
+		const result = await runWorkflow({
+			...replyAndWaitWorkflow({ limitWaitTime: true, waitAmount: 31, waitUnit: 'days' }),
+			credentials: credentialsFor(sandbox, 'all'),
+			inputItems: [inboundItem(record)],
+		});
+		expect(result.execution.status).not.toBe('waiting');
+		expect(result.nodeError(ASK)?.message).toMatch(/longer than 30 days/);
+		expect(sandbox.state().messages).toHaveLength(0);
 	});
 
 	it('a failed reply does not wait: the error says why and nothing waits', async () => {
