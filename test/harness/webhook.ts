@@ -151,6 +151,8 @@ export interface WebhookHarnessOptions {
 	webhookName?: WebhookType;
 	/** The execution a waiting webhook (restartWebhook) belongs to, as n8n's /webhook-waiting/<id> sets it. */
 	executionId?: string;
+	/** The waiting execution's saved data, as n8n's waiting webhooks hand it to WebhookContext. */
+	runExecutionData?: IRunExecutionData;
 }
 
 /** The shape of n8n's error answers (response-helper sendErrorResponse). */
@@ -168,6 +170,7 @@ interface WebhookSetup {
 	isTest: boolean;
 	workflowId: string;
 	executionId?: string;
+	runExecutionData?: IRunExecutionData;
 	workflow: Workflow;
 	node: INode;
 	nodeType: INodeType;
@@ -434,7 +437,7 @@ async function invokeWebhook(
 		mode,
 		webhookData,
 		[],
-		null,
+		setup.runExecutionData ?? null,
 	);
 	const { nodeType } = setup;
 	try {
@@ -687,6 +690,7 @@ export async function webhookHarness(options: WebhookHarnessOptions): Promise<We
 		isTest,
 		workflowId,
 		executionId: options.executionId,
+		runExecutionData: options.runExecutionData,
 		workflow,
 		node,
 		nodeType: nodeTypes.getByNameAndVersion(node.type, node.typeVersion),

@@ -6,6 +6,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type {
 	IDataObject,
+	IExecuteData,
 	INodeExecutionData,
 	ITriggerFunctions,
 	IWebhookFunctions,
@@ -56,6 +57,37 @@ export function resumeToken(key: string, ...wait: Parameters<typeof resumeMessag
 	return computeSignature(resumeMessage(...wait), key);
 }
 
+/**
+ * Where the waiting node keeps the ids of the waits it is in now: the metadata of its own execute
+ * data, which n8n saves with the waiting execution (as the timed-out items beside it) and hands
+ * back to webhook() as the execute data of the node it resumes (nodeExecutionStack[0]), in
+ * whichever process serves the resume URL, after a restart too. A token for any other wait (an
+ * earlier one of the same execution, a loop asking again) is refused there.
+ */
+export const WAIT_IDS_KEY = 'businessMessagingWaitIds';
+
+/** The waiting node's side (execute()): the waits it is in now, kept with its execute data. */
+export function keepWaitIds(executeData: IExecuteData, waitIds: string[]): void {
+	executeData.metadata = {
+		...executeData.metadata,
+		[WAIT_IDS_KEY]: waitIds,
+	} as IExecuteData['metadata'];
+}
+
+/**
+ * The waits the node being resumed is in, from the execute data n8n gives webhook() (not part of
+ * IWebhookFunctions: read where n8n-core's WebhookContext keeps it); undefined when n8n gives none
+ * or the wait was made by an older version (then only this process's once-only guard holds).
+ */
+export function currentWaitIds(context: IWebhookFunctions): string[] | undefined {
+	const executeData = (context as unknown as { executeData?: IExecuteData }).executeData;
+	const metadata = executeData?.metadata as IDataObject | undefined;
+	const ids: unknown = metadata?.[WAIT_IDS_KEY];
+	return Array.isArray(ids) && ids.every((id) => typeof id === 'string')
+		? (ids as string[])
+		: undefined;
+}
+
 /** The body the trigger posts to a resume URL. */
 export type ResumeRequest = { answer: IDataObject; wait: string; key: string; token: string };
 
@@ -97,6 +129,9 @@ export async function takeResumeRequest(
 	const node = this.getNode().name;
 	const once = `${executionId}|${node}|${wait}`;
 	if (executionId === '' || taken.has(once, Date.now())) return forbidden;
+	// A token for another wait than the one the execution is in now, whichever process took it before.
+	const waitingFor = currentWaitIds(this);
+	if (waitingFor !== undefined && !waitingFor.includes(wait)) return forbidden;
 	const message = resumeMessage(executionId, node, key, wait, answer);
 	const verified = await verifyWithDerivedKey
 		.call(this, RESUME_KEY_LABEL, message, `sha256=${token}`)

@@ -22,7 +22,7 @@ import {
 	registerWithTrigger,
 	type WaitRegistration,
 } from '../../../shared/replyAndWait/registration';
-import { newWaitId, takeResumeRequest } from '../../../shared/replyAndWait/resume';
+import { keepWaitIds, newWaitId, takeResumeRequest } from '../../../shared/replyAndWait/resume';
 import {
 	accountId,
 	isTriggerRunningHere,
@@ -195,6 +195,11 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 
 	// What n8n's timer resume will forward (the node is not run again then): the timed-out items.
 	const stored = this.getExecuteData();
+	// The waits this execution is in now, saved with it: webhook() refuses a token for any other.
+	keepWaitIds(
+		stored,
+		registrations.map(({ entry }) => entry.waitId ?? ''),
+	);
 	if (forwardsAllOutputs(resumeUrl)) {
 		stored.data.main = [[], timedOut];
 		// Items stored as a second input trace back through the same source as the first.

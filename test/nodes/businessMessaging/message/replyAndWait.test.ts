@@ -111,6 +111,67 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 		expect(sandbox.state().messages).toHaveLength(0);
 	});
 
+	it('a resume is taken only for the wait the execution is in now (kept with the waiting execution, read back from what n8n saved): a token of an earlier wait gets 403', async () => {
+		const record = await inbound(sandbox);
+		const first = await runWorkflow({
+			...replyAndWaitWorkflow({ limitWaitTime: true, waitAmount: 5, waitUnit: 'minutes' }),
+			credentials: credentialsFor(sandbox, 'all'),
+			inputItems: [inboundItem(record)],
+		});
+		expect(first.execution.status).toBe('waiting');
+		const keys = sandbox.numbers.map((number) => waitingKey(CONTACT, number.phone_number_id));
+		const found = findWaiting(undefined, keys, accountId(sandbox.keys.all));
+		const current = found?.entry.waitId as string;
+		expect(current).toMatch(/\S/);
+		// What n8n saved for the waiting execution, as a fresh process (another webhook processor,
+		// or after a restart) loads it: nothing of this process's memory comes with it.
+		const saved = JSON.parse(JSON.stringify(first.execution.data)) as typeof first.execution.data;
+		const harness = await webhookHarness({
+			type: ACTION_TYPE,
+			parameters: {
+				resource: 'message',
+				operation: 'replyAndWait',
+				text: 'What is your order number?',
+			},
+			credentials: credentialsFor(sandbox, 'all'),
+			executionId: '91',
+			runExecutionData: saved,
+		});
+		await harness.activate();
+		const answer = inboundEnvelope({
+			from: CONTACT,
+			text: 'A-42',
+			number: found?.key.split('|')[0],
+		});
+		const key = found?.key as string;
+		const post = async (wait: string) =>
+			await harness.receive({
+				headers: { 'content-type': 'application/json' },
+				rawBody: JSON.stringify({
+					answer,
+					wait,
+					key,
+					token: resumeToken(
+						resumeKey(sandbox.keys.all),
+						'91',
+						harness.node.name,
+						key,
+						wait,
+						answer,
+					),
+				}),
+			});
+		// A request captured for an earlier wait of this execution (a loop that asks again), replayed.
+		const replayed = await post('an-earlier-wait-of-this-execution');
+		expect({ status: replayed.status, resumed: replayed.workflowData }).toEqual({
+			status: 403,
+			resumed: undefined,
+		});
+		const genuine = await post(current);
+		expect(genuine.status).toBe(200);
+		expect(genuine.workflowData?.[0][0].json).toMatchObject({ data: { text: 'A-42' } });
+	});
+
 	it('a failed reply does not wait: the error says why and nothing waits', async () => {
 		const record = await inbound(sandbox);
 		sandbox.advanceClock(24 * 60 * 60 + 60);
