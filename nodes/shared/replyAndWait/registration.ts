@@ -49,8 +49,11 @@ export function entryExpiry(waitTill: Date, nowMs: number): number {
 	return Math.min(waitTill.getTime(), nowMs + MAX_ENTRY_LIFE_MS);
 }
 
-/** A registration signed in the future by at most this much (clocks differ) is still taken. */
-const REGISTRATION_FUTURE_TOLERANCE_MS = 60_000;
+/**
+ * A registration signed in the future by at most this much (clocks differ) is still taken. Small:
+ * a replay of a registration from a clock this far ahead is taken this much longer elsewhere.
+ */
+const REGISTRATION_FUTURE_TOLERANCE_MS = 10_000;
 
 /** Entries one registration may carry at most (Reply and Wait posts more in several). */
 export const MAX_ENTRIES_PER_REGISTRATION = 100;

@@ -120,8 +120,9 @@ export function accountIdOf(derivedKey: string): string {
 /**
  * How old a registration may be when the trigger takes it (registration.ts). An answered entry
  * stays forgotten at least this long, so a registration slower than its answer cannot bring it back.
+ * Short, because the replay guard is per process: another process takes the same bytes within it.
  */
-export const REGISTRATION_MAX_AGE_MS = 5 * 60_000;
+export const REGISTRATION_MAX_AGE_MS = 60_000;
 
 const memory = new Map<string, WaitingEntry>();
 

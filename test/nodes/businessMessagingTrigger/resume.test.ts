@@ -992,6 +992,15 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 				reason: 'the request is not signed for this webhook',
 			},
 		]);
+		// The guard is this process's: another process takes the same bytes while they are fresh, so
+		// fresh is short (a minute), and a registration issued 90 s ago (or 30 s ahead) is refused.
+		for (const issued of [Date.now() - 90_000, Date.now() + 30_000]) {
+			const late = await post({ ...first, issued_at_ms: issued });
+			expect([late.status, late.body]).toEqual([
+				401,
+				{ error: 'unauthorized', reason: 'the request is not signed for this webhook' },
+			]);
+		}
 		const stale = { ...first, issued_at_ms: Date.now() - 6 * 60_000 };
 		const old = await post(stale);
 		expect(old.status).toBe(401);
