@@ -21,6 +21,7 @@ import {
 import { ACTION_TYPE, CREDENTIAL_TYPE, TOOL_TYPE, TRIGGER_TYPE } from '../../support/constants';
 import { SandboxControl, type Sandbox } from '../../real-n8n/sandbox';
 import { log, sleep, waitFor } from '../../real-n8n/util';
+import { ResumeOwnWait } from '../lib/resumeOwnWait';
 
 export interface ConversationContext {
 	check: (name: string, body: () => Promise<string>) => Promise<boolean>;
@@ -274,8 +275,20 @@ export async function conversationChecks(ctx: ConversationContext): Promise<N8nP
 	);
 
 	await check(
-		'conversation: a waiting execution survives an n8n restart and resumes with the answer',
+		'conversation: a waiting execution survives an n8n restart and resumes with the answer; a resume request of an earlier wait of a looping execution is refused (403) after it waits again, before and after the restart, and its genuine answer resumes it',
 		async () => {
+			// The loop (test/e2e/lib/resumeOwnWait.ts): asked, answered, asked again; the first request kept.
+			const looper = '+33611110009';
+			await write(looper, 'opens the reply window');
+			const loop = new ResumeOwnWait(sandbox.keys.all, looper, number, control);
+			const looping = await loop.start(
+				client,
+				installDir,
+				n8n.url,
+				credentialId,
+				`${CREDENTIAL_NAME} (conversation)`,
+			);
+			const replayedHere = await loop.replay(looping);
 			const contact = '+33611110003';
 			const before = await ids();
 			await write(contact, 'slow please');
@@ -283,6 +296,17 @@ export async function conversationChecks(ctx: ConversationContext): Promise<N8nP
 			const restartStarted = Date.now();
 			({ n8n, client } = await restartLoggedIn(ctx));
 			const restartS = ((Date.now() - restartStarted) / 1000).toFixed(0);
+			const replayedAfterRestart = await loop.replay(looping);
+			const genuine = await loop.answerCurrent(looping);
+			if (
+				replayedHere !== 403 ||
+				replayedAfterRestart !== 403 ||
+				genuine.status !== 200 ||
+				!genuine.askedAgain
+			)
+				fail(
+					`the first wait's request replayed: ${replayedHere} (same process), ${replayedAfterRestart} (after the restart); the genuine answer to the current wait: ${genuine.status}, asked again: ${genuine.askedAgain}`,
+				);
 			const stillWaiting = (await executions()).find((e) => e.id === waiting.id);
 			if (stillWaiting?.status !== 'waiting')
 				fail(`after the restart execution ${waiting.id} is ${stillWaiting?.status}`);
@@ -292,7 +316,7 @@ export async function conversationChecks(ctx: ConversationContext): Promise<N8nP
 			if ((run.nodes[ASK]?.[0]?.[0]?.data as { text?: string })?.text !== 'B-7')
 				fail(`Answer output: ${JSON.stringify(run.nodes[ASK])}`);
 			await onlyTheAnswersRecord(before, waiting.id);
-			return `execution ${done.id} waited across a restart (${restartS} s) and resumed with "B-7": ${done.status}`;
+			return `execution ${done.id} waited across a restart (${restartS} s) and resumed with "B-7": ${done.status}; looping execution ${looping.executionId}: its first wait's request replayed got ${replayedHere} before and ${replayedAfterRestart} after the restart, the genuine answer ${genuine.status} (asked again)`;
 		},
 	);
 
