@@ -13,7 +13,6 @@ import { NodeOperationError } from 'n8n-workflow';
 
 import { apiError, bodyAsText, type RequestContext } from './errors';
 import { serviceLine, withServiceSentence } from './serviceText';
-import { redactText } from './redact';
 import {
 	checkedCredential,
 	fetchWithoutCredentials,
@@ -109,7 +108,7 @@ export async function checkMediaTarget(
 		addresses = await resolvedAddresses.call(this, hostname);
 	} catch (error) {
 		// The reason goes in the description: n8n replaces a message naming ENOTFOUND with its own.
-		const reason = redactText((error as Error).message ?? String(error));
+		const reason = serviceLine((error as Error).message ?? String(error));
 		throw refuse(
 			"its host could not be resolved, or n8n's own SSRF protection blocks it",
 			`The resolver said: ${reason}. `,

@@ -24,7 +24,7 @@ import {
 	type RequestContext,
 	type ResponseHeaders,
 } from './errors';
-import { redact, redactText } from './redact';
+import { redact, serviceLine } from './redact';
 import { apiKeyProblem, normalizeBaseUrl } from './credentialRules';
 
 export type { RequestContext } from './errors';
@@ -197,7 +197,8 @@ export async function rawApiRequest(
 			onError: (error, code, attempts) => {
 				// Our own checks (key prefix, base URL) already speak to the user: keep them.
 				if (error instanceof NodeOperationError) return error;
-				const reason = code ?? redactText((error as Error)?.message || 'unknown error', secrets);
+				const reason =
+					code ?? serviceLine((error as Error)?.message || 'unknown error', { known: secrets });
 				const explained = explainNetworkFailure(reason, context, {
 					write: method !== 'GET',
 					attempts,
@@ -242,7 +243,7 @@ export async function fetchWithoutCredentials(
 			discard: (response) => response.body.destroy(),
 			onError: (error) => {
 				if (abort?.signal.aborted) return abort.abortedError();
-				const reason = redactText((error as Error).message ?? 'unknown error');
+				const reason = serviceLine((error as Error).message ?? 'unknown error');
 				return apiError(
 					this.getNode(),
 					{ message: reason },
