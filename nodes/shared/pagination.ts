@@ -9,6 +9,7 @@ import type { IDataObject } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import { isPlainObject } from './json';
+import { serviceLine } from './redact';
 import {
 	apiRequest,
 	checkedCredential,
@@ -124,7 +125,7 @@ async function requestPage(
 			this.getNode(),
 			`${context.operation}: the service's next page is not on the credential's Base URL; it was not read`,
 			{
-				description: `The list answer of ${path} points its next page to "${next.url.slice(0, 200)}", outside ${baseUrl}. The API key is sent only to the Base URL, so reading stopped here. Check the credential's Base URL (it must be the address the service's links use).`,
+				description: `The list answer of ${path} points its next page to "${serviceLine(next.url, { max: 200 })}", outside ${baseUrl}. The API key is sent only to the Base URL, so reading stopped here. Check the credential's Base URL (it must be the address the service's links use).`,
 				itemIndex: context.itemIndex,
 			},
 		);

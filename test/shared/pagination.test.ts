@@ -215,6 +215,19 @@ describe('Get Many through the reader, against a loopback service', () => {
 		expect(service.requests).toHaveLength(1);
 	});
 
+	it('a next URL on another host with line feeds and bidi marks is quoted on one printable line', async () => {
+		service.answer(() => ({
+			items: logs(1, 1),
+			next: `${elsewhere.baseUrl}/v1/logs?cursor=c2\n\u202eforged line`,
+		}));
+		const description = String(
+			((await readLogs()).error as { description?: string } | undefined)?.description,
+		);
+		expect(description).toContain(`${elsewhere.baseUrl}/v1/logs?cursor=c2 forged line`);
+		expect(description).not.toMatch(/[\p{Cc}\p{Cf}]/u);
+		expect(elsewhere.requests).toEqual([]);
+	});
+
 	it('a root-relative next URL that leaves a Base URL path: refused, nothing sent', async () => {
 		service.answer(() => ({ items: logs(1, 1), next: '/v1/logs?cursor=c2' }));
 		const result = await runNode({
