@@ -298,6 +298,8 @@ export async function conversationChecks(ctx: ConversationContext): Promise<N8nP
 			const restartS = ((Date.now() - restartStarted) / 1000).toFixed(0);
 			const replayedAfterRestart = await loop.replay(looping);
 			const genuine = await loop.answerCurrent(looping);
+			// The loop waits on (no limit); its workflow is unpublished so that later checks see none of it.
+			await client.deactivate(looping.workflowId).catch(() => undefined);
 			if (
 				replayedHere !== 403 ||
 				replayedAfterRestart !== 403 ||

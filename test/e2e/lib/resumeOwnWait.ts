@@ -20,6 +20,7 @@ import { inboundEnvelope } from '../../support/fixtures';
 const ASK_AGAIN = 'Ask again';
 
 export interface LoopingWait {
+	workflowId: string;
 	executionId: string;
 	/** The first wait's resume request, as the trigger posted it (replayed later). */
 	first: { url: string; body: string };
@@ -168,7 +169,12 @@ export class ResumeOwnWait {
 			30_000,
 			500,
 		);
-		return { executionId, first, current: { url: secondUrl, waitId: waitSecond } };
+		return {
+			workflowId: workflow.id,
+			executionId,
+			first,
+			current: { url: secondUrl, waitId: waitSecond },
+		};
 	}
 
 	/** The first wait's request replayed (403 expected); `then` the genuine answer (resumes). */
