@@ -12,7 +12,7 @@ import { catchUpSettings } from '../../../nodes/BusinessMessagingTrigger/options
 import type { WebhookAttempt } from '../../../nodes/BusinessMessagingTrigger/catchUp/deliveryLog';
 import type { StartedTrigger, WebhookHarness } from '../../harness';
 import { CONTACT, useSandbox } from '../../support';
-import { control, servedTrigger, type Json, type ServedTrigger } from './helpers';
+import { api, control, servedTrigger, type Json, type ServedTrigger } from './helpers';
 
 const T0 = Date.UTC(2026, 10, 23, 12, 0, 0);
 const at = (seconds: number) =>
@@ -294,6 +294,31 @@ describe('catch-up in n8n (TriggerContext) against the sandbox', () => {
 			.spyOn(Date, 'now')
 			.mockImplementation(() => now + seconds * 1000 + (performance.now() % 1));
 	};
+
+	it("a delivery log's failure reason reaches delivery_failure as one short printable line, without tags", async () => {
+		const { harness, up, down } = await setup({ events: ['message.inbound'] });
+		const first = await started(harness, 'activate');
+		await first.close();
+		await down();
+		expect((await inbound('while down')).delivery).toMatchObject({ delivered: false });
+		await up();
+		// The service's own log, its reasons rewritten as a broken or hostile service might write them.
+		const log = (await api(sb, 'GET', '/v1/logs?category=webhook')).body as Json;
+		const forged = `refused\n2026-11-28T00:00:00Z INFO forged\u001b[2J \u202e<b>bold</b>${'z'.repeat(5000)}`;
+		for (const entry of log.data as Json[]) entry.reason = forged;
+		await control(sb, 'POST', '/faults', {
+			count: 20,
+			kind: 'json_body',
+			path_prefix: '/v1/logs',
+			body: log,
+		});
+		later(SETTLE_MS / 1000 + 5);
+		const run = await started(harness, 'init');
+		const [item] = await emittedAtLeast(run, 1);
+		const failure = String(item?.json.delivery_failure);
+		expect(failure).toMatch(/^refused 2026-11-28T00:00:00Z INFO forged \[2J bold z+…$/);
+		expect(failure.length).toBeLessThanOrEqual(301);
+	});
 
 	it('n8n down: what arrived meanwhile is emitted once, oldest first, marked recovered; a delivered message is not emitted again', async () => {
 		const { harness, results, up, down } = await setup({
