@@ -21,6 +21,7 @@ import { hasSignatureShape } from '../signature';
 import { REGISTRATION_PATH } from '../triggerUrls';
 import { rawBodyOf } from '../webhookRequest';
 import { REGISTRATION_HEADER, isEntryInBounds, receiveWaitRegistration } from './registration';
+import { recordAnswered, wasAnswered } from './answeredHere';
 import { resumeEntry, type ResumeOutcome } from './resume';
 import {
 	accountIdOf,
@@ -30,6 +31,7 @@ import {
 	keepWaitingEntriesCurrent,
 	markTriggerWorkflow,
 	registerWaiting,
+	STATIC_DATA_KEY,
 	triggerRunsHere,
 	waitingKey,
 	type WaitingEntry,
@@ -58,20 +60,74 @@ export function onTriggerActivated(this: ITriggerFunctions): () => void {
 	return triggerRunsHere(this.getWorkflow().id ?? '');
 }
 
+/** What answerWaiting did: resumed or not; `recorded`: the answer ran with no execution (answeredHere.ts). */
+export type AnswerOutcome = ResumeOutcome & { recorded?: true };
+
+/**
+ * Whether this request may take an answer with no execution of the trigger's workflow: a
+ * production webhook request in the process where the trigger's catch-up runs (regular mode),
+ * which then reads what this request wrote (n8n saves it: the request starts no execution).
+ * Elsewhere (queue mode's webhook processors, the catch-up itself) the answer's execution records
+ * it in n8n's deduplication store as before.
+ */
+function mayTakeWithoutExecution(this: IWebhookFunctions | ITriggerFunctions): boolean {
+	return (
+		'getNodeWebhookUrl' in this &&
+		this.getMode() === 'webhook' &&
+		isTriggerRunningHere(this.getWorkflow().id ?? undefined)
+	);
+}
+
+/** The service's id of an inbound message, when it has one. */
+function inboundMessageId(json: IDataObject): string | undefined {
+	const data = isPlainObject(json.data) ? json.data : {};
+	const id = data.wa_message_id;
+	return json.event === 'message.inbound' && typeof id === 'string' && id !== '' ? id : undefined;
+}
+
+/**
+ * Whether this inbound message already resumed a wait here with no execution (its catch-up copy,
+ * after a restart too): it is not run again. No credential read.
+ */
+export function answeredAlready(
+	this: IWebhookFunctions | ITriggerFunctions,
+	json: IDataObject,
+): boolean {
+	const id = inboundMessageId(json);
+	if (id === undefined) return false;
+	const staticData = this.getWorkflowStaticData('global') as IDataObject;
+	return wasAnswered(staticData, this.getWorkflow().id ?? undefined, id);
+}
+
 /**
  * An accepted event (webhook or catch-up): resumes the execution waiting for this inbound
  * message's contact, if any; `item` undefined (a handed-over message that runs nothing) resumes
- * nothing. Either way this copy of the static data is brought up to date.
+ * nothing. Either way this copy of the static data is brought up to date, when n8n may save it.
  */
 export async function answerWaiting(
 	this: IWebhookFunctions | ITriggerFunctions,
 	item: INodeExecutionData | undefined,
-): Promise<ResumeOutcome> {
+): Promise<AnswerOutcome> {
 	const staticData = this.getWorkflowStaticData('global') as IDataObject;
+	const home = this.getWorkflow().id ?? undefined;
+	const withoutExecution = item !== undefined && mayTakeWithoutExecution.call(this);
+	let outcome: AnswerOutcome = { resumed: false };
 	try {
-		return item ? await resume.call(this, staticData, item) : { resumed: false };
+		outcome = item
+			? await resume.call(this, staticData, item, withoutExecution)
+			: { resumed: false };
+		const id = item && inboundMessageId(item.json);
+		if (withoutExecution && outcome.resumed && !outcome.alsoStart && id && home) {
+			recordAnswered(home, id);
+			outcome = { ...outcome, recorded: true };
+		}
+		return outcome;
 	} finally {
-		const { restored } = keepWaitingEntriesCurrent(staticData, this.getWorkflow().id ?? undefined);
+		// n8n 2.x saves a webhook request's static data only when it starts no execution
+		// (docs/n8n-internals.md): a request that starts one only counts what it would write back.
+		const saved = !('getNodeWebhookUrl' in this) || item === undefined || outcome.recorded === true;
+		const copy = saved ? staticData : { [STATIC_DATA_KEY]: staticData[STATIC_DATA_KEY] };
+		const { restored } = keepWaitingEntriesCurrent(copy, home);
 		sayRestored.call(this, restored);
 	}
 }
@@ -130,6 +186,8 @@ async function resume(
 	this: IWebhookFunctions | ITriggerFunctions,
 	staticData: IDataObject,
 	item: INodeExecutionData,
+	/** n8n saves this copy of the static data (the request starts no execution if resumed). */
+	saved: boolean,
 ): Promise<ResumeOutcome> {
 	const json = item.json;
 	const handedOver = isPlainObject(json.hand_over) && json.hand_over.active === true;
@@ -156,7 +214,10 @@ async function resume(
 	const found = findWaiting(staticData, keys, identity.account, bounds.nowMs, mayAnswer, (entry) =>
 		isEntryInBounds(entry, bounds),
 	);
-	return found ? await resumeEntry.call(this, item, identity, found) : { resumed: false };
+	if (!found) return { resumed: false };
+	// A write n8n never saves (a webhook request that starts an execution) is not made.
+	const savedCopy = !('getNodeWebhookUrl' in this) || (saved && !found.entry.alsoStart);
+	return await resumeEntry.call(this, item, identity, found, savedCopy ? staticData : undefined);
 }
 
 /**

@@ -33,6 +33,7 @@ import type { IDataObject } from 'n8n-workflow';
 import { ACCOUNT_ID_LABEL, deriveKey } from '../credentialKeys';
 import { isPlainObject } from '../json';
 import { byAge } from '../watermark';
+import { keepAnsweredCurrent } from './answeredHere';
 
 export const STATIC_DATA_KEY = 'businessMessagingWaiting';
 /**
@@ -242,6 +243,8 @@ export function keepWaitingEntriesCurrent(
 	}
 	if (JSON.stringify(bounded) !== JSON.stringify(stored))
 		staticData[STATIC_DATA_KEY] = bounded as unknown as IDataObject;
+	// The answers this process took without an execution (answeredHere.ts) ride on the same saves.
+	if (home !== undefined) keepAnsweredCurrent(staticData, home, nowMs);
 	return { restored };
 }
 
@@ -295,12 +298,14 @@ export function removeWaiting(
 	key: string,
 	executionId: string,
 	nowMs = Date.now(),
+	/** The wait's node, when the caller knows it (the entry may be in neither store given). */
+	knownNode?: string,
 ): void {
 	const entry = memory.get(key);
 	if (entry?.executionId === executionId) memory.delete(key);
 	const stored = staticEntries(staticData);
 	const inStatic = storedEntry(stored, key);
-	const node = entry?.executionId === executionId ? entry.node : inStatic?.node;
+	const node = entry?.executionId === executionId ? entry.node : (inStatic?.node ?? knownNode);
 	makeRoom(forgotten, (until) => until <= nowMs);
 	const until = Math.max(
 		entry?.executionId === executionId ? entry.expiresAtMs : 0,
