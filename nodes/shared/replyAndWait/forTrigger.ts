@@ -31,7 +31,6 @@ import {
 	keepWaitingEntriesCurrent,
 	markTriggerWorkflow,
 	registerWaiting,
-	STATIC_DATA_KEY,
 	triggerRunsHere,
 	waitingKey,
 	type WaitingEntry,
@@ -113,9 +112,7 @@ export async function answerWaiting(
 	const withoutExecution = item !== undefined && mayTakeWithoutExecution.call(this);
 	let outcome: AnswerOutcome = { resumed: false };
 	try {
-		outcome = item
-			? await resume.call(this, staticData, item, withoutExecution)
-			: { resumed: false };
+		outcome = item ? await resume.call(this, staticData, item) : { resumed: false };
 		const id = item && inboundMessageId(item.json);
 		if (withoutExecution && outcome.resumed && !outcome.alsoStart && id && home) {
 			recordAnswered(home, id);
@@ -123,11 +120,9 @@ export async function answerWaiting(
 		}
 		return outcome;
 	} finally {
-		// n8n 2.x saves a webhook request's static data only when it starts no execution
-		// (docs/n8n-internals.md): a request that starts one only counts what it would write back.
-		const saved = !('getNodeWebhookUrl' in this) || item === undefined || outcome.recorded === true;
-		const copy = saved ? staticData : { [STATIC_DATA_KEY]: staticData[STATIC_DATA_KEY] };
-		const { restored } = keepWaitingEntriesCurrent(copy, home);
+		// n8n 1.x saves every webhook request's copy; 2.x only that of a request that starts no
+		// execution (docs/n8n-internals.md): written either way, it reaches the database where it can.
+		const { restored } = keepWaitingEntriesCurrent(staticData, home);
 		sayRestored.call(this, restored);
 	}
 }
@@ -186,8 +181,6 @@ async function resume(
 	this: IWebhookFunctions | ITriggerFunctions,
 	staticData: IDataObject,
 	item: INodeExecutionData,
-	/** n8n saves this copy of the static data (the request starts no execution if resumed). */
-	saved: boolean,
 ): Promise<ResumeOutcome> {
 	const json = item.json;
 	const handedOver = isPlainObject(json.hand_over) && json.hand_over.active === true;
@@ -214,10 +207,7 @@ async function resume(
 	const found = findWaiting(staticData, keys, identity.account, bounds.nowMs, mayAnswer, (entry) =>
 		isEntryInBounds(entry, bounds),
 	);
-	if (!found) return { resumed: false };
-	// A write n8n never saves (a webhook request that starts an execution) is not made.
-	const savedCopy = !('getNodeWebhookUrl' in this) || (saved && !found.entry.alsoStart);
-	return await resumeEntry.call(this, item, identity, found, savedCopy ? staticData : undefined);
+	return found ? await resumeEntry.call(this, item, identity, found) : { resumed: false };
 }
 
 /**

@@ -161,21 +161,18 @@ export function classifyResumeAnswer(
 
 /**
  * Resumes one wait found for the item: the entry is forgotten first (synchronously, before any
- * request), so it is taken once, then the answer is posted patiently (RESUME_PATIENCE). It is
- * removed from `staticData` too when given: the copy n8n saves after this request (none when the
- * request starts an execution: n8n 2.x does not save it, docs/n8n-internals.md); this process
- * forgets it either way, so it is not resumed twice here.
+ * request), so it is taken once, then the answer is posted patiently (RESUME_PATIENCE).
  */
 export async function resumeEntry(
 	this: IWebhookFunctions | ITriggerFunctions,
 	item: INodeExecutionData,
 	identity: TriggerIdentity,
 	found: { key: string; entry: WaitingEntry },
-	staticData: IDataObject | undefined,
 ): Promise<ResumeOutcome> {
 	const { key, entry } = found;
 	const { executionId, alsoStart } = entry;
-	removeWaiting(staticData, key, executionId, Date.now(), entry.node);
+	const staticData = this.getWorkflowStaticData('global') as IDataObject;
+	removeWaiting(staticData, key, executionId);
 	// A wait registered before waits had an id: '' (the waiting node takes it once all the same).
 	const wait = entry.waitId ?? '';
 	const body: ResumeRequest = {

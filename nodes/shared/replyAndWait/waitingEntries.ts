@@ -298,14 +298,12 @@ export function removeWaiting(
 	key: string,
 	executionId: string,
 	nowMs = Date.now(),
-	/** The wait's node, when the caller knows it (the entry may be in neither store given). */
-	knownNode?: string,
 ): void {
 	const entry = memory.get(key);
 	if (entry?.executionId === executionId) memory.delete(key);
 	const stored = staticEntries(staticData);
 	const inStatic = storedEntry(stored, key);
-	const node = entry?.executionId === executionId ? entry.node : (inStatic?.node ?? knownNode);
+	const node = entry?.executionId === executionId ? entry.node : inStatic?.node;
 	makeRoom(forgotten, (until) => until <= nowMs);
 	const until = Math.max(
 		entry?.executionId === executionId ? entry.expiresAtMs : 0,

@@ -129,7 +129,7 @@ describe("an answer taken where the catch-up runs: no execution of the trigger's
 		expect(kept).not.toContain('wamid.0');
 	});
 
-	it('Also Start: the answer starts its execution as before, and its copy is not written (n8n would not save it)', async () => {
+	it('Also Start: the answer starts its execution as before, with no record (that execution records it in the deduplication store)', async () => {
 		const contact = '+15554440002';
 		const alsoStart = await waitingTrigger(contact, '62', true);
 		const startedA = await alsoStart.harness.startTrigger();
@@ -140,15 +140,13 @@ describe("an answer taken where the catch-up runs: no execution of the trigger's
 			expect(answer.body).toEqual({ received: true, resumed: '62' });
 			expect(answer.workflowData?.flat()).toHaveLength(1);
 			expect(alsoStart.harness.globalStaticData[ANSWERED_KEY]).toBeUndefined();
-			expect(alsoStart.harness.globalStaticData[STATIC_DATA_KEY]).toEqual({
-				[waitingKey(contact, NUMBER)]: alsoStart.entry,
-			});
+			expect(alsoStart.harness.globalStaticData[STATIC_DATA_KEY]).toEqual({});
 		} finally {
 			await startedA.close();
 		}
 	});
 
-	it('where the catch-up runs elsewhere (queue mode: a webhook processor): the answer starts its recording execution as before, and its copy is not written', async () => {
+	it('where the catch-up runs elsewhere (queue mode: a webhook processor): the answer starts its recording execution as before, with no record', async () => {
 		const contactB = '+15554440003';
 		const processor = await waitingTrigger(contactB, '63');
 		const answer = await processor.harness.receive(
@@ -157,8 +155,6 @@ describe("an answer taken where the catch-up runs: no execution of the trigger's
 		expect(answer.body).toEqual({ received: true, resumed: '63' });
 		expect(answer.workflowData?.flat()).toHaveLength(1);
 		expect(processor.harness.globalStaticData[ANSWERED_KEY]).toBeUndefined();
-		expect(processor.harness.globalStaticData[STATIC_DATA_KEY]).toEqual({
-			[waitingKey(contactB, NUMBER)]: processor.entry,
-		});
+		expect(processor.harness.globalStaticData[STATIC_DATA_KEY]).toEqual({});
 	});
 });

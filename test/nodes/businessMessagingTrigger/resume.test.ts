@@ -240,17 +240,7 @@ describe('trigger: an answer resumes the waiting execution', () => {
 		);
 		expect(answer.body).toEqual({ received: true, resumed: '47' });
 		await expectRecordedOnly(harness, answer, '47');
-		// This request starts an execution: n8n 2.x does not save its copy, so the removal is not
-		// written there (docs/n8n-internals.md); this process forgets the wait all the same.
-		expect(harness.globalStaticData[STATIC_DATA_KEY]).toEqual({
-			[waitingKey('+15553334444', NUMBER)]: entry,
-		});
-		const next = await harness.receive(
-			signedRequest(inboundEnvelope({ from: '+15553334444', number: NUMBER }), secret),
-		);
-		expect(next.body).toEqual({ received: true });
-		expect(next.workflowData?.[0]).toHaveLength(1);
-		expect(server.bodies).toHaveLength(1);
+		expect(harness.globalStaticData[STATIC_DATA_KEY]).toEqual({});
 	});
 
 	// Queue mode: main's catch-up would bring the refused answer where no processor's wait is known.
