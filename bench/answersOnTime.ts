@@ -30,6 +30,7 @@ import { packCommit, type Build } from './combineQuiet';
 import { activateExample } from './conversations';
 import { startBenchEnvironment, type BenchEnvironment } from './lib/env';
 import { quantile } from './lib/stats';
+import { runWaitAnchor, type WaitAnchorRun } from './waitAnchor';
 import { cpuMs, isolatesAcquired } from './webhooks';
 
 const QUESTION = /order number\?/;
@@ -148,6 +149,8 @@ export interface AnswersResult {
 	after_commit: string;
 	runs: AnswersRun[];
 	builds: AnswersBuildSummary[];
+	/** n8n's own Wait node resumed under the same burst, in the after build's n8n (waitAnchor.ts). */
+	wait_anchor?: WaitAnchorRun;
 	load_average: { start: number[]; end: number[] };
 	runtime_s: number;
 }
@@ -637,6 +640,7 @@ export async function runAnswersBench(
 	const tarballs: Record<Build, string> = { before: before.tarball, after: setup.afterTarball };
 	const scenes: Partial<Record<Build, Scene>> = {};
 	const runs: AnswersRun[] = [];
+	let waitAnchor: WaitAnchorRun | undefined;
 	let n8n = '';
 	try {
 		for (const build of ['before', 'after'] as const) {
@@ -685,6 +689,18 @@ export async function runAnswersBench(
 				log(`    ${timelineLine(run)}`);
 			}
 		}
+		const after = scenes.after!;
+		// Never at the cost of the runs above: a failure is logged and the anchor left out.
+		waitAnchor = await runWaitAnchor(after.env, options.contacts, 8000, (workflowId, where) => {
+			const [row] = sqlite<{ n: number }>(
+				after.database,
+				`SELECT COUNT(*) AS n FROM execution_entity WHERE workflowId = '${workflowId}' AND ${where}`,
+			);
+			return Number(row?.n ?? 0);
+		}).catch((error: unknown) => {
+			log(`  Wait node anchor failed: ${(error as Error).message}`);
+			return undefined;
+		});
 	} finally {
 		for (const scene of Object.values(scenes)) await scene?.env.stop();
 	}
@@ -699,6 +715,7 @@ export async function runAnswersBench(
 		after_commit: afterCommit,
 		runs,
 		builds: [summarize(runs, 'before', before.commit), summarize(runs, 'after', afterCommit)],
+		...(waitAnchor && { wait_anchor: waitAnchor }),
 		load_average: { start, end: loadavg() },
 		runtime_s: Math.round((Date.now() - started) / 1000),
 	};
@@ -717,6 +734,21 @@ const TIMELINE_LABELS: Array<[keyof Timeline, string]> = [
 
 export function timelineLine(r: AnswersRun): string {
 	return `from the first answer delivery, p50 / p95 (n): ${TIMELINE_LABELS.map(([key, label]) => `${label} ${pair(r.timeline[key])} (${r.timeline[key].length})`).join('; ')}; delivery start → its execution resumed ${pair(r.to_resumed_ms)}; run-once in the trigger's execution ${pair(r.executions.run_once_ms)}; n8n CPU ${r.n8n_cpu_ms_per_answer.toFixed(0)} ms per answer, ${r.n8n_cores_busy.toFixed(2)} cores busy over ${r.answer_phase_s.toFixed(1)} s`;
+}
+
+/** n8n's own Wait node under the same burst, and the ratio of p50s (issue 43: goal ≤ 1.5x). */
+function anchorLines(result: AnswersResult): string[] {
+	const anchor = result.wait_anchor;
+	if (!anchor) return [];
+	const ours = result.builds.find((b) => b.build === 'after');
+	const ratio = (ms: number | undefined) =>
+		ms !== undefined && Number.isFinite(ms) && anchor.p50_ms > 0
+			? `${(ms / anchor.p50_ms).toFixed(2)}x`
+			: 'n/a';
+	return [
+		'',
+		`Anchor, in the after build's n8n after its runs: n8n's own Wait node (Resume: On Webhook Call), ${anchor.count} executions resumed at once by posting to their resume URLs: ${anchor.on_time} / ${anchor.count} 2xx within 8 s, resume → 2xx p50 / p95 ${sec(anchor.p50_ms)} / ${sec(anchor.p95_ms)}, ${isolatesText(anchor.isolates_per_resume)} expression isolates per resume. Answer delivery → 2xx p50, after / anchor: ${ratio(ours?.delivery_p50_ms)}; isolates per answer after / per resume: ${ours?.isolates_per_answer != null && anchor.isolates_per_resume ? (ours.isolates_per_answer / anchor.isolates_per_resume).toFixed(2) : 'n/a'}x.`,
+	];
 }
 
 /** The result as Markdown: per build, per run, and where the time goes per run. */
@@ -739,6 +771,7 @@ export function answersTable(result: AnswersResult): string {
 			(b) =>
 				`| ${b.build} (${b.commit.slice(0, 7)}) | ${b.on_time} / ${b.answers} (${(b.share_on_time * 100).toFixed(0)}%) | ${sec(b.delivery_p50_ms)} / ${sec(b.delivery_p95_ms)} | ${sec(b.to_confirmation_p50_ms)} / ${sec(b.to_confirmation_p95_ms)} | ${b.resumed} / ${b.twice} / ${b.lost} | ${b.executions_per_answer.toFixed(2)} (${modes(b.by_mode_per_answer)}) | ${isolatesText(b.isolates_per_answer)} | ${b.load_average_1m.min.toFixed(1)}–${b.load_average_1m.max.toFixed(1)} |`,
 		),
+		...anchorLines(result),
 		'',
 		'Per run (in the order run):',
 		'',
