@@ -61,7 +61,7 @@ import {
 	type CombineResult,
 	type Latency,
 } from './combine';
-import { DEFAULT_QUIET_OPTIONS, quietTable, runQuietBench } from './combineQuiet';
+import { DEFAULT_QUIET_OPTIONS, packCommit, quietTable, runQuietBench } from './combineQuiet';
 import { answersTable, DEFAULT_ANSWERS_OPTIONS, runAnswersBench } from './answersOnTime';
 import { answersProfileText, runAnswersProfile } from './answersProfile';
 import {
@@ -692,6 +692,20 @@ function webhookGoalRows(w: WebhookResult, rows: Row[]): void {
 			met: met(mine.p99_ms <= GOALS.webhookMaxP99Ms),
 		});
 	}
+	// BENCH_INSTANCES=default,before (issue 43, goal 5): the default event, each build against its minimal trigger.
+	for (const c of concurrencies) {
+		const after = find(w, 'default', 'ours-auto', c);
+		const before = find(w, 'before', 'ours-auto', c);
+		if (!after || !before) continue;
+		rows.push({
+			benchmark: `2. the default event, this build against BENCH_BEFORE's, each / its minimal trigger, concurrency ${c}`,
+			ours: `${ratioText(after.vs_floor)} (${fixed(after.events_per_s, 2)} events/s)`,
+			baseline: `${ratioText(before.vs_floor)} (${fixed(before.events_per_s, 2)} events/s, before)`,
+			ratio: `${fixed(after.vs_floor.median / before.vs_floor.median)}x`,
+			goal: '≥ 0.95x the minimal trigger',
+			met: met(after.vs_floor.median >= 0.95),
+		});
+	}
 	type Totals = WebhookResult['totals'];
 	const sum = (
 		list: Totals,
@@ -861,8 +875,19 @@ async function main(): Promise<void> {
 			'2. signed events through three n8n (default, lazy isolate acquire, legacy engine): six workflows each, interleaved rounds',
 		);
 		try {
+			// BENCH_INSTANCES=default,before BENCH_BEFORE=<commit>: that build beside this one (issue 43, goal 5).
+			const wantsBefore = (process.env.BENCH_INSTANCES ?? '').split(',').includes('before');
+			const beforeTarball = wantsBefore
+				? packCommit(process.env.BENCH_BEFORE ?? 'main', join(outDir, 'before')).tarball
+				: undefined;
 			results.webhooks = await runWebhookBench(
-				{ tarball, minimalTarball: packMinimalTrigger(outDir), outDir, keep: options.keep },
+				{
+					tarball,
+					minimalTarball: packMinimalTrigger(outDir),
+					outDir,
+					keep: options.keep,
+					beforeTarball,
+				},
 				webhookOptions,
 			);
 		} catch (error) {
