@@ -633,6 +633,11 @@ export async function runAnswersBench(
 ): Promise<AnswersResult> {
 	const started = Date.now();
 	const start = loadavg();
+	// This checkout as packed (the tarball was built before this call), not HEAD at the end.
+	const afterCommit = spawnSync('git', ['rev-parse', 'HEAD'], {
+		cwd: REPO_ROOT,
+		encoding: 'utf8',
+	}).stdout.trim();
 	const before = packCommit(setup.beforeRef, join(setup.outDir, 'before'));
 	log(
 		`answers-on-time: before = ${setup.beforeRef} (${before.commit.slice(0, 7)}), after = this checkout`,
@@ -704,10 +709,7 @@ export async function runAnswersBench(
 	} finally {
 		for (const scene of Object.values(scenes)) await scene?.env.stop();
 	}
-	const afterCommit = spawnSync('git', ['rev-parse', 'HEAD'], {
-		cwd: REPO_ROOT,
-		encoding: 'utf8',
-	}).stdout.trim();
+
 	return {
 		options,
 		n8n,
