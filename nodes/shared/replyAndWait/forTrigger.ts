@@ -159,16 +159,22 @@ function waitsFor(
 }
 
 /**
- * Whether a delivery past the Late Delivery Cutoff should still resume a wait here: the trigger's
- * catch-up runs in another process (queue mode: main), where its copy would find none of the waits
- * a webhook processor took, and this process or the copy n8n loaded holds a live one this event
- * may answer. Where the catch-up runs here, it resumes the wait itself. No credential read.
+ * Whether a delivery past the Late Delivery Cutoff should still resume a wait here, when this
+ * process or the copy n8n loaded holds a live one this event may answer. Where the catch-up runs
+ * elsewhere (queue mode: main), its copy would find none of the waits a webhook processor took.
+ * Where it runs here (regular mode), the answer is taken with no execution and recorded
+ * (answeredHere.ts): cheaper and sooner than a 503 and the catch-up's resume a minute later, whose
+ * copy then runs nothing. No credential read.
  */
 export function lateAnswerGoesOnHere(
 	this: IWebhookFunctions | ITriggerFunctions,
 	event: IDataObject,
 ): boolean {
-	if (isTriggerRunningHere(this.getWorkflow().id ?? undefined)) return false;
+	if (
+		isTriggerRunningHere(this.getWorkflow().id ?? undefined) &&
+		!mayTakeWithoutExecution.call(this)
+	)
+		return false;
 	const waits = waitsFor(event);
 	const staticData = this.getWorkflowStaticData('global') as IDataObject;
 	return (
