@@ -743,13 +743,21 @@ function anchorLines(result: AnswersResult): string[] {
 	const anchor = result.wait_anchor;
 	if (!anchor) return [];
 	const ours = result.builds.find((b) => b.build === 'after');
+	const resumedP50 = quantile(
+		result.runs.filter((r) => r.build === 'after').flatMap((r) => r.to_resumed_ms),
+		0.5,
+	);
+	const rawRatio =
+		Number.isFinite(resumedP50) && Number.isFinite(anchor.raw_p50_ms) && anchor.raw_p50_ms > 0
+			? `${(resumedP50 / anchor.raw_p50_ms).toFixed(2)}x`
+			: 'n/a';
 	const ratio = (ms: number | undefined) =>
 		ms !== undefined && Number.isFinite(ms) && anchor.p50_ms > 0
 			? `${(ms / anchor.p50_ms).toFixed(2)}x`
 			: 'n/a';
 	return [
 		'',
-		`Anchor, in the after build's n8n after its runs: n8n's own Wait node (Resume: On Webhook Call), ${anchor.count} executions resumed at once by posting to their resume URLs: ${anchor.on_time} / ${anchor.count} 2xx within 8 s, resume → 2xx p50 / p95 ${sec(anchor.p50_ms)} / ${sec(anchor.p95_ms)}, ${isolatesText(anchor.isolates_per_resume)} expression isolates per resume. Answer delivery → 2xx p50, after / anchor: ${ratio(ours?.delivery_p50_ms)}; isolates per answer after / per resume: ${ours?.isolates_per_answer != null && anchor.isolates_per_resume ? (ours.isolates_per_answer / anchor.isolates_per_resume).toFixed(2) : 'n/a'}x.`,
+		`Anchor, in the after build's n8n after its runs: n8n's own Wait node (Resume: On Webhook Call), ${anchor.count} executions resumed at once by posting to their resume URLs: ${anchor.on_time} / ${anchor.count} 2xx within 8 s, resume → 2xx p50 / p95 ${sec(anchor.p50_ms)} / ${sec(anchor.p95_ms)}, ${isolatesText(anchor.isolates_per_resume)} expression isolates per resume. Answer delivery → 2xx p50, after / anchor: ${ratio(ours?.delivery_p50_ms)}. However long: an answer's delivery start → its execution resumed p50 ${(resumedP50 / 1000).toFixed(1)} s against the anchor's resume → 2xx p50 ${((anchor.raw_p50_ms ?? Number.NaN) / 1000).toFixed(1)} s: ${rawRatio}. Isolates per answer after / per resume: ${ours?.isolates_per_answer != null && anchor.isolates_per_resume ? (ours.isolates_per_answer / anchor.isolates_per_resume).toFixed(2) : 'n/a'}x.`,
 	];
 }
 
