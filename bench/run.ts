@@ -4,7 +4,9 @@
  * bench/results/latest.json (and latest.md, the table as in the README).
  *
  *   npm run bench [-- --only 1,2,3,4,5,queue,run-once-row,combine,combine-quiet,answers-on-time,answers-profile] [--quick] [--skip-build] [--keep]
- *   (part 2 only: BENCH_INSTANCES=default,lazy BENCH_REPS=5 BENCH_CONCURRENCIES=1,8 for a focused run)
+ *   (part 2 only: BENCH_INSTANCES=default,lazy BENCH_REPS=5 BENCH_CONCURRENCIES=1,8 for a focused run;
+ *    BENCH_VARIANTS=minimal,ours-auto narrows the workflows; BENCH_INSTANCES=default,before with
+ *    BENCH_BEFORE=<commit> runs that build beside this one, each against its own minimal trigger)
  *
  *   1     the trigger's receive path in-process vs HMAC + timingSafeEqual + JSON.parse (Node 20 and 24)
  *   2     signed events through three n8n 2.41.1 (default, lazy isolate acquire, legacy engine): our
@@ -36,7 +38,8 @@
  *         from a git worktree of it) against after, one n8n 2.41.1 per build side by side: 50 contacts greet
  *         at once into the conversation example, then all answer at once; the share of answer deliveries
  *         answered 2xx within the service's 8 s, delivery → 2xx and answer → confirmation p50/p95, resumed /
- *         asked twice / lost, executions each answer costs, and where the time goes (n8n's database).
+ *         asked twice / lost, executions and expression isolates each answer costs, where the time goes
+ *         (n8n's database), and n8n's own Wait node resumed under the same burst as an anchor.
  *         Not in the default set (about 12 minutes); results also in bench/results/answers-on-time-<time>.*
  *   answers-profile  A diagnostic for answers-on-time, this checkout only: one n8n 2.41.1 with its inspector,
  *         one burst of 50 answers, the V8 CPU profile of n8n's main thread over the answer phase (self time by
