@@ -22,7 +22,10 @@ export const RESUMED_FIELD = 'resumed_execution';
 export const RECORD_ONLY_FIELD = '__businessMessagingRecordOnly';
 
 export type Route =
-	/** An answer that resumed a wait starts one too: execute() records it as run. */
+	/**
+	 * An answer that resumed a wait starts one too where it cannot be recorded otherwise (queue
+	 * mode's processors, the catch-up) or asks to Also Start: execute() records it as run.
+	 */
 	| { kind: 'start'; workflowData: INodeExecutionData[][]; resumed?: string }
 	/** A person is answering the contact (While a Person Answers: Do Not Emit): nothing runs. */
 	| { kind: 'handedOver' }
