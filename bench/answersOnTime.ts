@@ -30,7 +30,8 @@ import { packCommit, type Build } from './combineQuiet';
 import { activateExample } from './conversations';
 import { startBenchEnvironment, type BenchEnvironment } from './lib/env';
 import { quantile } from './lib/stats';
-import { cpuMs } from './webhooks';
+import { runWaitAnchor, type WaitAnchorRun } from './waitAnchor';
+import { cpuMs, isolatesAcquired } from './webhooks';
 
 const QUESTION = /order number\?/;
 const CONFIRMATION = /looking up order (\S+)/;
@@ -116,6 +117,8 @@ export interface AnswersRun {
 	n8n_cpu_ms_per_answer: number;
 	/** That CPU over the wall time: 1.0 = one core busy all along. */
 	n8n_cores_busy: number;
+	/** Expression isolates n8n acquired per answer over the same span (its /metrics counter). */
+	isolates_per_answer: number | null;
 	load_average_1m: { start: number; end: number };
 }
 
@@ -135,6 +138,7 @@ export interface AnswersBuildSummary {
 	lost: number;
 	executions_per_answer: number;
 	by_mode_per_answer: Record<string, number>;
+	isolates_per_answer: number | null;
 	load_average_1m: { min: number; max: number };
 }
 
@@ -145,6 +149,8 @@ export interface AnswersResult {
 	after_commit: string;
 	runs: AnswersRun[];
 	builds: AnswersBuildSummary[];
+	/** n8n's own Wait node resumed under the same burst, in the after build's n8n (waitAnchor.ts). */
+	wait_anchor?: WaitAnchorRun;
 	load_average: { start: number[]; end: number[] };
 	runtime_s: number;
 }
@@ -350,6 +356,7 @@ export async function oneRun(
 	const loadStart = loadavg()[0];
 	const pid = env.n8n.child.pid as number;
 	await hooks.started?.();
+	const isolatesStart = await isolatesAcquired(env.n8n.url).catch(() => null);
 	const cpuStart = cpuMs(pid);
 	const answeredAt = Date.now();
 	const posted = await Promise.all(
@@ -387,6 +394,7 @@ export async function oneRun(
 	);
 	const cpuUsed = cpuMs(pid) - cpuStart;
 	const answerPhaseMs = Date.now() - answeredAt;
+	const isolatesEnd = await isolatesAcquired(env.n8n.url).catch(() => null);
 	await hooks.ended?.();
 	// A second question or confirmation would come within seconds.
 	await sleep(3000);
@@ -560,6 +568,10 @@ export async function oneRun(
 		answer_phase_s: answerPhaseMs / 1000,
 		n8n_cpu_ms_per_answer: cpuUsed / contacts.length,
 		n8n_cores_busy: cpuUsed / answerPhaseMs,
+		isolates_per_answer:
+			isolatesStart === null || isolatesEnd === null
+				? null
+				: (isolatesEnd - isolatesStart) / contacts.length,
 		load_average_1m: {
 			start: Math.round(loadStart * 100) / 100,
 			end: Math.round(loadEnd * 100) / 100,
@@ -567,6 +579,7 @@ export async function oneRun(
 	};
 }
 
+const isolatesText = (n: number | null) => (n === null ? 'n/a' : n.toFixed(2));
 const sec = (ms: number) => (Number.isFinite(ms) ? `${(ms / 1000).toFixed(1)} s` : '> 8 s');
 const p = (values: number[], q: number) => quantile(values, q);
 const pair = (values: number[]) => `${sec(p(values, 0.5))} / ${sec(p(values, 0.95))}`;
@@ -583,6 +596,7 @@ function summarize(runs: AnswersRun[], build: Build, commit: string): AnswersBui
 		for (const [mode, n] of Object.entries(r.executions.by_mode))
 			byMode[mode] = (byMode[mode] ?? 0) + n / answers;
 	const loads = mine.flatMap((r) => [r.load_average_1m.start, r.load_average_1m.end]);
+	const isolates = mine.map((r) => r.isolates_per_answer);
 	return {
 		build,
 		commit,
@@ -599,6 +613,9 @@ function summarize(runs: AnswersRun[], build: Build, commit: string): AnswersBui
 		lost: mine.reduce((n, r) => n + r.lost, 0),
 		executions_per_answer: created / Math.max(1, answers),
 		by_mode_per_answer: byMode,
+		isolates_per_answer: isolates.every((n): n is number => n !== null)
+			? isolates.reduce((a, b) => a + b, 0) / Math.max(1, isolates.length)
+			: null,
 		load_average_1m: { min: Math.min(...loads), max: Math.max(...loads) },
 	};
 }
@@ -607,7 +624,7 @@ export function runLine(r: AnswersRun): string {
 	const modes = Object.entries(r.executions.by_mode)
 		.map(([mode, n]) => `${n} ${mode}`)
 		.join(' + ');
-	return `${r.build} #${r.rep}: ${r.on_time}/${r.contacts} answers 2xx within 8 s (${(r.share_on_time * 100).toFixed(0)}%), delivery → 2xx p50/p95 ${pair(r.delivery_ms)}, answer → confirmation ${pair(r.to_confirmation_ms)}; ${r.resumed} resumed, ${r.twice} asked twice, ${r.lost} lost; ${r.executions.created} executions created (${modes || 'none'}; ${r.executions.catch_up_answer_copies} catch-up copies of answers), ${r.executions.per_answer.toFixed(2)} per answer; greetings ${r.greetings.on_time}/${r.contacts} within 8 s; load ${r.load_average_1m.start.toFixed(1)} → ${r.load_average_1m.end.toFixed(1)}`;
+	return `${r.build} #${r.rep}: ${r.on_time}/${r.contacts} answers 2xx within 8 s (${(r.share_on_time * 100).toFixed(0)}%), delivery → 2xx p50/p95 ${pair(r.delivery_ms)}, answer → confirmation ${pair(r.to_confirmation_ms)}; ${r.resumed} resumed, ${r.twice} asked twice, ${r.lost} lost; ${r.executions.created} executions created (${modes || 'none'}; ${r.executions.catch_up_answer_copies} catch-up copies of answers), ${r.executions.per_answer.toFixed(2)} per answer; ${isolatesText(r.isolates_per_answer)} isolates per answer; greetings ${r.greetings.on_time}/${r.contacts} within 8 s; load ${r.load_average_1m.start.toFixed(1)} → ${r.load_average_1m.end.toFixed(1)}`;
 }
 
 export async function runAnswersBench(
@@ -616,6 +633,11 @@ export async function runAnswersBench(
 ): Promise<AnswersResult> {
 	const started = Date.now();
 	const start = loadavg();
+	// This checkout as packed (the tarball was built before this call), not HEAD at the end.
+	const afterCommit = spawnSync('git', ['rev-parse', 'HEAD'], {
+		cwd: REPO_ROOT,
+		encoding: 'utf8',
+	}).stdout.trim();
 	const before = packCommit(setup.beforeRef, join(setup.outDir, 'before'));
 	log(
 		`answers-on-time: before = ${setup.beforeRef} (${before.commit.slice(0, 7)}), after = this checkout`,
@@ -623,6 +645,7 @@ export async function runAnswersBench(
 	const tarballs: Record<Build, string> = { before: before.tarball, after: setup.afterTarball };
 	const scenes: Partial<Record<Build, Scene>> = {};
 	const runs: AnswersRun[] = [];
+	let waitAnchor: WaitAnchorRun | undefined;
 	let n8n = '';
 	try {
 		for (const build of ['before', 'after'] as const) {
@@ -632,6 +655,8 @@ export async function runAnswersBench(
 				keep: setup.keep,
 				logName: `n8n-answers-on-time-${build}.log`,
 				line: 2,
+				// Its /metrics: expression isolates acquired per answer.
+				env: { N8N_METRICS: 'true' },
 			});
 			n8n = env.installation.version;
 			const scene: Scene = {
@@ -669,13 +694,22 @@ export async function runAnswersBench(
 				log(`    ${timelineLine(run)}`);
 			}
 		}
+		const after = scenes.after!;
+		// Never at the cost of the runs above: a failure is logged and the anchor left out.
+		waitAnchor = await runWaitAnchor(after.env, options.contacts, 8000, (workflowId, where) => {
+			const [row] = sqlite<{ n: number }>(
+				after.database,
+				`SELECT COUNT(*) AS n FROM execution_entity WHERE workflowId = '${workflowId}' AND ${where}`,
+			);
+			return Number(row?.n ?? 0);
+		}).catch((error: unknown) => {
+			log(`  Wait node anchor failed: ${(error as Error).message}`);
+			return undefined;
+		});
 	} finally {
 		for (const scene of Object.values(scenes)) await scene?.env.stop();
 	}
-	const afterCommit = spawnSync('git', ['rev-parse', 'HEAD'], {
-		cwd: REPO_ROOT,
-		encoding: 'utf8',
-	}).stdout.trim();
+
 	return {
 		options,
 		n8n,
@@ -683,6 +717,7 @@ export async function runAnswersBench(
 		after_commit: afterCommit,
 		runs,
 		builds: [summarize(runs, 'before', before.commit), summarize(runs, 'after', afterCommit)],
+		...(waitAnchor && { wait_anchor: waitAnchor }),
 		load_average: { start, end: loadavg() },
 		runtime_s: Math.round((Date.now() - started) / 1000),
 	};
@@ -703,6 +738,29 @@ export function timelineLine(r: AnswersRun): string {
 	return `from the first answer delivery, p50 / p95 (n): ${TIMELINE_LABELS.map(([key, label]) => `${label} ${pair(r.timeline[key])} (${r.timeline[key].length})`).join('; ')}; delivery start → its execution resumed ${pair(r.to_resumed_ms)}; run-once in the trigger's execution ${pair(r.executions.run_once_ms)}; n8n CPU ${r.n8n_cpu_ms_per_answer.toFixed(0)} ms per answer, ${r.n8n_cores_busy.toFixed(2)} cores busy over ${r.answer_phase_s.toFixed(1)} s`;
 }
 
+/** n8n's own Wait node under the same burst, and the ratio of p50s (issue 43: goal ≤ 1.5x). */
+function anchorLines(result: AnswersResult): string[] {
+	const anchor = result.wait_anchor;
+	if (!anchor) return [];
+	const ours = result.builds.find((b) => b.build === 'after');
+	const resumedP50 = quantile(
+		result.runs.filter((r) => r.build === 'after').flatMap((r) => r.to_resumed_ms),
+		0.5,
+	);
+	const rawRatio =
+		Number.isFinite(resumedP50) && Number.isFinite(anchor.raw_p50_ms) && anchor.raw_p50_ms > 0
+			? `${(resumedP50 / anchor.raw_p50_ms).toFixed(2)}x`
+			: 'n/a';
+	const ratio = (ms: number | undefined) =>
+		ms !== undefined && Number.isFinite(ms) && anchor.p50_ms > 0
+			? `${(ms / anchor.p50_ms).toFixed(2)}x`
+			: 'n/a';
+	return [
+		'',
+		`Anchor, in the after build's n8n after its runs: n8n's own Wait node (Resume: On Webhook Call), ${anchor.count} executions resumed at once by posting to their resume URLs: ${anchor.on_time} / ${anchor.count} 2xx within 8 s, resume → 2xx p50 / p95 ${sec(anchor.p50_ms)} / ${sec(anchor.p95_ms)}, ${isolatesText(anchor.isolates_per_resume)} expression isolates per resume. Answer delivery → 2xx p50, after / anchor: ${ratio(ours?.delivery_p50_ms)}. However long: an answer's delivery start → its execution resumed p50 ${(resumedP50 / 1000).toFixed(1)} s against the anchor's resume → 2xx p50 ${((anchor.raw_p50_ms ?? Number.NaN) / 1000).toFixed(1)} s: ${rawRatio}. Isolates per answer after / per resume: ${ours?.isolates_per_answer != null && anchor.isolates_per_resume ? (ours.isolates_per_answer / anchor.isolates_per_resume).toFixed(2) : 'n/a'}x.`,
+	];
+}
+
 /** The result as Markdown: per build, per run, and where the time goes per run. */
 export function answersTable(result: AnswersResult): string {
 	const o = result.options;
@@ -717,12 +775,13 @@ export function answersTable(result: AnswersResult): string {
 	const lines = [
 		`n8n ${result.n8n}, one process per build, each with its own sandbox; the conversation example (Automatic registration); ${o.contacts} contacts greet at once, then all answer at once once every execution waits; ${o.reps} runs of each build, alternating; load average ${result.load_average.start.map((v) => v.toFixed(1)).join(' ')} at start, ${result.load_average.end.map((v) => v.toFixed(1)).join(' ')} at end; ${Math.round(result.runtime_s / 60)} min`,
 		'',
-		'| build | answers 2xx within 8 s | answer delivery → 2xx p50 / p95 | answer → confirmation p50 / p95 | resumed / asked twice / lost | new executions per answer (by mode) | load avg (1 min) |',
-		'|---|---|---|---|---|---|---|',
+		'| build | answers 2xx within 8 s | answer delivery → 2xx p50 / p95 | answer → confirmation p50 / p95 | resumed / asked twice / lost | new executions per answer (by mode) | expression isolates per answer | load avg (1 min) |',
+		'|---|---|---|---|---|---|---|---|',
 		...result.builds.map(
 			(b) =>
-				`| ${b.build} (${b.commit.slice(0, 7)}) | ${b.on_time} / ${b.answers} (${(b.share_on_time * 100).toFixed(0)}%) | ${sec(b.delivery_p50_ms)} / ${sec(b.delivery_p95_ms)} | ${sec(b.to_confirmation_p50_ms)} / ${sec(b.to_confirmation_p95_ms)} | ${b.resumed} / ${b.twice} / ${b.lost} | ${b.executions_per_answer.toFixed(2)} (${modes(b.by_mode_per_answer)}) | ${b.load_average_1m.min.toFixed(1)}–${b.load_average_1m.max.toFixed(1)} |`,
+				`| ${b.build} (${b.commit.slice(0, 7)}) | ${b.on_time} / ${b.answers} (${(b.share_on_time * 100).toFixed(0)}%) | ${sec(b.delivery_p50_ms)} / ${sec(b.delivery_p95_ms)} | ${sec(b.to_confirmation_p50_ms)} / ${sec(b.to_confirmation_p95_ms)} | ${b.resumed} / ${b.twice} / ${b.lost} | ${b.executions_per_answer.toFixed(2)} (${modes(b.by_mode_per_answer)}) | ${isolatesText(b.isolates_per_answer)} | ${b.load_average_1m.min.toFixed(1)}–${b.load_average_1m.max.toFixed(1)} |`,
 		),
+		...anchorLines(result),
 		'',
 		'Per run (in the order run):',
 		'',

@@ -4,7 +4,9 @@
  * bench/results/latest.json (and latest.md, the table as in the README).
  *
  *   npm run bench [-- --only 1,2,3,4,5,queue,run-once-row,combine,combine-quiet,answers-on-time,answers-profile] [--quick] [--skip-build] [--keep]
- *   (part 2 only: BENCH_INSTANCES=default,lazy BENCH_REPS=5 BENCH_CONCURRENCIES=1,8 for a focused run)
+ *   (part 2 only: BENCH_INSTANCES=default,lazy BENCH_REPS=5 BENCH_CONCURRENCIES=1,8 for a focused run;
+ *    BENCH_VARIANTS=minimal,ours-auto narrows the workflows; BENCH_INSTANCES=default,before with
+ *    BENCH_BEFORE=<commit> runs that build beside this one, each against its own minimal trigger)
  *
  *   1     the trigger's receive path in-process vs HMAC + timingSafeEqual + JSON.parse (Node 20 and 24)
  *   2     signed events through three n8n 2.41.1 (default, lazy isolate acquire, legacy engine): our
@@ -36,7 +38,8 @@
  *         from a git worktree of it) against after, one n8n 2.41.1 per build side by side: 50 contacts greet
  *         at once into the conversation example, then all answer at once; the share of answer deliveries
  *         answered 2xx within the service's 8 s, delivery → 2xx and answer → confirmation p50/p95, resumed /
- *         asked twice / lost, executions each answer costs, and where the time goes (n8n's database).
+ *         asked twice / lost, executions and expression isolates each answer costs, where the time goes
+ *         (n8n's database), and n8n's own Wait node resumed under the same burst as an anchor.
  *         Not in the default set (about 12 minutes); results also in bench/results/answers-on-time-<time>.*
  *   answers-profile  A diagnostic for answers-on-time, this checkout only: one n8n 2.41.1 with its inspector,
  *         one burst of 50 answers, the V8 CPU profile of n8n's main thread over the answer phase (self time by
@@ -61,7 +64,7 @@ import {
 	type CombineResult,
 	type Latency,
 } from './combine';
-import { DEFAULT_QUIET_OPTIONS, quietTable, runQuietBench } from './combineQuiet';
+import { DEFAULT_QUIET_OPTIONS, packCommit, quietTable, runQuietBench } from './combineQuiet';
 import { answersTable, DEFAULT_ANSWERS_OPTIONS, runAnswersBench } from './answersOnTime';
 import { answersProfileText, runAnswersProfile } from './answersProfile';
 import {
@@ -692,6 +695,20 @@ function webhookGoalRows(w: WebhookResult, rows: Row[]): void {
 			met: met(mine.p99_ms <= GOALS.webhookMaxP99Ms),
 		});
 	}
+	// BENCH_INSTANCES=default,before (issue 43, goal 5): the default event, each build against its minimal trigger.
+	for (const c of concurrencies) {
+		const after = find(w, 'default', 'ours-auto', c);
+		const before = find(w, 'before', 'ours-auto', c);
+		if (!after || !before) continue;
+		rows.push({
+			benchmark: `2. the default event, this build against BENCH_BEFORE's, each / its minimal trigger, concurrency ${c}`,
+			ours: `${ratioText(after.vs_floor)} (${fixed(after.events_per_s, 2)} events/s)`,
+			baseline: `${ratioText(before.vs_floor)} (${fixed(before.events_per_s, 2)} events/s, before)`,
+			ratio: `${fixed(after.vs_floor.median / before.vs_floor.median)}x`,
+			goal: '≥ 0.95x the minimal trigger',
+			met: met(after.vs_floor.median >= 0.95),
+		});
+	}
 	type Totals = WebhookResult['totals'];
 	const sum = (
 		list: Totals,
@@ -861,8 +878,19 @@ async function main(): Promise<void> {
 			'2. signed events through three n8n (default, lazy isolate acquire, legacy engine): six workflows each, interleaved rounds',
 		);
 		try {
+			// BENCH_INSTANCES=default,before BENCH_BEFORE=<commit>: that build beside this one (issue 43, goal 5).
+			const wantsBefore = (process.env.BENCH_INSTANCES ?? '').split(',').includes('before');
+			const beforeTarball = wantsBefore
+				? packCommit(process.env.BENCH_BEFORE ?? 'main', join(outDir, 'before')).tarball
+				: undefined;
 			results.webhooks = await runWebhookBench(
-				{ tarball, minimalTarball: packMinimalTrigger(outDir), outDir, keep: options.keep },
+				{
+					tarball,
+					minimalTarball: packMinimalTrigger(outDir),
+					outDir,
+					keep: options.keep,
+					beforeTarball,
+				},
 				webhookOptions,
 			);
 		} catch (error) {

@@ -50,6 +50,8 @@ export const INSTANCES = {
 		env: { N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE: 'true' },
 	},
 	legacy: { label: 'N8N_EXPRESSION_ENGINE=legacy', env: { N8N_EXPRESSION_ENGINE: 'legacy' } },
+	/** Default settings with the build of BENCH_BEFORE (BENCH_INSTANCES=default,before): before against after. */
+	before: { label: 'default settings, the BENCH_BEFORE build', env: {} },
 } as const;
 export type Instance = keyof typeof INSTANCES;
 
@@ -131,7 +133,7 @@ export const DEFAULT_WEBHOOK_OPTIONS: WebhookOptions = {
 	reps: 3,
 	// The default engine takes 5-25 events/s on a shared 2-core machine, the other two several times more.
 	eventsFor: (instance, c) =>
-		(instance === 'default' ? 1 : 2) * (c === 1 ? 40 : c === 8 ? 80 : 100),
+		(instance === 'default' || instance === 'before' ? 1 : 2) * (c === 1 ? 40 : c === 8 ? 80 : 100),
 };
 
 /** A signed event, built when it is sent. */
@@ -532,22 +534,39 @@ async function probe(
 }
 
 export async function runWebhookBench(
-	setup: { tarball: string; minimalTarball: string; outDir: string; keep?: boolean },
+	setup: {
+		tarball: string;
+		minimalTarball: string;
+		outDir: string;
+		keep?: boolean;
+		/** The build the `before` instance runs (BENCH_BEFORE, packed by run.ts). */
+		beforeTarball?: string;
+	},
 	options: WebhookOptions = DEFAULT_WEBHOOK_OPTIONS,
 ): Promise<WebhookResult> {
-	// BENCH_INSTANCES=default,lazy measures only those n8n instances (a shorter run).
+	// BENCH_INSTANCES=default,lazy measures only those n8n instances (a shorter run); `before` only
+	// when asked, with BENCH_BEFORE's build.
 	const chosen = (process.env.BENCH_INSTANCES ?? '')
 		.split(',')
 		.filter((name): name is Instance => name in INSTANCES);
 	const instances =
-		options.instances ?? (chosen.length ? chosen : (Object.keys(INSTANCES) as Instance[]));
+		options.instances ??
+		(chosen.length
+			? chosen
+			: (Object.keys(INSTANCES) as Instance[]).filter((name) => name !== 'before'));
+	if (instances.includes('before') && !setup.beforeTarball)
+		throw new Error('the before instance needs BENCH_BEFORE (a commit to pack)');
 	const envs = {} as Record<Instance, BenchEnvironment>;
 	const targets = {} as Record<Instance, Record<Variant, Target>>;
-	const variants = Object.keys(VARIANTS) as Variant[];
+	// BENCH_VARIANTS=minimal,ours-auto measures only those workflows (a focused run).
+	const chosenVariants = (process.env.BENCH_VARIANTS ?? '')
+		.split(',')
+		.filter((name): name is Variant => name in VARIANTS);
+	const variants = chosenVariants.length ? chosenVariants : (Object.keys(VARIANTS) as Variant[]);
 	try {
 		for (const instance of instances) {
 			envs[instance] = await startBenchEnvironment({
-				tarball: setup.tarball,
+				tarball: instance === 'before' ? (setup.beforeTarball as string) : setup.tarball,
 				extraTarballs: [setup.minimalTarball],
 				outDir: setup.outDir,
 				keep: setup.keep,
@@ -558,7 +577,9 @@ export async function runWebhookBench(
 			const number = envs[instance].sandbox.numbers[0].phone_number_id;
 			for (const variant of variants)
 				await probe(envs[instance], variant, targets[instance][variant], number);
-			log(`  ${instance}: six workflows active and answering (${INSTANCES[instance].label})`);
+			log(
+				`  ${instance}: ${variants.length} workflows active and answering (${INSTANCES[instance].label})`,
+			);
 		}
 
 		const runs: WebhookRun[] = [];

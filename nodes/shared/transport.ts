@@ -110,6 +110,9 @@ export async function withRetries<T extends { statusCode: number; headers: Respo
 	}
 }
 
+/** What checkedCredential gives. */
+export type CheckedCredential = Awaited<ReturnType<typeof checkedCredential>>;
+
 /** The credential's Base URL (checked before anything is sent) and its secret values. */
 export async function checkedCredential(
 	this: ApiContext,
@@ -149,10 +152,18 @@ export async function rawApiRequest(
 	this: ApiContext,
 	method: IHttpRequestMethods,
 	path: string,
-	options: { qs?: IDataObject; body?: IDataObject; context: RequestContext; unredacted?: boolean },
+	options: {
+		qs?: IDataObject;
+		body?: IDataObject;
+		context: RequestContext;
+		unredacted?: boolean;
+		/** The credential as the caller read it with checkedCredential (read here otherwise). */
+		credential?: CheckedCredential;
+	},
 ): Promise<RawResponse> {
 	const { context } = options;
-	const { baseUrl, secrets, credentials } = await checkedCredential.call(this, context.itemIndex);
+	const { baseUrl, secrets, credentials } =
+		options.credential ?? (await checkedCredential.call(this, context.itemIndex));
 	// The credential as read and checked above, so n8n does not read it again per attempt (n8n 2.x
 	// builds an expression isolate for each read outside an execution: docs/performance.md).
 	const reference = this.getNode().credentials?.[CREDENTIAL_TYPE];
@@ -277,7 +288,12 @@ export async function apiRequest(
 	this: ApiContext,
 	method: IHttpRequestMethods,
 	path: string,
-	options: { qs?: IDataObject; body?: IDataObject; context: RequestContext },
+	options: {
+		qs?: IDataObject;
+		body?: IDataObject;
+		context: RequestContext;
+		credential?: CheckedCredential;
+	},
 ): Promise<unknown> {
 	const response = await rawApiRequest.call(this, method, path, options);
 	throwForStatus(this.getNode(), response, options.context);

@@ -93,6 +93,8 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	if (route.kind === 'handedOver')
 		return { webhookResponse: { ...received, ignored: HAND_OVER_IGNORED } };
 	if (route.resumed !== undefined) received.resumed = route.resumed;
+	// An answer that only resumed a wait: n8n answers now, and saves the static data holding its record.
+	if (route.kind === 'answered') return { webhookResponse: received };
 	return { webhookResponse: received, workflowData: route.workflowData };
 }
 

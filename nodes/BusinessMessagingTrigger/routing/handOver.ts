@@ -6,7 +6,12 @@
 import type { INodeExecutionData } from 'n8n-workflow';
 
 import { isPlainObject } from '../../shared/json';
-import { apiRequest, type ApiContext } from '../../shared/transport';
+import {
+	apiRequest,
+	checkedCredential,
+	type ApiContext,
+	type CheckedCredential,
+} from '../../shared/transport';
 import type { HandOverSettings } from '../options';
 
 export const HAND_OVER_IGNORED =
@@ -17,6 +22,24 @@ const FUTURE_SKEW_MS = 60 * 1000;
 export interface HandOverDecision {
 	handedOver: boolean;
 	lastEchoAt?: string;
+}
+
+/**
+ * The credential as read for the echo-history read, per node, for a minute: a credential read
+ * outside an execution costs n8n 2.x an expression isolate, and every inbound message (an answer
+ * to Reply and Wait too) makes this read. In this process's memory only; dropped when a read
+ * fails, so a changed or revoked API key is read again at once.
+ */
+const CREDENTIAL_FOR_MS = 60_000;
+const credentialReads = new Map<string, { credential: CheckedCredential; readAtMs: number }>();
+
+async function credentialFor(this: ApiContext, cacheKey: string): Promise<CheckedCredential> {
+	const cached = credentialReads.get(cacheKey);
+	if (cached && Date.now() - cached.readAtMs < CREDENTIAL_FOR_MS) return cached.credential;
+	const credential = await checkedCredential.call(this);
+	if (credentialReads.size >= 1000) credentialReads.clear();
+	credentialReads.set(cacheKey, { credential, readAtMs: Date.now() });
+	return credential;
 }
 
 /** Pure: did an echo (any order) go to `contact` from `number` within the last `minutes`? */
@@ -66,10 +89,12 @@ export async function routeHandOver(
 	if (json.event !== 'message.inbound' || !contact || !number) return withOutput([]);
 
 	let decision: HandOverDecision;
+	const cacheKey = `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
 	try {
 		const answer = await apiRequest.call(this, 'GET', '/v1/messages/inbound', {
 			qs: { direction: 'echo', contact, number, limit: 20 },
 			context: { operation: 'Trigger → While a Person Answers', scope: 'messages:read' },
+			credential: await credentialFor.call(this, cacheKey),
 		});
 		const records = isPlainObject(answer) && Array.isArray(answer.data) ? answer.data : [];
 		// Both times on the service's clock when the message carries its own (the envelope's timestamp).
@@ -82,6 +107,7 @@ export async function routeHandOver(
 			settings.minutes,
 		);
 	} catch (error) {
+		credentialReads.delete(cacheKey);
 		json.hand_over = {
 			checked: false,
 			reason: `the echo history could not be read: ${(error as Error).message}`,

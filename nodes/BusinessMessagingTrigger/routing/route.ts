@@ -6,7 +6,11 @@ import type {
 	IWebhookFunctions,
 } from 'n8n-workflow';
 
-import { answerWaiting, lateAnswerGoesOnHere } from '../../shared/replyAndWait/forTrigger';
+import {
+	answerWaiting,
+	answeredAlready,
+	lateAnswerGoesOnHere,
+} from '../../shared/replyAndWait/forTrigger';
 import { withReplyWindow } from '../../shared/replyWindow';
 import type { HandOverSettings } from '../options';
 import type { EventEnvelope, EventType } from '../receiving/envelope';
@@ -18,10 +22,18 @@ export const RESUMED_FIELD = 'resumed_execution';
 export const RECORD_ONLY_FIELD = '__businessMessagingRecordOnly';
 
 export type Route =
-	/** An answer that resumed a wait starts one too: execute() records it as run. */
+	/**
+	 * An answer that resumed a wait starts one too where it cannot be recorded otherwise (queue
+	 * mode's processors, the catch-up) or asks to Also Start: execute() records it as run.
+	 */
 	| { kind: 'start'; workflowData: INodeExecutionData[][]; resumed?: string }
 	/** A person is answering the contact (While a Person Answers: Do Not Emit): nothing runs. */
-	| { kind: 'handedOver' };
+	| { kind: 'handedOver' }
+	/**
+	 * An answer that resumed a wait, recorded in the static data n8n saves after this request
+	 * (forTrigger.ts): nothing else runs. `resumed` undefined: a copy of one taken before.
+	 */
+	| { kind: 'answered'; resumed?: string };
 
 /**
  * With Combine a Contact's Messages on: when the trigger took the message (webhook() or the
@@ -68,6 +80,8 @@ export async function routeEvent(
 	layout: EventType[] | null,
 	handOver: HandOverSettings,
 ): Promise<Route> {
+	// The catch-up's copy of an answer taken here with no execution (after a restart too).
+	if (answeredAlready.call(this, item.json)) return { kind: 'answered' };
 	const outputs = await routeHandOver.call(
 		this,
 		item,
@@ -79,6 +93,7 @@ export async function routeEvent(
 	const resume = await answerWaiting.call(this, outputs ? item : undefined);
 	if (!outputs) return { kind: 'handedOver' };
 	if (!resume.resumed) return { kind: 'start', workflowData: outputs };
+	if (resume.recorded) return { kind: 'answered', resumed: resume.executionId };
 	const marks = {
 		[RESUMED_FIELD]: resume.executionId,
 		...(!resume.alsoStart && { [RECORD_ONLY_FIELD]: true }),

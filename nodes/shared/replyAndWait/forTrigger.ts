@@ -21,6 +21,7 @@ import { hasSignatureShape } from '../signature';
 import { REGISTRATION_PATH } from '../triggerUrls';
 import { rawBodyOf } from '../webhookRequest';
 import { REGISTRATION_HEADER, isEntryInBounds, receiveWaitRegistration } from './registration';
+import { recordAnswered, wasAnswered } from './answeredHere';
 import { resumeEntry, type ResumeOutcome } from './resume';
 import {
 	accountIdOf,
@@ -58,20 +59,70 @@ export function onTriggerActivated(this: ITriggerFunctions): () => void {
 	return triggerRunsHere(this.getWorkflow().id ?? '');
 }
 
+/** What answerWaiting did: resumed or not; `recorded`: the answer ran with no execution (answeredHere.ts). */
+export type AnswerOutcome = ResumeOutcome & { recorded?: true };
+
+/**
+ * Whether this request may take an answer with no execution of the trigger's workflow: a
+ * production webhook request in the process where the trigger's catch-up runs (regular mode),
+ * which then reads what this request wrote (n8n saves it: the request starts no execution).
+ * Elsewhere (queue mode's webhook processors, the catch-up itself) the answer's execution records
+ * it in n8n's deduplication store as before.
+ */
+function mayTakeWithoutExecution(this: IWebhookFunctions | ITriggerFunctions): boolean {
+	return (
+		'getNodeWebhookUrl' in this &&
+		this.getMode() === 'webhook' &&
+		isTriggerRunningHere(this.getWorkflow().id ?? undefined)
+	);
+}
+
+/** The service's id of an inbound message, when it has one. */
+function inboundMessageId(json: IDataObject): string | undefined {
+	const data = isPlainObject(json.data) ? json.data : {};
+	const id = data.wa_message_id;
+	return json.event === 'message.inbound' && typeof id === 'string' && id !== '' ? id : undefined;
+}
+
+/**
+ * Whether this inbound message already resumed a wait here with no execution (its catch-up copy,
+ * after a restart too): it is not run again. No credential read.
+ */
+export function answeredAlready(
+	this: IWebhookFunctions | ITriggerFunctions,
+	json: IDataObject,
+): boolean {
+	const id = inboundMessageId(json);
+	if (id === undefined) return false;
+	const staticData = this.getWorkflowStaticData('global') as IDataObject;
+	return wasAnswered(staticData, this.getWorkflow().id ?? undefined, id);
+}
+
 /**
  * An accepted event (webhook or catch-up): resumes the execution waiting for this inbound
  * message's contact, if any; `item` undefined (a handed-over message that runs nothing) resumes
- * nothing. Either way this copy of the static data is brought up to date.
+ * nothing. Either way this copy of the static data is brought up to date, when n8n may save it.
  */
 export async function answerWaiting(
 	this: IWebhookFunctions | ITriggerFunctions,
 	item: INodeExecutionData | undefined,
-): Promise<ResumeOutcome> {
+): Promise<AnswerOutcome> {
 	const staticData = this.getWorkflowStaticData('global') as IDataObject;
+	const home = this.getWorkflow().id ?? undefined;
+	const withoutExecution = item !== undefined && mayTakeWithoutExecution.call(this);
+	let outcome: AnswerOutcome = { resumed: false };
 	try {
-		return item ? await resume.call(this, staticData, item) : { resumed: false };
+		outcome = item ? await resume.call(this, staticData, item) : { resumed: false };
+		const id = item && inboundMessageId(item.json);
+		if (withoutExecution && outcome.resumed && !outcome.alsoStart && id && home) {
+			recordAnswered(home, id);
+			outcome = { ...outcome, recorded: true };
+		}
+		return outcome;
 	} finally {
-		const { restored } = keepWaitingEntriesCurrent(staticData, this.getWorkflow().id ?? undefined);
+		// n8n 1.x saves every webhook request's copy; 2.x only that of a request that starts no
+		// execution (docs/n8n-internals.md): written either way, it reaches the database where it can.
+		const { restored } = keepWaitingEntriesCurrent(staticData, home);
 		sayRestored.call(this, restored);
 	}
 }
@@ -108,16 +159,22 @@ function waitsFor(
 }
 
 /**
- * Whether a delivery past the Late Delivery Cutoff should still resume a wait here: the trigger's
- * catch-up runs in another process (queue mode: main), where its copy would find none of the waits
- * a webhook processor took, and this process or the copy n8n loaded holds a live one this event
- * may answer. Where the catch-up runs here, it resumes the wait itself. No credential read.
+ * Whether a delivery past the Late Delivery Cutoff should still resume a wait here, when this
+ * process or the copy n8n loaded holds a live one this event may answer. Where the catch-up runs
+ * elsewhere (queue mode: main), its copy would find none of the waits a webhook processor took.
+ * Where it runs here (regular mode), the answer is taken with no execution and recorded
+ * (answeredHere.ts): cheaper and sooner than a 503 and the catch-up's resume a minute later, whose
+ * copy then runs nothing. No credential read.
  */
 export function lateAnswerGoesOnHere(
 	this: IWebhookFunctions | ITriggerFunctions,
 	event: IDataObject,
 ): boolean {
-	if (isTriggerRunningHere(this.getWorkflow().id ?? undefined)) return false;
+	if (
+		isTriggerRunningHere(this.getWorkflow().id ?? undefined) &&
+		!mayTakeWithoutExecution.call(this)
+	)
+		return false;
 	const waits = waitsFor(event);
 	const staticData = this.getWorkflowStaticData('global') as IDataObject;
 	return (

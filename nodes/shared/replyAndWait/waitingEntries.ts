@@ -33,6 +33,7 @@ import type { IDataObject } from 'n8n-workflow';
 import { ACCOUNT_ID_LABEL, deriveKey } from '../credentialKeys';
 import { isPlainObject } from '../json';
 import { byAge } from '../watermark';
+import { keepAnsweredCurrent } from './answeredHere';
 
 export const STATIC_DATA_KEY = 'businessMessagingWaiting';
 /**
@@ -246,6 +247,8 @@ export function keepWaitingEntriesCurrent(
 	}
 	if (JSON.stringify(bounded) !== JSON.stringify(stored))
 		staticData[STATIC_DATA_KEY] = bounded as unknown as IDataObject;
+	// The answers this process took without an execution (answeredHere.ts) ride on the same saves.
+	if (home !== undefined) keepAnsweredCurrent(staticData, home, nowMs);
 	return { restored };
 }
 

@@ -4,6 +4,7 @@ import { BusinessMessagingTrigger } from '../../../nodes/BusinessMessagingTrigge
 import { handOverDecision } from '../../../nodes/BusinessMessagingTrigger/routing/handOver';
 import { handOverSettings } from '../../../nodes/BusinessMessagingTrigger/options';
 import { nodeOutputs, recordReceived, serveWebhook, type ServedWebhook } from '../../harness';
+import { HarnessCredentialsHelper } from '../../harness/credentials';
 import { CONTACT, NUMBER, OTHER_CONTACT, useSandbox } from '../../support';
 import { control, trigger, triggerNode, type Json } from './helpers';
 
@@ -161,6 +162,33 @@ describe('hand over with real deliveries from the sandbox', () => {
 		expect(results[1].workflowData).toEqual([
 			[expect.objectContaining({ json: expect.objectContaining({ event: 'message.inbound' }) })],
 		]);
+	});
+
+	it('after the first message, five more within a minute read no credential for the echo history (n8n 2.x: an isolate each); a failed read is not kept', async () => {
+		const results = await served({ options: { handOver: 'output' } });
+		const reads = jest.spyOn(HarnessCredentialsHelper.prototype, 'getDecrypted');
+		try {
+			await write(CONTACT, 'first');
+			reads.mockClear();
+			for (let i = 0; i < 5; i++) await write(CONTACT, `message ${i}`);
+			expect(results).toHaveLength(6);
+			expect(reads).toHaveBeenCalledTimes(0);
+			await personAnswers(CONTACT);
+			await write(CONTACT, 'after the echo');
+			expect(results[6].workflowData![1]).toHaveLength(1);
+			await control(sb, 'POST', '/faults', {
+				count: 4,
+				kind: 'status_500',
+				path_prefix: '/v1/messages/inbound',
+			});
+			await write(CONTACT, 'during an outage');
+			expect(results[7].workflowData![0][0].json.hand_over).toMatchObject({ checked: false });
+			await write(CONTACT, 'after the outage');
+			expect(reads).toHaveBeenCalledTimes(1);
+			expect(results[8].workflowData![1]).toHaveLength(1);
+		} finally {
+			reads.mockRestore();
+		}
 	});
 
 	it('the echo history cannot be read: the message goes where it would have gone, marked unchecked (never lost)', async () => {

@@ -27,6 +27,7 @@ import {
 	waitingKey,
 } from '../../../nodes/shared/replyAndWait/waitingEntries';
 import { answerWaiting } from '../../../nodes/shared/replyAndWait/forTrigger';
+import { ANSWERED_KEY } from '../../../nodes/shared/replyAndWait/answeredHere';
 import { signWithDerivedKey } from '../../../nodes/shared/signedPost';
 import { runWorkflow } from '../../harness';
 import { HarnessCredentialsHelper } from '../../harness/credentials';
@@ -272,7 +273,7 @@ describe('trigger: an answer resumes the waiting execution', () => {
 		expect(nobodyWaits.workflowData).toBeUndefined();
 	});
 
-	it("where the trigger's catch-up runs in this process (n8n's main in regular mode), a late answer is refused 503 as before: that catch-up finds the wait and resumes it", async () => {
+	it("where the trigger's catch-up runs in this process (n8n's main in regular mode), a late answer resumes the wait with no execution (recorded, so the catch-up's copy runs nothing); a late message nobody waits for is still refused 503", async () => {
 		const server = await resumer(200, '49');
 		servers.push(server);
 		const { harness, secret } = await activeTrigger();
@@ -286,17 +287,30 @@ describe('trigger: an answer resumes the waiting execution', () => {
 		});
 		const started = await harness.startTrigger();
 		try {
-			const late = await harness.receive(
+			const event = inboundEnvelope(
+				{ from: CONTACT, number: NUMBER },
+				serviceTimestamp(Date.now() - 6_000),
+			);
+			const late = await harness.receive(signedRequest(event, secret));
+			expect(late.status).toBe(200);
+			expect(late.body).toEqual({ received: true, resumed: '49' });
+			expect(late.workflowData).toBeUndefined();
+			expect(server.bodies).toHaveLength(1);
+			expect(Object.keys(harness.globalStaticData[ANSWERED_KEY] as IDataObject)).toEqual([
+				event.data.wa_message_id,
+			]);
+			const nobodyWaits = await harness.receive(
 				signedRequest(
-					inboundEnvelope({ from: CONTACT, number: NUMBER }, serviceTimestamp(Date.now() - 6_000)),
+					inboundEnvelope(
+						{ from: OTHER_CONTACT, number: NUMBER },
+						serviceTimestamp(Date.now() - 6_000),
+					),
 					secret,
 				),
 			);
-			expect(late.status).toBe(503);
-			expect(server.bodies).toEqual([]);
+			expect(nobodyWaits.status).toBe(503);
 		} finally {
 			await started.close();
-			removeWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), '49');
 		}
 	});
 
