@@ -7,9 +7,10 @@ import type { IDataObject } from 'n8n-workflow';
 import { NodeApiError } from 'n8n-workflow';
 
 import { bodyAsText } from '../../shared/errors';
-import { READ_BOUNDS } from '../../shared/history';
+import { MESSAGE_EVENTS, READ_BOUNDS } from '../../shared/history';
 import { isPlainObject } from '../../shared/json';
 import { readPages } from '../../shared/pagination';
+import { recordCreatedAt } from '../../shared/storedRecord';
 import type { ApiContext } from '../../shared/transport';
 
 export interface WebhookAttempt {
@@ -18,7 +19,6 @@ export interface WebhookAttempt {
 }
 
 const LOG_PATH = '/v1/logs';
-const MESSAGE_EVENTS = new Set(['message.inbound', 'message.echo']);
 
 /** The message a log entry's delivery carried, as far as the entry says. */
 function messageIdOf(entry: IDataObject): string | undefined {
@@ -27,12 +27,9 @@ function messageIdOf(entry: IDataObject): string | undefined {
 	return id as string | undefined;
 }
 
-/** When an entry was written, in ms (`created_at` or `created`, text or unix time); NaN if unsaid. */
+/** When an entry was written, in ms, read as a stored message's time is (storedRecord.ts); NaN if unsaid. */
 export function entryTimeMs(entry: IDataObject): number {
-	const raw = entry.created_at ?? entry.created;
-	if (typeof raw === 'string') return Date.parse(raw);
-	if (typeof raw === 'number' && Number.isFinite(raw)) return raw < 1e12 ? raw * 1000 : raw;
-	return Number.NaN;
+	return Date.parse(recordCreatedAt(entry) ?? '');
 }
 
 /**
@@ -43,7 +40,8 @@ export function readEntry(
 	entry: IDataObject,
 ): { kind: 'message'; id: string } | { kind: 'other' } | { kind: 'unnamed' } {
 	const id = messageIdOf(entry);
-	if (typeof entry.event === 'string' && !MESSAGE_EVENTS.has(entry.event)) return { kind: 'other' };
+	if (typeof entry.event === 'string' && !(MESSAGE_EVENTS as string[]).includes(entry.event))
+		return { kind: 'other' };
 	if (id) return { kind: 'message', id };
 	return { kind: 'unnamed' };
 }

@@ -24,6 +24,7 @@ import { REGISTRATION_HEADER, isEntryInBounds, receiveWaitRegistration } from '.
 import { resumeEntry, type ResumeOutcome } from './resume';
 import {
 	accountIdOf,
+	answerKeys,
 	answersAfterAsking,
 	findWaiting,
 	isTriggerRunningHere,
@@ -31,7 +32,6 @@ import {
 	markTriggerWorkflow,
 	registerWaiting,
 	triggerRunsHere,
-	waitingKey,
 	type WaitingEntry,
 } from './waitingEntries';
 
@@ -102,7 +102,7 @@ function waitsFor(
 	if (!contact) return undefined;
 	const message = { id: data.wa_message_id, at: json.timestamp };
 	return {
-		keys: [waitingKey(contact, number), waitingKey(contact, undefined)],
+		keys: answerKeys(contact, number),
 		mayAnswer: (entry) => answersAfterAsking(message, entry),
 	};
 }

@@ -130,6 +130,11 @@ export function waitingKey(contact: string, number: string | undefined): string 
 	return `${number && number.trim() !== '' ? number.trim() : '*'}|${contact.trim()}`;
 }
 
+/** The keys an answer from `contact` on `number` may answer: that number's wait, then the any-number one. */
+export function answerKeys(contact: string, number: string | undefined): string[] {
+	return [waitingKey(contact, number), waitingKey(contact, undefined)];
+}
+
 /** A waiting entry as stored (static data, a registration). */
 export function isWaitingEntry(value: unknown): value is WaitingEntry {
 	return (
