@@ -7,7 +7,7 @@
 import { createHmac } from 'node:crypto';
 import type { IHookFunctions, ITriggerFunctions, IWebhookFunctions } from 'n8n-workflow';
 
-import { openSecret } from '../BusinessMessagingTrigger/registration/seal';
+import { openSecret } from './seal';
 import { verifySignature } from './signature';
 import { CREDENTIAL_TYPE } from './transport';
 

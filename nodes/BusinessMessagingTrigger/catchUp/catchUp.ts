@@ -30,10 +30,10 @@ import {
 	type Watermarks,
 } from './recoveries';
 
-const LOG_PREFIX = 'Business Messaging Trigger (catch-up)';
+export const LOG_PREFIX = 'Business Messaging Trigger (catch-up)';
 /** How long a contact's next recovered message waits for the previous execution to end. */
 const CONVERSATION_WAIT_MS = 30_000;
-const OPERATION = 'Trigger → Catch Up Missed Messages';
+export const OPERATION = 'Trigger → Catch Up Missed Messages';
 
 /** A contact's conversation on one number: its recovered messages run one after another. */
 function conversationOf(recovery: Recovery): string {
@@ -133,11 +133,7 @@ function schedule(
 			const done = this.helpers.createDeferredPromise<IRun>();
 			// n8n 2.x refuses a second execution with this key (1.x ignores it): no rerun on restart.
 			this.emit(routed.workflowData, undefined, done, `business-messaging:${scope}:${id}`);
-			const ended = done.promise.then(
-				() => undefined,
-				() => undefined,
-			);
-			await Promise.race([ended, sleep(CONVERSATION_WAIT_MS)]);
+			await Promise.race([done.promise.catch(() => undefined), sleep(CONVERSATION_WAIT_MS)]);
 		} catch (error) {
 			// The message is passed over (named here), the conversation goes on.
 			plan.waiting = plan.waiting.filter((waiting) => waiting !== recovery);

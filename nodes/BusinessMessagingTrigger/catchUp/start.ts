@@ -10,13 +10,10 @@ import { nodeKeyOf } from '../../shared/credentialKeys';
 import { MESSAGE_EVENTS } from '../../shared/history';
 import { nodeParameters, readNodeSettings } from '../receiving/accept';
 import { isManualRegistration, type TriggerStaticData } from '../registration/signingSecrets';
-import { catchUpOnce, type CatchUpNotes } from './catchUp';
+import { LOG_PREFIX, OPERATION, catchUpOnce, type CatchUpNotes } from './catchUp';
 import { UNNAMED_LOG_NOTICE, probeWebhookLog } from './deliveryLog';
 import { startingWatermark, type CatchUpState, type Watermarks } from './recoveries';
 import { watchWebhook, type WebhookState } from './webhookWatch';
-
-const LOG_PREFIX = 'Business Messaging Trigger (catch-up)';
-const OPERATION = 'Trigger → Catch Up Missed Messages';
 
 /**
  * Where a catch-up stopped by On Webhook Taken: Stop had reached, per node. n8n 1.x's retry of the

@@ -1,7 +1,6 @@
 /**
  * The signing secret: Automatic, sealed under the API key in the node's static data; Manual, the
- * credential's. Reading a credential costs n8n 2.x an expression isolate (~30 ms CPU), so it is
- * read once per registration or node, not per event.
+ * credential's. Events read it from the node's cached credential (credentialKeys.ts), not each.
  */
 import type {
 	IDataObject,
@@ -12,7 +11,7 @@ import type {
 
 import { credentialRead, nodeKeyOf } from '../../shared/credentialKeys';
 import { CREDENTIAL_TYPE } from '../../shared/transport';
-import { openSecret, sealSecret } from './seal';
+import { openSecret, sealSecret } from '../../shared/seal';
 
 /** What the trigger keeps in the node's static data. Never output. */
 export interface TriggerStaticData extends IDataObject {
