@@ -46,7 +46,6 @@ export interface CatchUpSettings {
 	intervalMs: number;
 	onActivation: OnActivation;
 	maxRecovered: number;
-	numbers: string[];
 }
 
 export interface TriggerOptions {
@@ -100,7 +99,6 @@ export function catchUpSettings(raw: IDataObject): CatchUpSettings {
 		intervalMs: Math.max(intervalSeconds, MIN_CATCH_UP_INTERVAL_SECONDS) * 1000,
 		onActivation: raw.onActivation === 'fromActivation' ? 'fromActivation' : 'sinceLastActive',
 		maxRecovered: Math.min(Math.max(maxRecovered, 1), MAX_RECOVERED),
-		numbers: splitList(raw.numbers),
 	};
 }
 

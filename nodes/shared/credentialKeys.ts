@@ -1,11 +1,13 @@
 /**
- * Keys derived from the API key, cached per node (never the API key). A credential read costs
- * n8n 2.x an isolate: read again on a mismatch at most every 10 s, not for 10 s after a failure,
- * and, matching or not, once they are 5 minutes old (a changed API key takes over).
+ * The trigger's one cache of its credential, per node: keys derived from the API key, the Manual
+ * signing secret and the Automatic one opened (never the API key). A credential read costs n8n 2.x
+ * an isolate: at most one per node per 5 minutes, none for 10 s after a failure, and again on a
+ * mismatch (a rotated secret or key) at most every 10 s.
  */
 import { createHmac } from 'node:crypto';
 import type { IHookFunctions, ITriggerFunctions, IWebhookFunctions } from 'n8n-workflow';
 
+import { openSecret } from './seal';
 import { verifySignature } from './signature';
 import { CREDENTIAL_TYPE } from './transport';
 
@@ -23,43 +25,84 @@ export function deriveKey(apiKey: string, label: string): string {
 const LABELS = [WAIT_REGISTRATION_LABEL, RESUME_KEY_LABEL, ACCOUNT_ID_LABEL] as const;
 export type KeyLabel = (typeof LABELS)[number];
 
-type KeyRing = { keys: Record<KeyLabel, string>; readAtMs: number };
+export interface CredentialRead {
+	/** Undefined: the credential has no API key. */
+	keys?: Record<KeyLabel, string>;
+	/** The Webhook Signing Secret (Manual registration), trimmed; '' when unset. */
+	webhookSecret: string;
+	/** The sealed secret asked for at this read, opened with its API key (undefined: it does not open). */
+	sealed?: { value: string; secret: string | undefined };
+	readAtMs: number;
+}
 
 const REREAD_MS = 10_000;
-/** A key read longer ago than this is read again before it is trusted: a changed API key takes over. */
-const KEY_MAX_AGE_MS = 5 * 60_000;
+/** A read older than this is read again before it is trusted: a changed API key takes over. */
+const MAX_AGE_MS = 5 * 60_000;
 const BOUND = 1000;
-const rings = new Map<string, KeyRing>();
+const reads = new Map<string, CredentialRead>();
 const unreadable = new Map<string, { reason: string; untilMs: number }>();
 
 type Context = IWebhookFunctions | IHookFunctions | ITriggerFunctions;
 
-async function readRing(this: Context, cacheKey: string): Promise<KeyRing | string> {
-	const failed = unreadable.get(cacheKey);
+/** The node's key in every per-node map of this process: its workflow and node ids. */
+export function nodeKeyOf(this: Pick<Context, 'getWorkflow' | 'getNode'>): string {
+	return `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
+}
+
+/** An activation may follow a change of the credential: the next request reads it afresh. */
+export function forgetCredentialRead(this: Context): void {
+	reads.delete(nodeKeyOf.call(this));
+	unreadable.delete(nodeKeyOf.call(this));
+}
+
+/**
+ * The node's credential, cached, or why it cannot be read. `sealed`: the Automatic secret to open
+ * (another one than the cached read's is read at once); `reread`: a cached read that does not do
+ * (a mismatch, a missing secret) is read again once it is 10 s old.
+ */
+export async function credentialRead(
+	this: Context,
+	want: { sealed?: string; reread?: (read: CredentialRead) => boolean } = {},
+): Promise<CredentialRead | string> {
+	const key = nodeKeyOf.call(this);
+	const cached = reads.get(key);
+	const ageMs = cached ? Date.now() - cached.readAtMs : Infinity;
+	const sameSeal = want.sealed === undefined || cached?.sealed?.value === want.sealed;
+	if (cached && ageMs < MAX_AGE_MS && sameSeal && !(ageMs >= REREAD_MS && want.reread?.(cached)))
+		return cached;
+	const failed = unreadable.get(key);
 	if (failed && failed.untilMs > Date.now()) return failed.reason;
 	try {
-		const apiKey = String((await this.getCredentials(CREDENTIAL_TYPE)).apiKey ?? '');
-		if (apiKey === '') return 'the credential has no API key';
+		const credentials = await this.getCredentials(CREDENTIAL_TYPE);
+		const apiKey = typeof credentials.apiKey === 'string' ? credentials.apiKey : '';
 		const keys = Object.fromEntries(LABELS.map((label) => [label, deriveKey(apiKey, label)]));
-		const ring = { keys: keys as KeyRing['keys'], readAtMs: Date.now() };
-		if (rings.size >= BOUND) rings.clear();
-		rings.set(cacheKey, ring);
-		return ring;
+		const secret = credentials.webhookSecret;
+		const read: CredentialRead = {
+			keys: apiKey === '' ? undefined : (keys as Record<KeyLabel, string>),
+			webhookSecret: typeof secret === 'string' ? secret.trim() : '',
+			readAtMs: Date.now(),
+		};
+		// The Automatic secret stays open across reads for the derived keys, and the other way round.
+		const sealed = want.sealed ?? cached?.sealed?.value;
+		if (sealed !== undefined) read.sealed = { value: sealed, secret: openSecret(sealed, apiKey) };
+		if (reads.size >= BOUND) reads.clear();
+		reads.set(key, read);
+		return read;
 	} catch (error) {
 		const reason = `the credential could not be read (${(error as Error).message})`;
 		if (unreadable.size >= BOUND) unreadable.clear();
-		unreadable.set(cacheKey, { reason, untilMs: Date.now() + REREAD_MS });
+		unreadable.set(key, { reason, untilMs: Date.now() + REREAD_MS });
 		return reason;
 	}
 }
 
-/** The keys derived from this node's credential, read at most every few minutes, or why there are none. */
+const NO_API_KEY = 'the credential has no API key';
+
+/** The keys derived from this node's credential, or why there are none. */
 export async function derivedKeys(this: Context): Promise<Record<KeyLabel, string> | string> {
-	const cacheKey = `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
-	const cached = rings.get(cacheKey);
-	if (cached && Date.now() - cached.readAtMs < KEY_MAX_AGE_MS) return cached.keys;
-	const read = await readRing.call(this, cacheKey);
-	return typeof read === 'string' ? read : read.keys;
+	const read = await credentialRead.call(this);
+	if (typeof read === 'string') return read;
+	return read.keys ?? NO_API_KEY;
 }
 
 const NOT_SIGNED = "not signed with this trigger's API key";
@@ -71,13 +114,10 @@ export async function verifyWithDerivedKey(
 	message: Buffer,
 	signature: string | string[] | undefined,
 ): Promise<true | string> {
-	const signedWith = (ring: KeyRing) => verifySignature(message, signature, ring.keys[label]).valid;
-	const cacheKey = `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
-	const cached = rings.get(cacheKey);
-	const ageMs = cached ? Date.now() - cached.readAtMs : Infinity;
-	if (cached && ageMs < KEY_MAX_AGE_MS && signedWith(cached)) return true;
-	if (cached && ageMs < REREAD_MS) return NOT_SIGNED;
-	const read = await readRing.call(this, cacheKey);
+	const signedWith = (read: CredentialRead) =>
+		read.keys !== undefined && verifySignature(message, signature, read.keys[label]).valid;
+	const read = await credentialRead.call(this, { reread: (cached) => !signedWith(cached) });
 	if (typeof read === 'string') return read;
-	return signedWith(read) ? true : NOT_SIGNED;
+	if (signedWith(read)) return true;
+	return read.keys === undefined ? NO_API_KEY : NOT_SIGNED;
 }

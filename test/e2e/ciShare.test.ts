@@ -60,14 +60,6 @@ describe('E2E_SHARE table (test/e2e/lib/ciShare.ts)', () => {
 		expect(new Set(SHARED_CHECKS.map((e) => e.prefix)).size).toBe(SHARED_CHECKS.length);
 	});
 
-	it('a check that needs another runs on its line (or the other on both)', () => {
-		for (const entry of SHARED_CHECKS.filter((e) => e.needs !== undefined)) {
-			expect(names.filter((name) => name.startsWith(entry.needs!))).toHaveLength(1);
-			const needed = SHARED_CHECKS.find((e) => e.prefix === entry.needs);
-			if (needed) expect(needed.line).toBe(entry.line);
-		}
-	});
-
 	it('never shares a check that sets up what later checks use', () => {
 		const setUp = names.filter((name) =>
 			/activates$|^credential, Data Tables|gets an Error Workflow|^editor \(browser\): sign in/.test(

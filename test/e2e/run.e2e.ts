@@ -33,6 +33,7 @@ import {
 	N8nProcess,
 	RestError,
 	type Execution,
+	type Installation,
 	type Line,
 	type SavedWorkflow,
 	type WorkflowJson,
@@ -46,6 +47,7 @@ import {
 	TRIGGER_TYPE,
 } from '../support/constants';
 import { launchSandbox, SandboxControl, type Sandbox } from '../real-n8n/sandbox';
+import { storedSecretPlaces } from '../real-n8n/storedSecrets';
 import { runCatchUpChecks } from './checks/catch-up';
 import { runWebhookWatchChecks } from './checks/webhookWatch';
 import { runEditorChecks } from './checks/editor';
@@ -90,7 +92,7 @@ function expect(condition: unknown, message: string): asserts condition {
 	if (!condition) throw new CheckFailed(message);
 }
 
-/** E2E_ONLY=<words>: only the checks whose name contains them (and the one that creates the credential and examples). */
+/** E2E_ONLY=<words>: only the checks whose name contains them (and the one that creates the credential and examples, and the stored-secrets search at the end). */
 const only = process.env.E2E_ONLY;
 
 /** When the running check started: an event from before it is an earlier check's (a late delivery or catch-up). */
@@ -101,7 +103,8 @@ let checkStartedMs = 0;
  * in checks/ get this function as their `check`). False only when it ran and failed.
  */
 async function check(name: string, body: () => Promise<string>): Promise<boolean> {
-	if (only && !name.includes(only) && !name.startsWith('credential, Data Tables')) return true;
+	const always = name.startsWith('credential, Data Tables') || name.startsWith('stored secrets:');
+	if (only && !name.includes(only) && !always) return true;
 	const elsewhere = runsElsewhere(name, line);
 	if (elsewhere !== undefined) {
 		skipped.push({ name, runs_on: elsewhere });
@@ -122,6 +125,40 @@ async function check(name: string, body: () => Promise<string>): Promise<boolean
 		log(`  FAIL ${name} (${((Date.now() - started) / 1000).toFixed(1)} s): ${detail}`);
 		return false;
 	}
+}
+
+/**
+ * After every check of the line, n8n stopped: no API key or signing secret in its database (n8n
+ * 1.x copies the workflow's static data into every stored execution: the secret is there only
+ * sealed), user folder or log.
+ */
+async function storedSecretsCheck(
+	sandbox: Sandbox,
+	installation: Installation,
+	userFolder: string,
+	logFile: string,
+): Promise<void> {
+	await check(
+		"stored secrets: after every check, no API key or signing secret in n8n's database, user folder or log",
+		async () => {
+			const issued = (await new SandboxControl(sandbox.baseUrl).state()).issued_secrets;
+			const registered = new Map(issued.map((secret, i) => [`signing secret #${i + 1}`, secret]));
+			const needles: Record<string, string> = {
+				...Object.fromEntries(Object.entries(sandbox.keys).map(([k, v]) => [`API key ${k}`, v])),
+				...Object.fromEntries(registered),
+			};
+			expect(issued.length > 0, 'the service issued no signing secret: nothing proven');
+			const found = storedSecretPlaces(
+				installation,
+				userFolder,
+				logFile,
+				needles,
+				new Set(registered.keys()),
+			);
+			expect(found.places.length === 0, found.places.join('; '));
+			return found.searched;
+		},
+	);
 }
 
 async function main(): Promise<number> {
@@ -179,8 +216,8 @@ async function main(): Promise<number> {
 			restart,
 			restartWith: async (during, graceMs) => (await restartWith(during, graceMs), n8n!),
 		});
-		// The AI agent example: memory, the tool under ignored filters, a restart (Simple Memory).
-		n8n = await aiAgentChecks({ check, n8n, sandbox, line, restart });
+		// The AI agent example: memory per contact, the tool under ignored filters.
+		n8n = await aiAgentChecks({ check, n8n, sandbox, line });
 	} catch (error) {
 		results.push({ name: 'setup', ok: false, ms: 0, detail: errorText(error) });
 		log(`SETUP FAILED: ${errorText(error)}`);
@@ -191,6 +228,7 @@ async function main(): Promise<number> {
 			started = Date.now();
 			await n8n.stop();
 			timings.n8n_stop_ms = Date.now() - started;
+			if (sandbox) await storedSecretsCheck(sandbox, installation, userFolder, logFile);
 		}
 		await sandbox?.close();
 		if (!keep) rmSync(userFolder, { recursive: true, force: true });

@@ -68,7 +68,7 @@ export type PageDelivery = Omit<DeliveryRecord, 'signature'>;
 
 export interface PageState extends Omit<
 	SandboxState,
-	'keys' | 'webhook' | 'deliveries' | 'requests' | 'media_requests' | 'logs'
+	'keys' | 'webhook' | 'deliveries' | 'requests' | 'media_requests' | 'logs' | 'issued_secrets'
 > {
 	keys: PageKey[];
 	webhook: { url: string | null; configured: boolean; secret_masked: string | null };
@@ -87,6 +87,7 @@ export function pageView(state: SandboxState): PageState {
 		requests: _requests,
 		media_requests: _mediaRequests,
 		logs: _logs,
+		issued_secrets: _issuedSecrets,
 		...rest
 	} = state;
 	return {

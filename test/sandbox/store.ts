@@ -53,6 +53,8 @@ export class SandboxStore {
 	private conversation: Sequenced<ConversationRecord>[] = [];
 	private media = new Map<string, StoredMedia>();
 	private webhook: Webhook | null = null;
+	/** Every signing secret issued since the sandbox started (kept across resets). */
+	private issuedSecrets: string[] = [];
 	private deliveries: DeliveryRecord[] = [];
 	private mediaRequests: MediaRequestRecord[] = [];
 	private apiRequests: ApiRequestRecord[] = [];
@@ -199,6 +201,7 @@ export class SandboxStore {
 	/** Registering again replaces the URL and always issues a new secret. */
 	registerWebhook(url: string): Webhook {
 		this.webhook = { url, secret: newWebhookSecret() };
+		this.issuedSecrets.push(this.webhook.secret);
 		this.touch();
 		return { ...this.webhook };
 	}
@@ -346,6 +349,7 @@ export class SandboxStore {
 				configured: webhook !== null,
 				secret: webhook?.secret ?? null,
 			},
+			issued_secrets: [...this.issuedSecrets],
 			deliveries: this.deliveries,
 			media_requests: this.mediaRequests,
 			requests: this.apiRequests,

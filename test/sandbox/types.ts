@@ -228,6 +228,8 @@ export interface SandboxState {
 	inbound: ConversationRecord[];
 	media: MediaView[];
 	webhook: WebhookState;
+	/** Every signing secret the console issued since the sandbox started (kept across resets). */
+	issued_secrets: string[];
 	deliveries: DeliveryRecord[];
 	media_requests: MediaRequestRecord[];
 	requests: ApiRequestRecord[];

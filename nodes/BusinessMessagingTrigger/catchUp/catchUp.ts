@@ -6,10 +6,11 @@
 import type { IDataObject, IRun, ITriggerFunctions } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
+import { nodeKeyOf } from '../../shared/credentialKeys';
 import { MESSAGE_EVENTS, readHistory, type MessageEvent } from '../../shared/history';
 import { byAge, isAfter, type Watermark } from '../../shared/watermark';
-import { outputLayout } from '../description';
-import type { HandOverSettings, TriggerOptions } from '../options';
+import type { HandOverSettings } from '../options';
+import { filterReason, type NodeSettings } from '../receiving/accept';
 import type { EventType } from '../receiving/envelope';
 import { wasAcceptedHere } from '../receiving/acceptedHere';
 import { sameUrl } from '../registration/decision';
@@ -29,10 +30,10 @@ import {
 	type Watermarks,
 } from './recoveries';
 
-const LOG_PREFIX = 'Business Messaging Trigger (catch-up)';
+export const LOG_PREFIX = 'Business Messaging Trigger (catch-up)';
 /** How long a contact's next recovered message waits for the previous execution to end. */
 const CONVERSATION_WAIT_MS = 30_000;
-const OPERATION = 'Trigger → Catch Up Missed Messages';
+export const OPERATION = 'Trigger → Catch Up Missed Messages';
 
 /** A contact's conversation on one number: its recovered messages run one after another. */
 function conversationOf(recovery: Recovery): string {
@@ -110,7 +111,7 @@ function schedule(
 	isClosed: () => boolean,
 	persist: () => void,
 ): void {
-	const scope = `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
+	const scope = nodeKeyOf.call(this);
 	const { layout, handOver, stamp } = route;
 	const runOne = async (recovery: Recovery) => {
 		// Closed: not emitted; the saved watermark stays before it.
@@ -132,10 +133,7 @@ function schedule(
 			const done = this.helpers.createDeferredPromise<IRun>();
 			// n8n 2.x refuses a second execution with this key (1.x ignores it): no rerun on restart.
 			this.emit(routed.workflowData, undefined, done, `business-messaging:${scope}:${id}`);
-			let ended = false;
-			const end = () => (ended = true);
-			void done.promise.then(end, end);
-			for (let waited = 0; waited < CONVERSATION_WAIT_MS && !ended; waited += 100) await sleep(100);
+			await Promise.race([done.promise.catch(() => undefined), sleep(CONVERSATION_WAIT_MS)]);
 		} catch (error) {
 			// The message is passed over (named here), the conversation goes on.
 			plan.waiting = plan.waiting.filter((waiting) => waiting !== recovery);
@@ -174,14 +172,13 @@ export interface CatchUpNotes {
 export async function catchUpOnce(
 	this: ITriggerFunctions,
 	state: CatchUpState,
-	triggerOptions: TriggerOptions,
+	settings: NodeSettings,
 	isClosed: () => boolean,
 	persist: () => void,
 	notes: CatchUpNotes = {},
 ): Promise<number> {
-	const { catchUp: options, handOver } = triggerOptions;
-	const selected = this.getNodeParameter('events', ['message.inbound']) as string[];
-	const events = MESSAGE_EVENTS.filter((event) => selected.includes(event));
+	const { catchUp: options, handOver, combine } = settings.options;
+	const events = MESSAGE_EVENTS.filter((event) => settings.events.includes(event));
 	if (events.length === 0) return 0;
 	const nowMs = Date.now();
 	const plan = scheduleOf(state);
@@ -231,8 +228,8 @@ export async function catchUpOnce(
 	if (!unread.after) plan.emittedBefore.clear();
 	unread.emitted = new Set(plan.emittedAhead.map((r) => String(r.record.wa_message_id)));
 
-	const keep = (record: IDataObject) =>
-		options.numbers.length === 0 || options.numbers.includes(String(record.number ?? '').trim());
+	const keep = (record: IDataObject, event: MessageEvent) =>
+		filterReason(event, record, settings) === undefined;
 	const settledBeforeMs = nowMs - SETTLE_MS;
 	const oldest = oldestPendingMs(stored, plan.planned, settledBeforeMs, keep, unread);
 	let attempts = new Map<string, WebhookAttempt>();
@@ -256,7 +253,7 @@ export async function catchUpOnce(
 		attempts = log.attempts;
 	}
 	// A message this process's webhook() accepted runs, even when n8n answered after the service gave up.
-	const scope = `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
+	const scope = nodeKeyOf.call(this);
 	for (const record of stored.flatMap(({ records }) => records)) {
 		const id = String(record.wa_message_id);
 		if (wasAcceptedHere(scope, id, nowMs) && attempts.get(id)?.success !== true)
@@ -293,8 +290,7 @@ export async function catchUpOnce(
 	// n8n saves static data only with the next emit.
 	settle(state, plan);
 	persist();
-	const layout = outputLayout(selected, this.getNodeParameter('separateOutputs', false));
-	const route = { layout, handOver, stamp: triggerOptions.combine !== undefined };
+	const route = { layout: settings.layout, handOver, stamp: combine !== undefined };
 	schedule.call(this, decision.recover, state, plan, route, isClosed, persist);
 	if (decision.recover.length > 0) {
 		this.logger.info(

@@ -8,9 +8,10 @@ import { NodeApiError } from 'n8n-workflow';
 
 import { bodyAsText } from '../../shared/errors';
 import { serviceLine } from '../../shared/serviceText';
-import { READ_BOUNDS } from '../../shared/history';
+import { MESSAGE_EVENTS, READ_BOUNDS } from '../../shared/history';
 import { isPlainObject } from '../../shared/json';
 import { readPages } from '../../shared/pagination';
+import { recordCreatedAt } from '../../shared/storedRecord';
 import type { ApiContext } from '../../shared/transport';
 
 export interface WebhookAttempt {
@@ -19,7 +20,6 @@ export interface WebhookAttempt {
 }
 
 const LOG_PATH = '/v1/logs';
-const MESSAGE_EVENTS = new Set(['message.inbound', 'message.echo']);
 
 /** The message a log entry's delivery carried, as far as the entry says. */
 function messageIdOf(entry: IDataObject): string | undefined {
@@ -28,12 +28,9 @@ function messageIdOf(entry: IDataObject): string | undefined {
 	return id as string | undefined;
 }
 
-/** When an entry was written, in ms (`created_at` or `created`, text or unix time); NaN if unsaid. */
+/** When an entry was written, in ms, read as a stored message's time is (storedRecord.ts); NaN if unsaid. */
 export function entryTimeMs(entry: IDataObject): number {
-	const raw = entry.created_at ?? entry.created;
-	if (typeof raw === 'string') return Date.parse(raw);
-	if (typeof raw === 'number' && Number.isFinite(raw)) return raw < 1e12 ? raw * 1000 : raw;
-	return Number.NaN;
+	return Date.parse(recordCreatedAt(entry) ?? '');
 }
 
 /**
@@ -44,7 +41,8 @@ export function readEntry(
 	entry: IDataObject,
 ): { kind: 'message'; id: string } | { kind: 'other' } | { kind: 'unnamed' } {
 	const id = messageIdOf(entry);
-	if (typeof entry.event === 'string' && !MESSAGE_EVENTS.has(entry.event)) return { kind: 'other' };
+	if (typeof entry.event === 'string' && !(MESSAGE_EVENTS as string[]).includes(entry.event))
+		return { kind: 'other' };
 	if (id) return { kind: 'message', id };
 	return { kind: 'unnamed' };
 }
@@ -61,10 +59,35 @@ function unreadableLog(this: ApiContext, operation: string, body: unknown): Node
 	);
 }
 
+/** Pages of the webhook log, their entries to `onPage` until it says stop; an answer that is not a list throws. */
+async function readLogPages(
+	this: ApiContext,
+	limit: number,
+	maxPages: number,
+	operation: string,
+	onPage: (entries: IDataObject[]) => boolean,
+): Promise<{ complete: boolean }> {
+	let unreadable: { body: unknown } | undefined;
+	const read = await readPages.call(
+		this,
+		LOG_PATH,
+		{ limit, category: 'webhook' },
+		{ operation },
+		(page, body) => {
+			if (page) return onPage(page.entries.filter(isPlainObject));
+			unreadable = { body };
+			return false;
+		},
+		{ maxPages },
+	);
+	if (unreadable) throw unreadableLog.call(this, operation, unreadable.body);
+	return read;
+}
+
 /**
  * Deliveries of message events logged since `sinceMs`, by message id (a success anywhere wins).
  * `identified` false: entries do not name their message; `complete` false: the bound stopped it.
- * Only deliveries to URLs `counts` accepts count. An answer that is not a list throws.
+ * Only deliveries to URLs `counts` accepts count.
  */
 export async function readWebhookLog(
 	this: ApiContext,
@@ -80,71 +103,44 @@ export async function readWebhookLog(
 	const attempts = new Map<string, WebhookAttempt>();
 	let reachedMs = Number.POSITIVE_INFINITY;
 	let identified = true;
-	let unreadable: { body: unknown } | undefined;
-	const qs = { limit: READ_BOUNDS.log.pageSize, category: 'webhook' };
-	const read = await readPages.call(
-		this,
-		LOG_PATH,
-		qs,
-		{ operation },
-		(page, body) => {
-			if (!page) {
-				unreadable = { body };
-				return false;
-			}
-			const entries = page.entries.filter(isPlainObject);
-			const times = entries.map(entryTimeMs);
-			// Only a list newest first may stop at its first older entry (oldest first: read on).
-			const newestFirst = times.length < 2 || !(times[0] < times[times.length - 1]);
-			let older = false;
-			entries.forEach((entry, index) => {
-				const at = times[index];
-				if (at < sinceMs) older = true;
-				if (at < reachedMs) reachedMs = at;
-				const said = readEntry(entry);
-				if (said.kind === 'other') return;
-				if (said.kind === 'unnamed') return void (identified = false);
-				if (counts !== undefined && typeof entry.url === 'string' && !counts(entry.url)) return;
-				const success = entry.success === true;
-				if (attempts.get(said.id)?.success) return;
-				// Written into the recovered item (delivery_failure): one short printable line.
-				const reason =
-					success || typeof entry.reason !== 'string' ? null : serviceLine(entry.reason);
-				attempts.set(said.id, { success, reason });
-			});
-			return identified && !(older && newestFirst);
-		},
-		{ maxPages: READ_BOUNDS.log.maxPages },
-	);
-	if (unreadable) throw unreadableLog.call(this, operation, unreadable.body);
+	const { pageSize, maxPages } = READ_BOUNDS.log;
+	const read = await readLogPages.call(this, pageSize, maxPages, operation, (entries) => {
+		const times = entries.map(entryTimeMs);
+		// Only a list newest first may stop at its first older entry (oldest first: read on).
+		const newestFirst = times.length < 2 || !(times[0] < times[times.length - 1]);
+		let older = false;
+		entries.forEach((entry, index) => {
+			const at = times[index];
+			if (at < sinceMs) older = true;
+			if (at < reachedMs) reachedMs = at;
+			const said = readEntry(entry);
+			if (said.kind === 'other') return;
+			if (said.kind === 'unnamed') return void (identified = false);
+			if (counts !== undefined && typeof entry.url === 'string' && !counts(entry.url)) return;
+			const success = entry.success === true;
+			if (attempts.get(said.id)?.success) return;
+			// Written into the recovered item (delivery_failure): one short printable line.
+			const reason =
+				success || typeof entry.reason !== 'string' ? null : serviceLine(entry.reason);
+			attempts.set(said.id, { success, reason });
+		});
+		return identified && !(older && newestFirst);
+	});
 	return { attempts, identified, complete: read.complete, reachedMs };
 }
 
-/**
- * At activation: whether the log's newest entries name their message. `unknown` while it is empty
- * (a later read tells). An answer that is not a list throws.
- */
+/** At activation: whether the log's newest entries name their message. `unknown` while it is empty. */
 export async function probeWebhookLog(
 	this: ApiContext,
 	operation: string,
 ): Promise<'identified' | 'unnamed' | 'unknown'> {
 	let verdict: 'identified' | 'unnamed' | 'unknown' = 'unknown';
-	let unreadable: { body: unknown } | undefined;
-	await readPages.call(
-		this,
-		LOG_PATH,
-		{ limit: 20, category: 'webhook' },
-		{ operation },
-		(page, body) => {
-			if (!page) unreadable = { body };
-			const kinds = (page?.entries ?? []).filter(isPlainObject).map((e) => readEntry(e).kind);
-			if (kinds.includes('unnamed')) verdict = 'unnamed';
-			else if (kinds.includes('message')) verdict = 'identified';
-			return false;
-		},
-		{ maxPages: 1 },
-	);
-	if (unreadable) throw unreadableLog.call(this, operation, unreadable.body);
+	await readLogPages.call(this, 20, 1, operation, (entries) => {
+		const kinds = entries.map((entry) => readEntry(entry).kind);
+		if (kinds.includes('unnamed')) verdict = 'unnamed';
+		else if (kinds.includes('message')) verdict = 'identified';
+		return false;
+	});
 	return verdict;
 }
 

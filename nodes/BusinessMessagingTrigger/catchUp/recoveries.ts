@@ -77,12 +77,12 @@ export function oldestPendingMs(
 	stored: Stored,
 	watermarks: Watermarks,
 	settledBeforeMs: number,
-	keep: (record: IDataObject) => boolean = () => true,
+	keep: (record: IDataObject, event: MessageEvent) => boolean = () => true,
 	unread: Unread = {},
 ): number | undefined {
 	const first = settledAfter(stored, watermarks, settledBeforeMs).find(
-		({ record }) =>
-			keep(record) &&
+		({ event, record }) =>
+			keep(record, event) &&
 			!unread.emitted?.has(String(record.wa_message_id)) &&
 			!(unread.after && byAge(record, unread.after) > 0),
 	);
@@ -99,7 +99,7 @@ export function decideRecoveries(
 	attempts: Map<string, WebhookAttempt>,
 	settledBeforeMs: number,
 	max: number,
-	keep: (record: IDataObject) => boolean = () => true,
+	keep: (record: IDataObject, event: MessageEvent) => boolean = () => true,
 	unread: Unread = {},
 ): { recover: Recovery[]; watermarks: Watermarks; left: number } {
 	const settled = settledAfter(stored, watermarks, settledBeforeMs);
@@ -113,7 +113,7 @@ export function decideRecoveries(
 		const id = String(record.wa_message_id);
 		const attempt = attempts.get(id);
 		const before = next[event] as Watermark;
-		if (attempt?.success !== true && keep(record) && !unread.emitted?.has(id)) {
+		if (attempt?.success !== true && keep(record, event) && !unread.emitted?.has(id)) {
 			if (recover.length === max) break;
 			recover.push({ event, record, reason: attempt?.reason ?? null, before });
 		}
@@ -123,7 +123,8 @@ export function decideRecoveries(
 	const left = settled
 		.slice(looked)
 		.filter(
-			({ record }) => attempts.get(String(record.wa_message_id))?.success !== true && keep(record),
+			({ event, record }) =>
+				attempts.get(String(record.wa_message_id))?.success !== true && keep(record, event),
 		).length;
 	return { recover, watermarks: next, left };
 }

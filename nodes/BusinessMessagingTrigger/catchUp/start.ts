@@ -3,19 +3,17 @@
  * the account's webhook (webhookWatch.ts, Automatic registration), then recovers missed messages
  * (catchUp.ts, when Recover Missed Messages is on).
  */
-import type { IDataObject, ITriggerFunctions, ITriggerResponse } from 'n8n-workflow';
+import type { ITriggerFunctions, ITriggerResponse } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
+import { nodeKeyOf } from '../../shared/credentialKeys';
 import { MESSAGE_EVENTS } from '../../shared/history';
-import { readTriggerOptions } from '../options';
+import { nodeParameters, readNodeSettings } from '../receiving/accept';
 import { isManualRegistration, type TriggerStaticData } from '../registration/signingSecrets';
-import { catchUpOnce, type CatchUpNotes } from './catchUp';
+import { LOG_PREFIX, OPERATION, catchUpOnce, type CatchUpNotes } from './catchUp';
 import { UNNAMED_LOG_NOTICE, probeWebhookLog } from './deliveryLog';
 import { startingWatermark, type CatchUpState, type Watermarks } from './recoveries';
 import { watchWebhook, type WebhookState } from './webhookWatch';
-
-const LOG_PREFIX = 'Business Messaging Trigger (catch-up)';
-const OPERATION = 'Trigger → Catch Up Missed Messages';
 
 /**
  * Where a catch-up stopped by On Webhook Taken: Stop had reached, per node. n8n 1.x's retry of the
@@ -25,13 +23,9 @@ const OPERATION = 'Trigger → Catch Up Missed Messages';
 const stoppedAt = new Map<string, CatchUpState>();
 const STOPPED_BOUND = 1000;
 
-function nodeKey(this: ITriggerFunctions): string {
-	return `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
-}
-
 function rememberStop(this: ITriggerFunctions, state: CatchUpState): void {
 	if (stoppedAt.size >= STOPPED_BOUND) stoppedAt.clear();
-	stoppedAt.set(nodeKey.call(this), {
+	stoppedAt.set(nodeKeyOf.call(this), {
 		watermarks: { ...state.watermarks },
 		...(state.emitted && { emitted: [...state.emitted] }),
 	});
@@ -45,9 +39,9 @@ function startingState(
 	const staticData = this.getWorkflowStaticData('node') as TriggerStaticData & {
 		catchUp?: CatchUpState;
 	};
-	const stopped =
-		onActivation === 'sinceLastActive' ? stoppedAt.get(nodeKey.call(this)) : undefined;
-	stoppedAt.delete(nodeKey.call(this));
+	const key = nodeKeyOf.call(this);
+	const stopped = onActivation === 'sinceLastActive' ? stoppedAt.get(key) : undefined;
+	stoppedAt.delete(key);
 	const carried = stopped ?? staticData.catchUp;
 	const saved = carried?.watermarks ?? {};
 	const nowMs = Date.now();
@@ -90,10 +84,12 @@ async function noticeUnnamedLog(this: ITriggerFunctions, notes: CatchUpNotes): P
 
 export async function startCatchUp(this: ITriggerFunctions): Promise<ITriggerResponse> {
 	if (this.getMode() === 'manual') return {};
-	const recover = this.getNodeParameter('catchUp', true) === true;
+	const parameters = nodeParameters.call(this);
+	const recover = parameters.catchUp === true;
 	const watching = !isManualRegistration.call(this);
 	if (!recover && !watching) return {};
-	const triggerOptions = readTriggerOptions(this.getNodeParameter('options', {}) as IDataObject);
+	const settings = readNodeSettings(parameters);
+	const triggerOptions = settings.options;
 	const { intervalMs } = triggerOptions.catchUp;
 	const stopWhenTaken = watching && triggerOptions.onWebhookTaken === 'stop';
 	let closed = false;
@@ -121,7 +117,7 @@ export async function startCatchUp(this: ITriggerFunctions): Promise<ITriggerRes
 			}
 			if (recover && !closed) {
 				try {
-					await catchUpOnce.call(this, state, triggerOptions, isClosed, persist, notes);
+					await catchUpOnce.call(this, state, settings, isClosed, persist, notes);
 				} catch (error) {
 					// Every run it fails: an answer it cannot read is never skipped in silence.
 					this.logger.error(

@@ -46,7 +46,7 @@ export function judgeWebhook(
 export function takenMessage(url: string, intervalSeconds: number, stopping: boolean): string {
 	const effect = stopping
 		? 'On Webhook Taken is Stop, so this workflow stops until it is published again'
-		: `messages reach this workflow only through the catch-up, up to ${intervalSeconds} s late, and the other receiver gets them too`;
+		: `messages reach this workflow only through the catch-up, up to ${intervalSeconds} s late (none while Recover Missed Messages is off), and the other receiver gets them too`;
 	return (
 		`The account's webhook now points at ${url}, not at this trigger: ${effect}. ` +
 		'To receive them here: delete that webhook in the console, or turn on Take Over Existing Webhook (Options) and publish again, or set Registration to Manual'

@@ -1,5 +1,5 @@
 /** Whether a request is an event this node runs; its parameters are read only once verified. */
-import type { IDataObject } from 'n8n-workflow';
+import type { IDataObject, ITriggerFunctions, IWebhookFunctions } from 'n8n-workflow';
 
 import { verifySignature } from '../../shared/signature';
 import { outputLayout } from '../description';
@@ -35,20 +35,49 @@ export type Acceptance =
 	| { kind: 'late'; reason: string; emit?: Emit }
 	| Emit;
 
-function filterReason(
-	envelope: EventEnvelope,
-	events: string[],
-	options: TriggerOptions,
+/** What this node runs, read once per entry point (webhook(), trigger()). */
+export interface NodeSettings {
+	options: TriggerOptions;
+	events: EventType[];
+	layout: EventType[] | null;
+}
+
+export function readNodeSettings(parameters: EventParameters): NodeSettings {
+	const options = readTriggerOptions(parameters.options ?? {}, parameters.catchUp !== false);
+	const selected = Array.isArray(parameters.events) ? parameters.events : ['message.inbound'];
+	const events = EVENT_TYPES.filter((type) => selected.includes(type));
+	return { options, events, layout: outputLayout(events, parameters.separateOutputs) };
+}
+
+export function nodeParameters(this: IWebhookFunctions | ITriggerFunctions): EventParameters {
+	return {
+		events: this.getNodeParameter('events', ['message.inbound']) as unknown,
+		catchUp: this.getNodeParameter('catchUp', true) as unknown,
+		options: this.getNodeParameter('options', {}) as IDataObject,
+		separateOutputs: this.getNodeParameter('separateOutputs', false) as unknown,
+	};
+}
+
+const trimmed = (value: unknown) =>
+	typeof value === 'string' || typeof value === 'number' ? String(value).trim() : '';
+
+/**
+ * The node's filters (events, Receiving Numbers, Status Values): why an event's data does not run
+ * here, or undefined. The one filter for the webhook and the catch-up alike.
+ */
+export function filterReason(
+	event: string,
+	data: Record<string, unknown>,
+	{ events, options }: Pick<NodeSettings, 'events' | 'options'>,
 ): string | undefined {
-	if (!events.includes(envelope.event)) return `event ${envelope.event} is not selected`;
-	const data = envelope.data;
-	if (options.numbers.length > 0 && envelope.event !== 'message.status') {
-		const number = typeof data.number === 'string' ? data.number.trim() : '';
+	if (!(events as string[]).includes(event)) return `event ${event} is not selected`;
+	if (options.numbers.length > 0 && event !== 'message.status') {
+		const number = trimmed(data.number);
 		if (!options.numbers.includes(number))
 			return `number ${number || '(none)'} is not among the receiving numbers`;
 	}
-	if (options.statuses.length > 0 && envelope.event === 'message.status') {
-		const status = typeof data.status === 'string' ? data.status.trim().toLowerCase() : '';
+	if (options.statuses.length > 0 && event === 'message.status') {
+		const status = trimmed(data.status).toLowerCase();
 		if (!options.statuses.includes(status))
 			return `status ${status || '(none)'} is not among the status values`;
 	}
@@ -70,21 +99,16 @@ export function acceptEvent(
 		return { kind: 'reject', status: 400, reason: `not a valid event envelope: ${parsed.reason}` };
 	const { envelope, timestampMs } = parsed;
 
-	const parameters = readParameters();
-	const options = readTriggerOptions(parameters.options ?? {}, parameters.catchUp !== false);
+	const settings = readNodeSettings(readParameters());
+	const { options, layout } = settings;
 	const age = checkEventAge(timestampMs, nowMs, options.maxAgeSeconds);
 	if (!age.ok) return { kind: 'reject', status: 401, reason: `replay protection: ${age.reason}` };
-	const selected = parameters.events;
-	const events = (Array.isArray(selected) ? selected : ['message.inbound']).filter(
-		(value): value is string => (EVENT_TYPES as readonly string[]).includes(value as string),
-	);
-	const layout = outputLayout(events, parameters.separateOutputs);
 
 	// Past the service's ~8 s: not run, so that its "failed" means "not run" and the catch-up runs it
 	// once. Not a status event: the service keeps none, so no catch-up could run it.
 	const ageMs = nowMs - timestampMs;
 	const cutoffMs = options.lateDeliveryCutoffMs;
-	const ignored = filterReason(envelope, events, options);
+	const ignored = filterReason(envelope.event, envelope.data, settings);
 	const emit: Emit = { kind: 'emit', envelope, timestampMs, options, layout };
 	if (cutoffMs !== undefined && ageMs > cutoffMs && envelope.event !== 'message.status') {
 		return {

@@ -6,12 +6,14 @@
 import type { IDataObject, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
 import { SIGNATURE_HEADER, SIGNATURE_MISMATCH, hasSignatureShape } from '../../shared/signature';
+import { nodeKeyOf } from '../../shared/credentialKeys';
 import { ReplayGuard } from '../../shared/replayGuard';
+import { lateAnswerGoesOnHere } from '../../shared/replyAndWait/forTrigger';
 import { rawBodyOf } from '../../shared/webhookRequest';
 import { signingSecret } from '../registration/signingSecrets';
 import { HAND_OVER_IGNORED } from '../routing/handOver';
-import { eventItem, lateDeliveryGoesOn, routeEvent } from '../routing/route';
-import { acceptEvent, type EventParameters } from './accept';
+import { eventItem, routeEvent } from '../routing/route';
+import { acceptEvent, nodeParameters } from './accept';
 import { rememberAccepted } from './acceptedHere';
 import { reject } from './rejection';
 
@@ -48,7 +50,7 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 		return reject.call(this, 401, 'no signing secret is available', { problem: found.problem });
 
 	const check = (secret: string) =>
-		acceptEvent(rawBody, signature, secret, Date.now(), () => parametersOf.call(this));
+		acceptEvent(rawBody, signature, secret, Date.now(), () => nodeParameters.call(this));
 	let accepted = check(found.secret);
 	if (accepted.kind === 'reject' && accepted.reason === SIGNATURE_MISMATCH && found.reread) {
 		const fresh = await found.reread();
@@ -57,14 +59,15 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	// A 400 comes after the signature checked out: the service is told why (its delivery log shows it).
 	if (accepted.kind === 'reject')
 		return reject.call(this, accepted.status, accepted.reason, { signed: accepted.status === 400 });
-	// Late: refused (the catch-up runs it), unless it answers a wait this process knows (route.ts).
+	// Late: refused (the catch-up runs it), unless it answers a wait this process knows while the
+	// catch-up runs elsewhere (queue mode).
 	const late = accepted.kind === 'late' ? accepted : undefined;
 	if (accepted.kind === 'ignore') {
 		this.logger.debug(`Business Messaging Trigger: event ignored: ${accepted.reason}`);
 		return { webhookResponse: { received: true, ignored: accepted.reason } };
 	}
 	const emit = accepted.kind === 'late' ? accepted.emit : accepted;
-	if (!emit || (late && !lateDeliveryGoesOn.call(this, emit.envelope)))
+	if (!emit || (late && !lateAnswerGoesOnHere.call(this, emit.envelope as IDataObject)))
 		return reject.call(this, 503, late?.reason ?? 'late', { signed: true });
 	if (late)
 		this.logger.info(
@@ -72,7 +75,7 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 		);
 	const { envelope, options, layout } = emit;
 	const expiresAtMs = emit.timestampMs + options.maxAgeSeconds * 1000 + 1000;
-	const scope = `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
+	const scope = nodeKeyOf.call(this);
 	const header = String(Array.isArray(signature) ? signature[0] : signature).toLowerCase();
 	// The service never retries: a second copy of a delivery (to this node) is someone replaying it.
 	if (!replays.firstSighting(`${scope}:${header}`, expiresAtMs, Date.now()))
@@ -96,13 +99,4 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	// An answer that only resumed a wait: n8n answers now, and saves the static data holding its record.
 	if (route.kind === 'answered') return { webhookResponse: received };
 	return { webhookResponse: received, workflowData: route.workflowData };
-}
-
-function parametersOf(this: IWebhookFunctions): EventParameters {
-	return {
-		events: this.getNodeParameter('events', ['message.inbound']) as unknown,
-		catchUp: this.getNodeParameter('catchUp', true) as unknown,
-		options: this.getNodeParameter('options', {}) as IDataObject,
-		separateOutputs: this.getNodeParameter('separateOutputs', false) as unknown,
-	};
 }

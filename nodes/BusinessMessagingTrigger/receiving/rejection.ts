@@ -1,6 +1,8 @@
 /** Answering a refused request (400, 401, 503); at most 10 log lines a minute per trigger. */
 import type { IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
+import { nodeKeyOf } from '../../shared/credentialKeys';
+
 const LOG_PREFIX = 'Business Messaging Trigger';
 
 /** At most `perMinute` lines a minute; the next minute's first line says how many were left out. */
@@ -65,7 +67,7 @@ export function reject(
 			`${LOG_PREFIX}: ${left} more rejected request(s) in the last minute were not logged`,
 			meta,
 		);
-	if (rejectionLogOf(`${meta.workflowId ?? ''}:${this.getNode().id}`).allow(Date.now(), flush)) {
+	if (rejectionLogOf(nodeKeyOf.call(this)).allow(Date.now(), flush)) {
 		if (problem) this.logger.error(`${LOG_PREFIX}: ${problem}`, meta);
 		else this.logger.warn(`${LOG_PREFIX}: rejected a request (${status}): ${reason}`, meta);
 	}

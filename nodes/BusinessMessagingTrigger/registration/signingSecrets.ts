@@ -1,7 +1,6 @@
 /**
  * The signing secret: Automatic, sealed under the API key in the node's static data; Manual, the
- * credential's. Reading a credential costs n8n 2.x an expression isolate (~30 ms CPU), so it is
- * read once per registration or node, not per event.
+ * credential's. Events read it from the node's cached credential (credentialKeys.ts), not each.
  */
 import type {
 	IDataObject,
@@ -10,8 +9,9 @@ import type {
 	IWebhookFunctions,
 } from 'n8n-workflow';
 
+import { credentialRead, nodeKeyOf } from '../../shared/credentialKeys';
 import { CREDENTIAL_TYPE } from '../../shared/transport';
-import { openSecret, sealSecret } from './seal';
+import { openSecret, sealSecret } from '../../shared/seal';
 
 /** What the trigger keeps in the node's static data. Never output. */
 export interface TriggerStaticData extends IDataObject {
@@ -28,34 +28,7 @@ export interface TriggerStaticData extends IDataObject {
 type TriggerContext = IHookFunctions | IWebhookFunctions;
 
 const CACHE_BOUND = 1000;
-const MANUAL_REREAD_INTERVAL_MS = 10_000;
-
 type OpenedSecret = { secret: string };
-type ManualRead = OpenedSecret & { readAtMs: number };
-const openedSecrets = new Map<string, OpenedSecret>();
-const manualSecrets = new Map<string, ManualRead>();
-
-/**
- * A credential that could not be read or gave no secret, per sealed secret or node: not read
- * before `untilMs`, so forged events cost no read each.
- */
-const unreadable = new Map<string, { problem: string; untilMs: number }>();
-
-function recentFailure(key: string): { problem: string } | undefined {
-	const failed = unreadable.get(key);
-	if (failed && failed.untilMs > Date.now()) return { problem: failed.problem };
-	unreadable.delete(key);
-	return undefined;
-}
-
-function rememberFailure(key: string, problem: string): { problem: string } {
-	if (unreadable.size >= CACHE_BOUND) unreadable.clear();
-	unreadable.set(key, { problem, untilMs: Date.now() + MANUAL_REREAD_INTERVAL_MS });
-	return { problem };
-}
-
-const unreadableCredential = (error: unknown) =>
-	`the credential could not be read (${(error as Error).message})`;
 
 /**
  * Registrations the webhook watch made again in this process, per node: webhook() here tries that
@@ -73,7 +46,7 @@ export function markLeaving(url: string, gone: boolean): void {
 
 /** A registration by create() (or its removal) replaces what the watch registered. */
 export function forgetRenewed(this: IHookFunctions): void {
-	renewed.delete(manualSecretKey.call(this));
+	renewed.delete(nodeKeyOf.call(this));
 }
 
 export function isLeaving(url: string): boolean {
@@ -90,7 +63,7 @@ export function renewRegistration(
 ): void {
 	storeRegistration(staticData, url, this.getWorkflow().id ?? '', secret, apiKey);
 	if (renewed.size >= CACHE_BOUND) renewed.clear();
-	renewed.set(manualSecretKey.call(this), { secret });
+	renewed.set(nodeKeyOf.call(this), { secret });
 }
 
 export function isManualRegistration(this: TriggerContext | ITriggerFunctions): boolean {
@@ -136,43 +109,41 @@ export async function canOpenStoredSecret(
 	return false;
 }
 
-function manualSecretKey(this: TriggerContext | ITriggerFunctions): string {
-	return `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
-}
-
 export async function manualSigningSecret(this: TriggerContext): Promise<string | undefined> {
-	return manualSecretOf(await this.getCredentials(CREDENTIAL_TYPE));
-}
-
-function manualSecretOf(credentials: IDataObject): string | undefined {
-	const secret =
-		typeof credentials.webhookSecret === 'string' ? credentials.webhookSecret.trim() : '';
-	return secret || undefined;
-}
-
-/** An activation may follow a change of the credential's secret: webhook() reads it afresh. */
-export function forgetManualSecret(this: IHookFunctions): void {
-	manualSecrets.delete(manualSecretKey.call(this));
-	unreadable.delete(manualSecretKey.call(this));
+	const { webhookSecret } = await this.getCredentials(CREDENTIAL_TYPE);
+	return (typeof webhookSecret === 'string' && webhookSecret.trim()) || undefined;
 }
 
 export type SigningSecret = OpenedSecret & {
-	/** Reads the secret again (Manual registration, after a mismatch); undefined when read too recently. */
+	/** Reads the secret again after a mismatch (a rotated one), at most every 10 s. */
 	reread?: () => Promise<OpenedSecret | { problem: string }>;
 };
+
+const NO_MANUAL_SECRET =
+	'Registration is Manual but the credential has no Webhook Signing Secret, so no event can be verified: every event is rejected until it is set';
+const SEAL_NOT_OPENED =
+	"the stored signing secret cannot be opened with the credential's API key (was the key changed?): every event is rejected. Unpublish and publish (deactivate and activate) the workflow to register again";
+
+/** The Manual secret from the node's cached credential (credentialKeys.ts), or why there is none. */
+async function manualSecret(
+	this: IWebhookFunctions,
+	rotated: (secret: string) => boolean = () => false,
+): Promise<OpenedSecret | { problem: string }> {
+	const read = await credentialRead.call(this, {
+		reread: (cached) => !cached.webhookSecret || rotated(cached.webhookSecret),
+	});
+	if (typeof read === 'string') return { problem: read };
+	return read.webhookSecret ? { secret: read.webhookSecret } : { problem: NO_MANUAL_SECRET };
+}
 
 /** The secret events are verified with, or why there is none (then every event is refused). */
 export async function signingSecret(
 	this: IWebhookFunctions,
 ): Promise<SigningSecret | { problem: string }> {
 	if (isManualRegistration.call(this)) {
-		const key = manualSecretKey.call(this);
-		const found =
-			manualSecrets.get(key) ?? recentFailure(key) ?? (await readManualSecret.call(this, key));
+		const found = await manualSecret.call(this);
 		if ('problem' in found) return found;
-		// A secret rotated in the credential: read it again when a signature does not match, at most every 10 s.
-		const stale = Date.now() - found.readAtMs >= MANUAL_REREAD_INTERVAL_MS;
-		const reread = stale ? async () => await readManualSecret.call(this, key) : undefined;
+		const reread = async () => await manualSecret.call(this, (secret) => secret === found.secret);
 		return { secret: found.secret, reread };
 	}
 	const { sealedSecret } = this.getWorkflowStaticData('node') as TriggerStaticData;
@@ -182,51 +153,13 @@ export async function signingSecret(
 				'no signing secret is stored for this trigger (the registration was lost): every event is rejected. Unpublish and publish (deactivate and activate) the workflow to register again',
 		};
 	}
-	const fresher = renewed.get(manualSecretKey.call(this));
+	const fresher = renewed.get(nodeKeyOf.call(this));
 	const reread = fresher && (async () => await Promise.resolve(fresher));
-	const opened = openedSecrets.get(sealedSecret);
-	if (opened) return { ...opened, reread };
-	const failed = recentFailure(sealedSecret);
-	if (failed) return failed;
-	let apiKey: unknown;
-	try {
-		apiKey = (await this.getCredentials(CREDENTIAL_TYPE)).apiKey;
-	} catch (error) {
-		return rememberFailure(sealedSecret, unreadableCredential(error));
-	}
-	const secret = openSecret(sealedSecret, apiKey);
-	if (!secret) {
-		return rememberFailure(
-			sealedSecret,
-			"the stored signing secret cannot be opened with the credential's API key (was the key changed?): every event is rejected. Unpublish and publish (deactivate and activate) the workflow to register again",
-		);
-	}
-	if (openedSecrets.size >= CACHE_BOUND) openedSecrets.clear();
-	const found = { secret };
-	openedSecrets.set(sealedSecret, found);
-	return { ...found, reread };
-}
-
-async function readManualSecret(
-	this: IWebhookFunctions,
-	key: string,
-): Promise<ManualRead | { problem: string }> {
-	let credentials: IDataObject;
-	try {
-		credentials = await this.getCredentials(CREDENTIAL_TYPE);
-	} catch (error) {
-		return rememberFailure(key, unreadableCredential(error));
-	}
-	const secret = manualSecretOf(credentials);
-	if (manualSecrets.size >= CACHE_BOUND) manualSecrets.clear();
-	if (!secret) {
-		manualSecrets.delete(key);
-		return rememberFailure(
-			key,
-			'Registration is Manual but the credential has no Webhook Signing Secret, so no event can be verified: every event is rejected until it is set',
-		);
-	}
-	const read = { secret, readAtMs: Date.now() };
-	manualSecrets.set(key, read);
-	return read;
+	const read = await credentialRead.call(this, {
+		sealed: sealedSecret,
+		reread: (cached) => cached.sealed?.secret === undefined,
+	});
+	if (typeof read === 'string') return { problem: read };
+	const secret = read.sealed?.secret;
+	return secret ? { secret, reread } : { problem: SEAL_NOT_OPENED };
 }

@@ -2,6 +2,7 @@
 import type { IDataObject, IHookFunctions, INode } from 'n8n-workflow';
 import { NodeOperationError, WebhookPathTakenError } from 'n8n-workflow';
 
+import { forgetCredentialRead } from '../../shared/credentialKeys';
 import { serviceLine } from '../../shared/serviceText';
 import { CREDENTIAL_TYPE, apiRequest } from '../../shared/transport';
 import { readTriggerOptions } from '../options';
@@ -9,7 +10,6 @@ import { decideRegistration, sameUrl, type RegistrationDecision } from './decisi
 import { WEBHOOK_PATH, postRegistration, readRemoteWebhook } from './register';
 import {
 	canOpenStoredSecret,
-	forgetManualSecret,
 	forgetRegistration,
 	forgetRenewed,
 	markLeaving,
@@ -98,7 +98,7 @@ export async function webhookExists(this: IHookFunctions): Promise<boolean> {
 	if (!this.getNode().webhookId) throw missingWebhookId(this.getNode());
 	stampActivation.call(this);
 	if (isManualRegistration.call(this)) {
-		forgetManualSecret.call(this);
+		forgetCredentialRead.call(this);
 		if (await manualSigningSecret.call(this)) return true;
 		throw new NodeOperationError(
 			this.getNode(),

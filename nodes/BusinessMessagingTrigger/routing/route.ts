@@ -6,11 +6,7 @@ import type {
 	IWebhookFunctions,
 } from 'n8n-workflow';
 
-import {
-	answerWaiting,
-	answeredAlready,
-	lateAnswerGoesOnHere,
-} from '../../shared/replyAndWait/forTrigger';
+import { answerWaiting, answeredAlready } from '../../shared/replyAndWait/forTrigger';
 import { withReplyWindow } from '../../shared/replyWindow';
 import type { HandOverSettings } from '../options';
 import type { EventEnvelope, EventType } from '../receiving/envelope';
@@ -59,18 +55,6 @@ export function workflowDataFor(
 ): INodeExecutionData[][] {
 	if (layout === null) return [[item]];
 	return layout.map((type) => (type === event ? [item] : []));
-}
-
-/**
- * A delivery past the Late Delivery Cutoff still goes on when it answers a wait this process knows
- * and the catch-up runs elsewhere (queue mode: main), whose copy would find no wait and ask again;
- * that copy is then dropped as run.
- */
-export function lateDeliveryGoesOn(
-	this: IWebhookFunctions | ITriggerFunctions,
-	envelope: EventEnvelope,
-): boolean {
-	return lateAnswerGoesOnHere.call(this, envelope as IDataObject);
 }
 
 export async function routeEvent(

@@ -25,6 +25,7 @@ import { recordAnswered, wasAnswered } from './answeredHere';
 import { resumeEntry, type ResumeOutcome } from './resume';
 import {
 	accountIdOf,
+	answerKeys,
 	answersAfterAsking,
 	findWaiting,
 	isTriggerRunningHere,
@@ -32,7 +33,6 @@ import {
 	markTriggerWorkflow,
 	registerWaiting,
 	triggerRunsHere,
-	waitingKey,
 	type WaitingEntry,
 } from './waitingEntries';
 
@@ -153,7 +153,7 @@ function waitsFor(
 	if (!contact) return undefined;
 	const message = { id: data.wa_message_id, at: json.timestamp };
 	return {
-		keys: [waitingKey(contact, number), waitingKey(contact, undefined)],
+		keys: answerKeys(contact, number),
 		mayAnswer: (entry) => answersAfterAsking(message, entry),
 	};
 }

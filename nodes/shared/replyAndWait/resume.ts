@@ -17,7 +17,7 @@ import { RESUME_KEY_LABEL, deriveKey, verifyWithDerivedKey } from '../credential
 import { isPlainObject } from '../json';
 import { ReplayGuard } from '../replayGuard';
 import { computeSignature } from '../signature';
-import { removeWaiting, waitingKey, type WaitingEntry } from './waitingEntries';
+import { answerKeys, removeWaiting, type WaitingEntry } from './waitingEntries';
 
 /**
  * What the trigger sends with an answer so the waiting execution can tell it from a forged one.
@@ -123,8 +123,7 @@ export async function takeResumeRequest(
 	const contact = typeof data?.from === 'string' ? data.from : '';
 	const number = typeof data?.number === 'string' ? data.number : undefined;
 	// The token names the wait it answers: the answer's contact, on its number or on any.
-	if (!contact || ![waitingKey(contact, number), waitingKey(contact, undefined)].includes(key))
-		return forbidden;
+	if (!contact || !answerKeys(contact, number).includes(key)) return forbidden;
 	const executionId = this.getExecutionId() ?? '';
 	const node = this.getNode().name;
 	const once = `${executionId}|${node}|${wait}`;

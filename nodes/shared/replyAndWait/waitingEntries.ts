@@ -1,32 +1,11 @@
 /**
- * Reply and Wait for Answer's waiting entries: what one says, where it lives and why, and the
- * register, find and forget that both ends use (registration.ts takes them through the trigger,
- * resume.ts answers them).
- *
- * WHERE ENTRIES LIVE, AND WHY
- *
- * An entry says: execution E waits for contact C on number N; post the answer to E's resume
- * URL with this token. The execution that waits and the trigger that receives the answer may
- * be different workflows (one called by Execute Workflow) and, in queue mode, different n8n
- * processes (a worker asks, a webhook processor receives). n8n gives a node two stores it saves
- * for it: memory (one process) and the workflow's static data (database, saved whole after each
- * execution and webhook request).
- *
- * 1. This process's memory: every workflow of the process; gone on restart.
- * 2. The trigger's workflow's static data, written by the waiting execution itself only when
- *    its copy carries the trigger's marker (TRIGGER_MARKER_KEY): n8n 2.x in queue mode gives a
- *    worker's new execution an EMPTY copy and saves it whole, so writing there without the
- *    marker wiped the trigger's sealed secret and watermark.
- * 3. Through the trigger (registration.ts): the waiting execution posts its entries, signed with
- *    a key derived from the API key, to the account's webhook when it is this n8n; the trigger
- *    stores them in the static data n8n loaded for that request. This is what works across
- *    processes and for a trigger in another workflow.
- *
- * Saves of static data at the same instant may overwrite each other's entries. Every loss
- * fails safe: the trigger finds nothing (or the resume is refused), the message starts a
- * normal execution, and the waiting execution times out. The answer itself is never lost.
- * Static data holds resume URLs, never what it takes to use them (resume.ts: the resume token).
- * docs/conversations.md has the measurements behind these choices.
+ * Reply and Wait for Answer's waiting entries (execution E waits for contact C on number N) and
+ * the register, find and forget both ends use. They live in this process's memory and in the
+ * trigger's workflow's static data: written by the waiting execution only when its copy carries
+ * TRIGGER_MARKER_KEY (n8n 2.x queue mode gives a worker an empty copy and saves it whole), else
+ * through the trigger (registration.ts). Every loss fails safe: the answer starts a normal
+ * execution and the wait times out. Static data holds resume URLs, never the resume token.
+ * docs/conversations.md says where entries live and why.
  */
 import type { IDataObject } from 'n8n-workflow';
 
@@ -37,9 +16,8 @@ import { keepAnsweredCurrent } from './answeredHere';
 
 export const STATIC_DATA_KEY = 'businessMessagingWaiting';
 /**
- * Set by the Business Messaging Trigger in its workflow's global static data on activation (item 2
- * above): a copy carrying it is the one the trigger reads, loaded from the database, so saving it
- * keeps what is there.
+ * Set by the trigger in its workflow's global static data on activation: a copy carrying it is the
+ * one the trigger reads, loaded from the database, so saving it keeps what is there.
  */
 export const TRIGGER_MARKER_KEY = 'businessMessagingTrigger';
 
@@ -130,6 +108,11 @@ const memory = new Map<string, WaitingEntry>();
 /** The contact on the number; number '*' when the reply left from the key's only number. */
 export function waitingKey(contact: string, number: string | undefined): string {
 	return `${number && number.trim() !== '' ? number.trim() : '*'}|${contact.trim()}`;
+}
+
+/** The keys an answer from `contact` on `number` may answer: that number's wait, then the any-number one. */
+export function answerKeys(contact: string, number: string | undefined): string[] {
+	return [waitingKey(contact, number), waitingKey(contact, undefined)];
 }
 
 /** A waiting entry as stored (static data, a registration). */

@@ -12,8 +12,7 @@
  * no other contact's model request may hold them, nor any other trace of them.
  *
  * One contact alone, three turns; then five contacts at once, three turns each (the first a burst
- * of three messages a second apart: one reply per burst), and a sixth who writes two turns, then
- * n8n restarts, then the third (what Simple Memory keeps across a restart: measured).
+ * of three messages a second apart: one reply per burst).
  *
  * Registered in run.e2e.ts after the other checks (it deactivates any other trigger workflow
  * first: one trigger per account).
@@ -28,7 +27,6 @@ import { CREDENTIAL_TYPE, TOOL_TYPE } from '../../support/constants';
 import { sleep, waitFor } from '../../real-n8n/util';
 import {
 	answerTo,
-	holdsReply,
 	SIMPLE_MESSAGE_FIELDS,
 	talker,
 	tallyCalls,
@@ -48,8 +46,6 @@ export interface AiAgentContext {
 	n8n: N8nProcess;
 	sandbox: Sandbox;
 	line: Line;
-	/** Stops n8n and starts it again on the same port; the new process. */
-	restart: () => Promise<N8nProcess>;
 }
 
 function fail(message: string): never {
@@ -84,14 +80,13 @@ export async function aiAgentChecks(ctx: AiAgentContext): Promise<N8nProcess> {
 	const model = await deterministicModel();
 	let workflowId: string | undefined;
 	let filtersBefore: Answers['inbound_filters'] | undefined;
-	// The contacts: S alone; C1-C5 at once (C1-C3's turn 3 holds a secret); R, whose turn 3 follows a restart.
+	// The contacts: S alone; C1-C5 at once (C1-C3's turn 3 holds a secret).
 	const alone = talker('+33611330001', 'S', 3);
 	const secrets = ['card 4539 1488 0343 6467', 'address 12 Rue des Lilas 75011', 'code RST-731904'];
 	const five = [1, 2, 3, 4, 5].map((i) =>
 		talker(`+3361133001${i}`, `C${i}`, 3, { burst: 3, secret: secrets[i - 1] }),
 	);
-	const restarted = talker('+33611330021', 'R', 3, { burst: 3 });
-	const everyone = [alone, ...five, restarted];
+	const everyone = [alone, ...five];
 
 	const repliesTo = async (who: Talker) =>
 		(await control.state()).messages.filter((m) => m.to === who.contact).slice(who.repliesBefore);
@@ -172,9 +167,8 @@ export async function aiAgentChecks(ctx: AiAgentContext): Promise<N8nProcess> {
 				const started = Date.now();
 				for (let turn = 0; turn < 3; turn++) await say(alone, turn);
 				const aloneS = (Date.now() - started) / 1000;
-				for (let turn = 0; turn < 2; turn++)
-					await Promise.all([...five, restarted].map(async (who) => await say(who, turn)));
-				await Promise.all(five.map(async (who) => await say(who, 2)));
+				for (let turn = 0; turn < 3; turn++)
+					await Promise.all(five.map(async (who) => await say(who, turn)));
 				const talkS = (Date.now() - started) / 1000;
 
 				// The service really ignores the filters: its answer to the tool's query holds others'.
@@ -192,8 +186,8 @@ export async function aiAgentChecks(ctx: AiAgentContext): Promise<N8nProcess> {
 				const strays = model.calls.filter((call) => !known.has(call.prompt));
 				if (strays.length > 0)
 					problems.push(`model requests for no turn: ${strays.map((c) => c.prompt).join(' | ')}`);
-				const tally = tallyCalls(model.calls, everyone, 'remember');
-				const aloneTally = tallyCalls(model.calls, [alone], 'remember');
+				const tally = tallyCalls(model.calls, everyone);
+				const aloneTally = tallyCalls(model.calls, [alone]);
 				problems.push(...tally.problems);
 				for (const who of everyone) problems.push(...(await replyProblems(who)));
 
@@ -233,41 +227,6 @@ export async function aiAgentChecks(ctx: AiAgentContext): Promise<N8nProcess> {
 					problems.push(`the tool's runs in n8n: ${JSON.stringify(toolRuns).slice(0, 600)}`);
 				if (problems.length > 0) fail(problems.join('; '));
 				return `alone: ${memoryText(aloneTally)} (3 turns in ${aloneS.toFixed(1)} s); all: ${memoryText(tally)}; ${turns} turns, one reply each, the model's answer word for word (${model.calls.length} model requests, ${executions.length} executions, ${toolRuns.length} tool runs); the service's answer to the tool's query for ${alone.contact} held ${othersListed} records of other contacts; talk took ${talkS.toFixed(1)} s`;
-			},
-		);
-
-		// In CI (E2E_SHARE, test/e2e/lib/ciShare.ts) on the line that runs the check above.
-		await check(
-			'AI agent example: Simple Memory across an n8n restart (a contact writes 2 turns, n8n stops and starts, turn 3): measured, forgotten as n8n documents',
-			async () => {
-				if (restarted.prompts.length !== 2) fail('needs the AI agent memory check before it');
-				const stopAt = Date.now();
-				n8n = await ctx.restart();
-				client = new N8nClient(n8n.url, line, n8n.installation.dir);
-				await client.login();
-				// Up when the trigger takes deliveries again (an unsigned one refused, not n8n's 404).
-				const url = (await control.state()).webhook.url ?? fail('no webhook registered');
-				await waitFor(
-					'the trigger to take deliveries again',
-					async () => {
-						const answer = await fetch(url, { method: 'POST', body: '{}' }).catch(() => undefined);
-						return answer?.status === 401 || answer?.status === 400;
-					},
-					60_000,
-					500,
-				);
-				const upS = (Date.now() - stopAt) / 1000;
-				await say(restarted, 2);
-				const tally = tallyCalls(model.calls, [restarted], 'forget', 2);
-				const problems = [...tally.problems];
-				// No late second reply for any turn of the first check either.
-				for (const who of everyone) problems.push(...(await replyProblems(who)));
-				if (problems.length > 0) fail(problems.join('; '));
-				const earlier = restarted.prompts.slice(0, 2).map((p) => answerTo(model.calls, p));
-				const heldAny = model.calls
-					.filter((call) => call.prompt === restarted.prompts[2])
-					.filter((call) => earlier.some((a) => a && holdsReply(call, a))).length;
-				return `n8n stopped and answered again in ${upS.toFixed(1)} s; turn 3 after the restart: ${heldAny} of ${tally.requests} model requests held any of the 2 earlier replies (Simple Memory lives in the process: forgotten); the reply still came, ${tally.leaks} requests with another contact's data; every contact's replies still one per turn (${(await Promise.all(everyone.map(repliesTo))).flat().length} in all)`;
 			},
 		);
 	} finally {

@@ -1,8 +1,7 @@
 /**
- * Issue 37 in real n8n, continued (test/e2e/checks/webhookWatch.ts): On Webhook Taken: Stop
- * (n8n's failing-trigger path: activation error, Error Workflow, n8n's own retry), and a webhook
- * delivery log whose entries do not name the message (said once at activation; nothing recovered),
- * next to the default log shape.
+ * The webhook watch in real n8n, continued (test/e2e/checks/webhookWatch.ts): On Webhook Taken:
+ * Stop (n8n's failing-trigger path: activation error, Error Workflow, n8n's own retry). A delivery
+ * log that does not name messages is tested in test/nodes/businessMessagingTrigger/guesses.test.ts.
  */
 import type { Recorder } from '../lib/delivery-proxy';
 import {
@@ -34,7 +33,6 @@ function errorMessage(text: string): string {
 		return text.slice(0, 200);
 	}
 }
-const UNNAMED_NOTICE = 'does not say which message each delivery carried';
 
 export async function runWebhookWatchStopChecks(
 	ctx: WebhookWatchContext,
@@ -141,61 +139,6 @@ export async function runWebhookWatchStopChecks(
 				await other.close();
 				await errors.close();
 				await webhook.remove().catch(() => undefined);
-			}
-		},
-	);
-
-	await ctx.check(
-		'webhook watch: a delivery log that does not name messages (webhook_log=event_id): said once at activation, nothing recovered after n8n was down; the default log: each missed message runs once',
-		async () => {
-			/** Activates a new workflow, stops n8n, sends 3 while it is down, starts n8n; what its log said and what ran. */
-			const downAndUp = async (label: string) => {
-				await freeAccount(ctx);
-				const json = watchedWorkflow(
-					`Webhook watch: ${label} (e2e)`,
-					recorderUrl,
-					ctx.credentialId,
-				);
-				const workflow = await client.createWorkflow(json);
-				await activateWatched(ctx, workflow, json.webhookId);
-				let mark = logMark(ctx);
-				const sent: Array<{ id: string; status: number | null }> = [];
-				await ctx.restartWith(async () => {
-					mark = logMark(ctx);
-					for (let i = 0; i < 3; i++) {
-						const outcome = await inbound(`webhook watch: ${label} while down ${i}`);
-						sent.push({ id: outcome.record.wa_message_id, status: outcome.delivery.status });
-					}
-				});
-				const ids = sent.map((s) => s.id);
-				const t = await settleRecords(recorder, ids);
-				const perMessage = ids.map((id) => recorder.records.filter((r) => r.id === id).length);
-				const said = {
-					notice: mark.count(UNNAMED_NOTICE),
-					recovering: mark.count('(catch-up): recovering'),
-				};
-				await client.deactivate(workflow.id);
-				return { t, perMessage, said, failed: sent.filter((s) => s.status !== 200).length };
-			};
-			try {
-				await control.setAnswers({ webhook_log: 'event_id' });
-				const unnamed = await downAndUp('log without message ids');
-				await control.setAnswers({ webhook_log: 'by_message' });
-				const named = await downAndUp('log by message');
-				const figures =
-					`webhook_log=event_id: ${unnamed.failed} of 3 deliveries failed while down; executions per missed message [${unnamed.perMessage.join(',')}]; notice ${unnamed.said.notice} time(s), "recovering" ${unnamed.said.recovering} time(s). ` +
-					`webhook_log=by_message: ${named.failed} of 3 failed; executions per missed message [${named.perMessage.join(',')}] (${describeTally(named.t, 3)}); notice ${named.said.notice}, "recovering" ${named.said.recovering}`;
-				expect(unnamed.failed === 3 && named.failed === 3, `deliveries while down: ${figures}`);
-				expect(unnamed.said.notice === 1, `the notice: ${figures}`);
-				expect(unnamed.said.recovering === 0, `recovering with an unnamed log: ${figures}`);
-				expect(
-					unnamed.perMessage.every((n) => n === 0),
-					`ran with an unnamed log: ${figures}`,
-				);
-				expect(named.perMessage.every((n) => n === 1) && named.said.notice === 0, figures);
-				return figures;
-			} finally {
-				await control.setAnswers({ webhook_log: 'by_message' });
 			}
 		},
 	);

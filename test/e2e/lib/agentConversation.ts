@@ -98,15 +98,10 @@ export interface Tally {
 }
 
 /**
- * What the model was shown for each talker's turns from `fromTurn` on (0-based): every request of
- * a turn ≥ 2 must hold the talker's earlier replies (`remember`), or none of them (`forget`).
+ * What the model was shown for each talker's turns: every request of a turn ≥ 2 must hold the
+ * talker's earlier replies (Simple Memory, per contact and number).
  */
-export function tallyCalls(
-	calls: ModelCall[],
-	talkers: Talker[],
-	expectMemory: 'remember' | 'forget',
-	fromTurn = 0,
-): Tally {
+export function tallyCalls(calls: ModelCall[], talkers: Talker[]): Tally {
 	const tally: Tally = {
 		memoryRequests: 0,
 		memoryHeld: 0,
@@ -120,7 +115,7 @@ export function tallyCalls(
 	};
 	for (const who of talkers) {
 		const foreign = talkers.filter((other) => other !== who).flatMap(markersOf);
-		for (let t = fromTurn; t < who.prompts.length; t++) {
+		for (let t = 0; t < who.prompts.length; t++) {
 			const mine = calls.filter((call) => call.prompt === who.prompts[t]);
 			if (mine.length === 0) tally.problems.push(`${who.marker} turn ${t + 1}: no model request`);
 			const earlier = who.prompts.slice(0, t).map((prompt) => answerTo(calls, prompt));
@@ -136,13 +131,9 @@ export function tallyCalls(
 					tally.memoryRequests++;
 					const held = earlier.filter((answer) => answer && holdsReply(call, answer));
 					if (held.length === earlier.length) tally.memoryHeld++;
-					else if (expectMemory === 'remember')
+					else
 						tally.problems.push(
 							`${who.marker} turn ${t + 1}: ${held.length} of ${earlier.length} earlier replies in the request (assistant messages: ${JSON.stringify(call.assistantTexts).slice(0, 300)})`,
-						);
-					if (expectMemory === 'forget' && held.length > 0)
-						tally.problems.push(
-							`${who.marker} turn ${t + 1}: ${held.length} earlier replies in the request`,
 						);
 				}
 				if (call.toolResult === undefined) continue;

@@ -7,8 +7,8 @@
  * Listed: independent, costly measurement checks (load, bursts, restarts, the polling interval),
  * matched by the start of their name. Never listed: a check whose body sets up what later checks
  * use (an activation, a credential, the example workflows). A listed check that restarts n8n is one
- * no later check relies on; a listed check that uses another's state names it in `needs` and runs
- * on its line (test/e2e/ciShare.test.ts checks both, and that each entry matches one check).
+ * no later check relies on (test/e2e/ciShare.test.ts checks that, and that each entry matches one
+ * check).
  *
  * Kept on both lines: the cheap checks and those whose behaviour differs by n8n line: Reply and
  * Wait (its resume URLs differ between 1.x and 2.x: the conversation checks, the router's first
@@ -18,12 +18,10 @@
  * Which line: where the check's case happens (2.x answers a delivery only once its execution is
  * stored, so under load its deliveries time out and the catch-up does the work), else balance.
  *
- * Estimates (`estimateS`): each check's time on that line in CI's last run before this table
- * (2026-11-27, the lines side by side on 2 cores, 100 lossy messages; Combine's restart and kill,
- * the AI agent's restart and the webhook watch's Stop and log checks on line 1 only, so the AI
- * restart's here is its line-1 time). With the checks kept on both lines (373 s on line 1, 394 s
- * on line 2 in that run), each line has about 890 s of checks (1,306 s and 1,280 s in that run;
- * 1,341 s and 1,325 s per line in all): added up from that run, not measured with E2E_SHARE.
+ * Estimates (`estimateS`): each check's time on that line in CI's run of 2026-11-27 (the lines
+ * side by side on 2 cores, 100 lossy messages). With the checks kept on both lines (373 s on line
+ * 1, 394 s on line 2 in that run) the table gives line 1 about 830 s of checks and line 2 about
+ * 810 s: added up from that run, not measured with E2E_SHARE.
  */
 import type { Line } from '../../real-n8n/n8n';
 
@@ -34,8 +32,6 @@ export interface SharedCheck {
 	line: Line;
 	/** Its time on that line (s): see above. */
 	estimateS: number;
-	/** The prefix of a check whose state it uses (it must run on the same line). */
-	needs?: string;
 }
 
 export const SHARED_CHECKS: readonly SharedCheck[] = [
@@ -60,12 +56,6 @@ export const SHARED_CHECKS: readonly SharedCheck[] = [
 	{ prefix: "webhook watch: the account's webhook deleted", line: 2, estimateS: 28.2 },
 	// Line 1: 1.x's own retry passes activation-time static data (the case stoppedAt covers).
 	{ prefix: 'webhook watch: On Webhook Taken: Stop', line: 1, estimateS: 58.0 },
-	// Line 1: balance, as CI ran it before (the log probe is the trigger's own code).
-	{
-		prefix: 'webhook watch: a delivery log that does not name messages',
-		line: 1,
-		estimateS: 119.2,
-	},
 	// Line 1: 43 s on line 2; CI's queue-mode leg has 2.x's conversations under overload.
 	{ prefix: 'burst: # contacts write at once', line: 1, estimateS: 19.9 },
 	// Line 1: 96 s on line 2; CI's queue-mode leg has 2.x's conversations under overload.
@@ -91,13 +81,6 @@ export const SHARED_CHECKS: readonly SharedCheck[] = [
 	{ prefix: 'combine: n8n killed (SIGKILL)', line: 1, estimateS: 44.3 },
 	// Line 2: balance (80 s on line 1); the AI Agent tool check runs on both lines.
 	{ prefix: 'AI agent example: examples/ai-agent-reply.json', line: 2, estimateS: 76.5 },
-	// Line 2: needs the example check's first two turns (its line-1 time, not run on 2 in CI).
-	{
-		prefix: 'AI agent example: Simple Memory across an n8n restart',
-		line: 2,
-		estimateS: 23.8,
-		needs: 'AI agent example: examples/ai-agent-reply.json',
-	},
 ];
 
 /** A prefix as a pattern: `#` a number (digits, thousands separators). */

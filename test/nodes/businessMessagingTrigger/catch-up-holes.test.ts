@@ -10,7 +10,10 @@ import {
 	SETTLE_MS,
 	type CatchUpState,
 } from '../../../nodes/BusinessMessagingTrigger/catchUp/recoveries';
-import { readTriggerOptions } from '../../../nodes/BusinessMessagingTrigger/options';
+import {
+	nodeParameters,
+	readNodeSettings,
+} from '../../../nodes/BusinessMessagingTrigger/receiving/accept';
 import * as history from '../../../nodes/shared/history';
 import type { HeldTrigger } from '../../harness';
 import { CONTACT, useSandbox } from '../../support';
@@ -130,7 +133,7 @@ describe('catch-up without holes, against the sandbox', () => {
 			await catchUpOnce.call(
 				held.context,
 				state,
-				readTriggerOptions(parameters),
+				readNodeSettings({ ...nodeParameters.call(held.context), options: parameters }),
 				() => closed,
 				() => (saved.data = JSON.parse(JSON.stringify(state)) as IDataObject),
 			);

@@ -192,7 +192,6 @@ describe('startingWatermark and options', () => {
 			intervalMs: 60_000,
 			onActivation: 'sinceLastActive',
 			maxRecovered: 500,
-			numbers: [],
 		});
 		expect(
 			catchUpSettings({
@@ -205,7 +204,6 @@ describe('startingWatermark and options', () => {
 			intervalMs: 10_000,
 			onActivation: 'fromActivation',
 			maxRecovered: 500,
-			numbers: ['1', '2'],
 		});
 		expect(catchUpSettings({ maxRecovered: 1e9 }).maxRecovered).toBe(10_000);
 	});

@@ -15,7 +15,7 @@ import {
 	type WebhookHarnessOptions,
 	type WebhookReceiveResult,
 } from '../../harness';
-import { openSecret } from '../../../nodes/BusinessMessagingTrigger/registration/seal';
+import { openSecret } from '../../../nodes/shared/seal';
 import type { Sandbox } from '../../sandbox';
 import { CONTACT, CREDENTIAL_TYPE, FOREIGN_URL, TRIGGER_NAME, TRIGGER_TYPE } from '../../support';
 

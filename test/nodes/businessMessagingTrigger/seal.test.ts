@@ -1,5 +1,5 @@
 // The signing secret is stored sealed under the API key (security item 4).
-import { openSecret, sealSecret } from '../../../nodes/BusinessMessagingTrigger/registration/seal';
+import { openSecret, sealSecret } from '../../../nodes/shared/seal';
 import { API_KEY, SIGNING_SECRET } from '../../support';
 
 describe('sealSecret / openSecret', () => {

@@ -46,6 +46,8 @@ describe('judgeWebhook and the words (pure)', () => {
 		expect(message).toMatch(/delete that webhook in the console/);
 		expect(message).toMatch(/Take Over Existing Webhook/);
 		expect(message).toMatch(/Registration to Manual/);
+		// With Recover Missed Messages off nothing reaches the workflow: the line does not promise the catch-up.
+		expect(message).toContain('none while Recover Missed Messages is off');
 	});
 
 	it('late_reason: while taken, every recovered message; after a re-registration, those stored before it', () => {

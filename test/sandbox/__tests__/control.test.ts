@@ -159,6 +159,7 @@ describe('GET /_sandbox/state', () => {
 				'deliveries',
 				'faults',
 				'inbound',
+				'issued_secrets',
 				'keys',
 				'logs',
 				'media',
