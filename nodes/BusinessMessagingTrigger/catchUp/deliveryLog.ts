@@ -120,8 +120,7 @@ export async function readWebhookLog(
 			const success = entry.success === true;
 			if (attempts.get(said.id)?.success) return;
 			// Written into the recovered item (delivery_failure): one short printable line.
-			const reason =
-				success || typeof entry.reason !== 'string' ? null : serviceLine(entry.reason);
+			const reason = success || typeof entry.reason !== 'string' ? null : serviceLine(entry.reason);
 			attempts.set(said.id, { success, reason });
 		});
 		return identified && !(older && newestFirst);
