@@ -1,11 +1,17 @@
 /**
- * The trigger's one cache of its credential, per node: keys derived from the API key, the Manual
- * signing secret and the Automatic one opened (never the API key). A credential read costs n8n 2.x
- * an isolate: at most one per node per 5 minutes, none for 10 s after a failure, and again on a
- * mismatch (a rotated secret or key) at most every 10 s.
+ * The trigger's one cache of its credential, per node: the credential as n8n gave it (for the
+ * trigger's own requests to the service), keys derived from the API key, the Manual signing secret
+ * and the Automatic one opened. In this process's memory only. A credential read costs n8n 2.x an
+ * isolate: at most one per node per 5 minutes, none for 10 s after a failure, and again on a
+ * mismatch (a rotated secret or key) at most every 10 s, or after a request with it failed.
  */
 import { createHmac } from 'node:crypto';
-import type { IHookFunctions, ITriggerFunctions, IWebhookFunctions } from 'n8n-workflow';
+import type {
+	ICredentialDataDecryptedObject,
+	IHookFunctions,
+	ITriggerFunctions,
+	IWebhookFunctions,
+} from 'n8n-workflow';
 
 import { openSecret } from './seal';
 import { verifySignature } from './signature';
@@ -26,6 +32,8 @@ const LABELS = [WAIT_REGISTRATION_LABEL, RESUME_KEY_LABEL, ACCOUNT_ID_LABEL] as 
 export type KeyLabel = (typeof LABELS)[number];
 
 export interface CredentialRead {
+	/** The credential as n8n gave it: what the trigger's requests to the service are sent with. */
+	credentials: ICredentialDataDecryptedObject;
 	/** Undefined: the credential has no API key. */
 	keys?: Record<KeyLabel, string>;
 	/** The Webhook Signing Secret (Manual registration), trimmed; '' when unset. */
@@ -49,7 +57,10 @@ export function nodeKeyOf(this: Pick<Context, 'getWorkflow' | 'getNode'>): strin
 	return `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
 }
 
-/** An activation may follow a change of the credential: the next request reads it afresh. */
+/**
+ * An activation may follow a change of the credential, and a request sent with it may have failed
+ * because it changed: the next use reads it afresh.
+ */
 export function forgetCredentialRead(this: Context): void {
 	reads.delete(nodeKeyOf.call(this));
 	unreadable.delete(nodeKeyOf.call(this));
@@ -78,6 +89,7 @@ export async function credentialRead(
 		const keys = Object.fromEntries(LABELS.map((label) => [label, deriveKey(apiKey, label)]));
 		const secret = credentials.webhookSecret;
 		const read: CredentialRead = {
+			credentials,
 			keys: apiKey === '' ? undefined : (keys as Record<KeyLabel, string>),
 			webhookSecret: typeof secret === 'string' ? secret.trim() : '',
 			readAtMs: Date.now(),

@@ -118,11 +118,23 @@ export async function checkedCredential(
 	this: ApiContext,
 	itemIndex?: number,
 ): Promise<{ baseUrl: string; secrets: string[]; credentials: ICredentialDataDecryptedObject }> {
-	const credentials = await this.getCredentials(CREDENTIAL_TYPE, itemIndex);
+	return checkCredential(
+		this.getNode(),
+		await this.getCredentials(CREDENTIAL_TYPE, itemIndex),
+		itemIndex,
+	);
+}
+
+/** checkedCredential for a credential read already (the trigger's cache, credentialKeys.ts). */
+export function checkCredential(
+	node: INode,
+	credentials: ICredentialDataDecryptedObject,
+	itemIndex?: number,
+): CheckedCredential {
 	const keyProblem = apiKeyProblem(credentials.apiKey);
-	if (keyProblem) throw new NodeOperationError(this.getNode(), keyProblem, { itemIndex });
+	if (keyProblem) throw new NodeOperationError(node, keyProblem, { itemIndex });
 	const base = normalizeBaseUrl(credentials.baseUrl);
-	if ('error' in base) throw new NodeOperationError(this.getNode(), base.error, { itemIndex });
+	if ('error' in base) throw new NodeOperationError(node, base.error, { itemIndex });
 	const secrets = [credentials.apiKey, credentials.webhookSecret].filter(
 		(value): value is string => typeof value === 'string',
 	);

@@ -3,15 +3,11 @@
  * last N minutes), its inbound messages go to a Hand Over output or are not emitted. The service's
  * echo history is asked, not state kept in n8n, so every n8n process decides the same way.
  */
-import type { INodeExecutionData } from 'n8n-workflow';
+import type { INodeExecutionData, ITriggerFunctions, IWebhookFunctions } from 'n8n-workflow';
 
+import { credentialRead, forgetCredentialRead } from '../../shared/credentialKeys';
 import { isPlainObject } from '../../shared/json';
-import {
-	apiRequest,
-	checkedCredential,
-	type ApiContext,
-	type CheckedCredential,
-} from '../../shared/transport';
+import { apiRequest, checkCredential } from '../../shared/transport';
 import type { HandOverSettings } from '../options';
 
 export const HAND_OVER_IGNORED =
@@ -24,23 +20,7 @@ export interface HandOverDecision {
 	lastEchoAt?: string;
 }
 
-/**
- * The credential as read for the echo-history read, per node, for a minute: a credential read
- * outside an execution costs n8n 2.x an expression isolate, and every inbound message (an answer
- * to Reply and Wait too) makes this read. In this process's memory only; dropped when a read
- * fails, so a changed or revoked API key is read again at once.
- */
-const CREDENTIAL_FOR_MS = 60_000;
-const credentialReads = new Map<string, { credential: CheckedCredential; readAtMs: number }>();
-
-async function credentialFor(this: ApiContext, cacheKey: string): Promise<CheckedCredential> {
-	const cached = credentialReads.get(cacheKey);
-	if (cached && Date.now() - cached.readAtMs < CREDENTIAL_FOR_MS) return cached.credential;
-	const credential = await checkedCredential.call(this);
-	if (credentialReads.size >= 1000) credentialReads.clear();
-	credentialReads.set(cacheKey, { credential, readAtMs: Date.now() });
-	return credential;
-}
+class CredentialUnreadable extends Error {}
 
 /** Pure: did an echo (any order) go to `contact` from `number` within the last `minutes`? */
 export function handOverDecision(
@@ -73,7 +53,7 @@ export function handOverDecision(
  * have gone, marked hand_over.checked false: a message is never lost.
  */
 export async function routeHandOver(
-	this: ApiContext,
+	this: IWebhookFunctions | ITriggerFunctions,
 	item: INodeExecutionData,
 	outputs: INodeExecutionData[][],
 	settings: HandOverSettings,
@@ -89,12 +69,16 @@ export async function routeHandOver(
 	if (json.event !== 'message.inbound' || !contact || !number) return withOutput([]);
 
 	let decision: HandOverDecision;
-	const cacheKey = `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
 	try {
+		// The trigger's cached read (credentialKeys.ts): a credential read outside an execution costs
+		// n8n 2.x an isolate, and every inbound message (an answer to Reply and Wait too) asks this.
+		const read = await credentialRead.call(this);
+		// Unreadable: credentialKeys.ts remembers it 10 s (no read per message meanwhile).
+		if (typeof read === 'string') throw new CredentialUnreadable(read);
 		const answer = await apiRequest.call(this, 'GET', '/v1/messages/inbound', {
 			qs: { direction: 'echo', contact, number, limit: 20 },
 			context: { operation: 'Trigger → While a Person Answers', scope: 'messages:read' },
-			credential: await credentialFor.call(this, cacheKey),
+			credential: checkCredential(this.getNode(), read.credentials),
 		});
 		const records = isPlainObject(answer) && Array.isArray(answer.data) ? answer.data : [];
 		// Both times on the service's clock when the message carries its own (the envelope's timestamp).
@@ -107,7 +91,8 @@ export async function routeHandOver(
 			settings.minutes,
 		);
 	} catch (error) {
-		credentialReads.delete(cacheKey);
+		// A changed key or Base URL may be why a request failed: the next message reads it afresh.
+		if (!(error instanceof CredentialUnreadable)) forgetCredentialRead.call(this);
 		json.hand_over = {
 			checked: false,
 			reason: `the echo history could not be read: ${(error as Error).message}`,
