@@ -125,12 +125,12 @@ export async function watchWebhook(
 		renewRegistration.call(this, staticData, ourUrl, secret, apiKey);
 	} catch (error) {
 		this.logger.error(
-			`${LOG_PREFIX}: the account has no webhook registered (deleted?) and registering ${ourUrl} again failed; messages reach this workflow only through the catch-up. Publish the workflow again to retry: ${(error as Error).message}`,
+			`${LOG_PREFIX}: the account has no webhook registered (deleted?) and registering ${ourUrl} again failed; messages reach this workflow only through the catch-up (none while Recover Missed Messages is off). Publish the workflow again to retry: ${(error as Error).message}`,
 		);
 		return { kind: 'unknown' };
 	}
 	this.logger.warn(
-		`${LOG_PREFIX}: the account's webhook had been deleted (none registered); registered ${ourUrl} again. Messages stored meanwhile come through the catch-up`,
+		`${LOG_PREFIX}: the account's webhook had been deleted (none registered); registered ${ourUrl} again. Messages stored meanwhile come through the catch-up (not while Recover Missed Messages is off)`,
 	);
 	return { kind: 'renewed', atMs: Date.now() };
 }
