@@ -52,8 +52,9 @@ export const SHARED_CHECKS: readonly SharedCheck[] = [
 		line: 1,
 		estimateS: 55.8,
 	},
-	// Line 2: balance (27 s on line 1).
-	{ prefix: "webhook watch: the account's webhook deleted", line: 2, estimateS: 28.2 },
+	// Line 1: balance (32 s on line 2; the rehearsal of 2026-11-28 with it there ended line 2 at
+	// 795 s and line 1 at 699 s).
+	{ prefix: "webhook watch: the account's webhook deleted", line: 1, estimateS: 27.0 },
 	// Line 1: 1.x's own retry passes activation-time static data (the case stoppedAt covers).
 	{ prefix: 'webhook watch: On Webhook Taken: Stop', line: 1, estimateS: 58.0 },
 	// Line 1: 43 s on line 2; CI's queue-mode leg has 2.x's conversations under overload.
