@@ -12,7 +12,8 @@ import type {
 import { NodeOperationError } from 'n8n-workflow';
 
 import { apiError, bodyAsText, type RequestContext } from './errors';
-import { serviceLine, withServiceSentence } from './serviceText';
+import { serviceLine } from './redact';
+import { withServiceSentence } from './serviceText';
 import {
 	checkedCredential,
 	fetchWithoutCredentials,

@@ -8,8 +8,6 @@
 import { isPlainObject } from './json';
 import { serviceLine } from './redact';
 
-export { serviceLine } from './redact';
-
 /** Service text in a description (the body as it came) is cut after this many characters. */
 const MAX_BODY_CHARS = 500;
 /** A plain-text body longer than this is a dump (a stack trace, a page), not a sentence. */

@@ -7,7 +7,7 @@
 import type { IDataObject, ITriggerFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { serviceLine } from '../../shared/serviceText';
+import { serviceLine } from '../../shared/redact';
 import { CREDENTIAL_TYPE } from '../../shared/transport';
 import { isSameNodeUrl, sameUrl, type RemoteWebhook } from '../registration/decision';
 import { postRegistration, readRemoteWebhook } from '../registration/register';

@@ -3,7 +3,7 @@
  * is touched unless "Take Over Existing Webhook" is on, and a test listener never replaces this
  * workflow's production URL, even with take-over.
  */
-import { serviceLine } from '../../shared/serviceText';
+import { serviceLine } from '../../shared/redact';
 import { TRIGGER_PATH } from '../../shared/triggerUrls';
 import type { RemoteWebhook } from '../../shared/webhookAnswer';
 

@@ -6,7 +6,7 @@ import type { IDataObject } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import { bodyAsText } from '../../shared/errors';
-import { serviceLine } from '../../shared/serviceText';
+import { serviceLine } from '../../shared/redact';
 import { isPlainObject } from '../../shared/json';
 import { rawApiRequest, throwForStatus, type ApiContext } from '../../shared/transport';
 import { WEBHOOK_PATH } from '../../shared/webhookAnswer';

@@ -3,7 +3,7 @@ import type { IDataObject, IHookFunctions, INode } from 'n8n-workflow';
 import { NodeOperationError, WebhookPathTakenError } from 'n8n-workflow';
 
 import { forgetCredentialRead } from '../../shared/credentialKeys';
-import { serviceLine } from '../../shared/serviceText';
+import { serviceLine } from '../../shared/redact';
 import { CREDENTIAL_TYPE, apiRequest } from '../../shared/transport';
 import { readTriggerOptions } from '../options';
 import { decideRegistration, sameUrl, type RegistrationDecision } from './decision';
