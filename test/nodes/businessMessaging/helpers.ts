@@ -104,6 +104,18 @@ export async function inbound(sandbox: Sandbox, input: InboundInput = {}): Promi
 	return result.record as IDataObject;
 }
 
+/**
+ * A message stored before the trigger starts, and the clock past its millisecond: a trigger
+ * started in that same millisecond starts at it (n8n's clock has no microseconds) and emits
+ * it, on purpose (never lost; see select.test.ts).
+ */
+export async function storedBeforeStart(sandbox: Sandbox, text: string): Promise<IDataObject> {
+	const record = await inbound(sandbox, { text });
+	const storedMs = Date.parse(String(record.created_at));
+	while (Date.now() <= storedMs) await new Promise((resolve) => setTimeout(resolve, 1));
+	return record;
+}
+
 export async function echo(
 	sandbox: Sandbox,
 	input: { to?: string; number?: string; text?: string; type?: string; media_mime?: string },

@@ -9,7 +9,7 @@ import { READ_BOUNDS } from '../../../nodes/shared/history';
 import { pollHarness, type PollHarness } from '../../harness';
 import type { Answers } from '../../sandbox/answers';
 import { API_KEY, CREDENTIAL_TYPE, describeWithSandbox, POLLING_TYPE } from '../../support';
-import { inbound, type Sandbox } from '../businessMessaging/helpers';
+import { inbound, storedBeforeStart, type Sandbox } from '../businessMessaging/helpers';
 
 async function polling(baseUrl: string, apiKey: string): Promise<PollHarness> {
 	return await pollHarness({
@@ -40,7 +40,7 @@ describe.each(SHAPES)('Polling Trigger, list_shape=%s, record_fields=body_create
 		'each new message once, oldest first, with the canonical text and created_at',
 		(sandbox: Sandbox) => {
 			it('over several pages, then only what is newer', async () => {
-				await inbound(sandbox, { text: 'before activation' });
+				await storedBeforeStart(sandbox, 'before activation');
 				const trigger = await polling(sandbox.baseUrl, sandbox.keys.all);
 				expect(await trigger.poll()).toBeNull();
 				for (let i = 0; i < 7; i++) await inbound(sandbox, { text: `m${i}` });

@@ -5,7 +5,13 @@ import type { INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
 import { pollHarness, type PollHarness } from '../../harness';
 import { CREDENTIAL_TYPE, POLLING_TYPE, useSandbox } from '../../support';
-import { createKey, echo, inbound, type Sandbox } from '../businessMessaging/helpers';
+import {
+	createKey,
+	echo,
+	inbound,
+	storedBeforeStart,
+	type Sandbox,
+} from '../businessMessaging/helpers';
 
 const sb = useSandbox();
 
@@ -28,7 +34,7 @@ afterEach(() => jest.restoreAllMocks());
 
 describe('Business Messaging Polling Trigger', () => {
 	it('emits only what arrives after the first activation, each message once, oldest first, as {event, data, timestamp}', async () => {
-		await inbound(sb, { text: 'before activation' });
+		await storedBeforeStart(sb, 'before activation');
 		const trigger = await polling(sb);
 		expect(await trigger.poll()).toBeNull();
 
