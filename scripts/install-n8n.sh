@@ -8,6 +8,10 @@ set -euo pipefail
 line="${1:-2}"
 cache="${N8N_E2E_CACHE:-$HOME/.cache/n8n-nodes-business-messaging}"
 mkdir -p "$cache"
+# One install of a line at a time (CI's e2e legs, a bench and a hand run may start together; two npm
+# installs into one folder broke it once). Held until this script exits.
+exec 9>"$cache/.install-$line.lock"
+flock 9
 # N8N_INSTALL_LOG: npm's output (hundreds of ERESOLVE warnings on a first install) goes to that file
 # and the terminal shows one line per step; without it, everything goes to stderr.
 log="${N8N_INSTALL_LOG:-/dev/stderr}"
