@@ -37,11 +37,11 @@ async function readNewest(
 	watermark: Watermark | undefined,
 ): Promise<IDataObject[]> {
 	// An answer it cannot read throws: n8n shows the failed poll, and the watermark stays.
-	const { records, complete, cursor } = await readHistory.call(this, event, watermark, OPERATION);
+	const { records, complete, next } = await readHistory.call(this, event, watermark, OPERATION);
 	// Said as an error: messages older than what was read are never emitted (no way to them).
 	if (!complete)
 		this.logger.error(
-			cursor === undefined
+			next === undefined
 				? `Business Messaging Polling Trigger: the service's list of ${event} messages gives no way to its next page; new messages older than the ${records.length} read are not emitted. Poll more often so that fewer arrive between two polls`
 				: 'Business Messaging Polling Trigger: more than 100000 new messages; the oldest of them are not read',
 		);

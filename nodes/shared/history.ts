@@ -2,7 +2,7 @@
 import type { IDataObject, INodeExecutionData, INodePropertyOptions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { LIST_SHAPES, MAX_PAGES, readPages } from './pagination';
+import { LIST_SHAPES, MAX_PAGES, readPages, type NextPage } from './pagination';
 import { recordCreatedAt, withCanonicalFields } from './storedRecord';
 import type { ApiContext } from './transport';
 import { isPlainObject, shortened } from './json';
@@ -29,8 +29,8 @@ function unreadableHistory(this: ApiContext, operation: string, problem: string)
 
 /**
  * Stored messages of one direction, newest first, back to the watermark (or one page), from
- * `cursor` if given, each with the canonical `text` and `created_at` (storedRecord.ts).
- * `complete` false: the bound stopped it, at `cursor` (none: the answer gives no way on). An
+ * `next` if given, each with the canonical `text` and `created_at` (storedRecord.ts).
+ * `complete` false: the bound stopped it, at `next` (none: the answer gives no way on). An
  * answer that is not a list, or records without a readable time, throw (they cannot be ordered).
  */
 export async function readHistory(
@@ -38,8 +38,8 @@ export async function readHistory(
 	event: MessageEvent,
 	watermark: Watermark | undefined,
 	operation: string,
-	cursor?: string,
-): Promise<{ records: IDataObject[]; complete: boolean; cursor?: string }> {
+	next?: NextPage,
+): Promise<{ records: IDataObject[]; complete: boolean; next?: NextPage }> {
 	const records: IDataObject[] = [];
 	const qs: IDataObject = {
 		limit: READ_BOUNDS.history.pageSize,
@@ -70,7 +70,7 @@ export async function readHistory(
 			records.push(...pageRecords);
 			return watermark !== undefined && !reachesWatermark(pageRecords, watermark);
 		},
-		{ cursor, maxPages: READ_BOUNDS.history.maxPages },
+		{ next, maxPages: READ_BOUNDS.history.maxPages },
 	);
 	if (problem !== undefined) throw unreadableHistory.call(this, operation, problem);
 	return { records, ...read };

@@ -8,6 +8,7 @@ import { sleep } from 'n8n-workflow';
 
 import { nodeKeyOf } from '../../shared/credentialKeys';
 import { MESSAGE_EVENTS, readHistory, type MessageEvent } from '../../shared/history';
+import type { NextPage } from '../../shared/pagination';
 import { byAge, isAfter, type Watermark } from '../../shared/watermark';
 import type { HandOverSettings } from '../options';
 import { filterReason, type NodeSettings } from '../receiving/accept';
@@ -53,7 +54,7 @@ interface Schedule {
 	emittedBefore: Set<string>;
 	chains: Map<string, Promise<void>>;
 	/** Per event: where a bounded history read stopped, and what it read (kept until decided). */
-	resume: Partial<Record<MessageEvent, { cursor: string; records: IDataObject[] }>>;
+	resume: Partial<Record<MessageEvent, { next: NextPage; records: IDataObject[] }>>;
 }
 
 const schedules = new WeakMap<CatchUpState, Schedule>();
@@ -191,18 +192,18 @@ export async function catchUpOnce(
 	for (const event of events) {
 		const resume = plan.resume[event];
 		const read = await readHistory
-			.call(this, event, plan.planned[event], OPERATION, resume?.cursor)
+			.call(this, event, plan.planned[event], OPERATION, resume?.next)
 			.catch((error: unknown) => {
-				// A cursor the service no longer takes: start again from the newest.
+				// A position the service no longer takes: start again from the newest.
 				delete plan.resume[event];
 				throw error;
 			});
-		if (!read.complete && read.cursor === undefined)
+		if (!read.complete && read.next === undefined)
 			this.logger.error(
 				`${LOG_PREFIX}: the service's list of ${event} messages gives no way to its next page; missed messages older than the ${read.records.length} read are not recovered`,
 			);
-		if (!read.complete && read.cursor !== undefined) {
-			plan.resume[event] = { cursor: read.cursor, records: read.records };
+		if (!read.complete && read.next !== undefined) {
+			plan.resume[event] = { next: read.next, records: read.records };
 			cut = true;
 			continue;
 		}
