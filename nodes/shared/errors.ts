@@ -10,8 +10,6 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { bodyAsText, withServiceSentence } from './serviceText';
 
-export { bodyAsText, serviceMessage } from './serviceText';
-
 export interface RequestContext {
 	/** e.g. "Message → Get Status". */
 	operation: string;

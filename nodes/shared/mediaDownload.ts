@@ -11,9 +11,9 @@ import type {
 } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { apiError, bodyAsText, type RequestContext } from './errors';
+import { apiError, type RequestContext } from './errors';
 import { serviceLine } from './redact';
-import { withServiceSentence } from './serviceText';
+import { bodyAsText, withServiceSentence } from './serviceText';
 import {
 	checkedCredential,
 	fetchWithoutCredentials,

@@ -230,10 +230,7 @@ export async function rawApiRequest(
 				return apiError(
 					this.getNode(),
 					{ message: reason },
-					{
-						...explained,
-						itemIndex: context.itemIndex,
-					},
+					{ ...explained, itemIndex: context.itemIndex },
 				);
 			},
 		},

@@ -6,7 +6,7 @@
 import type { IDataObject } from 'n8n-workflow';
 import { NodeApiError } from 'n8n-workflow';
 
-import { bodyAsText } from '../../shared/errors';
+import { bodyAsText } from '../../shared/serviceText';
 import { serviceLine } from '../../shared/redact';
 import { MESSAGE_EVENTS, READ_BOUNDS } from '../../shared/history';
 import { isPlainObject } from '../../shared/json';

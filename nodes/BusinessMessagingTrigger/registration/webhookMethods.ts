@@ -7,7 +7,8 @@ import { serviceLine } from '../../shared/redact';
 import { CREDENTIAL_TYPE, apiRequest } from '../../shared/transport';
 import { readTriggerOptions } from '../options';
 import { decideRegistration, sameUrl, type RegistrationDecision } from './decision';
-import { WEBHOOK_PATH, postRegistration, readRemoteWebhook } from './register';
+import { WEBHOOK_PATH, readRemoteWebhook } from '../../shared/webhookAnswer';
+import { postRegistration } from './register';
 import {
 	canOpenStoredSecret,
 	forgetRegistration,
