@@ -22,7 +22,6 @@ import { lateReason, type WebhookState } from './webhookWatch';
 import {
 	SETTLE_MS,
 	decideRecoveries,
-	oldestPendingMs,
 	recoveredItem,
 	savedWatermarks,
 	type CatchUpState,
@@ -232,10 +231,20 @@ export async function catchUpOnce(
 	const keep = (record: IDataObject, event: MessageEvent) =>
 		filterReason(event, record, settings) === undefined;
 	const settledBeforeMs = nowMs - SETTLE_MS;
-	const oldest = oldestPendingMs(stored, plan.planned, settledBeforeMs, keep, unread);
+	// The oldest message it may recover, were none delivered: the webhook log is read back to it.
+	const [oldest] = decideRecoveries(
+		stored,
+		plan.planned,
+		new Map(),
+		settledBeforeMs,
+		1,
+		keep,
+		unread,
+	).recover;
 	let attempts = new Map<string, WebhookAttempt>();
 	if (oldest !== undefined) {
-		const log = await readWebhookLog.call(this, oldest - 1000, receivedAt.call(this), OPERATION);
+		const sinceMs = Date.parse(String(oldest.record.created_at)) - 1000;
+		const log = await readWebhookLog.call(this, sinceMs, receivedAt.call(this), OPERATION);
 		if (!log.identified) {
 			// Without the message's id in the log (CONTRACT L2), delivered and missed look alike.
 			// Nothing recovered, and the watermarks move on: counted as delivered (README, Limits).
