@@ -1,7 +1,6 @@
 import {
 	NodeOperationError,
 	type IExecuteFunctions,
-	type IHookFunctions,
 	type INodeExecutionData,
 	type INodeType,
 	type INodeTypeDescription,
@@ -65,17 +64,7 @@ export class BusinessMessagingTrigger implements INodeType {
 	};
 
 	webhookMethods = {
-		default: {
-			async checkExists(this: IHookFunctions): Promise<boolean> {
-				return await webhookExists.call(this);
-			},
-			async create(this: IHookFunctions): Promise<boolean> {
-				return await registerWebhook.call(this);
-			},
-			async delete(this: IHookFunctions): Promise<boolean> {
-				return await deleteWebhook.call(this);
-			},
-		},
+		default: { checkExists: webhookExists, create: registerWebhook, delete: deleteWebhook },
 	};
 
 	/** The service's events on `default`; Reply and Wait's registrations on their own webhook. */
