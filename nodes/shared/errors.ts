@@ -175,11 +175,8 @@ export function explainHttpError(
 
 	if (status === 403) {
 		const scope = context.scope ? `the ${context.scope} scope` : 'the scope this operation needs';
-		const todo = context.scope
-			? `use a key with ${context.scope}: ${NEW_KEY}`
-			: `use a key with more scopes: ${NEW_KEY}`;
 		return quoted(
-			`The API key lacks ${scope} (403): ${todo}`,
+			`The API key lacks ${scope} (403): use a key with ${context.scope || 'more scopes'}: ${NEW_KEY}`,
 			`${operation} needs ${scope}. Make a key that has it in the console's Keys tab. ${served}`,
 		);
 	}

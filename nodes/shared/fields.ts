@@ -95,13 +95,7 @@ export function pathSegment(
 		);
 	}
 	const id = requireText(node, text, fieldName, itemIndex).trim();
-	if (
-		id.includes('/') ||
-		id.includes('\\') ||
-		id === '.' ||
-		id === '..' ||
-		hasControlCharacter(id)
-	) {
+	if (/[/\\]/.test(id) || id === '.' || id === '..' || hasControlCharacter(id)) {
 		throw new NodeOperationError(
 			node,
 			`${fieldName} "${id.slice(0, 100)}" is not a valid ID: enter a single ID, without slashes or dot segments`,

@@ -21,12 +21,6 @@ export const MESSAGE_EVENTS = Object.keys(DIRECTIONS) as MessageEvent[];
 
 const HISTORY_PATH = '/v1/messages/inbound';
 
-/** Nothing was read: a reader never takes an answer it cannot read for an empty list. */
-function unreadableHistory(this: ApiContext, operation: string, problem: string): Error {
-	const message = `${operation}: ${problem}. Nothing was read, and nothing is skipped: the next read tries again. If the credential's Base URL is the messaging service, it answers in a shape this version does not read: report it with this answer.`;
-	return new NodeOperationError(this.getNode(), message, { description: message });
-}
-
 /**
  * Stored messages of one direction, newest first, back to the watermark (or one page), from
  * `next` if given, each with the canonical `text` and `created_at` (storedRecord.ts).
@@ -72,7 +66,11 @@ export async function readHistory(
 		},
 		{ next, maxPages: READ_BOUNDS.history.maxPages },
 	);
-	if (problem !== undefined) throw unreadableHistory.call(this, operation, problem);
+	// Nothing was read: a reader never takes an answer it cannot read for an empty list.
+	if (problem !== undefined) {
+		const message = `${operation}: ${problem}. Nothing was read, and nothing is skipped: the next read tries again. If the credential's Base URL is the messaging service, it answers in a shape this version does not read: report it with this answer.`;
+		throw new NodeOperationError(this.getNode(), message, { description: message });
+	}
 	return { records, ...read };
 }
 
