@@ -28,8 +28,7 @@ export type ErrorExplanation = { message: string; description: string };
 
 /** Retry-After (seconds or an HTTP date) in milliseconds. */
 export function retryAfterMs(headers: ResponseHeaders | undefined): number | undefined {
-	const raw = headers?.['retry-after'];
-	const value = (Array.isArray(raw) ? raw[0] : raw)?.trim();
+	const value = headers && header(headers, 'retry-after')?.trim();
 	if (!value) return undefined;
 	if (/^\d+(\.\d+)?$/.test(value)) return Number(value) * 1000;
 	const date = Date.parse(value);
@@ -37,6 +36,12 @@ export function retryAfterMs(headers: ResponseHeaders | undefined): number | und
 }
 
 export type ResponseHeaders = Record<string, string | string[] | undefined>;
+
+/** A header's (first) value. */
+export function header(headers: ResponseHeaders, name: string): string | undefined {
+	const value = headers[name];
+	return Array.isArray(value) ? value[0] : value;
+}
 
 const WINDOW_HINT = /window|24[ -]?h|template/i;
 const FROM_HINT = /(^|[^a-z])from([^a-z]|$)/i;
