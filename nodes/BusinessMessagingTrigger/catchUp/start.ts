@@ -82,7 +82,6 @@ async function noticeUnnamedLog(this: ITriggerFunctions, notes: CatchUpNotes): P
 }
 
 export async function startCatchUp(this: ITriggerFunctions): Promise<ITriggerResponse> {
-	if (this.getMode() === 'manual') return {};
 	const parameters = nodeParameters.call(this);
 	const recover = parameters.catchUp === true;
 	const watching = !isManualRegistration.call(this);

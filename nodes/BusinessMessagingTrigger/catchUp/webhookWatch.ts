@@ -15,7 +15,6 @@ import { postRegistration } from '../registration/register';
 import { AccountWebhookTakenError } from '../registration/webhookMethods';
 import {
 	isLeaving,
-	isManualRegistration,
 	renewRegistration,
 	type TriggerStaticData,
 } from '../registration/signingSecrets';
@@ -82,7 +81,6 @@ export async function watchWebhook(
 	previous: WebhookState,
 	context: WatchContext,
 ): Promise<WebhookState> {
-	if (isManualRegistration.call(this)) return { kind: 'ours' };
 	const staticData = this.getWorkflowStaticData('node') as TriggerStaticData;
 	const ourUrl = typeof staticData.webhookUrl === 'string' ? staticData.webhookUrl : undefined;
 	let remote: RemoteWebhook;
