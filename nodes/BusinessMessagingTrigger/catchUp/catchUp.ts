@@ -26,6 +26,7 @@ import {
 	savedWatermarks,
 	type CatchUpState,
 	type Recovery,
+	type Stored,
 	type Unread,
 	type Watermarks,
 } from './recoveries';
@@ -185,7 +186,7 @@ export async function catchUpOnce(
 
 	// A backlog beyond the read bound is taken oldest part first: a cut read (newest first) is kept,
 	// and the next run reads on from there; only the last such read is kept in memory.
-	const stored = [];
+	const stored: Stored = [];
 	const unread: Unread = { emitted: plan.emittedBefore };
 	let cut = false;
 	for (const event of events) {
@@ -230,18 +231,12 @@ export async function catchUpOnce(
 
 	const keep = (record: IDataObject, event: MessageEvent) =>
 		filterReason(event, record, settings) === undefined;
-	const settledBeforeMs = nowMs - SETTLE_MS;
+	const decide = (attempts: Map<string, WebhookAttempt>, max: number) =>
+		decideRecoveries(stored, plan.planned, attempts, nowMs - SETTLE_MS, max, keep, unread);
 	// The oldest message it may recover, were none delivered: the webhook log is read back to it.
-	const [oldest] = decideRecoveries(
-		stored,
-		plan.planned,
-		new Map(),
-		settledBeforeMs,
-		1,
-		keep,
-		unread,
-	).recover;
+	const [oldest] = decide(new Map(), 1).recover;
 	let attempts = new Map<string, WebhookAttempt>();
+	let noneMissed = false;
 	if (oldest !== undefined) {
 		const sinceMs = Date.parse(String(oldest.record.created_at)) - 1000;
 		const log = await readWebhookLog.call(this, sinceMs, receivedAt.call(this), OPERATION);
@@ -250,9 +245,7 @@ export async function catchUpOnce(
 			// Nothing recovered, and the watermarks move on: counted as delivered (README, Limits).
 			if (notes.logUnnamed !== true) this.logger.error(`${LOG_PREFIX}: ${UNNAMED_LOG_NOTICE}`);
 			notes.logUnnamed = true;
-			for (const { records } of stored)
-				for (const record of records)
-					log.attempts.set(String(record.wa_message_id), { success: true, reason: null });
+			noneMissed = true;
 		} else notes.logUnnamed = false;
 		if (log.identified && !log.complete) {
 			unread.logFromMs = log.reachedMs;
@@ -266,18 +259,10 @@ export async function catchUpOnce(
 	const scope = nodeKeyOf.call(this);
 	for (const record of stored.flatMap(({ records }) => records)) {
 		const id = String(record.wa_message_id);
-		if (wasAcceptedHere(scope, id, nowMs) && attempts.get(id)?.success !== true)
+		if (noneMissed || wasAcceptedHere(scope, id, nowMs))
 			attempts.set(id, { success: true, reason: null });
 	}
-	const decision = decideRecoveries(
-		stored,
-		plan.planned,
-		attempts,
-		settledBeforeMs,
-		Math.max(options.maxRecovered - plan.waiting.length, 0),
-		keep,
-		unread,
-	);
+	const decision = decide(attempts, Math.max(options.maxRecovered - plan.waiting.length, 0));
 	plan.planned = decision.watermarks;
 	for (const { event, records } of stored) {
 		if (

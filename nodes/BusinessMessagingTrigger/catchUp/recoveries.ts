@@ -11,7 +11,7 @@ export const SETTLE_MS = 15_000;
 
 export type Watermarks = Partial<Record<MessageEvent, Watermark>>;
 /** What one run read, per event. */
-type Stored = Array<{ event: MessageEvent; records: IDataObject[] }>;
+export type Stored = Array<{ event: MessageEvent; records: IDataObject[] }>;
 
 export interface CatchUpState extends IDataObject {
 	watermarks: Watermarks;
