@@ -27,6 +27,8 @@ export function readPollOptions(raw: IDataObject): {
 	};
 }
 
+type Found = Array<{ event: MessageEvent; record: IDataObject }>;
+
 interface PollStaticData extends IDataObject {
 	watermarks?: Partial<Record<MessageEvent, Watermark>>;
 }
@@ -59,25 +61,19 @@ export async function pollMessages(this: IPollFunctions): Promise<INodeExecution
 
 	// "Fetch Test Event": the newest message, and nothing moves.
 	if (this.getMode() === 'manual') {
-		const newest = (
-			await Promise.all(
-				events.map(async (event) =>
-					(await readNewest.call(this, event, undefined))
-						.filter(keep)
-						.slice(0, 1)
-						.map((record) => ({ event, record })),
-				),
-			)
-		)
-			.flat()
-			.sort((a, b) => byAge(b.record, a.record))[0];
+		const found: Found = [];
+		for (const event of events) {
+			const [record] = (await readNewest.call(this, event, undefined)).filter(keep);
+			if (record) found.push({ event, record });
+		}
+		const newest = found.sort((a, b) => byAge(b.record, a.record))[0];
 		return newest ? [[storedMessageItem(newest.event, newest.record, { polled: true })]] : null;
 	}
 
 	const staticData = this.getWorkflowStaticData('node') as PollStaticData;
 	const watermarks = (staticData.watermarks ??= {});
 
-	const emitted: Array<{ event: MessageEvent; record: IDataObject }> = [];
+	const emitted: Found = [];
 	for (const event of events) {
 		// First poll after the first activation: start now, or as far back as the option says.
 		const watermark = watermarks[event] ?? {
