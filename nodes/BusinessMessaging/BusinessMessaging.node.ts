@@ -3,6 +3,7 @@ import type {
 	INodeExecutionData,
 	INodeType,
 	INodeTypeDescription,
+	IWebhookDescription,
 	IWebhookFunctions,
 	IWebhookResponseData,
 } from 'n8n-workflow';
@@ -11,6 +12,17 @@ import { NodeConnectionTypes } from 'n8n-workflow';
 import { replyAndWait } from './actions/message/Message.resource';
 import { router } from './actions/router';
 import { versionProperties } from './actions/versionDescription';
+
+/** Reply and Wait's resume URL: a restart webhook, as n8n's Wait node has. */
+const RESUME_WEBHOOKS: IWebhookDescription[] = [
+	{
+		name: 'default',
+		httpMethod: 'POST',
+		responseMode: 'onReceived',
+		path: '',
+		restartWebhook: true,
+	},
+];
 
 export class BusinessMessaging implements INodeType {
 	description: INodeTypeDescription = {
@@ -31,16 +43,7 @@ export class BusinessMessaging implements INodeType {
 		// Reply and Wait for Answer has two: Answer and Timed Out (as n8n's Switch node, an expression).
 		outputs: `={{ $parameter.resource === "message" && $parameter.operation === "replyAndWait" ? [{ type: "${NodeConnectionTypes.Main}", displayName: "Answer" }, { type: "${NodeConnectionTypes.Main}", displayName: "Timed Out" }] : ["${NodeConnectionTypes.Main}"] }}`,
 		credentials: [{ name: 'businessMessagingApi', required: true }],
-		// Reply and Wait's resume URL: a restart webhook, as n8n's Wait node has.
-		webhooks: [
-			{
-				name: 'default',
-				httpMethod: 'POST',
-				responseMode: 'onReceived',
-				path: '',
-				restartWebhook: true,
-			},
-		],
+		webhooks: RESUME_WEBHOOKS,
 		properties: versionProperties,
 	};
 

@@ -1,6 +1,7 @@
 import {
 	NodeOperationError,
 	type IExecuteFunctions,
+	type IHookFunctions,
 	type INodeExecutionData,
 	type INodeType,
 	type INodeTypeDescription,
@@ -64,7 +65,17 @@ export class BusinessMessagingTrigger implements INodeType {
 	};
 
 	webhookMethods = {
-		default: { checkExists: webhookExists, create: registerWebhook, delete: deleteWebhook },
+		default: {
+			async checkExists(this: IHookFunctions): Promise<boolean> {
+				return await webhookExists.call(this);
+			},
+			async create(this: IHookFunctions): Promise<boolean> {
+				return await registerWebhook.call(this);
+			},
+			async delete(this: IHookFunctions): Promise<boolean> {
+				return await deleteWebhook.call(this);
+			},
+		},
 	};
 
 	/** The service's events on `default`; Reply and Wait's registrations on their own webhook. */
