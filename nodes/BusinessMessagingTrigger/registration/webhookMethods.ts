@@ -15,7 +15,6 @@ import {
 	forgetRenewed,
 	markLeaving,
 	isManualRegistration,
-	manualSigningSecret,
 	storeRegistration,
 	type TriggerStaticData,
 } from './signingSecrets';
@@ -100,7 +99,8 @@ export async function webhookExists(this: IHookFunctions): Promise<boolean> {
 	stampActivation.call(this);
 	if (isManualRegistration.call(this)) {
 		forgetCredentialRead.call(this);
-		if (await manualSigningSecret.call(this)) return true;
+		const { webhookSecret } = await this.getCredentials(CREDENTIAL_TYPE);
+		if (typeof webhookSecret === 'string' && webhookSecret.trim()) return true;
 		throw new NodeOperationError(
 			this.getNode(),
 			'Registration is Manual but the credential has no Webhook Signing Secret: paste the secret shown when the webhook was registered in the console into the credential',
