@@ -221,11 +221,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 
 /** Whether n8n forwards every stored output on resume (2.x: resumeUrl has a token) or the first. */
 function forwardsAllOutputs(resumeUrl: string): boolean {
-	try {
-		return new URL(resumeUrl).search !== '';
-	} catch {
-		return false;
-	}
+	return URL.canParse(resumeUrl) && new URL(resumeUrl).search !== '';
 }
 
 /** The trigger's resume request: the answer and the resume token; anything else is refused. */
