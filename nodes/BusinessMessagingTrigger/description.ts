@@ -34,11 +34,7 @@ export function optionsOf(parameters: { options?: unknown }): IDataObject {
 }
 
 /** How many outputs OUTPUTS_EXPRESSION gives n8n: the event outputs, plus Hand Over. */
-export function outputCount(parameters: {
-	events?: unknown;
-	separateOutputs?: unknown;
-	options?: unknown;
-}): number {
+export function outputCount(parameters: IDataObject): number {
 	const options = optionsOf(parameters);
 	return (
 		(outputLayout(parameters.events, parameters.separateOutputs)?.length ?? 1) +
