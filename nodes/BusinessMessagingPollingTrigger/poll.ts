@@ -27,6 +27,8 @@ export function readPollOptions(raw: IDataObject): {
 	};
 }
 
+type Found = Array<{ event: MessageEvent; record: IDataObject }>;
+
 interface PollStaticData extends IDataObject {
 	watermarks?: Partial<Record<MessageEvent, Watermark>>;
 }
@@ -37,11 +39,11 @@ async function readNewest(
 	watermark: Watermark | undefined,
 ): Promise<IDataObject[]> {
 	// An answer it cannot read throws: n8n shows the failed poll, and the watermark stays.
-	const { records, complete, cursor } = await readHistory.call(this, event, watermark, OPERATION);
+	const { records, complete, next } = await readHistory.call(this, event, watermark, OPERATION);
 	// Said as an error: messages older than what was read are never emitted (no way to them).
 	if (!complete)
 		this.logger.error(
-			cursor === undefined
+			next === undefined
 				? `Business Messaging Polling Trigger: the service's list of ${event} messages gives no way to its next page; new messages older than the ${records.length} read are not emitted. Poll more often so that fewer arrive between two polls`
 				: 'Business Messaging Polling Trigger: more than 100000 new messages; the oldest of them are not read',
 		);
@@ -59,25 +61,19 @@ export async function pollMessages(this: IPollFunctions): Promise<INodeExecution
 
 	// "Fetch Test Event": the newest message, and nothing moves.
 	if (this.getMode() === 'manual') {
-		const newest = (
-			await Promise.all(
-				events.map(async (event) =>
-					(await readNewest.call(this, event, undefined))
-						.filter(keep)
-						.slice(0, 1)
-						.map((record) => ({ event, record })),
-				),
-			)
-		)
-			.flat()
-			.sort((a, b) => byAge(b.record, a.record))[0];
+		const found: Found = [];
+		for (const event of events) {
+			const [record] = (await readNewest.call(this, event, undefined)).filter(keep);
+			if (record) found.push({ event, record });
+		}
+		const newest = found.sort((a, b) => byAge(b.record, a.record))[0];
 		return newest ? [[storedMessageItem(newest.event, newest.record, { polled: true })]] : null;
 	}
 
 	const staticData = this.getWorkflowStaticData('node') as PollStaticData;
 	const watermarks = (staticData.watermarks ??= {});
 
-	const emitted: Array<{ event: MessageEvent; record: IDataObject }> = [];
+	const emitted: Found = [];
 	for (const event of events) {
 		// First poll after the first activation: start now, or as far back as the option says.
 		const watermark = watermarks[event] ?? {

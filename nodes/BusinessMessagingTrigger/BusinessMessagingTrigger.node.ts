@@ -91,7 +91,7 @@ export class BusinessMessagingTrigger implements INodeType {
 	async trigger(this: ITriggerFunctions): Promise<ITriggerResponse> {
 		const problem = combineProblem(optionsOf(this.getNode().parameters));
 		if (problem) throw new NodeOperationError(this.getNode(), problem);
-		if (this.getMode() === 'manual') return await startCatchUp.call(this);
+		if (this.getMode() === 'manual') return {};
 		const leave = onTriggerActivated.call(this);
 		const catchUp = await startCatchUp.call(this);
 		return {

@@ -34,11 +34,7 @@ export function optionsOf(parameters: { options?: unknown }): IDataObject {
 }
 
 /** How many outputs OUTPUTS_EXPRESSION gives n8n: the event outputs, plus Hand Over. */
-export function outputCount(parameters: {
-	events?: unknown;
-	separateOutputs?: unknown;
-	options?: unknown;
-}): number {
+export function outputCount(parameters: IDataObject): number {
 	const options = optionsOf(parameters);
 	return (
 		(outputLayout(parameters.events, parameters.separateOutputs)?.length ?? 1) +
@@ -55,45 +51,6 @@ export const OUTPUTS_EXPRESSION = ('={{ ((p) => { ' +
 	'const list = ["message.inbound", "message.status", "message.echo"].filter((e) => chosen.includes(e)); ' +
 	'return (list.length ? list : ["message.inbound"]).map((e) => ({ type: "main", displayName: names[e] })).concat(handOver); ' +
 	'})($parameter) }}') as ExpressionString;
-
-/** While a Person Answers: placed at the END of the Options collection. */
-const handOverOptions: INodeProperties[] = [
-	{
-		displayName: 'While a Person Answers',
-		name: 'handOver',
-		type: 'options',
-		options: [
-			{
-				name: 'Do Not Emit',
-				value: 'drop',
-				description: 'Inbound messages of a contact a person answers start no execution',
-			},
-			{
-				name: 'Emit as Usual',
-				value: 'off',
-				description: 'Echoes do not change where inbound messages go',
-			},
-			{
-				name: 'Send to Hand Over Output',
-				value: 'output',
-				description: 'Inbound messages of a contact a person answers go to an extra output',
-			},
-		],
-		default: 'off',
-		description:
-			'Where inbound messages go while a person of the business answers that contact from the business app (an echo to them on that number in the last minutes below), so the bot stays quiet',
-	},
-	{
-		displayName: 'While a Person Answers (Minutes)',
-		name: 'handOverMinutes',
-		type: 'number',
-		typeOptions: { minValue: 1, maxValue: MAX_HAND_OVER_MINUTES },
-		default: DEFAULT_HAND_OVER_MINUTES,
-		displayOptions: { hide: { handOver: ['off'] } },
-		description:
-			'How long after the last echo to a contact the person is still answering them (1 to 10080)',
-	},
-];
 
 export const properties: INodeProperties[] = [
 	{
@@ -347,7 +304,41 @@ export const properties: INodeProperties[] = [
 				description:
 					"Whether to replace a webhook registered for another URL. Off: publishing (activating) fails and names that URL. On: the other receiver stops getting events. Never replaces this workflow's own production webhook while listening for a test event.",
 			},
-			...handOverOptions,
+			{
+				displayName: 'While a Person Answers',
+				name: 'handOver',
+				type: 'options',
+				options: [
+					{
+						name: 'Do Not Emit',
+						value: 'drop',
+						description: 'Inbound messages of a contact a person answers start no execution',
+					},
+					{
+						name: 'Emit as Usual',
+						value: 'off',
+						description: 'Echoes do not change where inbound messages go',
+					},
+					{
+						name: 'Send to Hand Over Output',
+						value: 'output',
+						description: 'Inbound messages of a contact a person answers go to an extra output',
+					},
+				],
+				default: 'off',
+				description:
+					'Where inbound messages go while a person of the business answers that contact from the business app (an echo to them on that number in the last minutes below), so the bot stays quiet',
+			},
+			{
+				displayName: 'While a Person Answers (Minutes)',
+				name: 'handOverMinutes',
+				type: 'number',
+				typeOptions: { minValue: 1, maxValue: MAX_HAND_OVER_MINUTES },
+				default: DEFAULT_HAND_OVER_MINUTES,
+				displayOptions: { hide: { handOver: ['off'] } },
+				description:
+					'How long after the last echo to a contact the person is still answering them (1 to 10080)',
+			},
 		],
 	},
 ];

@@ -1,9 +1,7 @@
 /**
- * The trigger's one cache of its credential, per node: the credential as n8n gave it (for the
- * trigger's own requests to the service), keys derived from the API key, the Manual signing secret
- * and the Automatic one opened. In this process's memory only. A credential read costs n8n 2.x an
- * isolate: at most one per node per 5 minutes, none for 10 s after a failure, and again on a
- * mismatch (a rotated secret or key) at most every 10 s, or after a request with it failed.
+ * The trigger's one credential cache per node, in memory: the credential, keys derived from the API
+ * key, both signing secrets. A read costs n8n 2.x an isolate: at most one per node per 5 minutes,
+ * none for 10 s after a failure, again on a mismatch at most every 10 s or after a failed request.
  */
 import { createHmac } from 'node:crypto';
 import type {

@@ -10,8 +10,6 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { bodyAsText, withServiceSentence } from './serviceText';
 
-export { bodyAsText, serviceMessage } from './serviceText';
-
 export interface RequestContext {
 	/** e.g. "Message → Get Status". */
 	operation: string;
@@ -30,8 +28,7 @@ export type ErrorExplanation = { message: string; description: string };
 
 /** Retry-After (seconds or an HTTP date) in milliseconds. */
 export function retryAfterMs(headers: ResponseHeaders | undefined): number | undefined {
-	const raw = headers?.['retry-after'];
-	const value = (Array.isArray(raw) ? raw[0] : raw)?.trim();
+	const value = headers && header(headers, 'retry-after')?.trim();
 	if (!value) return undefined;
 	if (/^\d+(\.\d+)?$/.test(value)) return Number(value) * 1000;
 	const date = Date.parse(value);
@@ -40,6 +37,12 @@ export function retryAfterMs(headers: ResponseHeaders | undefined): number | und
 
 export type ResponseHeaders = Record<string, string | string[] | undefined>;
 
+/** A header's (first) value. */
+export function header(headers: ResponseHeaders, name: string): string | undefined {
+	const value = headers[name];
+	return Array.isArray(value) ? value[0] : value;
+}
+
 const WINDOW_HINT = /window|24[ -]?h|template/i;
 const FROM_HINT = /(^|[^a-z])from([^a-z]|$)/i;
 const TEMPLATE =
@@ -47,6 +50,11 @@ const TEMPLATE =
 const NEW_KEY =
 	"make one in the console's Keys tab and put it in the Business Messaging API credential";
 const CHECK_SENDS = 'check Log → Get Many (category Sends) before sending it again';
+
+/** The message with the service's own sentence quoted, and the description. */
+function quoted(body: unknown, message: string, description: string): ErrorExplanation {
+	return { message: withServiceSentence(message, body), description };
+}
 
 /** A reply refused with a status the spec does not fix: worded from the body, else both causes. */
 function explainRefusedReply(
@@ -58,22 +66,18 @@ function explainRefusedReply(
 	// The hints read the body as it came (a code such as window_closed), not only its sentence.
 	const text = bodyAsText(body);
 	if (WINDOW_HINT.test(text)) {
-		return {
-			message: withServiceSentence(
-				`The 24-hour reply window is closed for this contact (${status}): ${TEMPLATE}`,
-				body,
-			),
-			description: `Free-text replies are allowed only within 24 hours of the contact's last message to this number. Outside it, send an approved template message (HTTP Request node with this credential). ${served}`,
-		};
+		return quoted(
+			body,
+			`The 24-hour reply window is closed for this contact (${status}): ${TEMPLATE}`,
+			`Free-text replies are allowed only within 24 hours of the contact's last message to this number. Outside it, send an approved template message (HTTP Request node with this credential). ${served}`,
+		);
 	}
 	if (!from && FROM_HINT.test(text)) {
-		return {
-			message: withServiceSentence(
-				`The service refused the reply (${status}): From is required when the key is limited to several numbers. Set From to the "number" field of the inbound event`,
-				body,
-			),
-			description: `Set From to the phone_number_id that received the message: the "number" field of the inbound event. ${served}`,
-		};
+		return quoted(
+			body,
+			`The service refused the reply (${status}): From is required when the key is limited to several numbers. Set From to the "number" field of the inbound event`,
+			`Set From to the phone_number_id that received the message: the "number" field of the inbound event. ${served}`,
+		);
 	}
 	const todo = from
 		? 'Check To and Text; if the contact last wrote more than 24 hours ago, send a template message instead'
@@ -91,22 +95,18 @@ function explainRefusedReply(
 function explainNotFound(status: number, body: unknown, context: RequestContext, served: string) {
 	const { operation } = context;
 	if (context.media && status === 410) {
-		return {
-			message: withServiceSentence(
-				`${operation} failed (410): the media is past the account's retention window and cannot be downloaded any more. Download media soon after its event arrives (the trigger's Download Media option does)`,
-				body,
-			),
-			description: `Media is kept only for the account's retention window. ${served}`,
-		};
+		return quoted(
+			body,
+			`${operation} failed (410): the media is past the account's retention window and cannot be downloaded any more. Download media soon after its event arrives (the trigger's Download Media option does)`,
+			`Media is kept only for the account's retention window. ${served}`,
+		);
 	}
 	if (context.media) {
-		return {
-			message: withServiceSentence(
-				`${operation} failed (${status}): the service has no media with this ID. Use the media_id or media_url of an inbound event, soon after it arrives (an echo's media is never hosted)`,
-				body,
-			),
-			description: `The ID may be wrong, the media may not be hosted (an echo's media never is), or it may be past the account's retention window. ${served}`,
-		};
+		return quoted(
+			body,
+			`${operation} failed (${status}): the service has no media with this ID. Use the media_id or media_url of an inbound event, soon after it arrives (an echo's media is never hosted)`,
+			`The ID may be wrong, the media may not be hosted (an echo's media never is), or it may be past the account's retention window. ${served}`,
+		);
 	}
 	const meaning =
 		context.notFound ??
@@ -125,10 +125,7 @@ export function explainHttpError(
 ): ErrorExplanation {
 	const { operation } = context;
 	const served = `The service answered ${status}: ${bodyAsText(body)}`;
-	const quoted = (message: string, description: string) => ({
-		message: withServiceSentence(message, body),
-		description,
-	});
+	const quote = (message: string, description: string) => quoted(body, message, description);
 
 	if (status === 429) {
 		const waitMs = retryAfterMs(headers);
@@ -140,28 +137,28 @@ export function explainHttpError(
 		const todo = context.reply
 			? ` and the reply was not sent again. ${waitFor}, then send it again`
 			: `. ${waitFor} and run it again, or space out the calls`;
-		return quoted(
+		return quote(
 			`${operation}: the service is limiting requests (429)${todo}`,
 			`The service asked to slow down${wait ? ` and to wait ${wait} (Retry-After)` : ''}. ${replyNote} ${served}`,
 		);
 	}
 
 	if (context.reply && status >= 500) {
-		return quoted(
+		return quote(
 			`${operation} failed (${status}): the service had an error and the reply was not sent again. It may have gone out: ${CHECK_SENDS}`,
 			`The service may or may not have sent the reply before failing: check (Log → Get Many, category sends) before sending it again. ${served}`,
 		);
 	}
 
 	if (status >= 500) {
-		return quoted(
+		return quote(
 			`${operation} failed (${status}): the service had an error. Run it again later; if it keeps failing, tell the service's support`,
 			served,
 		);
 	}
 
 	if (status === 401) {
-		return quoted(
+		return quote(
 			`The API key is revoked or unknown (401): ${NEW_KEY}`,
 			`${operation} was refused. Make a new key in the console's Keys tab and paste it into the Business Messaging API credential. ${served}`,
 		);
@@ -169,7 +166,7 @@ export function explainHttpError(
 
 	if (status === 403 && context.reply) {
 		const from = context.reply.from ? `"${context.reply.from}"` : 'the number the key implies';
-		return quoted(
+		return quote(
 			`The key may not send this reply (403): From ${from} is not among the numbers the key is limited to, or the key lacks the messages:send scope. Set From to one of the key's numbers (Key → Get Many lists them), or use a key with messages:send`,
 			`Set From to one of the key's allowed numbers (Key → Get Many shows them; the inbound event's "number" field is the receiving number), or use a key with messages:send. ${served}`,
 		);
@@ -177,11 +174,8 @@ export function explainHttpError(
 
 	if (status === 403) {
 		const scope = context.scope ? `the ${context.scope} scope` : 'the scope this operation needs';
-		const todo = context.scope
-			? `use a key with ${context.scope}: ${NEW_KEY}`
-			: `use a key with more scopes: ${NEW_KEY}`;
-		return quoted(
-			`The API key lacks ${scope} (403): ${todo}`,
+		return quote(
+			`The API key lacks ${scope} (403): use a key with ${context.scope || 'more scopes'}: ${NEW_KEY}`,
 			`${operation} needs ${scope}. Make a key that has it in the console's Keys tab. ${served}`,
 		);
 	}
@@ -192,34 +186,34 @@ export function explainHttpError(
 	if (status === 404 || status === 410) return explainNotFound(status, body, context, served);
 
 	if (status === 414 || status === 431) {
-		return quoted(
+		return quote(
 			`${operation} failed (${status}): the request's address is too long for the service. Shorten the ID or query value, or fix the expression that fills it`,
 			`An ID or a query value is too long to be sent in the URL. Check the field, or the expression that fills it. ${served}`,
 		);
 	}
 
 	if (status === 413) {
-		return quoted(
+		return quote(
 			`${operation} failed (413): the request is too large for the service. Shorten the value sent, or fix the expression that fills it`,
 			`A value sent in the request body is too large. Check the field, or the expression that fills it. ${served}`,
 		);
 	}
 
 	if (status >= 300 && status < 400) {
-		return quoted(
+		return quote(
 			`${operation} failed (${status}): the service answered with a redirect. Set the credential's Base URL to the address the service answers on (https, without /v1)`,
 			`Requests carrying the API key never follow redirects. ${served}`,
 		);
 	}
 
 	if (status >= 400) {
-		return quoted(
+		return quote(
 			`${operation} failed (${status}): the service refused the request. Check the node's fields and the expressions that fill them`,
 			served,
 		);
 	}
 
-	return quoted(
+	return quote(
 		`${operation} failed (${status}): run it again; if it keeps failing, tell the service's support`,
 		served,
 	);

@@ -6,6 +6,14 @@ import { describeType } from './json';
 
 const NOTHING_SENT = 'Nothing was sent.';
 
+/** A field refused: the description ends saying that nothing was sent. */
+function refused(node: INode, itemIndex: number | undefined, message: string, description = '') {
+	return new NodeOperationError(node, message, {
+		itemIndex,
+		description: [description, NOTHING_SENT].filter(Boolean).join(' '),
+	});
+}
+
 /** A value quoted for a message, shortened: never a whole 100k-character expression result. */
 function quoted(value: unknown): string {
 	return typeof value === 'string' || typeof value === 'number'
@@ -16,13 +24,11 @@ function quoted(value: unknown): string {
 /** A number as an ID's decimal text, only when exact (over 15 digits lose some; 1.5 is no ID). */
 function idFromNumber(node: INode, value: number, fieldName: string, itemIndex?: number): string {
 	if (Number.isSafeInteger(value)) return String(value);
-	throw new NodeOperationError(
+	throw refused(
 		node,
+		itemIndex,
 		`${fieldName} must be text: the number ${String(value)} is not an exact ID. Pass the ID as text, as the service sends it`,
-		{
-			itemIndex,
-			description: `An expression made ${fieldName} a number that cannot be an ID exactly (numbers of more than 15 digits lose digits; IDs have no fractions). Pass the ID as text, as the service sends it. ${NOTHING_SENT}`,
-		},
+		`An expression made ${fieldName} a number that cannot be an ID exactly (numbers of more than 15 digits lose digits; IDs have no fractions). Pass the ID as text, as the service sends it.`,
 	);
 }
 
@@ -33,39 +39,23 @@ export function requireText(
 	itemIndex?: number,
 	hint = '',
 ): string {
-	const sentence = (...parts: string[]) => parts.filter(Boolean).join(' ');
-	if (value !== undefined && value !== null && typeof value !== 'string') {
-		throw new NodeOperationError(
+	const refuse = (message: string, description: string) =>
+		refused(
 			node,
-			sentence(
-				`${fieldName} must be text, got ${describeType(value)}: check the expression that fills it.`,
-				hint,
-			).replace(/\.$/, ''),
-			{
-				itemIndex,
-				description: sentence(
-					`Check the expression that fills ${fieldName}: it should resolve to a string.`,
-					hint,
-					NOTHING_SENT,
-				),
-			},
+			itemIndex,
+			[message, hint].filter(Boolean).join(' ').replace(/\.$/, ''),
+			[description, hint].filter(Boolean).join(' '),
+		);
+	if (value !== undefined && value !== null && typeof value !== 'string') {
+		throw refuse(
+			`${fieldName} must be text, got ${describeType(value)}: check the expression that fills it.`,
+			`Check the expression that fills ${fieldName}: it should resolve to a string.`,
 		);
 	}
 	if (value === undefined || value === null || value.trim() === '') {
-		throw new NodeOperationError(
-			node,
-			sentence(
-				`${fieldName} is empty: enter it, or check that the expression that fills it resolves for this item.`,
-				hint,
-			).replace(/\.$/, ''),
-			{
-				itemIndex,
-				description: sentence(
-					`Enter ${fieldName}, or check that the expression that fills it resolves for this item.`,
-					hint,
-					NOTHING_SENT,
-				),
-			},
+		throw refuse(
+			`${fieldName} is empty: enter it, or check that the expression that fills it resolves for this item.`,
+			`Enter ${fieldName}, or check that the expression that fills it resolves for this item.`,
 		);
 	}
 	return value;
@@ -85,30 +75,20 @@ export function pathSegment(
 ): string {
 	const text = typeof value === 'number' ? idFromNumber(node, value, fieldName, itemIndex) : value;
 	if (typeof text !== 'string') {
-		throw new NodeOperationError(
+		throw refused(
 			node,
+			itemIndex,
 			`${fieldName} must be text, got ${describeType(text)}: check the expression that fills it (it should resolve to an ID)`,
-			{
-				itemIndex,
-				description: `Check the expression that fills ${fieldName}: it should resolve to an ID string. ${NOTHING_SENT}`,
-			},
+			`Check the expression that fills ${fieldName}: it should resolve to an ID string.`,
 		);
 	}
 	const id = requireText(node, text, fieldName, itemIndex).trim();
-	if (
-		id.includes('/') ||
-		id.includes('\\') ||
-		id === '.' ||
-		id === '..' ||
-		hasControlCharacter(id)
-	) {
-		throw new NodeOperationError(
+	if (/[/\\]/.test(id) || id === '.' || id === '..' || hasControlCharacter(id)) {
+		throw refused(
 			node,
+			itemIndex,
 			`${fieldName} "${id.slice(0, 100)}" is not a valid ID: enter a single ID, without slashes or dot segments`,
-			{
-				itemIndex,
-				description: `${fieldName} must be a single ID, without slashes, dot segments or control characters. ${NOTHING_SENT}`,
-			},
+			`${fieldName} must be a single ID, without slashes, dot segments or control characters.`,
 		);
 	}
 	return encodeURIComponent(id);
@@ -124,13 +104,11 @@ export function optionalId(
 	if (value === undefined || value === null) return undefined;
 	if (typeof value === 'number') return idFromNumber(node, value, fieldName, itemIndex);
 	if (typeof value !== 'string') {
-		throw new NodeOperationError(
+		throw refused(
 			node,
+			itemIndex,
 			`${fieldName} must be text, got ${describeType(value)}: check the expression that fills it (an ID, or empty)`,
-			{
-				itemIndex,
-				description: `Check the expression that fills ${fieldName}: it should resolve to an ID string, or be left empty. ${NOTHING_SENT}`,
-			},
+			`Check the expression that fills ${fieldName}: it should resolve to an ID string, or be left empty.`,
 		);
 	}
 	const trimmed = value.trim();
@@ -147,10 +125,10 @@ export function requireOneOf<T extends string>(
 ): T {
 	if (typeof value === 'string' && (allowed as readonly string[]).includes(value))
 		return value as T;
-	throw new NodeOperationError(
+	throw refused(
 		node,
+		itemIndex,
 		`${fieldName} must be one of ${allowed.join(', ')}, got ${quoted(value)}: pick one, or fix the expression that fills it`,
-		{ itemIndex, description: NOTHING_SENT },
 	);
 }
 
@@ -162,10 +140,10 @@ export function requirePositiveInteger(
 ): number {
 	const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
 	if (typeof number !== 'number' || !Number.isInteger(number) || number < 1) {
-		throw new NodeOperationError(
+		throw refused(
 			node,
+			itemIndex,
 			`${fieldName} must be a whole number of 1 or more, got ${quoted(value)}: enter one, or fix the expression that fills it`,
-			{ itemIndex, description: NOTHING_SENT },
 		);
 	}
 	return number;
@@ -183,29 +161,25 @@ export function passThroughQuery(
 		collection as { parameter?: Array<{ name?: unknown; value?: unknown }> } | undefined
 	)?.parameter;
 	if (!Array.isArray(pairs)) return qs;
-	const refuse = (message: string, description: string) =>
-		new NodeOperationError(node, `Additional Query Parameters: ${message}`, {
-			itemIndex,
-			description,
-		});
+	const refuse = (message: string, description = '') =>
+		refused(node, itemIndex, `Additional Query Parameters: ${message}`, description);
 	for (const pair of pairs) {
 		const name = typeof pair.name === 'string' ? pair.name.trim() : '';
 		if (!name)
 			throw refuse(
 				'a parameter has no name: give it one, or remove it',
-				`Give every added parameter a name, or remove it. ${NOTHING_SENT}`,
+				'Give every added parameter a name, or remove it.',
 			);
 		if (reserved.includes(name)) {
 			throw refuse(
 				`"${name}" is set by the node itself: use the node's own field instead`,
-				`Use the node's own field for ${name}. ${NOTHING_SENT}`,
+				`Use the node's own field for ${name}.`,
 			);
 		}
 		const value = pair.value;
 		if (value !== null && typeof value === 'object')
 			throw refuse(
 				`the value of "${name}" must be text or a number: fix the expression that fills it`,
-				NOTHING_SENT,
 			);
 		qs[name] = value === undefined || value === null ? '' : String(value);
 	}

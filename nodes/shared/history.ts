@@ -2,7 +2,7 @@
 import type { IDataObject, INodeExecutionData, INodePropertyOptions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { LIST_SHAPES, MAX_PAGES, readPages } from './pagination';
+import { LIST_SHAPES, MAX_PAGES, readPages, type NextPage } from './pagination';
 import { recordCreatedAt, withCanonicalFields } from './storedRecord';
 import type { ApiContext } from './transport';
 import { isPlainObject, shortened } from './json';
@@ -21,16 +21,10 @@ export const MESSAGE_EVENTS = Object.keys(DIRECTIONS) as MessageEvent[];
 
 const HISTORY_PATH = '/v1/messages/inbound';
 
-/** Nothing was read: a reader never takes an answer it cannot read for an empty list. */
-function unreadableHistory(this: ApiContext, operation: string, problem: string): Error {
-	const message = `${operation}: ${problem}. Nothing was read, and nothing is skipped: the next read tries again. If the credential's Base URL is the messaging service, it answers in a shape this version does not read: report it with this answer.`;
-	return new NodeOperationError(this.getNode(), message, { description: message });
-}
-
 /**
  * Stored messages of one direction, newest first, back to the watermark (or one page), from
- * `cursor` if given, each with the canonical `text` and `created_at` (storedRecord.ts).
- * `complete` false: the bound stopped it, at `cursor` (none: the answer gives no way on). An
+ * `next` if given, each with the canonical `text` and `created_at` (storedRecord.ts).
+ * `complete` false: the bound stopped it, at `next` (none: the answer gives no way on). An
  * answer that is not a list, or records without a readable time, throw (they cannot be ordered).
  */
 export async function readHistory(
@@ -38,8 +32,8 @@ export async function readHistory(
 	event: MessageEvent,
 	watermark: Watermark | undefined,
 	operation: string,
-	cursor?: string,
-): Promise<{ records: IDataObject[]; complete: boolean; cursor?: string }> {
+	next?: NextPage,
+): Promise<{ records: IDataObject[]; complete: boolean; next?: NextPage }> {
 	const records: IDataObject[] = [];
 	const qs: IDataObject = {
 		limit: READ_BOUNDS.history.pageSize,
@@ -70,9 +64,13 @@ export async function readHistory(
 			records.push(...pageRecords);
 			return watermark !== undefined && !reachesWatermark(pageRecords, watermark);
 		},
-		{ cursor, maxPages: READ_BOUNDS.history.maxPages },
+		{ next, maxPages: READ_BOUNDS.history.maxPages },
 	);
-	if (problem !== undefined) throw unreadableHistory.call(this, operation, problem);
+	// Nothing was read: a reader never takes an answer it cannot read for an empty list.
+	if (problem !== undefined) {
+		const message = `${operation}: ${problem}. Nothing was read, and nothing is skipped: the next read tries again. If the credential's Base URL is the messaging service, it answers in a shape this version does not read: report it with this answer.`;
+		throw new NodeOperationError(this.getNode(), message, { description: message });
+	}
 	return { records, ...read };
 }
 

@@ -11,9 +11,9 @@ import type {
 } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { apiError, bodyAsText, type RequestContext } from './errors';
+import { apiError, header, type RequestContext } from './errors';
 import { serviceLine } from './redact';
-import { withServiceSentence } from './serviceText';
+import { bodyAsText, withServiceSentence } from './serviceText';
 import {
 	checkedCredential,
 	fetchWithoutCredentials,
@@ -36,11 +36,6 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
 /** Redirects the media host may add after the service's own 302. */
 export const MAX_MEDIA_REDIRECTS = 3;
-
-function header(headers: RawResponse['headers'], name: string): string | undefined {
-	const value = headers[name];
-	return Array.isArray(value) ? value[0] : value;
-}
 
 export function fileNameFromDisposition(disposition: string | undefined): string | undefined {
 	if (!disposition) return undefined;

@@ -41,7 +41,7 @@ export const DEFAULT_DOWNLOAD_TIMEOUT_SECONDS = 300;
 
 export type DownloadLimits = { maxFileSizeMb: number; timeoutSeconds: number };
 /** The limit options of a node, as entered (empty: the default). */
-type LimitOptions = { maxFileSize?: unknown; downloadTimeout?: unknown };
+export type LimitOptions = { maxFileSize?: unknown; downloadTimeout?: unknown };
 
 /** The limits from a node's options: defaults when empty, or the sentence naming a bad one. */
 export function readDownloadLimits(options: LimitOptions): DownloadLimits | { problem: string } {

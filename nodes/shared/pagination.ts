@@ -84,25 +84,6 @@ export function listPage(body: unknown, limit?: number): ListPage | undefined {
 	};
 }
 
-/** Where a cut read goes on, as one string (a caller keeps it as it keeps a cursor). */
-function positionText(next: NextPage): string {
-	return JSON.stringify(next);
-}
-
-function positionOf(text: string): NextPage {
-	try {
-		const parsed = JSON.parse(text) as unknown;
-		if (isPlainObject(parsed)) {
-			if (typeof parsed.cursor === 'string') return { cursor: parsed.cursor };
-			if (typeof parsed.url === 'string') return { url: parsed.url };
-			if (typeof parsed.page === 'number') return { page: parsed.page };
-		}
-	} catch {
-		// A plain cursor, as earlier versions kept it.
-	}
-	return { cursor: text };
-}
-
 async function requestPage(
 	this: ApiContext,
 	path: string,
@@ -110,14 +91,8 @@ async function requestPage(
 	context: RequestContext,
 	next: NextPage | undefined,
 ): Promise<unknown> {
-	if (next === undefined) return await apiRequest.call(this, 'GET', path, { qs, context });
-	if ('cursor' in next)
-		return await apiRequest.call(this, 'GET', path, {
-			qs: { ...qs, cursor: next.cursor },
-			context,
-		});
-	if ('page' in next)
-		return await apiRequest.call(this, 'GET', path, { qs: { ...qs, page: next.page }, context });
+	if (next === undefined || !('url' in next))
+		return await apiRequest.call(this, 'GET', path, { qs: { ...qs, ...next }, context });
 	const { baseUrl } = await checkedCredential.call(this, context.itemIndex);
 	const onBase = pathUnderBase(baseUrl, next.url);
 	if (onBase === undefined) {
@@ -157,10 +132,10 @@ function pageProblem(
 }
 
 /**
- * GETs a list page by page from `from.cursor`, handing each answer to `visit` (the page, or
+ * GETs a list page by page from `from.next`, handing each answer to `visit` (the page, or
  * undefined when not a list) until it returns false, the list ends or a position repeats. When
- * `maxPages` cuts it, `complete` is false and `cursor` is where a later read can go on; a full
- * page with no way on (a bare array) is `complete` false without a `cursor`.
+ * `maxPages` cuts it, `complete` is false and `next` is where a later read can go on; a full
+ * page with no way on (a bare array) is `complete` false without a `next`.
  */
 export async function readPages(
 	this: ApiContext,
@@ -168,10 +143,10 @@ export async function readPages(
 	qs: IDataObject,
 	context: RequestContext,
 	visit: (page: ListPage | undefined, body: unknown) => boolean,
-	from: { cursor?: string; maxPages?: number } = {},
-): Promise<{ complete: boolean; cursor?: string }> {
+	from: { next?: NextPage; maxPages?: number } = {},
+): Promise<{ complete: boolean; next?: NextPage }> {
 	const seen = new Set<string>();
-	let next = from.cursor === undefined ? undefined : positionOf(from.cursor);
+	let next = from.next;
 	const maxPages = from.maxPages ?? MAX_PAGES;
 	const limit = typeof qs.limit === 'number' ? qs.limit : undefined;
 	/** Digests of the pages read: entries seen before mean the service is going round. */
@@ -192,10 +167,10 @@ export async function readPages(
 		if (entries !== undefined) pagesRead.add(entries);
 		if (!visit(page, body)) return { complete: true };
 		if (page?.truncated) return { complete: false };
-		if (!page?.next || seen.has(positionText(page.next))) return { complete: true };
+		const position = JSON.stringify(page?.next);
+		if (!page?.next || seen.has(position)) return { complete: true };
 		// An empty page gives nothing to go on for: a list whose next never ends costs one request more.
 		if (page.entries.length === 0) return { complete: true };
-		const position = positionText(page.next);
 		if (position.length > MAX_NEXT_CHARS)
 			throw pageProblem.call(
 				this,
@@ -206,5 +181,5 @@ export async function readPages(
 		seen.add(position);
 		next = page.next;
 	}
-	return { complete: false, cursor: next && positionText(next) };
+	return { complete: false, next };
 }

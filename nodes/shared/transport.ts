@@ -110,27 +110,20 @@ export async function withRetries<T extends { statusCode: number; headers: Respo
 	}
 }
 
-/** What checkedCredential gives. */
-export type CheckedCredential = Awaited<ReturnType<typeof checkedCredential>>;
-
 /** The credential's Base URL (checked before anything is sent) and its secret values. */
-export async function checkedCredential(
-	this: ApiContext,
-	itemIndex?: number,
-): Promise<{ baseUrl: string; secrets: string[]; credentials: ICredentialDataDecryptedObject }> {
-	return checkCredential(
-		this.getNode(),
-		await this.getCredentials(CREDENTIAL_TYPE, itemIndex),
-		itemIndex,
-	);
+export async function checkedCredential(this: ApiContext, itemIndex?: number) {
+	const credentials = await this.getCredentials(CREDENTIAL_TYPE, itemIndex);
+	return checkCredential(this.getNode(), credentials, itemIndex);
 }
+
+export type CheckedCredential = ReturnType<typeof checkCredential>;
 
 /** checkedCredential for a credential read already (the trigger's cache, credentialKeys.ts). */
 export function checkCredential(
 	node: INode,
 	credentials: ICredentialDataDecryptedObject,
 	itemIndex?: number,
-): CheckedCredential {
+) {
 	const keyProblem = apiKeyProblem(credentials.apiKey);
 	if (keyProblem) throw new NodeOperationError(node, keyProblem, { itemIndex });
 	const base = normalizeBaseUrl(credentials.baseUrl);
@@ -159,19 +152,20 @@ export function pathUnderBase(baseUrl: string, url: string): string | undefined 
 	return `${rest}${target.search}`;
 }
 
+interface RequestOptions {
+	qs?: IDataObject;
+	body?: IDataObject;
+	context: RequestContext;
+	/** The credential as the caller read it with checkedCredential (read here otherwise). */
+	credential?: CheckedCredential;
+}
+
 /** A request with the API key; its answer, of any status, comes back redacted. */
 export async function rawApiRequest(
 	this: ApiContext,
 	method: IHttpRequestMethods,
 	path: string,
-	options: {
-		qs?: IDataObject;
-		body?: IDataObject;
-		context: RequestContext;
-		unredacted?: boolean;
-		/** The credential as the caller read it with checkedCredential (read here otherwise). */
-		credential?: CheckedCredential;
-	},
+	options: RequestOptions & { unredacted?: boolean },
 ): Promise<RawResponse> {
 	const { context } = options;
 	const { baseUrl, secrets, credentials } =
@@ -230,10 +224,7 @@ export async function rawApiRequest(
 				return apiError(
 					this.getNode(),
 					{ message: reason },
-					{
-						...explained,
-						itemIndex: context.itemIndex,
-					},
+					{ ...explained, itemIndex: context.itemIndex },
 				);
 			},
 		},
@@ -300,12 +291,7 @@ export async function apiRequest(
 	this: ApiContext,
 	method: IHttpRequestMethods,
 	path: string,
-	options: {
-		qs?: IDataObject;
-		body?: IDataObject;
-		context: RequestContext;
-		credential?: CheckedCredential;
-	},
+	options: RequestOptions,
 ): Promise<unknown> {
 	const response = await rawApiRequest.call(this, method, path, options);
 	throwForStatus(this.getNode(), response, options.context);

@@ -1,7 +1,6 @@
 /**
- * The Business Messaging Trigger's two URLs as n8n builds them, [<base path>]/<webhook id>/<path>:
- * the service's events (`webhook`) and Reply and Wait's registrations (`wait-registration`), each
- * a webhook of its own in the node's description, so the event URL speaks one protocol.
+ * The Business Messaging Trigger's two URLs, [<base path>]/<webhook id>/<path>: the service's
+ * events and Reply and Wait's registrations, each a webhook of its own (one protocol per URL).
  */
 export const EVENT_PATH = 'webhook';
 export const REGISTRATION_PATH = 'wait-registration';
@@ -10,11 +9,7 @@ export const REGISTRATION_PATH = 'wait-registration';
 export const TRIGGER_PATH =
 	/^(?:\/[^/]+)*\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\/webhook\/?$/i;
 
-/**
- * The registration URL of the trigger whose event URL is `eventUrl` (the account's webhook, which
- * Reply and Wait reads from the service): the same URL with its last path segment, `webhook`,
- * replaced by `wait-registration`. n8n gives both webhooks of one node the same base and webhook id.
- */
+/** The registration URL beside an event URL: n8n gives both webhooks one base and webhook id. */
 export function registrationUrlOf(eventUrl: string): string {
 	const url = new URL(eventUrl);
 	url.pathname = url.pathname.replace(/\/webhook\/?$/i, `/${REGISTRATION_PATH}`);

@@ -1,9 +1,6 @@
 /**
- * The one reader of the service's answer to GET /v1/console/webhook (`{url, configured}`, CONTRACT
- * W5), for activation, the webhook watch and Reply and Wait's registration. Only an answer that
- * says no webhook is configured means none: one that says a webhook is configured without giving
- * its URL contradicts itself, and is an answer the node cannot read (nothing is registered or
- * replaced on it).
+ * The one reader of GET /v1/console/webhook (`{url, configured}`, CONTRACT W5), for activation, the
+ * webhook watch and Reply and Wait's registration.
  */
 import { NodeApiError } from 'n8n-workflow';
 

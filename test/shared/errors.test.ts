@@ -1,4 +1,5 @@
-import { bodyAsText, explainHttpError, serviceMessage } from '../../nodes/shared/errors';
+import { explainHttpError } from '../../nodes/shared/errors';
+import { bodyAsText, serviceMessage } from '../../nodes/shared/serviceText';
 
 const getStatus = { operation: 'Message → Get Status', scope: 'messages:read' };
 

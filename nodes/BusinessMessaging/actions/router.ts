@@ -8,7 +8,6 @@ import * as key from './key/Key.resource';
 import * as log from './log/Log.resource';
 import * as media from './media/Media.resource';
 import * as message from './message/Message.resource';
-import type { BusinessMessagingType } from './node.type';
 import * as webhook from './webhook/Webhook.resource';
 
 type OperationExecute = (
@@ -17,42 +16,24 @@ type OperationExecute = (
 	item: INodeExecutionData,
 ) => Promise<INodeExecutionData | INodeExecutionData[]>;
 
+type Operations = Partial<Record<string, { execute?: OperationExecute }>>;
+const RESOURCES: Record<string, object> = { account, key, log, media, message, webhook };
+
 /** Runs the operation per input item: pairedItem, the item index on errors, Continue On Fail. */
 export async function router(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const items = this.getInputData();
-	const chosen = {
-		resource: this.getNodeParameter('resource', 0),
-		operation: this.getNodeParameter('operation', 0),
-	} as BusinessMessagingType;
-
+	const resource = String(this.getNodeParameter('resource', 0));
+	const operation = String(this.getNodeParameter('operation', 0));
+	// Two outputs and a wait for the whole execution: not an operation per item.
+	if (resource === 'message' && operation === 'replyAndWait')
+		return await message.replyAndWait.execute.call(this);
 	// An expression or an old workflow can name an operation that does not exist.
-	let execute: OperationExecute | undefined;
-	switch (chosen.resource) {
-		case 'account':
-			execute = account[chosen.operation]?.execute;
-			break;
-		case 'key':
-			execute = key[chosen.operation]?.execute;
-			break;
-		case 'log':
-			execute = log[chosen.operation]?.execute;
-			break;
-		case 'media':
-			execute = media[chosen.operation]?.execute;
-			break;
-		case 'message':
-			// Two outputs and a wait for the whole execution: not an operation per item.
-			if (chosen.operation === 'replyAndWait') return await message.replyAndWait.execute.call(this);
-			execute = message[chosen.operation]?.execute;
-			break;
-		case 'webhook':
-			execute = webhook[chosen.operation]?.execute;
-			break;
-	}
+	const operations = (Object.hasOwn(RESOURCES, resource) ? RESOURCES[resource] : {}) as Operations;
+	const execute = operations[operation]?.execute;
 	if (typeof execute !== 'function') {
 		throw new NodeOperationError(
 			this.getNode(),
-			`The operation "${String(chosen.operation)}" of resource "${String(chosen.resource)}" is not supported: pick another operation, or update the Business Messaging package`,
+			`The operation "${operation}" of resource "${resource}" is not supported: pick another operation, or update the Business Messaging package`,
 		);
 	}
 

@@ -8,6 +8,7 @@ import { sleep } from 'n8n-workflow';
 
 import { nodeKeyOf } from '../../shared/credentialKeys';
 import { MESSAGE_EVENTS, readHistory, type MessageEvent } from '../../shared/history';
+import type { NextPage } from '../../shared/pagination';
 import { byAge, isAfter, type Watermark } from '../../shared/watermark';
 import type { HandOverSettings } from '../options';
 import { filterReason, type NodeSettings } from '../receiving/accept';
@@ -21,11 +22,11 @@ import { lateReason, type WebhookState } from './webhookWatch';
 import {
 	SETTLE_MS,
 	decideRecoveries,
-	oldestPendingMs,
 	recoveredItem,
 	savedWatermarks,
 	type CatchUpState,
 	type Recovery,
+	type Stored,
 	type Unread,
 	type Watermarks,
 } from './recoveries';
@@ -53,7 +54,7 @@ interface Schedule {
 	emittedBefore: Set<string>;
 	chains: Map<string, Promise<void>>;
 	/** Per event: where a bounded history read stopped, and what it read (kept until decided). */
-	resume: Partial<Record<MessageEvent, { cursor: string; records: IDataObject[] }>>;
+	resume: Partial<Record<MessageEvent, { next: NextPage; records: IDataObject[] }>>;
 }
 
 const schedules = new WeakMap<CatchUpState, Schedule>();
@@ -185,24 +186,24 @@ export async function catchUpOnce(
 
 	// A backlog beyond the read bound is taken oldest part first: a cut read (newest first) is kept,
 	// and the next run reads on from there; only the last such read is kept in memory.
-	const stored = [];
+	const stored: Stored = [];
 	const unread: Unread = { emitted: plan.emittedBefore };
 	let cut = false;
 	for (const event of events) {
 		const resume = plan.resume[event];
 		const read = await readHistory
-			.call(this, event, plan.planned[event], OPERATION, resume?.cursor)
+			.call(this, event, plan.planned[event], OPERATION, resume?.next)
 			.catch((error: unknown) => {
-				// A cursor the service no longer takes: start again from the newest.
+				// A position the service no longer takes: start again from the newest.
 				delete plan.resume[event];
 				throw error;
 			});
-		if (!read.complete && read.cursor === undefined)
+		if (!read.complete && read.next === undefined)
 			this.logger.error(
 				`${LOG_PREFIX}: the service's list of ${event} messages gives no way to its next page; missed messages older than the ${read.records.length} read are not recovered`,
 			);
-		if (!read.complete && read.cursor !== undefined) {
-			plan.resume[event] = { cursor: read.cursor, records: read.records };
+		if (!read.complete && read.next !== undefined) {
+			plan.resume[event] = { next: read.next, records: read.records };
 			cut = true;
 			continue;
 		}
@@ -230,19 +231,21 @@ export async function catchUpOnce(
 
 	const keep = (record: IDataObject, event: MessageEvent) =>
 		filterReason(event, record, settings) === undefined;
-	const settledBeforeMs = nowMs - SETTLE_MS;
-	const oldest = oldestPendingMs(stored, plan.planned, settledBeforeMs, keep, unread);
+	const decide = (attempts: Map<string, WebhookAttempt>, max: number) =>
+		decideRecoveries(stored, plan.planned, attempts, nowMs - SETTLE_MS, max, keep, unread);
+	// The oldest message it may recover, were none delivered: the webhook log is read back to it.
+	const [oldest] = decide(new Map(), 1).recover;
 	let attempts = new Map<string, WebhookAttempt>();
+	let noneMissed = false;
 	if (oldest !== undefined) {
-		const log = await readWebhookLog.call(this, oldest - 1000, receivedAt.call(this), OPERATION);
+		const sinceMs = Date.parse(String(oldest.record.created_at)) - 1000;
+		const log = await readWebhookLog.call(this, sinceMs, receivedAt.call(this), OPERATION);
 		if (!log.identified) {
 			// Without the message's id in the log (CONTRACT L2), delivered and missed look alike.
 			// Nothing recovered, and the watermarks move on: counted as delivered (README, Limits).
 			if (notes.logUnnamed !== true) this.logger.error(`${LOG_PREFIX}: ${UNNAMED_LOG_NOTICE}`);
 			notes.logUnnamed = true;
-			for (const { records } of stored)
-				for (const record of records)
-					log.attempts.set(String(record.wa_message_id), { success: true, reason: null });
+			noneMissed = true;
 		} else notes.logUnnamed = false;
 		if (log.identified && !log.complete) {
 			unread.logFromMs = log.reachedMs;
@@ -256,18 +259,10 @@ export async function catchUpOnce(
 	const scope = nodeKeyOf.call(this);
 	for (const record of stored.flatMap(({ records }) => records)) {
 		const id = String(record.wa_message_id);
-		if (wasAcceptedHere(scope, id, nowMs) && attempts.get(id)?.success !== true)
+		if (noneMissed || wasAcceptedHere(scope, id, nowMs))
 			attempts.set(id, { success: true, reason: null });
 	}
-	const decision = decideRecoveries(
-		stored,
-		plan.planned,
-		attempts,
-		settledBeforeMs,
-		Math.max(options.maxRecovered - plan.waiting.length, 0),
-		keep,
-		unread,
-	);
+	const decision = decide(attempts, Math.max(options.maxRecovered - plan.waiting.length, 0));
 	plan.planned = decision.watermarks;
 	for (const { event, records } of stored) {
 		if (

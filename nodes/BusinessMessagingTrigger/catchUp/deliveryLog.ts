@@ -6,7 +6,7 @@
 import type { IDataObject } from 'n8n-workflow';
 import { NodeApiError } from 'n8n-workflow';
 
-import { bodyAsText } from '../../shared/errors';
+import { bodyAsText } from '../../shared/serviceText';
 import { serviceLine } from '../../shared/redact';
 import { MESSAGE_EVENTS, READ_BOUNDS } from '../../shared/history';
 import { isPlainObject } from '../../shared/json';
@@ -47,18 +47,6 @@ export function readEntry(
 	return { kind: 'unnamed' };
 }
 
-function unreadableLog(this: ApiContext, operation: string, body: unknown): NodeApiError {
-	const text = bodyAsText(body);
-	return new NodeApiError(
-		this.getNode(),
-		{ body: text },
-		{
-			message: `${operation}: the service's webhook log (GET ${LOG_PATH}?category=webhook) is not a list this node can read, so missed messages cannot be found; nothing was recovered. Turn off Recover Missed Messages, or use a Business Messaging Polling Trigger. The body: ${text.slice(0, 200)}`,
-			description: `The body as it came: ${text}`,
-		},
-	);
-}
-
 /** Pages of the webhook log, their entries to `onPage` until it says stop; an answer that is not a list throws. */
 async function readLogPages(
 	this: ApiContext,
@@ -80,8 +68,16 @@ async function readLogPages(
 		},
 		{ maxPages },
 	);
-	if (unreadable) throw unreadableLog.call(this, operation, unreadable.body);
-	return read;
+	if (!unreadable) return read;
+	const text = bodyAsText(unreadable.body);
+	throw new NodeApiError(
+		this.getNode(),
+		{ body: text },
+		{
+			message: `${operation}: the service's webhook log (GET ${LOG_PATH}?category=webhook) is not a list this node can read, so missed messages cannot be found; nothing was recovered. Turn off Recover Missed Messages, or use a Business Messaging Polling Trigger. The body: ${text.slice(0, 200)}`,
+			description: `The body as it came: ${text}`,
+		},
+	);
 }
 
 /**

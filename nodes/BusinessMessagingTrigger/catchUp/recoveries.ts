@@ -11,7 +11,7 @@ export const SETTLE_MS = 15_000;
 
 export type Watermarks = Partial<Record<MessageEvent, Watermark>>;
 /** What one run read, per event. */
-type Stored = Array<{ event: MessageEvent; records: IDataObject[] }>;
+export type Stored = Array<{ event: MessageEvent; records: IDataObject[] }>;
 
 export interface CatchUpState extends IDataObject {
 	watermarks: Watermarks;
@@ -71,23 +71,6 @@ const settledAfter = (stored: Stored, watermarks: Watermarks, settledBeforeMs: n
 		})
 		// Inbound messages and echoes in the order they were stored, as the conversation happened.
 		.sort((a, b) => byAge(a.record, b.record));
-
-/** The oldest stored message a run may recover: the webhook log is read back only to it. */
-export function oldestPendingMs(
-	stored: Stored,
-	watermarks: Watermarks,
-	settledBeforeMs: number,
-	keep: (record: IDataObject, event: MessageEvent) => boolean = () => true,
-	unread: Unread = {},
-): number | undefined {
-	const first = settledAfter(stored, watermarks, settledBeforeMs).find(
-		({ event, record }) =>
-			keep(record, event) &&
-			!unread.emitted?.has(String(record.wa_message_id)) &&
-			!(unread.after && byAge(record, unread.after) > 0),
-	);
-	return first && Date.parse(String(first.record.created_at));
-}
 
 /**
  * One catch-up decision: every settled message without a successful delivery is recovered, oldest

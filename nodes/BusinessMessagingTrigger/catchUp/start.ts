@@ -23,12 +23,14 @@ import { watchWebhook, type WebhookState } from './webhookWatch';
 const stoppedAt = new Map<string, CatchUpState>();
 const STOPPED_BOUND = 1000;
 
+const copyOf = (state: CatchUpState): CatchUpState => ({
+	watermarks: { ...state.watermarks },
+	...(state.emitted && { emitted: [...state.emitted] }),
+});
+
 function rememberStop(this: ITriggerFunctions, state: CatchUpState): void {
 	if (stoppedAt.size >= STOPPED_BOUND) stoppedAt.clear();
-	stoppedAt.set(nodeKeyOf.call(this), {
-		watermarks: { ...state.watermarks },
-		...(state.emitted && { emitted: [...state.emitted] }),
-	});
+	stoppedAt.set(nodeKeyOf.call(this), copyOf(state));
 }
 
 /** The state a run starts from: saved watermarks, or where Recover on Activation says. */
@@ -62,10 +64,7 @@ function startingState(
 		state.emitted = emitted.map(String);
 	// Assigned through n8n's observable static data, so that n8n saves it (with the next emit).
 	const persist = () => {
-		staticData.catchUp = {
-			watermarks: { ...state.watermarks },
-			...(state.emitted && { emitted: [...state.emitted] }),
-		};
+		staticData.catchUp = copyOf(state);
 	};
 	persist();
 	return { state, persist };
@@ -83,7 +82,6 @@ async function noticeUnnamedLog(this: ITriggerFunctions, notes: CatchUpNotes): P
 }
 
 export async function startCatchUp(this: ITriggerFunctions): Promise<ITriggerResponse> {
-	if (this.getMode() === 'manual') return {};
 	const parameters = nodeParameters.call(this);
 	const recover = parameters.catchUp === true;
 	const watching = !isManualRegistration.call(this);

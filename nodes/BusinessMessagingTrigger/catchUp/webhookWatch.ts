@@ -4,17 +4,17 @@
  * run and on the items the catch-up brings meanwhile (or, with On Webhook Taken: Stop, reported as
  * the trigger's failure). An answer that cannot be read is never taken for "deleted".
  */
-import type { IDataObject, ITriggerFunctions } from 'n8n-workflow';
+import type { ITriggerFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import { serviceLine } from '../../shared/redact';
 import { CREDENTIAL_TYPE } from '../../shared/transport';
-import { isSameNodeUrl, sameUrl, type RemoteWebhook } from '../registration/decision';
-import { postRegistration, readRemoteWebhook } from '../registration/register';
+import { isSameNodeUrl, sameUrl } from '../registration/decision';
+import { readRemoteWebhook, type RemoteWebhook } from '../../shared/webhookAnswer';
+import { postRegistration } from '../registration/register';
 import { AccountWebhookTakenError } from '../registration/webhookMethods';
 import {
 	isLeaving,
-	isManualRegistration,
 	renewRegistration,
 	type TriggerStaticData,
 } from '../registration/signingSecrets';
@@ -81,7 +81,6 @@ export async function watchWebhook(
 	previous: WebhookState,
 	context: WatchContext,
 ): Promise<WebhookState> {
-	if (isManualRegistration.call(this)) return { kind: 'ours' };
 	const staticData = this.getWorkflowStaticData('node') as TriggerStaticData;
 	const ourUrl = typeof staticData.webhookUrl === 'string' ? staticData.webhookUrl : undefined;
 	let remote: RemoteWebhook;
@@ -133,10 +132,4 @@ export async function watchWebhook(
 		`${LOG_PREFIX}: the account's webhook had been deleted (none registered); registered ${ourUrl} again. Messages stored meanwhile come through the catch-up (not while Recover Missed Messages is off)`,
 	);
 	return { kind: 'renewed', atMs: Date.now() };
-}
-
-/** The item fields a recovered message gains while the webhook is not this trigger's. */
-export function lateFields(state: WebhookState, record: IDataObject): IDataObject {
-	const reason = lateReason(state, Date.parse(String(record.created_at)));
-	return reason ? { late_reason: reason } : {};
 }

@@ -7,8 +7,6 @@ import { serviceLine } from '../../shared/redact';
 import { TRIGGER_PATH } from '../../shared/triggerUrls';
 import type { RemoteWebhook } from '../../shared/webhookAnswer';
 
-export type { RemoteWebhook } from '../../shared/webhookAnswer';
-
 export type RegistrationDecision =
 	| { action: 'keep' }
 	| { action: 'register'; reason: string; replacing?: string }

@@ -5,13 +5,11 @@
 import type { IDataObject } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { bodyAsText } from '../../shared/errors';
+import { bodyAsText } from '../../shared/serviceText';
 import { serviceLine } from '../../shared/redact';
 import { isPlainObject } from '../../shared/json';
 import { rawApiRequest, throwForStatus, type ApiContext } from '../../shared/transport';
 import { WEBHOOK_PATH } from '../../shared/webhookAnswer';
-
-export { WEBHOOK_PATH, readRemoteWebhook } from '../../shared/webhookAnswer';
 
 /** Where a registration answer may carry the secret: our guess first, then common names. */
 export const SECRET_FIELDS = [

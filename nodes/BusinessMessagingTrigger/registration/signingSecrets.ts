@@ -109,11 +109,6 @@ export async function canOpenStoredSecret(
 	return false;
 }
 
-export async function manualSigningSecret(this: TriggerContext): Promise<string | undefined> {
-	const { webhookSecret } = await this.getCredentials(CREDENTIAL_TYPE);
-	return (typeof webhookSecret === 'string' && webhookSecret.trim()) || undefined;
-}
-
 export type SigningSecret = OpenedSecret & {
 	/** Reads the secret again after a mismatch (a rotated one), at most every 10 s. */
 	reread?: () => Promise<OpenedSecret | { problem: string }>;

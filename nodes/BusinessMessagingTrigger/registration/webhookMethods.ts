@@ -7,14 +7,14 @@ import { serviceLine } from '../../shared/redact';
 import { CREDENTIAL_TYPE, apiRequest } from '../../shared/transport';
 import { readTriggerOptions } from '../options';
 import { decideRegistration, sameUrl, type RegistrationDecision } from './decision';
-import { WEBHOOK_PATH, postRegistration, readRemoteWebhook } from './register';
+import { WEBHOOK_PATH, readRemoteWebhook } from '../../shared/webhookAnswer';
+import { postRegistration } from './register';
 import {
 	canOpenStoredSecret,
 	forgetRegistration,
 	forgetRenewed,
 	markLeaving,
 	isManualRegistration,
-	manualSigningSecret,
 	storeRegistration,
 	type TriggerStaticData,
 } from './signingSecrets';
@@ -99,7 +99,8 @@ export async function webhookExists(this: IHookFunctions): Promise<boolean> {
 	stampActivation.call(this);
 	if (isManualRegistration.call(this)) {
 		forgetCredentialRead.call(this);
-		if (await manualSigningSecret.call(this)) return true;
+		const { webhookSecret } = await this.getCredentials(CREDENTIAL_TYPE);
+		if (typeof webhookSecret === 'string' && webhookSecret.trim()) return true;
 		throw new NodeOperationError(
 			this.getNode(),
 			'Registration is Manual but the credential has no Webhook Signing Secret: paste the secret shown when the webhook was registered in the console into the credential',

@@ -1,4 +1,4 @@
-import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { listFields, updateDisplayOptions } from '../../helpers/descriptions';
 import { getList } from '../../helpers/list';
@@ -7,11 +7,9 @@ import { withoutSecrets } from '../../helpers/output';
 /** What Simplify keeps of a key (`name` if the service has one; the sandbox has none). */
 const SIMPLE_FIELDS = ['id', 'name', 'scopes', 'allowed_numbers', 'revoked'];
 
-const properties: INodeProperties[] = [...listFields];
-
 const displayOptions = { show: { resource: ['key'], operation: ['getMany'] } };
 
-export const description = updateDisplayOptions(displayOptions, properties);
+export const description = updateDisplayOptions(displayOptions, listFields);
 
 export async function execute(
 	this: IExecuteFunctions,

@@ -5,6 +5,7 @@ import {
 	DEFAULT_DOWNLOAD_TIMEOUT_SECONDS,
 	DEFAULT_MAX_FILE_SIZE_MB,
 	downloadLimits,
+	type LimitOptions,
 } from '../../../shared/mediaPolicy';
 import { requireText } from '../../../shared/fields';
 import { updateDisplayOptions } from '../../helpers/descriptions';
@@ -73,10 +74,7 @@ export async function execute(
 		'Put Output File in Field',
 		itemIndex,
 	).trim();
-	const options = this.getNodeParameter('options', itemIndex, {}) as {
-		maxFileSize?: unknown;
-		downloadTimeout?: unknown;
-	};
+	const options = this.getNodeParameter('options', itemIndex, {}) as LimitOptions;
 	const { mediaId, binary, mimeTypeAsSent } = await downloadMedia.call(
 		this,
 		this.getNodeParameter('media', itemIndex),

@@ -140,6 +140,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 	const executionId = String(this.evaluateExpression('{{ $execution.id }}', 0));
 	const apiKey = String((await this.getCredentials(CREDENTIAL_TYPE)).apiKey ?? '');
 	const account = accountId(apiKey);
+	const workflowId = this.getWorkflow().id ?? undefined;
 	const registrations: WaitRegistration[] = [];
 	const staticData =
 		this.getMode() === 'manual'
@@ -173,8 +174,8 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 				node: node.name,
 				waitId: newWaitId(),
 				account,
-				home: staticData ? (this.getWorkflow().id ?? undefined) : undefined,
-				workflowId: this.getWorkflow().id ?? undefined,
+				home: staticData ? workflowId : undefined,
+				workflowId,
 				...askedAfter(items[itemIndex].json),
 			},
 		};
@@ -210,7 +211,6 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 		stored.data.main = [timedOut];
 	}
 
-	const workflowId = this.getWorkflow().id ?? undefined;
 	if (this.getMode() !== 'manual' && !(staticData && isTriggerRunningHere(workflowId)))
 		await registerWithTrigger.call(this, apiKey, resumeUrl, registrations);
 	// As late as possible before n8n saves this execution's copy: every entry registered meanwhile.
@@ -221,11 +221,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 
 /** Whether n8n forwards every stored output on resume (2.x: resumeUrl has a token) or the first. */
 function forwardsAllOutputs(resumeUrl: string): boolean {
-	try {
-		return new URL(resumeUrl).search !== '';
-	} catch {
-		return false;
-	}
+	return URL.canParse(resumeUrl) && new URL(resumeUrl).search !== '';
 }
 
 /** The trigger's resume request: the answer and the resume token; anything else is refused. */
