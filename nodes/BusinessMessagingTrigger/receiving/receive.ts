@@ -11,6 +11,7 @@ import { ReplayGuard } from '../../shared/replayGuard';
 import { lateAnswerGoesOnHere } from '../../shared/replyAndWait/forTrigger';
 import { rawBodyOf } from '../../shared/webhookRequest';
 import { signingSecret } from '../registration/signingSecrets';
+import { holdForBurst } from '../routing/burstHold';
 import { HAND_OVER_IGNORED } from '../routing/handOver';
 import { eventItem, routeEvent } from '../routing/route';
 import { acceptEvent, nodeParameters } from './accept';
@@ -98,5 +99,8 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	if (route.resumed !== undefined) received.resumed = route.resumed;
 	// An answer that only resumed a wait: n8n answers now, and saves the static data holding its record.
 	if (route.kind === 'answered') return { webhookResponse: received };
+	// Combine where trigger() runs here: held for its burst (burstHold.ts), no execution per message.
+	if (options.combine && holdForBurst.call(this, route.workflowData))
+		return { webhookResponse: received };
 	return { webhookResponse: received, workflowData: route.workflowData };
 }

@@ -135,16 +135,16 @@ export function combinable(json: IDataObject): Combinable | undefined {
 }
 
 /**
- * The burst of `message`, decided from the contact's stored inbound messages, read newest first
- * from the list's head back to where the chain holding it starts (a gap of a quiet period).
+ * The contact's stored inbound messages that decide the burst of `message`, read newest first
+ * from the list's head back to where the chain holding it starts (a gap of a quiet period): every
+ * newer message of the contact too.
  * Filters are asked for and applied here too (whether the service honours them is not shown).
  */
-async function readBurst(
+async function readStored(
 	this: IExecuteFunctions,
 	message: Combinable,
 	settings: CombineSettings,
-	upToId: boolean,
-): Promise<BurstDecision> {
+): Promise<StoredMessage[]> {
 	const found: StoredMessage[] = [];
 	let chainStartMs: number | undefined;
 	let problem: string | undefined;
@@ -179,7 +179,7 @@ async function readBurst(
 		{ maxPages: MAX_PAGES },
 	);
 	if (problem !== undefined) throw new Error(problem);
-	return decideBurst(found, message.id, settings, upToId);
+	return found;
 }
 
 /**
@@ -195,8 +195,23 @@ export async function combineBursts(
 		return outputs;
 	}
 	const testEvent = this.getMode() === 'manual';
-	const decide = async (message: Combinable) =>
-		await readBurst.call(this, message, settings, testEvent);
+	const readOnce = async (message: Combinable) =>
+		decideBurst(await readStored.call(this, message, settings), message.id, settings, testEvent);
+	// One deciding read per contact and execution (a burst held by trigger() comes as one execution
+	// with all its messages, burstHold.ts): a message the first read listed is decided from it.
+	const reads = new Map<string, Promise<StoredMessage[]>>();
+	const decide = async (message: Combinable): Promise<BurstDecision> => {
+		const key = `${message.number}\n${message.contact}`;
+		const earlier = reads.get(key);
+		if (earlier) {
+			const listed = await earlier.catch(() => undefined);
+			if (listed?.some((one) => one.id === message.id))
+				return decideBurst(listed, message.id, settings, testEvent);
+		}
+		const read = readStored.call(this, message, settings);
+		if (!earlier) reads.set(key, read);
+		return decideBurst(await read, message.id, settings, testEvent);
+	};
 	const combineOne = async (item: INodeExecutionData): Promise<INodeExecutionData[]> => {
 		const message = combinable(item.json);
 		if (!message) return [item];
@@ -208,7 +223,7 @@ export async function combineBursts(
 			if (waitMs > 0) {
 				const waited = sleep(waitMs);
 				// A newer message of its burst is listed already: that one emits it, no need to wait here.
-				if ((await decide(message).catch(() => undefined))?.kind === 'later') return [];
+				if ((await readOnce(message).catch(() => undefined))?.kind === 'later') return [];
 				await waited;
 			}
 			decision = await decide(message);
