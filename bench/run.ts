@@ -977,7 +977,13 @@ async function main(): Promise<void> {
 		try {
 			const quiet = await runQuietBench(
 				{ afterTarball: tarball, beforeRef: process.env.BENCH_BEFORE ?? 'main', outDir },
-				{ ...DEFAULT_QUIET_OPTIONS, ...(options.quick && { reps: 1 }) },
+				{
+					...DEFAULT_QUIET_OPTIONS,
+					...(options.quick && { reps: 1 }),
+					...(process.env.BENCH_LINES && {
+						lines: process.env.BENCH_LINES.split(',').map(Number) as Line[],
+					}),
+				},
 			);
 			const table = quietTable(quiet);
 			console.log(`\n${table}\n`);

@@ -20,6 +20,7 @@ import { sleep } from 'n8n-workflow';
 
 import { nodeKeyOf } from '../../shared/credentialKeys';
 import { isPlainObject } from '../../shared/json';
+import { keepWaitingEntriesCurrent } from '../../shared/replyAndWait/waitingEntries';
 import type { CombineSettings } from '../options';
 import { STORE_GRACE_MS, combinable } from './burst';
 import { RECEIVED_AT_FIELD } from './route';
@@ -117,8 +118,10 @@ function writeHeld(staticData: IDataObject, home: Home): void {
 function emitBurst(home: Home, burst: HeldMessage[]): void {
 	const { context } = home;
 	for (const message of burst) home.running.set(message.id, message);
-	// n8n saves trigger()'s copy as it emits: it carries this burst until its execution has run.
+	// n8n saves trigger()'s copy as it emits: it carries this burst until its execution has run,
+	// and Reply and Wait's waits and answers as this process knows them (as the catch-up's emits do).
 	writeHeld(context.getWorkflowStaticData('node'), home);
+	keepWaitingEntriesCurrent(context.getWorkflowStaticData('global'), context.getWorkflow().id);
 	const done = context.helpers.createDeferredPromise<IRun>();
 	context.emit(burstOutputs(burst), undefined, done);
 	const end = done.promise.then(
