@@ -19,6 +19,7 @@ import { recordCreatedAt, withCanonicalFields } from '../../shared/storedRecord'
 import { byAge } from '../../shared/watermark';
 import type { CombineSettings } from '../options';
 import { RECEIVED_AT_FIELD, RESUMED_FIELD } from './route';
+import { runOnce } from './runOnce';
 
 /**
  * After the quiet period: time for a message stamped inside it to be stored and listed. It also
@@ -183,6 +184,42 @@ async function readStored(
 }
 
 /**
+ * On a message trigger() held before a restart and emits again (burstHold.ts): its held copies
+ * were saved whole, and two saves close together can drop a newer message of its burst (delivered,
+ * so the catch-up does not bring it). Once its burst is complete (its newest a quiet period and
+ * the grace old), the execution that claims the newest in n8n's deduplication store emits it.
+ */
+export const HELD_AGAIN_FIELD = '__businessMessagingHeldAgain';
+
+async function afterRestart(
+	this: IExecuteFunctions,
+	item: INodeExecutionData,
+	message: Combinable,
+	reads: Map<string, Promise<StoredMessage[]>>,
+	settings: CombineSettings,
+	here: ReadonlySet<string | undefined>,
+): Promise<INodeExecutionData[]> {
+	const listed = await reads.get(`${message.number}\n${message.contact}`)?.catch(() => undefined);
+	const burst = cutBursts(listed ?? [], settings).find((one) =>
+		one.some((m) => m.id === message.id),
+	);
+	const newest = burst?.[burst.length - 1];
+	if (!burst || !newest || newest.atMs + settings.quietMs + STORE_GRACE_MS > Date.now()) return [];
+	// The newest in this execution emits it.
+	if (here.has(newest.id)) return [];
+	const claim = [[{ json: { event: 'message.inbound', data: { wa_message_id: newest.id } } }]];
+	const claimed = (await runOnce.call(this, claim)).flat().length > 0;
+	return claimed
+		? [
+				burstItem(
+					item,
+					burst.map((one) => one.record),
+				),
+			]
+		: [];
+}
+
+/**
  * execute()'s outputs with each combinable message replaced by its burst, or by nothing when a
  * newer message of its burst emits it. A read that fails emits the message alone, with the reason.
  */
@@ -200,6 +237,7 @@ export async function combineBursts(
 	// One deciding read per contact and execution (a burst held by trigger() comes as one execution
 	// with all its messages, burstHold.ts): a message the first read listed is decided from it.
 	const reads = new Map<string, Promise<StoredMessage[]>>();
+	const here = new Set(outputs.flat().map((item) => combinable(item.json)?.id));
 	const decide = async (message: Combinable): Promise<BurstDecision> => {
 		const key = `${message.number}\n${message.contact}`;
 		const earlier = reads.get(key);
@@ -212,7 +250,9 @@ export async function combineBursts(
 		if (!earlier) reads.set(key, read);
 		return decideBurst(await read, message.id, settings, testEvent);
 	};
-	const combineOne = async (item: INodeExecutionData): Promise<INodeExecutionData[]> => {
+	const combineOne = async (given: INodeExecutionData): Promise<INodeExecutionData[]> => {
+		const { [HELD_AGAIN_FIELD]: heldAgain, ...json } = given.json;
+		const item = heldAgain === undefined ? given : { ...given, json };
 		const message = combinable(item.json);
 		if (!message) return [item];
 		const alone = (problem: string) => [burstItem(item, [item.json.data as IDataObject], problem)];
@@ -230,7 +270,10 @@ export async function combineBursts(
 		} catch (error) {
 			return alone(`the contact's messages could not be read: ${(error as Error).message}`);
 		}
-		if (decision.kind === 'later') return [];
+		if (decision.kind === 'later')
+			return heldAgain === true
+				? await afterRestart.call(this, item, message, reads, settings, here)
+				: [];
 		if (decision.kind === 'missing') return alone('the message is not in the stored list');
 		const records = decision.burst.map((one) => one.record);
 		return [burstItem(item, records)];

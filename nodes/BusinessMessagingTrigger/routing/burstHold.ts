@@ -22,7 +22,7 @@ import { nodeKeyOf } from '../../shared/credentialKeys';
 import { isPlainObject } from '../../shared/json';
 import { keepWaitingEntriesCurrent } from '../../shared/replyAndWait/waitingEntries';
 import type { CombineSettings } from '../options';
-import { STORE_GRACE_MS, combinable } from './burst';
+import { HELD_AGAIN_FIELD, STORE_GRACE_MS, combinable } from './burst';
 import { RECEIVED_AT_FIELD } from './route';
 
 /** In the trigger node's static data: messages held or emitted and not yet run. */
@@ -232,8 +232,10 @@ export function holdBurstsHere(
 		}
 	};
 	take(carried);
-	// What a restart left: emitted once the activation has settled (run-once drops what ran).
-	if (saved.length > 0) void sleep(RESTORE_AFTER_MS).then(() => !home.closing && take(saved));
+	// What a restart left: emitted once the activation has settled (run-once drops what ran), marked
+	// so that its execution also emits a burst whose newest message a racing save dropped (burst.ts).
+	const again = saved.map((m) => ({ ...m, json: { ...m.json, [HELD_AGAIN_FIELD]: true } }));
+	if (saved.length > 0) void sleep(RESTORE_AFTER_MS).then(() => !home.closing && take(again));
 	return async () => {
 		home.closing = true;
 		if (homes.get(key) === home) homes.delete(key);

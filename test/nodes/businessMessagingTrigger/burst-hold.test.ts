@@ -7,7 +7,10 @@ import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 import { CONTACT, useSandbox } from '../../support';
 import { control, servedTrigger, trigger, type ServedTrigger } from './helpers';
 
-import { STORE_GRACE_MS } from '../../../nodes/BusinessMessagingTrigger/routing/burst';
+import {
+	HELD_AGAIN_FIELD,
+	STORE_GRACE_MS,
+} from '../../../nodes/BusinessMessagingTrigger/routing/burst';
 import {
 	HELD_KEY,
 	burstOutputs,
@@ -154,6 +157,26 @@ describe('combine held by trigger(), against the sandbox', () => {
 		expect(restarted.emitted).toHaveLength(1);
 		// The old process's close (never called on a crash) would have emitted them: not counted here.
 		open.push({ close: async () => await started.close() });
+	});
+
+	it('n8n killed after two saves raced (the last saved copy lacks the newer message): the restored older one still emits the whole burst, once', async () => {
+		const running = await serve();
+		const started = await running.harness.startTrigger('activate');
+		open.push(started);
+		await write(CONTACT, 'kept 1');
+		await write(CONTACT, 'dropped by a racing save');
+		const saved = JSON.parse(JSON.stringify(running.harness.staticData)) as IDataObject;
+		const node = saved as { [HELD_KEY]: HeldMessage[] };
+		node[HELD_KEY] = node[HELD_KEY].slice(0, 1);
+
+		const next = await trigger(sb, COMBINE as never, { staticData: saved });
+		const restarted = await next.startTrigger('init');
+		open.push(restarted);
+		await pause(DUE_MS + 1_500);
+		expect(restarted.emitted.map(textsOf)).toEqual([['kept 1']]);
+		const items = (await next.execute(restarted.emitted[0], 'trigger')).flat();
+		expect(items.map((item) => item.json.text)).toEqual(['kept 1\ndropped by a racing save']);
+		expect(Object.keys(items[0].json)).not.toContain(HELD_AGAIN_FIELD);
 	});
 
 	it('closing (deactivation, a graceful stop) emits what it holds once due, before it returns', async () => {
