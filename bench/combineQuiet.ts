@@ -163,7 +163,8 @@ async function executionMetrics(
 		if (match[1] === 'count') count += Number(match[3]);
 		else sum += Number(match[3]);
 	}
-	return found ? { count, sum } : null;
+	// 2.x prints the histogram once an execution has ended; 1.x has none.
+	return found || env.installation.version.startsWith('2.') ? { count, sum } : null;
 }
 
 /** The anchor: a minimal community trigger → Reply ("got: <text>"), on a sandbox of its own. */
@@ -270,13 +271,14 @@ async function oneRun(
 	};
 	const metricsBefore = await executionMetrics(env);
 	const t0 = Date.now();
+	// Each message at its time, whether or not n8n has answered the one before (as a contact writes).
 	await Promise.all(
-		contacts.map(async (messages) => {
-			for (const [i, m] of messages.entries()) {
+		contacts.flatMap((messages) =>
+			messages.map(async (m, i) => {
 				await sleep(Math.max(0, t0 + i * options.spacingMs - Date.now()));
 				await send(m);
-			}
-		}),
+			}),
+		),
 	);
 	const tally = await waitForReplies(target, sent, options.quietS);
 	const metricsAfter = await executionMetrics(env);
