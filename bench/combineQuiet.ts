@@ -43,6 +43,8 @@ export interface QuietOptions {
 	spacingMs: number;
 	/** N8N_CONCURRENCY_PRODUCTION_LIMIT (successful executions then not saved); undefined: n8n's defaults. */
 	concurrencyLimit?: number;
+	/** More n8n settings for both builds (goal 3: N8N_EXPRESSION_ENGINE_POOL_SIZE, ...). */
+	n8nEnv?: Record<string, string>;
 	quietS: number;
 	catchUpIntervalS: number;
 	/** Runs of each build per line (alternating). */
@@ -377,7 +379,7 @@ export async function runQuietBench(
 					keep: setup.keep,
 					logName: `n8n-combine-quiet-${line}-${build}.log`,
 					line,
-					env: { ...limited, N8N_METRICS: 'true' },
+					env: { ...limited, N8N_METRICS: 'true', ...options.n8nEnv },
 				});
 				envs[build] = env;
 				targets[build] = await activate(env, 'on', env.sandbox, env.credential.id, options);
@@ -463,8 +465,11 @@ export function quietTable(result: QuietResult): string {
 		o.concurrencyLimit === undefined
 			? "n8n's defaults"
 			: `N8N_CONCURRENCY_PRODUCTION_LIMIT=${o.concurrencyLimit}, successful executions not saved`;
+	const more = Object.entries(o.n8nEnv ?? {})
+		.map(([key, value]) => `, ${key}=${value}`)
+		.join('');
 	return [
-		`${o.contacts} contacts × ${o.perContact} messages ${o.spacingMs} ms apart, Quiet Period ${o.quietS} s, ${limit}; ${o.reps} runs of each per line, alternating; load average ${result.load_average.start.map((v) => v.toFixed(1)).join(' ')} at start, ${result.load_average.end.map((v) => v.toFixed(1)).join(' ')} at end. Goal (issue 43): ≥ 95% of deliveries 2xx within 8 s, last message → item ≤ quiet period + 2 s (p50); the anchor replies to every message (its figure: the last message's reply)`,
+		`${o.contacts} contacts × ${o.perContact} messages ${o.spacingMs} ms apart, Quiet Period ${o.quietS} s, ${limit}${more}; ${o.reps} runs of each per line, alternating; load average ${result.load_average.start.map((v) => v.toFixed(1)).join(' ')} at start, ${result.load_average.end.map((v) => v.toFixed(1)).join(' ')} at end. Goal (issue 43): ≥ 95% of deliveries 2xx within 8 s, last message → item ≤ quiet period + 2 s (p50); the anchor replies to every message (its figure: the last message's reply)`,
 		'',
 		'| n8n | build | deliveries 2xx within 8 s | last message → reply p50 / p95 (n) | after / before (p50 / p95) | executions per burst | time an execution runs (holds a slot) / per burst | alone: last message → reply p50 (max, n) | every message once, in order |',
 		'|---|---|---|---|---|---|---|---|---|',
