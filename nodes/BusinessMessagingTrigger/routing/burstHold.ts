@@ -169,6 +169,13 @@ function contactOf(json: IDataObject): string | undefined {
 	return message && `${message.number}\n${message.contact}`;
 }
 
+/** Whether this webhook request may hold a message for trigger() (past the Late Delivery Cutoff too). */
+export function mayHoldHere(this: IWebhookFunctions): boolean {
+	if (this.getMode() !== 'webhook') return false;
+	const home = homes.get(nodeKeyOf.call(this));
+	return home !== undefined && !home.closing && heldCount(home) < MAX_HELD;
+}
+
 /**
  * webhook(), production: holds the request's one combinable message for trigger() to emit with
  * its burst, and writes what is held into the static data n8n saves after this request. False
@@ -178,9 +185,8 @@ export function holdForBurst(
 	this: IWebhookFunctions,
 	workflowData: INodeExecutionData[][],
 ): boolean {
-	if (this.getMode() !== 'webhook') return false;
-	const home = homes.get(nodeKeyOf.call(this));
-	if (!home || home.closing || heldCount(home) >= MAX_HELD) return false;
+	const home = mayHoldHere.call(this) && homes.get(nodeKeyOf.call(this));
+	if (!home) return false;
 	const items = workflowData.flatMap((items, output) => items.map((item) => ({ item, output })));
 	if (items.length !== 1) return false;
 	const [{ item, output }] = items;

@@ -4,8 +4,8 @@
 // Held messages are in the static data n8n saves after each request, so a restart emits them.
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
-import { CONTACT, useSandbox } from '../../support';
-import { control, servedTrigger, trigger, type ServedTrigger } from './helpers';
+import { CONTACT, inboundEnvelope, signedRequest, useSandbox } from '../../support';
+import { control, servedTrigger, storedSecret, trigger, type ServedTrigger } from './helpers';
 
 import {
 	HELD_AGAIN_FIELD,
@@ -191,6 +191,23 @@ describe('combine held by trigger(), against the sandbox', () => {
 		// Closed: the next message starts its own execution, as where trigger() does not run.
 		await write(CONTACT, 'x3');
 		expect(running.results[2].workflowData?.flat()).toHaveLength(1);
+	});
+
+	it('past the Late Delivery Cutoff (n8n took the request late): held and answered 2xx where trigger() runs here, still refused 503 (the catch-up brings it) elsewhere', async () => {
+		const held = await trigger(sb, COMBINE as never);
+		await held.activate();
+		const secret = storedSecret(held.staticData, sb.keys.all) as string;
+		const sixSecondsAgo = new Date(Date.now() - 6_000).toISOString();
+		const late = () => signedRequest(inboundEnvelope({}, sixSecondsAgo), secret);
+		const refused = await held.receive(late());
+		expect(refused.status).toBe(503);
+		const started = await held.startTrigger('activate');
+		open.push(started);
+		const taken = await held.receive(late());
+		expect(taken.status).toBe(200);
+		expect(taken.workflowData).toBeUndefined();
+		await pause(DUE_MS + 600);
+		expect(started.emitted).toHaveLength(1);
 	});
 
 	it('a test event, or where trigger() does not run here (queue mode’s processors): each message starts its execution as before', async () => {
