@@ -102,7 +102,7 @@ describe('combine held by trigger(), against the sandbox', () => {
 			expect(result.status).toBe(200);
 			expect(result.body).toEqual({ received: true });
 			expect(result.workflowData).toBeUndefined();
-			expect(result.answeredAfterMs).toBeLessThan(500);
+			expect(result.answeredAfterMs).toBeLessThan(1_500);
 		}
 		// Held, not emitted yet; n8n saves the request's copy (it starts no execution).
 		expect(started.emitted).toHaveLength(0);
@@ -122,7 +122,8 @@ describe('combine held by trigger(), against the sandbox', () => {
 				started.emitted.map(async (data) => await running.harness.execute(data, 'trigger')),
 			)
 		).flat(2);
-		expect(Date.now() - begun).toBeLessThan(700);
+		// No quiet period waited out inside the execution (the machine may be busy: a bound, not a figure).
+		expect(Date.now() - begun).toBeLessThan(DUE_MS);
 		expect(listReads() - reads).toBe(2);
 		expect(items.map((item) => item.json.text).sort()).toEqual(['a1\na2\na3', 'b1\nb2']);
 		// Emitted and run: the next copy n8n saves no longer carries them.
