@@ -103,6 +103,8 @@ export interface QuietLineSummary {
 	/** after / before, p50 and p95 of last message → reply. */
 	ratio_p50: number;
 	ratio_p95: number;
+	/** Per build: every run once, in order, every reply (the anchor: one per message). */
+	clean: Record<QuietBuild, boolean>;
 	all_clean: boolean;
 }
 
@@ -406,6 +408,14 @@ export async function runQuietBench(
 					options.contacts,
 				);
 			const [b, a, anchor] = [of('before'), of('after'), of('anchor')];
+			const isClean = (r: QuietRun) =>
+				r.lost === 0 &&
+				r.twice === 0 &&
+				r.out_of_order === 0 &&
+				r.replies ===
+					(r.build === 'anchor'
+						? (options.contacts + 1) * options.perContact
+						: options.contacts + 1);
 			lines.push({
 				line,
 				n8n: envs.after!.installation.version,
@@ -414,18 +424,13 @@ export async function runQuietBench(
 				anchor,
 				ratio_p50: a.to_reply.p50_ms / b.to_reply.p50_ms,
 				ratio_p95: a.to_reply.p95_ms / b.to_reply.p95_ms,
-				all_clean: runs
-					.filter((r) => r.line === line)
-					.every(
-						(r) =>
-							r.lost === 0 &&
-							r.twice === 0 &&
-							r.out_of_order === 0 &&
-							r.replies ===
-								(r.build === 'anchor'
-									? (options.contacts + 1) * options.perContact
-									: options.contacts + 1),
-					),
+				clean: Object.fromEntries(
+					(['before', 'after', 'anchor'] as const).map((build) => [
+						build,
+						runs.filter((r) => r.line === line && r.build === build).every(isClean),
+					]),
+				) as Record<QuietBuild, boolean>,
+				all_clean: runs.filter((r) => r.line === line).every(isClean),
 			});
 		} finally {
 			for (const env of Object.values(envs)) await env?.stop();
@@ -458,7 +463,7 @@ export function quietTable(result: QuietResult): string {
 					? 'anchor (minimal trigger → Reply)'
 					: `${build} (${(build === 'before' ? result.before_commit : result.after_commit).slice(0, 7)})`;
 			const share = s.deliveries ? ((100 * s.delivered_2xx) / s.deliveries).toFixed(0) : '?';
-			return `| ${l.n8n} | ${name} | ${s.delivered_2xx}/${s.deliveries} (${share}%) | ${sec(s.to_reply.p50_ms)} / ${sec(s.to_reply.p95_ms)} (${s.to_reply.n}) | ${ratio} | ${perBurst(s.executions_per_burst, 2)} | ${perBurst(s.slot_ms_per_execution, 0)} ms / ${perBurst(s.slot_ms_per_burst, 0)} ms | ${sec(s.alone.p50_ms)} (${sec(s.alone.max_ms)}, ${s.alone.n}) | ${l.all_clean ? 'yes' : 'NO'} |`;
+			return `| ${l.n8n} | ${name} | ${s.delivered_2xx}/${s.deliveries} (${share}%) | ${sec(s.to_reply.p50_ms)} / ${sec(s.to_reply.p95_ms)} (${s.to_reply.n}) | ${ratio} | ${perBurst(s.executions_per_burst, 2)} | ${perBurst(s.slot_ms_per_execution, 0)} ms / ${perBurst(s.slot_ms_per_burst, 0)} ms | ${sec(s.alone.p50_ms)} (${sec(s.alone.max_ms)}, ${s.alone.n}) | ${l.clean[build] ? 'yes' : 'NO'} |`;
 		}),
 	);
 	const limit =
