@@ -977,7 +977,25 @@ async function main(): Promise<void> {
 		try {
 			const quiet = await runQuietBench(
 				{ afterTarball: tarball, beforeRef: process.env.BENCH_BEFORE ?? 'main', outDir },
-				{ ...DEFAULT_QUIET_OPTIONS, ...(options.quick && { reps: 1 }) },
+				{
+					...DEFAULT_QUIET_OPTIONS,
+					...(options.quick && { reps: 1 }),
+					...(process.env.BENCH_LINES && {
+						lines: process.env.BENCH_LINES.split(',').map(Number) as Line[],
+					}),
+					// BENCH_COMBINE_LIMIT=none: n8n's defaults; BENCH_N8N_ENV=KEY=value,KEY=value.
+					...(process.env.BENCH_COMBINE_LIMIT && {
+						concurrencyLimit:
+							process.env.BENCH_COMBINE_LIMIT === 'none'
+								? undefined
+								: Number(process.env.BENCH_COMBINE_LIMIT),
+					}),
+					...(process.env.BENCH_N8N_ENV && {
+						n8nEnv: Object.fromEntries(
+							process.env.BENCH_N8N_ENV.split(',').map((pair) => pair.split('=', 2)),
+						),
+					}),
+				},
 			);
 			const table = quietTable(quiet);
 			console.log(`\n${table}\n`);

@@ -26,6 +26,7 @@ import { receiveEvent } from './receiving/receive';
 import { reject } from './receiving/rejection';
 import { deleteWebhook, registerWebhook, webhookExists } from './registration/webhookMethods';
 import { combineBursts } from './routing/burst';
+import { holdBurstsHere } from './routing/burstHold';
 import { dropRecordOnly } from './routing/route';
 import { runOnce } from './routing/runOnce';
 
@@ -93,12 +94,14 @@ export class BusinessMessagingTrigger implements INodeType {
 		if (problem) throw new NodeOperationError(this.getNode(), problem);
 		if (this.getMode() === 'manual') return {};
 		const leave = onTriggerActivated.call(this);
+		const combine = combineSettings(optionsOf(this.getNode().parameters));
+		const stopHolding = combine && holdBurstsHere.call(this, combine);
 		const catchUp = await startCatchUp.call(this);
 		return {
 			...catchUp,
 			closeFunction: async () => {
 				leave();
-				await catchUp.closeFunction?.();
+				await Promise.all([catchUp.closeFunction?.(), stopHolding && stopHolding()]);
 			},
 		};
 	}

@@ -11,6 +11,7 @@ import { ReplayGuard } from '../../shared/replayGuard';
 import { lateAnswerGoesOnHere } from '../../shared/replyAndWait/forTrigger';
 import { rawBodyOf } from '../../shared/webhookRequest';
 import { signingSecret } from '../registration/signingSecrets';
+import { holdForBurst, mayHoldHere } from '../routing/burstHold';
 import { HAND_OVER_IGNORED } from '../routing/handOver';
 import { eventItem, routeEvent } from '../routing/route';
 import { acceptEvent, nodeParameters } from './accept';
@@ -67,9 +68,12 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 		return { webhookResponse: { received: true, ignored: accepted.reason } };
 	}
 	const emit = accepted.kind === 'late' ? accepted.emit : accepted;
-	if (!emit || (late && !lateAnswerGoesOnHere.call(this, emit.envelope as IDataObject)))
+	const lateAnswer = late && emit && lateAnswerGoesOnHere.call(this, emit.envelope as IDataObject);
+	// Or, Combine where trigger() runs here: held and answered at once, in time for the service.
+	const lateHeld = late && emit && !lateAnswer && emit.options.combine && mayHoldHere.call(this);
+	if (!emit || (late && !lateAnswer && !lateHeld))
 		return reject.call(this, 503, late?.reason ?? 'late', { signed: true });
-	if (late)
+	if (lateAnswer)
 		this.logger.info(
 			`Business Messaging Trigger: a late answer (${late.reason.split(':')[0]}) goes to the execution waiting for it`,
 		);
@@ -98,5 +102,11 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	if (route.resumed !== undefined) received.resumed = route.resumed;
 	// An answer that only resumed a wait: n8n answers now, and saves the static data holding its record.
 	if (route.kind === 'answered') return { webhookResponse: received };
+	// Combine where trigger() runs here: held for its burst (burstHold.ts), no execution per message.
+	if (options.combine && holdForBurst.call(this, route.workflowData))
+		return { webhookResponse: received };
+	// Let through only to be held, and not held after all: the catch-up brings it, as any late one.
+	if (lateHeld && late && route.resumed === undefined)
+		return reject.call(this, 503, late.reason, { signed: true });
 	return { webhookResponse: received, workflowData: route.workflowData };
 }

@@ -19,6 +19,7 @@ import { recordCreatedAt, withCanonicalFields } from '../../shared/storedRecord'
 import { byAge } from '../../shared/watermark';
 import type { CombineSettings } from '../options';
 import { RECEIVED_AT_FIELD, RESUMED_FIELD } from './route';
+import { runOnce } from './runOnce';
 
 /**
  * After the quiet period: time for a message stamped inside it to be stored and listed. It also
@@ -135,16 +136,16 @@ export function combinable(json: IDataObject): Combinable | undefined {
 }
 
 /**
- * The burst of `message`, decided from the contact's stored inbound messages, read newest first
- * from the list's head back to where the chain holding it starts (a gap of a quiet period).
+ * The contact's stored inbound messages that decide the burst of `message`, read newest first
+ * from the list's head back to where the chain holding it starts (a gap of a quiet period): every
+ * newer message of the contact too.
  * Filters are asked for and applied here too (whether the service honours them is not shown).
  */
-async function readBurst(
+async function readStored(
 	this: IExecuteFunctions,
 	message: Combinable,
 	settings: CombineSettings,
-	upToId: boolean,
-): Promise<BurstDecision> {
+): Promise<StoredMessage[]> {
 	const found: StoredMessage[] = [];
 	let chainStartMs: number | undefined;
 	let problem: string | undefined;
@@ -179,7 +180,43 @@ async function readBurst(
 		{ maxPages: MAX_PAGES },
 	);
 	if (problem !== undefined) throw new Error(problem);
-	return decideBurst(found, message.id, settings, upToId);
+	return found;
+}
+
+/**
+ * On a message trigger() held before a restart and emits again (burstHold.ts): its held copies
+ * were saved whole, and two saves close together can drop a newer message of its burst (delivered,
+ * so the catch-up does not bring it). Once its burst is complete (its newest a quiet period and
+ * the grace old), the execution that claims the newest in n8n's deduplication store emits it.
+ */
+export const HELD_AGAIN_FIELD = '__businessMessagingHeldAgain';
+
+async function afterRestart(
+	this: IExecuteFunctions,
+	item: INodeExecutionData,
+	message: Combinable,
+	reads: Map<string, Promise<StoredMessage[]>>,
+	settings: CombineSettings,
+	here: ReadonlySet<string | undefined>,
+): Promise<INodeExecutionData[]> {
+	const listed = await reads.get(`${message.number}\n${message.contact}`)?.catch(() => undefined);
+	const burst = cutBursts(listed ?? [], settings).find((one) =>
+		one.some((m) => m.id === message.id),
+	);
+	const newest = burst?.[burst.length - 1];
+	if (!burst || !newest || newest.atMs + settings.quietMs + STORE_GRACE_MS > Date.now()) return [];
+	// The newest in this execution emits it.
+	if (here.has(newest.id)) return [];
+	const claim = [[{ json: { event: 'message.inbound', data: { wa_message_id: newest.id } } }]];
+	const claimed = (await runOnce.call(this, claim)).flat().length > 0;
+	return claimed
+		? [
+				burstItem(
+					item,
+					burst.map((one) => one.record),
+				),
+			]
+		: [];
 }
 
 /**
@@ -195,9 +232,27 @@ export async function combineBursts(
 		return outputs;
 	}
 	const testEvent = this.getMode() === 'manual';
-	const decide = async (message: Combinable) =>
-		await readBurst.call(this, message, settings, testEvent);
-	const combineOne = async (item: INodeExecutionData): Promise<INodeExecutionData[]> => {
+	const readOnce = async (message: Combinable) =>
+		decideBurst(await readStored.call(this, message, settings), message.id, settings, testEvent);
+	// One deciding read per contact and execution (a burst held by trigger() comes as one execution
+	// with all its messages, burstHold.ts): a message the first read listed is decided from it.
+	const reads = new Map<string, Promise<StoredMessage[]>>();
+	const here = new Set(outputs.flat().map((item) => combinable(item.json)?.id));
+	const decide = async (message: Combinable): Promise<BurstDecision> => {
+		const key = `${message.number}\n${message.contact}`;
+		const earlier = reads.get(key);
+		if (earlier) {
+			const listed = await earlier.catch(() => undefined);
+			if (listed?.some((one) => one.id === message.id))
+				return decideBurst(listed, message.id, settings, testEvent);
+		}
+		const read = readStored.call(this, message, settings);
+		if (!earlier) reads.set(key, read);
+		return decideBurst(await read, message.id, settings, testEvent);
+	};
+	const combineOne = async (given: INodeExecutionData): Promise<INodeExecutionData[]> => {
+		const { [HELD_AGAIN_FIELD]: heldAgain, ...json } = given.json;
+		const item = heldAgain === undefined ? given : { ...given, json };
 		const message = combinable(item.json);
 		if (!message) return [item];
 		const alone = (problem: string) => [burstItem(item, [item.json.data as IDataObject], problem)];
@@ -208,14 +263,17 @@ export async function combineBursts(
 			if (waitMs > 0) {
 				const waited = sleep(waitMs);
 				// A newer message of its burst is listed already: that one emits it, no need to wait here.
-				if ((await decide(message).catch(() => undefined))?.kind === 'later') return [];
+				if ((await readOnce(message).catch(() => undefined))?.kind === 'later') return [];
 				await waited;
 			}
 			decision = await decide(message);
 		} catch (error) {
 			return alone(`the contact's messages could not be read: ${(error as Error).message}`);
 		}
-		if (decision.kind === 'later') return [];
+		if (decision.kind === 'later')
+			return heldAgain === true
+				? await afterRestart.call(this, item, message, reads, settings, here)
+				: [];
 		if (decision.kind === 'missing') return alone('the message is not in the stored list');
 		const records = decision.burst.map((one) => one.record);
 		return [burstItem(item, records)];
