@@ -176,7 +176,7 @@ export const properties: INodeProperties[] = [
 				default: DEFAULT_LATE_DELIVERY_CUTOFF_SECONDS,
 				displayOptions: { show: { '/catchUp': [true] } },
 				description:
-					'An inbound or echo message older than this when n8n gets to it is answered 503 and not run: the service (which waits about 8 s) may already count it as failed, and then the catch-up runs it, once. A status event is run however late (the service keeps none to catch up). With Combine a Contact's Messages in regular mode, an inbound message is held for its burst and answered at once instead.',
+					"An inbound or echo message older than this when n8n gets to it is answered 503 and not run: the service (which waits about 8 s) may already count it as failed, and then the catch-up runs it, once. A status event is run however late (the service keeps none to catch up). With Combine a Contact's Messages in regular mode, an inbound message is held for its burst and answered at once instead.",
 			},
 			{
 				displayName: 'Longest Wait (Seconds)',
