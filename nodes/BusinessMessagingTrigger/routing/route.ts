@@ -74,7 +74,7 @@ export async function routeEvent(
 	);
 	// Reply and Wait's door: resumes the execution waiting for this contact, if any, and brings this
 	// copy of the static data up to date with every waiting entry (n8n saves it whole), handed over or not.
-	const resume = await answerWaiting.call(this, outputs ? item : undefined);
+	const resume = await answerWaiting.call(this, outputs ? item : undefined, outputs ?? []);
 	if (!outputs) return { kind: 'handedOver' };
 	if (!resume.resumed) return { kind: 'start', workflowData: outputs };
 	if (resume.recorded) return { kind: 'answered', resumed: resume.executionId };

@@ -1,0 +1,175 @@
+/**
+ * Regular mode: an answer is answered to the service first and its wait resumed right after, by
+ * the trigger running in this process (its trigger(), where the catch-up runs). The request that
+ * brought it writes the answer as owed into the static data n8n saves before it answers the
+ * service (answeredHere.ts), so nothing is lost if the process ends before the resume:
+ * - resumed: recorded as answered (the catch-up's copy runs nothing);
+ * - refused for good (the execution finished, timed out, 404, or running for 60 s): the message
+ *   starts its execution through the trigger's own emit, recorded once as the catch-up's would be
+ *   (n8n's deduplication key, then the trigger's execute() and n8n's deduplication store);
+ * - the process ended first: the trigger's next start posts it again. A wait still waiting takes
+ *   it; one that refuses it may have taken it before the restart, so nothing else starts (said).
+ */
+import type {
+	IDataObject,
+	INodeExecutionData,
+	IRun,
+	ITriggerFunctions,
+	IWebhookFunctions,
+} from 'n8n-workflow';
+
+import { ACCOUNT_ID_LABEL, RESUME_KEY_LABEL, derivedKeys, nodeKeyOf } from '../credentialKeys';
+import { isEntryInBounds } from './registration';
+import {
+	isOwedHere,
+	recordOwed,
+	releaseOwed,
+	settleOwed,
+	storedOwed,
+	wasRecorded,
+} from './answeredHere';
+import { resumeEntry, type ResumeOutcome, type TriggerIdentity } from './resume';
+import {
+	accountIdOf,
+	keepWaitingEntriesCurrent,
+	removeWaiting,
+	type WaitingEntry,
+} from './waitingEntries';
+
+const LOG_PREFIX = 'Business Messaging Trigger';
+
+/** Per workflow: the trigger running in this process (its context: emit, static data, helpers). */
+const triggers = new Map<string, ITriggerFunctions>();
+
+/** trigger(), when it starts: resumes later through it; returns what forgets it. */
+export function takeAnswersLater(this: ITriggerFunctions): () => void {
+	const workflowId = this.getWorkflow().id ?? '';
+	triggers.set(workflowId, this);
+	void resumeOwedFromBefore.call(this, workflowId);
+	return () => {
+		if (triggers.get(workflowId) === this) triggers.delete(workflowId);
+	};
+}
+
+/** Whether an answer to workflow `home` can be answered first and resumed by its trigger here. */
+export function canAnswerFirst(home: string | undefined): boolean {
+	return home !== undefined && triggers.has(home);
+}
+
+/**
+ * The request's part (synchronous, before n8n saves its copy and answers the service): the wait
+ * is forgotten here, the answer written owed; its resume runs in the trigger.
+ */
+export function answerFirst(
+	this: IWebhookFunctions | ITriggerFunctions,
+	home: string,
+	messageId: string,
+	item: INodeExecutionData,
+	outputs: INodeExecutionData[][],
+	identity: TriggerIdentity,
+	found: { key: string; entry: WaitingEntry },
+): ResumeOutcome {
+	const trigger = triggers.get(home) as ITriggerFunctions;
+	const { key, entry } = found;
+	removeWaiting(this.getWorkflowStaticData('global') as IDataObject, key, entry.executionId);
+	recordOwed(home, messageId, { key, entry, answer: item.json });
+	void resumeNow(trigger, home, messageId, item, outputs, identity, found);
+	return { resumed: true, executionId: entry.executionId, alsoStart: false };
+}
+
+async function resumeNow(
+	trigger: ITriggerFunctions,
+	home: string,
+	messageId: string,
+	item: INodeExecutionData,
+	outputs: INodeExecutionData[][],
+	identity: TriggerIdentity,
+	found: { key: string; entry: WaitingEntry },
+): Promise<void> {
+	let outcome: ResumeOutcome = { resumed: false };
+	try {
+		outcome = await resumeEntry.call(trigger, item, identity, found);
+	} catch (error) {
+		// resumeEntry does not throw; were it to, the answer runs rather than being lost.
+		trigger.logger.warn(`${LOG_PREFIX}: resuming an answer failed: ${(error as Error).message}`);
+	}
+	if (outcome.resumed) {
+		settleOwed(home, messageId);
+		keepWaitingEntriesCurrent(trigger.getWorkflowStaticData('global') as IDataObject, home);
+		return;
+	}
+	const current = triggers.get(home);
+	if (!current) {
+		// The trigger stopped (deactivated, or n8n shutting down): the owed answer stays in the saved
+		// static data, and the trigger's next start posts it again.
+		releaseOwed(home, messageId);
+		trigger.logger.warn(
+			`${LOG_PREFIX}: an answer's waiting execution ${found.entry.executionId} did not take it and the trigger has stopped; the trigger's next start tries it again`,
+		);
+		return;
+	}
+	settleOwed(home, messageId);
+	const staticData = current.getWorkflowStaticData('global') as IDataObject;
+	// Before emit(): n8n saves this copy as it starts the execution.
+	keepWaitingEntriesCurrent(staticData, home);
+	const done = current.helpers.createDeferredPromise<IRun>();
+	// n8n 2.x refuses a second execution with this key (the catch-up's copy uses the same one).
+	current.emit(
+		outputs,
+		undefined,
+		done,
+		`business-messaging:${nodeKeyOf.call(current)}:${messageId}`,
+	);
+	void done.promise.catch(() => undefined);
+}
+
+/**
+ * The trigger's start: the answers a previous process told the service about and may not have
+ * resumed (owed in the saved static data, unknown here) are posted again. Never run anew: a
+ * refusal may mean the earlier process resumed it (said instead).
+ */
+async function resumeOwedFromBefore(this: ITriggerFunctions, home: string): Promise<void> {
+	const staticData = this.getWorkflowStaticData('global') as IDataObject;
+	const left = Object.entries(storedOwed(staticData)).filter(
+		([id]) => !isOwedHere(home, id) && !wasRecorded(staticData, home, id),
+	);
+	if (left.length === 0) return;
+	const derived = await derivedKeys.call(this).catch(() => 'the credential could not be read');
+	const identity =
+		typeof derived === 'string'
+			? undefined
+			: { account: accountIdOf(derived[ACCOUNT_ID_LABEL]), resumeKey: derived[RESUME_KEY_LABEL] };
+	const ownOrigin = webhookOrigin.call(this);
+	await Promise.all(
+		left.map(async ([id, owed]) => {
+			recordOwed(home, id, owed);
+			const bounds = { ownOrigin, account: identity?.account ?? '', nowMs: Date.now() };
+			const outcome =
+				identity && isEntryInBounds(owed.entry, bounds)
+					? await resumeEntry.call(
+							this,
+							{ json: owed.answer },
+							identity,
+							owed,
+							'it is not run again',
+						)
+					: { resumed: false };
+			settleOwed(home, id);
+			if (!outcome.resumed)
+				this.logger.warn(
+					`${LOG_PREFIX}: an answer (${id}) taken before n8n restarted was not taken by its waiting execution ${owed.entry.executionId} now; it may have resumed it before the restart, so it is not run again`,
+				);
+		}),
+	);
+	keepWaitingEntriesCurrent(staticData, home);
+}
+
+/**
+ * Where this n8n's waiting executions are resumed: the origin of the event URL the trigger
+ * registered (resume URLs share n8n's webhook base), else the instance's base URL.
+ */
+function webhookOrigin(this: ITriggerFunctions): string {
+	const registered = (this.getWorkflowStaticData('node') as { webhookUrl?: unknown }).webhookUrl;
+	const url = typeof registered === 'string' ? registered : this.getInstanceBaseUrl();
+	return URL.canParse(url) ? new URL(url).origin : 'http://invalid';
+}
