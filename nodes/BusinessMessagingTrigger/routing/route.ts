@@ -26,8 +26,8 @@ export type Route =
 	/** A person is answering the contact (While a Person Answers: Do Not Emit): nothing runs. */
 	| { kind: 'handedOver' }
 	/**
-	 * An answer that resumed a wait, recorded in the static data n8n saves after this request
-	 * (forTrigger.ts): nothing else runs. `resumed` undefined: a copy of one taken before.
+	 * An answer taken with no execution: owed in the static data n8n saves before it answers, its
+	 * wait resumed by the trigger (answerLater.ts). `resumed` undefined: a copy of one taken before.
 	 */
 	| { kind: 'answered'; resumed?: string };
 

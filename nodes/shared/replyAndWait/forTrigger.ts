@@ -66,13 +66,14 @@ export function onTriggerActivated(this: ITriggerFunctions): () => void {
 	};
 }
 
-/** What answerWaiting did: resumed or not; `recorded`: the answer ran with no execution (answeredHere.ts). */
+/** What answerWaiting did: resumed (or goes to its wait) or not; `recorded`: taken with no execution (answerLater.ts). */
 export type AnswerOutcome = ResumeOutcome & { recorded?: true };
 
 /**
  * Whether this request may take an answer with no execution of the trigger's workflow: a
  * production webhook request in the process where the trigger's catch-up runs (regular mode),
- * which then reads what this request wrote (n8n saves it: the request starts no execution).
+ * which then reads what this request wrote (n8n saves it before it answers: the request starts
+ * no execution) and resumes the wait after the service was answered (answerLater.ts).
  * Elsewhere (queue mode's webhook processors, the catch-up itself) the answer's execution records
  * it in n8n's deduplication store as before.
  */
