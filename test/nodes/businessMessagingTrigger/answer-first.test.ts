@@ -173,6 +173,34 @@ describe('an answer where the catch-up runs: the service is answered first, the 
 });
 
 describe('n8n restarted between the 2xx and the resume: the answer is neither lost nor run twice', () => {
+	it('the trigger stopped (n8n stopping) before its wait answered: the stopped trigger starts nothing, the answer stays owed, and the next start resumes it', async () => {
+		const contact = '+15554450006';
+		// The first attempt is answered only after the trigger stopped, refused (a redirect); the next one takes it.
+		const server = await waitingExecution('76', [
+			{ status: 302, delayMs: 800, headers: { location: 'http://127.0.0.1:9/elsewhere' } },
+			{ status: 200 },
+		]);
+		const { harness, started, secret } = await runningTrigger(new URL(server.url).origin);
+		waits(harness.globalStaticData, contact, server, '76');
+		const event = inboundEnvelope({ from: contact, number: NUMBER });
+		expect((await harness.receive(signedRequest(event, secret))).status).toBe(200);
+		await started.close();
+		await new Promise((resolve) => setTimeout(resolve, 1200));
+		expect(server.bodies).toHaveLength(1);
+		expect(started.emitted).toHaveLength(0);
+		const id = event.data.wa_message_id;
+		expect(Object.keys(harness.globalStaticData[OWED_KEY] as IDataObject)).toEqual([id]);
+		expect(harness.globalStaticData[ANSWERED_KEY]).toBeUndefined();
+
+		const again = await harness.startTrigger();
+		stops.push(async () => await again.close());
+		await until(() => harness.globalStaticData[ANSWERED_KEY] !== undefined, 5000);
+		expect(server.bodies).toHaveLength(2);
+		expect(Object.keys(harness.globalStaticData[ANSWERED_KEY] as IDataObject)).toEqual([id]);
+		expect(harness.globalStaticData[OWED_KEY]).toBeUndefined();
+		expect(again.emitted).toHaveLength(0);
+	}, 20_000);
+
 	/** The first process: takes the answer, n8n saves its copy and answers; the process ends before its resume is answered. */
 	async function answeredThenStopped(contact: string, executionId: string) {
 		const first = await waitingExecution(executionId, [{ status: 200, delayMs: 60_000 }]);
