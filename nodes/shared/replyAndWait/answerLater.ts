@@ -19,6 +19,7 @@ import type {
 } from 'n8n-workflow';
 
 import { ACCOUNT_ID_LABEL, RESUME_KEY_LABEL, derivedKeys, nodeKeyOf } from '../credentialKeys';
+import { computeSignature, verifySignature } from '../signature';
 import { isEntryInBounds } from './registration';
 import {
 	isOwedHere,
@@ -72,7 +73,8 @@ export function answerFirst(
 	const trigger = triggers.get(home) as ITriggerFunctions;
 	const { key, entry } = found;
 	removeWaiting(this.getWorkflowStaticData('global') as IDataObject, key, entry.executionId);
-	recordOwed(home, messageId, { key, entry, answer: item.json });
+	const mac = computeSignature(owedMessage(key, entry, item.json), identity.resumeKey);
+	recordOwed(home, messageId, { key, entry, answer: item.json, mac });
 	void resumeNow(trigger, home, messageId, item, outputs, identity, found);
 	return { resumed: true, executionId: entry.executionId, alsoStart: false };
 }
@@ -135,33 +137,46 @@ async function resumeOwedFromBefore(this: ITriggerFunctions, home: string): Prom
 	);
 	if (left.length === 0) return;
 	const derived = await derivedKeys.call(this).catch(() => 'the credential could not be read');
-	const identity =
-		typeof derived === 'string'
-			? undefined
-			: { account: accountIdOf(derived[ACCOUNT_ID_LABEL]), resumeKey: derived[RESUME_KEY_LABEL] };
+	if (typeof derived === 'string') {
+		// Kept owed (the saved copy keeps them): the trigger's next start tries again.
+		this.logger.warn(
+			`${LOG_PREFIX}: ${left.length} answer(s) taken before n8n restarted wait for their execution, but ${derived}; the trigger's next start tries again`,
+		);
+		return;
+	}
+	const identity = {
+		account: accountIdOf(derived[ACCOUNT_ID_LABEL]),
+		resumeKey: derived[RESUME_KEY_LABEL],
+	};
 	const ownOrigin = webhookOrigin.call(this);
 	await Promise.all(
 		left.map(async ([id, owed]) => {
 			recordOwed(home, id, owed);
-			const bounds = { ownOrigin, account: identity?.account ?? '', nowMs: Date.now() };
-			const outcome =
-				identity && isEntryInBounds(owed.entry, bounds)
-					? await resumeEntry.call(
-							this,
-							{ json: owed.answer },
-							identity,
-							owed,
-							'it is not run again',
-						)
-					: { resumed: false };
+			const said = (why: string) =>
+				this.logger.warn(`${LOG_PREFIX}: an answer (${id}) taken before n8n restarted ${why}`);
+			// Only what this trigger wrote (its key's MAC) is posted: static data is anyone's to write.
+			const message = owedMessage(owed.key, owed.entry, owed.answer);
+			if (!verifySignature(message, `sha256=${owed.mac}`, identity.resumeKey).valid) {
+				settleOwed(home, id);
+				return said('was not written by this trigger (its MAC does not match): it is dropped');
+			}
+			const bounds = { ownOrigin, account: identity.account, nowMs: Date.now() };
+			const outcome = isEntryInBounds(owed.entry, bounds)
+				? await resumeEntry.call(this, { json: owed.answer }, identity, owed, 'it is not run again')
+				: { resumed: false };
 			settleOwed(home, id);
 			if (!outcome.resumed)
-				this.logger.warn(
-					`${LOG_PREFIX}: an answer (${id}) taken before n8n restarted was not taken by its waiting execution ${owed.entry.executionId} now; it may have resumed it before the restart, so it is not run again`,
+				said(
+					`was not taken by its waiting execution ${owed.entry.executionId} now (or its wait has ended); it may have resumed it before the restart, so it is not run again`,
 				);
 		}),
 	);
 	keepWaitingEntriesCurrent(staticData, home);
+}
+
+/** What an owed answer's MAC signs: the wait it answers and the answer, as stored. */
+function owedMessage(key: string, entry: WaitingEntry, answer: IDataObject): Buffer {
+	return Buffer.from(`business-messaging owed answer v1|${JSON.stringify([key, entry, answer])}`);
 }
 
 /**

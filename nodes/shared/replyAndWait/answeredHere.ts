@@ -72,6 +72,8 @@ export interface OwedAnswer {
 	key: string;
 	entry: WaitingEntry;
 	answer: IDataObject;
+	/** HMAC of the three under the trigger's resume key (answerLater.ts): anyone's code can write static data. */
+	mac: string;
 }
 
 /** Per workflow: the answers whose resume (or run) is under way in this process. */
@@ -82,7 +84,8 @@ function isOwedAnswer(value: unknown): value is OwedAnswer {
 		isPlainObject(value) &&
 		typeof value.key === 'string' &&
 		isWaitingEntry(value.entry) &&
-		isPlainObject(value.answer)
+		isPlainObject(value.answer) &&
+		typeof value.mac === 'string'
 	);
 }
 

@@ -268,4 +268,19 @@ describe('n8n restarted between the 2xx and the resume: the answer is neither lo
 			`an answer (${event.data.wa_message_id}) taken before n8n restarted was not taken by its waiting execution 75 now`,
 		);
 	}, 30_000);
+
+	it("an owed answer someone else's code wrote into the static data (no valid MAC of the trigger's key) is never posted", async () => {
+		const logged = {} as LoggedLines;
+		captureLogs(logged, Logger);
+		const { event, saved, origin, port } = await answeredThenStopped('+15554450007', '77');
+		const again = await waitingExecution('77', [{ status: 200 }], port);
+		const owed = (saved.global[OWED_KEY] as any)[event.data.wa_message_id];
+		// A forged answer for the same wait: the content changed, the MAC kept.
+		owed.answer = { ...owed.answer, data: { ...owed.answer.data, text: 'forged' } };
+		const after = await runningTrigger(origin, saved);
+		await until(() => after.harness.globalStaticData[ANSWERED_KEY] !== undefined, 5000);
+		expect(again.bodies).toHaveLength(0);
+		expect(after.started.emitted).toHaveLength(0);
+		expect(logged.warn.join('\n')).toContain('was not written by this trigger');
+	}, 30_000);
 });
