@@ -149,6 +149,7 @@ async function resumeOwedFromBefore(this: ITriggerFunctions, home: string): Prom
 		resumeKey: derived[RESUME_KEY_LABEL],
 	};
 	const ownOrigin = webhookOrigin.call(this);
+	const notTaken: string[] = [];
 	await Promise.all(
 		left.map(async ([id, owed]) => {
 			recordOwed(home, id, owed);
@@ -165,12 +166,14 @@ async function resumeOwedFromBefore(this: ITriggerFunctions, home: string): Prom
 				? await resumeEntry.call(this, { json: owed.answer }, identity, owed, 'it is not run again')
 				: { resumed: false };
 			settleOwed(home, id);
-			if (!outcome.resumed)
-				said(
-					`was not taken by its waiting execution ${owed.entry.executionId} now (or its wait has ended); it may have resumed it before the restart, so it is not run again`,
-				);
+			if (!outcome.resumed) notTaken.push(`${id} (execution ${owed.entry.executionId})`);
 		}),
 	);
+	// One line: after a graceful stop most are answers resumed before it whose record was not saved.
+	if (notTaken.length > 0)
+		this.logger.warn(
+			`${LOG_PREFIX}: ${notTaken.length} answer(s) taken before n8n restarted were not taken by their waiting executions now (or their waits have ended); each may have resumed its execution before the restart, so none is run again: ${notTaken.slice(0, 20).join(', ')}${notTaken.length > 20 ? ', …' : ''}`,
+		);
 	keepWaitingEntriesCurrent(staticData, home);
 }
 

@@ -265,7 +265,7 @@ describe('n8n restarted between the 2xx and the resume: the answer is neither lo
 		expect(after.started.emitted).toHaveLength(0);
 		expect(after.harness.globalStaticData[OWED_KEY]).toBeUndefined();
 		expect(logged.warn.join('\n')).toContain(
-			`an answer (${event.data.wa_message_id}) taken before n8n restarted was not taken by its waiting execution 75 now`,
+			`1 answer(s) taken before n8n restarted were not taken by their waiting executions now (or their waits have ended); each may have resumed its execution before the restart, so none is run again: ${event.data.wa_message_id} (execution 75)`,
 		);
 	}, 30_000);
 
