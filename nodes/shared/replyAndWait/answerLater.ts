@@ -114,15 +114,22 @@ async function resumeNow(
 	const staticData = current.getWorkflowStaticData('global') as IDataObject;
 	// Before emit(): n8n saves this copy as it starts the execution.
 	keepWaitingEntriesCurrent(staticData, home);
-	const done = current.helpers.createDeferredPromise<IRun>();
-	// n8n 2.x refuses a second execution with this key (the catch-up's copy uses the same one).
-	current.emit(
-		outputs,
-		undefined,
-		done,
-		`business-messaging:${nodeKeyOf.call(current)}:${messageId}`,
-	);
-	void done.promise.catch(() => undefined);
+	try {
+		const done = current.helpers.createDeferredPromise<IRun>();
+		// n8n 2.x refuses a second execution with this key (the catch-up's copy uses the same one).
+		current.emit(
+			outputs,
+			undefined,
+			done,
+			`business-messaging:${nodeKeyOf.call(current)}:${messageId}`,
+		);
+		void done.promise.catch(() => undefined);
+	} catch (error) {
+		// Never quiet: the message stays in the service's history.
+		current.logger.error(
+			`${LOG_PREFIX}: message ${messageId} was not taken by its waiting execution and could not be started: ${(error as Error).message}`,
+		);
+	}
 }
 
 /**
