@@ -26,8 +26,8 @@ export type Route =
 	/** A person is answering the contact (While a Person Answers: Do Not Emit): nothing runs. */
 	| { kind: 'handedOver' }
 	/**
-	 * An answer that resumed a wait, recorded in the static data n8n saves after this request
-	 * (forTrigger.ts): nothing else runs. `resumed` undefined: a copy of one taken before.
+	 * An answer taken with no execution: owed in the static data n8n saves before it answers, its
+	 * wait resumed by the trigger (answerLater.ts). `resumed` undefined: a copy of one taken before.
 	 */
 	| { kind: 'answered'; resumed?: string };
 
@@ -74,7 +74,7 @@ export async function routeEvent(
 	);
 	// Reply and Wait's door: resumes the execution waiting for this contact, if any, and brings this
 	// copy of the static data up to date with every waiting entry (n8n saves it whole), handed over or not.
-	const resume = await answerWaiting.call(this, outputs ? item : undefined);
+	const resume = await answerWaiting.call(this, outputs ? item : undefined, outputs ?? []);
 	if (!outputs) return { kind: 'handedOver' };
 	if (!resume.resumed) return { kind: 'start', workflowData: outputs };
 	if (resume.recorded) return { kind: 'answered', resumed: resume.executionId };

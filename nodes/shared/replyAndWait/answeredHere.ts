@@ -1,17 +1,23 @@
 /**
- * Answers that resumed a wait and started no execution of the trigger's workflow (regular mode,
- * where the trigger's catch-up runs in the process that took the answer). Such a request starts
- * no execution, so n8n saves what it wrote in the static data (docs/n8n-internals.md): the
- * answer's id kept there tells the catch-up, after a restart too, that the answer ran, in place
- * of an execution recorded in n8n's deduplication store. Every copy of the static data this
- * process brings up to date (keepWaitingEntriesCurrent) carries every id it recorded, so a save
- * from an older copy does not drop one.
+ * Answers taken with no execution of the trigger's workflow (regular mode, where the trigger's
+ * catch-up runs in the process that took the answer). Such a request starts no execution, so n8n
+ * saves what it wrote in the static data (docs/n8n-internals.md) before it answers the service:
+ * - an answer the service was told about before its wait was resumed is **owed** (its wait and
+ *   its event kept), until this process resumed it or ran it: a restart finds it there;
+ * - an answer that ran is **answered** (its id, a day): the catch-up's copy, after a restart too,
+ *   runs nothing, in place of an execution recorded in n8n's deduplication store.
+ * Every copy of the static data this process brings up to date (keepWaitingEntriesCurrent)
+ * carries both as this process knows them, so a save from an older copy drops none.
  */
 import type { IDataObject } from 'n8n-workflow';
 
 import { isPlainObject } from '../json';
+import { isWaitingEntry, type WaitingEntry } from './waitingEntries';
 
 export const ANSWERED_KEY = 'businessMessagingAnswered';
+export const OWED_KEY = 'businessMessagingOwed';
+/** Owed answers kept in static data at most (oldest dropped): each carries its event. */
+const MAX_STATIC_OWED = 100;
 /** As long as a catch-up may still bring the message (it reads back at most a day after a restart). */
 export const ANSWERED_KEEP_MS = 24 * 3_600_000;
 /** Ids kept in static data at most (oldest dropped): a bound on what every save carries. */
@@ -37,8 +43,8 @@ export function recordAnswered(home: string, messageId: string, nowMs = Date.now
 	ids.set(messageId, nowMs + ANSWERED_KEEP_MS);
 }
 
-/** Whether the answer `messageId` already ran without an execution (this process, or a saved copy). */
-export function wasAnswered(
+/** Whether the answer `messageId` ran without an execution (this process, or a saved copy). */
+export function wasRecorded(
 	staticData: IDataObject | undefined,
 	home: string | undefined,
 	messageId: string,
@@ -48,6 +54,71 @@ export function wasAnswered(
 	if (inMemory !== undefined && inMemory > nowMs) return true;
 	const stored = storedAnswered(staticData)[messageId];
 	return typeof stored === 'number' && stored > nowMs;
+}
+
+/** Whether the answer `messageId` was taken without an execution: ran, or owed (answerLater.ts). */
+export function wasAnswered(
+	staticData: IDataObject | undefined,
+	home: string | undefined,
+	messageId: string,
+	nowMs = Date.now(),
+): boolean {
+	if (wasRecorded(staticData, home, messageId, nowMs)) return true;
+	return (home !== undefined && isOwedHere(home, messageId)) || messageId in storedOwed(staticData);
+}
+
+/** An answer the service was told about before its wait was resumed: the wait, and the event to post. */
+export interface OwedAnswer {
+	key: string;
+	entry: WaitingEntry;
+	answer: IDataObject;
+	/** HMAC of the three under the trigger's resume key (answerLater.ts): anyone's code can write static data. */
+	mac: string;
+}
+
+/** Per workflow: the answers whose resume (or run) is under way in this process. */
+const owed = new Map<string, Map<string, OwedAnswer>>();
+
+function isOwedAnswer(value: unknown): value is OwedAnswer {
+	return (
+		isPlainObject(value) &&
+		typeof value.key === 'string' &&
+		isWaitingEntry(value.entry) &&
+		isPlainObject(value.answer) &&
+		typeof value.mac === 'string'
+	);
+}
+
+/** The owed answers a copy of the static data holds (message id → answer), well-formed ones only. */
+export function storedOwed(staticData: IDataObject | undefined): Record<string, OwedAnswer> {
+	const stored = staticData?.[OWED_KEY];
+	if (!isPlainObject(stored)) return {};
+	return Object.fromEntries(
+		Object.entries(stored).filter(([, value]) => isOwedAnswer(value)),
+	) as Record<string, OwedAnswer>;
+}
+
+/** This process told the service about `messageId` and resumes its wait now (or runs it). */
+export function recordOwed(home: string, messageId: string, answer: OwedAnswer): void {
+	let answers = owed.get(home);
+	if (!answers) owed.set(home, (answers = new Map()));
+	answers.set(messageId, answer);
+}
+
+/** Whether this process is resuming (or running) the owed answer now. */
+export function isOwedHere(home: string, messageId: string): boolean {
+	return owed.get(home)?.has(messageId) === true;
+}
+
+/** The trigger stopped before the owed answer was resumed: its next start takes it (from the saved copy). */
+export function releaseOwed(home: string, messageId: string): void {
+	owed.get(home)?.delete(messageId);
+}
+
+/** The owed answer was resumed or run (or given up, said): recorded as answered from now on. */
+export function settleOwed(home: string, messageId: string, nowMs = Date.now()): void {
+	owed.get(home)?.delete(messageId);
+	recordAnswered(home, messageId, nowMs);
 }
 
 /**
@@ -73,7 +144,24 @@ export function keepAnsweredCurrent(
 	const had = staticData[ANSWERED_KEY] !== undefined;
 	if (Object.keys(bounded).length === 0) {
 		if (had) delete staticData[ANSWERED_KEY];
-		return;
-	}
-	if (JSON.stringify(bounded) !== JSON.stringify(stored)) staticData[ANSWERED_KEY] = bounded;
+	} else if (JSON.stringify(bounded) !== JSON.stringify(stored)) staticData[ANSWERED_KEY] = bounded;
+	keepOwedCurrent(staticData, home, bounded);
+}
+
+/** The owed answers a copy should hold: those it holds and this process's, minus the answered ones. */
+function keepOwedCurrent(
+	staticData: IDataObject,
+	home: string | undefined,
+	answered: Record<string, number>,
+): void {
+	const stored = staticData[OWED_KEY];
+	const merged: Record<string, OwedAnswer> = {};
+	for (const [id, answer] of Object.entries(storedOwed(staticData)))
+		if (!(id in answered)) merged[id] = answer;
+	for (const [id, answer] of (home !== undefined && owed.get(home)) || []) merged[id] = answer;
+	const bounded = Object.fromEntries(Object.entries(merged).slice(-MAX_STATIC_OWED));
+	if (Object.keys(bounded).length === 0) {
+		if (stored !== undefined) delete staticData[OWED_KEY];
+	} else if (JSON.stringify(bounded) !== JSON.stringify(stored))
+		staticData[OWED_KEY] = bounded as unknown as IDataObject;
 }

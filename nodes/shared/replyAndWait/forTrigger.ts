@@ -21,8 +21,9 @@ import { hasSignatureShape } from '../signature';
 import { REGISTRATION_PATH } from '../triggerUrls';
 import { rawBodyOf } from '../webhookRequest';
 import { REGISTRATION_HEADER, isEntryInBounds, receiveWaitRegistration } from './registration';
-import { recordAnswered, wasAnswered } from './answeredHere';
-import { resumeEntry, type ResumeOutcome } from './resume';
+import { wasAnswered } from './answeredHere';
+import { answerFirst, canAnswerFirst, takeAnswersLater } from './answerLater';
+import { resumeEntry, type ResumeOutcome, type TriggerIdentity } from './resume';
 import {
 	accountIdOf,
 	answerKeys,
@@ -56,16 +57,23 @@ export const REGISTRATION_WEBHOOK: IWebhookDescription = {
 export function onTriggerActivated(this: ITriggerFunctions): () => void {
 	// Tells Reply and Wait in this workflow that it may keep its waiting entries here.
 	markTriggerWorkflow(this.getWorkflowStaticData('global'));
-	return triggerRunsHere(this.getWorkflow().id ?? '');
+	const leaveHere = triggerRunsHere(this.getWorkflow().id ?? '');
+	// Answers taken here are resumed through this trigger, and those a restart left owed now.
+	const stopTaking = takeAnswersLater.call(this);
+	return () => {
+		stopTaking();
+		leaveHere();
+	};
 }
 
-/** What answerWaiting did: resumed or not; `recorded`: the answer ran with no execution (answeredHere.ts). */
+/** What answerWaiting did: resumed (or goes to its wait) or not; `recorded`: taken with no execution (answerLater.ts). */
 export type AnswerOutcome = ResumeOutcome & { recorded?: true };
 
 /**
  * Whether this request may take an answer with no execution of the trigger's workflow: a
  * production webhook request in the process where the trigger's catch-up runs (regular mode),
- * which then reads what this request wrote (n8n saves it: the request starts no execution).
+ * which then reads what this request wrote (n8n saves it before it answers: the request starts
+ * no execution) and resumes the wait after the service was answered (answerLater.ts).
  * Elsewhere (queue mode's webhook processors, the catch-up itself) the answer's execution records
  * it in n8n's deduplication store as before.
  */
@@ -102,23 +110,34 @@ export function answeredAlready(
  * An accepted event (webhook or catch-up): resumes the execution waiting for this inbound
  * message's contact, if any; `item` undefined (a handed-over message that runs nothing) resumes
  * nothing. Either way this copy of the static data is brought up to date, when n8n may save it.
+ * Where the request may take the answer with no execution, n8n answers the service first and the
+ * trigger resumes the wait right after (answerLater.ts); `outputs` is what then runs if refused.
  */
 export async function answerWaiting(
 	this: IWebhookFunctions | ITriggerFunctions,
 	item: INodeExecutionData | undefined,
+	outputs: INodeExecutionData[][] = item ? [[item]] : [],
 ): Promise<AnswerOutcome> {
 	const staticData = this.getWorkflowStaticData('global') as IDataObject;
 	const home = this.getWorkflow().id ?? undefined;
-	const withoutExecution = item !== undefined && mayTakeWithoutExecution.call(this);
-	let outcome: AnswerOutcome = { resumed: false };
 	try {
-		outcome = item ? await resume.call(this, staticData, item) : { resumed: false };
-		const id = item && inboundMessageId(item.json);
-		if (withoutExecution && outcome.resumed && !outcome.alsoStart && id && home) {
-			recordAnswered(home, id);
-			outcome = { ...outcome, recorded: true };
+		const target = item ? await waitAnswered.call(this, staticData, item) : undefined;
+		if (!item || !target) return { resumed: false };
+		const id = inboundMessageId(item.json);
+		if (
+			!target.found.entry.alsoStart &&
+			id &&
+			home &&
+			mayTakeWithoutExecution.call(this) &&
+			canAnswerFirst(home)
+		) {
+			const { identity, found } = target;
+			return {
+				...answerFirst.call(this, home, id, item, outputs, identity, found),
+				recorded: true,
+			};
 		}
-		return outcome;
+		return await resumeEntry.call(this, item, target.identity, target.found);
 	} finally {
 		// n8n 1.x saves every webhook request's copy; 2.x only that of a request that starts no
 		// execution (docs/n8n-internals.md): written either way, it reaches the database where it can.
@@ -183,24 +202,25 @@ export function lateAnswerGoesOnHere(
 	);
 }
 
-async function resume(
+/** The wait this inbound message answers, and who resumes it; undefined: none. */
+async function waitAnswered(
 	this: IWebhookFunctions | ITriggerFunctions,
 	staticData: IDataObject,
 	item: INodeExecutionData,
-): Promise<ResumeOutcome> {
+): Promise<{ identity: TriggerIdentity; found: { key: string; entry: WaitingEntry } } | undefined> {
 	const json = item.json;
 	const handedOver = isPlainObject(json.hand_over) && json.hand_over.active === true;
 	const waits = handedOver ? undefined : waitsFor(json);
-	if (!waits) return { resumed: false };
+	if (!waits) return undefined;
 	const { keys, mayAnswer } = waits;
 	// A message nobody waits for costs no credential read.
-	if (!findWaiting(staticData, keys, undefined, Date.now(), mayAnswer)) return { resumed: false };
+	if (!findWaiting(staticData, keys, undefined, Date.now(), mayAnswer)) return undefined;
 	const derived = await derivedKeys.call(this);
 	if (typeof derived === 'string') {
 		this.logger.warn(
 			`Business Messaging Trigger: an execution may wait for this contact, but ${derived}; the message starts a new execution`,
 		);
-		return { resumed: false };
+		return undefined;
 	}
 	const identity = {
 		account: accountIdOf(derived[ACCOUNT_ID_LABEL]),
@@ -213,7 +233,7 @@ async function resume(
 	const found = findWaiting(staticData, keys, identity.account, bounds.nowMs, mayAnswer, (entry) =>
 		isEntryInBounds(entry, bounds),
 	);
-	return found ? await resumeEntry.call(this, item, identity, found) : { resumed: false };
+	return found ? { identity, found } : undefined;
 }
 
 /**

@@ -202,6 +202,8 @@ export async function resumeEntry(
 	item: INodeExecutionData,
 	identity: TriggerIdentity,
 	found: { key: string; entry: WaitingEntry },
+	/** What a refusal means for the message (logged). */
+	refusal = 'the message starts a new execution',
 ): Promise<ResumeOutcome> {
 	const { key, entry } = found;
 	const { executionId, alsoStart } = entry;
@@ -246,7 +248,7 @@ export async function resumeEntry(
 		else if (mayHaveResumed) return resumed;
 		else if (answer === 'refused') {
 			this.logger.info(
-				`Business Messaging Trigger: execution ${executionId} was waiting for this contact but refused the answer (${last}); the message starts a new execution`,
+				`Business Messaging Trigger: execution ${executionId} was waiting for this contact but refused the answer (${last}); ${refusal}`,
 			);
 			return { resumed: false };
 		}
@@ -256,7 +258,7 @@ export async function resumeEntry(
 	// the execution runs on, or n8n is slow to put it to wait). Never lose it: it starts anew.
 	if (!mayHaveResumed) {
 		this.logger.warn(
-			`Business Messaging Trigger: execution ${executionId} was still running after ${totalMs / 1000} s and never took this contact's answer; the message starts a new execution`,
+			`Business Messaging Trigger: execution ${executionId} was still running after ${totalMs / 1000} s and never took this contact's answer; ${refusal}`,
 		);
 		return { resumed: false };
 	}

@@ -8,6 +8,7 @@ import { routeEvent } from '../../../nodes/BusinessMessagingTrigger/routing/rout
 import {
 	ANSWERED_KEY,
 	ANSWERED_KEEP_MS,
+	OWED_KEY,
 	keepAnsweredCurrent,
 	recordAnswered,
 	wasAnswered,
@@ -21,7 +22,7 @@ import {
 } from '../../../nodes/shared/replyAndWait/waitingEntries';
 import { recoveredItem } from '../../../nodes/BusinessMessagingTrigger/catchUp/recoveries';
 import { NUMBER, inboundEnvelope, signedRequest, useSandbox } from '../../support';
-import { resumer, storedSecret, trigger, type Resumer } from './helpers';
+import { resumer, storedSecret, trigger, until, type Resumer } from './helpers';
 
 const sb = useSandbox({ reset: 'afterEach' });
 const servers: Resumer[] = [];
@@ -61,10 +62,14 @@ describe("an answer taken where the catch-up runs: no execution of the trigger's
 			expect(answer.status).toBe(200);
 			expect(answer.body).toEqual({ received: true, resumed: '61' });
 			expect(answer.workflowData).toBeUndefined();
-			expect(server.bodies).toHaveLength(1);
 			expect(harness.globalStaticData[STATIC_DATA_KEY]).toEqual({});
 			const id = event.data.wa_message_id;
+			// What n8n saves before it answers: the answer owed, its resume right after.
+			expect(Object.keys(harness.globalStaticData[OWED_KEY] as IDataObject)).toEqual([id]);
+			await until(() => harness.globalStaticData[ANSWERED_KEY] !== undefined);
+			expect(server.bodies).toHaveLength(1);
 			expect(Object.keys(harness.globalStaticData[ANSWERED_KEY] as IDataObject)).toEqual([id]);
+			expect(harness.globalStaticData[OWED_KEY]).toBeUndefined();
 
 			// Another copy of the same message (the catch-up's, or a delivery signed again) runs nothing.
 			const again = await harness.receive(

@@ -168,8 +168,11 @@ export async function scriptedResumer(
 		headers?: Record<string, string>;
 	}>,
 	path = '/webhook-waiting/61',
+	/** A fixed port (n8n started again at the same address); default any free one. */
+	port = 0,
 ): Promise<Resumer> {
 	const bodies: Json[] = [];
+	const timers = new Set<NodeJS.Timeout>();
 	const server = createServer((req, res) => {
 		let raw = '';
 		req.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
@@ -180,19 +183,22 @@ export async function scriptedResumer(
 			} catch {
 				bodies.push(raw);
 			}
-			setTimeout(() => {
+			const timer = setTimeout(() => {
+				timers.delete(timer);
 				res
 					.writeHead(step.status, { 'content-type': 'application/json', ...step.headers })
 					.end(JSON.stringify(step.body ?? {}));
 			}, step.delayMs ?? 0);
+			timers.add(timer);
 		});
 	});
-	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-	const { port } = server.address() as AddressInfo;
+	await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+	const listening = (server.address() as AddressInfo).port;
 	return {
-		url: `http://127.0.0.1:${port}${path}`,
+		url: `http://127.0.0.1:${listening}${path}`,
 		bodies,
 		close: async () => {
+			for (const timer of timers) clearTimeout(timer);
 			server.closeAllConnections();
 			await new Promise<void>((r) => server.close(() => r()));
 		},

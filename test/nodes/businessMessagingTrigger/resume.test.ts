@@ -53,6 +53,7 @@ import {
 	resumer,
 	scriptedResumer,
 	captureLogs,
+	until,
 	type LoggedLines,
 	type Resumer,
 } from './helpers';
@@ -295,6 +296,7 @@ describe('trigger: an answer resumes the waiting execution', () => {
 			expect(late.status).toBe(200);
 			expect(late.body).toEqual({ received: true, resumed: '49' });
 			expect(late.workflowData).toBeUndefined();
+			await until(() => harness.globalStaticData[ANSWERED_KEY] !== undefined);
 			expect(server.bodies).toHaveLength(1);
 			expect(Object.keys(harness.globalStaticData[ANSWERED_KEY] as IDataObject)).toEqual([
 				event.data.wa_message_id,

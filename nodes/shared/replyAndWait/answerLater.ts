@@ -1,0 +1,200 @@
+/**
+ * Regular mode: an answer is answered to the service first and its wait resumed right after, by
+ * the trigger running in this process (its trigger(), where the catch-up runs). The request that
+ * brought it writes the answer as owed into the static data n8n saves before it answers the
+ * service (answeredHere.ts), so nothing is lost if the process ends before the resume:
+ * - resumed: recorded as answered (the catch-up's copy runs nothing);
+ * - refused for good (the execution finished, timed out, 404, or running for 60 s): the message
+ *   starts its execution through the trigger's own emit, recorded once as the catch-up's would be
+ *   (n8n's deduplication key, then the trigger's execute() and n8n's deduplication store);
+ * - the process ended first: the trigger's next start posts it again. A wait still waiting takes
+ *   it; one that refuses it may have taken it before the restart, so nothing else starts (said).
+ */
+import type {
+	IDataObject,
+	INodeExecutionData,
+	IRun,
+	ITriggerFunctions,
+	IWebhookFunctions,
+} from 'n8n-workflow';
+
+import { ACCOUNT_ID_LABEL, RESUME_KEY_LABEL, derivedKeys, nodeKeyOf } from '../credentialKeys';
+import { computeSignature, verifySignature } from '../signature';
+import { isEntryInBounds } from './registration';
+import {
+	isOwedHere,
+	recordOwed,
+	releaseOwed,
+	settleOwed,
+	storedOwed,
+	wasRecorded,
+} from './answeredHere';
+import { resumeEntry, type ResumeOutcome, type TriggerIdentity } from './resume';
+import {
+	accountIdOf,
+	keepWaitingEntriesCurrent,
+	removeWaiting,
+	type WaitingEntry,
+} from './waitingEntries';
+
+const LOG_PREFIX = 'Business Messaging Trigger';
+
+/** Per workflow: the trigger running in this process (its context: emit, static data, helpers). */
+const triggers = new Map<string, ITriggerFunctions>();
+
+/** trigger(), when it starts: resumes later through it; returns what forgets it. */
+export function takeAnswersLater(this: ITriggerFunctions): () => void {
+	const workflowId = this.getWorkflow().id ?? '';
+	triggers.set(workflowId, this);
+	void resumeOwedFromBefore.call(this, workflowId);
+	return () => {
+		if (triggers.get(workflowId) === this) triggers.delete(workflowId);
+	};
+}
+
+/** Whether an answer to workflow `home` can be answered first and resumed by its trigger here. */
+export function canAnswerFirst(home: string | undefined): boolean {
+	return home !== undefined && triggers.has(home);
+}
+
+/**
+ * The request's part (synchronous, before n8n saves its copy and answers the service): the wait
+ * is forgotten here, the answer written owed; its resume runs in the trigger.
+ */
+export function answerFirst(
+	this: IWebhookFunctions | ITriggerFunctions,
+	home: string,
+	messageId: string,
+	item: INodeExecutionData,
+	outputs: INodeExecutionData[][],
+	identity: TriggerIdentity,
+	found: { key: string; entry: WaitingEntry },
+): ResumeOutcome {
+	const trigger = triggers.get(home) as ITriggerFunctions;
+	const { key, entry } = found;
+	removeWaiting(this.getWorkflowStaticData('global') as IDataObject, key, entry.executionId);
+	const mac = computeSignature(owedMessage(key, entry, item.json), identity.resumeKey);
+	recordOwed(home, messageId, { key, entry, answer: item.json, mac });
+	void resumeNow(trigger, home, messageId, item, outputs, identity, found);
+	return { resumed: true, executionId: entry.executionId, alsoStart: false };
+}
+
+async function resumeNow(
+	trigger: ITriggerFunctions,
+	home: string,
+	messageId: string,
+	item: INodeExecutionData,
+	outputs: INodeExecutionData[][],
+	identity: TriggerIdentity,
+	found: { key: string; entry: WaitingEntry },
+): Promise<void> {
+	let outcome: ResumeOutcome = { resumed: false };
+	try {
+		outcome = await resumeEntry.call(trigger, item, identity, found);
+	} catch (error) {
+		// resumeEntry does not throw; were it to, the answer runs rather than being lost.
+		trigger.logger.warn(`${LOG_PREFIX}: resuming an answer failed: ${(error as Error).message}`);
+	}
+	if (outcome.resumed) {
+		settleOwed(home, messageId);
+		keepWaitingEntriesCurrent(trigger.getWorkflowStaticData('global') as IDataObject, home);
+		return;
+	}
+	const current = triggers.get(home);
+	if (!current) {
+		// The trigger stopped (deactivated, or n8n shutting down): the owed answer stays in the saved
+		// static data, and the trigger's next start posts it again.
+		releaseOwed(home, messageId);
+		trigger.logger.warn(
+			`${LOG_PREFIX}: an answer's waiting execution ${found.entry.executionId} did not take it and the trigger has stopped; the trigger's next start tries it again`,
+		);
+		return;
+	}
+	settleOwed(home, messageId);
+	const staticData = current.getWorkflowStaticData('global') as IDataObject;
+	// Before emit(): n8n saves this copy as it starts the execution.
+	keepWaitingEntriesCurrent(staticData, home);
+	try {
+		const done = current.helpers.createDeferredPromise<IRun>();
+		// n8n 2.x refuses a second execution with this key (the catch-up's copy uses the same one).
+		current.emit(
+			outputs,
+			undefined,
+			done,
+			`business-messaging:${nodeKeyOf.call(current)}:${messageId}`,
+		);
+		void done.promise.catch(() => undefined);
+	} catch (error) {
+		// Never quiet: the message stays in the service's history.
+		current.logger.error(
+			`${LOG_PREFIX}: message ${messageId} was not taken by its waiting execution and could not be started: ${(error as Error).message}`,
+		);
+	}
+}
+
+/**
+ * The trigger's start: the answers a previous process told the service about and may not have
+ * resumed (owed in the saved static data, unknown here) are posted again. Never run anew: a
+ * refusal may mean the earlier process resumed it (said instead).
+ */
+async function resumeOwedFromBefore(this: ITriggerFunctions, home: string): Promise<void> {
+	const staticData = this.getWorkflowStaticData('global') as IDataObject;
+	const left = Object.entries(storedOwed(staticData)).filter(
+		([id]) => !isOwedHere(home, id) && !wasRecorded(staticData, home, id),
+	);
+	if (left.length === 0) return;
+	const derived = await derivedKeys.call(this).catch(() => 'the credential could not be read');
+	if (typeof derived === 'string') {
+		// Kept owed (the saved copy keeps them): the trigger's next start tries again.
+		this.logger.warn(
+			`${LOG_PREFIX}: ${left.length} answer(s) taken before n8n restarted wait for their execution, but ${derived}; the trigger's next start tries again`,
+		);
+		return;
+	}
+	const identity = {
+		account: accountIdOf(derived[ACCOUNT_ID_LABEL]),
+		resumeKey: derived[RESUME_KEY_LABEL],
+	};
+	const ownOrigin = webhookOrigin.call(this);
+	const notTaken: string[] = [];
+	await Promise.all(
+		left.map(async ([id, owed]) => {
+			recordOwed(home, id, owed);
+			const said = (why: string) =>
+				this.logger.warn(`${LOG_PREFIX}: an answer (${id}) taken before n8n restarted ${why}`);
+			// Only what this trigger wrote (its key's MAC) is posted: static data is anyone's to write.
+			const message = owedMessage(owed.key, owed.entry, owed.answer);
+			if (!verifySignature(message, `sha256=${owed.mac}`, identity.resumeKey).valid) {
+				settleOwed(home, id);
+				return said('was not written by this trigger (its MAC does not match): it is dropped');
+			}
+			const bounds = { ownOrigin, account: identity.account, nowMs: Date.now() };
+			const outcome = isEntryInBounds(owed.entry, bounds)
+				? await resumeEntry.call(this, { json: owed.answer }, identity, owed, 'it is not run again')
+				: { resumed: false };
+			settleOwed(home, id);
+			if (!outcome.resumed) notTaken.push(`${id} (execution ${owed.entry.executionId})`);
+		}),
+	);
+	// One line: after a graceful stop most are answers resumed before it whose record was not saved.
+	if (notTaken.length > 0)
+		this.logger.warn(
+			`${LOG_PREFIX}: ${notTaken.length} answer(s) taken before n8n restarted were not taken by their waiting executions now (or their waits have ended); each may have resumed its execution before the restart, so none is run again: ${notTaken.slice(0, 20).join(', ')}${notTaken.length > 20 ? ', …' : ''}`,
+		);
+	keepWaitingEntriesCurrent(staticData, home);
+}
+
+/** What an owed answer's MAC signs: the wait it answers and the answer, as stored. */
+function owedMessage(key: string, entry: WaitingEntry, answer: IDataObject): Buffer {
+	return Buffer.from(`business-messaging owed answer v1|${JSON.stringify([key, entry, answer])}`);
+}
+
+/**
+ * Where this n8n's waiting executions are resumed: the origin of the event URL the trigger
+ * registered (resume URLs share n8n's webhook base), else the instance's base URL.
+ */
+function webhookOrigin(this: ITriggerFunctions): string {
+	const registered = (this.getWorkflowStaticData('node') as { webhookUrl?: unknown }).webhookUrl;
+	const url = typeof registered === 'string' ? registered : this.getInstanceBaseUrl();
+	return URL.canParse(url) ? new URL(url).origin : 'http://invalid';
+}

@@ -1,0 +1,286 @@
+// Regular mode (issue 43): the service is answered before the wait is resumed. n8n 2.x answered a
+// request only after its resume request had been answered, which under a burst of answers took
+// longer than the service's 8 s. The request now writes the answer as owed into the static data
+// n8n saves before it answers, and the trigger running in this process resumes the wait right
+// after: a refusal runs the message once through the trigger's emit, and a restart in between
+// finds the answer owed and posts it again.
+import { Logger } from '@n8n/backend-common';
+import type { IDataObject } from 'n8n-workflow';
+
+import { recoveredItem } from '../../../nodes/BusinessMessagingTrigger/catchUp/recoveries';
+import { routeEvent } from '../../../nodes/BusinessMessagingTrigger/routing/route';
+import { ANSWERED_KEY, OWED_KEY } from '../../../nodes/shared/replyAndWait/answeredHere';
+import {
+	STATIC_DATA_KEY,
+	accountId,
+	waitingKey,
+} from '../../../nodes/shared/replyAndWait/waitingEntries';
+import { NUMBER, inboundEnvelope, signedRequest, useSandbox } from '../../support';
+import {
+	captureLogs,
+	scriptedResumer,
+	storedSecret,
+	trigger,
+	until,
+	type LoggedLines,
+	type Resumer,
+} from './helpers';
+
+const sb = useSandbox({ reset: 'afterEach' });
+const servers: Resumer[] = [];
+const stops: Array<() => Promise<void>> = [];
+afterEach(async () => {
+	await Promise.all(stops.splice(0).map(async (stop) => await stop()));
+	await Promise.all(servers.splice(0).map(async (s) => await s.close()));
+	jest.restoreAllMocks();
+});
+
+const HAND_OVER_OFF = { mode: 'off' as const, minutes: 30 };
+
+/** n8n's resume endpoint of execution `executionId`, answering as scripted. */
+async function waitingExecution(
+	executionId: string,
+	steps: Parameters<typeof scriptedResumer>[0],
+	port = 0,
+) {
+	const server = await scriptedResumer(steps, `/webhook-waiting/${executionId}?signature=t`, port);
+	servers.push(server);
+	return server;
+}
+
+/** A trigger of the n8n at `origin`, its trigger() running (regular mode: main), as n8n loads it. */
+async function runningTrigger(
+	origin: string,
+	saved: { node?: IDataObject; global?: IDataObject } = {},
+) {
+	const harness = await trigger(sb, {} as never, {
+		webhookUrl: `${origin}/webhook`,
+		...(saved.node && { staticData: saved.node }),
+	});
+	if (!saved.node) await harness.activate();
+	Object.assign(harness.globalStaticData, saved.global ?? {});
+	const started = await harness.startTrigger();
+	stops.push(async () => await started.close());
+	const secret = storedSecret(harness.staticData, sb.keys.all) as string;
+	return { harness, started, secret };
+}
+
+/** Execution `executionId` waits for `contact` (its entry in the workflow's static data, as n8n loads it). */
+function waits(
+	globalStaticData: IDataObject,
+	contact: string,
+	server: Resumer,
+	executionId: string,
+) {
+	globalStaticData[STATIC_DATA_KEY] = {
+		[waitingKey(contact, NUMBER)]: {
+			resumeUrl: server.url,
+			executionId,
+			expiresAtMs: Date.now() + 120_000,
+			alsoStart: false,
+			node: 'Ask',
+			account: accountId(sb.keys.all),
+		},
+	};
+}
+
+const copyOf = (value: unknown) => JSON.parse(JSON.stringify(value)) as IDataObject;
+
+describe('an answer where the catch-up runs: the service is answered first, the wait resumed right after', () => {
+	it('answered 2xx before n8n took the resume (5 s); resumed once; nothing started; then recorded as answered', async () => {
+		const contact = '+15554450001';
+		const server = await waitingExecution('71', [{ status: 200, delayMs: 5000 }]);
+		const { harness, started, secret } = await runningTrigger(new URL(server.url).origin);
+		waits(harness.globalStaticData, contact, server, '71');
+		const event = inboundEnvelope({ from: contact, number: NUMBER, text: 'A-71' });
+		const answer = await harness.receive(signedRequest(event, secret));
+		expect(answer.status).toBe(200);
+		expect(answer.body).toEqual({ received: true, resumed: '71' });
+		expect(answer.workflowData).toBeUndefined();
+		expect(answer.answeredAfterMs).toBeLessThan(1000);
+		// What n8n saves before it answers: the wait gone, the answer owed (with its wait and event).
+		const id = event.data.wa_message_id;
+		const saved = copyOf(harness.globalStaticData);
+		expect(saved[STATIC_DATA_KEY]).toEqual({});
+		expect((saved[OWED_KEY] as IDataObject)[id]).toMatchObject({
+			entry: { executionId: '71' },
+			answer: { data: { wa_message_id: id } },
+		});
+
+		await until(() => harness.globalStaticData[ANSWERED_KEY] !== undefined, 8000);
+		expect(server.bodies).toHaveLength(1);
+		expect(server.bodies[0].answer).toEqual(saved[OWED_KEY] && (saved[OWED_KEY] as any)[id].answer);
+		expect(Object.keys(harness.globalStaticData[ANSWERED_KEY] as IDataObject)).toEqual([id]);
+		expect(harness.globalStaticData[OWED_KEY]).toBeUndefined();
+		expect(started.emitted).toHaveLength(0);
+	}, 20_000);
+
+	it('a copy of the answer (the catch-up, n8n answered after 8 s) runs nothing while its resume is under way', async () => {
+		const contact = '+15554450002';
+		const server = await waitingExecution('72', [{ status: 200, delayMs: 2000 }]);
+		const { harness, started, secret } = await runningTrigger(new URL(server.url).origin);
+		waits(harness.globalStaticData, contact, server, '72');
+		const event = inboundEnvelope({ from: contact, number: NUMBER });
+		await harness.receive(signedRequest(event, secret));
+		const copy = recoveredItem({
+			event: 'message.inbound',
+			record: { ...event.data, direction: 'in', created_at: event.timestamp },
+			reason: 'timeout after 8000 ms',
+		});
+		const routed = await routeEvent.call(
+			harness.triggerContext().context,
+			copy,
+			'message.inbound',
+			null,
+			HAND_OVER_OFF,
+		);
+		expect(routed).toEqual({ kind: 'answered' });
+		await until(() => harness.globalStaticData[ANSWERED_KEY] !== undefined, 8000);
+		expect(server.bodies).toHaveLength(1);
+		expect(started.emitted).toHaveLength(0);
+	}, 20_000);
+
+	it('a resume refused after the 2xx (the execution finished) still runs the message once, through the trigger (run-once key, recorded; a copy runs nothing)', async () => {
+		const contact = '+15554450003';
+		const finished = { code: 409, message: 'The execution "73" has finished already.' };
+		const server = await waitingExecution('73', [{ status: 409, body: finished }]);
+		const { harness, started, secret } = await runningTrigger(new URL(server.url).origin);
+		waits(harness.globalStaticData, contact, server, '73');
+		const event = inboundEnvelope({ from: contact, number: NUMBER, text: 'late answer' });
+		const answer = await harness.receive(signedRequest(event, secret));
+		expect(answer.status).toBe(200);
+		expect(answer.workflowData).toBeUndefined();
+		await until(() => started.emitted.length > 0, 5000);
+		expect(started.emitted).toHaveLength(1);
+		const [item] = started.emitted[0].flat();
+		expect(item.json).toMatchObject({ event: 'message.inbound', data: { text: 'late answer' } });
+		expect(item.json).not.toHaveProperty('resumed_execution');
+		// As the trigger's execute() runs it: the message passes (a refused resume is not record-only).
+		expect((await harness.execute(started.emitted[0], 'trigger')).flat()).toHaveLength(1);
+		// n8n saved the trigger's copy with the emit: the answer counts as run, no longer owed.
+		const id = event.data.wa_message_id;
+		expect(Object.keys(started.saved).length).toBeGreaterThan(0);
+		expect(Object.keys(harness.globalStaticData[ANSWERED_KEY] as IDataObject)).toEqual([id]);
+		expect(harness.globalStaticData[OWED_KEY]).toBeUndefined();
+		const again = await harness.receive(
+			signedRequest({ ...event, timestamp: inboundEnvelope().timestamp }, secret),
+		);
+		expect(again.workflowData).toBeUndefined();
+		await new Promise((resolve) => setTimeout(resolve, 300));
+		expect(started.emitted).toHaveLength(1);
+		expect(server.bodies).toHaveLength(1);
+	}, 20_000);
+});
+
+describe('n8n restarted between the 2xx and the resume: the answer is neither lost nor run twice', () => {
+	it('the trigger stopped (n8n stopping) before its wait answered: the stopped trigger starts nothing, the answer stays owed, and the next start resumes it', async () => {
+		const contact = '+15554450006';
+		// The first attempt is answered only after the trigger stopped, refused (a redirect); the next one takes it.
+		const server = await waitingExecution('76', [
+			{ status: 302, delayMs: 800, headers: { location: 'http://127.0.0.1:9/elsewhere' } },
+			{ status: 200 },
+		]);
+		const { harness, started, secret } = await runningTrigger(new URL(server.url).origin);
+		waits(harness.globalStaticData, contact, server, '76');
+		const event = inboundEnvelope({ from: contact, number: NUMBER });
+		expect((await harness.receive(signedRequest(event, secret))).status).toBe(200);
+		await started.close();
+		await new Promise((resolve) => setTimeout(resolve, 1200));
+		expect(server.bodies).toHaveLength(1);
+		expect(started.emitted).toHaveLength(0);
+		const id = event.data.wa_message_id;
+		expect(Object.keys(harness.globalStaticData[OWED_KEY] as IDataObject)).toEqual([id]);
+		expect(harness.globalStaticData[ANSWERED_KEY]).toBeUndefined();
+
+		const again = await harness.startTrigger();
+		stops.push(async () => await again.close());
+		await until(() => harness.globalStaticData[ANSWERED_KEY] !== undefined, 5000);
+		expect(server.bodies).toHaveLength(2);
+		expect(Object.keys(harness.globalStaticData[ANSWERED_KEY] as IDataObject)).toEqual([id]);
+		expect(harness.globalStaticData[OWED_KEY]).toBeUndefined();
+		expect(again.emitted).toHaveLength(0);
+	}, 20_000);
+
+	/** The first process: takes the answer, n8n saves its copy and answers; the process ends before its resume is answered. */
+	async function answeredThenStopped(contact: string, executionId: string) {
+		const first = await waitingExecution(executionId, [{ status: 200, delayMs: 60_000 }]);
+		const origin = new URL(first.url).origin;
+		const port = Number(new URL(first.url).port);
+		const before = await runningTrigger(origin);
+		waits(before.harness.globalStaticData, contact, first, executionId);
+		const event = inboundEnvelope({ from: contact, number: NUMBER, text: `answer ${executionId}` });
+		const answer = await before.harness.receive(signedRequest(event, before.secret));
+		expect(answer.status).toBe(200);
+		const saved = {
+			node: copyOf(before.harness.staticData),
+			global: copyOf(before.harness.globalStaticData),
+		};
+		await until(() => first.bodies.length === 1);
+		// The process ends: its trigger stops, its connections drop (its resume never answered).
+		await before.started.close();
+		await first.close();
+		servers.splice(servers.indexOf(first), 1);
+		// The ended process's attempt is over (connection refused) before n8n is up again.
+		await until(() => before.harness.globalStaticData[OWED_KEY] === undefined, 5000, 200);
+		return { event, saved, origin, port };
+	}
+
+	it('the wait still waits after the restart: the trigger posts the owed answer again at its start, it resumes once, nothing starts', async () => {
+		const { event, saved, origin, port } = await answeredThenStopped('+15554450004', '74');
+		const again = await waitingExecution('74', [{ status: 200 }], port);
+		const after = await runningTrigger(origin, saved);
+		const id = event.data.wa_message_id;
+		await until(() => after.harness.globalStaticData[ANSWERED_KEY] !== undefined, 5000);
+		expect(again.bodies).toHaveLength(1);
+		expect(again.bodies[0].answer).toMatchObject({ data: { wa_message_id: id } });
+		expect(Object.keys(after.harness.globalStaticData[ANSWERED_KEY] as IDataObject)).toEqual([id]);
+		expect(after.harness.globalStaticData[OWED_KEY]).toBeUndefined();
+		expect(after.started.emitted).toHaveLength(0);
+		// The catch-up's copy (the service may have logged the delivery failed) runs nothing.
+		const copy = recoveredItem({
+			event: 'message.inbound',
+			record: { ...event.data, direction: 'in', created_at: event.timestamp },
+			reason: 'timeout after 8000 ms',
+		});
+		const routed = await routeEvent.call(
+			after.harness.triggerContext().context,
+			copy,
+			'message.inbound',
+			null,
+			HAND_OVER_OFF,
+		);
+		expect(routed).toEqual({ kind: 'answered' });
+		expect(again.bodies).toHaveLength(1);
+	}, 30_000);
+
+	it('the wait refuses it after the restart (the first process may have resumed it): nothing starts, a warning says so', async () => {
+		const logged = {} as LoggedLines;
+		captureLogs(logged, Logger);
+		const { event, saved, origin, port } = await answeredThenStopped('+15554450005', '75');
+		const finished = { code: 409, message: 'The execution "75" has finished already.' };
+		const again = await waitingExecution('75', [{ status: 409, body: finished }], port);
+		const after = await runningTrigger(origin, saved);
+		await until(() => after.harness.globalStaticData[ANSWERED_KEY] !== undefined, 5000);
+		expect(again.bodies).toHaveLength(1);
+		expect(after.started.emitted).toHaveLength(0);
+		expect(after.harness.globalStaticData[OWED_KEY]).toBeUndefined();
+		expect(logged.warn.join('\n')).toContain(
+			`1 answer(s) taken before n8n restarted were not taken by their waiting executions now (or their waits have ended); each may have resumed its execution before the restart, so none is run again: ${event.data.wa_message_id} (execution 75)`,
+		);
+	}, 30_000);
+
+	it("an owed answer someone else's code wrote into the static data (no valid MAC of the trigger's key) is never posted", async () => {
+		const logged = {} as LoggedLines;
+		captureLogs(logged, Logger);
+		const { event, saved, origin, port } = await answeredThenStopped('+15554450007', '77');
+		const again = await waitingExecution('77', [{ status: 200 }], port);
+		const owed = (saved.global[OWED_KEY] as any)[event.data.wa_message_id];
+		// A forged answer for the same wait: the content changed, the MAC kept.
+		owed.answer = { ...owed.answer, data: { ...owed.answer.data, text: 'forged' } };
+		const after = await runningTrigger(origin, saved);
+		await until(() => after.harness.globalStaticData[ANSWERED_KEY] !== undefined, 5000);
+		expect(again.bodies).toHaveLength(0);
+		expect(after.started.emitted).toHaveLength(0);
+		expect(logged.warn.join('\n')).toContain('was not written by this trigger');
+	}, 30_000);
+});
