@@ -655,8 +655,8 @@ export async function runAnswersBench(
 				keep: setup.keep,
 				logName: `n8n-answers-on-time-${build}.log`,
 				line: 2,
-				// Its /metrics: expression isolates acquired per answer.
-				env: { N8N_METRICS: 'true' },
+				// Its /metrics: expression isolates acquired per answer; BENCH_N8N_ENV: operator settings.
+				env: { N8N_METRICS: 'true', ...operatorSettings() },
 			});
 			n8n = env.installation.version;
 			const scene: Scene = {
@@ -762,6 +762,12 @@ function anchorLines(result: AnswersResult): string[] {
 }
 
 /** The result as Markdown: per build, per run, and where the time goes per run. */
+/** BENCH_N8N_ENV=KEY=value,KEY=value: n8n settings for both builds (issue 43 goal 3). */
+function operatorSettings(): Record<string, string> {
+	const pairs = (process.env.BENCH_N8N_ENV ?? '').split(',').filter((pair) => pair.includes('='));
+	return Object.fromEntries(pairs.map((pair) => pair.split('=', 2) as [string, string]));
+}
+
 export function answersTable(result: AnswersResult): string {
 	const o = result.options;
 	const commitOf = (build: Build) =>
@@ -773,7 +779,11 @@ export function answersTable(result: AnswersResult): string {
 	const loadText = (l: { start: number; end: number }) =>
 		`${l.start.toFixed(1)} → ${l.end.toFixed(1)}`;
 	const lines = [
-		`n8n ${result.n8n}, one process per build, each with its own sandbox; the conversation example (Automatic registration); ${o.contacts} contacts greet at once, then all answer at once once every execution waits; ${o.reps} runs of each build, alternating; load average ${result.load_average.start.map((v) => v.toFixed(1)).join(' ')} at start, ${result.load_average.end.map((v) => v.toFixed(1)).join(' ')} at end; ${Math.round(result.runtime_s / 60)} min`,
+		`n8n ${result.n8n}${Object.entries(operatorSettings())
+			.map(([key, value]) => `, ${key}=${value}`)
+			.join(
+				'',
+			)}, one process per build, each with its own sandbox; the conversation example (Automatic registration); ${o.contacts} contacts greet at once, then all answer at once once every execution waits; ${o.reps} runs of each build, alternating; load average ${result.load_average.start.map((v) => v.toFixed(1)).join(' ')} at start, ${result.load_average.end.map((v) => v.toFixed(1)).join(' ')} at end; ${Math.round(result.runtime_s / 60)} min`,
 		'',
 		'| build | answers 2xx within 8 s | answer delivery → 2xx p50 / p95 | answer → confirmation p50 / p95 | resumed / asked twice / lost | new executions per answer (by mode) | expression isolates per answer | load avg (1 min) |',
 		'|---|---|---|---|---|---|---|---|',
