@@ -90,11 +90,12 @@ export class BusinessMessagingTrigger implements INodeType {
 
 	/** The catch-up (catchUp/): n8n runs it while the workflow is active, on the leader main only. */
 	async trigger(this: ITriggerFunctions): Promise<ITriggerResponse> {
-		const problem = combineProblem(optionsOf(this.getNode().parameters));
+		const options = optionsOf(this.getNode().parameters);
+		const problem = combineProblem(options);
 		if (problem) throw new NodeOperationError(this.getNode(), problem);
 		if (this.getMode() === 'manual') return {};
 		const leave = onTriggerActivated.call(this);
-		const combine = combineSettings(optionsOf(this.getNode().parameters));
+		const combine = combineSettings(options);
 		const stopHolding = combine && holdBurstsHere.call(this, combine);
 		const catchUp = await startCatchUp.call(this);
 		return {
