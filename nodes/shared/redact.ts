@@ -75,9 +75,8 @@ const INVISIBLE = /\p{Cf}+/gu;
 const TAG = /<\/?[a-z!?][^<>]*>/gi;
 
 /**
- * Service text made safe to write anywhere: one printable line of at most `max` characters, with
- * control and format characters taken out before redaction (a key split by a zero-width mark is
- * whole again, and redacted), then secrets redacted (`known` values too) and HTML tags removed.
+ * Service text made safe to write anywhere, in the order docs/security.md gives ("Service text is
+ * made safe"): characters out before redaction, so a key split by a zero-width mark is redacted.
  */
 export function serviceLine(
 	value: string,
