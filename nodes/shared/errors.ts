@@ -85,10 +85,7 @@ function explainRefusedReply(
 	const causes = from
 		? "If the contact's last message to this number is more than 24 hours old, the free-text window is closed and a template message is needed instead."
 		: 'From was empty: a key limited to several numbers needs From (the "number" field of the inbound event). If the contact\'s last message is more than 24 hours old, a template message is needed instead.';
-	return {
-		message: withServiceSentence(`The service refused the reply (${status}). ${todo}`, body),
-		description: `${causes} ${served}`,
-	};
+	return quoted(body, `The service refused the reply (${status}). ${todo}`, `${causes} ${served}`);
 }
 
 /** 404 and 410: what is missing depends on the operation. */
@@ -111,10 +108,7 @@ function explainNotFound(status: number, body: unknown, context: RequestContext,
 	const meaning =
 		context.notFound ??
 		"the service has nothing at this address. Check the ID or value this operation reads, and that the credential's Base URL is the service's address (without /v1)";
-	return {
-		message: withServiceSentence(`${operation} failed (${status}): ${meaning}`, body),
-		description: served,
-	};
+	return quoted(body, `${operation} failed (${status}): ${meaning}`, served);
 }
 
 export function explainHttpError(

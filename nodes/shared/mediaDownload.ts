@@ -23,7 +23,6 @@ import {
 	type Readable,
 } from './transport';
 import {
-	downloadLimits,
 	mediaAddressProblem,
 	mediaUrlProblem,
 	safeFileName,
@@ -196,11 +195,10 @@ function enforceLimits(
 export async function downloadMedia(
 	this: Context,
 	reference: unknown,
-	options: { itemIndex?: number; fieldName: string; operation: string; limits?: DownloadLimits },
+	options: { itemIndex?: number; fieldName: string; operation: string; limits: DownloadLimits },
 ): Promise<{ mediaId: string; binary: IBinaryData; mimeTypeAsSent?: string }> {
 	const node = this.getNode();
-	const { itemIndex, operation } = options;
-	const limits = options.limits ?? downloadLimits(node, {}, itemIndex);
+	const { itemIndex, operation, limits } = options;
 	const context: RequestContext = { operation, scope: 'messages:read', itemIndex, media: true };
 	const { baseUrl, secrets } = await checkedCredential.call(this, itemIndex);
 	const mediaId = mediaIdFromReference(node, reference, baseUrl, options.fieldName, itemIndex);

@@ -3,6 +3,7 @@ import type { INode } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import { ipAddressClass, isLoopbackHost } from './ipAddress';
+import { CONTROL_OR_SEPARATOR } from './redact';
 
 /** Names that mean this machine in common hosts files, whatever a resolver would say. */
 const THIS_MACHINE_NAMES = new Set([
@@ -111,20 +112,12 @@ export function storedMimeType(sent: string | undefined): {
 	return { mimeType: type };
 }
 
-/** Without C0 and C1 control characters and U+2028, U+2029. */
-function withoutControlCharacters(text: string): string {
-	const control = (code: number) =>
-		code <= 0x1f || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029;
-	return Array.from(text)
-		.filter((c) => !control(c.charCodeAt(0)))
-		.join('');
-}
-
 export const MAX_FILE_NAME_LENGTH = 200;
 
 /** A safe file name: no control characters, separators or leading dots; ≤ 200 chars. */
 export function safeFileName(sent: string | undefined, fallback: string): string {
-	const cleaned = withoutControlCharacters(sent ?? '')
+	const cleaned = (sent ?? '')
+		.replace(CONTROL_OR_SEPARATOR, '')
 		.replace(/[/\\]/g, '_')
 		.trim()
 		.replace(/^\.+/, '');

@@ -8,15 +8,10 @@ import { createHash } from 'node:crypto';
 import type { IDataObject } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
+import type { RequestContext } from './errors';
 import { isPlainObject } from './json';
 import { serviceLine } from './redact';
-import {
-	apiRequest,
-	checkedCredential,
-	pathUnderBase,
-	type ApiContext,
-	type RequestContext,
-} from './transport';
+import { apiRequest, checkedCredential, pathUnderBase, type ApiContext } from './transport';
 
 /** Pages followed for one list at most: a safety bound, not an expected size. */
 export const MAX_PAGES = 1000;

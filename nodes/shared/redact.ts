@@ -68,23 +68,22 @@ export function redact<T>(value: T, known: readonly string[] = []): T {
 /** Service text quoted in a message is cut after this many characters (readable in a toast). */
 export const MAX_SERVICE_LINE_CHARS = 300;
 
-/** Control characters and line or paragraph separators: each becomes a space. */
-const BREAKS = /[\p{Cc}\p{Zl}\p{Zp}]+/gu;
+/** C0 and C1 control characters and line or paragraph separators (a line of text has none). */
+export const CONTROL_OR_SEPARATOR = /[\p{Cc}\p{Zl}\p{Zp}]+/gu;
 /** Format characters (bidi overrides, zero-width marks, BOM): invisible, so removed. */
 const INVISIBLE = /\p{Cf}+/gu;
 const TAG = /<\/?[a-z!?][^<>]*>/gi;
 
 /**
- * Service text made safe to write anywhere: one printable line of at most `max` characters, with
- * control and format characters taken out before redaction (a key split by a zero-width mark is
- * whole again, and redacted), then secrets redacted (`known` values too) and HTML tags removed.
+ * Service text made safe to write anywhere, in the order docs/security.md gives ("Service text is
+ * made safe"): characters out before redaction, so a key split by a zero-width mark is redacted.
  */
 export function serviceLine(
 	value: string,
 	options: { max?: number; known?: readonly string[] } = {},
 ): string {
 	const max = options.max ?? MAX_SERVICE_LINE_CHARS;
-	const printable = value.replace(BREAKS, ' ').replace(INVISIBLE, '');
+	const printable = value.replace(CONTROL_OR_SEPARATOR, ' ').replace(INVISIBLE, '');
 	const text = redactText(printable, options.known).replace(TAG, ' ').replace(/\s+/g, ' ').trim();
 	if (text.length <= max) return text;
 	// Never half a surrogate pair at the cut.

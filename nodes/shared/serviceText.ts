@@ -2,8 +2,6 @@
  * What an error body says, read without trusting its shape: the spec shows none. Seen or likely:
  * `{error: {code, message}}` (the sandbox, CONTRACT G1), RFC 9457 `{type, title, status, detail}`,
  * `{message, code}`, `{error: "…"}` and plain text; an HTML page (a proxy's) is never quoted.
- * Every piece of service text that leaves the node (a log line, an error, an item field it
- * writes) goes through serviceLine.
  */
 import { isPlainObject } from './json';
 import { serviceLine } from './redact';

@@ -7,7 +7,6 @@ import type {
 	IHookFunctions,
 	IHttpRequestMethods,
 	IHttpRequestOptions,
-	ILoadOptionsFunctions,
 	INode,
 	IPollFunctions,
 	ITriggerFunctions,
@@ -27,17 +26,10 @@ import {
 import { redact, serviceLine } from './redact';
 import { apiKeyProblem, normalizeBaseUrl } from './credentialRules';
 
-export type { RequestContext } from './errors';
-
 export const CREDENTIAL_TYPE = 'businessMessagingApi';
 
 export type ApiContext =
-	| IExecuteFunctions
-	| IHookFunctions
-	| IWebhookFunctions
-	| ILoadOptionsFunctions
-	| IPollFunctions
-	| ITriggerFunctions;
+	IExecuteFunctions | IHookFunctions | IWebhookFunctions | IPollFunctions | ITriggerFunctions;
 
 /** Node's Readable, named without importing 'stream' (the scanner allows no such import). */
 export type Readable = Exclude<

@@ -1,10 +1,10 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
+import type { RequestContext } from '../../shared/errors';
 import { passThroughQuery, requirePositiveInteger } from '../../shared/fields';
 import { shortened } from '../../shared/json';
 import { LIST_SHAPES, readPages } from '../../shared/pagination';
-import type { RequestContext } from '../../shared/transport';
 import { asJsonObject, pick } from './output';
 
 /** What a Get Many does with its records beyond the page: read, then keep (before the limit). */
