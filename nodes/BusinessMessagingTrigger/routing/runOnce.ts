@@ -10,6 +10,7 @@ import {
 	type INodeExecutionData,
 } from 'n8n-workflow';
 
+import { nodeKeyOf } from '../../shared/credentialKeys';
 import { isPlainObject } from '../../shared/json';
 
 /** How many keys n8n's row keeps (oldest dropped first). */
@@ -151,7 +152,7 @@ export async function runOnce(
 			mode: 'entries',
 			maxEntries: RUN_ONCE_MAX_ENTRIES,
 		});
-	const rowId = `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
+	const rowId = nodeKeyOf.call(this);
 	let row = rows.get(rowId);
 	if (!row) rows.set(rowId, (row = new GroupCommit()));
 	let owned: Set<string>;
