@@ -10,9 +10,7 @@ import { nodeKeyOf } from '../../shared/credentialKeys';
 import { MESSAGE_EVENTS, readHistory, type MessageEvent } from '../../shared/history';
 import type { NextPage } from '../../shared/pagination';
 import { byAge, isAfter, type Watermark } from '../../shared/watermark';
-import type { HandOverSettings } from '../options';
 import { filterReason, type NodeSettings } from '../receiving/accept';
-import type { EventType } from '../receiving/envelope';
 import { wasAcceptedHere } from '../receiving/acceptedHere';
 import { sameUrl } from '../registration/decision';
 import type { TriggerStaticData } from '../registration/signingSecrets';
@@ -98,25 +96,15 @@ function recoveredAtMs(record: IDataObject): number {
 }
 
 /** One execution per recovered message: a contact's in order, contacts side by side. */
-function schedule(
-	this: ITriggerFunctions,
-	recoveries: Recovery[],
-	state: CatchUpState,
-	plan: Schedule,
-	route: {
-		layout: EventType[] | null;
-		handOver: HandOverSettings;
-		/** Combine a Contact's Messages on: items carry when the message was received. */
-		stamp: boolean;
-	},
-	isClosed: () => boolean,
-	persist: () => void,
-): void {
+function schedule(this: ITriggerFunctions, recoveries: Recovery[], run: CatchUpRun): void {
+	const { state, persist, settings } = run;
+	const plan = scheduleOf(state);
 	const scope = nodeKeyOf.call(this);
-	const { layout, handOver, stamp } = route;
+	// Combine a Contact's Messages on: items carry when the message was received.
+	const stamp = settings.options.combine !== undefined;
 	const runOne = async (recovery: Recovery) => {
 		// Closed: not emitted; the saved watermark stays before it.
-		if (isClosed()) return;
+		if (run.isClosed()) return;
 		const id = String(recovery.record.wa_message_id ?? recovery.record.id);
 		try {
 			const recovered = recoveredItem(recovery);
@@ -124,7 +112,8 @@ function schedule(
 				...recovered,
 				json: stampedReceived(recovered.json, stamp ? recoveredAtMs(recovery.record) : undefined),
 			};
-			const routed = await routeEvent.call(this, item, recovery.event, layout, handOver);
+			const { layout, options } = settings;
+			const routed = await routeEvent.call(this, item, recovery.event, layout, options.handOver);
 			plan.waiting = plan.waiting.filter((waiting) => waiting !== recovery);
 			plan.emittedAhead.push(recovery);
 			settle(state, plan);
@@ -162,23 +151,23 @@ function receivedAt(this: ITriggerFunctions): ((url: string) => boolean) | undef
 	return (url) => sameUrl(url, webhookUrl);
 }
 
-/** What the catch-up's loop knows beside its state: the webhook watch's finding, what was said. */
-export interface CatchUpNotes {
+/** One activation's catch-up: its state, the node's settings, and what its loop knows beside them. */
+export interface CatchUpRun {
+	state: CatchUpState;
+	settings: NodeSettings;
+	isClosed: () => boolean;
+	/** Copies the state into the static data n8n saves (with the next emit). */
+	persist: () => void;
+	/** The webhook watch's last finding. */
 	webhook?: WebhookState;
 	/** The webhook log was found not to name messages (said once, until it does again). */
 	logUnnamed?: boolean;
 }
 
 /** One catch-up run: read, decide, schedule, move the watermarks. Returns once scheduled. */
-export async function catchUpOnce(
-	this: ITriggerFunctions,
-	state: CatchUpState,
-	settings: NodeSettings,
-	isClosed: () => boolean,
-	persist: () => void,
-	notes: CatchUpNotes = {},
-): Promise<number> {
-	const { catchUp: options, handOver, combine } = settings.options;
+export async function catchUpOnce(this: ITriggerFunctions, run: CatchUpRun): Promise<number> {
+	const { state, settings, persist } = run;
+	const options = settings.options.catchUp;
 	const events = MESSAGE_EVENTS.filter((event) => settings.events.includes(event));
 	if (events.length === 0) return 0;
 	const nowMs = Date.now();
@@ -243,10 +232,10 @@ export async function catchUpOnce(
 		if (!log.identified) {
 			// Without the message's id in the log (CONTRACT L2), delivered and missed look alike.
 			// Nothing recovered, and the watermarks move on: counted as delivered (README, Limits).
-			if (notes.logUnnamed !== true) this.logger.error(`${LOG_PREFIX}: ${UNNAMED_LOG_NOTICE}`);
-			notes.logUnnamed = true;
+			if (run.logUnnamed !== true) this.logger.error(`${LOG_PREFIX}: ${UNNAMED_LOG_NOTICE}`);
+			run.logUnnamed = true;
 			noneMissed = true;
-		} else notes.logUnnamed = false;
+		} else run.logUnnamed = false;
 		if (log.identified && !log.complete) {
 			unread.logFromMs = log.reachedMs;
 			this.logger.warn(
@@ -278,15 +267,14 @@ export async function catchUpOnce(
 	}
 	for (const recovery of decision.recover) {
 		const late =
-			notes.webhook && lateReason(notes.webhook, Date.parse(String(recovery.record.created_at)));
+			run.webhook && lateReason(run.webhook, Date.parse(String(recovery.record.created_at)));
 		if (late) recovery.late = late;
 	}
 	plan.waiting.push(...decision.recover);
 	// n8n saves static data only with the next emit.
 	settle(state, plan);
 	persist();
-	const route = { layout: settings.layout, handOver, stamp: combine !== undefined };
-	schedule.call(this, decision.recover, state, plan, route, isClosed, persist);
+	schedule.call(this, decision.recover, run);
 	if (decision.recover.length > 0) {
 		this.logger.info(
 			`${LOG_PREFIX}: recovering ${decision.recover.length} message(s) the workflow had not received`,

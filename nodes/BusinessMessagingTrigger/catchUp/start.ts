@@ -10,7 +10,7 @@ import { nodeKeyOf } from '../../shared/credentialKeys';
 import { MESSAGE_EVENTS } from '../../shared/history';
 import { nodeParameters, readNodeSettings } from '../receiving/accept';
 import { isManualRegistration, type TriggerStaticData } from '../registration/signingSecrets';
-import { LOG_PREFIX, OPERATION, catchUpOnce, type CatchUpNotes } from './catchUp';
+import { LOG_PREFIX, OPERATION, catchUpOnce, type CatchUpRun } from './catchUp';
 import { UNNAMED_LOG_NOTICE, probeWebhookLog } from './deliveryLog';
 import { startingWatermark, type CatchUpState, type Watermarks } from './recoveries';
 import { watchWebhook, type WebhookState } from './webhookWatch';
@@ -71,11 +71,11 @@ function startingState(
 }
 
 /** At activation: a delivery log that cannot be matched to messages is said at once (and once). */
-async function noticeUnnamedLog(this: ITriggerFunctions, notes: CatchUpNotes): Promise<void> {
+async function noticeUnnamedLog(this: ITriggerFunctions, run: CatchUpRun): Promise<void> {
 	try {
 		if ((await probeWebhookLog.call(this, OPERATION)) !== 'unnamed') return;
 		this.logger.error(`${LOG_PREFIX}: ${UNNAMED_LOG_NOTICE}`);
-		notes.logUnnamed = true;
+		run.logUnnamed = true;
 	} catch (error) {
 		this.logger.error(`${LOG_PREFIX}: ${(error as Error).message}`);
 	}
@@ -97,25 +97,24 @@ export async function startCatchUp(this: ITriggerFunctions): Promise<ITriggerRes
 	let firstLook: WebhookState | undefined = stopWhenTaken
 		? await watchWebhook.call(this, { kind: 'ours' }, { ...watch, starting: true })
 		: undefined;
-	const { state, persist } = startingState.call(this, triggerOptions.catchUp.onActivation);
-
-	const notes: CatchUpNotes = { webhook: { kind: 'ours' } };
+	const starting = startingState.call(this, triggerOptions.catchUp.onActivation);
+	const run: CatchUpRun = { ...starting, settings, isClosed, webhook: { kind: 'ours' } };
 	const loop = async () => {
-		if (recover) await noticeUnnamedLog.call(this, notes);
+		if (recover) await noticeUnnamedLog.call(this, run);
 		while (!closed) {
 			if (watching) {
-				notes.webhook =
-					firstLook ?? (await watchWebhook.call(this, notes.webhook ?? { kind: 'ours' }, watch));
+				run.webhook =
+					firstLook ?? (await watchWebhook.call(this, run.webhook ?? { kind: 'ours' }, watch));
 				firstLook = undefined;
 				// Stop: emitError() handed the failure to n8n, which closes this trigger.
-				if (notes.webhook.kind === 'taken' && watch.stopWhenTaken) {
+				if (run.webhook.kind === 'taken' && watch.stopWhenTaken) {
 					closed = true;
-					if (recover) rememberStop.call(this, state);
+					if (recover) rememberStop.call(this, run.state);
 				}
 			}
 			if (recover && !closed) {
 				try {
-					await catchUpOnce.call(this, state, settings, isClosed, persist, notes);
+					await catchUpOnce.call(this, run);
 				} catch (error) {
 					// Every run it fails: an answer it cannot read is never skipped in silence.
 					this.logger.error(

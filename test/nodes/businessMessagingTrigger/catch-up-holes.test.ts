@@ -130,13 +130,12 @@ describe('catch-up without holes, against the sandbox', () => {
 		let closed = false;
 		const saved: { data?: IDataObject } = {};
 		const once = async () =>
-			await catchUpOnce.call(
-				held.context,
+			await catchUpOnce.call(held.context, {
 				state,
-				readNodeSettings({ ...nodeParameters.call(held.context), options: parameters }),
-				() => closed,
-				() => (saved.data = JSON.parse(JSON.stringify(state)) as IDataObject),
-			);
+				settings: readNodeSettings({ ...nodeParameters.call(held.context), options: parameters }),
+				isClosed: () => closed,
+				persist: () => (saved.data = JSON.parse(JSON.stringify(state)) as IDataObject),
+			});
 		cleanup.push(async () => {
 			closed = true;
 			for (const execution of held.executions) execution?.resolve({} as never);
