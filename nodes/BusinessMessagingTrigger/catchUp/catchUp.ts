@@ -85,10 +85,8 @@ function settle(state: CatchUpState, schedule: Schedule): void {
 }
 
 /**
- * A recovered message counts as received when the service stored it (never later than now): it is
- * settled (15 s old), so its quiet period has mostly passed and Combine reads once, at once, instead
- * of waiting a whole quiet period again. That time is the service's clock, which the settle time
- * already trusts to within seconds.
+ * A recovered message counts as received when the service stored it (never later than now): settled,
+ * its quiet period has mostly passed, so Combine does not wait a whole one again.
  */
 function recoveredAtMs(record: IDataObject): number {
 	const storedMs = Date.parse(String(record.created_at));
