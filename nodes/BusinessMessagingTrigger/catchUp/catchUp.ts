@@ -6,7 +6,6 @@
 import type { IDataObject, IRun, ITriggerFunctions } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
-import { nodeKeyOf } from '../../shared/credentialKeys';
 import { MESSAGE_EVENTS, readHistory, type MessageEvent } from '../../shared/history';
 import type { NextPage } from '../../shared/pagination';
 import { byAge, isAfter, type Watermark } from '../../shared/watermark';
@@ -97,7 +96,6 @@ function recoveredAtMs(record: IDataObject): number {
 function schedule(this: ITriggerFunctions, recoveries: Recovery[], run: CatchUpRun): void {
 	const { state, persist, settings } = run;
 	const plan = scheduleOf(state);
-	const scope = nodeKeyOf.call(this);
 	// Combine a Contact's Messages on: items carry when the message was received.
 	const stamp = settings.options.combine !== undefined;
 	const runOne = async (recovery: Recovery) => {
@@ -120,7 +118,7 @@ function schedule(this: ITriggerFunctions, recoveries: Recovery[], run: CatchUpR
 			if (routed.kind !== 'start') return;
 			const done = this.helpers.createDeferredPromise<IRun>();
 			// n8n 2.x refuses a second execution with this key (1.x ignores it): no rerun on restart.
-			this.emit(routed.workflowData, undefined, done, `business-messaging:${scope}:${id}`);
+			this.emit(routed.workflowData, undefined, done, `business-messaging:${run.scope}:${id}`);
 			await Promise.race([done.promise.catch(() => undefined), sleep(CONVERSATION_WAIT_MS)]);
 		} catch (error) {
 			// The message is passed over (named here), the conversation goes on.
@@ -151,6 +149,8 @@ function receivedAt(this: ITriggerFunctions): ((url: string) => boolean) | undef
 
 /** One activation's catch-up: its state, the node's settings, and what its loop knows beside them. */
 export interface CatchUpRun {
+	/** The node's key in this process's per-node maps (nodeKeyOf), built once per activation. */
+	scope: string;
 	state: CatchUpState;
 	settings: NodeSettings;
 	isClosed: () => boolean;
@@ -243,10 +243,9 @@ export async function catchUpOnce(this: ITriggerFunctions, run: CatchUpRun): Pro
 		attempts = log.attempts;
 	}
 	// A message this process's webhook() accepted runs, even when n8n answered after the service gave up.
-	const scope = nodeKeyOf.call(this);
 	for (const record of stored.flatMap(({ records }) => records)) {
 		const id = String(record.wa_message_id);
-		if (noneMissed || wasAcceptedHere(scope, id, nowMs))
+		if (noneMissed || wasAcceptedHere(run.scope, id, nowMs))
 			attempts.set(id, { success: true, reason: null });
 	}
 	const decision = decide(attempts, Math.max(options.maxRecovered - plan.waiting.length, 0));

@@ -8,6 +8,7 @@ import { sleep } from 'n8n-workflow';
 
 import { nodeKeyOf } from '../../shared/credentialKeys';
 import { MESSAGE_EVENTS } from '../../shared/history';
+import type { OnActivation } from '../options';
 import { nodeParameters, readNodeSettings } from '../receiving/accept';
 import { isManualRegistration, type TriggerStaticData } from '../registration/signingSecrets';
 import { LOG_PREFIX, OPERATION, catchUpOnce, type CatchUpRun } from './catchUp';
@@ -28,22 +29,19 @@ const copyOf = (state: CatchUpState): CatchUpState => ({
 	...(state.emitted && { emitted: [...state.emitted] }),
 });
 
-function rememberStop(this: ITriggerFunctions, state: CatchUpState): void {
+function rememberStop({ scope, state }: CatchUpRun): void {
 	if (stoppedAt.size >= STOPPED_BOUND) stoppedAt.clear();
-	stoppedAt.set(nodeKeyOf.call(this), copyOf(state));
+	stoppedAt.set(scope, copyOf(state));
 }
 
 /** The state a run starts from: saved watermarks, or where Recover on Activation says. */
-function startingState(
-	this: ITriggerFunctions,
-	onActivation: 'sinceLastActive' | 'fromActivation',
-) {
+function startingState(this: ITriggerFunctions, onActivation: OnActivation) {
 	const staticData = this.getWorkflowStaticData('node') as TriggerStaticData & {
 		catchUp?: CatchUpState;
 	};
-	const key = nodeKeyOf.call(this);
-	const stopped = onActivation === 'sinceLastActive' ? stoppedAt.get(key) : undefined;
-	stoppedAt.delete(key);
+	const scope = nodeKeyOf.call(this);
+	const stopped = onActivation === 'sinceLastActive' ? stoppedAt.get(scope) : undefined;
+	stoppedAt.delete(scope);
 	const carried = stopped ?? staticData.catchUp;
 	const saved = carried?.watermarks ?? {};
 	const nowMs = Date.now();
@@ -67,7 +65,7 @@ function startingState(
 		staticData.catchUp = copyOf(state);
 	};
 	persist();
-	return { state, persist };
+	return { scope, state, persist };
 }
 
 /** At activation: a delivery log that cannot be matched to messages is said at once (and once). */
@@ -109,7 +107,7 @@ export async function startCatchUp(this: ITriggerFunctions): Promise<ITriggerRes
 				// Stop: emitError() handed the failure to n8n, which closes this trigger.
 				if (run.webhook.kind === 'taken' && watch.stopWhenTaken) {
 					closed = true;
-					if (recover) rememberStop.call(this, run.state);
+					if (recover) rememberStop(run);
 				}
 			}
 			if (recover && !closed) {

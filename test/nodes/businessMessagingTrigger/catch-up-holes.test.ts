@@ -14,6 +14,7 @@ import {
 	nodeParameters,
 	readNodeSettings,
 } from '../../../nodes/BusinessMessagingTrigger/receiving/accept';
+import { nodeKeyOf } from '../../../nodes/shared/credentialKeys';
 import * as history from '../../../nodes/shared/history';
 import type { HeldTrigger } from '../../harness';
 import { CONTACT, useSandbox } from '../../support';
@@ -131,6 +132,7 @@ describe('catch-up without holes, against the sandbox', () => {
 		const saved: { data?: IDataObject } = {};
 		const once = async () =>
 			await catchUpOnce.call(held.context, {
+				scope: nodeKeyOf.call(held.context),
 				state,
 				settings: readNodeSettings({ ...nodeParameters.call(held.context), options: parameters }),
 				isClosed: () => closed,
