@@ -36,6 +36,12 @@ export type TriggerOptions = ReturnType<typeof readTriggerOptions>;
 
 const isEmpty = (value: unknown) => value === undefined || value === null || value === '';
 
+/** `value` as a number when it is one above 0; otherwise (empty, text, 0 or less) `fallback`. */
+function positiveOr(value: unknown, fallback: number): number {
+	const number = Number(value);
+	return Number.isFinite(number) && number > 0 ? number : fallback;
+}
+
 /** The maximum age within 1 s .. 1 h; 0 (which used to turn the check off) means the bound. */
 export function boundedMaxAge(seconds: number): number {
 	if (!Number.isFinite(seconds) || seconds < 0) return DEFAULT_MAX_AGE_SECONDS;
@@ -47,14 +53,8 @@ export function boundedMaxAge(seconds: number): number {
 export function handOverSettings(raw: IDataObject | undefined) {
 	const mode: 'off' | 'output' | 'drop' =
 		raw?.handOver === 'output' || raw?.handOver === 'drop' ? raw.handOver : 'off';
-	const minutes = Number(raw?.handOverMinutes);
-	return {
-		mode,
-		minutes:
-			isEmpty(raw?.handOverMinutes) || !Number.isFinite(minutes) || minutes <= 0
-				? DEFAULT_HAND_OVER_MINUTES
-				: Math.min(MAX_HAND_OVER_MINUTES, minutes),
-	};
+	const minutes = positiveOr(raw?.handOverMinutes, DEFAULT_HAND_OVER_MINUTES);
+	return { mode, minutes: Math.min(MAX_HAND_OVER_MINUTES, minutes) };
 }
 
 export interface CatchUpSettings {
@@ -64,10 +64,8 @@ export interface CatchUpSettings {
 }
 
 export function catchUpSettings(raw: IDataObject): CatchUpSettings {
-	const interval = Number(raw.catchUpInterval);
 	const max = Number(raw.maxRecovered);
-	const intervalSeconds =
-		Number.isFinite(interval) && interval > 0 ? interval : DEFAULT_CATCH_UP_INTERVAL_SECONDS;
+	const intervalSeconds = positiveOr(raw.catchUpInterval, DEFAULT_CATCH_UP_INTERVAL_SECONDS);
 	const maxRecovered = Number.isFinite(max) && max >= 1 ? Math.floor(max) : DEFAULT_MAX_RECOVERED;
 	return {
 		intervalMs: Math.max(intervalSeconds, MIN_CATCH_UP_INTERVAL_SECONDS) * 1000,
@@ -103,9 +101,7 @@ export function combineSettings(raw: IDataObject): CombineSettings | undefined {
 
 export function readTriggerOptions(raw: IDataObject, catchUp = true) {
 	const maxAge = isEmpty(raw.maxAge) ? DEFAULT_MAX_AGE_SECONDS : Number(raw.maxAge);
-	const cutoff = Number(raw.lateDeliveryCutoff);
-	const cutoffSeconds =
-		Number.isFinite(cutoff) && cutoff > 0 ? cutoff : DEFAULT_LATE_DELIVERY_CUTOFF_SECONDS;
+	const cutoffSeconds = positiveOr(raw.lateDeliveryCutoff, DEFAULT_LATE_DELIVERY_CUTOFF_SECONDS);
 	const binaryPropertyName =
 		typeof raw.binaryPropertyName === 'string' ? raw.binaryPropertyName.trim() : '';
 	return {
