@@ -1,7 +1,6 @@
 /**
  * Catch-up: stored messages the workflow never received are emitted once, oldest first, marked
- * `recovered: true`. A late delivery is answered 503 and not run, so the service's logged failure
- * means "not run". Runs on one process: n8n starts triggers on the leader main.
+ * `recovered: true` (docs/reliability.md, "How the trigger's catch-up works"). On the leader main.
  */
 import type { IDataObject, IRun, ITriggerFunctions } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
@@ -171,8 +170,7 @@ export async function catchUpOnce(this: ITriggerFunctions, run: CatchUpRun): Pro
 	const nowMs = Date.now();
 	const plan = scheduleOf(state);
 
-	// A backlog beyond the read bound is taken oldest part first: a cut read (newest first) is kept,
-	// and the next run reads on from there; only the last such read is kept in memory.
+	// A backlog beyond the read bound: oldest part first, over several runs (same doc, "Without holes").
 	const stored: Stored = [];
 	const unread: Unread = { emitted: plan.emittedBefore };
 	let cut = false;
