@@ -155,8 +155,8 @@ export interface CatchUpRun {
 	isClosed: () => boolean;
 	/** Copies the state into the static data n8n saves (with the next emit). */
 	persist: () => void;
-	/** The webhook watch's last finding. */
-	webhook?: WebhookState;
+	/** The webhook watch's last finding ('ours' without the watch). */
+	webhook: WebhookState;
 	/** The webhook log was found not to name messages (said once, until it does again). */
 	logUnnamed?: boolean;
 }
@@ -261,8 +261,7 @@ export async function catchUpOnce(this: ITriggerFunctions, run: CatchUpRun): Pro
 		);
 	}
 	for (const recovery of decision.recover) {
-		const late =
-			run.webhook && lateReason(run.webhook, Date.parse(String(recovery.record.created_at)));
+		const late = lateReason(run.webhook, Date.parse(String(recovery.record.created_at)));
 		if (late) recovery.late = late;
 	}
 	plan.waiting.push(...decision.recover);

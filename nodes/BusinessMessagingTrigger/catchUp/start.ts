@@ -101,8 +101,7 @@ export async function startCatchUp(this: ITriggerFunctions): Promise<ITriggerRes
 		if (recover) await noticeUnnamedLog.call(this, run);
 		while (!closed) {
 			if (watching) {
-				run.webhook =
-					firstLook ?? (await watchWebhook.call(this, run.webhook ?? { kind: 'ours' }, watch));
+				run.webhook = firstLook ?? (await watchWebhook.call(this, run.webhook, watch));
 				firstLook = undefined;
 				// Stop: emitError() handed the failure to n8n, which closes this trigger.
 				if (run.webhook.kind === 'taken' && watch.stopWhenTaken) {

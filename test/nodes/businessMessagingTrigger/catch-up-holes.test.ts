@@ -136,6 +136,7 @@ describe('catch-up without holes, against the sandbox', () => {
 				state,
 				settings: readNodeSettings({ ...nodeParameters.call(held.context), options: parameters }),
 				isClosed: () => closed,
+				webhook: { kind: 'ours' },
 				persist: () => (saved.data = JSON.parse(JSON.stringify(state)) as IDataObject),
 			});
 		cleanup.push(async () => {
