@@ -2,7 +2,7 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import { splitList } from '../shared/fields';
-import { readDownloadLimits, type DownloadLimits } from '../shared/mediaPolicy';
+import { readDownloadLimits } from '../shared/mediaPolicy';
 
 // Maximum Event Age: the service delivers within ~8 s and never retries; 5 min leaves room for
 // clock skew. No "off": an old capture must never pass.
@@ -29,44 +29,18 @@ export const MAX_HAND_OVER_MINUTES = 7 * 24 * 60;
 export const QUIET_PERIOD_SECONDS = { default: 5, min: 1, max: 20 };
 export const LONGEST_WAIT_SECONDS = { default: 60, min: 5, max: 600 };
 
-export interface CombineSettings {
-	quietMs: number;
-	longestMs: number;
-}
-
-export type HandOverMode = 'off' | 'output' | 'drop';
+export type CombineSettings = { quietMs: number; longestMs: number };
+export type HandOverSettings = ReturnType<typeof handOverSettings>;
 export type OnActivation = 'sinceLastActive' | 'fromActivation';
-
-export interface HandOverSettings {
-	mode: HandOverMode;
-	minutes: number;
-}
-
-export interface CatchUpSettings {
-	intervalMs: number;
-	onActivation: OnActivation;
-	maxRecovered: number;
-}
-
-export interface TriggerOptions {
-	maxAgeSeconds: number;
-	/** Undefined without catch-up. */
-	lateDeliveryCutoffMs?: number;
-	downloadMedia: boolean;
-	binaryPropertyName: string;
-	downloadLimits: DownloadLimits | { problem: string };
-	numbers: string[];
-	statuses: string[];
-	handOver: HandOverSettings;
-	catchUp: CatchUpSettings;
-	takeOver: boolean;
-	/** What the trigger does when another URL holds the account's webhook while it is active. */
-	onWebhookTaken: 'catchUp' | 'stop';
-	/** Undefined: each message is its own item. */
-	combine?: CombineSettings;
-}
+export type TriggerOptions = ReturnType<typeof readTriggerOptions>;
 
 const isEmpty = (value: unknown) => value === undefined || value === null || value === '';
+
+/** `value` as a number when it is one above 0; otherwise (empty, text, 0 or less) `fallback`. */
+function positiveOr(value: unknown, fallback: number): number {
+	const number = Number(value);
+	return Number.isFinite(number) && number > 0 ? number : fallback;
+}
 
 /** The maximum age within 1 s .. 1 h; 0 (which used to turn the check off) means the bound. */
 export function boundedMaxAge(seconds: number): number {
@@ -76,24 +50,22 @@ export function boundedMaxAge(seconds: number): number {
 		: Math.min(Math.max(seconds, 1), MAX_EVENT_AGE_SECONDS);
 }
 
-export function handOverSettings(raw: IDataObject | undefined): HandOverSettings {
-	const mode: HandOverMode =
+export function handOverSettings(raw: IDataObject | undefined) {
+	const mode: 'off' | 'output' | 'drop' =
 		raw?.handOver === 'output' || raw?.handOver === 'drop' ? raw.handOver : 'off';
-	const minutes = Number(raw?.handOverMinutes);
-	return {
-		mode,
-		minutes:
-			isEmpty(raw?.handOverMinutes) || !Number.isFinite(minutes) || minutes <= 0
-				? DEFAULT_HAND_OVER_MINUTES
-				: Math.min(MAX_HAND_OVER_MINUTES, minutes),
-	};
+	const minutes = positiveOr(raw?.handOverMinutes, DEFAULT_HAND_OVER_MINUTES);
+	return { mode, minutes: Math.min(MAX_HAND_OVER_MINUTES, minutes) };
+}
+
+export interface CatchUpSettings {
+	intervalMs: number;
+	onActivation: OnActivation;
+	maxRecovered: number;
 }
 
 export function catchUpSettings(raw: IDataObject): CatchUpSettings {
-	const interval = Number(raw.catchUpInterval);
 	const max = Number(raw.maxRecovered);
-	const intervalSeconds =
-		Number.isFinite(interval) && interval > 0 ? interval : DEFAULT_CATCH_UP_INTERVAL_SECONDS;
+	const intervalSeconds = positiveOr(raw.catchUpInterval, DEFAULT_CATCH_UP_INTERVAL_SECONDS);
 	const maxRecovered = Number.isFinite(max) && max >= 1 ? Math.floor(max) : DEFAULT_MAX_RECOVERED;
 	return {
 		intervalMs: Math.max(intervalSeconds, MIN_CATCH_UP_INTERVAL_SECONDS) * 1000,
@@ -127,15 +99,14 @@ export function combineSettings(raw: IDataObject): CombineSettings | undefined {
 	return { quietMs: quiet * 1000, longestMs: longest * 1000 };
 }
 
-export function readTriggerOptions(raw: IDataObject, catchUp = true): TriggerOptions {
+export function readTriggerOptions(raw: IDataObject, catchUp = true) {
 	const maxAge = isEmpty(raw.maxAge) ? DEFAULT_MAX_AGE_SECONDS : Number(raw.maxAge);
-	const cutoff = Number(raw.lateDeliveryCutoff);
-	const cutoffSeconds =
-		Number.isFinite(cutoff) && cutoff > 0 ? cutoff : DEFAULT_LATE_DELIVERY_CUTOFF_SECONDS;
+	const cutoffSeconds = positiveOr(raw.lateDeliveryCutoff, DEFAULT_LATE_DELIVERY_CUTOFF_SECONDS);
 	const binaryPropertyName =
 		typeof raw.binaryPropertyName === 'string' ? raw.binaryPropertyName.trim() : '';
 	return {
 		maxAgeSeconds: boundedMaxAge(maxAge),
+		/** Undefined without catch-up. */
 		lateDeliveryCutoffMs: catchUp ? cutoffSeconds * 1000 : undefined,
 		downloadMedia: raw.downloadMedia === true,
 		binaryPropertyName: binaryPropertyName || 'data',
@@ -145,7 +116,9 @@ export function readTriggerOptions(raw: IDataObject, catchUp = true): TriggerOpt
 		handOver: handOverSettings(raw),
 		catchUp: catchUpSettings(raw),
 		takeOver: raw.takeOver === true,
-		onWebhookTaken: raw.onWebhookTaken === 'stop' ? 'stop' : 'catchUp',
+		/** What the trigger does when another URL holds the account's webhook while it is active. */
+		onWebhookTaken: raw.onWebhookTaken === 'stop' ? ('stop' as const) : ('catchUp' as const),
+		/** Undefined: each message is its own item. */
 		combine: combineSettings(raw),
 	};
 }

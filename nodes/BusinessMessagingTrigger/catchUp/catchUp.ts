@@ -1,18 +1,14 @@
 /**
  * Catch-up: stored messages the workflow never received are emitted once, oldest first, marked
- * `recovered: true`. A late delivery is answered 503 and not run, so the service's logged failure
- * means "not run". Runs on one process: n8n starts triggers on the leader main.
+ * `recovered: true` (docs/reliability.md, "How the trigger's catch-up works"). On the leader main.
  */
 import type { IDataObject, IRun, ITriggerFunctions } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
-import { nodeKeyOf } from '../../shared/credentialKeys';
 import { MESSAGE_EVENTS, readHistory, type MessageEvent } from '../../shared/history';
 import type { NextPage } from '../../shared/pagination';
 import { byAge, isAfter, type Watermark } from '../../shared/watermark';
-import type { HandOverSettings } from '../options';
 import { filterReason, type NodeSettings } from '../receiving/accept';
-import type { EventType } from '../receiving/envelope';
 import { wasAcceptedHere } from '../receiving/acceptedHere';
 import { sameUrl } from '../registration/decision';
 import type { TriggerStaticData } from '../registration/signingSecrets';
@@ -87,10 +83,8 @@ function settle(state: CatchUpState, schedule: Schedule): void {
 }
 
 /**
- * A recovered message counts as received when the service stored it (never later than now): it is
- * settled (15 s old), so its quiet period has mostly passed and Combine reads once, at once, instead
- * of waiting a whole quiet period again. That time is the service's clock, which the settle time
- * already trusts to within seconds.
+ * A recovered message counts as received when the service stored it (never later than now): settled,
+ * its quiet period has mostly passed, so Combine does not wait a whole one again.
  */
 function recoveredAtMs(record: IDataObject): number {
 	const storedMs = Date.parse(String(record.created_at));
@@ -98,25 +92,14 @@ function recoveredAtMs(record: IDataObject): number {
 }
 
 /** One execution per recovered message: a contact's in order, contacts side by side. */
-function schedule(
-	this: ITriggerFunctions,
-	recoveries: Recovery[],
-	state: CatchUpState,
-	plan: Schedule,
-	route: {
-		layout: EventType[] | null;
-		handOver: HandOverSettings;
-		/** Combine a Contact's Messages on: items carry when the message was received. */
-		stamp: boolean;
-	},
-	isClosed: () => boolean,
-	persist: () => void,
-): void {
-	const scope = nodeKeyOf.call(this);
-	const { layout, handOver, stamp } = route;
+function schedule(this: ITriggerFunctions, recoveries: Recovery[], run: CatchUpRun): void {
+	const { state, persist, settings } = run;
+	const plan = scheduleOf(state);
+	// Combine a Contact's Messages on: items carry when the message was received.
+	const stamp = settings.options.combine !== undefined;
 	const runOne = async (recovery: Recovery) => {
 		// Closed: not emitted; the saved watermark stays before it.
-		if (isClosed()) return;
+		if (run.isClosed()) return;
 		const id = String(recovery.record.wa_message_id ?? recovery.record.id);
 		try {
 			const recovered = recoveredItem(recovery);
@@ -124,7 +107,8 @@ function schedule(
 				...recovered,
 				json: stampedReceived(recovered.json, stamp ? recoveredAtMs(recovery.record) : undefined),
 			};
-			const routed = await routeEvent.call(this, item, recovery.event, layout, handOver);
+			const { layout, options } = settings;
+			const routed = await routeEvent.call(this, item, recovery.event, layout, options.handOver);
 			plan.waiting = plan.waiting.filter((waiting) => waiting !== recovery);
 			plan.emittedAhead.push(recovery);
 			settle(state, plan);
@@ -133,7 +117,7 @@ function schedule(
 			if (routed.kind !== 'start') return;
 			const done = this.helpers.createDeferredPromise<IRun>();
 			// n8n 2.x refuses a second execution with this key (1.x ignores it): no rerun on restart.
-			this.emit(routed.workflowData, undefined, done, `business-messaging:${scope}:${id}`);
+			this.emit(routed.workflowData, undefined, done, `business-messaging:${run.scope}:${id}`);
 			await Promise.race([done.promise.catch(() => undefined), sleep(CONVERSATION_WAIT_MS)]);
 		} catch (error) {
 			// The message is passed over (named here), the conversation goes on.
@@ -162,30 +146,31 @@ function receivedAt(this: ITriggerFunctions): ((url: string) => boolean) | undef
 	return (url) => sameUrl(url, webhookUrl);
 }
 
-/** What the catch-up's loop knows beside its state: the webhook watch's finding, what was said. */
-export interface CatchUpNotes {
-	webhook?: WebhookState;
+/** One activation's catch-up: its state, the node's settings, and what its loop knows beside them. */
+export interface CatchUpRun {
+	/** The node's key in this process's per-node maps (nodeKeyOf), built once per activation. */
+	scope: string;
+	state: CatchUpState;
+	settings: NodeSettings;
+	isClosed: () => boolean;
+	/** Copies the state into the static data n8n saves (with the next emit). */
+	persist: () => void;
+	/** The webhook watch's last finding ('ours' without the watch). */
+	webhook: WebhookState;
 	/** The webhook log was found not to name messages (said once, until it does again). */
 	logUnnamed?: boolean;
 }
 
 /** One catch-up run: read, decide, schedule, move the watermarks. Returns once scheduled. */
-export async function catchUpOnce(
-	this: ITriggerFunctions,
-	state: CatchUpState,
-	settings: NodeSettings,
-	isClosed: () => boolean,
-	persist: () => void,
-	notes: CatchUpNotes = {},
-): Promise<number> {
-	const { catchUp: options, handOver, combine } = settings.options;
+export async function catchUpOnce(this: ITriggerFunctions, run: CatchUpRun): Promise<number> {
+	const { state, settings, persist } = run;
+	const options = settings.options.catchUp;
 	const events = MESSAGE_EVENTS.filter((event) => settings.events.includes(event));
 	if (events.length === 0) return 0;
 	const nowMs = Date.now();
 	const plan = scheduleOf(state);
 
-	// A backlog beyond the read bound is taken oldest part first: a cut read (newest first) is kept,
-	// and the next run reads on from there; only the last such read is kept in memory.
+	// A backlog beyond the read bound: oldest part first, over several runs (same doc, "Without holes").
 	const stored: Stored = [];
 	const unread: Unread = { emitted: plan.emittedBefore };
 	let cut = false;
@@ -243,10 +228,10 @@ export async function catchUpOnce(
 		if (!log.identified) {
 			// Without the message's id in the log (CONTRACT L2), delivered and missed look alike.
 			// Nothing recovered, and the watermarks move on: counted as delivered (README, Limits).
-			if (notes.logUnnamed !== true) this.logger.error(`${LOG_PREFIX}: ${UNNAMED_LOG_NOTICE}`);
-			notes.logUnnamed = true;
+			if (run.logUnnamed !== true) this.logger.error(`${LOG_PREFIX}: ${UNNAMED_LOG_NOTICE}`);
+			run.logUnnamed = true;
 			noneMissed = true;
-		} else notes.logUnnamed = false;
+		} else run.logUnnamed = false;
 		if (log.identified && !log.complete) {
 			unread.logFromMs = log.reachedMs;
 			this.logger.warn(
@@ -256,10 +241,9 @@ export async function catchUpOnce(
 		attempts = log.attempts;
 	}
 	// A message this process's webhook() accepted runs, even when n8n answered after the service gave up.
-	const scope = nodeKeyOf.call(this);
 	for (const record of stored.flatMap(({ records }) => records)) {
 		const id = String(record.wa_message_id);
-		if (noneMissed || wasAcceptedHere(scope, id, nowMs))
+		if (noneMissed || wasAcceptedHere(run.scope, id, nowMs))
 			attempts.set(id, { success: true, reason: null });
 	}
 	const decision = decide(attempts, Math.max(options.maxRecovered - plan.waiting.length, 0));
@@ -277,16 +261,14 @@ export async function catchUpOnce(
 		);
 	}
 	for (const recovery of decision.recover) {
-		const late =
-			notes.webhook && lateReason(notes.webhook, Date.parse(String(recovery.record.created_at)));
+		const late = lateReason(run.webhook, Date.parse(String(recovery.record.created_at)));
 		if (late) recovery.late = late;
 	}
 	plan.waiting.push(...decision.recover);
 	// n8n saves static data only with the next emit.
 	settle(state, plan);
 	persist();
-	const route = { layout: settings.layout, handOver, stamp: combine !== undefined };
-	schedule.call(this, decision.recover, state, plan, route, isClosed, persist);
+	schedule.call(this, decision.recover, run);
 	if (decision.recover.length > 0) {
 		this.logger.info(
 			`${LOG_PREFIX}: recovering ${decision.recover.length} message(s) the workflow had not received`,

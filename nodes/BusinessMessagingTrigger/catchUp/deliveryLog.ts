@@ -21,13 +21,6 @@ export interface WebhookAttempt {
 
 const LOG_PATH = '/v1/logs';
 
-/** The message a log entry's delivery carried, as far as the entry says. */
-function messageIdOf(entry: IDataObject): string | undefined {
-	const nested = isPlainObject(entry.data) ? entry.data.wa_message_id : undefined;
-	const id = [entry.wa_message_id, nested].find((value) => typeof value === 'string' && value);
-	return id as string | undefined;
-}
-
 /** When an entry was written, in ms, read as a stored message's time is (storedRecord.ts); NaN if unsaid. */
 export function entryTimeMs(entry: IDataObject): number {
 	return Date.parse(recordCreatedAt(entry) ?? '');
@@ -40,11 +33,11 @@ export function entryTimeMs(entry: IDataObject): number {
 export function readEntry(
 	entry: IDataObject,
 ): { kind: 'message'; id: string } | { kind: 'other' } | { kind: 'unnamed' } {
-	const id = messageIdOf(entry);
 	if (typeof entry.event === 'string' && !(MESSAGE_EVENTS as string[]).includes(entry.event))
 		return { kind: 'other' };
-	if (id) return { kind: 'message', id };
-	return { kind: 'unnamed' };
+	const nested = isPlainObject(entry.data) ? entry.data.wa_message_id : undefined;
+	const id = [entry.wa_message_id, nested].find((value) => typeof value === 'string' && value);
+	return id ? { kind: 'message', id: id as string } : { kind: 'unnamed' };
 }
 
 /** Pages of the webhook log, their entries to `onPage` until it says stop; an answer that is not a list throws. */

@@ -8,9 +8,10 @@ import { sleep } from 'n8n-workflow';
 
 import { nodeKeyOf } from '../../shared/credentialKeys';
 import { MESSAGE_EVENTS } from '../../shared/history';
+import type { OnActivation } from '../options';
 import { nodeParameters, readNodeSettings } from '../receiving/accept';
 import { isManualRegistration, type TriggerStaticData } from '../registration/signingSecrets';
-import { LOG_PREFIX, OPERATION, catchUpOnce, type CatchUpNotes } from './catchUp';
+import { LOG_PREFIX, OPERATION, catchUpOnce, type CatchUpRun } from './catchUp';
 import { UNNAMED_LOG_NOTICE, probeWebhookLog } from './deliveryLog';
 import { startingWatermark, type CatchUpState, type Watermarks } from './recoveries';
 import { watchWebhook, type WebhookState } from './webhookWatch';
@@ -28,22 +29,19 @@ const copyOf = (state: CatchUpState): CatchUpState => ({
 	...(state.emitted && { emitted: [...state.emitted] }),
 });
 
-function rememberStop(this: ITriggerFunctions, state: CatchUpState): void {
+function rememberStop({ scope, state }: CatchUpRun): void {
 	if (stoppedAt.size >= STOPPED_BOUND) stoppedAt.clear();
-	stoppedAt.set(nodeKeyOf.call(this), copyOf(state));
+	stoppedAt.set(scope, copyOf(state));
 }
 
 /** The state a run starts from: saved watermarks, or where Recover on Activation says. */
-function startingState(
-	this: ITriggerFunctions,
-	onActivation: 'sinceLastActive' | 'fromActivation',
-) {
+function startingState(this: ITriggerFunctions, onActivation: OnActivation) {
 	const staticData = this.getWorkflowStaticData('node') as TriggerStaticData & {
 		catchUp?: CatchUpState;
 	};
-	const key = nodeKeyOf.call(this);
-	const stopped = onActivation === 'sinceLastActive' ? stoppedAt.get(key) : undefined;
-	stoppedAt.delete(key);
+	const scope = nodeKeyOf.call(this);
+	const stopped = onActivation === 'sinceLastActive' ? stoppedAt.get(scope) : undefined;
+	stoppedAt.delete(scope);
 	const carried = stopped ?? staticData.catchUp;
 	const saved = carried?.watermarks ?? {};
 	const nowMs = Date.now();
@@ -67,15 +65,15 @@ function startingState(
 		staticData.catchUp = copyOf(state);
 	};
 	persist();
-	return { state, persist };
+	return { scope, state, persist };
 }
 
 /** At activation: a delivery log that cannot be matched to messages is said at once (and once). */
-async function noticeUnnamedLog(this: ITriggerFunctions, notes: CatchUpNotes): Promise<void> {
+async function noticeUnnamedLog(this: ITriggerFunctions, run: CatchUpRun): Promise<void> {
 	try {
 		if ((await probeWebhookLog.call(this, OPERATION)) !== 'unnamed') return;
 		this.logger.error(`${LOG_PREFIX}: ${UNNAMED_LOG_NOTICE}`);
-		notes.logUnnamed = true;
+		run.logUnnamed = true;
 	} catch (error) {
 		this.logger.error(`${LOG_PREFIX}: ${(error as Error).message}`);
 	}
@@ -97,25 +95,23 @@ export async function startCatchUp(this: ITriggerFunctions): Promise<ITriggerRes
 	let firstLook: WebhookState | undefined = stopWhenTaken
 		? await watchWebhook.call(this, { kind: 'ours' }, { ...watch, starting: true })
 		: undefined;
-	const { state, persist } = startingState.call(this, triggerOptions.catchUp.onActivation);
-
-	const notes: CatchUpNotes = { webhook: { kind: 'ours' } };
+	const starting = startingState.call(this, triggerOptions.catchUp.onActivation);
+	const run: CatchUpRun = { ...starting, settings, isClosed, webhook: { kind: 'ours' } };
 	const loop = async () => {
-		if (recover) await noticeUnnamedLog.call(this, notes);
+		if (recover) await noticeUnnamedLog.call(this, run);
 		while (!closed) {
 			if (watching) {
-				notes.webhook =
-					firstLook ?? (await watchWebhook.call(this, notes.webhook ?? { kind: 'ours' }, watch));
+				run.webhook = firstLook ?? (await watchWebhook.call(this, run.webhook, watch));
 				firstLook = undefined;
 				// Stop: emitError() handed the failure to n8n, which closes this trigger.
-				if (notes.webhook.kind === 'taken' && watch.stopWhenTaken) {
+				if (run.webhook.kind === 'taken' && watch.stopWhenTaken) {
 					closed = true;
-					if (recover) rememberStop.call(this, state);
+					if (recover) rememberStop(run);
 				}
 			}
 			if (recover && !closed) {
 				try {
-					await catchUpOnce.call(this, state, settings, isClosed, persist, notes);
+					await catchUpOnce.call(this, run);
 				} catch (error) {
 					// Every run it fails: an answer it cannot read is never skipped in silence.
 					this.logger.error(

@@ -1,8 +1,6 @@
 /**
- * The webhook watch: every catch-up run reads the account's one webhook. None registered (deleted)
- * → this trigger's URL is registered again; another URL → never replaced, said in n8n's log each
- * run and on the items the catch-up brings meanwhile (or, with On Webhook Taken: Stop, reported as
- * the trigger's failure). An answer that cannot be read is never taken for "deleted".
+ * The webhook watch: every catch-up run reads the account's one webhook and acts on what it finds
+ * (docs/reliability.md, "The webhook watch"). An unreadable answer is never taken for "deleted".
  */
 import type { ITriggerFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
@@ -67,10 +65,8 @@ export interface WatchContext {
 	stopWhenTaken: boolean;
 	isClosed: () => boolean;
 	/**
-	 * The look trigger() takes before it returns (Stop only): taken then, the start is refused with a
-	 * final error instead of emitError. n8n 2.x registers a trigger that failed at runtime again at
-	 * once, and 1.x within a second: an emitError there would fail, and run the Error Workflow, every
-	 * second for as long as the webhook stays taken.
+	 * The look trigger() takes before it returns (Stop only): taken then, a final error refuses the
+	 * start; an emitError would fail again at each of n8n's restarts of the trigger (same doc section).
 	 */
 	starting?: boolean;
 }

@@ -53,8 +53,8 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	const check = (secret: string) =>
 		acceptEvent(rawBody, signature, secret, Date.now(), () => nodeParameters.call(this));
 	let accepted = check(found.secret);
-	if (accepted.kind === 'reject' && accepted.reason === SIGNATURE_MISMATCH && found.reread) {
-		const fresh = await found.reread();
+	if (accepted.kind === 'reject' && accepted.reason === SIGNATURE_MISMATCH) {
+		const fresh = await signingSecret.call(this, found.secret);
 		if ('secret' in fresh && fresh.secret !== found.secret) accepted = check(fresh.secret);
 	}
 	// A 400 comes after the signature checked out: the service is told why (its delivery log shows it).

@@ -52,7 +52,6 @@ export interface DecisionInput {
 }
 
 function secondTriggerRefusal(current: string): { message: string; description: string } {
-	// The editor shows only the message (a toast): the ways that work go in it, the URL last.
 	return {
 		message:
 			"Another Business Messaging Trigger of this n8n already receives this account's events (one trigger per account). " +
@@ -67,6 +66,7 @@ function secondTriggerRefusal(current: string): { message: string; description: 
 	};
 }
 
+/** The editor shows only a refusal's message (a toast, ~270 px): the way out in it, the URL last. */
 export function decideRegistration(input: DecisionInput): RegistrationDecision {
 	const { remote, ourUrl, hasSecret, takeOver, isTest, webhookId } = input;
 	// Only an answer that says none is configured (webhookAnswer.ts reads a contradiction as unreadable).
@@ -82,7 +82,6 @@ export function decideRegistration(input: DecisionInput): RegistrationDecision {
 	// The service's text, as it goes into messages: one short printable line.
 	const current = serviceLine(remote.url);
 	if (sameNode && isTest) {
-		// The editor shows only the message (toast, about 270 px of text): the advice goes in it.
 		return {
 			action: 'refuse',
 			message:
@@ -101,7 +100,6 @@ export function decideRegistration(input: DecisionInput): RegistrationDecision {
 		return { action: 'refuse', ...secondTriggerRefusal(current) };
 	return {
 		action: 'refuse',
-		// The editor shows only the message: the cause and the way out, the URL last (it can be long).
 		message:
 			'Another webhook is registered for this account. To use this trigger, delete it in the console, ' +
 			'turn on Take Over Existing Webhook (Options) or set Registration to Manual. ' +

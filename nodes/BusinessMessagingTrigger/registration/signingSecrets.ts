@@ -109,38 +109,30 @@ export async function canOpenStoredSecret(
 	return false;
 }
 
-export type SigningSecret = OpenedSecret & {
-	/** Reads the secret again after a mismatch (a rotated one), at most every 10 s. */
-	reread?: () => Promise<OpenedSecret | { problem: string }>;
-};
-
 const NO_MANUAL_SECRET =
 	'Registration is Manual but the credential has no Webhook Signing Secret, so no event can be verified: every event is rejected until it is set';
 const SEAL_NOT_OPENED =
 	"the stored signing secret cannot be opened with the credential's API key (was the key changed?): every event is rejected. Unpublish and publish (deactivate and activate) the workflow to register again";
 
-/** The Manual secret from the node's cached credential (credentialKeys.ts), or why there is none. */
-async function manualSecret(
-	this: IWebhookFunctions,
-	rotated: (secret: string) => boolean = () => false,
-): Promise<OpenedSecret | { problem: string }> {
-	const read = await credentialRead.call(this, {
-		reread: (cached) => !cached.webhookSecret || rotated(cached.webhookSecret),
-	});
-	if (typeof read === 'string') return { problem: read };
-	return read.webhookSecret ? { secret: read.webhookSecret } : { problem: NO_MANUAL_SECRET };
-}
-
-/** The secret events are verified with, or why there is none (then every event is refused). */
+/**
+ * The secret events are verified with, or why there is none (then every event is refused). Asked
+ * again after a signature `mismatched` it: Manual, the credential is read again (a rotated secret)
+ * once the cached read is 10 s old; Automatic, the secret the webhook watch registered here, if any.
+ */
 export async function signingSecret(
 	this: IWebhookFunctions,
-): Promise<SigningSecret | { problem: string }> {
+	mismatched?: string,
+): Promise<OpenedSecret | { problem: string }> {
 	if (isManualRegistration.call(this)) {
-		const found = await manualSecret.call(this);
-		if ('problem' in found) return found;
-		const reread = async () => await manualSecret.call(this, (secret) => secret === found.secret);
-		return { secret: found.secret, reread };
+		const read = await credentialRead.call(this, {
+			reread: (cached) => !cached.webhookSecret || cached.webhookSecret === mismatched,
+		});
+		if (typeof read === 'string') return { problem: read };
+		return read.webhookSecret ? { secret: read.webhookSecret } : { problem: NO_MANUAL_SECRET };
 	}
+	const fresher = renewed.get(nodeKeyOf.call(this));
+	if (mismatched !== undefined)
+		return fresher ?? { problem: 'no other secret was registered here' };
 	const { sealedSecret } = this.getWorkflowStaticData('node') as TriggerStaticData;
 	if (typeof sealedSecret !== 'string') {
 		return {
@@ -148,13 +140,11 @@ export async function signingSecret(
 				'no signing secret is stored for this trigger (the registration was lost): every event is rejected. Unpublish and publish (deactivate and activate) the workflow to register again',
 		};
 	}
-	const fresher = renewed.get(nodeKeyOf.call(this));
-	const reread = fresher && (async () => await Promise.resolve(fresher));
 	const read = await credentialRead.call(this, {
 		sealed: sealedSecret,
 		reread: (cached) => cached.sealed?.secret === undefined,
 	});
 	if (typeof read === 'string') return { problem: read };
 	const secret = read.sealed?.secret;
-	return secret ? { secret, reread } : { problem: SEAL_NOT_OPENED };
+	return secret ? { secret } : { problem: SEAL_NOT_OPENED };
 }

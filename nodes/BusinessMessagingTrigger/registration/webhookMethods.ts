@@ -6,7 +6,7 @@ import { forgetCredentialRead } from '../../shared/credentialKeys';
 import { serviceLine } from '../../shared/redact';
 import { CREDENTIAL_TYPE, apiRequest } from '../../shared/transport';
 import { readTriggerOptions } from '../options';
-import { decideRegistration, sameUrl, type RegistrationDecision } from './decision';
+import { decideRegistration, sameUrl } from './decision';
 import { WEBHOOK_PATH, readRemoteWebhook } from '../../shared/webhookAnswer';
 import { postRegistration } from './register';
 import {
@@ -42,14 +42,7 @@ export class AccountWebhookTakenError extends WebhookPathTakenError {
 	}
 }
 
-async function currentDecision(
-	this: IHookFunctions,
-	operation: string,
-): Promise<{
-	ourUrl: string;
-	staticData: TriggerStaticData;
-	decision: Exclude<RegistrationDecision, { action: 'refuse' }>;
-}> {
+async function currentDecision(this: IHookFunctions, operation: string) {
 	const ourUrl = this.getNodeWebhookUrl('default');
 	if (!ourUrl) {
 		throw new NodeOperationError(

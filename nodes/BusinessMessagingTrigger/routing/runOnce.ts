@@ -10,6 +10,7 @@ import {
 	type INodeExecutionData,
 } from 'n8n-workflow';
 
+import { nodeKeyOf } from '../../shared/credentialKeys';
 import { isPlainObject } from '../../shared/json';
 
 /** How many keys n8n's row keeps (oldest dropped first). */
@@ -25,12 +26,8 @@ export function callGapMs(lastCallMs: number, gap = CALL_GAP): number {
 	return Math.min(gap.maxMs, Math.max(gap.minMs, gap.factor * lastCallMs));
 }
 
-/** A test event ('manual') or a retry runs again. */
-const MODES = new Set(['webhook', 'trigger']);
-
-export function runOnceApplies(mode: string): boolean {
-	return MODES.has(mode);
-}
+/** A delivery's and the catch-up's executions; a test event ('manual') or a retry runs again. */
+export const RUN_ONCE_MODES: ReadonlySet<string> = new Set(['webhook', 'trigger']);
 
 /** An inbound message or echo by platform id; a status by id and status. Undefined: it passes. */
 export function runOnceKey(json: IDataObject): string | undefined {
@@ -141,7 +138,7 @@ export async function runOnce(
 	const mode = this.getMode();
 	const check = this.helpers.checkProcessedAndRecord as
 		IExecuteFunctions['helpers']['checkProcessedAndRecord'] | undefined;
-	if (!runOnceApplies(mode) || typeof check !== 'function') return outputs;
+	if (!RUN_ONCE_MODES.has(mode) || typeof check !== 'function') return outputs;
 	const keyed = outputs.map((items) => items.map((item) => runOnceKey(item.json)));
 	const keys = [...new Set(keyed.flat().filter((key): key is string => key !== undefined))];
 	if (keys.length === 0) return outputs;
@@ -151,7 +148,7 @@ export async function runOnce(
 			mode: 'entries',
 			maxEntries: RUN_ONCE_MAX_ENTRIES,
 		});
-	const rowId = `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
+	const rowId = nodeKeyOf.call(this);
 	let row = rows.get(rowId);
 	if (!row) rows.set(rowId, (row = new GroupCommit()));
 	let owned: Set<string>;

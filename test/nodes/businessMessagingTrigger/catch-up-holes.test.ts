@@ -14,6 +14,7 @@ import {
 	nodeParameters,
 	readNodeSettings,
 } from '../../../nodes/BusinessMessagingTrigger/receiving/accept';
+import { nodeKeyOf } from '../../../nodes/shared/credentialKeys';
 import * as history from '../../../nodes/shared/history';
 import type { HeldTrigger } from '../../harness';
 import { CONTACT, useSandbox } from '../../support';
@@ -130,13 +131,14 @@ describe('catch-up without holes, against the sandbox', () => {
 		let closed = false;
 		const saved: { data?: IDataObject } = {};
 		const once = async () =>
-			await catchUpOnce.call(
-				held.context,
+			await catchUpOnce.call(held.context, {
+				scope: nodeKeyOf.call(held.context),
 				state,
-				readNodeSettings({ ...nodeParameters.call(held.context), options: parameters }),
-				() => closed,
-				() => (saved.data = JSON.parse(JSON.stringify(state)) as IDataObject),
-			);
+				settings: readNodeSettings({ ...nodeParameters.call(held.context), options: parameters }),
+				isClosed: () => closed,
+				webhook: { kind: 'ours' },
+				persist: () => (saved.data = JSON.parse(JSON.stringify(state)) as IDataObject),
+			});
 		cleanup.push(async () => {
 			closed = true;
 			for (const execution of held.executions) execution?.resolve({} as never);

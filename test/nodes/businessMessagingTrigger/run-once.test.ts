@@ -33,7 +33,7 @@ import {
 	GroupCommit,
 	RUN_ONCE_MAX_ENTRIES,
 	runOnce,
-	runOnceApplies,
+	RUN_ONCE_MODES,
 	runOnceKey,
 	type StoreAnswer,
 } from '../../../nodes/BusinessMessagingTrigger/routing/runOnce';
@@ -163,10 +163,10 @@ describe('run once: the key of an event', () => {
 	});
 
 	it('applies to webhook and catch-up executions, not to a test event or a retry', () => {
-		expect(runOnceApplies('webhook')).toBe(true);
-		expect(runOnceApplies('trigger')).toBe(true);
+		expect(RUN_ONCE_MODES.has('webhook')).toBe(true);
+		expect(RUN_ONCE_MODES.has('trigger')).toBe(true);
 		for (const mode of ['manual', 'retry', 'internal', 'integrated', 'cli', 'evaluation'])
-			expect(runOnceApplies(mode)).toBe(false);
+			expect(RUN_ONCE_MODES.has(mode)).toBe(false);
 	});
 });
 
