@@ -22,6 +22,7 @@ import { ACCOUNT_ID_LABEL, RESUME_KEY_LABEL, derivedKeys, nodeKeyOf } from '../c
 import { computeSignature, verifySignature } from '../signature';
 import { isEntryInBounds } from './registration';
 import {
+	forgetAnswer,
 	isOwedHere,
 	recordOwed,
 	releaseOwed,
@@ -112,7 +113,7 @@ async function resumeNow(
 	}
 	settleOwed(home, messageId);
 	const staticData = current.getWorkflowStaticData('global') as IDataObject;
-	// Before emit(): n8n saves this copy as it starts the execution.
+	// Before emit(): n8n saves this copy (the answer recorded as run) as it starts the execution.
 	keepWaitingEntriesCurrent(staticData, home);
 	try {
 		const done = current.helpers.createDeferredPromise<IRun>();
@@ -125,7 +126,8 @@ async function resumeNow(
 		);
 		void done.promise.catch(() => undefined);
 	} catch (error) {
-		// Never quiet: the message stays in the service's history.
+		// Not run: a copy of it (the catch-up's, when its delivery was logged failed) runs it.
+		forgetAnswer(staticData, home, messageId);
 		current.logger.error(
 			`${LOG_PREFIX}: message ${messageId} was not taken by its waiting execution and could not be started: ${(error as Error).message}`,
 		);

@@ -121,6 +121,19 @@ export function settleOwed(home: string, messageId: string, nowMs = Date.now()):
 	recordAnswered(home, messageId, nowMs);
 }
 
+/** The answer could not be run after all: neither owed nor answered here, so a copy of it (the catch-up's) runs. */
+export function forgetAnswer(staticData: IDataObject, home: string, messageId: string): void {
+	memory.get(home)?.delete(messageId);
+	owed.get(home)?.delete(messageId);
+	for (const key of [ANSWERED_KEY, OWED_KEY]) {
+		const stored = staticData[key];
+		if (!isPlainObject(stored) || !(messageId in stored)) continue;
+		const rest = { ...stored };
+		delete rest[messageId];
+		staticData[key] = rest;
+	}
+}
+
 /**
  * Writes into this copy of workflow `home`'s static data every id it should hold: the live ones
  * it holds and those this process recorded. Assigned only when something changed.

@@ -170,6 +170,43 @@ describe('an answer where the catch-up runs: the service is answered first, the 
 		expect(started.emitted).toHaveLength(1);
 		expect(server.bodies).toHaveLength(1);
 	}, 20_000);
+
+	it('a refused resume whose emit throws is not recorded as answered: the catch-up copy of the message runs it', async () => {
+		const logged = {} as LoggedLines;
+		captureLogs(logged, Logger);
+		const contact = '+15554450008';
+		const finished = { code: 409, message: 'The execution "78" has finished already.' };
+		const server = await waitingExecution('78', [{ status: 409, body: finished }]);
+		const { harness, started, secret } = await runningTrigger(new URL(server.url).origin);
+		waits(harness.globalStaticData, contact, server, '78');
+		// The harness's emit copies the node's static data first: this makes that emit throw.
+		harness.staticData.unsaveable = {
+			toJSON: () => {
+				throw new Error('emit failed');
+			},
+		} as unknown as IDataObject;
+		const event = inboundEnvelope({ from: contact, number: NUMBER, text: 'answer 78' });
+		expect((await harness.receive(signedRequest(event, secret))).status).toBe(200);
+		await until(() => logged.error.length > 0, 5000);
+		delete harness.staticData.unsaveable;
+		expect(logged.error.join('\n')).toContain('could not be started: emit failed');
+		expect(started.emitted).toHaveLength(0);
+		const id = event.data.wa_message_id;
+		expect(Object.keys(harness.globalStaticData[ANSWERED_KEY] ?? {})).not.toContain(id);
+		const copy = recoveredItem({
+			event: 'message.inbound',
+			record: { ...event.data, direction: 'in', created_at: event.timestamp },
+			reason: 'timeout after 8000 ms',
+		});
+		const routed = await routeEvent.call(
+			harness.triggerContext().context,
+			copy,
+			'message.inbound',
+			null,
+			HAND_OVER_OFF,
+		);
+		expect(routed).toMatchObject({ kind: 'start' });
+	}, 20_000);
 });
 
 describe('n8n restarted between the 2xx and the resume: the answer is neither lost nor run twice', () => {
