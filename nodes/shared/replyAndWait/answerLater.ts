@@ -35,60 +35,43 @@ import {
 	accountIdOf,
 	keepWaitingEntriesCurrent,
 	removeWaiting,
+	triggerRunningHere,
 	type WaitingEntry,
 } from './waitingEntries';
 
 const LOG_PREFIX = 'Business Messaging Trigger';
 
-/** Per workflow: the trigger running in this process (its context: emit, static data, helpers). */
-const triggers = new Map<string, ITriggerFunctions>();
-
-/** trigger(), when it starts: resumes later through it; returns what forgets it. */
-export function takeAnswersLater(this: ITriggerFunctions): () => void {
-	const workflowId = this.getWorkflow().id ?? '';
-	triggers.set(workflowId, this);
-	void resumeOwedFromBefore.call(this, workflowId);
-	return () => {
-		if (triggers.get(workflowId) === this) triggers.delete(workflowId);
-	};
-}
-
-/** Whether an answer to workflow `home` can be answered first and resumed by its trigger here. */
-export function canAnswerFirst(home: string | undefined): boolean {
-	return home !== undefined && triggers.has(home);
+/** An answer the service is told about before its wait is resumed: what its resume needs. */
+export interface OwedResume {
+	/** The trigger's workflow. */
+	home: string;
+	messageId: string;
+	item: INodeExecutionData;
+	/** What runs if the wait refuses it. */
+	outputs: INodeExecutionData[][];
+	identity: TriggerIdentity;
+	found: { key: string; entry: WaitingEntry };
 }
 
 /**
  * The request's part (synchronous, before n8n saves its copy and answers the service): the wait
- * is forgotten here, the answer written owed; its resume runs in the trigger.
+ * is forgotten here, the answer written owed; its resume runs in `trigger` (triggerRunningHere).
  */
 export function answerFirst(
 	this: IWebhookFunctions | ITriggerFunctions,
-	home: string,
-	messageId: string,
-	item: INodeExecutionData,
-	outputs: INodeExecutionData[][],
-	identity: TriggerIdentity,
-	found: { key: string; entry: WaitingEntry },
+	trigger: ITriggerFunctions,
+	owed: OwedResume,
 ): ResumeOutcome {
-	const trigger = triggers.get(home) as ITriggerFunctions;
-	const { key, entry } = found;
+	const { key, entry } = owed.found;
 	removeWaiting(this.getWorkflowStaticData('global') as IDataObject, key, entry.executionId);
-	const mac = computeSignature(owedMessage(key, entry, item.json), identity.resumeKey);
-	recordOwed(home, messageId, { key, entry, answer: item.json, mac });
-	void resumeNow(trigger, home, messageId, item, outputs, identity, found);
+	const mac = computeSignature(owedMessage(key, entry, owed.item.json), owed.identity.resumeKey);
+	recordOwed(owed.home, owed.messageId, { key, entry, answer: owed.item.json, mac });
+	void resumeNow(trigger, owed);
 	return { resumed: true, executionId: entry.executionId, alsoStart: false };
 }
 
-async function resumeNow(
-	trigger: ITriggerFunctions,
-	home: string,
-	messageId: string,
-	item: INodeExecutionData,
-	outputs: INodeExecutionData[][],
-	identity: TriggerIdentity,
-	found: { key: string; entry: WaitingEntry },
-): Promise<void> {
+async function resumeNow(trigger: ITriggerFunctions, owed: OwedResume): Promise<void> {
+	const { home, messageId, item, outputs, identity, found } = owed;
 	let outcome: ResumeOutcome = { resumed: false };
 	try {
 		outcome = await resumeEntry.call(trigger, item, identity, found);
@@ -101,7 +84,7 @@ async function resumeNow(
 		keepWaitingEntriesCurrent(trigger.getWorkflowStaticData('global') as IDataObject, home);
 		return;
 	}
-	const current = triggers.get(home);
+	const current = triggerRunningHere(home);
 	if (!current) {
 		// The trigger stopped (deactivated, or n8n shutting down): the owed answer stays in the saved
 		// static data, and the trigger's next start posts it again.
@@ -139,7 +122,8 @@ async function resumeNow(
  * resumed (owed in the saved static data, unknown here) are posted again. Never run anew: a
  * refusal may mean the earlier process resumed it (said instead).
  */
-async function resumeOwedFromBefore(this: ITriggerFunctions, home: string): Promise<void> {
+export async function resumeOwedFromBefore(this: ITriggerFunctions): Promise<void> {
+	const home = this.getWorkflow().id ?? '';
 	const staticData = this.getWorkflowStaticData('global') as IDataObject;
 	const left = Object.entries(storedOwed(staticData)).filter(
 		([id]) => !isOwedHere(home, id) && !wasRecorded(staticData, home, id),

@@ -22,17 +22,17 @@ import { REGISTRATION_PATH } from '../triggerUrls';
 import { rawBodyOf } from '../webhookRequest';
 import { REGISTRATION_HEADER, isEntryInBounds, receiveWaitRegistration } from './registration';
 import { wasAnswered } from './answeredHere';
-import { answerFirst, canAnswerFirst, takeAnswersLater } from './answerLater';
+import { answerFirst, resumeOwedFromBefore } from './answerLater';
 import { resumeEntry, type ResumeOutcome, type TriggerIdentity } from './resume';
 import {
 	accountIdOf,
 	answerKeys,
 	answersAfterAsking,
 	findWaiting,
-	isTriggerRunningHere,
 	keepWaitingEntriesCurrent,
 	markTriggerWorkflow,
 	registerWaiting,
+	triggerRunningHere,
 	triggerRunsHere,
 	type WaitingEntry,
 } from './waitingEntries';
@@ -57,32 +57,27 @@ export const REGISTRATION_WEBHOOK: IWebhookDescription = {
 export function onTriggerActivated(this: ITriggerFunctions): () => void {
 	// Tells Reply and Wait in this workflow that it may keep its waiting entries here.
 	markTriggerWorkflow(this.getWorkflowStaticData('global'));
-	const leaveHere = triggerRunsHere(this.getWorkflow().id ?? '');
 	// Answers taken here are resumed through this trigger, and those a restart left owed now.
-	const stopTaking = takeAnswersLater.call(this);
-	return () => {
-		stopTaking();
-		leaveHere();
-	};
+	const leave = triggerRunsHere(this);
+	void resumeOwedFromBefore.call(this);
+	return leave;
 }
 
 /** What answerWaiting did: resumed (or goes to its wait) or not; `recorded`: taken with no execution (answerLater.ts). */
 export type AnswerOutcome = ResumeOutcome & { recorded?: true };
 
 /**
- * Whether this request may take an answer with no execution of the trigger's workflow: a
- * production webhook request in the process where the trigger's catch-up runs (regular mode),
- * which then reads what this request wrote (n8n saves it before it answers: the request starts
- * no execution) and resumes the wait after the service was answered (answerLater.ts).
- * Elsewhere (queue mode's webhook processors, the catch-up itself) the answer's execution records
- * it in n8n's deduplication store as before.
+ * The trigger that takes this request's answer with no execution of its workflow, if any: in a
+ * production webhook request, the one whose trigger() (the catch-up) runs in this process
+ * (regular mode). It resumes the wait after the service was answered (answerLater.ts). Elsewhere
+ * (queue mode's webhook processors, the catch-up itself) the answer's execution records it in
+ * n8n's deduplication store.
  */
-function mayTakeWithoutExecution(this: IWebhookFunctions | ITriggerFunctions): boolean {
-	return (
-		'getNodeWebhookUrl' in this &&
-		this.getMode() === 'webhook' &&
-		isTriggerRunningHere(this.getWorkflow().id ?? undefined)
-	);
+function triggerTakingAnswers(
+	this: IWebhookFunctions | ITriggerFunctions,
+): ITriggerFunctions | undefined {
+	if (!('getNodeWebhookUrl' in this) || this.getMode() !== 'webhook') return undefined;
+	return triggerRunningHere(this.getWorkflow().id ?? undefined);
 }
 
 /** The service's id of an inbound message, when it has one. */
@@ -123,19 +118,11 @@ export async function answerWaiting(
 	try {
 		const target = item ? await waitAnswered.call(this, staticData, item) : undefined;
 		if (!item || !target) return { resumed: false };
-		const id = inboundMessageId(item.json);
-		if (
-			!target.found.entry.alsoStart &&
-			id &&
-			home &&
-			mayTakeWithoutExecution.call(this) &&
-			canAnswerFirst(home)
-		) {
-			const { identity, found } = target;
-			return {
-				...answerFirst.call(this, home, id, item, outputs, identity, found),
-				recorded: true,
-			};
+		const messageId = inboundMessageId(item.json);
+		const trigger = target.found.entry.alsoStart ? undefined : triggerTakingAnswers.call(this);
+		if (messageId && home && trigger) {
+			const owed = { home, messageId, item, outputs, ...target };
+			return { ...answerFirst.call(this, trigger, owed), recorded: true };
 		}
 		return await resumeEntry.call(this, item, target.identity, target.found);
 	} finally {
@@ -189,10 +176,7 @@ export function lateAnswerGoesOnHere(
 	this: IWebhookFunctions | ITriggerFunctions,
 	event: IDataObject,
 ): boolean {
-	if (
-		isTriggerRunningHere(this.getWorkflow().id ?? undefined) &&
-		!mayTakeWithoutExecution.call(this)
-	)
+	if (triggerRunningHere(this.getWorkflow().id ?? undefined) && !triggerTakingAnswers.call(this))
 		return false;
 	const waits = waitsFor(event);
 	const staticData = this.getWorkflowStaticData('global') as IDataObject;

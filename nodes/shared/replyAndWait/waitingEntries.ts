@@ -7,7 +7,7 @@
  * execution and the wait times out. Static data holds resume URLs, never the resume token.
  * docs/conversations.md says where entries live and why.
  */
-import type { IDataObject } from 'n8n-workflow';
+import type { IDataObject, ITriggerFunctions } from 'n8n-workflow';
 
 import { ACCOUNT_ID_LABEL, deriveKey } from '../credentialKeys';
 import { isPlainObject } from '../json';
@@ -27,28 +27,25 @@ export function markTriggerWorkflow(globalStaticData: IDataObject): void {
 }
 
 /**
- * Workflows whose Business Messaging Trigger n8n runs in this process (trigger(): the main in
- * regular mode). A Reply and Wait in such a workflow keeps its entry in memory, where the trigger
- * finds it, and in the workflow's static data, saved with its execution: posting it to the trigger
- * as well would only cost the busy n8n another request per question.
+ * Per workflow: the Business Messaging Trigger whose trigger() runs in this process (the main in
+ * regular mode), its context. A Reply and Wait in such a workflow keeps its entry in memory, where
+ * the trigger finds it, and in the workflow's static data, saved with its execution: posting it to
+ * the trigger as well would only cost the busy n8n another request per question. Answers taken
+ * with no execution are resumed through it (answerLater.ts).
  */
-const triggersHere = new Map<string, number>();
+const triggersHere = new Map<string, ITriggerFunctions>();
 
-/** The trigger's side: marks its workflow while trigger() runs; returns what unmarks it. */
-export function triggerRunsHere(workflowId: string): () => void {
-	triggersHere.set(workflowId, (triggersHere.get(workflowId) ?? 0) + 1);
-	let left = false;
+/** The trigger's side, while trigger() runs: registers its context; returns what forgets it. */
+export function triggerRunsHere(context: ITriggerFunctions): () => void {
+	const workflowId = context.getWorkflow().id ?? '';
+	triggersHere.set(workflowId, context);
 	return () => {
-		if (left) return;
-		left = true;
-		const count = (triggersHere.get(workflowId) ?? 1) - 1;
-		if (count > 0) triggersHere.set(workflowId, count);
-		else triggersHere.delete(workflowId);
+		if (triggersHere.get(workflowId) === context) triggersHere.delete(workflowId);
 	};
 }
 
-export function isTriggerRunningHere(workflowId: string | undefined): boolean {
-	return workflowId !== undefined && triggersHere.has(workflowId);
+export function triggerRunningHere(workflowId: string | undefined): ITriggerFunctions | undefined {
+	return workflowId === undefined ? undefined : triggersHere.get(workflowId);
 }
 
 /** The static data to register in: the execution's copy when it carries the trigger's marker, else none (memory only). */
