@@ -1,14 +1,7 @@
 /**
- * Regular mode: an answer is answered to the service first and its wait resumed right after, by
- * the trigger running in this process (its trigger(), where the catch-up runs). The request that
- * brought it writes the answer as owed into the static data n8n saves before it answers the
- * service (answeredHere.ts), so nothing is lost if the process ends before the resume:
- * - resumed: recorded as answered (the catch-up's copy runs nothing);
- * - refused for good (the execution finished, timed out, 404, or running for 60 s): the message
- *   starts its execution through the trigger's own emit, recorded once as the catch-up's would be
- *   (n8n's deduplication key, then the trigger's execute() and n8n's deduplication store);
- * - the process ended first: the trigger's next start posts it again. A wait still waiting takes
- *   it; one that refuses it may have taken it before the restart, so nothing else starts (said).
+ * Regular mode: the service is answered first, the answer written owed (answeredHere.ts), and the
+ * trigger running in this process resumes its wait right after; refused for good, it runs through the
+ * trigger's emit. A restart in between: docs/conversations.md, "Under real traffic".
  */
 import type {
 	IDataObject,
@@ -18,9 +11,9 @@ import type {
 	IWebhookFunctions,
 } from 'n8n-workflow';
 
-import { ACCOUNT_ID_LABEL, RESUME_KEY_LABEL, derivedKeys, nodeKeyOf } from '../credentialKeys';
+import { nodeKeyOf } from '../credentialKeys';
 import { computeSignature, verifySignature } from '../signature';
-import { isEntryInBounds } from './registration';
+import { isEntryInBounds, ownOrigin } from './registration';
 import {
 	forgetAnswer,
 	isOwedHere,
@@ -30,9 +23,8 @@ import {
 	storedOwed,
 	wasRecorded,
 } from './answeredHere';
-import { resumeEntry, type ResumeOutcome, type TriggerIdentity } from './resume';
+import { resumeEntry, triggerIdentity, type ResumeOutcome, type TriggerIdentity } from './resume';
 import {
-	accountIdOf,
 	keepWaitingEntriesCurrent,
 	removeWaiting,
 	triggerRunningHere,
@@ -118,9 +110,8 @@ async function resumeNow(trigger: ITriggerFunctions, owed: OwedResume): Promise<
 }
 
 /**
- * The trigger's start: the answers a previous process told the service about and may not have
- * resumed (owed in the saved static data, unknown here) are posted again. Never run anew: a
- * refusal may mean the earlier process resumed it (said instead).
+ * The trigger's start: owed answers a previous process may not have resumed are posted again; never
+ * run anew (a refusal may mean that process resumed it: said instead).
  */
 export async function resumeOwedFromBefore(this: ITriggerFunctions): Promise<void> {
 	const home = this.getWorkflow().id ?? '';
@@ -129,32 +120,27 @@ export async function resumeOwedFromBefore(this: ITriggerFunctions): Promise<voi
 		([id]) => !isOwedHere(home, id) && !wasRecorded(staticData, home, id),
 	);
 	if (left.length === 0) return;
-	const derived = await derivedKeys.call(this).catch(() => 'the credential could not be read');
-	if (typeof derived === 'string') {
+	const identity = await triggerIdentity.call(this).catch(() => 'the credential could not be read');
+	if (typeof identity === 'string') {
 		// Kept owed (the saved copy keeps them): the trigger's next start tries again.
 		this.logger.warn(
-			`${LOG_PREFIX}: ${left.length} answer(s) taken before n8n restarted wait for their execution, but ${derived}; the trigger's next start tries again`,
+			`${LOG_PREFIX}: ${left.length} answer(s) taken before n8n restarted wait for their execution, but ${identity}; the trigger's next start tries again`,
 		);
 		return;
 	}
-	const identity = {
-		account: accountIdOf(derived[ACCOUNT_ID_LABEL]),
-		resumeKey: derived[RESUME_KEY_LABEL],
-	};
-	const ownOrigin = webhookOrigin.call(this);
+	const bounds = { ownOrigin: ownOrigin.call(this), account: identity.account, nowMs: Date.now() };
 	const notTaken: string[] = [];
 	await Promise.all(
 		left.map(async ([id, owed]) => {
 			recordOwed(home, id, owed);
-			const said = (why: string) =>
-				this.logger.warn(`${LOG_PREFIX}: an answer (${id}) taken before n8n restarted ${why}`);
 			// Only what this trigger wrote (its key's MAC) is posted: static data is anyone's to write.
 			const message = owedMessage(owed.key, owed.entry, owed.answer);
 			if (!verifySignature(message, `sha256=${owed.mac}`, identity.resumeKey).valid) {
 				settleOwed(home, id);
-				return said('was not written by this trigger (its MAC does not match): it is dropped');
+				return this.logger.warn(
+					`${LOG_PREFIX}: an answer (${id}) taken before n8n restarted was not written by this trigger (its MAC does not match): it is dropped`,
+				);
 			}
-			const bounds = { ownOrigin, account: identity.account, nowMs: Date.now() };
 			const outcome = isEntryInBounds(owed.entry, bounds)
 				? await resumeEntry.call(this, { json: owed.answer }, identity, owed, 'it is not run again')
 				: { resumed: false };
@@ -173,14 +159,4 @@ export async function resumeOwedFromBefore(this: ITriggerFunctions): Promise<voi
 /** What an owed answer's MAC signs: the wait it answers and the answer, as stored. */
 function owedMessage(key: string, entry: WaitingEntry, answer: IDataObject): Buffer {
 	return Buffer.from(`business-messaging owed answer v1|${JSON.stringify([key, entry, answer])}`);
-}
-
-/**
- * Where this n8n's waiting executions are resumed: the origin of the event URL the trigger
- * registered (resume URLs share n8n's webhook base), else the instance's base URL.
- */
-function webhookOrigin(this: ITriggerFunctions): string {
-	const registered = (this.getWorkflowStaticData('node') as { webhookUrl?: unknown }).webhookUrl;
-	const url = typeof registered === 'string' ? registered : this.getInstanceBaseUrl();
-	return URL.canParse(url) ? new URL(url).origin : 'http://invalid';
 }

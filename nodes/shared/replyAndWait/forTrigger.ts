@@ -1,10 +1,7 @@
 /**
- * Reply and Wait for Answer as the Business Messaging Trigger sees it: the one module the trigger
- * imports from this folder. Three calls: on activation, an inbound message that may answer a wait,
- * and a registration on the trigger's registration webhook. It alone keeps the rule that every
- * copy of the static data n8n may save carries every waiting entry this process knows
- * (keepWaitingEntriesCurrent, waitingEntries.ts): each call that may be saved brings its copy up
- * to date before it returns.
+ * Reply and Wait for Answer as the Business Messaging Trigger sees it (activation, an inbound message,
+ * a registration): the one module the trigger imports from this folder. Each call that n8n may save
+ * brings its copy of the static data up to date first (keepWaitingEntriesCurrent).
  */
 import type {
 	IDataObject,
@@ -15,17 +12,20 @@ import type {
 	IWebhookResponseData,
 } from 'n8n-workflow';
 
-import { ACCOUNT_ID_LABEL, RESUME_KEY_LABEL, derivedKeys } from '../credentialKeys';
 import { isPlainObject } from '../json';
 import { hasSignatureShape } from '../signature';
 import { REGISTRATION_PATH } from '../triggerUrls';
 import { rawBodyOf } from '../webhookRequest';
-import { REGISTRATION_HEADER, isEntryInBounds, receiveWaitRegistration } from './registration';
+import {
+	REGISTRATION_HEADER,
+	isEntryInBounds,
+	ownOrigin,
+	receiveWaitRegistration,
+} from './registration';
 import { wasAnswered } from './answeredHere';
 import { answerFirst, resumeOwedFromBefore } from './answerLater';
-import { resumeEntry, type ResumeOutcome, type TriggerIdentity } from './resume';
+import { resumeEntry, triggerIdentity, type ResumeOutcome, type TriggerIdentity } from './resume';
 import {
-	accountIdOf,
 	answerKeys,
 	answersAfterAsking,
 	findWaiting,
@@ -38,11 +38,9 @@ import {
 } from './waitingEntries';
 
 /**
- * The trigger's second webhook: Reply and Wait's registrations, on a path of their own, so the
- * event URL takes the service's events and nothing else. n8n serves every webhook a node declares
- * (WhatsApp's trigger declares two); only `default` has webhook methods (the account's webhook),
- * so n8n registers this path with n8n and nothing with the service. Named `setup`, n8n's only other
- * webhook name.
+ * The trigger's second webhook: Reply and Wait's registrations, so the event URL takes the service's
+ * events only. Only `default` has webhook methods, so nothing is registered with the service for it;
+ * named `setup`, n8n's only other webhook name.
  */
 export const REGISTRATION_WEBHOOK: IWebhookDescription = {
 	name: 'setup',
@@ -87,10 +85,7 @@ function inboundMessageId(json: IDataObject): string | undefined {
 	return json.event === 'message.inbound' && typeof id === 'string' && id !== '' ? id : undefined;
 }
 
-/**
- * Whether this inbound message already resumed a wait here with no execution (its catch-up copy,
- * after a restart too): it is not run again. No credential read.
- */
+/** Whether this inbound message already resumed a wait here with no execution (a catch-up copy): not run again. */
 export function answeredAlready(
 	this: IWebhookFunctions | ITriggerFunctions,
 	json: IDataObject,
@@ -102,11 +97,9 @@ export function answeredAlready(
 }
 
 /**
- * An accepted event (webhook or catch-up): resumes the execution waiting for this inbound
- * message's contact, if any; `item` undefined (a handed-over message that runs nothing) resumes
- * nothing. Either way this copy of the static data is brought up to date, when n8n may save it.
- * Where the request may take the answer with no execution, n8n answers the service first and the
- * trigger resumes the wait right after (answerLater.ts); `outputs` is what then runs if refused.
+ * An accepted event (webhook or catch-up): resumes the execution waiting for this inbound message's
+ * contact, if any (`item` undefined: handed over, resumes nothing); this copy of the static data is
+ * brought up to date either way. `outputs`: what runs if an answer taken first is refused.
  */
 export async function answerWaiting(
 	this: IWebhookFunctions | ITriggerFunctions,
@@ -126,8 +119,7 @@ export async function answerWaiting(
 		}
 		return await resumeEntry.call(this, item, target.identity, target.found);
 	} finally {
-		// n8n 1.x saves every webhook request's copy; 2.x only that of a request that starts no
-		// execution (docs/n8n-internals.md): written either way, it reaches the database where it can.
+		// Written either way: which requests' copies n8n saves differs by line (docs/n8n-internals.md).
 		const { restored } = keepWaitingEntriesCurrent(staticData, home);
 		sayRestored.call(this, restored);
 	}
@@ -165,12 +157,9 @@ function waitsFor(
 }
 
 /**
- * Whether a delivery past the Late Delivery Cutoff should still resume a wait here, when this
- * process or the copy n8n loaded holds a live one this event may answer. Where the catch-up runs
- * elsewhere (queue mode: main), its copy would find none of the waits a webhook processor took.
- * Where it runs here (regular mode), the answer is taken with no execution and recorded
- * (answeredHere.ts): cheaper and sooner than a 503 and the catch-up's resume a minute later, whose
- * copy then runs nothing. No credential read.
+ * Whether a delivery past the Late Delivery Cutoff should still resume a wait here (a live one this
+ * event may answer): queue mode's catch-up on main would not find a processor's waits; in regular
+ * mode it is taken with no execution, sooner than a 503 and the catch-up. No credential read.
  */
 export function lateAnswerGoesOnHere(
 	this: IWebhookFunctions | ITriggerFunctions,
@@ -199,20 +188,14 @@ async function waitAnswered(
 	const { keys, mayAnswer } = waits;
 	// A message nobody waits for costs no credential read.
 	if (!findWaiting(staticData, keys, undefined, Date.now(), mayAnswer)) return undefined;
-	const derived = await derivedKeys.call(this);
-	if (typeof derived === 'string') {
+	const identity = await triggerIdentity.call(this);
+	if (typeof identity === 'string') {
 		this.logger.warn(
-			`Business Messaging Trigger: an execution may wait for this contact, but ${derived}; the message starts a new execution`,
+			`Business Messaging Trigger: an execution may wait for this contact, but ${identity}; the message starts a new execution`,
 		);
 		return undefined;
 	}
-	const identity = {
-		account: accountIdOf(derived[ACCOUNT_ID_LABEL]),
-		resumeKey: derived[RESUME_KEY_LABEL],
-	};
-	// Entries read from static data are checked as a registration's are: the answer goes to a
-	// waiting execution of this n8n and nowhere else. (Memory holds only what this process's Reply
-	// and Wait or a checked registration put there.)
+	// Static data is anyone's to write: its entries are checked as a registration's are.
 	const bounds = { ownOrigin: ownOrigin.call(this), account: identity.account, nowMs: Date.now() };
 	const found = findWaiting(staticData, keys, identity.account, bounds.nowMs, mayAnswer, (entry) =>
 		isEntryInBounds(entry, bounds),
@@ -220,22 +203,7 @@ async function waitAnswered(
 	return found ? { identity, found } : undefined;
 }
 
-/**
- * The origin of this n8n's webhooks, where waiting executions' resume URLs are: the trigger's own
- * URL in a webhook request; in trigger() (the catch-up) n8n gives no webhook URL, so the instance's
- * base URL (n8n 1.x: the webhook URL; 2.x: the editor's, the same unless WEBHOOK_URL points elsewhere).
- */
-function ownOrigin(this: IWebhookFunctions | ITriggerFunctions): string {
-	const url =
-		'getNodeWebhookUrl' in this ? this.getNodeWebhookUrl('default') : this.getInstanceBaseUrl();
-	return URL.canParse(url ?? '') ? new URL(url as string).origin : 'http://invalid';
-}
-
-/**
- * A request to the registration webhook: stored in the static data n8n loaded for this request
- * and saves after it. Starts no execution; a refusal goes through `refuse` (the trigger's generic
- * answer and bounded log). Never throws.
- */
+/** A request to the registration webhook: stored in the copy n8n saves after it; refusals go through `refuse`. Never throws. */
 export async function takeRegistration(
 	this: IWebhookFunctions,
 	refuse: (status: 400 | 401, reason: string) => IWebhookResponseData,

@@ -1,8 +1,4 @@
-/**
- * Reply and Wait for Answer's resuming side: the resume token (made by the trigger when it sends
- * an answer, checked by the waiting node's webhook()), and the trigger posting a contact's answer
- * to the resume URL of the execution waiting for it (its entry: waitingEntries.ts).
- */
+/** Reply and Wait's resuming side: the resume token, and the trigger posting an answer to the waiting execution. */
 import { createHash, randomBytes } from 'node:crypto';
 import type {
 	IDataObject,
@@ -13,20 +9,21 @@ import type {
 } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
-import { RESUME_KEY_LABEL, deriveKey, verifyWithDerivedKey } from '../credentialKeys';
+import {
+	ACCOUNT_ID_LABEL,
+	RESUME_KEY_LABEL,
+	deriveKey,
+	derivedKeys,
+	verifyWithDerivedKey,
+} from '../credentialKeys';
 import { isPlainObject } from '../json';
 import { ReplayGuard } from '../replayGuard';
 import { computeSignature } from '../signature';
-import { answerKeys, removeWaiting, type WaitingEntry } from './waitingEntries';
+import { accountIdOf, answerKeys, removeWaiting, type WaitingEntry } from './waitingEntries';
 
 /**
- * What the trigger sends with an answer so the waiting execution can tell it from a forged one.
- * n8n 1.x's resume URLs are /webhook-waiting/<execution id> with nothing secret in them (ids are
- * sequential), so anyone who can reach n8n could otherwise post an "answer". The token is made
- * when the answer is sent, from a key derived from the API key (held in memory only), for one wait
- * (the execution, the waiting node, the contact on the number, and the wait's random id, new each
- * time the node waits) and one answer (its digest): a token seen once carries no other answer, and
- * the waiting node takes it once. Nothing stored (static data, the execution) lets anyone make one.
+ * The key of the resume token, which tells the trigger's answer from a forged one (1.x's resume URLs
+ * hold nothing secret): docs/conversations.md, "Only the trigger's answer resumes".
  */
 export function resumeKey(apiKey: string): string {
 	return deriveKey(apiKey, RESUME_KEY_LABEL);
@@ -58,11 +55,8 @@ export function resumeToken(key: string, ...wait: Parameters<typeof resumeMessag
 }
 
 /**
- * Where the waiting node keeps the ids of the waits it is in now: the metadata of its own execute
- * data, which n8n saves with the waiting execution (as the timed-out items beside it) and hands
- * back to webhook() as the execute data of the node it resumes (nodeExecutionStack[0]), in
- * whichever process serves the resume URL, after a restart too. A token for any other wait (an
- * earlier one of the same execution, a loop asking again) is refused there.
+ * The waits the node is in now, in the metadata of its execute data: n8n saves it with the waiting
+ * execution and hands it back to webhook() in any process, so a token for another wait is refused.
  */
 export const WAIT_IDS_KEY = 'businessMessagingWaitIds';
 
@@ -145,12 +139,16 @@ export async function takeResumeRequest(
 /** Who a trigger is, for Reply and Wait: whose waits it may resume, and the key it makes their tokens with. */
 export type TriggerIdentity = { account: string; resumeKey: string };
 
-/**
- * Resuming is patient: a busy n8n may take longer than the service's 8 s to take an answer, and
- * a slow resume is not a failed one. Starting a new execution for an answer that did resume asks
- * the contact the question twice, so one starts only when n8n says definitively that the
- * execution will not take it (finished, unknown, token refused) or the request never reached n8n.
- */
+/** This trigger's identity, from its derived keys (credentialKeys.ts); a string: why they cannot be read. */
+export async function triggerIdentity(
+	this: IWebhookFunctions | ITriggerFunctions,
+): Promise<TriggerIdentity | string> {
+	const derived = await derivedKeys.call(this);
+	if (typeof derived === 'string') return derived;
+	return { account: accountIdOf(derived[ACCOUNT_ID_LABEL]), resumeKey: derived[RESUME_KEY_LABEL] };
+}
+
+/** Resuming is patient: "A slow resume is not a failed one" (docs/conversations.md, "Under real traffic"). */
 export const RESUME_PATIENCE = {
 	totalMs: 60_000,
 	attemptTimeoutMs: 30_000,
@@ -181,9 +179,7 @@ export function classifyResumeAnswer(
 	}
 	const { statusCode } = answer;
 	if (statusCode >= 200 && statusCode < 300) return 'resumed';
-	// n8n's resume URL never redirects (the waiting node answers on receipt): a 3xx came from
-	// something in front of n8n (an http-to-https rule, a login page). The answer is never posted
-	// on to where it points (disableFollowRedirect), so no execution took it: refused.
+	// n8n's resume URL never redirects: a 3xx is from something in front of n8n, never followed, so refused.
 	if (statusCode >= 300 && statusCode < 400) return 'refused';
 	if (statusCode === 409) {
 		const text = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body ?? '');
