@@ -65,11 +65,9 @@ export function onTriggerActivated(this: ITriggerFunctions): () => void {
 export type AnswerOutcome = ResumeOutcome & { recorded?: true };
 
 /**
- * The trigger that takes this request's answer with no execution of its workflow, if any: in a
- * production webhook request, the one whose trigger() (the catch-up) runs in this process
- * (regular mode). It resumes the wait after the service was answered (answerLater.ts). Elsewhere
- * (queue mode's webhook processors, the catch-up itself) the answer's execution records it in
- * n8n's deduplication store.
+ * The trigger that takes this production request's answer with no execution (answerLater.ts): the
+ * one whose trigger() runs in this process (regular mode). Elsewhere (queue mode's processors, the
+ * catch-up itself) the answer's execution records it in n8n's deduplication store.
  */
 function triggerTakingAnswers(
 	this: IWebhookFunctions | ITriggerFunctions,

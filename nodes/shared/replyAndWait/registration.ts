@@ -88,10 +88,9 @@ export function ownOrigin(this: IWebhookFunctions | ITriggerFunctions): string {
 }
 
 /**
- * The waiting execution's side: posts the entries to the registration URL of the trigger whose
- * event URL is the account's webhook, when that is a Business Messaging Trigger of this n8n (the
- * resume URL's origin). Any failure leaves them in this
- * process's memory only: the answer then starts a normal execution, as the fail-safe says.
+ * The waiting execution's side: posts the entries to the registration URL of the trigger whose event
+ * URL is the account's webhook, when that is a trigger of this n8n. A failure leaves them in this
+ * process's memory only (fail-safe: the answer starts a normal execution).
  */
 export async function registerWithTrigger(
 	this: IExecuteFunctions,

@@ -68,20 +68,6 @@ export function keepWaitIds(executeData: IExecuteData, waitIds: string[]): void 
 	} as IExecuteData['metadata'];
 }
 
-/**
- * The waits the node being resumed is in, from the execute data n8n gives webhook() (not part of
- * IWebhookFunctions: read where n8n-core's WebhookContext keeps it); undefined when n8n gives none
- * or the wait was made by an older version (then only this process's once-only guard holds).
- */
-export function currentWaitIds(context: IWebhookFunctions): string[] | undefined {
-	const executeData = (context as unknown as { executeData?: IExecuteData }).executeData;
-	const metadata = executeData?.metadata as IDataObject | undefined;
-	const ids: unknown = metadata?.[WAIT_IDS_KEY];
-	return Array.isArray(ids) && ids.every((id) => typeof id === 'string')
-		? (ids as string[])
-		: undefined;
-}
-
 /** The body the trigger posts to a resume URL. */
 export type ResumeRequest = { answer: IDataObject; wait: string; key: string; token: string };
 
@@ -90,10 +76,9 @@ const taken = new ReplayGuard(10_000);
 const TAKEN_FOR_MS = 7 * 86_400_000;
 
 /**
- * The waiting node's webhook(): whether this request is the trigger's answer to this wait, and
- * its answer. Checks what costs nothing first (shape, the answer's contact, a wait taken before),
- * then the token with the derived key (credentialKeys.ts: a credential read at most every 10 s on
- * a mismatch, so forged requests cost none each). Never throws.
+ * The waiting node's webhook(): whether this request is the trigger's answer to this wait, and its
+ * answer. What costs nothing is checked first, then the token (the derived key is cached, so forged
+ * requests cost no credential read each). Never throws.
  */
 export async function takeResumeRequest(
 	this: IWebhookFunctions,
@@ -123,8 +108,10 @@ export async function takeResumeRequest(
 	const once = `${executionId}|${node}|${wait}`;
 	if (executionId === '' || taken.has(once, Date.now())) return forbidden;
 	// A token for another wait than the one the execution is in now, whichever process took it before.
-	const waitingFor = currentWaitIds(this);
-	if (waitingFor !== undefined && !waitingFor.includes(wait)) return forbidden;
+	// executeData is not in IWebhookFunctions (n8n-core's WebhookContext has it); none: an older wait.
+	const executeData = (this as unknown as { executeData?: IExecuteData }).executeData;
+	const waitingFor: unknown = (executeData?.metadata as IDataObject | undefined)?.[WAIT_IDS_KEY];
+	if (Array.isArray(waitingFor) && !waitingFor.includes(wait)) return forbidden;
 	const message = resumeMessage(executionId, node, key, wait, answer);
 	const verified = await verifyWithDerivedKey
 		.call(this, RESUME_KEY_LABEL, message, `sha256=${token}`)

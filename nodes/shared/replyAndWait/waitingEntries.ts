@@ -264,14 +264,14 @@ export function removeWaiting(
 	executionId: string,
 	nowMs = Date.now(),
 ): void {
-	const entry = memory.get(key);
-	if (entry?.executionId === executionId) memory.delete(key);
+	const entry = memory.get(key)?.executionId === executionId ? memory.get(key) : undefined;
+	if (entry) memory.delete(key);
 	const stored = staticEntries(staticData);
 	const inStatic = storedEntry(stored, key);
-	const node = entry?.executionId === executionId ? entry.node : inStatic?.node;
+	const node = entry ? entry.node : inStatic?.node;
 	makeRoom(forgotten, (until) => until <= nowMs);
 	const until = Math.max(
-		entry?.executionId === executionId ? entry.expiresAtMs : 0,
+		entry?.expiresAtMs ?? 0,
 		inStatic?.executionId === executionId ? inStatic.expiresAtMs : 0,
 		nowMs + REGISTRATION_MAX_AGE_MS,
 	);
