@@ -12,7 +12,6 @@ import { sleep } from 'n8n-workflow';
 import {
 	ACCOUNT_ID_LABEL,
 	RESUME_KEY_LABEL,
-	deriveKey,
 	derivedKeys,
 	verifyWithDerivedKey,
 } from '../credentialKeys';
@@ -20,14 +19,6 @@ import { isPlainObject } from '../json';
 import { ReplayGuard } from '../replayGuard';
 import { computeSignature } from '../signature';
 import { accountIdOf, answerKeys, removeWaiting, type WaitingEntry } from './waitingEntries';
-
-/**
- * The key of the resume token, which tells the trigger's answer from a forged one (1.x's resume URLs
- * hold nothing secret): docs/conversations.md, "Only the trigger's answer resumes".
- */
-export function resumeKey(apiKey: string): string {
-	return deriveKey(apiKey, RESUME_KEY_LABEL);
-}
 
 /** A wait's random id, made by Reply and Wait each time it waits. */
 export function newWaitId(): string {
@@ -50,6 +41,10 @@ export function resumeMessage(
 	);
 }
 
+/**
+ * Tells the trigger's answer from a forged one (1.x's resume URLs hold nothing secret), under the key
+ * derived as RESUME_KEY_LABEL: docs/conversations.md, "Only the trigger's answer resumes".
+ */
 export function resumeToken(key: string, ...wait: Parameters<typeof resumeMessage>): string {
 	return computeSignature(resumeMessage(...wait), key);
 }
