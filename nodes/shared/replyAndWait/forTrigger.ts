@@ -118,17 +118,21 @@ export async function answerWaiting(
 		return await resumeEntry.call(this, item, target.identity, target.found);
 	} finally {
 		// Written either way: which requests' copies n8n saves differs by line (docs/n8n-internals.md).
-		const { restored } = keepWaitingEntriesCurrent(staticData, home);
-		sayRestored.call(this, restored);
+		keepCurrent.call(this, staticData, home);
 	}
 }
 
 /** When each workflow last said it wrote dropped entries back: once a minute at most. */
 const restoredSaid = new Map<string, number>();
 
-/** Never quiet: waits another process's save dropped (queue mode: main's catch-up) were written back. */
-function sayRestored(this: IWebhookFunctions | ITriggerFunctions, restored: number): void {
-	const workflowId = this.getWorkflow().id ?? '';
+/** Brings this copy up to date; never quiet about waits another process's save dropped (queue mode: main's catch-up). */
+function keepCurrent(
+	this: IWebhookFunctions | ITriggerFunctions,
+	staticData: IDataObject,
+	home: string | undefined,
+): void {
+	const { restored } = keepWaitingEntriesCurrent(staticData, home);
+	const workflowId = home ?? '';
 	const nowMs = Date.now();
 	if (restored === 0 || (restoredSaid.get(workflowId) ?? 0) > nowMs - 60_000) return;
 	if (restoredSaid.size >= 1000) restoredSaid.clear();
@@ -138,9 +142,13 @@ function sayRestored(this: IWebhookFunctions | ITriggerFunctions, restored: numb
 	);
 }
 
-/** The wait keys an inbound message may answer (its contact on its number, or on any), and which waits it may answer. */
+/**
+ * The wait keys an inbound message may answer (its contact on its number, or on any) and which waits
+ * it may answer, when this process or this copy holds a live one of any account (no credential read).
+ */
 function waitsFor(
 	json: IDataObject,
+	staticData: IDataObject,
 ): { keys: string[]; mayAnswer: (entry: WaitingEntry) => boolean } | undefined {
 	if (json.event !== 'message.inbound') return undefined;
 	const data = isPlainObject(json.data) ? json.data : {};
@@ -148,10 +156,9 @@ function waitsFor(
 	const number = typeof data.number === 'string' ? data.number.trim() : '';
 	if (!contact) return undefined;
 	const message = { id: data.wa_message_id, at: json.timestamp };
-	return {
-		keys: answerKeys(contact, number),
-		mayAnswer: (entry) => answersAfterAsking(message, entry),
-	};
+	const keys = answerKeys(contact, number);
+	const mayAnswer = (entry: WaitingEntry) => answersAfterAsking(message, entry);
+	return findWaiting(staticData, keys, undefined, Date.now(), mayAnswer) && { keys, mayAnswer };
 }
 
 /**
@@ -165,12 +172,7 @@ export function lateAnswerGoesOnHere(
 ): boolean {
 	if (triggerRunningHere(this.getWorkflow().id ?? undefined) && !triggerTakingAnswers.call(this))
 		return false;
-	const waits = waitsFor(event);
-	const staticData = this.getWorkflowStaticData('global') as IDataObject;
-	return (
-		waits !== undefined &&
-		findWaiting(staticData, waits.keys, undefined, Date.now(), waits.mayAnswer) !== undefined
-	);
+	return waitsFor(event, this.getWorkflowStaticData('global') as IDataObject) !== undefined;
 }
 
 /** The wait this inbound message answers, and who resumes it; undefined: none. */
@@ -181,11 +183,10 @@ async function waitAnswered(
 ): Promise<{ identity: TriggerIdentity; found: { key: string; entry: WaitingEntry } } | undefined> {
 	const json = item.json;
 	const handedOver = isPlainObject(json.hand_over) && json.hand_over.active === true;
-	const waits = handedOver ? undefined : waitsFor(json);
+	// A message nobody waits for costs no credential read.
+	const waits = handedOver ? undefined : waitsFor(json, staticData);
 	if (!waits) return undefined;
 	const { keys, mayAnswer } = waits;
-	// A message nobody waits for costs no credential read.
-	if (!findWaiting(staticData, keys, undefined, Date.now(), mayAnswer)) return undefined;
 	const identity = await triggerIdentity.call(this);
 	if (typeof identity === 'string') {
 		this.logger.warn(
@@ -218,7 +219,7 @@ export async function takeRegistration(
 		const home = this.getWorkflow().id ?? undefined;
 		for (const { key, entry } of outcome.registrations)
 			registerWaiting(undefined, key, { ...entry, home });
-		sayRestored.call(this, keepWaitingEntriesCurrent(staticData, home).restored);
+		keepCurrent.call(this, staticData, home);
 		return { webhookResponse: { registered: outcome.registrations.length } };
 	} catch (error) {
 		return refuse(400, `waiting registration refused: ${(error as Error)?.message ?? 'error'}`);
