@@ -1,10 +1,6 @@
 /**
- * Combine a Contact's Messages: one item per burst. Each inbound message's execution reads the
- * contact's stored messages from the service, ends at once if a newer one of its burst is listed,
- * else waits out the rest of the quiet period (counted from when the trigger received the message)
- * and reads again. Every execution cuts bursts the same way (from
- * the service's timestamps alone): only the burst's newest message emits it, the others nothing.
- * No store of ours: the service keeps every message, run-once each to one execution.
+ * Combine a Contact's Messages: one item per burst, cut from the service's stored messages alone, and
+ * emitted by the execution of its newest message (docs/ai-agents.md, "How it works").
  */
 import {
 	sleep,
@@ -110,11 +106,8 @@ export function burstItem(
 }
 
 /**
- * Pure: how long an execution still waits before its deciding read: until the quiet period and
- * the grace have passed since the trigger received the message (`received_at`, the clock of the
- * process that took it), so n8n's intake counts toward the quiet period. 0 once they have passed;
- * never more than quiet + grace (a stamp ahead of this clock); an item without a readable stamp
- * (one of an older version, resumed) waits the whole quiet + grace from now, as before.
+ * Pure: how long an execution still waits before its deciding read: until quiet + grace after the
+ * trigger received the message (`received_at`), never longer; without a readable stamp, all of it.
  */
 export function quietWaitMs(receivedAt: unknown, settings: CombineSettings, nowMs: number): number {
 	const full = settings.quietMs + STORE_GRACE_MS;
@@ -136,10 +129,8 @@ export function combinable(json: IDataObject): Combinable | undefined {
 }
 
 /**
- * The contact's stored inbound messages that decide the burst of `message`, read newest first
- * from the list's head back to where the chain holding it starts (a gap of a quiet period): every
- * newer message of the contact too.
- * Filters are asked for and applied here too (whether the service honours them is not shown).
+ * The contact's stored inbound messages that decide the burst of `message`, newest first, back to
+ * where its chain starts (a gap of a quiet period). Filters are asked for and applied here too.
  */
 async function readStored(
 	this: IExecuteFunctions,
@@ -184,10 +175,9 @@ async function readStored(
 }
 
 /**
- * On a message trigger() held before a restart and emits again (burstHold.ts): its held copies
- * were saved whole, and two saves close together can drop a newer message of its burst (delivered,
- * so the catch-up does not bring it). Once its burst is complete (its newest a quiet period and
- * the grace old), the execution that claims the newest in n8n's deduplication store emits it.
+ * On a message trigger() held before a restart and emits again (burstHold.ts): a racing save may have
+ * dropped a newer message of its burst ("n8n killed hard", docs/ai-agents.md). Once the burst is
+ * complete, the execution that claims its newest in n8n's deduplication store emits it.
  */
 export const HELD_AGAIN_FIELD = '__businessMessagingHeldAgain';
 

@@ -1,13 +1,8 @@
 /**
- * Combine a Contact's Messages where trigger() runs in the process that takes the webhook (regular
- * mode): a combinable message starts no execution. webhook() holds it here, so n8n answers the
- * service at once, with no execution waiting for a concurrency slot; trigger()'s own emit starts
- * one execution per burst once the contact has been quiet for the quiet period and the store grace.
- * That execution records every message of the burst as run (runOnce.ts) and decides it with one
- * read and no wait (burst.ts). Held messages are also written into every copy of the node's static
- * data this process hands to n8n (a webhook request's, which n8n saves because it starts no
- * execution; trigger()'s, saved with each emit): a restart emits them again, and run-once drops
- * any that ran. Elsewhere (queue mode's processors, a test event) each message starts an execution.
+ * Combine a Contact's Messages in regular mode: webhook() holds a combinable message here and
+ * trigger()'s emit starts one execution per burst (docs/ai-agents.md, "How it works"). Held messages
+ * ride on every copy of the node's static data n8n saves: a restart emits them again (run-once drops
+ * any that ran). Elsewhere (queue mode's processors, a test event) each message starts an execution.
  */
 import type {
 	IDataObject,
@@ -156,6 +151,7 @@ async function watch(home: Home, contact: string): Promise<void> {
 
 function hold(home: Home, message: HeldMessage, contact: string): void {
 	const held = home.contacts.get(contact) ?? [];
+	if (held.some((one) => one.id === message.id)) return;
 	held.push(message);
 	held.sort((a, b) => a.atMs - b.atMs);
 	home.contacts.set(contact, held);
@@ -193,9 +189,8 @@ export function holdForBurst(
 	const message = combinable(item.json);
 	const contact = contactOf(item.json);
 	if (!message || !contact) return false;
-	// A copy of a message held or running here already: nothing more to run.
+	// A copy of a message running here already: nothing more to run (hold() drops a held one's).
 	if (home.running.has(message.id)) return true;
-	if (home.contacts.get(contact)?.some((held) => held.id === message.id)) return true;
 	const stamped = Date.parse(String(item.json[RECEIVED_AT_FIELD]));
 	const atMs = Number.isFinite(stamped) ? stamped : Date.now();
 	const outputs = workflowData.length;
@@ -233,8 +228,7 @@ export function holdBurstsHere(
 	const take = (messages: HeldMessage[]) => {
 		for (const message of messages) {
 			const contact = contactOf(message.json);
-			if (contact && !home.contacts.get(contact)?.some((held) => held.id === message.id))
-				hold(home, message, contact);
+			if (contact) hold(home, message, contact);
 		}
 	};
 	take(carried);

@@ -1,14 +1,7 @@
 /**
- * Regular mode: an answer is answered to the service first and its wait resumed right after, by
- * the trigger running in this process (its trigger(), where the catch-up runs). The request that
- * brought it writes the answer as owed into the static data n8n saves before it answers the
- * service (answeredHere.ts), so nothing is lost if the process ends before the resume:
- * - resumed: recorded as answered (the catch-up's copy runs nothing);
- * - refused for good (the execution finished, timed out, 404, or running for 60 s): the message
- *   starts its execution through the trigger's own emit, recorded once as the catch-up's would be
- *   (n8n's deduplication key, then the trigger's execute() and n8n's deduplication store);
- * - the process ended first: the trigger's next start posts it again. A wait still waiting takes
- *   it; one that refuses it may have taken it before the restart, so nothing else starts (said).
+ * Regular mode: the service is answered first, the answer written owed (answeredHere.ts), and the
+ * trigger running in this process resumes its wait right after; refused for good, it runs through the
+ * trigger's emit. A restart in between: docs/conversations.md, "Under real traffic".
  */
 import type {
 	IDataObject,
@@ -18,10 +11,11 @@ import type {
 	IWebhookFunctions,
 } from 'n8n-workflow';
 
-import { ACCOUNT_ID_LABEL, RESUME_KEY_LABEL, derivedKeys, nodeKeyOf } from '../credentialKeys';
+import { nodeKeyOf } from '../credentialKeys';
 import { computeSignature, verifySignature } from '../signature';
-import { isEntryInBounds } from './registration';
+import { isEntryInBounds, ownOrigin } from './registration';
 import {
+	forgetAnswer,
 	isOwedHere,
 	recordOwed,
 	releaseOwed,
@@ -29,65 +23,47 @@ import {
 	storedOwed,
 	wasRecorded,
 } from './answeredHere';
-import { resumeEntry, type ResumeOutcome, type TriggerIdentity } from './resume';
+import { resumeEntry, triggerIdentity, type ResumeOutcome, type TriggerIdentity } from './resume';
 import {
-	accountIdOf,
 	keepWaitingEntriesCurrent,
 	removeWaiting,
+	triggerRunningHere,
 	type WaitingEntry,
 } from './waitingEntries';
 
 const LOG_PREFIX = 'Business Messaging Trigger';
 
-/** Per workflow: the trigger running in this process (its context: emit, static data, helpers). */
-const triggers = new Map<string, ITriggerFunctions>();
-
-/** trigger(), when it starts: resumes later through it; returns what forgets it. */
-export function takeAnswersLater(this: ITriggerFunctions): () => void {
-	const workflowId = this.getWorkflow().id ?? '';
-	triggers.set(workflowId, this);
-	void resumeOwedFromBefore.call(this, workflowId);
-	return () => {
-		if (triggers.get(workflowId) === this) triggers.delete(workflowId);
-	};
-}
-
-/** Whether an answer to workflow `home` can be answered first and resumed by its trigger here. */
-export function canAnswerFirst(home: string | undefined): boolean {
-	return home !== undefined && triggers.has(home);
+/** An answer the service is told about before its wait is resumed: what its resume needs. */
+export interface OwedResume {
+	/** The trigger's workflow. */
+	home: string;
+	messageId: string;
+	item: INodeExecutionData;
+	/** What runs if the wait refuses it. */
+	outputs: INodeExecutionData[][];
+	identity: TriggerIdentity;
+	found: { key: string; entry: WaitingEntry };
 }
 
 /**
  * The request's part (synchronous, before n8n saves its copy and answers the service): the wait
- * is forgotten here, the answer written owed; its resume runs in the trigger.
+ * is forgotten here, the answer written owed; its resume runs in `trigger` (triggerRunningHere).
  */
 export function answerFirst(
 	this: IWebhookFunctions | ITriggerFunctions,
-	home: string,
-	messageId: string,
-	item: INodeExecutionData,
-	outputs: INodeExecutionData[][],
-	identity: TriggerIdentity,
-	found: { key: string; entry: WaitingEntry },
+	trigger: ITriggerFunctions,
+	owed: OwedResume,
 ): ResumeOutcome {
-	const trigger = triggers.get(home) as ITriggerFunctions;
-	const { key, entry } = found;
+	const { key, entry } = owed.found;
 	removeWaiting(this.getWorkflowStaticData('global') as IDataObject, key, entry.executionId);
-	const mac = computeSignature(owedMessage(key, entry, item.json), identity.resumeKey);
-	recordOwed(home, messageId, { key, entry, answer: item.json, mac });
-	void resumeNow(trigger, home, messageId, item, outputs, identity, found);
+	const mac = computeSignature(owedMessage(key, entry, owed.item.json), owed.identity.resumeKey);
+	recordOwed(owed.home, owed.messageId, { key, entry, answer: owed.item.json, mac });
+	void resumeNow(trigger, owed);
 	return { resumed: true, executionId: entry.executionId, alsoStart: false };
 }
 
-async function resumeNow(
-	trigger: ITriggerFunctions,
-	home: string,
-	messageId: string,
-	item: INodeExecutionData,
-	outputs: INodeExecutionData[][],
-	identity: TriggerIdentity,
-	found: { key: string; entry: WaitingEntry },
-): Promise<void> {
+async function resumeNow(trigger: ITriggerFunctions, owed: OwedResume): Promise<void> {
+	const { home, messageId, item, outputs, identity, found } = owed;
 	let outcome: ResumeOutcome = { resumed: false };
 	try {
 		outcome = await resumeEntry.call(trigger, item, identity, found);
@@ -100,7 +76,7 @@ async function resumeNow(
 		keepWaitingEntriesCurrent(trigger.getWorkflowStaticData('global') as IDataObject, home);
 		return;
 	}
-	const current = triggers.get(home);
+	const current = triggerRunningHere(home);
 	if (!current) {
 		// The trigger stopped (deactivated, or n8n shutting down): the owed answer stays in the saved
 		// static data, and the trigger's next start posts it again.
@@ -112,7 +88,7 @@ async function resumeNow(
 	}
 	settleOwed(home, messageId);
 	const staticData = current.getWorkflowStaticData('global') as IDataObject;
-	// Before emit(): n8n saves this copy as it starts the execution.
+	// Before emit(): n8n saves this copy (the answer recorded as run) as it starts the execution.
 	keepWaitingEntriesCurrent(staticData, home);
 	try {
 		const done = current.helpers.createDeferredPromise<IRun>();
@@ -125,7 +101,8 @@ async function resumeNow(
 		);
 		void done.promise.catch(() => undefined);
 	} catch (error) {
-		// Never quiet: the message stays in the service's history.
+		// Not run: a copy of it (the catch-up's, when its delivery was logged failed) runs it.
+		forgetAnswer(staticData, home, messageId);
 		current.logger.error(
 			`${LOG_PREFIX}: message ${messageId} was not taken by its waiting execution and could not be started: ${(error as Error).message}`,
 		);
@@ -133,42 +110,37 @@ async function resumeNow(
 }
 
 /**
- * The trigger's start: the answers a previous process told the service about and may not have
- * resumed (owed in the saved static data, unknown here) are posted again. Never run anew: a
- * refusal may mean the earlier process resumed it (said instead).
+ * The trigger's start: owed answers a previous process may not have resumed are posted again; never
+ * run anew (a refusal may mean that process resumed it: said instead).
  */
-async function resumeOwedFromBefore(this: ITriggerFunctions, home: string): Promise<void> {
+export async function resumeOwedFromBefore(this: ITriggerFunctions): Promise<void> {
+	const home = this.getWorkflow().id ?? '';
 	const staticData = this.getWorkflowStaticData('global') as IDataObject;
 	const left = Object.entries(storedOwed(staticData)).filter(
 		([id]) => !isOwedHere(home, id) && !wasRecorded(staticData, home, id),
 	);
 	if (left.length === 0) return;
-	const derived = await derivedKeys.call(this).catch(() => 'the credential could not be read');
-	if (typeof derived === 'string') {
+	const identity = await triggerIdentity.call(this).catch(() => 'the credential could not be read');
+	if (typeof identity === 'string') {
 		// Kept owed (the saved copy keeps them): the trigger's next start tries again.
 		this.logger.warn(
-			`${LOG_PREFIX}: ${left.length} answer(s) taken before n8n restarted wait for their execution, but ${derived}; the trigger's next start tries again`,
+			`${LOG_PREFIX}: ${left.length} answer(s) taken before n8n restarted wait for their execution, but ${identity}; the trigger's next start tries again`,
 		);
 		return;
 	}
-	const identity = {
-		account: accountIdOf(derived[ACCOUNT_ID_LABEL]),
-		resumeKey: derived[RESUME_KEY_LABEL],
-	};
-	const ownOrigin = webhookOrigin.call(this);
+	const bounds = { ownOrigin: ownOrigin.call(this), account: identity.account, nowMs: Date.now() };
 	const notTaken: string[] = [];
 	await Promise.all(
 		left.map(async ([id, owed]) => {
 			recordOwed(home, id, owed);
-			const said = (why: string) =>
-				this.logger.warn(`${LOG_PREFIX}: an answer (${id}) taken before n8n restarted ${why}`);
 			// Only what this trigger wrote (its key's MAC) is posted: static data is anyone's to write.
 			const message = owedMessage(owed.key, owed.entry, owed.answer);
 			if (!verifySignature(message, `sha256=${owed.mac}`, identity.resumeKey).valid) {
 				settleOwed(home, id);
-				return said('was not written by this trigger (its MAC does not match): it is dropped');
+				return this.logger.warn(
+					`${LOG_PREFIX}: an answer (${id}) taken before n8n restarted was not written by this trigger (its MAC does not match): it is dropped`,
+				);
 			}
-			const bounds = { ownOrigin, account: identity.account, nowMs: Date.now() };
 			const outcome = isEntryInBounds(owed.entry, bounds)
 				? await resumeEntry.call(this, { json: owed.answer }, identity, owed, 'it is not run again')
 				: { resumed: false };
@@ -187,14 +159,4 @@ async function resumeOwedFromBefore(this: ITriggerFunctions, home: string): Prom
 /** What an owed answer's MAC signs: the wait it answers and the answer, as stored. */
 function owedMessage(key: string, entry: WaitingEntry, answer: IDataObject): Buffer {
 	return Buffer.from(`business-messaging owed answer v1|${JSON.stringify([key, entry, answer])}`);
-}
-
-/**
- * Where this n8n's waiting executions are resumed: the origin of the event URL the trigger
- * registered (resume URLs share n8n's webhook base), else the instance's base URL.
- */
-function webhookOrigin(this: ITriggerFunctions): string {
-	const registered = (this.getWorkflowStaticData('node') as { webhookUrl?: unknown }).webhookUrl;
-	const url = typeof registered === 'string' ? registered : this.getInstanceBaseUrl();
-	return URL.canParse(url) ? new URL(url).origin : 'http://invalid';
 }

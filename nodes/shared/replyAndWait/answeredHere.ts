@@ -1,13 +1,7 @@
 /**
- * Answers taken with no execution of the trigger's workflow (regular mode, where the trigger's
- * catch-up runs in the process that took the answer). Such a request starts no execution, so n8n
- * saves what it wrote in the static data (docs/n8n-internals.md) before it answers the service:
- * - an answer the service was told about before its wait was resumed is **owed** (its wait and
- *   its event kept), until this process resumed it or ran it: a restart finds it there;
- * - an answer that ran is **answered** (its id, a day): the catch-up's copy, after a restart too,
- *   runs nothing, in place of an execution recorded in n8n's deduplication store.
- * Every copy of the static data this process brings up to date (keepWaitingEntriesCurrent)
- * carries both as this process knows them, so a save from an older copy drops none.
+ * Answers taken with no execution (regular mode, answerLater.ts), in the static data n8n saves before
+ * it answers the service: **owed** (wait and event) until resumed or run, then **answered** (its id,
+ * a day: the catch-up's copy runs nothing). Every copy brought up to date carries both.
  */
 import type { IDataObject } from 'n8n-workflow';
 
@@ -119,6 +113,19 @@ export function releaseOwed(home: string, messageId: string): void {
 export function settleOwed(home: string, messageId: string, nowMs = Date.now()): void {
 	owed.get(home)?.delete(messageId);
 	recordAnswered(home, messageId, nowMs);
+}
+
+/** The answer could not be run after all: neither owed nor answered here, so a copy of it (the catch-up's) runs. */
+export function forgetAnswer(staticData: IDataObject, home: string, messageId: string): void {
+	memory.get(home)?.delete(messageId);
+	owed.get(home)?.delete(messageId);
+	for (const key of [ANSWERED_KEY, OWED_KEY]) {
+		const stored = staticData[key];
+		if (!isPlainObject(stored) || !(messageId in stored)) continue;
+		const rest = { ...stored };
+		delete rest[messageId];
+		staticData[key] = rest;
+	}
 }
 
 /**

@@ -1,10 +1,7 @@
 /**
- * Reply and Wait for Answer as the Business Messaging Trigger sees it: the one module the trigger
- * imports from this folder. Three calls: on activation, an inbound message that may answer a wait,
- * and a registration on the trigger's registration webhook. It alone keeps the rule that every
- * copy of the static data n8n may save carries every waiting entry this process knows
- * (keepWaitingEntriesCurrent, waitingEntries.ts): each call that may be saved brings its copy up
- * to date before it returns.
+ * Reply and Wait for Answer as the Business Messaging Trigger sees it (activation, an inbound message,
+ * a registration): the one module the trigger imports from this folder. Each call that n8n may save
+ * brings its copy of the static data up to date first (keepWaitingEntriesCurrent).
  */
 import type {
 	IDataObject,
@@ -15,34 +12,35 @@ import type {
 	IWebhookResponseData,
 } from 'n8n-workflow';
 
-import { ACCOUNT_ID_LABEL, RESUME_KEY_LABEL, derivedKeys } from '../credentialKeys';
 import { isPlainObject } from '../json';
 import { hasSignatureShape } from '../signature';
 import { REGISTRATION_PATH } from '../triggerUrls';
 import { rawBodyOf } from '../webhookRequest';
-import { REGISTRATION_HEADER, isEntryInBounds, receiveWaitRegistration } from './registration';
-import { wasAnswered } from './answeredHere';
-import { answerFirst, canAnswerFirst, takeAnswersLater } from './answerLater';
-import { resumeEntry, type ResumeOutcome, type TriggerIdentity } from './resume';
 import {
-	accountIdOf,
+	REGISTRATION_HEADER,
+	isEntryInBounds,
+	ownOrigin,
+	receiveWaitRegistration,
+} from './registration';
+import { wasAnswered } from './answeredHere';
+import { answerFirst, resumeOwedFromBefore } from './answerLater';
+import { resumeEntry, triggerIdentity, type ResumeOutcome, type TriggerIdentity } from './resume';
+import {
 	answerKeys,
 	answersAfterAsking,
 	findWaiting,
-	isTriggerRunningHere,
 	keepWaitingEntriesCurrent,
 	markTriggerWorkflow,
 	registerWaiting,
+	triggerRunningHere,
 	triggerRunsHere,
 	type WaitingEntry,
 } from './waitingEntries';
 
 /**
- * The trigger's second webhook: Reply and Wait's registrations, on a path of their own, so the
- * event URL takes the service's events and nothing else. n8n serves every webhook a node declares
- * (WhatsApp's trigger declares two); only `default` has webhook methods (the account's webhook),
- * so n8n registers this path with n8n and nothing with the service. Named `setup`, n8n's only other
- * webhook name.
+ * The trigger's second webhook: Reply and Wait's registrations, so the event URL takes the service's
+ * events only. Only `default` has webhook methods, so nothing is registered with the service for it;
+ * named `setup`, n8n's only other webhook name.
  */
 export const REGISTRATION_WEBHOOK: IWebhookDescription = {
 	name: 'setup',
@@ -57,32 +55,25 @@ export const REGISTRATION_WEBHOOK: IWebhookDescription = {
 export function onTriggerActivated(this: ITriggerFunctions): () => void {
 	// Tells Reply and Wait in this workflow that it may keep its waiting entries here.
 	markTriggerWorkflow(this.getWorkflowStaticData('global'));
-	const leaveHere = triggerRunsHere(this.getWorkflow().id ?? '');
 	// Answers taken here are resumed through this trigger, and those a restart left owed now.
-	const stopTaking = takeAnswersLater.call(this);
-	return () => {
-		stopTaking();
-		leaveHere();
-	};
+	const leave = triggerRunsHere(this);
+	void resumeOwedFromBefore.call(this);
+	return leave;
 }
 
 /** What answerWaiting did: resumed (or goes to its wait) or not; `recorded`: taken with no execution (answerLater.ts). */
 export type AnswerOutcome = ResumeOutcome & { recorded?: true };
 
 /**
- * Whether this request may take an answer with no execution of the trigger's workflow: a
- * production webhook request in the process where the trigger's catch-up runs (regular mode),
- * which then reads what this request wrote (n8n saves it before it answers: the request starts
- * no execution) and resumes the wait after the service was answered (answerLater.ts).
- * Elsewhere (queue mode's webhook processors, the catch-up itself) the answer's execution records
- * it in n8n's deduplication store as before.
+ * The trigger that takes this production request's answer with no execution (answerLater.ts): the
+ * one whose trigger() runs in this process (regular mode). Elsewhere (queue mode's processors, the
+ * catch-up itself) the answer's execution records it in n8n's deduplication store.
  */
-function mayTakeWithoutExecution(this: IWebhookFunctions | ITriggerFunctions): boolean {
-	return (
-		'getNodeWebhookUrl' in this &&
-		this.getMode() === 'webhook' &&
-		isTriggerRunningHere(this.getWorkflow().id ?? undefined)
-	);
+function triggerTakingAnswers(
+	this: IWebhookFunctions | ITriggerFunctions,
+): ITriggerFunctions | undefined {
+	if (!('getNodeWebhookUrl' in this) || this.getMode() !== 'webhook') return undefined;
+	return triggerRunningHere(this.getWorkflow().id ?? undefined);
 }
 
 /** The service's id of an inbound message, when it has one. */
@@ -92,10 +83,7 @@ function inboundMessageId(json: IDataObject): string | undefined {
 	return json.event === 'message.inbound' && typeof id === 'string' && id !== '' ? id : undefined;
 }
 
-/**
- * Whether this inbound message already resumed a wait here with no execution (its catch-up copy,
- * after a restart too): it is not run again. No credential read.
- */
+/** Whether this inbound message already resumed a wait here with no execution (a catch-up copy): not run again. */
 export function answeredAlready(
 	this: IWebhookFunctions | ITriggerFunctions,
 	json: IDataObject,
@@ -107,11 +95,9 @@ export function answeredAlready(
 }
 
 /**
- * An accepted event (webhook or catch-up): resumes the execution waiting for this inbound
- * message's contact, if any; `item` undefined (a handed-over message that runs nothing) resumes
- * nothing. Either way this copy of the static data is brought up to date, when n8n may save it.
- * Where the request may take the answer with no execution, n8n answers the service first and the
- * trigger resumes the wait right after (answerLater.ts); `outputs` is what then runs if refused.
+ * An accepted event (webhook or catch-up): resumes the execution waiting for this inbound message's
+ * contact, if any (`item` undefined: handed over, resumes nothing); this copy of the static data is
+ * brought up to date either way. `outputs`: what runs if an answer taken first is refused.
  */
 export async function answerWaiting(
 	this: IWebhookFunctions | ITriggerFunctions,
@@ -123,35 +109,30 @@ export async function answerWaiting(
 	try {
 		const target = item ? await waitAnswered.call(this, staticData, item) : undefined;
 		if (!item || !target) return { resumed: false };
-		const id = inboundMessageId(item.json);
-		if (
-			!target.found.entry.alsoStart &&
-			id &&
-			home &&
-			mayTakeWithoutExecution.call(this) &&
-			canAnswerFirst(home)
-		) {
-			const { identity, found } = target;
-			return {
-				...answerFirst.call(this, home, id, item, outputs, identity, found),
-				recorded: true,
-			};
+		const messageId = inboundMessageId(item.json);
+		const trigger = target.found.entry.alsoStart ? undefined : triggerTakingAnswers.call(this);
+		if (messageId && home && trigger) {
+			const owed = { home, messageId, item, outputs, ...target };
+			return { ...answerFirst.call(this, trigger, owed), recorded: true };
 		}
 		return await resumeEntry.call(this, item, target.identity, target.found);
 	} finally {
-		// n8n 1.x saves every webhook request's copy; 2.x only that of a request that starts no
-		// execution (docs/n8n-internals.md): written either way, it reaches the database where it can.
-		const { restored } = keepWaitingEntriesCurrent(staticData, home);
-		sayRestored.call(this, restored);
+		// Written either way: which requests' copies n8n saves differs by line (docs/n8n-internals.md).
+		keepCurrent.call(this, staticData, home);
 	}
 }
 
 /** When each workflow last said it wrote dropped entries back: once a minute at most. */
 const restoredSaid = new Map<string, number>();
 
-/** Never quiet: waits another process's save dropped (queue mode: main's catch-up) were written back. */
-function sayRestored(this: IWebhookFunctions | ITriggerFunctions, restored: number): void {
-	const workflowId = this.getWorkflow().id ?? '';
+/** Brings this copy up to date; never quiet about waits another process's save dropped (queue mode: main's catch-up). */
+function keepCurrent(
+	this: IWebhookFunctions | ITriggerFunctions,
+	staticData: IDataObject,
+	home: string | undefined,
+): void {
+	const { restored } = keepWaitingEntriesCurrent(staticData, home);
+	const workflowId = home ?? '';
 	const nowMs = Date.now();
 	if (restored === 0 || (restoredSaid.get(workflowId) ?? 0) > nowMs - 60_000) return;
 	if (restoredSaid.size >= 1000) restoredSaid.clear();
@@ -161,9 +142,13 @@ function sayRestored(this: IWebhookFunctions | ITriggerFunctions, restored: numb
 	);
 }
 
-/** The wait keys an inbound message may answer (its contact on its number, or on any), and which waits it may answer. */
+/**
+ * The wait keys an inbound message may answer (its contact on its number, or on any) and which waits
+ * it may answer, when this process or this copy holds a live one of any account (no credential read).
+ */
 function waitsFor(
 	json: IDataObject,
+	staticData: IDataObject,
 ): { keys: string[]; mayAnswer: (entry: WaitingEntry) => boolean } | undefined {
 	if (json.event !== 'message.inbound') return undefined;
 	const data = isPlainObject(json.data) ? json.data : {};
@@ -171,35 +156,23 @@ function waitsFor(
 	const number = typeof data.number === 'string' ? data.number.trim() : '';
 	if (!contact) return undefined;
 	const message = { id: data.wa_message_id, at: json.timestamp };
-	return {
-		keys: answerKeys(contact, number),
-		mayAnswer: (entry) => answersAfterAsking(message, entry),
-	};
+	const keys = answerKeys(contact, number);
+	const mayAnswer = (entry: WaitingEntry) => answersAfterAsking(message, entry);
+	return findWaiting(staticData, keys, undefined, Date.now(), mayAnswer) && { keys, mayAnswer };
 }
 
 /**
- * Whether a delivery past the Late Delivery Cutoff should still resume a wait here, when this
- * process or the copy n8n loaded holds a live one this event may answer. Where the catch-up runs
- * elsewhere (queue mode: main), its copy would find none of the waits a webhook processor took.
- * Where it runs here (regular mode), the answer is taken with no execution and recorded
- * (answeredHere.ts): cheaper and sooner than a 503 and the catch-up's resume a minute later, whose
- * copy then runs nothing. No credential read.
+ * Whether a delivery past the Late Delivery Cutoff should still resume a wait here (a live one this
+ * event may answer): queue mode's catch-up on main would not find a processor's waits; in regular
+ * mode it is taken with no execution, sooner than a 503 and the catch-up. No credential read.
  */
 export function lateAnswerGoesOnHere(
 	this: IWebhookFunctions | ITriggerFunctions,
 	event: IDataObject,
 ): boolean {
-	if (
-		isTriggerRunningHere(this.getWorkflow().id ?? undefined) &&
-		!mayTakeWithoutExecution.call(this)
-	)
+	if (triggerRunningHere(this.getWorkflow().id ?? undefined) && !triggerTakingAnswers.call(this))
 		return false;
-	const waits = waitsFor(event);
-	const staticData = this.getWorkflowStaticData('global') as IDataObject;
-	return (
-		waits !== undefined &&
-		findWaiting(staticData, waits.keys, undefined, Date.now(), waits.mayAnswer) !== undefined
-	);
+	return waitsFor(event, this.getWorkflowStaticData('global') as IDataObject) !== undefined;
 }
 
 /** The wait this inbound message answers, and who resumes it; undefined: none. */
@@ -210,25 +183,18 @@ async function waitAnswered(
 ): Promise<{ identity: TriggerIdentity; found: { key: string; entry: WaitingEntry } } | undefined> {
 	const json = item.json;
 	const handedOver = isPlainObject(json.hand_over) && json.hand_over.active === true;
-	const waits = handedOver ? undefined : waitsFor(json);
+	// A message nobody waits for costs no credential read.
+	const waits = handedOver ? undefined : waitsFor(json, staticData);
 	if (!waits) return undefined;
 	const { keys, mayAnswer } = waits;
-	// A message nobody waits for costs no credential read.
-	if (!findWaiting(staticData, keys, undefined, Date.now(), mayAnswer)) return undefined;
-	const derived = await derivedKeys.call(this);
-	if (typeof derived === 'string') {
+	const identity = await triggerIdentity.call(this);
+	if (typeof identity === 'string') {
 		this.logger.warn(
-			`Business Messaging Trigger: an execution may wait for this contact, but ${derived}; the message starts a new execution`,
+			`Business Messaging Trigger: an execution may wait for this contact, but ${identity}; the message starts a new execution`,
 		);
 		return undefined;
 	}
-	const identity = {
-		account: accountIdOf(derived[ACCOUNT_ID_LABEL]),
-		resumeKey: derived[RESUME_KEY_LABEL],
-	};
-	// Entries read from static data are checked as a registration's are: the answer goes to a
-	// waiting execution of this n8n and nowhere else. (Memory holds only what this process's Reply
-	// and Wait or a checked registration put there.)
+	// Static data is anyone's to write: its entries are checked as a registration's are.
 	const bounds = { ownOrigin: ownOrigin.call(this), account: identity.account, nowMs: Date.now() };
 	const found = findWaiting(staticData, keys, identity.account, bounds.nowMs, mayAnswer, (entry) =>
 		isEntryInBounds(entry, bounds),
@@ -236,22 +202,7 @@ async function waitAnswered(
 	return found ? { identity, found } : undefined;
 }
 
-/**
- * The origin of this n8n's webhooks, where waiting executions' resume URLs are: the trigger's own
- * URL in a webhook request; in trigger() (the catch-up) n8n gives no webhook URL, so the instance's
- * base URL (n8n 1.x: the webhook URL; 2.x: the editor's, the same unless WEBHOOK_URL points elsewhere).
- */
-function ownOrigin(this: IWebhookFunctions | ITriggerFunctions): string {
-	const url =
-		'getNodeWebhookUrl' in this ? this.getNodeWebhookUrl('default') : this.getInstanceBaseUrl();
-	return URL.canParse(url ?? '') ? new URL(url as string).origin : 'http://invalid';
-}
-
-/**
- * A request to the registration webhook: stored in the static data n8n loaded for this request
- * and saves after it. Starts no execution; a refusal goes through `refuse` (the trigger's generic
- * answer and bounded log). Never throws.
- */
+/** A request to the registration webhook: stored in the copy n8n saves after it; refusals go through `refuse`. Never throws. */
 export async function takeRegistration(
 	this: IWebhookFunctions,
 	refuse: (status: 400 | 401, reason: string) => IWebhookResponseData,
@@ -268,7 +219,7 @@ export async function takeRegistration(
 		const home = this.getWorkflow().id ?? undefined;
 		for (const { key, entry } of outcome.registrations)
 			registerWaiting(undefined, key, { ...entry, home });
-		sayRestored.call(this, keepWaitingEntriesCurrent(staticData, home).restored);
+		keepCurrent.call(this, staticData, home);
 		return { webhookResponse: { registered: outcome.registrations.length } };
 	} catch (error) {
 		return refuse(400, `waiting registration refused: ${(error as Error)?.message ?? 'error'}`);

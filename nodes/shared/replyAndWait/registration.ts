@@ -1,10 +1,9 @@
 /**
- * Reply and Wait for Answer's registration channel (waitingEntries.ts, item 3): the waiting
- * execution posts its entries, signed with a key derived from the API key, to the registration
- * URL of the trigger that holds the account's webhook; the Business Messaging Trigger keeps those
- * whose resume URLs are of its own n8n (forTrigger.ts stores them).
+ * Reply and Wait's registration channel: the waiting execution posts its signed entries to the
+ * registration URL of the trigger holding the account's webhook (docs/conversations.md, "Where the
+ * waiting entry lives"); the trigger keeps those of its own n8n (forTrigger.ts stores them).
  */
-import type { IExecuteFunctions, IWebhookFunctions } from 'n8n-workflow';
+import type { IExecuteFunctions, ITriggerFunctions, IWebhookFunctions } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
 import {
@@ -62,10 +61,9 @@ export const MAX_ENTRIES_PER_REGISTRATION = 100;
 export type EntryBounds = { ownOrigin: string; account: string; nowMs: number };
 
 /**
- * Whether the trigger may keep this entry and post an answer to it, wherever it was read (a
- * registration, or static data, which a Code node can write too): a waiting-execution URL of this
- * n8n (`ownOrigin`), the trigger's own account, live, and ending no later than a wait can (the
- * longest limit, MAX_ENTRY_LIFE_MS, plus a margin for clocks and a slow registration).
+ * Whether the trigger may keep this entry and post an answer to it (a registration, or static data,
+ * which a Code node can write too): a waiting-execution URL of this n8n, its own account, live, and
+ * ending no later than a wait can.
  */
 export function isEntryInBounds(entry: WaitingEntry, bounds: EntryBounds): boolean {
 	if (entry.account !== bounds.account || !URL.canParse(entry.resumeUrl)) return false;
@@ -75,26 +73,24 @@ export function isEntryInBounds(entry: WaitingEntry, bounds: EntryBounds): boole
 	return url.origin === bounds.ownOrigin && RESUME_PATH.test(url.pathname) && url.hash === '';
 }
 
-/** The registrations in a verified body: well-formed entries in bounds (isEntryInBounds). */
-export function parseRegistrations(body: unknown, bounds: EntryBounds): WaitRegistration[] {
-	const list =
-		isPlainObject(body) && Array.isArray(body.business_messaging_wait)
-			? body.business_messaging_wait
-			: [];
-	return list.filter(
-		(item): item is WaitRegistration =>
-			isPlainObject(item) &&
-			typeof item.key === 'string' &&
-			isWaitingEntry(item.entry) &&
-			isEntryInBounds(item.entry, bounds),
-	);
+/**
+ * Where this n8n's waiting executions are resumed (resume URLs share n8n's webhook base): the trigger's
+ * own URL in a webhook request; in trigger(), which has none, the event URL it registered, else the
+ * instance's base URL (2.x: the editor's, the same unless WEBHOOK_URL points elsewhere).
+ */
+export function ownOrigin(this: IWebhookFunctions | ITriggerFunctions): string {
+	const url =
+		'getNodeWebhookUrl' in this
+			? this.getNodeWebhookUrl('default')
+			: (this.getWorkflowStaticData('node') as { webhookUrl?: unknown }).webhookUrl;
+	const base = typeof url === 'string' ? url : this.getInstanceBaseUrl();
+	return URL.canParse(base) ? new URL(base).origin : 'http://invalid';
 }
 
 /**
- * The waiting execution's side: posts the entries to the registration URL of the trigger whose
- * event URL is the account's webhook, when that is a Business Messaging Trigger of this n8n (the
- * resume URL's origin). Any failure leaves them in this
- * process's memory only: the answer then starts a normal execution, as the fail-safe says.
+ * The waiting execution's side: posts the entries to the registration URL of the trigger whose event
+ * URL is the account's webhook, when that is a trigger of this n8n. A failure leaves them in this
+ * process's memory only (fail-safe: the answer starts a normal execution).
  */
 export async function registerWithTrigger(
 	this: IExecuteFunctions,
@@ -141,9 +137,8 @@ export async function registerWithTrigger(
 		};
 		const status = await post();
 		if (status !== 200) return why(`the trigger answered ${status}`);
-		// Behind a balancer (queue mode) the next request usually reaches another webhook processor.
-		// Each processor writes the entries it holds into every save it makes, so an entry two of
-		// them hold survives a save of the other's at the same instant. Sent later, not awaited.
+		// Queue mode: a second post usually reaches another processor, so two hold the entry and a
+		// save of either keeps it. Sent later, not awaited.
 		void sleep(REGISTRATION_REPEAT_MS)
 			.then(post)
 			.catch(() => undefined);
@@ -198,11 +193,19 @@ export async function receiveWaitRegistration(
 	// Read when the signature was checked: no second credential read.
 	const derived = await derivedKeys.call(this);
 	if (typeof derived === 'string') return { status: 401, reason: derived };
-	const registrations = parseRegistrations(body, {
-		ownOrigin: new URL(this.getNodeWebhookUrl('default') ?? 'http://invalid').origin,
+	const bounds = {
+		ownOrigin: ownOrigin.call(this),
 		account: accountIdOf(derived[ACCOUNT_ID_LABEL]),
 		nowMs,
-	});
-	// A registration slower than the answer it waits for must not bring the answered wait back.
-	return { registrations: registrations.filter(({ key, entry }) => !isForgotten(key, entry)) };
+	};
+	const registrations = list.filter(
+		(item): item is WaitRegistration =>
+			isPlainObject(item) &&
+			typeof item.key === 'string' &&
+			isWaitingEntry(item.entry) &&
+			isEntryInBounds(item.entry, bounds) &&
+			// A registration slower than the answer it waits for must not bring the answered wait back.
+			!isForgotten(item.key, item.entry),
+	);
+	return { registrations };
 }

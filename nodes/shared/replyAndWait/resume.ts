@@ -1,8 +1,4 @@
-/**
- * Reply and Wait for Answer's resuming side: the resume token (made by the trigger when it sends
- * an answer, checked by the waiting node's webhook()), and the trigger posting a contact's answer
- * to the resume URL of the execution waiting for it (its entry: waitingEntries.ts).
- */
+/** Reply and Wait's resuming side: the resume token, and the trigger posting an answer to the waiting execution. */
 import { createHash, randomBytes } from 'node:crypto';
 import type {
 	IDataObject,
@@ -13,24 +9,16 @@ import type {
 } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
-import { RESUME_KEY_LABEL, deriveKey, verifyWithDerivedKey } from '../credentialKeys';
+import {
+	ACCOUNT_ID_LABEL,
+	RESUME_KEY_LABEL,
+	derivedKeys,
+	verifyWithDerivedKey,
+} from '../credentialKeys';
 import { isPlainObject } from '../json';
 import { ReplayGuard } from '../replayGuard';
 import { computeSignature } from '../signature';
-import { answerKeys, removeWaiting, type WaitingEntry } from './waitingEntries';
-
-/**
- * What the trigger sends with an answer so the waiting execution can tell it from a forged one.
- * n8n 1.x's resume URLs are /webhook-waiting/<execution id> with nothing secret in them (ids are
- * sequential), so anyone who can reach n8n could otherwise post an "answer". The token is made
- * when the answer is sent, from a key derived from the API key (held in memory only), for one wait
- * (the execution, the waiting node, the contact on the number, and the wait's random id, new each
- * time the node waits) and one answer (its digest): a token seen once carries no other answer, and
- * the waiting node takes it once. Nothing stored (static data, the execution) lets anyone make one.
- */
-export function resumeKey(apiKey: string): string {
-	return deriveKey(apiKey, RESUME_KEY_LABEL);
-}
+import { accountIdOf, answerKeys, removeWaiting, type WaitingEntry } from './waitingEntries';
 
 /** A wait's random id, made by Reply and Wait each time it waits. */
 export function newWaitId(): string {
@@ -53,16 +41,17 @@ export function resumeMessage(
 	);
 }
 
+/**
+ * Tells the trigger's answer from a forged one (1.x's resume URLs hold nothing secret), under the key
+ * derived as RESUME_KEY_LABEL: docs/conversations.md, "Only the trigger's answer resumes".
+ */
 export function resumeToken(key: string, ...wait: Parameters<typeof resumeMessage>): string {
 	return computeSignature(resumeMessage(...wait), key);
 }
 
 /**
- * Where the waiting node keeps the ids of the waits it is in now: the metadata of its own execute
- * data, which n8n saves with the waiting execution (as the timed-out items beside it) and hands
- * back to webhook() as the execute data of the node it resumes (nodeExecutionStack[0]), in
- * whichever process serves the resume URL, after a restart too. A token for any other wait (an
- * earlier one of the same execution, a loop asking again) is refused there.
+ * The waits the node is in now, in the metadata of its execute data: n8n saves it with the waiting
+ * execution and hands it back to webhook() in any process, so a token for another wait is refused.
  */
 export const WAIT_IDS_KEY = 'businessMessagingWaitIds';
 
@@ -74,20 +63,6 @@ export function keepWaitIds(executeData: IExecuteData, waitIds: string[]): void 
 	} as IExecuteData['metadata'];
 }
 
-/**
- * The waits the node being resumed is in, from the execute data n8n gives webhook() (not part of
- * IWebhookFunctions: read where n8n-core's WebhookContext keeps it); undefined when n8n gives none
- * or the wait was made by an older version (then only this process's once-only guard holds).
- */
-export function currentWaitIds(context: IWebhookFunctions): string[] | undefined {
-	const executeData = (context as unknown as { executeData?: IExecuteData }).executeData;
-	const metadata = executeData?.metadata as IDataObject | undefined;
-	const ids: unknown = metadata?.[WAIT_IDS_KEY];
-	return Array.isArray(ids) && ids.every((id) => typeof id === 'string')
-		? (ids as string[])
-		: undefined;
-}
-
 /** The body the trigger posts to a resume URL. */
 export type ResumeRequest = { answer: IDataObject; wait: string; key: string; token: string };
 
@@ -96,10 +71,9 @@ const taken = new ReplayGuard(10_000);
 const TAKEN_FOR_MS = 7 * 86_400_000;
 
 /**
- * The waiting node's webhook(): whether this request is the trigger's answer to this wait, and
- * its answer. Checks what costs nothing first (shape, the answer's contact, a wait taken before),
- * then the token with the derived key (credentialKeys.ts: a credential read at most every 10 s on
- * a mismatch, so forged requests cost none each). Never throws.
+ * The waiting node's webhook(): whether this request is the trigger's answer to this wait, and its
+ * answer. What costs nothing is checked first, then the token (the derived key is cached, so forged
+ * requests cost no credential read each). Never throws.
  */
 export async function takeResumeRequest(
 	this: IWebhookFunctions,
@@ -129,8 +103,10 @@ export async function takeResumeRequest(
 	const once = `${executionId}|${node}|${wait}`;
 	if (executionId === '' || taken.has(once, Date.now())) return forbidden;
 	// A token for another wait than the one the execution is in now, whichever process took it before.
-	const waitingFor = currentWaitIds(this);
-	if (waitingFor !== undefined && !waitingFor.includes(wait)) return forbidden;
+	// executeData is not in IWebhookFunctions (n8n-core's WebhookContext has it); none: an older wait.
+	const executeData = (this as unknown as { executeData?: IExecuteData }).executeData;
+	const waitingFor: unknown = (executeData?.metadata as IDataObject | undefined)?.[WAIT_IDS_KEY];
+	if (Array.isArray(waitingFor) && !waitingFor.includes(wait)) return forbidden;
 	const message = resumeMessage(executionId, node, key, wait, answer);
 	const verified = await verifyWithDerivedKey
 		.call(this, RESUME_KEY_LABEL, message, `sha256=${token}`)
@@ -145,12 +121,16 @@ export async function takeResumeRequest(
 /** Who a trigger is, for Reply and Wait: whose waits it may resume, and the key it makes their tokens with. */
 export type TriggerIdentity = { account: string; resumeKey: string };
 
-/**
- * Resuming is patient: a busy n8n may take longer than the service's 8 s to take an answer, and
- * a slow resume is not a failed one. Starting a new execution for an answer that did resume asks
- * the contact the question twice, so one starts only when n8n says definitively that the
- * execution will not take it (finished, unknown, token refused) or the request never reached n8n.
- */
+/** This trigger's identity, from its derived keys (credentialKeys.ts); a string: why they cannot be read. */
+export async function triggerIdentity(
+	this: IWebhookFunctions | ITriggerFunctions,
+): Promise<TriggerIdentity | string> {
+	const derived = await derivedKeys.call(this);
+	if (typeof derived === 'string') return derived;
+	return { account: accountIdOf(derived[ACCOUNT_ID_LABEL]), resumeKey: derived[RESUME_KEY_LABEL] };
+}
+
+/** Resuming is patient: "A slow resume is not a failed one" (docs/conversations.md, "Under real traffic"). */
 export const RESUME_PATIENCE = {
 	totalMs: 60_000,
 	attemptTimeoutMs: 30_000,
@@ -181,9 +161,7 @@ export function classifyResumeAnswer(
 	}
 	const { statusCode } = answer;
 	if (statusCode >= 200 && statusCode < 300) return 'resumed';
-	// n8n's resume URL never redirects (the waiting node answers on receipt): a 3xx came from
-	// something in front of n8n (an http-to-https rule, a login page). The answer is never posted
-	// on to where it points (disableFollowRedirect), so no execution took it: refused.
+	// n8n's resume URL never redirects: a 3xx is from something in front of n8n, never followed, so refused.
 	if (statusCode >= 300 && statusCode < 400) return 'refused';
 	if (statusCode === 409) {
 		const text = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body ?? '');

@@ -1,13 +1,9 @@
 /**
- * Reply and Wait for Answer's waiting entries (execution E waits for contact C on number N) and
- * the register, find and forget both ends use. They live in this process's memory and in the
- * trigger's workflow's static data: written by the waiting execution only when its copy carries
- * TRIGGER_MARKER_KEY (n8n 2.x queue mode gives a worker an empty copy and saves it whole), else
- * through the trigger (registration.ts). Every loss fails safe: the answer starts a normal
- * execution and the wait times out. Static data holds resume URLs, never the resume token.
- * docs/conversations.md says where entries live and why.
+ * Reply and Wait for Answer's waiting entries (execution E waits for contact C on number N): register,
+ * find, forget. Where they live and why a loss fails safe: docs/conversations.md, "Where the waiting
+ * entry lives, and why losing it is safe".
  */
-import type { IDataObject } from 'n8n-workflow';
+import type { IDataObject, ITriggerFunctions } from 'n8n-workflow';
 
 import { ACCOUNT_ID_LABEL, deriveKey } from '../credentialKeys';
 import { isPlainObject } from '../json';
@@ -15,10 +11,7 @@ import { byAge } from '../watermark';
 import { keepAnsweredCurrent } from './answeredHere';
 
 export const STATIC_DATA_KEY = 'businessMessagingWaiting';
-/**
- * Set by the trigger in its workflow's global static data on activation: a copy carrying it is the
- * one the trigger reads, loaded from the database, so saving it keeps what is there.
- */
+/** Set by the trigger on activation: a copy carrying it was loaded from the database (safe to save). */
 export const TRIGGER_MARKER_KEY = 'businessMessagingTrigger';
 
 /** The trigger's side: marks its workflow's static data (only when missing, so nothing else is saved for it). */
@@ -27,28 +20,23 @@ export function markTriggerWorkflow(globalStaticData: IDataObject): void {
 }
 
 /**
- * Workflows whose Business Messaging Trigger n8n runs in this process (trigger(): the main in
- * regular mode). A Reply and Wait in such a workflow keeps its entry in memory, where the trigger
- * finds it, and in the workflow's static data, saved with its execution: posting it to the trigger
- * as well would only cost the busy n8n another request per question.
+ * Per workflow: the Business Messaging Trigger whose trigger() runs in this process (regular mode's
+ * main), its context. Reply and Wait there needs no registration request ("No second request per
+ * question", docs/conversations.md); answers taken with no execution resume through it (answerLater.ts).
  */
-const triggersHere = new Map<string, number>();
+const triggersHere = new Map<string, ITriggerFunctions>();
 
-/** The trigger's side: marks its workflow while trigger() runs; returns what unmarks it. */
-export function triggerRunsHere(workflowId: string): () => void {
-	triggersHere.set(workflowId, (triggersHere.get(workflowId) ?? 0) + 1);
-	let left = false;
+/** The trigger's side, while trigger() runs: registers its context; returns what forgets it. */
+export function triggerRunsHere(context: ITriggerFunctions): () => void {
+	const workflowId = context.getWorkflow().id ?? '';
+	triggersHere.set(workflowId, context);
 	return () => {
-		if (left) return;
-		left = true;
-		const count = (triggersHere.get(workflowId) ?? 1) - 1;
-		if (count > 0) triggersHere.set(workflowId, count);
-		else triggersHere.delete(workflowId);
+		if (triggersHere.get(workflowId) === context) triggersHere.delete(workflowId);
 	};
 }
 
-export function isTriggerRunningHere(workflowId: string | undefined): boolean {
-	return workflowId !== undefined && triggersHere.has(workflowId);
+export function triggerRunningHere(workflowId: string | undefined): ITriggerFunctions | undefined {
+	return workflowId === undefined ? undefined : triggersHere.get(workflowId);
 }
 
 /** The static data to register in: the execution's copy when it carries the trigger's marker, else none (memory only). */
@@ -97,9 +85,8 @@ export function accountIdOf(derivedKey: string): string {
 }
 
 /**
- * How old a registration may be when the trigger takes it (registration.ts). An answered entry
- * stays forgotten at least this long, so a registration slower than its answer cannot bring it back.
- * Short, because the replay guard is per process: another process takes the same bytes within it.
+ * How old a registration may be when the trigger takes it (registration.ts); an answered entry stays
+ * forgotten at least this long. Short: the replay guard is per process.
  */
 export const REGISTRATION_MAX_AGE_MS = 60_000;
 
@@ -140,11 +127,7 @@ function storedEntry(stored: IDataObject | undefined, key: string): WaitingEntry
 	return isWaitingEntry(entry) ? entry : undefined;
 }
 
-/**
- * Entries answered or refused in this process, until their wait would have ended: a save of
- * static data from an older copy (another request's, an execution's) may bring one back, and
- * it must neither be resumed twice nor be kept.
- */
+/** Entries answered or refused here, until their wait would have ended: an older copy's save must not bring one back. */
 const forgotten = new Map<string, number>();
 
 /**
@@ -187,13 +170,8 @@ const DROPPED_AFTER_MS = 15_000;
 /**
  * Writes into this copy of a workflow's static data every live entry it should hold: those it
  * holds, and those this process registered for that workflow (`home`), minus the answered ones.
- *
- * n8n saves static data whole, per webhook request and per execution, each from the copy it
- * loaded: two registrations at the same instant each save their own entry, and the last save
- * wins. Writing the process's memory into every copy means each save carries every entry this
- * process knows of, so a save from an older copy no longer drops the others' entries, and the
- * last save before a restart holds them all. Assigned only when something changed, so n8n
- * saves nothing for a copy that was already current.
+ * n8n saves each copy whole, so every save carries every entry ("Every save carries every entry",
+ * docs/conversations.md). Assigned only when something changed: a current copy is not saved again.
  */
 export function keepWaitingEntriesCurrent(
 	staticData: IDataObject,
@@ -286,14 +264,14 @@ export function removeWaiting(
 	executionId: string,
 	nowMs = Date.now(),
 ): void {
-	const entry = memory.get(key);
-	if (entry?.executionId === executionId) memory.delete(key);
+	const entry = memory.get(key)?.executionId === executionId ? memory.get(key) : undefined;
+	if (entry) memory.delete(key);
 	const stored = staticEntries(staticData);
 	const inStatic = storedEntry(stored, key);
-	const node = entry?.executionId === executionId ? entry.node : inStatic?.node;
+	const node = entry ? entry.node : inStatic?.node;
 	makeRoom(forgotten, (until) => until <= nowMs);
 	const until = Math.max(
-		entry?.executionId === executionId ? entry.expiresAtMs : 0,
+		entry?.expiresAtMs ?? 0,
 		inStatic?.executionId === executionId ? inStatic.expiresAtMs : 0,
 		nowMs + REGISTRATION_MAX_AGE_MS,
 	);

@@ -9,7 +9,8 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
-import { resumeKey, resumeToken } from '../../../nodes/shared/replyAndWait/resume';
+import { RESUME_KEY_LABEL, deriveKey } from '../../../nodes/shared/credentialKeys';
+import { resumeToken } from '../../../nodes/shared/replyAndWait/resume';
 import { waitingKey } from '../../../nodes/shared/replyAndWait/waitingEntries';
 import type { N8nClient } from '../../real-n8n/n8n';
 import type { SandboxControl } from '../../real-n8n/sandbox';
@@ -82,7 +83,14 @@ export class ResumeOwnWait {
 	private request(url: string, executionId: string, waitId: string, text: string): string {
 		const answer = inboundEnvelope({ from: this.contact, number: this.number, text });
 		const key = waitingKey(this.contact, this.number);
-		const token = resumeToken(resumeKey(this.apiKey), executionId, ASK_AGAIN, key, waitId, answer);
+		const token = resumeToken(
+			deriveKey(this.apiKey, RESUME_KEY_LABEL),
+			executionId,
+			ASK_AGAIN,
+			key,
+			waitId,
+			answer,
+		);
 		return JSON.stringify({ answer, wait: waitId, key, token });
 	}
 

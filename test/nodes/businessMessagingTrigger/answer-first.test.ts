@@ -35,8 +35,6 @@ afterEach(async () => {
 	jest.restoreAllMocks();
 });
 
-const HAND_OVER_OFF = { mode: 'off' as const, minutes: 30 };
-
 /** n8n's resume endpoint of execution `executionId`, answering as scripted. */
 async function waitingExecution(
 	executionId: string,
@@ -86,6 +84,22 @@ function waits(
 
 const copyOf = (value: unknown) => JSON.parse(JSON.stringify(value)) as IDataObject;
 
+/** The catch-up's copy of an inbound event (its delivery logged failed), routed as the trigger routes it. */
+async function catchUpCopy(
+	harness: { triggerContext: () => { context: ThisParameterType<typeof routeEvent> } },
+	event: ReturnType<typeof inboundEnvelope>,
+) {
+	const copy = recoveredItem({
+		event: 'message.inbound',
+		record: { ...event.data, direction: 'in', created_at: event.timestamp },
+		reason: 'timeout after 8000 ms',
+	});
+	return await routeEvent.call(harness.triggerContext().context, copy, 'message.inbound', null, {
+		mode: 'off',
+		minutes: 30,
+	});
+}
+
 describe('an answer where the catch-up runs: the service is answered first, the wait resumed right after', () => {
 	it('answered 2xx before n8n took the resume (5 s); resumed once; nothing started; then recorded as answered', async () => {
 		const contact = '+15554450001';
@@ -122,18 +136,7 @@ describe('an answer where the catch-up runs: the service is answered first, the 
 		waits(harness.globalStaticData, contact, server, '72');
 		const event = inboundEnvelope({ from: contact, number: NUMBER });
 		await harness.receive(signedRequest(event, secret));
-		const copy = recoveredItem({
-			event: 'message.inbound',
-			record: { ...event.data, direction: 'in', created_at: event.timestamp },
-			reason: 'timeout after 8000 ms',
-		});
-		const routed = await routeEvent.call(
-			harness.triggerContext().context,
-			copy,
-			'message.inbound',
-			null,
-			HAND_OVER_OFF,
-		);
+		const routed = await catchUpCopy(harness, event);
 		expect(routed).toEqual({ kind: 'answered' });
 		await until(() => harness.globalStaticData[ANSWERED_KEY] !== undefined, 8000);
 		expect(server.bodies).toHaveLength(1);
@@ -169,6 +172,32 @@ describe('an answer where the catch-up runs: the service is answered first, the 
 		await new Promise((resolve) => setTimeout(resolve, 300));
 		expect(started.emitted).toHaveLength(1);
 		expect(server.bodies).toHaveLength(1);
+	}, 20_000);
+
+	it('a refused resume whose emit throws is not recorded as answered: the catch-up copy of the message runs it', async () => {
+		const logged = {} as LoggedLines;
+		captureLogs(logged, Logger);
+		const contact = '+15554450008';
+		const finished = { code: 409, message: 'The execution "78" has finished already.' };
+		const server = await waitingExecution('78', [{ status: 409, body: finished }]);
+		const { harness, started, secret } = await runningTrigger(new URL(server.url).origin);
+		waits(harness.globalStaticData, contact, server, '78');
+		// The harness's emit copies the node's static data first: this makes that emit throw.
+		harness.staticData.unsaveable = {
+			toJSON: () => {
+				throw new Error('emit failed');
+			},
+		} as unknown as IDataObject;
+		const event = inboundEnvelope({ from: contact, number: NUMBER, text: 'answer 78' });
+		expect((await harness.receive(signedRequest(event, secret))).status).toBe(200);
+		await until(() => logged.error.length > 0, 5000);
+		delete harness.staticData.unsaveable;
+		expect(logged.error.join('\n')).toContain('could not be started: emit failed');
+		expect(started.emitted).toHaveLength(0);
+		const id = event.data.wa_message_id;
+		expect(Object.keys(harness.globalStaticData[ANSWERED_KEY] ?? {})).not.toContain(id);
+		const routed = await catchUpCopy(harness, event);
+		expect(routed).toMatchObject({ kind: 'start' });
 	}, 20_000);
 });
 
@@ -237,18 +266,7 @@ describe('n8n restarted between the 2xx and the resume: the answer is neither lo
 		expect(after.harness.globalStaticData[OWED_KEY]).toBeUndefined();
 		expect(after.started.emitted).toHaveLength(0);
 		// The catch-up's copy (the service may have logged the delivery failed) runs nothing.
-		const copy = recoveredItem({
-			event: 'message.inbound',
-			record: { ...event.data, direction: 'in', created_at: event.timestamp },
-			reason: 'timeout after 8000 ms',
-		});
-		const routed = await routeEvent.call(
-			after.harness.triggerContext().context,
-			copy,
-			'message.inbound',
-			null,
-			HAND_OVER_OFF,
-		);
+		const routed = await catchUpCopy(after.harness, event);
 		expect(routed).toEqual({ kind: 'answered' });
 		expect(again.bodies).toHaveLength(1);
 	}, 30_000);

@@ -6,7 +6,7 @@ import type { WebhookReceiveResult } from '../../harness';
 import type { Answers } from '../../sandbox/answers';
 import { CONTACT, describeWithSandbox, OTHER_CONTACT } from '../../support';
 import type { Sandbox } from '../../sandbox';
-import { control, servedTrigger, type ServedTrigger } from './helpers';
+import { inboundFrom, servedTrigger, type ServedTrigger } from './helpers';
 
 const COMBINE = { options: { combineMessages: true, quietPeriod: 1, longestWait: 30 } };
 const SHAPES: Array<Answers['list_shape']> = [
@@ -22,13 +22,7 @@ function burstTests(sb: Sandbox) {
 	afterEach(async () => {
 		for (const running of open.splice(0)) await running.close();
 	});
-	const write = async (from: string, text: string) =>
-		await control(sb, 'POST', '/inbound', {
-			from,
-			contact_name: 'Ada',
-			number: sb.numbers[0].phone_number_id,
-			text,
-		});
+	const write = async (from: string, text: string) => await inboundFrom(sb, from, text);
 	const runAll = async (running: ServedTrigger, results: WebhookReceiveResult[]) =>
 		(
 			await Promise.all(

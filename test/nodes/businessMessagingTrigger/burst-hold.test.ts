@@ -5,7 +5,14 @@
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { CONTACT, inboundEnvelope, signedRequest, useSandbox } from '../../support';
-import { control, servedTrigger, storedSecret, trigger, type ServedTrigger } from './helpers';
+import {
+	inboundFrom,
+	listReads,
+	servedTrigger,
+	storedSecret,
+	trigger,
+	type ServedTrigger,
+} from './helpers';
 
 import {
 	HELD_AGAIN_FIELD,
@@ -75,15 +82,7 @@ describe('combine held by trigger(), against the sandbox', () => {
 		open.push(running);
 		return running;
 	};
-	const write = async (from: string, text: string) =>
-		await control(sb, 'POST', '/inbound', {
-			from,
-			contact_name: 'Ada',
-			number: sb.numbers[0].phone_number_id,
-			text,
-		});
-	const listReads = () =>
-		sb.state().requests.filter((r: { path: string }) => r.path === '/v1/messages/inbound').length;
+	const write = async (from: string, text: string) => await inboundFrom(sb, from, text);
 
 	it('a burst starts one execution: every delivery answered at once with none, then one per contact once it is quiet, which reads once and waits for nothing', async () => {
 		const running = await serve();
@@ -115,7 +114,7 @@ describe('combine held by trigger(), against the sandbox', () => {
 			['a1', 'a2', 'a3'],
 			['b1', 'b2'],
 		]);
-		const reads = listReads();
+		const reads = listReads(sb);
 		const begun = Date.now();
 		const items = (
 			await Promise.all(
@@ -124,7 +123,7 @@ describe('combine held by trigger(), against the sandbox', () => {
 		).flat(2);
 		// No quiet period waited out inside the execution (the machine may be busy: a bound, not a figure).
 		expect(Date.now() - begun).toBeLessThan(DUE_MS);
-		expect(listReads() - reads).toBe(2);
+		expect(listReads(sb) - reads).toBe(2);
 		expect(items.map((item) => item.json.text).sort()).toEqual(['a1\na2\na3', 'b1\nb2']);
 		// Emitted and run: the next copy n8n saves no longer carries them.
 		// The copy n8n saved with the last emit carried that burst until its execution had run.

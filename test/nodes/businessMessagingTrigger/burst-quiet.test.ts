@@ -4,7 +4,7 @@ import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import type { WebhookReceiveResult } from '../../harness';
 import { CONTACT, useSandbox } from '../../support';
-import { control, servedTrigger, type ServedTrigger } from './helpers';
+import { inboundFrom, listReads, servedTrigger, type ServedTrigger } from './helpers';
 
 import { SETTLE_MS } from '../../../nodes/BusinessMessagingTrigger/catchUp/recoveries';
 import { STORE_GRACE_MS, quietWaitMs } from '../../../nodes/BusinessMessagingTrigger/routing/burst';
@@ -52,15 +52,7 @@ describe('combine: the quiet period counts from the trigger’s receipt, against
 		open.push(running);
 		return running;
 	};
-	const write = async (text: string) =>
-		await control(sb, 'POST', '/inbound', {
-			from: CONTACT,
-			contact_name: 'Ada',
-			number: sb.numbers[0].phone_number_id,
-			text,
-		});
-	const listReads = () =>
-		sb.state().requests.filter((r: { path: string }) => r.path === '/v1/messages/inbound').length;
+	const write = async (text: string) => await inboundFrom(sb, CONTACT, text);
 	const run = async (
 		running: ServedTrigger,
 		result: Pick<WebhookReceiveResult, 'workflowData'>,
@@ -101,11 +93,11 @@ describe('combine: the quiet period counts from the trigger’s receipt, against
 		await write('hi');
 		await write('still there?');
 		await pause(FULL_MS + 200);
-		const reads = listReads();
+		const reads = listReads(sb);
 		const { items, ms } = await run(running, running.results[1]);
 		expect(items.map((item) => item.json.text)).toEqual(['hi\nstill there?']);
 		expect(ms).toBeLessThan(700);
-		expect(listReads() - reads).toBe(1);
+		expect(listReads(sb) - reads).toBe(1);
 	});
 
 	it('a message sent within the quiet period still joins the burst of an execution that started late', async () => {

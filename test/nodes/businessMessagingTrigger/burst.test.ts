@@ -4,7 +4,7 @@ import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import type { WebhookReceiveResult } from '../../harness';
 import { CONTACT, OTHER_CONTACT, useSandbox } from '../../support';
-import { control, servedTrigger, type ServedTrigger } from './helpers';
+import { control, inboundFrom, servedTrigger, type ServedTrigger } from './helpers';
 
 import {
 	burstItem,
@@ -141,12 +141,7 @@ describe('combine: in the trigger, against the sandbox', () => {
 		return running;
 	};
 	const write = async (from: string, text: string, numberIndex = 0) =>
-		await control(sb, 'POST', '/inbound', {
-			from,
-			contact_name: 'Ada',
-			number: sb.numbers[numberIndex].phone_number_id,
-			text,
-		});
+		await inboundFrom(sb, from, text, numberIndex);
 	const runAll = async (running: ServedTrigger, results: WebhookReceiveResult[]) =>
 		(
 			await Promise.all(

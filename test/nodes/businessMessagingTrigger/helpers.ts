@@ -111,6 +111,19 @@ async function http(sb: Sandbox, method: string, path: string, body?: unknown, k
 export const control = (sb: Sandbox, method: string, path: string, body?: unknown) =>
 	http(sb, method, `/_sandbox${path}`, body);
 
+/** A contact writes: the sandbox stores the message and delivers it (on the account's `numberIndex`-th number). */
+export const inboundFrom = async (sb: Sandbox, from: string, text: string, numberIndex = 0) =>
+	await control(sb, 'POST', '/inbound', {
+		from,
+		contact_name: 'Ada',
+		number: sb.numbers[numberIndex].phone_number_id,
+		text,
+	});
+
+/** How many times the inbound history was read. */
+export const listReads = (sb: Sandbox) =>
+	sb.state().requests.filter((r: { path: string }) => r.path === '/v1/messages/inbound').length;
+
 export const api = (sb: Sandbox, method: string, path: string, body?: unknown, key?: string) =>
 	http(sb, method, path, body, key ?? sb.keys.all);
 

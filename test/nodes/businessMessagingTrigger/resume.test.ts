@@ -7,12 +7,15 @@ import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 import type { AddressInfo } from 'node:net';
 import { Logger } from '@n8n/backend-common';
 
-import { WAIT_REGISTRATION_LABEL } from '../../../nodes/shared/credentialKeys';
 import { REGISTRATION_HEADER } from '../../../nodes/shared/replyAndWait/registration';
+import {
+	RESUME_KEY_LABEL,
+	WAIT_REGISTRATION_LABEL,
+	deriveKey,
+} from '../../../nodes/shared/credentialKeys';
 import {
 	RESUME_PATIENCE,
 	classifyResumeAnswer,
-	resumeKey,
 	resumeToken,
 } from '../../../nodes/shared/replyAndWait/resume';
 import {
@@ -164,7 +167,7 @@ describe('trigger: an answer resumes the waiting execution', () => {
 				key: waitingKey(CONTACT, NUMBER),
 				// Made when the answer is sent, from the API key, this one wait and this answer: nothing stored holds it.
 				token: resumeToken(
-					resumeKey(sb.keys.all),
+					deriveKey(sb.keys.all, RESUME_KEY_LABEL),
 					'41',
 					'Ask',
 					waitingKey(CONTACT, NUMBER),
@@ -760,7 +763,7 @@ describe('the waiting registry (nodes/shared/replyAndWait/waitingEntries.ts)', (
 	});
 
 	it('resume tokens: one per wait (execution, node, contact on number, wait id), key and answer', () => {
-		const key = resumeKey('sk_live_0123456789abcdef');
+		const key = deriveKey('sk_live_0123456789abcdef', RESUME_KEY_LABEL);
 		const wait = waitingKey(CONTACT, NUMBER);
 		const answer = inboundEnvelope({ from: CONTACT, number: NUMBER, text: 'A-42' });
 		const token = resumeToken(key, '57', 'Ask', wait, 'w1', answer);
@@ -775,7 +778,14 @@ describe('the waiting registry (nodes/shared/replyAndWait/waitingEntries.ts)', (
 			resumeToken(key, '57', 'Ask', waitingKey(OTHER_CONTACT, NUMBER), 'w1', answer),
 			resumeToken(key, '57', 'Ask', wait, 'w2', answer),
 			resumeToken(key, '57', 'Ask', wait, 'w1', { ...answer, data: { ...answer.data, text: 'B' } }),
-			resumeToken(resumeKey('sk_live_0123456789abcdeF'), '57', 'Ask', wait, 'w1', answer),
+			resumeToken(
+				deriveKey('sk_live_0123456789abcdeF', RESUME_KEY_LABEL),
+				'57',
+				'Ask',
+				wait,
+				'w1',
+				answer,
+			),
 		])
 			expect(other).not.toBe(token);
 		// An entry of an older version (a token stored in it, no node) is not used: the answer starts a normal execution.

@@ -25,10 +25,10 @@ import {
 import { keepWaitIds, newWaitId, takeResumeRequest } from '../../../shared/replyAndWait/resume';
 import {
 	accountId,
-	isTriggerRunningHere,
 	keepWaitingEntriesCurrent,
 	persistableStaticData,
 	registerWaiting,
+	triggerRunningHere,
 	waitingKey,
 	type WaitingEntry,
 } from '../../../shared/replyAndWait/waitingEntries';
@@ -211,7 +211,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 		stored.data.main = [timedOut];
 	}
 
-	if (this.getMode() !== 'manual' && !(staticData && isTriggerRunningHere(workflowId)))
+	if (this.getMode() !== 'manual' && !(staticData && triggerRunningHere(workflowId)))
 		await registerWithTrigger.call(this, apiKey, resumeUrl, registrations);
 	// As late as possible before n8n saves this execution's copy: every entry registered meanwhile.
 	if (staticData) keepWaitingEntriesCurrent(staticData, workflowId);

@@ -5,7 +5,8 @@
 // posting to the resume URL) runs in real n8n: test/e2e/checks/conversation.ts.
 import type { IDataObject } from 'n8n-workflow';
 
-import { resumeKey, resumeToken } from '../../../../nodes/shared/replyAndWait/resume';
+import { RESUME_KEY_LABEL, deriveKey } from '../../../../nodes/shared/credentialKeys';
+import { resumeToken } from '../../../../nodes/shared/replyAndWait/resume';
 import {
 	accountId,
 	STATIC_DATA_KEY,
@@ -152,7 +153,7 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 					wait,
 					key,
 					token: resumeToken(
-						resumeKey(sandbox.keys.all),
+						deriveKey(sandbox.keys.all, RESUME_KEY_LABEL),
 						'91',
 						harness.node.name,
 						key,
@@ -205,7 +206,7 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 				headers: { 'content-type': 'application/json' },
 				rawBody: JSON.stringify(body),
 			});
-		const key = resumeKey(sandbox.keys.all);
+		const key = deriveKey(sandbox.keys.all, RESUME_KEY_LABEL);
 		const node = harness.node.name;
 		const wait = waitingKey(CONTACT, undefined);
 		const made = (over: Partial<{ id: string; node: string; key: string; wait: string }> = {}) =>
@@ -228,7 +229,7 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 			{ answer },
 			request(''),
 			request(made({ id: '58' })),
-			request(made({ key: resumeKey(sandbox.keys.oneNumber) })),
+			request(made({ key: deriveKey(sandbox.keys.oneNumber, RESUME_KEY_LABEL) })),
 			request(made({ node: `${node} 2` })),
 			request(made({ wait: 'w2' })),
 			// A token of this wait, with the answer of another contact, or another text.
@@ -286,7 +287,7 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 		const answer = inboundEnvelope({ from: CONTACT, text: 'A-42' });
 		const wait = waitingKey(CONTACT, undefined);
 		const token = resumeToken(
-			resumeKey(sandbox.keys.all),
+			deriveKey(sandbox.keys.all, RESUME_KEY_LABEL),
 			'61',
 			harness.node.name,
 			wait,
