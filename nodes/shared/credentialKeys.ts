@@ -55,6 +55,11 @@ export function nodeKeyOf(this: Pick<Context, 'getWorkflow' | 'getNode'>): strin
 	return `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
 }
 
+/** The key n8n 2.x starts one execution per (1.x ignores it): the catch-up's and an answer's emit share it. */
+export function executionKey(nodeKey: string, messageId: string): string {
+	return `business-messaging:${nodeKey}:${messageId}`;
+}
+
 /**
  * An activation may follow a change of the credential, and a request sent with it may have failed
  * because it changed: the next use reads it afresh.

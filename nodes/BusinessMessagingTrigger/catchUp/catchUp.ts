@@ -5,6 +5,7 @@
 import type { IDataObject, IRun, ITriggerFunctions } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
+import { executionKey } from '../../shared/credentialKeys';
 import { MESSAGE_EVENTS, readHistory, type MessageEvent } from '../../shared/history';
 import type { NextPage } from '../../shared/pagination';
 import { byAge, isAfter, type Watermark } from '../../shared/watermark';
@@ -117,7 +118,7 @@ function schedule(this: ITriggerFunctions, recoveries: Recovery[], run: CatchUpR
 			if (routed.kind !== 'start') return;
 			const done = this.helpers.createDeferredPromise<IRun>();
 			// n8n 2.x refuses a second execution with this key (1.x ignores it): no rerun on restart.
-			this.emit(routed.workflowData, undefined, done, `business-messaging:${run.scope}:${id}`);
+			this.emit(routed.workflowData, undefined, done, executionKey(run.scope, id));
 			await Promise.race([done.promise.catch(() => undefined), sleep(CONVERSATION_WAIT_MS)]);
 		} catch (error) {
 			// The message is passed over (named here), the conversation goes on.

@@ -11,7 +11,7 @@ import type {
 	IWebhookFunctions,
 } from 'n8n-workflow';
 
-import { nodeKeyOf } from '../credentialKeys';
+import { executionKey, nodeKeyOf } from '../credentialKeys';
 import { computeSignature, verifySignature } from '../signature';
 import { isEntryInBounds, ownOrigin } from './registration';
 import {
@@ -93,12 +93,7 @@ async function resumeNow(trigger: ITriggerFunctions, owed: OwedResume): Promise<
 	try {
 		const done = current.helpers.createDeferredPromise<IRun>();
 		// n8n 2.x refuses a second execution with this key (the catch-up's copy uses the same one).
-		current.emit(
-			outputs,
-			undefined,
-			done,
-			`business-messaging:${nodeKeyOf.call(current)}:${messageId}`,
-		);
+		current.emit(outputs, undefined, done, executionKey(nodeKeyOf.call(current), messageId));
 		void done.promise.catch(() => undefined);
 	} catch (error) {
 		// Not run: a copy of it (the catch-up's, when its delivery was logged failed) runs it.
