@@ -88,6 +88,8 @@ export interface WebhookHarness {
 	webhookUrlOf(name: WebhookType): string;
 	/** The node as it sits in the one-node workflow (name, webhookId, credentials reference). */
 	readonly node: INode;
+	/** The workflow's id (sameWorkflowAs puts another node into it). */
+	readonly workflowId: string;
 	/**
 	 * As n8n after addWebhooks on the leader main (ActiveWorkflows.add → TriggersAndPollers.runTrigger):
 	 * the node's trigger() with n8n-core's real TriggerContext on the same workflow object; `emitted`
@@ -147,6 +149,10 @@ export interface WebhookHarnessOptions {
 	typeVersion?: number;
 	/** The node's webhookId (n8n gives every webhook node a UUID when it is added). */
 	webhookId?: string;
+	/** The node's id (kept across an n8n restart, as the saved workflow keeps it); default a new UUID. */
+	nodeId?: string;
+	/** Another node of the same workflow: its workflow id and global static data (this very object) are shared. */
+	sameWorkflowAs?: { workflowId: string; globalStaticData: IDataObject };
 	/** Which of the node's webhooks (description.webhooks[].name) to drive; default 'default'. */
 	webhookName?: WebhookType;
 	/** The execution a waiting webhook (restartWebhook) belongs to, as n8n's /webhook-waiting/<id> sets it. */
@@ -223,7 +229,7 @@ function createWebhookWorkflow(
 	}
 	const nodeName = description.defaults.name ?? description.displayName;
 	const node: INode = {
-		id: randomUUID(),
+		id: options.nodeId ?? randomUUID(),
 		name: nodeName,
 		type: options.type,
 		typeVersion,
@@ -239,7 +245,10 @@ function createWebhookWorkflow(
 		connections: {},
 		active: options.isTest !== true,
 		nodeTypes,
-		staticData: { [`node:${nodeName}`]: options.staticData ?? {} },
+		staticData: {
+			[`node:${nodeName}`]: options.staticData ?? {},
+			...(options.sameWorkflowAs && { global: options.sameWorkflowAs.globalStaticData }),
+		},
 		settings: { executionOrder: 'v1' },
 	});
 	return { description, workflow, node: workflow.getNode(nodeName) as INode };
@@ -658,7 +667,8 @@ async function executeNode(
 export async function webhookHarness(options: WebhookHarnessOptions): Promise<WebhookHarness> {
 	await harnessEnvironment();
 	const isTest = options.isTest === true;
-	const workflowId = newWorkflowId(options.binaryDataMode ?? 'default');
+	const workflowId =
+		options.sameWorkflowAs?.workflowId ?? newWorkflowId(options.binaryDataMode ?? 'default');
 	const nodeTypes = new HarnessNodeTypes(options.nodeTypes);
 	const credentialsHelper = new HarnessCredentialsHelper(
 		new HarnessCredentialTypes(options.credentialTypes),
@@ -720,6 +730,7 @@ export async function webhookHarness(options: WebhookHarnessOptions): Promise<We
 		triggerContext: (activation = 'activate') => heldTrigger(setup, activation),
 		execute: async (workflowData, mode = 'webhook') => await executeNode(setup, workflowData, mode),
 		node,
+		workflowId,
 		get staticData() {
 			return workflow.getStaticData('node', node);
 		},

@@ -27,7 +27,7 @@ import { resumeEntry, triggerIdentity, type ResumeOutcome, type TriggerIdentity 
 import {
 	keepWaitingEntriesCurrent,
 	removeWaiting,
-	triggerRunningHere,
+	triggerNodeRunningHere,
 	type WaitingEntry,
 } from './waitingEntries';
 
@@ -47,7 +47,7 @@ export interface OwedResume {
 
 /**
  * The request's part (synchronous, before n8n saves its copy and answers the service): the wait
- * is forgotten here, the answer written owed; its resume runs in `trigger` (triggerRunningHere).
+ * is forgotten here, the answer written owed; its resume runs in `trigger` (this trigger node's trigger()).
  */
 export function answerFirst(
 	this: IWebhookFunctions | ITriggerFunctions,
@@ -57,7 +57,8 @@ export function answerFirst(
 	const { key, entry } = owed.found;
 	removeWaiting(this.getWorkflowStaticData('global') as IDataObject, key, entry.executionId);
 	const mac = computeSignature(owedMessage(key, entry, owed.item.json), owed.identity.resumeKey);
-	recordOwed(owed.home, owed.messageId, { key, entry, answer: owed.item.json, mac });
+	const node = this.getNode().id;
+	recordOwed(owed.home, owed.messageId, { key, entry, answer: owed.item.json, mac, node });
 	void resumeNow(trigger, owed);
 	return { resumed: true, executionId: entry.executionId, alsoStart: false };
 }
@@ -76,7 +77,7 @@ async function resumeNow(trigger: ITriggerFunctions, owed: OwedResume): Promise<
 		keepWaitingEntriesCurrent(trigger.getWorkflowStaticData('global') as IDataObject, home);
 		return;
 	}
-	const current = triggerRunningHere(home);
+	const current = triggerNodeRunningHere(nodeKeyOf.call(trigger));
 	if (!current) {
 		// The trigger stopped (deactivated, or n8n shutting down): the owed answer stays in the saved
 		// static data, and the trigger's next start posts it again.
@@ -111,8 +112,12 @@ async function resumeNow(trigger: ITriggerFunctions, owed: OwedResume): Promise<
 export async function resumeOwedFromBefore(this: ITriggerFunctions): Promise<void> {
 	const home = this.getWorkflow().id ?? '';
 	const staticData = this.getWorkflowStaticData('global') as IDataObject;
+	// Another trigger node's answers (a second account's trigger in this workflow) are its own to post.
 	const left = Object.entries(storedOwed(staticData)).filter(
-		([id]) => !isOwedHere(home, id) && !wasRecorded(staticData, home, id),
+		([id, owed]) =>
+			(owed.node ?? this.getNode().id) === this.getNode().id &&
+			!isOwedHere(home, id) &&
+			!wasRecorded(staticData, home, id),
 	);
 	if (left.length === 0) return;
 	const identity = await triggerIdentity.call(this).catch(() => 'the credential could not be read');

@@ -68,6 +68,8 @@ export interface OwedAnswer {
 	answer: IDataObject;
 	/** HMAC of the three under the trigger's resume key (answerLater.ts): anyone's code can write static data. */
 	mac: string;
+	/** The trigger node that took it (its id): only that trigger posts it again after a restart. */
+	node?: string;
 }
 
 /** Per workflow: the answers whose resume (or run) is under way in this process. */
@@ -79,7 +81,8 @@ function isOwedAnswer(value: unknown): value is OwedAnswer {
 		typeof value.key === 'string' &&
 		isWaitingEntry(value.entry) &&
 		isPlainObject(value.answer) &&
-		typeof value.mac === 'string'
+		typeof value.mac === 'string' &&
+		(value.node === undefined || typeof value.node === 'string')
 	);
 }
 

@@ -12,6 +12,7 @@ import type {
 	IWebhookResponseData,
 } from 'n8n-workflow';
 
+import { nodeKeyOf } from '../credentialKeys';
 import { isPlainObject } from '../json';
 import { hasSignatureShape } from '../signature';
 import { REGISTRATION_PATH } from '../triggerUrls';
@@ -32,7 +33,8 @@ import {
 	keepWaitingEntriesCurrent,
 	markTriggerWorkflow,
 	registerWaiting,
-	triggerRunningHere,
+	isTriggerRunningHere,
+	triggerNodeRunningHere,
 	triggerRunsHere,
 	type WaitingEntry,
 } from './waitingEntries';
@@ -65,15 +67,15 @@ export function onTriggerActivated(this: ITriggerFunctions): () => void {
 export type AnswerOutcome = ResumeOutcome & { recorded?: true };
 
 /**
- * The trigger that takes this production request's answer with no execution (answerLater.ts): the
- * one whose trigger() runs in this process (regular mode). Elsewhere (queue mode's processors, the
+ * The trigger that takes this production request's answer with no execution (answerLater.ts): this
+ * very trigger node, when its trigger() runs in this process (regular mode). Elsewhere (queue mode's processors, the
  * catch-up itself) the answer's execution records it in n8n's deduplication store.
  */
 function triggerTakingAnswers(
 	this: IWebhookFunctions | ITriggerFunctions,
 ): ITriggerFunctions | undefined {
 	if (!('getNodeWebhookUrl' in this) || this.getMode() !== 'webhook') return undefined;
-	return triggerRunningHere(this.getWorkflow().id ?? undefined);
+	return triggerNodeRunningHere(nodeKeyOf.call(this));
 }
 
 /** The service's id of an inbound message, when it has one. */
@@ -170,7 +172,7 @@ export function lateAnswerGoesOnHere(
 	this: IWebhookFunctions | ITriggerFunctions,
 	event: IDataObject,
 ): boolean {
-	if (triggerRunningHere(this.getWorkflow().id ?? undefined) && !triggerTakingAnswers.call(this))
+	if (isTriggerRunningHere(this.getWorkflow().id ?? undefined) && !triggerTakingAnswers.call(this))
 		return false;
 	return waitsFor(event, this.getWorkflowStaticData('global') as IDataObject) !== undefined;
 }

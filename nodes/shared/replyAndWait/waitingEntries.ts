@@ -5,7 +5,7 @@
  */
 import type { IDataObject, ITriggerFunctions } from 'n8n-workflow';
 
-import { ACCOUNT_ID_LABEL, deriveKey } from '../credentialKeys';
+import { ACCOUNT_ID_LABEL, deriveKey, nodeKeyOf } from '../credentialKeys';
 import { isPlainObject } from '../json';
 import { byAge } from '../watermark';
 import { keepAnsweredCurrent } from './answeredHere';
@@ -20,23 +20,32 @@ export function markTriggerWorkflow(globalStaticData: IDataObject): void {
 }
 
 /**
- * Per workflow: the Business Messaging Trigger whose trigger() runs in this process (regular mode's
- * main), its context. Reply and Wait there needs no registration request ("No second request per
- * question", docs/conversations.md); answers taken with no execution resume through it (answerLater.ts).
+ * Per trigger node (nodeKeyOf): the Business Messaging Trigger whose trigger() runs in this process
+ * (regular mode's main), its context. Reply and Wait in its workflow needs no registration request
+ * ("No second request per question", docs/conversations.md); answers that trigger takes with no
+ * execution resume through it (answerLater.ts), so they run on its own branch.
  */
 const triggersHere = new Map<string, ITriggerFunctions>();
 
 /** The trigger's side, while trigger() runs: registers its context; returns what forgets it. */
 export function triggerRunsHere(context: ITriggerFunctions): () => void {
-	const workflowId = context.getWorkflow().id ?? '';
-	triggersHere.set(workflowId, context);
+	const nodeKey = nodeKeyOf.call(context);
+	triggersHere.set(nodeKey, context);
 	return () => {
-		if (triggersHere.get(workflowId) === context) triggersHere.delete(workflowId);
+		if (triggersHere.get(nodeKey) === context) triggersHere.delete(nodeKey);
 	};
 }
 
-export function triggerRunningHere(workflowId: string | undefined): ITriggerFunctions | undefined {
-	return workflowId === undefined ? undefined : triggersHere.get(workflowId);
+/** The running trigger of that node key, if trigger() runs here. */
+export function triggerNodeRunningHere(nodeKey: string): ITriggerFunctions | undefined {
+	return triggersHere.get(nodeKey);
+}
+
+/** Whether a Business Messaging Trigger of workflow `workflowId` runs its trigger() here. */
+export function isTriggerRunningHere(workflowId: string | undefined): boolean {
+	if (workflowId === undefined) return false;
+	for (const nodeKey of triggersHere.keys()) if (nodeKey.startsWith(`${workflowId}:`)) return true;
+	return false;
 }
 
 /** The static data to register in: the execution's copy when it carries the trigger's marker, else none (memory only). */

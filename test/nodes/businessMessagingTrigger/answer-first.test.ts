@@ -25,6 +25,7 @@ import {
 	type LoggedLines,
 	type Resumer,
 } from './helpers';
+import type { WebhookHarness } from '../../harness';
 
 const sb = useSandbox({ reset: 'afterEach' });
 const servers: Resumer[] = [];
@@ -49,11 +50,14 @@ async function waitingExecution(
 /** A trigger of the n8n at `origin`, its trigger() running (regular mode: main), as n8n loads it. */
 async function runningTrigger(
 	origin: string,
-	saved: { node?: IDataObject; global?: IDataObject } = {},
+	saved: { node?: IDataObject; global?: IDataObject; nodeId?: string } = {},
+	beside?: WebhookHarness,
 ) {
 	const harness = await trigger(sb, {} as never, {
 		webhookUrl: `${origin}/webhook`,
 		...(saved.node && { staticData: saved.node }),
+		nodeId: saved.nodeId,
+		...(beside && { sameWorkflowAs: beside }),
 	});
 	if (!saved.node) await harness.activate();
 	Object.assign(harness.globalStaticData, saved.global ?? {});
@@ -61,6 +65,17 @@ async function runningTrigger(
 	stops.push(async () => await started.close());
 	const secret = storedSecret(harness.staticData, sb.keys.all) as string;
 	return { harness, started, secret };
+}
+
+/** Another account's trigger (another API key) in the same workflow as `beside`, its trigger() running. */
+async function otherAccountTrigger(beside: WebhookHarness) {
+	const harness = await trigger(sb, {} as never, {
+		credentialExtra: { apiKey: sb.keys.oneNumber },
+		sameWorkflowAs: beside,
+	});
+	const started = await harness.startTrigger();
+	stops.push(async () => await started.close());
+	return { harness, started };
 }
 
 /** Execution `executionId` waits for `contact` (its entry in the workflow's static data, as n8n loads it). */
@@ -243,6 +258,7 @@ describe('n8n restarted between the 2xx and the resume: the answer is neither lo
 		const saved = {
 			node: copyOf(before.harness.staticData),
 			global: copyOf(before.harness.globalStaticData),
+			nodeId: before.harness.node.id,
 		};
 		await until(() => first.bodies.length === 1);
 		// The process ends: its trigger stops, its connections drop (its resume never answered).
@@ -301,4 +317,47 @@ describe('n8n restarted between the 2xx and the resume: the answer is neither lo
 		expect(after.started.emitted).toHaveLength(0);
 		expect(logged.warn.join('\n')).toContain('was not written by this trigger');
 	}, 30_000);
+
+	it("at a restart another account's trigger in the same workflow leaves the owed answer to the trigger that took it, which posts it", async () => {
+		const logged = {} as LoggedLines;
+		captureLogs(logged, Logger);
+		const { event, saved, origin, port } = await answeredThenStopped('+15554450010', '80');
+		const again = await waitingExecution('80', [{ status: 200 }], port);
+		// n8n starts again: the other account's trigger first, holding the saved static data.
+		const workflow = await trigger(sb, {} as never, {
+			credentialExtra: { apiKey: sb.keys.oneNumber },
+		});
+		Object.assign(workflow.globalStaticData, saved.global);
+		const other = await workflow.startTrigger();
+		stops.push(async () => await other.close());
+		await new Promise((resolve) => setTimeout(resolve, 1000));
+		const after = await runningTrigger(
+			origin,
+			{ node: saved.node, nodeId: saved.nodeId },
+			workflow,
+		);
+		await until(() => again.bodies.length > 0, 5000);
+		expect(again.bodies[0].answer).toMatchObject({
+			data: { wa_message_id: event.data.wa_message_id },
+		});
+		expect(after.started.emitted).toHaveLength(0);
+		expect(other.emitted).toHaveLength(0);
+		expect(logged.warn.join('\n')).not.toContain('was not written by this trigger');
+	}, 30_000);
+});
+
+describe('two Business Messaging Triggers (two accounts) in one workflow', () => {
+	it('an answer refused after the 2xx runs on the branch of the trigger that took it, not of the one started last', async () => {
+		const contact = '+15554450009';
+		const finished = { code: 409, message: 'The execution "79" has finished already.' };
+		const server = await waitingExecution('79', [{ status: 409, body: finished }]);
+		const taker = await runningTrigger(new URL(server.url).origin);
+		const other = await otherAccountTrigger(taker.harness);
+		waits(taker.harness.globalStaticData, contact, server, '79');
+		const event = inboundEnvelope({ from: contact, number: NUMBER, text: 'answer 79' });
+		expect((await taker.harness.receive(signedRequest(event, taker.secret))).status).toBe(200);
+		await until(() => taker.started.emitted.length + other.started.emitted.length > 0, 5000);
+		expect(taker.started.emitted).toHaveLength(1);
+		expect(other.started.emitted).toHaveLength(0);
+	}, 20_000);
 });

@@ -28,7 +28,7 @@ import {
 	keepWaitingEntriesCurrent,
 	persistableStaticData,
 	registerWaiting,
-	triggerRunningHere,
+	isTriggerRunningHere,
 	waitingKey,
 	type WaitingEntry,
 } from '../../../shared/replyAndWait/waitingEntries';
@@ -211,7 +211,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 		stored.data.main = [timedOut];
 	}
 
-	if (this.getMode() !== 'manual' && !(staticData && triggerRunningHere(workflowId)))
+	if (this.getMode() !== 'manual' && !(staticData && isTriggerRunningHere(workflowId)))
 		await registerWithTrigger.call(this, apiKey, resumeUrl, registrations);
 	// As late as possible before n8n saves this execution's copy: every entry registered meanwhile.
 	if (staticData) keepWaitingEntriesCurrent(staticData, workflowId);
