@@ -112,10 +112,11 @@ async function resumeNow(trigger: ITriggerFunctions, owed: OwedResume): Promise<
 export async function resumeOwedFromBefore(this: ITriggerFunctions): Promise<void> {
 	const home = this.getWorkflow().id ?? '';
 	const staticData = this.getWorkflowStaticData('global') as IDataObject;
+	const node = this.getNode().id;
 	// Another trigger node's answers (a second account's trigger in this workflow) are its own to post.
 	const left = Object.entries(storedOwed(staticData)).filter(
 		([id, owed]) =>
-			(owed.node ?? this.getNode().id) === this.getNode().id &&
+			(owed.node === undefined || owed.node === node) &&
 			!isOwedHere(home, id) &&
 			!wasRecorded(staticData, home, id),
 	);
