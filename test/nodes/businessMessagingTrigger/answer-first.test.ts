@@ -67,12 +67,16 @@ async function runningTrigger(
 	return { harness, started, secret };
 }
 
-/** Another account's trigger (another API key) in the same workflow as `beside`, its trigger() running. */
-async function otherAccountTrigger(beside: WebhookHarness) {
+/**
+ * Another account's trigger (another API key), its trigger() running: in the same workflow as
+ * `beside`, or first in a workflow whose static data n8n loads as `global`.
+ */
+async function otherAccountTrigger(workflow: { beside?: WebhookHarness; global?: IDataObject }) {
 	const harness = await trigger(sb, {} as never, {
 		credentialExtra: { apiKey: sb.keys.oneNumber },
-		sameWorkflowAs: beside,
+		...(workflow.beside && { sameWorkflowAs: workflow.beside }),
 	});
+	Object.assign(harness.globalStaticData, workflow.global ?? {});
 	const started = await harness.startTrigger();
 	stops.push(async () => await started.close());
 	return { harness, started };
@@ -324,24 +328,19 @@ describe('n8n restarted between the 2xx and the resume: the answer is neither lo
 		const { event, saved, origin, port } = await answeredThenStopped('+15554450010', '80');
 		const again = await waitingExecution('80', [{ status: 200 }], port);
 		// n8n starts again: the other account's trigger first, holding the saved static data.
-		const workflow = await trigger(sb, {} as never, {
-			credentialExtra: { apiKey: sb.keys.oneNumber },
-		});
-		Object.assign(workflow.globalStaticData, saved.global);
-		const other = await workflow.startTrigger();
-		stops.push(async () => await other.close());
+		const other = await otherAccountTrigger({ global: saved.global });
 		await new Promise((resolve) => setTimeout(resolve, 1000));
 		const after = await runningTrigger(
 			origin,
 			{ node: saved.node, nodeId: saved.nodeId },
-			workflow,
+			other.harness,
 		);
 		await until(() => again.bodies.length > 0, 5000);
 		expect(again.bodies[0].answer).toMatchObject({
 			data: { wa_message_id: event.data.wa_message_id },
 		});
 		expect(after.started.emitted).toHaveLength(0);
-		expect(other.emitted).toHaveLength(0);
+		expect(other.started.emitted).toHaveLength(0);
 		expect(logged.warn.join('\n')).not.toContain('was not written by this trigger');
 	}, 30_000);
 });
@@ -352,7 +351,7 @@ describe('two Business Messaging Triggers (two accounts) in one workflow', () =>
 		const finished = { code: 409, message: 'The execution "79" has finished already.' };
 		const server = await waitingExecution('79', [{ status: 409, body: finished }]);
 		const taker = await runningTrigger(new URL(server.url).origin);
-		const other = await otherAccountTrigger(taker.harness);
+		const other = await otherAccountTrigger({ beside: taker.harness });
 		waits(taker.harness.globalStaticData, contact, server, '79');
 		const event = inboundEnvelope({ from: contact, number: NUMBER, text: 'answer 79' });
 		expect((await taker.harness.receive(signedRequest(event, taker.secret))).status).toBe(200);
