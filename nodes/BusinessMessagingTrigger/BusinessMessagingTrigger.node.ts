@@ -21,6 +21,7 @@ import { EVENT_PATH } from '../shared/triggerUrls';
 import { startCatchUp } from './catchUp/start';
 import { OUTPUTS_EXPRESSION, optionsOf, outputCount, properties } from './description';
 import { combineProblem, combineSettings } from './options';
+import { nodeParameters } from './receiving/accept';
 import { withMediaFiles } from './receiving/eventMedia';
 import { receiveEvent } from './receiving/receive';
 import { reject } from './receiving/rejection';
@@ -96,13 +97,22 @@ export class BusinessMessagingTrigger implements INodeType {
 		if (this.getMode() === 'manual') return {};
 		const leave = onTriggerActivated.call(this);
 		const combine = combineSettings(options);
-		const stopHolding = combine && holdBurstsHere.call(this, combine);
-		const catchUp = await startCatchUp.call(this);
+		// Held messages are in memory only: held where the catch-up recovers them after a crash.
+		const holding =
+			combine && nodeParameters.call(this).catchUp === true
+				? holdBurstsHere.call(this, combine)
+				: undefined;
+		const catchUp = await startCatchUp.call(
+			this,
+			holding?.recoverSinceMs === undefined
+				? undefined
+				: { sinceMs: holding.recoverSinceMs, done: holding.recovered },
+		);
 		return {
 			...catchUp,
 			closeFunction: async () => {
 				leave();
-				await Promise.all([catchUp.closeFunction?.(), stopHolding && stopHolding()]);
+				await Promise.all([catchUp.closeFunction?.(), holding?.close()]);
 			},
 		};
 	}

@@ -160,6 +160,24 @@ export interface CatchUpRun {
 	webhook: WebhookState;
 	/** The webhook log was found not to name messages (said once, until it does again). */
 	logUnnamed?: boolean;
+	/** After a crash (start.ts CrashRecovery): inbound messages stored in this span count as missed. */
+	recovery?: { fromMs: number; untilMs: number; done: () => void };
+}
+
+/** The delivery failure a message recovered after a crash carries. */
+export const TAKEN_BEFORE_RESTART = 'taken by n8n before it restarted, not seen run since';
+
+/** After a crash: what the stopped process took with no execution and this one did not take. */
+function missedAtCrash(run: CatchUpRun, record: IDataObject, event: MessageEvent): boolean {
+	const { recovery, scope } = run;
+	const atMs = Date.parse(String(record.created_at));
+	return (
+		recovery !== undefined &&
+		event === 'message.inbound' &&
+		atMs >= recovery.fromMs &&
+		atMs <= recovery.untilMs &&
+		!wasAcceptedHere(scope, String(record.wa_message_id), Date.now())
+	);
 }
 
 /** One catch-up run: read, decide, schedule, move the watermarks. Returns once scheduled. */
@@ -242,10 +260,14 @@ export async function catchUpOnce(this: ITriggerFunctions, run: CatchUpRun): Pro
 		attempts = log.attempts;
 	}
 	// A message this process's webhook() accepted runs, even when n8n answered after the service gave up.
-	for (const record of stored.flatMap(({ records }) => records)) {
-		const id = String(record.wa_message_id);
-		if (noneMissed || wasAcceptedHere(run.scope, id, nowMs))
-			attempts.set(id, { success: true, reason: null });
+	for (const { event, records } of stored) {
+		for (const record of records) {
+			const id = String(record.wa_message_id);
+			if (missedAtCrash(run, record, event))
+				attempts.set(id, { success: false, reason: TAKEN_BEFORE_RESTART });
+			else if (noneMissed || wasAcceptedHere(run.scope, id, nowMs))
+				attempts.set(id, { success: true, reason: null });
+		}
 	}
 	const decision = decide(attempts, Math.max(options.maxRecovered - plan.waiting.length, 0));
 	plan.planned = decision.watermarks;
@@ -268,6 +290,19 @@ export async function catchUpOnce(this: ITriggerFunctions, run: CatchUpRun): Pro
 	plan.waiting.push(...decision.recover);
 	// n8n saves static data only with the next emit.
 	settle(state, plan);
+	// Everything stored up to this start decided and emitted: a crash from now on needs no window before it.
+	const inbound = state.watermarks['message.inbound'];
+	const passed =
+		!inbound ||
+		Date.parse(inbound.createdAt) > (run.recovery?.untilMs ?? 0) ||
+		(nowMs - SETTLE_MS > (run.recovery?.untilMs ?? 0) &&
+			decision.left === 0 &&
+			plan.waiting.length === 0 &&
+			unread.logFromMs === undefined);
+	if (run.recovery && passed) {
+		run.recovery.done();
+		run.recovery = undefined;
+	}
 	persist();
 	schedule.call(this, decision.recover, run);
 	if (decision.recover.length > 0) {

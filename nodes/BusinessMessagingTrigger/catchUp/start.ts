@@ -34,8 +34,25 @@ function rememberStop({ scope, state }: CatchUpRun): void {
 	stoppedAt.set(scope, copyOf(state));
 }
 
+/**
+ * What a crash before this start may have left that the service logged delivered: messages the
+ * stopped process took with no execution (Combine's held messages, burstHold.ts), received at
+ * `sinceMs` or later. The catch-up recovers those stored since then that this process did not take
+ * (run-once drops those that ran), and calls `done` once its saved watermark has passed this start.
+ */
+export interface CrashRecovery {
+	sinceMs: number;
+	done: () => void;
+}
+/** Before the saved time: a message is stored before it is delivered, on the service's clock. */
+export const RECOVERY_MARGIN_MS = 60_000;
+
 /** The state a run starts from: saved watermarks, or where Recover on Activation says. */
-function startingState(this: ITriggerFunctions, onActivation: OnActivation) {
+function startingState(
+	this: ITriggerFunctions,
+	onActivation: OnActivation,
+	recoverFromMs?: number,
+) {
 	const staticData = this.getWorkflowStaticData('node') as TriggerStaticData & {
 		catchUp?: CatchUpState;
 	};
@@ -56,6 +73,9 @@ function startingState(this: ITriggerFunctions, onActivation: OnActivation) {
 			staticData.activatedAtMs,
 		);
 	}
+	const inbound = watermarks['message.inbound'];
+	if (recoverFromMs !== undefined && inbound && Date.parse(inbound.createdAt) > recoverFromMs)
+		watermarks['message.inbound'] = { createdAt: new Date(recoverFromMs).toISOString(), ids: [] };
 	const emitted = carried?.emitted;
 	const state: CatchUpState = { watermarks };
 	if (Array.isArray(emitted) && MESSAGE_EVENTS.every((event) => watermarks[event] === saved[event]))
@@ -79,7 +99,10 @@ async function noticeUnnamedLog(this: ITriggerFunctions, run: CatchUpRun): Promi
 	}
 }
 
-export async function startCatchUp(this: ITriggerFunctions): Promise<ITriggerResponse> {
+export async function startCatchUp(
+	this: ITriggerFunctions,
+	recovery?: CrashRecovery,
+): Promise<ITriggerResponse> {
 	const parameters = nodeParameters.call(this);
 	const recover = parameters.catchUp === true;
 	const watching = !isManualRegistration.call(this);
@@ -95,8 +118,11 @@ export async function startCatchUp(this: ITriggerFunctions): Promise<ITriggerRes
 	let firstLook: WebhookState | undefined = stopWhenTaken
 		? await watchWebhook.call(this, { kind: 'ours' }, { ...watch, starting: true })
 		: undefined;
-	const starting = startingState.call(this, triggerOptions.catchUp.onActivation);
+	const fromMs = recovery && recovery.sinceMs - RECOVERY_MARGIN_MS;
+	const starting = startingState.call(this, triggerOptions.catchUp.onActivation, fromMs);
 	const run: CatchUpRun = { ...starting, settings, isClosed, webhook: { kind: 'ours' } };
+	if (recovery && fromMs !== undefined)
+		run.recovery = { fromMs, untilMs: Date.now(), done: recovery.done };
 	const loop = async () => {
 		if (recover) await noticeUnnamedLog.call(this, run);
 		while (!closed) {

@@ -15,7 +15,6 @@ import { recordCreatedAt, withCanonicalFields } from '../../shared/storedRecord'
 import { byAge } from '../../shared/watermark';
 import type { CombineSettings } from '../options';
 import { RECEIVED_AT_FIELD, RESUMED_FIELD } from './route';
-import { runOnce } from './runOnce';
 
 /**
  * After the quiet period: time for a message stamped inside it to be stored and listed. It also
@@ -39,11 +38,20 @@ export type BurstDecision =
 	| { kind: 'later' }
 	| { kind: 'missing' };
 
-/** Pure: a contact's messages (any order) cut into bursts, each oldest first (to the µs: byAge). */
-export function cutBursts(messages: StoredMessage[], settings: CombineSettings): StoredMessage[][] {
-	const bursts: StoredMessage[][] = [];
-	let current: StoredMessage[] = [];
-	const sorted = [...messages].sort((a, b) => a.atMs - b.atMs || byAge(a.record, b.record));
+/**
+ * Pure: a contact's messages (any order) cut into bursts, each oldest first (stored ones to the µs:
+ * byAge): a new burst after a gap of the quiet period, or once the burst has lasted the Longest Wait.
+ * The one rule: execute() cuts the service's stored messages with it, trigger() its held ones.
+ */
+export function cutBursts<M extends { atMs: number; record?: IDataObject }>(
+	messages: M[],
+	settings: CombineSettings,
+): M[][] {
+	const bursts: M[][] = [];
+	let current: M[] = [];
+	const sorted = [...messages].sort(
+		(a, b) => a.atMs - b.atMs || (a.record && b.record ? byAge(a.record, b.record) : 0),
+	);
 	for (const message of sorted) {
 		const previous = current[current.length - 1];
 		if (
@@ -175,41 +183,6 @@ async function readStored(
 }
 
 /**
- * On a message trigger() held before a restart and emits again (burstHold.ts): a racing save may have
- * dropped a newer message of its burst ("n8n killed hard", docs/ai-agents.md). Once the burst is
- * complete, the execution that claims its newest in n8n's deduplication store emits it.
- */
-export const HELD_AGAIN_FIELD = '__businessMessagingHeldAgain';
-
-async function afterRestart(
-	this: IExecuteFunctions,
-	item: INodeExecutionData,
-	message: Combinable,
-	reads: Map<string, Promise<StoredMessage[]>>,
-	settings: CombineSettings,
-	here: ReadonlySet<string | undefined>,
-): Promise<INodeExecutionData[]> {
-	const listed = await reads.get(`${message.number}\n${message.contact}`)?.catch(() => undefined);
-	const burst = cutBursts(listed ?? [], settings).find((one) =>
-		one.some((m) => m.id === message.id),
-	);
-	const newest = burst?.[burst.length - 1];
-	if (!burst || !newest || newest.atMs + settings.quietMs + STORE_GRACE_MS > Date.now()) return [];
-	// The newest in this execution emits it.
-	if (here.has(newest.id)) return [];
-	const claim = [[{ json: { event: 'message.inbound', data: { wa_message_id: newest.id } } }]];
-	const claimed = (await runOnce.call(this, claim)).flat().length > 0;
-	return claimed
-		? [
-				burstItem(
-					item,
-					burst.map((one) => one.record),
-				),
-			]
-		: [];
-}
-
-/**
  * execute()'s outputs with each combinable message replaced by its burst, or by nothing when a
  * newer message of its burst emits it. A read that fails emits the message alone, with the reason.
  */
@@ -227,7 +200,6 @@ export async function combineBursts(
 	// One deciding read per contact and execution (a burst held by trigger() comes as one execution
 	// with all its messages, burstHold.ts): a message the first read listed is decided from it.
 	const reads = new Map<string, Promise<StoredMessage[]>>();
-	const here = new Set(outputs.flat().map((item) => combinable(item.json)?.id));
 	const decide = async (message: Combinable): Promise<BurstDecision> => {
 		const key = `${message.number}\n${message.contact}`;
 		const earlier = reads.get(key);
@@ -240,9 +212,7 @@ export async function combineBursts(
 		if (!earlier) reads.set(key, read);
 		return decideBurst(await read, message.id, settings, testEvent);
 	};
-	const combineOne = async (given: INodeExecutionData): Promise<INodeExecutionData[]> => {
-		const { [HELD_AGAIN_FIELD]: heldAgain, ...json } = given.json;
-		const item = heldAgain === undefined ? given : { ...given, json };
+	const combineOne = async (item: INodeExecutionData): Promise<INodeExecutionData[]> => {
 		const message = combinable(item.json);
 		if (!message) return [item];
 		const alone = (problem: string) => [burstItem(item, [item.json.data as IDataObject], problem)];
@@ -260,10 +230,7 @@ export async function combineBursts(
 		} catch (error) {
 			return alone(`the contact's messages could not be read: ${(error as Error).message}`);
 		}
-		if (decision.kind === 'later')
-			return heldAgain === true
-				? await afterRestart.call(this, item, message, reads, settings, here)
-				: [];
+		if (decision.kind === 'later') return [];
 		if (decision.kind === 'missing') return alone('the message is not in the stored list');
 		const records = decision.burst.map((one) => one.record);
 		return [burstItem(item, records)];

@@ -1,8 +1,10 @@
 /**
- * Combine a Contact's Messages in regular mode: webhook() holds a combinable message here and
- * trigger()'s emit starts one execution per burst (docs/ai-agents.md, "How it works"). Held messages
- * ride on every copy of the node's static data n8n saves: a restart emits them again (run-once drops
- * any that ran). Elsewhere (queue mode's processors, a test event) each message starts an execution.
+ * Combine a Contact's Messages in regular mode: webhook() holds a combinable message in this process
+ * and trigger()'s emit starts one execution per burst (docs/ai-agents.md, "How it works"). Held
+ * messages live in memory only; the node's static data keeps one time, `combineHeldSinceMs`, before
+ * which every message held here has run. After a crash the catch-up recovers the messages stored
+ * since then that the new process did not take (run-once drops those that ran): docs/reliability.md,
+ * "n8n killed hard". Elsewhere (queue mode's processors, a test event) each message starts an execution.
  */
 import type {
 	IDataObject,
@@ -14,20 +16,21 @@ import type {
 import { sleep } from 'n8n-workflow';
 
 import { nodeKeyOf } from '../../shared/credentialKeys';
-import { isPlainObject } from '../../shared/json';
 import { keepWaitingEntriesCurrent } from '../../shared/replyAndWait/waitingEntries';
 import type { CombineSettings } from '../options';
-import { HELD_AGAIN_FIELD, STORE_GRACE_MS, combinable } from './burst';
+import { STORE_GRACE_MS, combinable, cutBursts } from './burst';
 import { RECEIVED_AT_FIELD } from './route';
 
-/** In the trigger node's static data: messages held or emitted and not yet run. */
-export const HELD_KEY = 'combineHeld';
-/** Messages one trigger holds at most (held and running); beyond, a message starts its own execution. */
-export const MAX_HELD = 500;
+/** In the trigger node's static data: every message held here that was received before it has run. */
+export const HELD_SINCE_KEY = 'combineHeldSinceMs';
+/** Where version 0.2.0 kept the held messages themselves (read once, at the start after an upgrade). */
+const LEGACY_HELD_KEY = 'combineHeld';
+/** One contact's held messages at most: at the bound, the burst so far is emitted (never dropped). */
+export const MAX_HELD_PER_CONTACT = 100;
+/** Held and running messages at most: beyond, a contact with none held starts its own execution. */
+export const MAX_HELD = 10_000;
 /** How long closing waits for an emitted burst's execution to end (n8n's graceful shutdown is 30 s). */
 const CLOSE_WAIT_MS = 8_000;
-/** After a start, when what a saved copy still held is taken up. */
-const RESTORE_AFTER_MS = 1_000;
 
 export interface HeldMessage {
 	id: string;
@@ -40,21 +43,23 @@ export interface HeldMessage {
 }
 
 /**
- * Pure: what to emit of one contact's held messages (oldest first) at `nowMs`: all of them once
- * the newest is a quiet period (and the grace) old; all but the newest once the oldest has waited
- * the Longest Wait (the newest may still grow its burst); else nothing yet, and when to look again.
+ * Pure: one contact's held messages cut into bursts by the rule execute() applies (cutBursts); the
+ * bursts that can grow no more are due: all but the last, and the last once its newest message is
+ * a quiet period old or its oldest the Longest Wait (each plus the grace). `nextAtMs`: when it is.
  */
 export function dueNow(
 	held: HeldMessage[],
 	settings: CombineSettings,
 	nowMs: number,
-): { emit: HeldMessage[]; nextAtMs?: number } {
-	if (held.length === 0) return { emit: [] };
-	const quietAtMs = held[held.length - 1].atMs + settings.quietMs + STORE_GRACE_MS;
-	if (nowMs >= quietAtMs) return { emit: held };
-	const longestAtMs = held[0].atMs + settings.longestMs + STORE_GRACE_MS;
-	if (nowMs >= longestAtMs && held.length > 1) return { emit: held.slice(0, -1) };
-	return { emit: [], nextAtMs: held.length > 1 ? Math.min(quietAtMs, longestAtMs) : quietAtMs };
+): { due: HeldMessage[][]; nextAtMs?: number } {
+	const bursts = cutBursts(held, settings);
+	const last = bursts[bursts.length - 1];
+	if (!last) return { due: [] };
+	const newest = last[last.length - 1].atMs;
+	const closesAtMs = Math.min(newest + settings.quietMs, last[0].atMs + settings.longestMs);
+	const dueAtMs = closesAtMs + STORE_GRACE_MS;
+	if (nowMs >= dueAtMs) return { due: bursts };
+	return { due: bursts.slice(0, -1), nextAtMs: dueAtMs };
 }
 
 /** Pure: the execution's input, each message on its output, oldest first. */
@@ -67,19 +72,15 @@ export function burstOutputs(held: HeldMessage[]): INodeExecutionData[][] {
 	return outputs;
 }
 
-/** Pure: the held messages a saved copy of the static data carries (anything else is passed over). */
-export function savedHeld(staticData: IDataObject): HeldMessage[] {
-	const saved = staticData[HELD_KEY];
-	if (!Array.isArray(saved)) return [];
-	return saved.filter(
-		(m): m is HeldMessage =>
-			isPlainObject(m) &&
-			typeof m.id === 'string' &&
-			typeof m.atMs === 'number' &&
-			typeof m.output === 'number' &&
-			typeof m.outputs === 'number' &&
-			isPlainObject(m.json),
-	);
+/** Pure: the time a saved copy says every held message before it has run; undefined: none held. */
+export function heldSince(nodeStaticData: IDataObject): number | undefined {
+	const since = nodeStaticData[HELD_SINCE_KEY];
+	const legacy = nodeStaticData[LEGACY_HELD_KEY];
+	const times = Array.isArray(legacy)
+		? legacy.map((m) => (m as IDataObject | null)?.atMs).filter((t) => typeof t === 'number')
+		: [];
+	const all = [since, ...times].filter((t): t is number => typeof t === 'number' && t > 0);
+	return all.length > 0 ? Math.min(...all) : undefined;
 }
 
 interface Home {
@@ -87,11 +88,13 @@ interface Home {
 	settings: CombineSettings;
 	/** Per contact (number and contact): held messages, oldest first. */
 	contacts: Map<string, HeldMessage[]>;
-	/** Emitted, their execution not ended (kept in the static data until it has). */
+	/** Emitted, their execution not ended. */
 	running: Map<string, HeldMessage>;
 	/** Each contact's watch, while it holds messages; each emitted burst's end. */
 	watches: Map<string, Promise<void>>;
 	ends: Set<Promise<void>>;
+	/** What a crash before this start may have left (heldSince): kept until the catch-up passed it. */
+	recovering?: number;
 	closing: boolean;
 }
 
@@ -101,50 +104,50 @@ const homes = new Map<string, Home>();
 const heldCount = (home: Home) =>
 	home.running.size + [...home.contacts.values()].reduce((sum, list) => sum + list.length, 0);
 
-/** Writes every message this trigger holds or runs into a copy of the node's static data. */
-function writeHeld(staticData: IDataObject, home: Home): void {
-	const all = [...home.running.values(), ...[...home.contacts.values()].flat()].sort(
-		(a, b) => a.atMs - b.atMs,
-	);
-	if (all.length > 0) staticData[HELD_KEY] = all;
-	else if (staticData[HELD_KEY] !== undefined) delete staticData[HELD_KEY];
+/** The time this process may save: before every message it holds or runs, and what it recovers. */
+function sinceMs(home: Home): number {
+	let since = Math.min(Date.now(), home.recovering ?? Infinity);
+	for (const message of home.running.values()) since = Math.min(since, message.atMs);
+	for (const held of home.contacts.values()) since = Math.min(since, held[0]?.atMs ?? since);
+	return since;
 }
 
 function emitBurst(home: Home, burst: HeldMessage[]): void {
 	const { context } = home;
 	for (const message of burst) home.running.set(message.id, message);
-	// n8n saves trigger()'s copy as it emits: it carries this burst until its execution has run,
-	// and Reply and Wait's waits and answers as this process knows them (as the catch-up's emits do).
-	writeHeld(context.getWorkflowStaticData('node'), home);
+	// n8n saves trigger()'s copy as it emits, with Reply and Wait's waits as this process knows them.
+	context.getWorkflowStaticData('node')[HELD_SINCE_KEY] = sinceMs(home);
 	keepWaitingEntriesCurrent(context.getWorkflowStaticData('global'), context.getWorkflow().id);
 	const done = context.helpers.createDeferredPromise<IRun>();
 	context.emit(burstOutputs(burst), undefined, done);
 	const end = done.promise.then(
-		() => {
-			for (const message of burst) home.running.delete(message.id);
-		},
+		() => undefined,
 		(error: unknown) =>
-			// Kept in every copy saved from now on: the next start emits it again.
+			// The saved time stays before it: a crash now recovers it; run-once drops it if it ran.
 			context.logger.warn(
-				`Business Messaging Trigger: the execution of a combined burst did not run (${(error as Error)?.message}); its ${burst.length} message(s) are emitted again when the trigger next starts`,
+				`Business Messaging Trigger: the execution of a combined burst did not run (${(error as Error)?.message}); its ${burst.length} message(s) are recovered by the catch-up after a restart`,
 			),
 	);
-	home.ends.add(end);
-	void end.finally(() => home.ends.delete(end));
+	const tracked = end.finally(() => {
+		for (const message of burst) home.running.delete(message.id);
+		home.ends.delete(tracked);
+	});
+	home.ends.add(tracked);
 }
 
-/** Emits a contact's held messages as they fall due; ends when the contact holds none. */
+/** Emits a contact's held messages as their bursts fall due; ends when the contact holds none. */
 async function watch(home: Home, contact: string): Promise<void> {
 	for (;;) {
 		const held = home.contacts.get(contact) ?? [];
-		const { emit, nextAtMs } = dueNow(held, home.settings, Date.now());
-		if (emit.length > 0) {
-			const left = held.slice(emit.length);
+		const { due, nextAtMs } = dueNow(held, home.settings, Date.now());
+		const emitted = due.flat().length;
+		if (emitted > 0) {
+			const left = held.slice(emitted);
 			if (left.length > 0) home.contacts.set(contact, left);
 			else home.contacts.delete(contact);
-			emitBurst(home, emit);
+			for (const burst of due) emitBurst(home, burst);
 		}
-		if (nextAtMs === undefined && !home.contacts.has(contact)) return;
+		if (!home.contacts.has(contact)) return;
 		await sleep(Math.max(10, (nextAtMs ?? Date.now()) - Date.now()));
 	}
 }
@@ -152,6 +155,8 @@ async function watch(home: Home, contact: string): Promise<void> {
 function hold(home: Home, message: HeldMessage, contact: string): void {
 	const held = home.contacts.get(contact) ?? [];
 	if (held.some((one) => one.id === message.id)) return;
+	// A contact at the bound: the burst so far runs now (a message is never dropped for it).
+	if (held.length >= MAX_HELD_PER_CONTACT) emitBurst(home, held.splice(0));
 	held.push(message);
 	held.sort((a, b) => a.atMs - b.atMs);
 	home.contacts.set(contact, held);
@@ -169,13 +174,14 @@ function contactOf(json: IDataObject): string | undefined {
 export function mayHoldHere(this: IWebhookFunctions): boolean {
 	if (this.getMode() !== 'webhook') return false;
 	const home = homes.get(nodeKeyOf.call(this));
-	return home !== undefined && !home.closing && heldCount(home) < MAX_HELD;
+	return home !== undefined && !home.closing;
 }
 
 /**
- * webhook(), production: holds the request's one combinable message for trigger() to emit with
- * its burst, and writes what is held into the static data n8n saves after this request. False
- * (the message starts its own execution) where trigger() does not run here, or it holds MAX_HELD.
+ * webhook(), production: holds the request's one combinable message for trigger() to emit with its
+ * burst. False (the message starts its own execution) where trigger() does not run here, or this
+ * trigger holds MAX_HELD and the contact none. The saved time is moved back before the message when
+ * the copy n8n saves after this request says later (n8n saves it before answering the service).
  */
 export function holdForBurst(
 	this: IWebhookFunctions,
@@ -191,24 +197,33 @@ export function holdForBurst(
 	if (!message || !contact) return false;
 	// A copy of a message running here already: nothing more to run (hold() drops a held one's).
 	if (home.running.has(message.id)) return true;
+	if (heldCount(home) >= MAX_HELD && !home.contacts.has(contact)) return false;
 	const stamped = Date.parse(String(item.json[RECEIVED_AT_FIELD]));
 	const atMs = Number.isFinite(stamped) ? stamped : Date.now();
-	const outputs = workflowData.length;
-	hold(home, { id: message.id, atMs, output, outputs, json: item.json }, contact);
-	writeHeld(this.getWorkflowStaticData('node'), home);
+	hold(
+		home,
+		{ id: message.id, atMs, output, outputs: workflowData.length, json: item.json },
+		contact,
+	);
+	const saved = this.getWorkflowStaticData('node');
+	const since = saved[HELD_SINCE_KEY];
+	if (!(typeof since === 'number' && since <= atMs)) saved[HELD_SINCE_KEY] = sinceMs(home);
 	return true;
 }
 
 /**
- * trigger(), production, Combine on: this process holds the trigger's messages from now on, with
- * those a saved copy of the static data still carries (a restart). The returned close stops
- * holding, emits what is held once due, and waits a little for those executions.
+ * trigger(), production, Combine on: this process holds the trigger's messages from now on. Returns
+ * what a crash before this start may have left (the saved time, for the catch-up to recover from),
+ * what the catch-up calls once it has passed this start, and the close: it stops holding, emits
+ * what is held once due, and waits a little for those executions.
  */
 export function holdBurstsHere(
 	this: ITriggerFunctions,
 	settings: CombineSettings,
-): () => Promise<void> {
+): { recoverSinceMs?: number; recovered: () => void; close: () => Promise<void> } {
 	const key = nodeKeyOf.call(this);
+	const saved = this.getWorkflowStaticData('node');
+	const before = homes.get(key);
 	const home: Home = {
 		context: this,
 		settings,
@@ -216,30 +231,27 @@ export function holdBurstsHere(
 		running: new Map(),
 		watches: new Map(),
 		ends: new Set(),
+		recovering: heldSince(saved),
 		closing: false,
 	};
-	const before = homes.get(key);
 	homes.set(key, home);
+	delete saved[LEGACY_HELD_KEY];
 	// A new activation in this process takes over what the one before still held.
-	const carried = before ? [...before.contacts.values()].flat() : [];
-	if (before) before.contacts.clear();
-	const known = new Set(carried.map((m) => m.id));
-	const saved = savedHeld(this.getWorkflowStaticData('node')).filter((m) => !known.has(m.id));
-	const take = (messages: HeldMessage[]) => {
-		for (const message of messages) {
-			const contact = contactOf(message.json);
-			if (contact) hold(home, message, contact);
-		}
-	};
-	take(carried);
-	// What a restart left: emitted once the activation has settled (run-once drops what ran), marked
-	// so that its execution also emits a burst whose newest message a racing save dropped (burst.ts).
-	const again = saved.map((m) => ({ ...m, json: { ...m.json, [HELD_AGAIN_FIELD]: true } }));
-	if (saved.length > 0) void sleep(RESTORE_AFTER_MS).then(() => !home.closing && take(again));
-	return async () => {
-		home.closing = true;
-		if (homes.get(key) === home) homes.delete(key);
-		await Promise.all(home.watches.values());
-		await Promise.race([Promise.all(home.ends), sleep(CLOSE_WAIT_MS)]);
+	for (const message of before ? [...before.contacts.values()].flat() : []) {
+		const contact = contactOf(message.json);
+		if (contact) hold(home, message, contact);
+	}
+	before?.contacts.clear();
+	return {
+		recoverSinceMs: home.recovering,
+		recovered: () => {
+			home.recovering = undefined;
+		},
+		close: async () => {
+			home.closing = true;
+			if (homes.get(key) === home) homes.delete(key);
+			await Promise.all(home.watches.values());
+			await Promise.race([Promise.all(home.ends), sleep(CLOSE_WAIT_MS)]);
+		},
 	};
 }

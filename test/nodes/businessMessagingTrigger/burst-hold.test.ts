@@ -1,7 +1,8 @@
 // Combine a Contact's Messages where trigger() runs in the process that takes the webhook (regular
 // mode, issue 43 goal 2): a message starts no execution, n8n answers the service at once, and
 // trigger() emits one execution per burst once the contact is quiet; that execution reads once.
-// Held messages are in the static data n8n saves after each request, so a restart emits them.
+// Held messages are in memory only; the static data n8n saves keeps one time before which every held
+// message has run, and after a crash the catch-up recovers what was stored since then (issue 49).
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { CONTACT, inboundEnvelope, signedRequest, useSandbox } from '../../support';
@@ -14,15 +15,15 @@ import {
 	type ServedTrigger,
 } from './helpers';
 
+import { STORE_GRACE_MS } from '../../../nodes/BusinessMessagingTrigger/routing/burst';
+import { SETTLE_MS } from '../../../nodes/BusinessMessagingTrigger/catchUp/recoveries';
+import { TAKEN_BEFORE_RESTART } from '../../../nodes/BusinessMessagingTrigger/catchUp/catchUp';
 import {
-	HELD_AGAIN_FIELD,
-	STORE_GRACE_MS,
-} from '../../../nodes/BusinessMessagingTrigger/routing/burst';
-import {
-	HELD_KEY,
+	HELD_SINCE_KEY,
+	MAX_HELD_PER_CONTACT,
 	burstOutputs,
 	dueNow,
-	savedHeld,
+	heldSince,
 	type HeldMessage,
 } from '../../../nodes/BusinessMessagingTrigger/routing/burstHold';
 
@@ -49,25 +50,29 @@ describe('combine held by trigger(): when a contact’s messages fall due (pure)
 	it('all of them once the newest is a quiet period and the grace old, not before', () => {
 		const held = [at(0), at(300), at(600)];
 		expect(dueNow(held, settings, T + 600 + 5_000 + grace - 1)).toEqual({
-			emit: [],
+			due: [],
 			nextAtMs: T + 600 + 5_000 + grace,
 		});
-		expect(dueNow(held, settings, T + 600 + 5_000 + grace).emit).toEqual(held);
+		expect(dueNow(held, settings, T + 600 + 5_000 + grace).due).toEqual([held]);
 	});
 
-	it('a contact who never pauses: at the Longest Wait all but the newest (its burst may still grow)', () => {
-		const held = Array.from({ length: 20 }, (_, i) => at(i * 3_000));
-		const due = dueNow(held, settings, T + 60_000 + grace);
-		expect(due.emit).toEqual(held.slice(0, -1));
-		expect(dueNow([at(0)], settings, T + 60_000 + grace).emit).toEqual([at(0)]);
+	it('a contact who never pauses: the burst closes at the Longest Wait (the rule execute() cuts by), the next one starts after it', () => {
+		const held = Array.from({ length: 25 }, (_, i) => at(i * 3_000));
+		const before = dueNow(held.slice(0, 20), settings, T + 60_000 + grace);
+		expect(before.due).toEqual([held.slice(0, 20)]);
+		const after = dueNow(held, settings, T + 72_000);
+		expect(after.due).toEqual([held.slice(0, 20)]);
+		expect(after.nextAtMs).toBe(T + 72_000 + 5_000 + grace);
 	});
 
-	it('the execution’s input: each message on its output, and a saved copy read back tolerantly', () => {
+	it('the execution’s input: each message on its output; the saved time read tolerantly (and 0.2.0’s held messages)', () => {
 		const a = { ...at(0, 'a'), output: 1, outputs: 3 };
 		const b = { ...at(1, 'b'), output: 1, outputs: 3 };
 		expect(burstOutputs([a, b])).toEqual([[], [{ json: a.json }, { json: b.json }], []]);
-		expect(savedHeld({ [HELD_KEY]: [a, { id: 'x' }, 'junk', b] })).toEqual([a, b]);
-		expect(savedHeld({ [HELD_KEY]: 'junk' })).toEqual([]);
+		expect(heldSince({ [HELD_SINCE_KEY]: T })).toBe(T);
+		expect(heldSince({ [HELD_SINCE_KEY]: 'junk' })).toBeUndefined();
+		expect(heldSince({ combineHeld: [b, 'junk', a], [HELD_SINCE_KEY]: T + 5 })).toBe(T);
+		expect(heldSince({})).toBeUndefined();
 	});
 });
 
@@ -103,9 +108,11 @@ describe('combine held by trigger(), against the sandbox', () => {
 			expect(result.workflowData).toBeUndefined();
 			expect(result.answeredAfterMs).toBeLessThan(1_500);
 		}
-		// Held, not emitted yet; n8n saves the request's copy (it starts no execution).
+		// Held in memory; the copy n8n saves after the first request keeps only a time before it.
 		expect(started.emitted).toHaveLength(0);
-		expect(savedHeld(running.harness.staticData).map((m) => m.json.data)).toHaveLength(5);
+		const saved = running.harness.staticData;
+		expect(saved[HELD_SINCE_KEY]).toBeLessThanOrEqual(Date.now());
+		expect(JSON.stringify(saved)).not.toContain('a1');
 
 		await pause(DUE_MS + 600);
 		expect(started.emitted).toHaveLength(2);
@@ -125,59 +132,93 @@ describe('combine held by trigger(), against the sandbox', () => {
 		expect(Date.now() - begun).toBeLessThan(DUE_MS);
 		expect(listReads(sb) - reads).toBe(2);
 		expect(items.map((item) => item.json.text).sort()).toEqual(['a1\na2\na3', 'b1\nb2']);
-		// Emitted and run: the next copy n8n saves no longer carries them.
-		// The copy n8n saved with the last emit carried that burst until its execution had run.
-		expect(savedHeld(started.saved).map((m) => (m.json.data as IDataObject).text)).toEqual([
-			'b1',
-			'b2',
-		]);
-		await write(OTHER, 'b3');
-		expect(savedHeld(running.harness.staticData).map((m) => m.id)).toHaveLength(1);
+		// The copy n8n saved with the last emit: its time is before the burst it emits.
+		const lastBurst = started.emitted[1]
+			.flat()
+			.map((item) => Date.parse(String(item.json.received_at)));
+		expect(started.saved[HELD_SINCE_KEY]).toBeLessThanOrEqual(Math.min(...lastBurst));
 	});
 
-	it('n8n restarts before the quiet period ends: the new process emits every held message once, in one execution, and its burst is whole', async () => {
+	/** n8n killed: a new process from what n8n saved, its clock past the catch-up's settle time. */
+	const restartFrom = async (saved: IDataObject) => {
+		jest
+			.spyOn(Date, 'now')
+			.mockImplementation(() => performance.timeOrigin + performance.now() + SETTLE_MS + 5_000);
+		const next = await trigger(sb, COMBINE as never, { staticData: saved });
+		const restarted = await next.startTrigger('init');
+		open.push(restarted);
+		return { next, restarted };
+	};
+	const emittedAtLeast = async (run: { emitted: unknown[] }, count: number) => {
+		for (let waited = 0; run.emitted.length < count && waited < 10_000; waited += 100)
+			await pause(100);
+		return run.emitted as INodeExecutionData[][][];
+	};
+	afterEach(() => jest.restoreAllMocks());
+
+	it('n8n killed before the quiet period ends: the catch-up of the next process recovers every held message, and their executions emit the burst whole, once', async () => {
 		const running = await serve();
 		const started = await running.harness.startTrigger('activate');
 		await write(CONTACT, 'before 1');
 		await write(CONTACT, 'before 2');
 		// What n8n saved after the last request, and the process gone (no close, no emit).
 		const saved = JSON.parse(JSON.stringify(running.harness.staticData)) as IDataObject;
-		expect(savedHeld(saved)).toHaveLength(2);
+		expect(heldSince(saved)).toBeDefined();
 		expect(started.emitted).toHaveLength(0);
 
-		const next = await trigger(sb, COMBINE as never, { staticData: saved });
-		const restarted = await next.startTrigger('init');
-		open.push(restarted);
-		await pause(DUE_MS + 1_500);
-		expect(restarted.emitted).toHaveLength(1);
-		expect(textsOf(restarted.emitted[0])).toEqual(['before 1', 'before 2']);
-		const items = (await next.execute(restarted.emitted[0], 'trigger')).flat();
+		const { next, restarted } = await restartFrom(saved);
+		const emitted = await emittedAtLeast(restarted, 2);
+		expect(emitted.map(textsOf)).toEqual([['before 1'], ['before 2']]);
+		for (const item of emitted.flat(2)) {
+			expect(item.json.recovered).toBe(true);
+			expect(item.json.delivery_failure).toBe(TAKEN_BEFORE_RESTART);
+		}
+		const items = (
+			await Promise.all(emitted.map(async (data) => await next.execute(data, 'trigger')))
+		).flat(2);
 		expect(items.map((item) => item.json.text)).toEqual(['before 1\nbefore 2']);
-		await pause(500);
-		expect(restarted.emitted).toHaveLength(1);
 		// The old process's close (never called on a crash) would have emitted them: not counted here.
 		open.push({ close: async () => await started.close() });
 	});
 
-	it('n8n killed after two saves raced (the last saved copy lacks the newer message): the restored older one still emits the whole burst, once', async () => {
+	it('a second kill before the catch-up has passed the restart: the time n8n saves does not move, so the next process recovers them again (run-once drops what ran)', async () => {
+		const running = await serve();
+		const started = await running.harness.startTrigger('activate');
+		open.push({ close: async () => await started.close() });
+		await write(CONTACT, 'held at the first kill');
+		const saved = JSON.parse(JSON.stringify(running.harness.staticData)) as IDataObject;
+		const since = heldSince(saved) as number;
+
+		const secret = storedSecret(saved, sb.keys.all) as string;
+		const { next, restarted } = await restartFrom(saved);
+		await emittedAtLeast(restarted, 1);
+		// The new process holds a new message and emits its burst: the copy saved with it keeps the time.
+		const event = inboundEnvelope({ from: OTHER }, new Date(Date.now()).toISOString());
+		expect((await next.receive(signedRequest(event, secret))).workflowData).toBeUndefined();
+		await emittedAtLeast(restarted, 2);
+		expect(heldSince(restarted.saved)).toBe(since);
+	});
+
+	it('one contact’s flood never turns Combine off for another, nor grows what n8n saves: at the bound the contact’s burst so far runs', async () => {
 		const running = await serve();
 		const started = await running.harness.startTrigger('activate');
 		open.push(started);
-		await write(CONTACT, 'kept 1');
-		await write(CONTACT, 'dropped by a racing save');
-		const saved = JSON.parse(JSON.stringify(running.harness.staticData)) as IDataObject;
-		const node = saved as { [HELD_KEY]: HeldMessage[] };
-		node[HELD_KEY] = node[HELD_KEY].slice(0, 1);
-
-		const next = await trigger(sb, COMBINE as never, { staticData: saved });
-		const restarted = await next.startTrigger('init');
-		open.push(restarted);
-		await pause(DUE_MS + 1_500);
-		expect(restarted.emitted.map(textsOf)).toEqual([['kept 1']]);
-		const items = (await next.execute(restarted.emitted[0], 'trigger')).flat();
-		expect(items.map((item) => item.json.text)).toEqual(['kept 1\ndropped by a racing save']);
-		expect(Object.keys(items[0].json)).not.toContain(HELD_AGAIN_FIELD);
-	});
+		const long = 'x'.repeat(4_000);
+		for (let i = 0; i < MAX_HELD_PER_CONTACT; i++) await write(CONTACT, `${i} ${long}`);
+		const size = JSON.stringify(running.harness.staticData).length;
+		expect(size).toBeLessThan(2_000);
+		await write(CONTACT, 'one more');
+		await write(OTHER, 'another contact');
+		expect(started.emitted).toHaveLength(1);
+		expect(started.emitted[0].flat()).toHaveLength(MAX_HELD_PER_CONTACT);
+		expect(JSON.stringify(running.harness.staticData).length).toBeLessThan(2_000);
+		for (const result of running.results) expect(result.workflowData).toBeUndefined();
+		await pause(DUE_MS + 600);
+		expect(started.emitted.slice(1).map(textsOf).sort()).toEqual([
+			['another contact'],
+			['one more'],
+		]);
+	}, 60_000);
 
 	it('closing (deactivation, a graceful stop) emits what it holds once due, before it returns', async () => {
 		const running = await serve();
@@ -214,6 +255,6 @@ describe('combine held by trigger(), against the sandbox', () => {
 		const running = await serve();
 		await write(CONTACT, 'no trigger() here');
 		expect(running.results[0].workflowData?.flat()).toHaveLength(1);
-		expect(running.harness.staticData[HELD_KEY]).toBeUndefined();
+		expect(running.harness.staticData[HELD_SINCE_KEY]).toBeUndefined();
 	});
 });
