@@ -95,7 +95,7 @@ export class BusinessMessagingTrigger implements INodeType {
 		const problem = combineProblem(options);
 		if (problem) throw new NodeOperationError(this.getNode(), problem);
 		if (this.getMode() === 'manual') return {};
-		const leave = onTriggerActivated.call(this);
+		const leave = await onTriggerActivated.call(this);
 		const combine = combineSettings(options);
 		// Held messages are in memory only: held where the catch-up recovers them after a crash.
 		const holding =

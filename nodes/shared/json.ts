@@ -28,3 +28,13 @@ export function shortened(body: unknown, max = 300): string {
 	const text = typeof body === 'string' ? body : (JSON.stringify(body) ?? String(body));
 	return serviceLine(text, { max });
 }
+
+/** JSON with every object's keys in order: the same text whatever order a store kept them in (MySQL's JSON). */
+export function canonicalJson(value: unknown): string {
+	if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+	if (!isPlainObject(value)) return JSON.stringify(value) ?? 'null';
+	const keys = Object.keys(value)
+		.filter((key) => value[key] !== undefined)
+		.sort();
+	return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(value[key])}`).join(',')}}`;
+}

@@ -12,6 +12,7 @@ import type {
 } from 'n8n-workflow';
 
 import { executionKey, nodeKeyOf } from '../credentialKeys';
+import { canonicalJson } from '../json';
 import { computeSignature, verifySignature } from '../signature';
 import { isEntryInBounds, ownOrigin } from './registration';
 import {
@@ -22,6 +23,7 @@ import {
 	settleOwed,
 	storedOwed,
 	wasRecorded,
+	type OwedAnswer,
 } from './answeredHere';
 import { resumeEntry, triggerIdentity, type ResumeOutcome, type TriggerIdentity } from './resume';
 import {
@@ -56,9 +58,9 @@ export function answerFirst(
 ): ResumeOutcome {
 	const { key, entry } = owed.found;
 	removeWaiting(this.getWorkflowStaticData('global') as IDataObject, key, entry.executionId);
-	const mac = computeSignature(owedMessage(key, entry, owed.item.json), owed.identity.resumeKey);
-	const node = this.getNode().id;
-	recordOwed(owed.home, owed.messageId, { key, entry, answer: owed.item.json, mac, node });
+	const record = { key, entry, answer: owed.item.json, node: this.getNode().id };
+	const mac = computeSignature(owedMessage(owed.messageId, record), owed.identity.resumeKey);
+	recordOwed(owed.home, owed.messageId, { ...record, mac });
 	void resumeNow(trigger, owed);
 	return { resumed: true, executionId: entry.executionId, alsoStart: false };
 }
@@ -135,8 +137,9 @@ export async function resumeOwedFromBefore(this: ITriggerFunctions): Promise<voi
 		left.map(async ([id, owed]) => {
 			recordOwed(home, id, owed);
 			// Only what this trigger wrote (its key's MAC) is posted: static data is anyone's to write.
-			const message = owedMessage(owed.key, owed.entry, owed.answer);
-			if (!verifySignature(message, `sha256=${owed.mac}`, identity.resumeKey).valid) {
+			const signed = (message: Buffer) =>
+				verifySignature(message, `sha256=${owed.mac}`, identity.resumeKey).valid;
+			if (!signed(owedMessage(id, owed)) && !signed(owedMessageV1(owed))) {
 				settleOwed(home, id);
 				return this.logger.warn(
 					`${LOG_PREFIX}: an answer (${id}) taken before n8n restarted was not written by this trigger (its MAC does not match): it is dropped`,
@@ -157,7 +160,14 @@ export async function resumeOwedFromBefore(this: ITriggerFunctions): Promise<voi
 	keepWaitingEntriesCurrent(staticData, home);
 }
 
-/** What an owed answer's MAC signs: the wait it answers and the answer, as stored. */
-function owedMessage(key: string, entry: WaitingEntry, answer: IDataObject): Buffer {
+/** What an owed answer's MAC signs: the whole record with its message id, keys in order (any store). */
+function owedMessage(messageId: string, owed: Omit<OwedAnswer, 'mac'>): Buffer {
+	const { key, entry, answer, node } = owed;
+	const record = canonicalJson({ messageId, node, key, entry, answer });
+	return Buffer.from(`business-messaging owed answer v2|${record}`);
+}
+
+/** What 0.2.0 signed (an answer owed across the upgrade is still posted). */
+function owedMessageV1({ key, entry, answer }: OwedAnswer): Buffer {
 	return Buffer.from(`business-messaging owed answer v1|${JSON.stringify([key, entry, answer])}`);
 }

@@ -10,8 +10,8 @@ import { isWaitingEntry, type WaitingEntry } from './waitingEntries';
 
 export const ANSWERED_KEY = 'businessMessagingAnswered';
 export const OWED_KEY = 'businessMessagingOwed';
-/** Owed answers kept in static data at most (oldest dropped): each carries its event. */
-const MAX_STATIC_OWED = 100;
+/** Answers owed at once per workflow at most: beyond, an answer is resumed before n8n answers (forTrigger.ts). */
+export const MAX_OWED = 100;
 /** As long as a catch-up may still bring the message (it reads back at most a day after a restart). */
 export const ANSWERED_KEEP_MS = 24 * 3_600_000;
 /** Ids kept in static data at most (oldest dropped): a bound on what every save carries. */
@@ -46,9 +46,12 @@ export function wasRecorded(
 ): boolean {
 	const inMemory = home === undefined ? undefined : memory.get(home)?.get(messageId);
 	if (inMemory !== undefined && inMemory > nowMs) return true;
-	const stored = storedAnswered(staticData)[messageId];
-	return typeof stored === 'number' && stored > nowMs;
+	return isLive(storedAnswered(staticData)[messageId], nowMs);
 }
+
+/** A stored id's end: live, and no further ahead than an id is kept (a far-future one is anyone's forgery). */
+const isLive = (untilMs: unknown, nowMs: number): untilMs is number =>
+	typeof untilMs === 'number' && untilMs > nowMs && untilMs <= nowMs + ANSWERED_KEEP_MS + 60_000;
 
 /** Whether the answer `messageId` was taken without an execution: ran, or owed (answerLater.ts). */
 export function wasAnswered(
@@ -102,6 +105,11 @@ export function recordOwed(home: string, messageId: string, answer: OwedAnswer):
 	answers.set(messageId, answer);
 }
 
+/** How many answers this process owes for workflow `home` now. */
+export function owedCount(home: string): number {
+	return owed.get(home)?.size ?? 0;
+}
+
 /** Whether this process is resuming (or running) the owed answer now. */
 export function isOwedHere(home: string, messageId: string): boolean {
 	return owed.get(home)?.has(messageId) === true;
@@ -143,7 +151,7 @@ export function keepAnsweredCurrent(
 	const stored = storedAnswered(staticData);
 	const merged: Record<string, number> = {};
 	for (const [id, untilMs] of Object.entries(stored))
-		if (typeof untilMs === 'number' && untilMs > nowMs) merged[id] = untilMs;
+		if (isLive(untilMs, nowMs)) merged[id] = untilMs;
 	for (const [id, untilMs] of (home !== undefined && memory.get(home)) || [])
 		if (untilMs > nowMs) merged[id] = Math.max(untilMs, merged[id] ?? 0);
 	const bounded = Object.fromEntries(
@@ -169,9 +177,9 @@ function keepOwedCurrent(
 	for (const [id, answer] of Object.entries(storedOwed(staticData)))
 		if (!(id in answered)) merged[id] = answer;
 	for (const [id, answer] of (home !== undefined && owed.get(home)) || []) merged[id] = answer;
-	const bounded = Object.fromEntries(Object.entries(merged).slice(-MAX_STATIC_OWED));
-	if (Object.keys(bounded).length === 0) {
+	// Never cut: an owed answer leaves only once resumed or run (MAX_OWED bounds what is added).
+	if (Object.keys(merged).length === 0) {
 		if (stored !== undefined) delete staticData[OWED_KEY];
-	} else if (JSON.stringify(bounded) !== JSON.stringify(stored))
-		staticData[OWED_KEY] = bounded as unknown as IDataObject;
+	} else if (JSON.stringify(merged) !== JSON.stringify(stored))
+		staticData[OWED_KEY] = merged as unknown as IDataObject;
 }

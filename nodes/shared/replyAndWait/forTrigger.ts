@@ -11,6 +11,7 @@ import type {
 	IWebhookFunctions,
 	IWebhookResponseData,
 } from 'n8n-workflow';
+import { sleep } from 'n8n-workflow';
 
 import { nodeKeyOf } from '../credentialKeys';
 import { isPlainObject } from '../json';
@@ -23,7 +24,7 @@ import {
 	ownOrigin,
 	receiveWaitRegistration,
 } from './registration';
-import { wasAnswered } from './answeredHere';
+import { MAX_OWED, owedCount, wasAnswered } from './answeredHere';
 import { answerFirst, resumeOwedFromBefore } from './answerLater';
 import { resumeEntry, triggerIdentity, type ResumeOutcome, type TriggerIdentity } from './resume';
 import {
@@ -53,13 +54,17 @@ export const REGISTRATION_WEBHOOK: IWebhookDescription = {
 	ndvHideUrl: true,
 };
 
+/** How long trigger() waits for the owed answers a restart left, so n8n's save after activation says how each ended. */
+const OWED_AT_START_WAIT_MS = 10_000;
+
 /** trigger(), when it starts: marks the workflow for Reply and Wait; returns what unmarks it. */
-export function onTriggerActivated(this: ITriggerFunctions): () => void {
+export async function onTriggerActivated(this: ITriggerFunctions): Promise<() => void> {
 	// Tells Reply and Wait in this workflow that it may keep its waiting entries here.
 	markTriggerWorkflow(this.getWorkflowStaticData('global'));
-	// Answers taken here are resumed through this trigger, and those a restart left owed now.
+	// Answers taken here are resumed through this trigger, and those a restart left owed now: n8n
+	// saves trigger()'s copy once activation returns, so the next restart does not post them again.
 	const leave = triggerRunsHere(this);
-	void resumeOwedFromBefore.call(this);
+	await Promise.race([resumeOwedFromBefore.call(this), sleep(OWED_AT_START_WAIT_MS)]);
 	return leave;
 }
 
@@ -113,7 +118,8 @@ export async function answerWaiting(
 		if (!item || !target) return { resumed: false };
 		const messageId = inboundMessageId(item.json);
 		const trigger = target.found.entry.alsoStart ? undefined : triggerTakingAnswers.call(this);
-		if (messageId && home && trigger) {
+		// At MAX_OWED the slower path that keeps it: resumed first, then recorded by its own execution.
+		if (messageId && home && trigger && owedCount(home) < MAX_OWED) {
 			const owed = { home, messageId, item, outputs, ...target };
 			return { ...answerFirst.call(this, trigger, owed), recorded: true };
 		}

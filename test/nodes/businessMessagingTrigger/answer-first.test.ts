@@ -322,6 +322,56 @@ describe('n8n restarted between the 2xx and the resume: the answer is neither lo
 		expect(logged.warn.join('\n')).toContain('was not written by this trigger');
 	}, 30_000);
 
+	it('the outcome is in the copy n8n saves once activation returns: the next restart posts nothing again', async () => {
+		const { event, saved, origin, port } = await answeredThenStopped('+15554450011', '81');
+		const again = await waitingExecution('81', [{ status: 200 }], port);
+		const after = await runningTrigger(origin, saved);
+		// No waiting here: trigger() returned only once the owed answer was posted and settled.
+		expect(again.bodies).toHaveLength(1);
+		expect(after.harness.globalStaticData[OWED_KEY]).toBeUndefined();
+		expect(Object.keys(after.harness.globalStaticData[ANSWERED_KEY] as IDataObject)).toEqual([
+			event.data.wa_message_id,
+		]);
+	}, 30_000);
+
+	it('the MAC covers the whole record whatever order a store keeps its keys in: a store that reorders them (MySQL) still posts it', async () => {
+		const logged = {} as LoggedLines;
+		captureLogs(logged, Logger);
+		const { event, saved, origin, port } = await answeredThenStopped('+15554450012', '82');
+		const again = await waitingExecution('82', [{ status: 200 }], port);
+		const reversed = (value: unknown): unknown =>
+			Array.isArray(value)
+				? value.map(reversed)
+				: value !== null && typeof value === 'object'
+					? Object.fromEntries(
+							Object.entries(value)
+								.reverse()
+								.map(([k, v]) => [k, reversed(v)]),
+						)
+					: value;
+		const reordered = { ...saved, global: reversed(saved.global) as IDataObject };
+		await runningTrigger(origin, reordered);
+		expect(again.bodies).toHaveLength(1);
+		expect(again.bodies[0].answer).toMatchObject({
+			data: { wa_message_id: event.data.wa_message_id },
+		});
+	}, 30_000);
+
+	it('the MAC covers the message id: an owed record moved under another message id is not posted', async () => {
+		const logged = {} as LoggedLines;
+		captureLogs(logged, Logger);
+		const moved = await answeredThenStopped('+15554450013', '83');
+		const owed = moved.saved.global[OWED_KEY] as IDataObject;
+		owed['wamid.another'] = owed[moved.event.data.wa_message_id];
+		delete owed[moved.event.data.wa_message_id];
+		const refused = await waitingExecution('83', [{ status: 200 }], moved.port);
+		await runningTrigger(moved.origin, moved.saved);
+		expect(refused.bodies).toHaveLength(0);
+		expect(logged.warn.join('\n')).toContain(
+			'(wamid.another) taken before n8n restarted was not written by this trigger',
+		);
+	}, 60_000);
+
 	it("at a restart another account's trigger in the same workflow leaves the owed answer to the trigger that took it, which posts it", async () => {
 		const logged = {} as LoggedLines;
 		captureLogs(logged, Logger);

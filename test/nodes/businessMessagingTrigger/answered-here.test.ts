@@ -8,10 +8,14 @@ import { routeEvent } from '../../../nodes/BusinessMessagingTrigger/routing/rout
 import {
 	ANSWERED_KEY,
 	ANSWERED_KEEP_MS,
+	MAX_OWED,
 	OWED_KEY,
 	keepAnsweredCurrent,
 	recordAnswered,
+	recordOwed,
+	settleOwed,
 	wasAnswered,
+	type OwedAnswer,
 } from '../../../nodes/shared/replyAndWait/answeredHere';
 import {
 	STATIC_DATA_KEY,
@@ -28,6 +32,21 @@ const sb = useSandbox({ reset: 'afterEach' });
 const servers: Resumer[] = [];
 afterEach(async () => {
 	await Promise.all(servers.splice(0).map(async (s) => await s.close()));
+});
+
+/** An answer owed by this process (its resume under way elsewhere). */
+const owedRecord = (i: number): OwedAnswer => ({
+	key: waitingKey(`+1555000${1000 + i}`, NUMBER),
+	entry: {
+		resumeUrl: `http://127.0.0.1:1/webhook-waiting/${i}`,
+		executionId: String(i),
+		expiresAtMs: Date.now() + 60_000,
+		alsoStart: false,
+		node: 'Ask',
+		account: 'a'.repeat(32),
+	},
+	answer: { event: 'message.inbound' },
+	mac: '0'.repeat(64),
 });
 
 async function waitingTrigger(contact: string, executionId: string, alsoStart = false) {
@@ -132,6 +151,40 @@ describe("an answer taken where the catch-up runs: no execution of the trigger's
 		expect(kept).toHaveLength(500);
 		expect(kept).toContain('wamid.599');
 		expect(kept).not.toContain('wamid.0');
+	});
+
+	it('ids someone else wrote far into the future (a Code node) are passed over, so they evict no real one', () => {
+		const home = 'wf-far-future';
+		const forged: IDataObject = {};
+		for (let i = 0; i < 600; i++) forged[`wamid.forged.${i}`] = Date.now() + 365 * 86_400_000;
+		const copy: IDataObject = { [ANSWERED_KEY]: forged };
+		recordAnswered(home, 'wamid.real');
+		keepAnsweredCurrent(copy, home);
+		expect(Object.keys(copy[ANSWERED_KEY] as IDataObject)).toEqual(['wamid.real']);
+		expect(wasAnswered({ [ANSWERED_KEY]: forged }, undefined, 'wamid.forged.1')).toBe(false);
+	});
+
+	it('answers owed beyond the bound take the slower path that keeps them: resumed before n8n answers, recorded by their own execution; none is dropped from the saved copy', async () => {
+		const contact = '+15554440031';
+		const { harness, secret, server } = await waitingTrigger(contact, '31');
+		const started = await harness.startTrigger();
+		const home = harness.workflowId;
+		// This process owes MAX_OWED answers already (their resumes under way).
+		const owedNow = Object.fromEntries(
+			Array.from({ length: MAX_OWED }, (_, i) => [`wamid.owed.${i}`, owedRecord(i)]),
+		);
+		for (const [id, record] of Object.entries(owedNow)) recordOwed(home, id, record);
+		const event = inboundEnvelope({ from: contact, number: NUMBER });
+		const answer = await harness.receive(signedRequest(event, secret));
+		expect(answer.status).toBe(200);
+		// Resumed before the answer: the request carries the recording execution.
+		expect(server.bodies).toHaveLength(1);
+		expect(answer.workflowData?.flat()[0].json).toMatchObject({ resumed_execution: '31' });
+		const saved = Object.keys(harness.globalStaticData[OWED_KEY] as IDataObject);
+		expect(saved).toHaveLength(MAX_OWED);
+		expect(saved).not.toContain(event.data.wa_message_id);
+		for (const id of Object.keys(owedNow)) settleOwed(home, id);
+		await started.close();
 	});
 
 	it('Also Start: the answer starts its execution as before, with no record (that execution records it in the deduplication store)', async () => {
