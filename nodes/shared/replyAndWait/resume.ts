@@ -50,17 +50,28 @@ export function resumeToken(key: string, ...wait: Parameters<typeof resumeMessag
 }
 
 /**
- * The waits the node is in now, in the metadata of its execute data: n8n saves it with the waiting
- * execution and hands it back to webhook() in any process, so a token for another wait is refused.
+ * The waits the node is in now, each id with its wait key (contact on number), in the metadata of its
+ * execute data: n8n saves it with the waiting execution and hands it back to webhook() in any
+ * process, so a token for another wait, or for this wait under another contact's key, is refused.
  */
 export const WAIT_IDS_KEY = 'businessMessagingWaitIds';
 
-/** The waiting node's side (execute()): the waits it is in now, kept with its execute data. */
-export function keepWaitIds(executeData: IExecuteData, waitIds: string[]): void {
+/** The waiting node's side (execute()): the waits it is in now (wait id → wait key), kept with its execute data. */
+export function keepWaitIds(executeData: IExecuteData, waits: Record<string, string>): void {
 	executeData.metadata = {
 		...executeData.metadata,
-		[WAIT_IDS_KEY]: waitIds,
+		[WAIT_IDS_KEY]: waits,
 	} as IExecuteData['metadata'];
+}
+
+/**
+ * Pure: whether the execution waits now for `wait` under `key`. A plain list (kept before keys were)
+ * names ids only; nothing kept: a wait of a version that kept nothing (the once-guard alone).
+ */
+export function isCurrentWait(kept: unknown, wait: string, key: string): boolean {
+	if (Array.isArray(kept)) return kept.includes(wait);
+	if (!isPlainObject(kept)) return true;
+	return Object.prototype.hasOwnProperty.call(kept, wait) && kept[wait] === key;
 }
 
 /** The body the trigger posts to a resume URL. */
@@ -102,11 +113,12 @@ export async function takeResumeRequest(
 	const node = this.getNode().name;
 	const once = `${executionId}|${node}|${wait}`;
 	if (executionId === '' || taken.has(once, Date.now())) return forbidden;
-	// A token for another wait than the one the execution is in now, whichever process took it before.
+	// A token for another wait than the one the execution is in now, or for another contact's key
+	// (an entry copied under it), whichever process took it before.
 	// executeData is not in IWebhookFunctions (n8n-core's WebhookContext has it); none: an older wait.
 	const executeData = (this as unknown as { executeData?: IExecuteData }).executeData;
 	const waitingFor: unknown = (executeData?.metadata as IDataObject | undefined)?.[WAIT_IDS_KEY];
-	if (Array.isArray(waitingFor) && !waitingFor.includes(wait)) return forbidden;
+	if (!isCurrentWait(waitingFor, wait, key)) return forbidden;
 	const message = resumeMessage(executionId, node, key, wait, answer);
 	const verified = await verifyWithDerivedKey
 		.call(this, RESUME_KEY_LABEL, message, `sha256=${token}`)

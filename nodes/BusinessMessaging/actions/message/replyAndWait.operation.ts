@@ -196,10 +196,10 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 
 	// What n8n's timer resume will forward (the node is not run again then): the timed-out items.
 	const stored = this.getExecuteData();
-	// The waits this execution is in now, saved with it: webhook() refuses a token for any other.
+	// The waits this execution is in now and their contacts, saved with it: webhook() refuses any other.
 	keepWaitIds(
 		stored,
-		registrations.map(({ entry }) => entry.waitId ?? ''),
+		Object.fromEntries(registrations.map(({ key, entry }) => [entry.waitId ?? '', key])),
 	);
 	if (forwardsAllOutputs(resumeUrl)) {
 		stored.data.main = [[], timedOut];
