@@ -7,6 +7,7 @@ import type { IDataObject, IWebhookFunctions, IWebhookResponseData } from 'n8n-w
 
 import { SIGNATURE_HEADER, SIGNATURE_MISMATCH, hasSignatureShape } from '../../shared/signature';
 import { nodeKeyOf } from '../../shared/credentialKeys';
+import { serviceLine } from '../../shared/redact';
 import { ReplayGuard } from '../../shared/replayGuard';
 import { lateAnswerGoesOnHere } from '../../shared/replyAndWait/forTrigger';
 import { rawBodyOf } from '../../shared/webhookRequest';
@@ -64,7 +65,7 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	// catch-up runs elsewhere (queue mode).
 	const late = accepted.kind === 'late' ? accepted : undefined;
 	if (accepted.kind === 'ignore') {
-		this.logger.debug(`Business Messaging Trigger: event ignored: ${accepted.reason}`);
+		this.logger.debug(`Business Messaging Trigger: event ignored: ${serviceLine(accepted.reason)}`);
 		return { webhookResponse: { received: true, ignored: accepted.reason } };
 	}
 	const emit = accepted.kind === 'late' ? accepted.emit : accepted;

@@ -2,6 +2,7 @@
 import type { IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
 import { nodeKeyOf } from '../../shared/credentialKeys';
+import { serviceLine } from '../../shared/redact';
 
 const LOG_PREFIX = 'Business Messaging Trigger';
 
@@ -69,7 +70,11 @@ export function reject(
 		);
 	if (rejectionLogOf(nodeKeyOf.call(this)).allow(Date.now(), flush)) {
 		if (problem) this.logger.error(`${LOG_PREFIX}: ${problem}`, meta);
-		else this.logger.warn(`${LOG_PREFIX}: rejected a request (${status}): ${reason}`, meta);
+		else
+			this.logger.warn(
+				`${LOG_PREFIX}: rejected a request (${status}): ${serviceLine(reason)}`,
+				meta,
+			);
 	}
 	const res = this.getResponseObject();
 	const error = { 400: 'bad_request', 401: 'unauthorized', 503: 'too_late' }[status];

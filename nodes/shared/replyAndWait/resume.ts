@@ -16,6 +16,7 @@ import {
 	verifyWithDerivedKey,
 } from '../credentialKeys';
 import { isPlainObject } from '../json';
+import { serviceLine } from '../redact';
 import { ReplayGuard } from '../replayGuard';
 import { computeSignature } from '../signature';
 import { accountIdOf, answerKeys, removeWaiting, type WaitingEntry } from './waitingEntries';
@@ -197,6 +198,8 @@ export async function resumeEntry(
 ): Promise<ResumeOutcome> {
 	const { key, entry } = found;
 	const { executionId, alsoStart } = entry;
+	// From static data or a registration (anyone's code may write there): one safe line in logs.
+	const execution = serviceLine(executionId);
 	const staticData = this.getWorkflowStaticData('global') as IDataObject;
 	removeWaiting(staticData, key, executionId);
 	// A wait registered before waits had an id: '' (the waiting node takes it once all the same).
@@ -238,7 +241,7 @@ export async function resumeEntry(
 		else if (mayHaveResumed) return resumed;
 		else if (answer === 'refused') {
 			this.logger.info(
-				`Business Messaging Trigger: execution ${executionId} was waiting for this contact but refused the answer (${last}); ${refusal}`,
+				`Business Messaging Trigger: execution ${execution} was waiting for this contact but refused the answer (${serviceLine(last)}); ${refusal}`,
 			);
 			return { resumed: false };
 		}
@@ -248,13 +251,13 @@ export async function resumeEntry(
 	// the execution runs on, or n8n is slow to put it to wait). Never lose it: it starts anew.
 	if (!mayHaveResumed) {
 		this.logger.warn(
-			`Business Messaging Trigger: execution ${executionId} was still running after ${totalMs / 1000} s and never took this contact's answer; ${refusal}`,
+			`Business Messaging Trigger: execution ${execution} was still running after ${totalMs / 1000} s and never took this contact's answer; ${refusal}`,
 		);
 		return { resumed: false };
 	}
 	// Never a second execution on a doubt: the message stays in the service's history.
 	this.logger.warn(
-		`Business Messaging Trigger: execution ${executionId} waiting for this contact did not confirm the answer within ${totalMs / 1000} s (${last}); no new execution is started for it`,
+		`Business Messaging Trigger: execution ${execution} waiting for this contact did not confirm the answer within ${totalMs / 1000} s (${serviceLine(last)}); no new execution is started for it`,
 	);
 	return resumed;
 }

@@ -496,6 +496,30 @@ describe('trigger: an answer resumes the waiting execution', () => {
 		expect(item.json).not.toHaveProperty('resumed_execution');
 	});
 
+	// Issue 49: ids from static data (anyone's code may write there) reached n8n's log raw.
+	it('an execution id with a line feed and a zero-width mark reaches the log as one safe line', async () => {
+		const server = await resumer(409);
+		servers.push(server);
+		const logged = {} as LoggedLines;
+		captureLogs(logged, Logger);
+		const { harness, secret } = await activeTrigger();
+		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), {
+			resumeUrl: server.url,
+			executionId: '43\nERROR forged line\u200b\u202e',
+			expiresAtMs: Date.now() + 60_000,
+			alsoStart: false,
+			node: 'Ask',
+			account: ACCOUNT,
+		});
+		await harness.receive(
+			signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER }), secret),
+		);
+		const lines = logged.info.filter((line) => line.includes('refused the answer'));
+		expect(lines).toEqual([
+			'Business Messaging Trigger: execution 43 ERROR forged line was waiting for this contact but refused the answer (409); the message starts a new execution',
+		]);
+	});
+
 	it('fail safe: an unreachable resume URL, an expired entry, another contact or number: a normal execution', async () => {
 		const { harness, secret } = await activeTrigger();
 		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), {
