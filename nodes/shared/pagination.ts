@@ -127,11 +127,7 @@ function pageProblem(
 }
 
 /** The service's list came round to a page already read: the read ends there (complete), said once. */
-function repeatedPage(
-	this: ApiContext,
-	path: string,
-	context: RequestContext,
-): { complete: boolean } {
+function repeatedPage(this: ApiContext, path: string, context: RequestContext) {
 	this.logger.warn(
 		`${context.operation}: the service's list GET ${serviceLine(path)} repeated a page already read, so the read ended there`,
 	);

@@ -8,7 +8,7 @@ import type { IDataObject, IWebhookFunctions, IWebhookResponseData } from 'n8n-w
 import { SIGNATURE_HEADER, SIGNATURE_MISMATCH, hasSignatureShape } from '../../shared/signature';
 import { nodeKeyOf } from '../../shared/credentialKeys';
 import { serviceLine } from '../../shared/redact';
-import { ReplayGuard, leastRecentlyUsedOf } from '../../shared/replayGuard';
+import { ReplayGuard, lruOf } from '../../shared/replayGuard';
 import { lateAnswerGoesOnHere } from '../../shared/replyAndWait/forTrigger';
 import { rawBodyOf } from '../../shared/webhookRequest';
 import { signingSecret } from '../registration/signingSecrets';
@@ -86,7 +86,7 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	const scope = nodeKeyOf.call(this);
 	const header = String(Array.isArray(signature) ? signature[0] : signature).toLowerCase();
 	// The service never retries: a second copy of a delivery (to this node) is someone replaying it.
-	const guard = leastRecentlyUsedOf(replays, scope, MAX_GUARDED_TRIGGERS, () => new ReplayGuard());
+	const guard = lruOf(replays, scope, MAX_GUARDED_TRIGGERS, () => new ReplayGuard());
 	if (!guard.firstSighting(header, expiresAtMs, Date.now()))
 		return reject.call(this, 401, 'this delivery was already received (replay)');
 	const waMessageId = envelope.data.wa_message_id;
