@@ -83,8 +83,9 @@ export class BusinessMessagingTrigger implements INodeType {
 	/** The service's events on `default`; Reply and Wait's registrations on their own webhook. */
 	async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 		if (this.getWebhookName() === REGISTRATION_WEBHOOK.name)
+			// A full list (507) is told to the signed caller: Reply and Wait logs it.
 			return await takeRegistration.call(this, (status, reason) =>
-				reject.call(this, status, reason),
+				reject.call(this, status, reason, { signed: status === 507 }),
 			);
 		return await receiveEvent.call(this);
 	}

@@ -126,6 +126,14 @@ function pageProblem(
 	);
 }
 
+/** The service's list came round to a page already read: the read ends there (complete), said once. */
+function repeatedPage(this: ApiContext, path: string, context: RequestContext) {
+	this.logger.warn(
+		`${context.operation}: the service's list GET ${serviceLine(path)} repeated a page already read, so the read ended there`,
+	);
+	return { complete: true };
+}
+
 /**
  * GETs a list page by page from `from.next`, handing each answer to `visit` (the page, or
  * undefined when not a list) until it returns false, the list ends or a position repeats. When
@@ -158,12 +166,14 @@ export async function readPages(
 			);
 		// The same entries again: a service that ignores the way on; visiting would duplicate them.
 		const entries = page && page.entries.length > 0 ? digestOf(page.entries) : undefined;
-		if (entries !== undefined && pagesRead.has(entries)) return { complete: true };
+		if (entries !== undefined && pagesRead.has(entries))
+			return repeatedPage.call(this, path, context);
 		if (entries !== undefined) pagesRead.add(entries);
 		if (!visit(page, body)) return { complete: true };
 		if (page?.truncated) return { complete: false };
 		const position = JSON.stringify(page?.next);
-		if (!page?.next || seen.has(position)) return { complete: true };
+		if (!page?.next) return { complete: true };
+		if (seen.has(position)) return repeatedPage.call(this, path, context);
 		// An empty page gives nothing to go on for: a list whose next never ends costs one request more.
 		if (page.entries.length === 0) return { complete: true };
 		if (position.length > MAX_NEXT_CHARS)

@@ -35,3 +35,15 @@ export class ReplayGuard {
 		}
 	}
 }
+
+/**
+ * The value kept under `key` in a map of at most `max` keys, made by `make` when missing; the
+ * least recently used key is dropped to make room.
+ */
+export function lruOf<V>(map: Map<string, V>, key: string, max: number, make: () => V): V {
+	const value = map.get(key) ?? make();
+	map.delete(key);
+	if (map.size >= max) map.delete(map.keys().next().value as string);
+	map.set(key, value);
+	return value;
+}

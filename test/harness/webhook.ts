@@ -151,6 +151,8 @@ export interface WebhookHarnessOptions {
 	webhookId?: string;
 	/** The node's id (kept across an n8n restart, as the saved workflow keeps it); default a new UUID. */
 	nodeId?: string;
+	/** The node's name in its workflow; default the type's default name. */
+	nodeName?: string;
 	/** Another node of the same workflow: its workflow id and global static data (this very object) are shared. */
 	sameWorkflowAs?: { workflowId: string; globalStaticData: IDataObject };
 	/** Which of the node's webhooks (description.webhooks[].name) to drive; default 'default'. */
@@ -227,7 +229,7 @@ function createWebhookWorkflow(
 		if (options.credentials?.[name] !== undefined)
 			credentials[name] = { id: `harness-${name}`, name: `${name} account` };
 	}
-	const nodeName = description.defaults.name ?? description.displayName;
+	const nodeName = options.nodeName ?? description.defaults.name ?? description.displayName;
 	const node: INode = {
 		id: options.nodeId ?? randomUUID(),
 		name: nodeName,

@@ -3,6 +3,7 @@
 // n8n-core against real loopback servers that answer in each shape (a second one for "elsewhere").
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Logger } from '@n8n/backend-common';
 
 import {
 	listPage,
@@ -138,6 +139,7 @@ beforeAll(async () => {
 	[service, elsewhere] = await Promise.all([jsonServer(), jsonServer()]);
 });
 afterAll(async () => await Promise.all([service.close(), elsewhere.close()]));
+afterEach(() => jest.restoreAllMocks());
 beforeEach(() => {
 	service.requests.length = 0;
 	elsewhere.requests.length = 0;
@@ -250,6 +252,34 @@ describe('Get Many through the reader, against a loopback service', () => {
 		service.answer(() => ({ data: logs(++n, n), has_more: true, next_cursor: n % 2 ? 'a' : 'b' }));
 		expect(ids(await readLogs())).toEqual(['log_1', 'log_2', 'log_3']);
 		expect(service.requests).toHaveLength(3);
+	});
+
+	// Issue 49: a list whose next repeats page 1 ended "complete" with no log line.
+	it('a next that repeats page 1 (its own URL): the read ends there, and a warning naming the path says so on one line', async () => {
+		const warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+		service.answer(() => ({
+			items: logs(1, 2),
+			next: `${service.baseUrl}/v1/logs?category=sends`,
+		}));
+		const result = await readLogs();
+		expect(result.error).toBeUndefined();
+		expect(ids(result)).toEqual(['log_1', 'log_2']);
+		expect(service.requests).toHaveLength(2);
+		expect(warned.mock.calls.map(([line]) => String(line))).toEqual([
+			"Log → Get Many: the service's list GET /v1/logs repeated a page already read, so the read ended there",
+		]);
+	});
+
+	it('a next cursor that points back at a page already read: the same warning', async () => {
+		const warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+		let n = 0;
+		service.answer(() => ({ data: logs(++n, n), has_more: true, next_cursor: n % 2 ? 'a' : 'b' }));
+		expect(ids(await readLogs())).toEqual(['log_1', 'log_2', 'log_3']);
+		expect(warned.mock.calls.map(([line]) => String(line))).toEqual([
+			expect.stringMatching(
+				/^Log → Get Many: the service's list GET \/v1\/logs repeated a page already read/,
+			),
+		]);
 	});
 
 	it(`an endless list: MAX_PAGES (${MAX_PAGES}) pages at most`, async () => {

@@ -75,3 +75,71 @@ describe('a flood of entries never evicts live waits', () => {
 		expect((kept[real] as WaitingEntry).executionId).toBe('real-2');
 	});
 });
+
+// Issue 49: one process-wide list of 10,000 waits served every workflow of every user, and a
+// registration into a full list was kept nowhere while it was answered `registered: 1`.
+describe('the waiting list in memory is per account, and a full one says so', () => {
+	const NUMBER = '100000000000001';
+	const keyOf = (prefix: string, i: number) =>
+		waitingKey(`${prefix}${String(i).padStart(7, '0')}`, NUMBER);
+	const fill = (account: string, prefix: string) => {
+		for (let i = 0; i < 10_000; i++)
+			registerWaiting(
+				undefined,
+				keyOf(prefix, i),
+				{ ...entry(`${prefix}-${i}`, NOW + MAX_ENTRY_LIFE_MS), account },
+				NOW,
+			);
+	};
+
+	it("another account's 10,000 live waits leave this account's wait kept and findable", () => {
+		fill('b'.repeat(32), '+1888');
+		const mine = waitingKey('+15550000003', NUMBER);
+		const account = 'c'.repeat(32);
+		expect(
+			registerWaiting(undefined, mine, { ...entry('mine', NOW + 3_600_000), account }, NOW),
+		).toBe(true);
+		expect(findWaiting(undefined, [mine], account, NOW)?.entry.executionId).toBe('mine');
+	});
+
+	it("an account's list full of live waits refuses the next one (registerWaiting false), unless the copy of static data keeps it", () => {
+		const account = 'd'.repeat(32);
+		fill(account, '+1999');
+		const next = waitingKey('+15550000004', NUMBER);
+		const wait = { ...entry('next', NOW + 3_600_000), account, home: 'wf-full' };
+		expect(registerWaiting(undefined, next, wait, NOW)).toBe(false);
+		expect(findWaiting(undefined, [next], account, NOW)).toBeUndefined();
+		// Its waits stay findable.
+		expect(findWaiting(undefined, [keyOf('+1999', 0)], account, NOW)?.entry.executionId).toBe(
+			'+1999-0',
+		);
+		const staticData: IDataObject = {};
+		expect(registerWaiting(staticData, next, wait, NOW)).toBe(true);
+		expect(findWaiting(staticData, [next], account, NOW)?.entry.executionId).toBe('next');
+	});
+
+	it('waits of at most 100 accounts are kept here: the next account is refused while they wait, and kept once their waits ended', () => {
+		jest.isolateModules(() => {
+			// A fresh module: this process's memory empty.
+			const fresh = jest.requireActual<
+				typeof import('../../nodes/shared/replyAndWait/waitingEntries')
+			>('../../nodes/shared/replyAndWait/waitingEntries');
+			const of = (i: number) => String(i).padStart(32, '0');
+			for (let i = 0; i < 100; i++)
+				expect(
+					fresh.registerWaiting(
+						undefined,
+						'n|+1',
+						{ ...entry(`a${i}`, NOW + 1000), account: of(i) },
+						NOW,
+					),
+				).toBe(true);
+			const next = { ...entry('next', NOW + 60_000), account: 'e'.repeat(32) };
+			expect(fresh.registerWaiting(undefined, 'n|+1', next, NOW)).toBe(false);
+			expect(fresh.registerWaiting(undefined, 'n|+1', next, NOW + 2000)).toBe(true);
+			expect(
+				fresh.findWaiting(undefined, ['n|+1'], next.account, NOW + 2000)?.entry.executionId,
+			).toBe('next');
+		});
+	});
+});

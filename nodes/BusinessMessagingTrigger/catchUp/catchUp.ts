@@ -8,6 +8,7 @@ import { sleep } from 'n8n-workflow';
 import { executionKey } from '../../shared/credentialKeys';
 import { MESSAGE_EVENTS, readHistory, type MessageEvent } from '../../shared/history';
 import type { NextPage } from '../../shared/pagination';
+import { serviceLine } from '../../shared/redact';
 import { byAge, isAfter, type Watermark } from '../../shared/watermark';
 import { filterReason, type NodeSettings } from '../receiving/accept';
 import { wasAcceptedHere } from '../receiving/acceptedHere';
@@ -126,7 +127,7 @@ function schedule(this: ITriggerFunctions, recoveries: Recovery[], run: CatchUpR
 			settle(state, plan);
 			persist();
 			this.logger.error(
-				`${LOG_PREFIX}: message ${id} could not be recovered: ${(error as Error).message}`,
+				`${LOG_PREFIX}: message ${serviceLine(id)} could not be recovered: ${(error as Error).message}`,
 			);
 		}
 	};

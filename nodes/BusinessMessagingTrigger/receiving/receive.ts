@@ -7,7 +7,8 @@ import type { IDataObject, IWebhookFunctions, IWebhookResponseData } from 'n8n-w
 
 import { SIGNATURE_HEADER, SIGNATURE_MISMATCH, hasSignatureShape } from '../../shared/signature';
 import { nodeKeyOf } from '../../shared/credentialKeys';
-import { ReplayGuard } from '../../shared/replayGuard';
+import { serviceLine } from '../../shared/redact';
+import { ReplayGuard, lruOf } from '../../shared/replayGuard';
 import { lateAnswerGoesOnHere } from '../../shared/replyAndWait/forTrigger';
 import { rawBodyOf } from '../../shared/webhookRequest';
 import { signingSecret } from '../registration/signingSecrets';
@@ -18,7 +19,10 @@ import { acceptEvent, nodeParameters } from './accept';
 import { rememberAccepted } from './acceptedHere';
 import { reject } from './rejection';
 
-const replays = new ReplayGuard();
+/** One replay guard per trigger node (100,000 deliveries each): one trigger's flood never pushes out another's. */
+const replays = new Map<string, ReplayGuard>();
+/** Trigger nodes whose guards are kept; the least recently used is dropped. */
+const MAX_GUARDED_TRIGGERS = 1000;
 
 /** n8n's webhook(): never throws (n8n would answer 500 and run the Error Workflow). */
 export async function receiveEvent(this: IWebhookFunctions): Promise<IWebhookResponseData> {
@@ -64,7 +68,7 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	// catch-up runs elsewhere (queue mode).
 	const late = accepted.kind === 'late' ? accepted : undefined;
 	if (accepted.kind === 'ignore') {
-		this.logger.debug(`Business Messaging Trigger: event ignored: ${accepted.reason}`);
+		this.logger.debug(`Business Messaging Trigger: event ignored: ${serviceLine(accepted.reason)}`);
 		return { webhookResponse: { received: true, ignored: accepted.reason } };
 	}
 	const emit = accepted.kind === 'late' ? accepted.emit : accepted;
@@ -82,7 +86,8 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	const scope = nodeKeyOf.call(this);
 	const header = String(Array.isArray(signature) ? signature[0] : signature).toLowerCase();
 	// The service never retries: a second copy of a delivery (to this node) is someone replaying it.
-	if (!replays.firstSighting(`${scope}:${header}`, expiresAtMs, Date.now()))
+	const guard = lruOf(replays, scope, MAX_GUARDED_TRIGGERS, () => new ReplayGuard());
+	if (!guard.firstSighting(header, expiresAtMs, Date.now()))
 		return reject.call(this, 401, 'this delivery was already received (replay)');
 	const waMessageId = envelope.data.wa_message_id;
 	if (envelope.event !== 'message.status' && typeof waMessageId === 'string')

@@ -2,6 +2,7 @@
 import type { IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
 import { nodeKeyOf } from '../../shared/credentialKeys';
+import { serviceLine } from '../../shared/redact';
 
 const LOG_PREFIX = 'Business Messaging Trigger';
 
@@ -52,12 +53,13 @@ export const GENERIC_REASONS = {
 	400: 'the request is not a valid event of the service',
 	401: 'the request is not signed for this webhook',
 	503: 'the event came too late to be run here; it is recovered from the service',
+	507: 'the request could not be kept',
 } as const;
 
 /** Answers a refused request; its log line (an error for a misconfigured receiver) is throttled. */
 export function reject(
 	this: IWebhookFunctions,
-	status: 400 | 401 | 503,
+	status: keyof typeof GENERIC_REASONS,
 	reason: string,
 	{ problem, signed = false }: { problem?: string; signed?: boolean } = {},
 ): IWebhookResponseData {
@@ -69,10 +71,14 @@ export function reject(
 		);
 	if (rejectionLogOf(nodeKeyOf.call(this)).allow(Date.now(), flush)) {
 		if (problem) this.logger.error(`${LOG_PREFIX}: ${problem}`, meta);
-		else this.logger.warn(`${LOG_PREFIX}: rejected a request (${status}): ${reason}`, meta);
+		else
+			this.logger.warn(
+				`${LOG_PREFIX}: rejected a request (${status}): ${serviceLine(reason)}`,
+				meta,
+			);
 	}
 	const res = this.getResponseObject();
-	const error = { 400: 'bad_request', 401: 'unauthorized', 503: 'too_late' }[status];
+	const error = { 400: 'bad_request', 401: 'unauthorized', 503: 'too_late', 507: 'full' }[status];
 	if (!res.headersSent)
 		res.status(status).json({ error, reason: signed ? reason : GENERIC_REASONS[status] });
 	return { noWebhookResponse: true };

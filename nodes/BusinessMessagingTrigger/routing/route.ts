@@ -43,8 +43,28 @@ export function stampedReceived(json: IDataObject, receivedAtMs?: number): IData
 	return { ...json, [RECEIVED_AT_FIELD]: new Date(receivedAtMs).toISOString() };
 }
 
+/**
+ * Top-level item fields the package sets itself, some of which steer what runs (a resumed or
+ * record-only answer, when it was taken, hand over): never the service's.
+ */
+export const PACKAGE_FIELDS: readonly string[] = [
+	RESUMED_FIELD,
+	RECORD_ONLY_FIELD,
+	RECEIVED_AT_FIELD,
+	'hand_over',
+	'reply_window_closes_at',
+	'recovered',
+	'delivery_failure',
+	'late_reason',
+	'media_download',
+	'combine_problem',
+];
+
+/** The signed envelope as an item: the package's own fields out of it, everything else as sent. */
 export function eventItem(envelope: EventEnvelope, receivedAtMs?: number): INodeExecutionData {
-	return { json: stampedReceived(withReplyWindow({ ...(envelope as IDataObject) }), receivedAtMs) };
+	const json: IDataObject = { ...(envelope as IDataObject) };
+	for (const field of PACKAGE_FIELDS) delete json[field];
+	return { json: stampedReceived(withReplyWindow(json), receivedAtMs) };
 }
 
 /** One output, or the item on its event's output and the others empty. */

@@ -12,6 +12,7 @@ import {
 
 import { nodeKeyOf } from '../../shared/credentialKeys';
 import { isPlainObject } from '../../shared/json';
+import { serviceLine } from '../../shared/redact';
 
 /** How many keys n8n's row keeps (oldest dropped first). */
 export const RUN_ONCE_MAX_ENTRIES = 10_000;
@@ -181,7 +182,7 @@ export async function runOnce(
 	if (mine.length === keys.length) return outputs;
 	const dropped = keys.filter((key) => !owned.has(key));
 	this.logger.debug(
-		`Business Messaging Trigger: already run, not run again: ${dropped.join(', ')}`,
+		`Business Messaging Trigger: already run, not run again: ${serviceLine(dropped.join(', '), { max: 2000 })}`,
 		{ executionId: this.getExecutionId() },
 	);
 	return outputs.map((items, output) =>

@@ -13,6 +13,7 @@ import type {
 
 import { executionKey, nodeKeyOf } from '../credentialKeys';
 import { canonicalJson } from '../json';
+import { serviceLine } from '../redact';
 import { computeSignature, verifySignature } from '../signature';
 import { isEntryInBounds, ownOrigin } from './registration';
 import {
@@ -85,7 +86,7 @@ async function resumeNow(trigger: ITriggerFunctions, owed: OwedResume): Promise<
 		// static data, and the trigger's next start posts it again.
 		releaseOwed(home, messageId);
 		trigger.logger.warn(
-			`${LOG_PREFIX}: an answer's waiting execution ${found.entry.executionId} did not take it and the trigger has stopped; the trigger's next start tries it again`,
+			`${LOG_PREFIX}: an answer's waiting execution ${serviceLine(found.entry.executionId)} did not take it and the trigger has stopped; the trigger's next start tries it again`,
 		);
 		return;
 	}
@@ -102,7 +103,7 @@ async function resumeNow(trigger: ITriggerFunctions, owed: OwedResume): Promise<
 		// Not run: a copy of it (the catch-up's, when its delivery was logged failed) runs it.
 		forgetAnswer(staticData, home, messageId);
 		current.logger.error(
-			`${LOG_PREFIX}: message ${messageId} was not taken by its waiting execution and could not be started: ${(error as Error).message}`,
+			`${LOG_PREFIX}: message ${serviceLine(messageId)} was not taken by its waiting execution and could not be started: ${(error as Error).message}`,
 		);
 	}
 }
@@ -142,14 +143,15 @@ export async function resumeOwedFromBefore(this: ITriggerFunctions): Promise<voi
 			if (!signed(owedMessage(id, owed)) && !signed(owedMessageV1(owed))) {
 				settleOwed(home, id);
 				return this.logger.warn(
-					`${LOG_PREFIX}: an answer (${id}) taken before n8n restarted was not written by this trigger (its MAC does not match): it is dropped`,
+					`${LOG_PREFIX}: an answer (${serviceLine(id)}) taken before n8n restarted was not written by this trigger (its MAC does not match): it is dropped`,
 				);
 			}
 			const outcome = isEntryInBounds(owed.entry, bounds)
 				? await resumeEntry.call(this, { json: owed.answer }, identity, owed, 'it is not run again')
 				: { resumed: false };
 			settleOwed(home, id);
-			if (!outcome.resumed) notTaken.push(`${id} (execution ${owed.entry.executionId})`);
+			if (!outcome.resumed)
+				notTaken.push(serviceLine(`${id} (execution ${owed.entry.executionId})`));
 		}),
 	);
 	// One line: after a graceful stop most are answers resumed before it whose record was not saved.

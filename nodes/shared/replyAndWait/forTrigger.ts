@@ -28,6 +28,7 @@ import { MAX_OWED, owedCount, wasAnswered } from './answeredHere';
 import { answerFirst, resumeOwedFromBefore } from './answerLater';
 import { resumeEntry, triggerIdentity, type ResumeOutcome, type TriggerIdentity } from './resume';
 import {
+	NO_ROOM,
 	answerKeys,
 	answersAfterAsking,
 	findWaiting,
@@ -213,7 +214,7 @@ async function waitAnswered(
 /** A request to the registration webhook: stored in the copy n8n saves after it; refusals go through `refuse`. Never throws. */
 export async function takeRegistration(
 	this: IWebhookFunctions,
-	refuse: (status: 400 | 401, reason: string) => IWebhookResponseData,
+	refuse: (status: 400 | 401 | 507, reason: string) => IWebhookResponseData,
 ): Promise<IWebhookResponseData> {
 	try {
 		const signature = this.getHeaderData()[REGISTRATION_HEADER];
@@ -225,9 +226,16 @@ export async function takeRegistration(
 			return refuse(outcome.status, `waiting registration refused: ${outcome.reason}`);
 		const staticData = this.getWorkflowStaticData('global') as IDataObject;
 		const home = this.getWorkflow().id ?? undefined;
-		for (const { key, entry } of outcome.registrations)
-			registerWaiting(undefined, key, { ...entry, home });
+		const notKept = outcome.registrations.filter(
+			({ key, entry }) => !registerWaiting(undefined, key, { ...entry, home }),
+		).length;
 		keepCurrent.call(this, staticData, home);
+		// Said out loud: Reply and Wait then logs that it kept its entries in its own process only.
+		if (notKept > 0)
+			return refuse(
+				507,
+				`waiting registration refused: ${notKept} of ${outcome.registrations.length} wait(s) not kept: ${NO_ROOM}`,
+			);
 		return { webhookResponse: { registered: outcome.registrations.length } };
 	} catch (error) {
 		return refuse(400, `waiting registration refused: ${(error as Error)?.message ?? 'error'}`);

@@ -13,6 +13,7 @@ import {
 	verifyWithDerivedKey,
 } from '../credentialKeys';
 import { isPlainObject, parseJsonBody } from '../json';
+import { serviceLine } from '../redact';
 import { ReplayGuard } from '../replayGuard';
 import { postSigned } from '../signedPost';
 import { apiRequest } from '../transport';
@@ -100,7 +101,7 @@ export async function registerWithTrigger(
 ): Promise<void> {
 	const why = (reason: string) =>
 		this.logger.info(
-			`Business Messaging: Reply and Wait for Answer kept its waiting entry in this process only (${reason})`,
+			`Business Messaging: Reply and Wait for Answer kept its waiting entry in this process only (${serviceLine(reason)})`,
 		);
 	try {
 		const webhook = readWebhookAnswer(

@@ -16,6 +16,7 @@ import {
 	verifyWithDerivedKey,
 } from '../credentialKeys';
 import { isPlainObject } from '../json';
+import { serviceLine } from '../redact';
 import { ReplayGuard } from '../replayGuard';
 import { computeSignature } from '../signature';
 import { accountIdOf, answerKeys, removeWaiting, type WaitingEntry } from './waitingEntries';
@@ -50,17 +51,28 @@ export function resumeToken(key: string, ...wait: Parameters<typeof resumeMessag
 }
 
 /**
- * The waits the node is in now, in the metadata of its execute data: n8n saves it with the waiting
- * execution and hands it back to webhook() in any process, so a token for another wait is refused.
+ * The waits the node is in now, each id with its wait key (contact on number), in the metadata of its
+ * execute data: n8n saves it with the waiting execution and hands it back to webhook() in any
+ * process, so a token for another wait, or for this wait under another contact's key, is refused.
  */
 export const WAIT_IDS_KEY = 'businessMessagingWaitIds';
 
-/** The waiting node's side (execute()): the waits it is in now, kept with its execute data. */
-export function keepWaitIds(executeData: IExecuteData, waitIds: string[]): void {
+/** The waiting node's side (execute()): the waits it is in now (wait id → wait key), kept with its execute data. */
+export function keepWaitIds(executeData: IExecuteData, waits: Record<string, string>): void {
 	executeData.metadata = {
 		...executeData.metadata,
-		[WAIT_IDS_KEY]: waitIds,
+		[WAIT_IDS_KEY]: waits,
 	} as IExecuteData['metadata'];
+}
+
+/**
+ * Pure: whether the execution waits now for `wait` under `key`. A plain list (kept before keys were)
+ * names ids only; nothing kept: a wait of a version that kept nothing (the once-guard alone).
+ */
+export function isCurrentWait(kept: unknown, wait: string, key: string): boolean {
+	if (Array.isArray(kept)) return kept.includes(wait);
+	if (!isPlainObject(kept)) return true;
+	return Object.prototype.hasOwnProperty.call(kept, wait) && kept[wait] === key;
 }
 
 /** The body the trigger posts to a resume URL. */
@@ -102,11 +114,12 @@ export async function takeResumeRequest(
 	const node = this.getNode().name;
 	const once = `${executionId}|${node}|${wait}`;
 	if (executionId === '' || taken.has(once, Date.now())) return forbidden;
-	// A token for another wait than the one the execution is in now, whichever process took it before.
+	// A token for another wait than the one the execution is in now, or for another contact's key
+	// (an entry copied under it), whichever process took it before.
 	// executeData is not in IWebhookFunctions (n8n-core's WebhookContext has it); none: an older wait.
 	const executeData = (this as unknown as { executeData?: IExecuteData }).executeData;
 	const waitingFor: unknown = (executeData?.metadata as IDataObject | undefined)?.[WAIT_IDS_KEY];
-	if (Array.isArray(waitingFor) && !waitingFor.includes(wait)) return forbidden;
+	if (!isCurrentWait(waitingFor, wait, key)) return forbidden;
 	const message = resumeMessage(executionId, node, key, wait, answer);
 	const verified = await verifyWithDerivedKey
 		.call(this, RESUME_KEY_LABEL, message, `sha256=${token}`)
@@ -185,6 +198,8 @@ export async function resumeEntry(
 ): Promise<ResumeOutcome> {
 	const { key, entry } = found;
 	const { executionId, alsoStart } = entry;
+	// From static data or a registration (anyone's code may write there): one safe line in logs.
+	const execution = serviceLine(executionId);
 	const staticData = this.getWorkflowStaticData('global') as IDataObject;
 	removeWaiting(staticData, key, executionId);
 	// A wait registered before waits had an id: '' (the waiting node takes it once all the same).
@@ -226,7 +241,7 @@ export async function resumeEntry(
 		else if (mayHaveResumed) return resumed;
 		else if (answer === 'refused') {
 			this.logger.info(
-				`Business Messaging Trigger: execution ${executionId} was waiting for this contact but refused the answer (${last}); ${refusal}`,
+				`Business Messaging Trigger: execution ${execution} was waiting for this contact but refused the answer (${serviceLine(last)}); ${refusal}`,
 			);
 			return { resumed: false };
 		}
@@ -236,13 +251,13 @@ export async function resumeEntry(
 	// the execution runs on, or n8n is slow to put it to wait). Never lose it: it starts anew.
 	if (!mayHaveResumed) {
 		this.logger.warn(
-			`Business Messaging Trigger: execution ${executionId} was still running after ${totalMs / 1000} s and never took this contact's answer; ${refusal}`,
+			`Business Messaging Trigger: execution ${execution} was still running after ${totalMs / 1000} s and never took this contact's answer; ${refusal}`,
 		);
 		return { resumed: false };
 	}
 	// Never a second execution on a doubt: the message stays in the service's history.
 	this.logger.warn(
-		`Business Messaging Trigger: execution ${executionId} waiting for this contact did not confirm the answer within ${totalMs / 1000} s (${last}); no new execution is started for it`,
+		`Business Messaging Trigger: execution ${execution} waiting for this contact did not confirm the answer within ${totalMs / 1000} s (${serviceLine(last)}); no new execution is started for it`,
 	);
 	return resumed;
 }

@@ -56,7 +56,12 @@ export function persistableStaticData(
 }
 /** Entries kept in static data at most (oldest dropped): a bound on what every execution saves. */
 const MAX_STATIC_ENTRIES = 200;
+/** Waits of one account (and entries of each other memory map) kept in this process at most. */
 const MAX_MEMORY_ENTRIES = 10_000;
+/** Accounts with waits in this process at most (one per API key used by Reply and Wait here). */
+const MAX_MEMORY_ACCOUNTS = 100;
+/** Why registerWaiting kept a wait nowhere, as logs and a refused registration say it. */
+export const NO_ROOM = `this process's list of waits has no room for this account (at most ${MAX_MEMORY_ENTRIES} live waits per account, ${MAX_MEMORY_ACCOUNTS} accounts)`;
 
 export interface WaitingEntry {
 	resumeUrl: string;
@@ -99,7 +104,25 @@ export function accountIdOf(derivedKey: string): string {
  */
 export const REGISTRATION_MAX_AGE_MS = 60_000;
 
-const memory = new Map<string, WaitingEntry>();
+/** Per account (entry.account), its waits in this process by wait key: no account fills another's list. */
+const memory = new Map<string, Map<string, WaitingEntry>>();
+
+/** This process's entries under `key`: of `account`, or of every account. */
+function inMemory(key: string, account: string | undefined): Array<WaitingEntry | undefined> {
+	if (account !== undefined) return [memory.get(account)?.get(key)];
+	return [...memory.values()].map((waits) => waits.get(key));
+}
+
+/** The account's list of waits here, made when there is room: accounts whose waits all ended make room. */
+function accountWaits(account: string, nowMs: number): Map<string, WaitingEntry> | undefined {
+	if (memory.has(account) || memory.size < MAX_MEMORY_ACCOUNTS) {
+		if (!memory.has(account)) memory.set(account, new Map());
+		return memory.get(account);
+	}
+	for (const [other, waits] of memory)
+		if (![...waits.values()].some((entry) => entry.expiresAtMs > nowMs)) memory.delete(other);
+	return memory.size < MAX_MEMORY_ACCOUNTS ? accountWaits(account, nowMs) : undefined;
+}
 
 /** The contact on the number; number '*' when the reply left from the key's only number. */
 export function waitingKey(contact: string, number: string | undefined): string {
@@ -157,18 +180,24 @@ export function isForgotten(key: string, entry: { executionId: string; node: str
 const isLive = (key: string, entry: WaitingEntry, nowMs: number) =>
 	entry.expiresAtMs > nowMs && !isForgotten(key, entry);
 
+/**
+ * Keeps the wait in this process (its account's list) and in `staticData`; false when kept in
+ * neither: the account's list is full of live waits (a flood never evicts them), and so is the copy.
+ */
 export function registerWaiting(
 	staticData: IDataObject | undefined,
 	key: string,
 	entry: WaitingEntry,
 	nowMs = Date.now(),
-): void {
-	makeRoom(memory, (e) => e.expiresAtMs <= nowMs, true);
+): boolean {
+	const waits = accountWaits(entry.account, nowMs);
+	if (waits) makeRoom(waits, (e) => e.expiresAtMs <= nowMs, true);
 	// The same execution waiting again at the same node (a loop) is a new wait.
 	forgotten.delete(forgottenKey(key, entry));
-	// Full of live waits (a flood of registrations): they stay, this one is not kept here.
-	if (memory.size < MAX_MEMORY_ENTRIES || memory.has(key)) memory.set(key, entry);
+	const kept = waits !== undefined && (waits.size < MAX_MEMORY_ENTRIES || waits.has(key));
+	if (kept) waits.set(key, entry);
 	if (staticData) keepWaitingEntriesCurrent(staticData, entry.home, nowMs, [key, entry]);
+	return kept || storedEntry(staticEntries(staticData), key)?.executionId === entry.executionId;
 }
 
 /** When this process first wrote each entry into a copy of static data (keepWaitingEntriesCurrent). */
@@ -197,15 +226,14 @@ export function keepWaitingEntriesCurrent(
 	// process saved a copy without them (queue mode: main's catch-up). Said by the caller.
 	let restored = 0;
 	const mayHaveBeenCut = Object.keys(stored).length >= MAX_STATIC_ENTRIES;
-	if (home !== undefined) {
-		for (const [key, entry] of memory) {
+	for (const waits of home === undefined ? [] : memory.values())
+		for (const [key, entry] of waits) {
 			if (entry.home !== home || !isLive(key, entry, nowMs)) continue;
 			const writtenAt = written.get(forgottenKey(key, entry));
 			if (!(key in stored) && !mayHaveBeenCut && nowMs - (writtenAt ?? nowMs) > DROPPED_AFTER_MS)
 				restored++;
 			merged[key] = { ...entry };
 		}
-	}
 	// A key kept already keeps its place (the bound below keeps the first ones).
 	if (added && added[1].expiresAtMs > nowMs) merged[added[0]] = { ...added[1] };
 	// Live waits already kept stay: past the bound, the newest (a flood's) are left out.
@@ -237,7 +265,10 @@ export function findWaiting(
 	const stored = staticEntries(staticData);
 	for (const key of keys) {
 		const fromStatic = storedEntry(stored, key);
-		for (const entry of [memory.get(key), fromStatic && storedInBounds(fromStatic) && fromStatic]) {
+		for (const entry of [
+			...inMemory(key, account),
+			fromStatic && storedInBounds(fromStatic) && fromStatic,
+		]) {
 			if (
 				entry &&
 				(account === undefined || entry.account === account) &&
@@ -273,8 +304,9 @@ export function removeWaiting(
 	executionId: string,
 	nowMs = Date.now(),
 ): void {
-	const entry = memory.get(key)?.executionId === executionId ? memory.get(key) : undefined;
-	if (entry) memory.delete(key);
+	const entry = inMemory(key, undefined).find((one) => one?.executionId === executionId);
+	if (entry) memory.get(entry.account)?.delete(key);
+	if (entry && memory.get(entry.account)?.size === 0) memory.delete(entry.account);
 	const stored = staticEntries(staticData);
 	const inStatic = storedEntry(stored, key);
 	const node = entry ? entry.node : inStatic?.node;

@@ -62,7 +62,9 @@ async function savedWaitIds(
 		executionData?: { nodeExecutionStack?: Array<{ metadata?: Record<string, unknown> }> };
 	};
 	const ids = data.executionData?.nodeExecutionStack?.[0]?.metadata?.businessMessagingWaitIds;
-	return Array.isArray(ids) ? (ids as string[]) : [];
+	// Each wait id with its wait key (contact on number); a plain list before keys were kept.
+	if (Array.isArray(ids)) return ids as string[];
+	return ids !== null && typeof ids === 'object' ? Object.keys(ids) : [];
 }
 
 export class ResumeOwnWait {

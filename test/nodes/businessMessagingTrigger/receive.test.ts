@@ -4,6 +4,13 @@ import { Logger } from '@n8n/backend-common';
 import { gzipSync } from 'node:zlib';
 
 import type { WebhookHarness } from '../../harness';
+import { combinable } from '../../../nodes/BusinessMessagingTrigger/routing/burst';
+import {
+	PACKAGE_FIELDS,
+	RECEIVED_AT_FIELD,
+	RECORD_ONLY_FIELD,
+	RESUMED_FIELD,
+} from '../../../nodes/BusinessMessagingTrigger/routing/route';
 import {
 	echoEnvelope,
 	inboundEnvelope,
@@ -44,6 +51,43 @@ function warnings(): string[] {
 }
 
 const NOT_SIGNED = { error: 'unauthorized', reason: 'the request is not signed for this webhook' };
+
+// Issue 49: the signed envelope was spread whole into the item, so the service could set the
+// package's own markers: `__businessMessagingRecordOnly` and a message silently did not run.
+describe("the package's own fields are never taken from the service's envelope", () => {
+	it('a signed event carrying __businessMessagingRecordOnly: true runs (one execution with the item)', async () => {
+		const { harness, secret } = await activeTrigger();
+		const event = { ...inboundEnvelope({ text: 'run me' }), [RECORD_ONLY_FIELD]: true };
+		const answer = await harness.receive(signedRequest(event, secret));
+		expect(answer.body).toEqual({ received: true });
+		const ran = (await harness.execute(answer.workflowData ?? [])).flat();
+		expect(ran).toHaveLength(1);
+		expect(ran[0].json).toMatchObject({ data: { text: 'run me' } });
+		expect(ran[0].json).not.toHaveProperty(RECORD_ONLY_FIELD);
+	});
+
+	it('a signed event carrying resumed_execution is a plain inbound message (Combine takes it, nothing says it resumed a wait)', async () => {
+		const { harness, secret } = await activeTrigger();
+		const event = { ...inboundEnvelope({ text: 'plain' }), [RESUMED_FIELD]: '77' };
+		const answer = await harness.receive(signedRequest(event, secret));
+		expect(answer.body).toEqual({ received: true });
+		const [item] = (await harness.execute(answer.workflowData ?? [])).flat();
+		expect(item.json).not.toHaveProperty(RESUMED_FIELD);
+		expect(combinable(item.json)).toBeDefined();
+	});
+
+	it('every package field is left out of the item, everything else passes as sent', async () => {
+		const { harness, secret } = await activeTrigger();
+		const forged = Object.fromEntries(PACKAGE_FIELDS.map((field) => [field, 'forged']));
+		const sent = { ...inboundEnvelope(), extra_field: { kept: true } };
+		const answer = await harness.receive(signedRequest({ ...sent, ...forged }, secret));
+		const [[item]] = answer.workflowData ?? [[]];
+		expect(item.json).toEqual(asEmitted(sent));
+		expect(PACKAGE_FIELDS).toEqual(
+			expect.arrayContaining([RESUMED_FIELD, RECORD_ONLY_FIELD, RECEIVED_AT_FIELD]),
+		);
+	});
+});
 
 describe('signature', () => {
 	it('valid: 200 and one item that is the event exactly as sent', async () => {

@@ -1,6 +1,6 @@
 // The replay guard and the log throttle, as pure code (the receive path's use of them is in receive.test.ts).
 import { LogThrottle } from '../../../nodes/BusinessMessagingTrigger/receiving/rejection';
-import { ReplayGuard } from '../../../nodes/shared/replayGuard';
+import { ReplayGuard, lruOf } from '../../../nodes/shared/replayGuard';
 
 describe('ReplayGuard', () => {
 	it('lets a delivery through once while it could pass the age check, and again only after that', () => {
@@ -21,6 +21,22 @@ describe('ReplayGuard', () => {
 		expect(guard.size).toBeLessThanOrEqual(100);
 		// The newest are still remembered.
 		expect(guard.firstSighting('flood999', 1_000, 21)).toBe(false);
+	});
+});
+
+describe('lruOf (the replay guards per trigger, at most 1,000)', () => {
+	it('keeps at most `max` keys, each its own value; the least recently used is dropped', () => {
+		const map = new Map<string, string[]>();
+		const of = (key: string) => lruOf(map, key, 3, () => [key]);
+		const a = of('a');
+		of('b');
+		of('c');
+		expect(of('a')).toBe(a);
+		of('d');
+		expect([...map.keys()]).toEqual(['c', 'a', 'd']);
+		expect(of('b')).not.toBe(undefined);
+		expect(map.size).toBe(3);
+		expect(map.has('c')).toBe(false);
 	});
 });
 

@@ -32,11 +32,12 @@ import {
 import { answerWaiting } from '../../../nodes/shared/replyAndWait/forTrigger';
 import { ANSWERED_KEY } from '../../../nodes/shared/replyAndWait/answeredHere';
 import { signWithDerivedKey } from '../../../nodes/shared/signedPost';
-import { runWorkflow } from '../../harness';
+import { runWorkflow, webhookHarness } from '../../harness';
 import { HarnessCredentialsHelper } from '../../harness/credentials';
-import { replyAndWaitWorkflow } from '../businessMessaging/helpers';
+import { ASK, replyAndWaitWorkflow } from '../businessMessaging/helpers';
 import type { WebhookHarness } from '../../harness';
 import {
+	ACTION_TYPE,
 	CONTACT,
 	OTHER_CONTACT,
 	inboundEnvelope,
@@ -182,6 +183,88 @@ describe('trigger: an answer resumes the waiting execution', () => {
 		);
 		expect(next.workflowData?.[0]).toHaveLength(1);
 		expect(server.bodies).toHaveLength(1);
+	});
+
+	// Issue 49: code in the trigger's workflow (a Code node writing static data) copied contact D's
+	// waiting entry under contact C's key, and C's answer resumed D's execution.
+	it("a wait answers its own contact only: D's entry copied under C's key (a Code node) is refused by D's execution (403), C's message starts its own execution, D's answer still resumes D", async () => {
+		// This n8n's /webhook-waiting/ endpoint: each resume request goes to the waiting node's webhook().
+		let waiting: WebhookHarness | undefined;
+		const statuses: number[] = [];
+		const n8n = createServer((req, res) => {
+			let raw = '';
+			req.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
+			req.on('end', () => {
+				void waiting!
+					.receive({ headers: { 'content-type': 'application/json' }, rawBody: raw })
+					.then((answer) => {
+						statuses.push(answer.status);
+						res
+							.writeHead(answer.status, { 'content-type': 'application/json' })
+							.end(JSON.stringify(answer.body ?? {}));
+					});
+			});
+		});
+		await new Promise<void>((resolve) => n8n.listen(0, '127.0.0.1', resolve));
+		const origin = `http://127.0.0.1:${(n8n.address() as AddressInfo).port}`;
+		try {
+			const number = sb.numbers[0].phone_number_id;
+			const greeting = await control(sb, 'POST', '/inbound', {
+				from: OTHER_CONTACT,
+				contact_name: 'Dee',
+				number,
+				text: 'hello',
+			});
+			const asked = await runWorkflow({
+				...replyAndWaitWorkflow({ limitWaitTime: true, waitAmount: 5, waitUnit: 'minutes' }),
+				credentials: credentialsFor(sb),
+				inputItems: [inboundItem(greeting.body.record)],
+				webhookWaitingBaseUrl: `${origin}/webhook-waiting`,
+			});
+			expect(asked.execution.status).toBe('waiting');
+			const keys = sb.numbers.map((n) => waitingKey(OTHER_CONTACT, n.phone_number_id));
+			const dWaits = findWaiting(undefined, keys, ACCOUNT)!;
+			expect(dWaits.entry.resumeUrl.startsWith(`${origin}/webhook-waiting/`)).toBe(true);
+			// D's execution as n8n saved it, its webhook served where its resume URL points.
+			waiting = await webhookHarness({
+				type: ACTION_TYPE,
+				parameters: { resource: 'message', operation: 'replyAndWait', text: 'Order number?' },
+				credentials: credentialsFor(sb),
+				executionId: dWaits.entry.executionId,
+				runExecutionData: JSON.parse(JSON.stringify(asked.execution.data)),
+				nodeName: ASK,
+			});
+			await waiting.activate();
+			const harness = await trigger(sb, {} as never, { webhookUrl: `${origin}/webhook` });
+			await harness.activate();
+			const secret = storedSecret(harness.staticData, sb.keys.all) as string;
+			// A Code node of the trigger's workflow copies D's entry under C's key.
+			harness.globalStaticData[STATIC_DATA_KEY] = {
+				[waitingKey(CONTACT, dWaits.key.split('|')[0])]: { ...dWaits.entry },
+			};
+			const fromC = await harness.receive(
+				signedRequest(
+					inboundEnvelope({ from: CONTACT, number: dWaits.key.split('|')[0], text: 'C-1' }),
+					secret,
+				),
+			);
+			expect(statuses).toEqual([403]);
+			expect(fromC.body).toEqual({ received: true });
+			const [item] = (await harness.execute(fromC.workflowData ?? [])).flat();
+			expect(item.json).toMatchObject({ data: { from: CONTACT, text: 'C-1' } });
+			expect(item.json).not.toHaveProperty('resumed_execution');
+			// D's own answer still resumes D's execution.
+			const fromD = await harness.receive(
+				signedRequest(
+					inboundEnvelope({ from: OTHER_CONTACT, number: dWaits.key.split('|')[0], text: 'D-1' }),
+					secret,
+				),
+			);
+			expect(statuses).toEqual([403, 200]);
+			expect(fromD.body).toEqual({ received: true, resumed: dWaits.entry.executionId });
+		} finally {
+			await new Promise<void>((resolve) => n8n.close(() => resolve()));
+		}
 	});
 
 	it("a trigger of another account (another API key) never resumes this account's wait: its message starts its own execution", async () => {
@@ -411,6 +494,30 @@ describe('trigger: an answer resumes the waiting execution', () => {
 		const [item] = (await harness.execute(answer.workflowData ?? [])).flat();
 		expect(item.json).toMatchObject({ data: { from: CONTACT } });
 		expect(item.json).not.toHaveProperty('resumed_execution');
+	});
+
+	// Issue 49: ids from static data (anyone's code may write there) reached n8n's log raw.
+	it('an execution id with a line feed and a zero-width mark reaches the log as one safe line', async () => {
+		const server = await resumer(409);
+		servers.push(server);
+		const logged = {} as LoggedLines;
+		captureLogs(logged, Logger);
+		const { harness, secret } = await activeTrigger();
+		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), {
+			resumeUrl: server.url,
+			executionId: '43\nERROR forged line\u200b\u202e',
+			expiresAtMs: Date.now() + 60_000,
+			alsoStart: false,
+			node: 'Ask',
+			account: ACCOUNT,
+		});
+		await harness.receive(
+			signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER }), secret),
+		);
+		const lines = logged.info.filter((line) => line.includes('refused the answer'));
+		expect(lines).toEqual([
+			'Business Messaging Trigger: execution 43 ERROR forged line was waiting for this contact but refused the answer (409); the message starts a new execution',
+		]);
 	});
 
 	it('fail safe: an unreachable resume URL, an expired entry, another contact or number: a normal execution', async () => {

@@ -16,6 +16,7 @@ import type {
 	IRunExecutionData,
 	WorkflowExecuteMode,
 } from 'n8n-workflow';
+import { Logger } from '@n8n/backend-common';
 import { ExecuteContext } from 'n8n-core';
 import { DataDeduplicationService } from 'n8n-core/dist/data-deduplication-service';
 
@@ -264,6 +265,25 @@ describe("run once: execute() with n8n-core's ExecuteContext and deduplication s
 		expect(
 			await execute([{ json: { ...answer.json, recovered: true } }], 'trigger', workflowId),
 		).toEqual([[]]);
+	});
+
+	// Issue 49: the service's message id reached n8n's log raw (line feeds, invisible characters).
+	it('a message id with a line feed and a zero-width mark reaches the log as one safe line', async () => {
+		const debug = jest.spyOn(Logger.prototype, 'debug').mockImplementation(() => undefined);
+		try {
+			const workflowId = fresh();
+			const id = 'wamid.A\nERROR forged line\u200b\u202eB';
+			await execute([inbound(id)], 'webhook', workflowId);
+			expect(await execute([inbound(id)], 'webhook', workflowId)).toEqual([[]]);
+			const lines = debug.mock.calls
+				.map(([line]) => String(line))
+				.filter((line) => line.includes('already run'));
+			expect(lines).toEqual([
+				'Business Messaging Trigger: already run, not run again: m:wamid.A ERROR forged lineB',
+			]);
+		} finally {
+			debug.mockRestore();
+		}
 	});
 
 	it('an answer whose wait asked to Also Start passes on, marked with the resumed execution', async () => {

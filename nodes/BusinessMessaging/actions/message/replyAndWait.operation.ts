@@ -24,6 +24,7 @@ import {
 } from '../../../shared/replyAndWait/registration';
 import { keepWaitIds, newWaitId, takeResumeRequest } from '../../../shared/replyAndWait/resume';
 import {
+	NO_ROOM,
 	accountId,
 	keepWaitingEntriesCurrent,
 	persistableStaticData,
@@ -32,6 +33,7 @@ import {
 	waitingKey,
 	type WaitingEntry,
 } from '../../../shared/replyAndWait/waitingEntries';
+import { serviceLine } from '../../../shared/redact';
 import { withReplyWindow } from '../../../shared/replyWindow';
 import { CREDENTIAL_TYPE } from '../../../shared/transport';
 import { updateDisplayOptions } from '../../helpers/descriptions';
@@ -146,6 +148,9 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 		this.getMode() === 'manual'
 			? undefined
 			: persistableStaticData(this.getWorkflowStaticData('global'));
+	// Where the trigger's trigger() runs here (or in the editor), nothing else keeps the entries.
+	const postsToTrigger =
+		this.getMode() !== 'manual' && !(staticData && isTriggerRunningHere(workflowId));
 
 	const sent: INodeExecutionData[] = [];
 	const timedOut: INodeExecutionData[] = [];
@@ -179,7 +184,10 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 				...askedAfter(items[itemIndex].json),
 			},
 		};
-		registerWaiting(staticData, registration.key, registration.entry);
+		if (!registerWaiting(staticData, registration.key, registration.entry) && !postsToTrigger)
+			this.logger.warn(
+				`Business Messaging: Reply and Wait for Answer could not keep its wait for ${serviceLine(registration.key)}: ${NO_ROOM}; the contact's answer starts a new execution, and this one continues on Timed Out`,
+			);
 		registrations.push(registration);
 		sent.push({ json: reply, pairedItem: { item: itemIndex } });
 		timedOut.push({
@@ -196,10 +204,10 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 
 	// What n8n's timer resume will forward (the node is not run again then): the timed-out items.
 	const stored = this.getExecuteData();
-	// The waits this execution is in now, saved with it: webhook() refuses a token for any other.
+	// The waits this execution is in now and their contacts, saved with it: webhook() refuses any other.
 	keepWaitIds(
 		stored,
-		registrations.map(({ entry }) => entry.waitId ?? ''),
+		Object.fromEntries(registrations.map(({ key, entry }) => [entry.waitId ?? '', key])),
 	);
 	if (forwardsAllOutputs(resumeUrl)) {
 		stored.data.main = [[], timedOut];
@@ -211,8 +219,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 		stored.data.main = [timedOut];
 	}
 
-	if (this.getMode() !== 'manual' && !(staticData && isTriggerRunningHere(workflowId)))
-		await registerWithTrigger.call(this, apiKey, resumeUrl, registrations);
+	if (postsToTrigger) await registerWithTrigger.call(this, apiKey, resumeUrl, registrations);
 	// As late as possible before n8n saves this execution's copy: every entry registered meanwhile.
 	if (staticData) keepWaitingEntriesCurrent(staticData, workflowId);
 	await this.putExecutionToWait(waitTill);

@@ -6,7 +6,11 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import { RESUME_KEY_LABEL, deriveKey } from '../../../../nodes/shared/credentialKeys';
-import { resumeToken } from '../../../../nodes/shared/replyAndWait/resume';
+import {
+	WAIT_IDS_KEY,
+	isCurrentWait,
+	resumeToken,
+} from '../../../../nodes/shared/replyAndWait/resume';
 import {
 	accountId,
 	STATIC_DATA_KEY,
@@ -171,6 +175,55 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 		const genuine = await post(current);
 		expect(genuine.status).toBe(200);
 		expect(genuine.workflowData?.[0][0].json).toMatchObject({ data: { text: 'A-42' } });
+	});
+
+	it('isCurrentWait (pure): a wait id with its key; a plain list (the previous format) names ids only; nothing kept: an older wait', () => {
+		expect(isCurrentWait(['w1'], 'w1', 'n|+1')).toBe(true);
+		expect(isCurrentWait(['w1'], 'w2', 'n|+1')).toBe(false);
+		expect(isCurrentWait(undefined, 'w1', 'n|+1')).toBe(true);
+		expect(isCurrentWait({ w1: 'n|+1' }, 'w1', 'n|+1')).toBe(true);
+		expect(isCurrentWait({ w1: 'n|+1' }, 'w1', 'n|+2')).toBe(false);
+		expect(isCurrentWait({ w1: 'n|+1' }, 'w2', 'n|+1')).toBe(false);
+		expect(isCurrentWait({ w1: 'n|+1' }, '__proto__', 'n|+1')).toBe(false);
+	});
+
+	it('a wait kept in the previous format (a plain list of wait ids) is resumed by its genuine answer, as before', async () => {
+		const record = await inbound(sandbox);
+		const first = await runWorkflow({
+			...replyAndWaitWorkflow({ limitWaitTime: true, waitAmount: 5, waitUnit: 'minutes' }),
+			credentials: credentialsFor(sandbox, 'all'),
+			inputItems: [inboundItem(record)],
+		});
+		const keys = sandbox.numbers.map((number) => waitingKey(CONTACT, number.phone_number_id));
+		const found = findWaiting(undefined, keys, accountId(sandbox.keys.all))!;
+		const saved = JSON.parse(JSON.stringify(first.execution.data)) as typeof first.execution.data;
+		const stack = saved.executionData!.nodeExecutionStack[0];
+		expect(stack.metadata).toMatchObject({ [WAIT_IDS_KEY]: { [found.entry.waitId!]: found.key } });
+		// As Reply and Wait saved it before it kept each wait's key.
+		stack.metadata = { ...stack.metadata, [WAIT_IDS_KEY]: [found.entry.waitId] } as never;
+		const harness = await webhookHarness({
+			type: ACTION_TYPE,
+			parameters: { resource: 'message', operation: 'replyAndWait', text: 'Order number?' },
+			credentials: credentialsFor(sandbox, 'all'),
+			executionId: '92',
+			runExecutionData: saved,
+		});
+		await harness.activate();
+		const answer = inboundEnvelope({ from: CONTACT, text: 'A-7', number: found.key.split('|')[0] });
+		const wait = found.entry.waitId!;
+		const token = resumeToken(
+			deriveKey(sandbox.keys.all, RESUME_KEY_LABEL),
+			'92',
+			harness.node.name,
+			found.key,
+			wait,
+			answer,
+		);
+		const taken = await harness.receive({
+			headers: { 'content-type': 'application/json' },
+			rawBody: JSON.stringify({ answer, wait, key: found.key, token }),
+		});
+		expect(taken.status).toBe(200);
 	});
 
 	it('a failed reply does not wait: the error says why and nothing waits', async () => {
