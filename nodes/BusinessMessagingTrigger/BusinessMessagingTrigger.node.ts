@@ -21,14 +21,14 @@ import { EVENT_PATH } from '../shared/triggerUrls';
 import { startCatchUp } from './catchUp/start';
 import { OUTPUTS_EXPRESSION, optionsOf, outputCount, properties } from './description';
 import { combineProblem, combineSettings } from './options';
-import { nodeParameters } from './receiving/accept';
+import { nodeParameters, readNodeSettings } from './receiving/accept';
 import { withMediaFiles } from './receiving/eventMedia';
 import { receiveEvent } from './receiving/receive';
 import { reject } from './receiving/rejection';
 import { deleteWebhook, registerWebhook, webhookExists } from './registration/webhookMethods';
 import { combineBursts } from './routing/burst';
 import { holdBurstsHere } from './routing/burstHold';
-import { dropRecordOnly } from './routing/route';
+import { dropRecordOnly, workflowDataFor } from './routing/route';
 import { runOnce } from './routing/runOnce';
 
 export class BusinessMessagingTrigger implements INodeType {
@@ -96,7 +96,10 @@ export class BusinessMessagingTrigger implements INodeType {
 		const problem = combineProblem(options);
 		if (problem) throw new NodeOperationError(this.getNode(), problem);
 		if (this.getMode() === 'manual') return {};
-		const leave = await onTriggerActivated.call(this);
+		const { layout } = readNodeSettings(nodeParameters.call(this));
+		const leave = await onTriggerActivated.call(this, (item) =>
+			workflowDataFor(item, 'message.inbound', layout),
+		);
 		const combine = combineSettings(options);
 		// Held messages are in memory only: held where the catch-up recovers them after a crash.
 		const holding =

@@ -90,6 +90,16 @@ async function resumeNow(trigger: ITriggerFunctions, owed: OwedResume): Promise<
 		);
 		return;
 	}
+	runAnew(current, home, messageId, outputs);
+}
+
+/** An answer its wait did not take runs as any message: the trigger's emit, with the catch-up's key. */
+function runAnew(
+	current: ITriggerFunctions,
+	home: string,
+	messageId: string,
+	outputs: INodeExecutionData[][],
+): void {
 	settleOwed(home, messageId);
 	const staticData = current.getWorkflowStaticData('global') as IDataObject;
 	// Before emit(): n8n saves this copy (the answer recorded as run) as it starts the execution.
@@ -109,10 +119,15 @@ async function resumeNow(trigger: ITriggerFunctions, owed: OwedResume): Promise<
 }
 
 /**
- * The trigger's start: owed answers a previous process may not have resumed are posted again; never
- * run anew (a refusal may mean that process resumed it: said instead).
+ * The trigger's start: owed answers a previous process may not have resumed are posted again. One
+ * refused by a wait that has not ended was taken before the restart: nothing more. One whose wait
+ * ended meanwhile, or whose execution the crash ended (n8n answers 5xx), runs anew (`outputsFor`),
+ * said with its message: the workflow asks again, the recovery.
  */
-export async function resumeOwedFromBefore(this: ITriggerFunctions): Promise<void> {
+export async function resumeOwedFromBefore(
+	this: ITriggerFunctions,
+	outputsFor: (item: INodeExecutionData) => INodeExecutionData[][],
+): Promise<void> {
 	const home = this.getWorkflow().id ?? '';
 	const staticData = this.getWorkflowStaticData('global') as IDataObject;
 	const node = this.getNode().id;
@@ -133,7 +148,7 @@ export async function resumeOwedFromBefore(this: ITriggerFunctions): Promise<voi
 		return;
 	}
 	const bounds = { ownOrigin: ownOrigin.call(this), account: identity.account, nowMs: Date.now() };
-	const notTaken: string[] = [];
+	const again: string[] = [];
 	await Promise.all(
 		left.map(async ([id, owed]) => {
 			recordOwed(home, id, owed);
@@ -146,18 +161,20 @@ export async function resumeOwedFromBefore(this: ITriggerFunctions): Promise<voi
 					`${LOG_PREFIX}: an answer (${serviceLine(id)}) taken before n8n restarted was not written by this trigger (its MAC does not match): it is dropped`,
 				);
 			}
-			const outcome = isEntryInBounds(owed.entry, bounds)
-				? await resumeEntry.call(this, { json: owed.answer }, identity, owed, 'it is not run again')
-				: { resumed: false };
-			settleOwed(home, id);
-			if (!outcome.resumed)
-				notTaken.push(serviceLine(`${id} (execution ${owed.entry.executionId})`));
+			const live = isEntryInBounds(owed.entry, bounds);
+			const item = { json: owed.answer };
+			const outcome = live
+				? await resumeEntry.call(this, item, identity, owed, 'it was taken before', true)
+				: { resumed: false as const };
+			if (outcome.resumed || (live && outcome.crashed !== true)) return settleOwed(home, id);
+			const why = live ? 'the restart ended it' : 'its wait ended while n8n was down';
+			again.push(serviceLine(`${id} (execution ${owed.entry.executionId}: ${why})`));
+			runAnew(this, home, id, outputsFor(item));
 		}),
 	);
-	// One line: after a graceful stop most are answers resumed before it whose record was not saved.
-	if (notTaken.length > 0)
+	if (again.length > 0)
 		this.logger.warn(
-			`${LOG_PREFIX}: ${notTaken.length} answer(s) taken before n8n restarted were not taken by their waiting executions now (or their waits have ended); each may have resumed its execution before the restart, so none is run again: ${notTaken.slice(0, 20).join(', ')}${notTaken.length > 20 ? ', …' : ''}`,
+			`${LOG_PREFIX}: ${again.length} answer(s) taken before n8n restarted found no execution waiting for them, so each starts a new execution (the workflow asks again): ${again.slice(0, 20).join(', ')}${again.length > 20 ? ', …' : ''}`,
 		);
 	keepWaitingEntriesCurrent(staticData, home);
 }

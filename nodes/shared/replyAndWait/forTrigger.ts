@@ -59,13 +59,17 @@ export const REGISTRATION_WEBHOOK: IWebhookDescription = {
 const OWED_AT_START_WAIT_MS = 10_000;
 
 /** trigger(), when it starts: marks the workflow for Reply and Wait; returns what unmarks it. */
-export async function onTriggerActivated(this: ITriggerFunctions): Promise<() => void> {
+export async function onTriggerActivated(
+	this: ITriggerFunctions,
+	/** What runs an answer no execution takes any more: the trigger's item on its outputs. */
+	outputsFor: (item: INodeExecutionData) => INodeExecutionData[][],
+): Promise<() => void> {
 	// Tells Reply and Wait in this workflow that it may keep its waiting entries here.
 	markTriggerWorkflow(this.getWorkflowStaticData('global'));
 	// Answers taken here are resumed through this trigger, and those a restart left owed now: n8n
 	// saves trigger()'s copy once activation returns, so the next restart does not post them again.
 	const leave = triggerRunsHere(this);
-	await Promise.race([resumeOwedFromBefore.call(this), sleep(OWED_AT_START_WAIT_MS)]);
+	await Promise.race([resumeOwedFromBefore.call(this, outputsFor), sleep(OWED_AT_START_WAIT_MS)]);
 	return leave;
 }
 

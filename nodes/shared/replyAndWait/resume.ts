@@ -152,7 +152,10 @@ export const RESUME_PATIENCE = {
 };
 
 export type ResumeOutcome =
-	{ resumed: false } | { resumed: true; executionId: string; alsoStart: boolean };
+	{ resumed: false; crashed?: true } | { resumed: true; executionId: string; alsoStart: boolean };
+
+/** After a restart: how long an owed answer is posted again before its wait counts as ended by the crash. */
+const AFTER_RESTART_MS = 8_000;
 
 /**
  * What n8n's answer to a resume request means (its waiting-webhooks.js: 404 unknown, 409 running
@@ -195,6 +198,8 @@ export async function resumeEntry(
 	found: { key: string; entry: WaitingEntry },
 	/** What a refusal means for the message (logged). */
 	refusal = 'the message starts a new execution',
+	/** Posted again after a restart: a wait whose execution n8n answers only 5xx was ended by the crash. */
+	afterRestart = false,
 ): Promise<ResumeOutcome> {
 	const { key, entry } = found;
 	const { executionId, alsoStart } = entry;
@@ -210,12 +215,14 @@ export async function resumeEntry(
 		key,
 		token: resumeToken(identity.resumeKey, executionId, entry.node, key, wait, item.json),
 	};
-	const { totalMs, attemptTimeoutMs, retryMs } = RESUME_PATIENCE;
+	const { attemptTimeoutMs, retryMs } = RESUME_PATIENCE;
+	const totalMs = afterRestart ? AFTER_RESTART_MS : RESUME_PATIENCE.totalMs;
 	const deadline = Date.now() + totalMs;
 	const resumed: ResumeOutcome = { resumed: true, executionId, alsoStart };
 	// Once an attempt may have reached n8n, "running" or "finished" afterwards is that attempt's doing.
 	let mayHaveResumed = false;
 	let last = '';
+	let lastStatus = 0;
 	while (Date.now() < deadline) {
 		let answer: ResumeAnswer;
 		try {
@@ -231,10 +238,11 @@ export async function resumeEntry(
 				disableFollowRedirect: true,
 			})) as { statusCode: number; body: unknown };
 			answer = classifyResumeAnswer(response);
+			lastStatus = response.statusCode;
 			last = `${response.statusCode}`;
 		} catch (error) {
 			answer = classifyResumeAnswer({ error });
-			last = (error as Error).message;
+			[lastStatus, last] = [0, (error as Error).message];
 		}
 		if (answer === 'resumed') return resumed;
 		if (answer === 'unclear') mayHaveResumed = true;
@@ -255,6 +263,8 @@ export async function resumeEntry(
 		);
 		return { resumed: false };
 	}
+	// n8n 2.41.1 answers 500 to a resume of an execution a kill ended (its run data is gone): said by the caller.
+	if (afterRestart && lastStatus >= 500) return { resumed: false, crashed: true };
 	// Never a second execution on a doubt: the message stays in the service's history.
 	this.logger.warn(
 		`Business Messaging Trigger: execution ${execution} waiting for this contact did not confirm the answer within ${totalMs / 1000} s (${serviceLine(last)}); no new execution is started for it`,

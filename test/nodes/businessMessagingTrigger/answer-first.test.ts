@@ -291,20 +291,52 @@ describe('n8n restarted between the 2xx and the resume: the answer is neither lo
 		expect(again.bodies).toHaveLength(1);
 	}, 30_000);
 
-	it('the wait refuses it after the restart (the first process may have resumed it): nothing starts, a warning says so', async () => {
+	it('the wait refuses it after the restart while it has not ended (the first process resumed it): nothing starts, no warning', async () => {
 		const logged = {} as LoggedLines;
 		captureLogs(logged, Logger);
-		const { event, saved, origin, port } = await answeredThenStopped('+15554450005', '75');
+		const { saved, origin, port } = await answeredThenStopped('+15554450005', '75');
 		const finished = { code: 409, message: 'The execution "75" has finished already.' };
 		const again = await waitingExecution('75', [{ status: 409, body: finished }], port);
 		const after = await runningTrigger(origin, saved);
-		await until(() => after.harness.globalStaticData[ANSWERED_KEY] !== undefined, 5000);
 		expect(again.bodies).toHaveLength(1);
 		expect(after.started.emitted).toHaveLength(0);
 		expect(after.harness.globalStaticData[OWED_KEY]).toBeUndefined();
+		expect(after.harness.globalStaticData[ANSWERED_KEY]).toBeDefined();
+		expect(logged.warn.join('\n')).not.toContain('answer(s) taken before n8n restarted');
+	}, 30_000);
+
+	it('the kill ended the execution that had taken the answer (n8n 2.41.1 answers 500 to its resume): the answer runs anew once, said with its message id', async () => {
+		const logged = {} as LoggedLines;
+		captureLogs(logged, Logger);
+		const { event, saved, origin, port } = await answeredThenStopped('+15554450014', '84');
+		const broken = { message: "Cannot read properties of undefined (reading 'inputOverride')" };
+		await waitingExecution('84', Array(40).fill({ status: 500, body: broken }), port);
+		const after = await runningTrigger(origin, saved);
+		await until(() => after.started.emitted.length > 0, 15_000);
+		expect(after.started.emitted).toHaveLength(1);
+		const [[item]] = after.started.emitted[0];
+		expect(item.json).toMatchObject({ data: { wa_message_id: event.data.wa_message_id } });
 		expect(logged.warn.join('\n')).toContain(
-			`1 answer(s) taken before n8n restarted were not taken by their waiting executions now (or their waits have ended); each may have resumed its execution before the restart, so none is run again: ${event.data.wa_message_id} (execution 75)`,
+			`1 answer(s) taken before n8n restarted found no execution waiting for them, so each starts a new execution (the workflow asks again): ${event.data.wa_message_id} (execution 84: the restart ended it)`,
 		);
+		expect(after.harness.globalStaticData[OWED_KEY]).toBeUndefined();
+	}, 30_000);
+
+	it('the wait ended while n8n was down: the answer runs anew once, said', async () => {
+		const logged = {} as LoggedLines;
+		captureLogs(logged, Logger);
+		const { event, saved, origin, port } = await answeredThenStopped('+15554450015', '85');
+		const owed = (saved.global[OWED_KEY] as any)[event.data.wa_message_id];
+		const again = await waitingExecution('85', [{ status: 200 }], port);
+		// n8n up again after the wait's end.
+		const shift = owed.entry.expiresAtMs + 1_000 - Date.now();
+		jest
+			.spyOn(Date, 'now')
+			.mockImplementation(() => performance.timeOrigin + performance.now() + shift);
+		const after = await runningTrigger(origin, saved);
+		expect(again.bodies).toHaveLength(0);
+		expect(after.started.emitted).toHaveLength(1);
+		expect(logged.warn.join('\n')).toContain('its wait ended while n8n was down');
 	}, 30_000);
 
 	it("an owed answer someone else's code wrote into the static data (no valid MAC of the trigger's key) is never posted", async () => {
