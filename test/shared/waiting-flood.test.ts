@@ -13,8 +13,8 @@ import {
 	findWaiting,
 	registerWaiting,
 	waitingKey,
-	type WaitingEntry,
 } from '../../nodes/shared/replyAndWait/waitingEntries';
+import { type WaitingEntry } from '../../nodes/shared/replyAndWait/entry';
 
 const ACCOUNT = 'a'.repeat(32);
 const ORIGIN = 'https://n8n.example.org';

@@ -16,7 +16,7 @@ import type {
 import { sleep } from 'n8n-workflow';
 
 import { nodeKeyOf } from '../../shared/credentialKeys';
-import { keepWaitingEntriesCurrent } from '../../shared/replyAndWait/waitingEntries';
+import { keepTriggerCopyCurrent } from '../../shared/replyAndWait/forTrigger';
 import type { CombineSettings } from '../options';
 import { STORE_GRACE_MS, combinable, cutBursts } from './burst';
 import { RECEIVED_AT_FIELD } from './route';
@@ -117,7 +117,7 @@ function emitBurst(home: Home, burst: HeldMessage[]): void {
 	for (const message of burst) home.running.set(message.id, message);
 	// n8n saves trigger()'s copy as it emits, with Reply and Wait's waits as this process knows them.
 	context.getWorkflowStaticData('node')[HELD_SINCE_KEY] = sinceMs(home);
-	keepWaitingEntriesCurrent(context.getWorkflowStaticData('global'), context.getWorkflow().id);
+	keepTriggerCopyCurrent.call(context);
 	const done = context.helpers.createDeferredPromise<IRun>();
 	context.emit(burstOutputs(burst), undefined, done);
 	const end = done.promise.then(

@@ -27,12 +27,8 @@ import {
 	type OwedAnswer,
 } from './answeredHere';
 import { resumeEntry, triggerIdentity, type ResumeOutcome, type TriggerIdentity } from './resume';
-import {
-	keepWaitingEntriesCurrent,
-	removeWaiting,
-	triggerNodeRunningHere,
-	type WaitingEntry,
-} from './waitingEntries';
+import { keepWaitingEntriesCurrent, removeWaiting, triggerNodeRunningHere } from './waitingEntries';
+import { type WaitingEntry } from './entry';
 
 const LOG_PREFIX = 'Business Messaging Trigger';
 

@@ -6,7 +6,7 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import { isPlainObject } from '../json';
-import { isWaitingEntry, type WaitingEntry } from './waitingEntries';
+import { isWaitingEntry, type WaitingEntry } from './entry';
 
 export const ANSWERED_KEY = 'businessMessagingAnswered';
 export const OWED_KEY = 'businessMessagingOwed';

@@ -38,8 +38,8 @@ import {
 	isTriggerRunningHere,
 	triggerNodeRunningHere,
 	triggerRunsHere,
-	type WaitingEntry,
 } from './waitingEntries';
+import { type WaitingEntry } from './entry';
 
 /**
  * The trigger's second webhook: Reply and Wait's registrations, so the event URL takes the service's
@@ -133,6 +133,11 @@ export async function answerWaiting(
 		// Written either way: which requests' copies n8n saves differs by line (docs/n8n-internals.md).
 		keepCurrent.call(this, staticData, home);
 	}
+}
+
+/** trigger()'s copy before it emits (n8n saves it then): Reply and Wait's records as this process knows them. */
+export function keepTriggerCopyCurrent(this: ITriggerFunctions): void {
+	keepCurrent.call(this, this.getWorkflowStaticData('global'), this.getWorkflow().id ?? undefined);
 }
 
 /** When each workflow last said it wrote dropped entries back: once a minute at most. */

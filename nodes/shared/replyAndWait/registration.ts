@@ -19,13 +19,8 @@ import { postSigned } from '../signedPost';
 import { apiRequest } from '../transport';
 import { TRIGGER_PATH, registrationUrlOf } from '../triggerUrls';
 import { WEBHOOK_PATH, readWebhookAnswer } from '../webhookAnswer';
-import {
-	REGISTRATION_MAX_AGE_MS,
-	accountIdOf,
-	isForgotten,
-	isWaitingEntry,
-	type WaitingEntry,
-} from './waitingEntries';
+import { REGISTRATION_MAX_AGE_MS, accountIdOf, isForgotten } from './waitingEntries';
+import { isWaitingEntry, type WaitingEntry } from './entry';
 
 /** The header a registration's signature comes in. */
 export const REGISTRATION_HEADER = 'x-business-messaging-wait';

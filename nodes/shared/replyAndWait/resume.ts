@@ -19,7 +19,8 @@ import { isPlainObject } from '../json';
 import { serviceLine } from '../redact';
 import { ReplayGuard } from '../replayGuard';
 import { computeSignature } from '../signature';
-import { accountIdOf, answerKeys, removeWaiting, type WaitingEntry } from './waitingEntries';
+import { accountIdOf, answerKeys, removeWaiting } from './waitingEntries';
+import { type WaitingEntry } from './entry';
 
 /** A wait's random id, made by Reply and Wait each time it waits. */
 export function newWaitId(): string {

@@ -9,6 +9,7 @@ import { ACCOUNT_ID_LABEL, deriveKey, nodeKeyOf } from '../credentialKeys';
 import { isPlainObject } from '../json';
 import { byAge } from '../watermark';
 import { keepAnsweredCurrent } from './answeredHere';
+import { isWaitingEntry, type WaitingEntry } from './entry';
 
 export const STATIC_DATA_KEY = 'businessMessagingWaiting';
 /** Set by the trigger on activation: a copy carrying it was loaded from the database (safe to save). */
@@ -63,31 +64,6 @@ const MAX_MEMORY_ACCOUNTS = 100;
 /** Why registerWaiting kept a wait nowhere, as logs and a refused registration say it. */
 export const NO_ROOM = `this process's list of waits has no room for this account (at most ${MAX_MEMORY_ENTRIES} live waits per account, ${MAX_MEMORY_ACCOUNTS} accounts)`;
 
-export interface WaitingEntry {
-	resumeUrl: string;
-	executionId: string;
-	/** When the wait ends anyway (its time limit), ms since epoch. */
-	expiresAtMs: number;
-	/** Also start the trigger's own execution for the answer. */
-	alsoStart: boolean;
-	/** The waiting node (its name): the resume token is made for it. */
-	node: string;
-	/** The wait's random id (resume.ts): a token answers this wait only. Absent in waits registered before it. */
-	waitId?: string;
-	/** Whose wait it is (accountId of the API key): only a trigger with the same key resumes it. */
-	account: string;
-	/** The workflow whose static data keeps the entry (the trigger's); none: this process's memory only. */
-	home?: string;
-	/** The waiting execution's workflow (informational). */
-	workflowId?: string;
-	/**
-	 * The inbound message the workflow was answering when it asked (the service's id and
-	 * timestamp): that message, or an older one, is never the answer. The catch-up may bring the
-	 * very message that started the conversation again (n8n answered the service too late).
-	 */
-	askedAfter?: { id?: string; at?: string };
-}
-
 /** An identifier of the API key, safe to store: a trigger resumes only its own key's waits. */
 export function accountId(apiKey: string): string {
 	return accountIdOf(deriveKey(apiKey, ACCOUNT_ID_LABEL));
@@ -132,21 +108,6 @@ export function waitingKey(contact: string, number: string | undefined): string 
 /** The keys an answer from `contact` on `number` may answer: that number's wait, then the any-number one. */
 export function answerKeys(contact: string, number: string | undefined): string[] {
 	return [waitingKey(contact, number), waitingKey(contact, undefined)];
-}
-
-/** A waiting entry as stored (static data, a registration). */
-export function isWaitingEntry(value: unknown): value is WaitingEntry {
-	return (
-		isPlainObject(value) &&
-		typeof value.resumeUrl === 'string' &&
-		typeof value.executionId === 'string' &&
-		typeof value.expiresAtMs === 'number' &&
-		typeof value.node === 'string' &&
-		typeof value.account === 'string' &&
-		(value.workflowId === undefined || typeof value.workflowId === 'string') &&
-		(value.waitId === undefined || typeof value.waitId === 'string') &&
-		(value.askedAfter === undefined || isPlainObject(value.askedAfter))
-	);
 }
 
 function staticEntries(staticData: IDataObject | undefined): IDataObject | undefined {

@@ -31,8 +31,8 @@ import {
 	registerWaiting,
 	isTriggerRunningHere,
 	waitingKey,
-	type WaitingEntry,
 } from '../../../shared/replyAndWait/waitingEntries';
+import { type WaitingEntry } from '../../../shared/replyAndWait/entry';
 import { serviceLine } from '../../../shared/redact';
 import { withReplyWindow } from '../../../shared/replyWindow';
 import { CREDENTIAL_TYPE } from '../../../shared/transport';
