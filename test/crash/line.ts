@@ -31,6 +31,7 @@ import {
 	SandboxControl,
 	type DeliveryOutcomeView,
 	type Sandbox,
+	type SandboxState,
 } from '../real-n8n/sandbox';
 import { errorText, freePort, log, sleep, waitFor } from '../real-n8n/util';
 import { CREDENTIAL_TYPE } from '../support/constants';
@@ -60,12 +61,16 @@ export const CATCH_UP_S = 10;
 const DOUBLES_WATCH_MS = 15_000;
 /** ... or once nothing changed this long (four catch-up intervals) ... */
 const STALL_MS = 4 * CATCH_UP_S * 1000;
+/** ... with this many catch-up runs of each trigger meanwhile ... */
+const CATCH_UP_RUNS = 3;
 /** ... at the latest this long after the last restart. */
 const SETTLE_CAP_MS = 240_000;
 /** A kill this soon after n8n was ready counts as a second kill. */
 export const SECOND_KILL_MS = 2_000;
 
 export interface KillRecord {
+	/** When (ISO), to read beside the executions' times. */
+	at: string;
 	wave: number;
 	round: number;
 	planned: 'normal' | 'quick';
@@ -102,6 +107,8 @@ export interface LineSummary {
 		errors: string[];
 	};
 	log?: LogCount;
+	/** After the last restart: how long, and the catch-up runs each trigger made meanwhile. */
+	settle?: { seconds: number; catchUpRuns: { combine: number; conversation: number } };
 	killLog: KillRecord[];
 	/** Where the n8n log of this line is. */
 	logFile: string;
@@ -115,6 +122,13 @@ export interface LineOptions {
 	keep: boolean;
 	/** Every n8n started (pid) and ended, for scripts/crash.sh's trap. */
 	pids: { started(pid: number): void; ended(pid: number): void };
+}
+
+/** Catch-up runs of the account's trigger since `sinceMs`: each run reads the webhook first. */
+function catchUpRuns(state: SandboxState, sinceMs: number): number {
+	return state.requests.filter(
+		(r) => r.method === 'GET' && r.path === '/v1/console/webhook' && Date.parse(r.at) >= sinceMs,
+	).length;
 }
 
 function deliveryText(d: DeliveryOutcomeView): string {
@@ -324,7 +338,8 @@ export async function runLine(options: LineOptions): Promise<LineSummary> {
 	const killAndRestart = async (wave: Wave) => {
 		const current = n8n as N8nProcess;
 		const pid = current.child.pid as number;
-		const afterReadyMs = Date.now() - readyAt;
+		const killedAt = new Date();
+		const afterReadyMs = killedAt.getTime() - readyAt;
 		// What n8n's log says from the first kill on.
 		if (summary.killLog.length === 0) logOffset = statSync(logFile).size;
 		process.kill(-pid, 'SIGKILL');
@@ -333,6 +348,7 @@ export async function runLine(options: LineOptions): Promise<LineSummary> {
 		const restartMs = await start();
 		restartTimes.push(restartMs);
 		const record: KillRecord = {
+			at: killedAt.toISOString(),
 			wave: wave.index,
 			round: wave.round,
 			planned: wave.quick ? 'quick' : 'normal',
@@ -344,7 +360,7 @@ export async function runLine(options: LineOptions): Promise<LineSummary> {
 		};
 		summary.killLog.push(record);
 		log(
-			`  kill ${summary.killLog.length} (wave ${wave.index + 1}, round ${wave.round + 1}${record.second ? ', SECOND kill' : ''}): ${(afterReadyMs / 1000).toFixed(2)} s after ready; in flight: ${unreplied} Combine messages unreplied, ${owed} answers unconfirmed; up again in ${(restartMs / 1000).toFixed(1)} s`,
+			`  kill ${summary.killLog.length} at ${record.at.slice(11, 23)} (wave ${wave.index + 1}, round ${wave.round + 1}${record.second ? ', SECOND kill' : ''}): ${(afterReadyMs / 1000).toFixed(2)} s after ready; in flight: ${unreplied} Combine messages unreplied, ${owed} answers unconfirmed; up again in ${(restartMs / 1000).toFixed(1)} s`,
 		);
 	};
 
@@ -407,11 +423,26 @@ export async function runLine(options: LineOptions): Promise<LineSummary> {
 				doneAt ||= now;
 				if (now - doneAt >= DOUBLES_WATCH_MS) break;
 			} else doneAt = 0;
-			if (now - settleStart >= 3 * CATCH_UP_S * 1000 && now - lastChange >= STALL_MS) break;
+			// Nothing new for STALL_MS, and each trigger's catch-up ran at least CATCH_UP_RUNS times
+			// meanwhile (each run reads the account's webhook first: the webhook watch).
+			const quiet =
+				now - lastChange >= STALL_MS &&
+				catchUpRuns(combineState, lastChange) >= CATCH_UP_RUNS &&
+				catchUpRuns(talkState, lastChange) >= CATCH_UP_RUNS;
+			if (now - settleStart >= 3 * CATCH_UP_S * 1000 && quiet) break;
 			if (now - settleStart >= SETTLE_CAP_MS) break;
 		}
+		summary.settle = {
+			seconds: Math.round((Date.now() - settleStart) / 1000),
+			catchUpRuns: {
+				combine: catchUpRuns(combineSandbox.state(), settleStart),
+				conversation: catchUpRuns(talkSandbox.state(), settleStart),
+			},
+		};
 		await Promise.all(pending);
-		log(`settled ${((Date.now() - settleStart) / 1000).toFixed(0)} s after the last restart`);
+		log(
+			`settled ${summary.settle.seconds} s after the last restart (catch-up runs meanwhile: Combine ${summary.settle.catchUpRuns.combine}, conversation ${summary.settle.catchUpRuns.conversation})`,
+		);
 
 		// n8n's record: every execution, and the data each one stored (its run data, not the workflow:
 		// n8n 1.x copies static data, held messages included, into every execution's workflowData).
@@ -428,9 +459,26 @@ export async function runLine(options: LineOptions): Promise<LineSummary> {
 				id: execution.id,
 				status: execution.status,
 				workflow,
+				mode: execution.mode,
+				startedAt: execution.startedAt,
 				data: typeof data === 'string' ? data : JSON.stringify(data ?? ''),
 			});
 		}
+		writeFileSync(
+			join(options.outDir, `executions-line${line}.json`),
+			JSON.stringify(
+				executions.map(({ id, workflowId, mode, status, startedAt, stoppedAt }) => ({
+					id,
+					workflow: kind(workflowId),
+					mode,
+					status,
+					startedAt,
+					stoppedAt,
+				})),
+				null,
+				1,
+			),
+		);
 		const byStatus: Record<string, Record<string, number>> = {};
 		for (const execution of executions) {
 			const k = kind(execution.workflowId);

@@ -18,7 +18,7 @@ import { LINES, type Line } from '../real-n8n/n8n';
 import { log } from '../real-n8n/util';
 import { CATCH_UP_S, QUIET_S, runLine, SECOND_KILL_MS, type LineSummary } from './line';
 import { DEFAULT_PLAN, freshSeed, makePlan } from './plan';
-import { conversationFailures } from './tally';
+import { conversationFailures, type Holder } from './tally';
 
 const USAGE =
 	'usage: test/crash/run.ts --tarball <tgz> [--out dir] [--line 1|2] [--rounds N] [--kills N] [--second-kills N] [--seed N]';
@@ -145,15 +145,23 @@ function three(
 }
 
 /** The lost and doubled messages, the conversations that were not clean, what the log said most. */
+function holders(list: Holder[]): string {
+	const time = (iso?: string) => (iso ? iso.slice(11, 23) : '?');
+	return (
+		list.map((e) => `#${e.id} ${e.status} (${e.mode ?? '?'} ${time(e.startedAt)})`).join(', ') ||
+		'none'
+	);
+}
+
 function details(s: LineSummary): string {
 	const out: string[] = [];
 	for (const p of s.combine?.problems ?? [])
 		out.push(
-			`  Combine ${p.replies === 0 ? 'LOST' : `IN ${p.replies} REPLIES`} "${p.text}": delivery ${p.delivery}; executions holding it: ${p.executions.map((e) => `#${e.id} ${e.status}`).join(', ') || 'none'}`,
+			`  Combine ${p.replies === 0 ? 'LOST' : `IN ${p.replies} REPLIES`} "${p.text}": delivery ${p.delivery}; executions holding it: ${holders(p.executions)}`,
 		);
 	for (const p of s.conversations?.problems ?? [])
 		out.push(
-			`  conversation ${p.contact}: asked ${p.asked}, confirmed ${p.confirmed}, ${p.answered ? 'answered' : 'never answered'}; greeting ${p.greeting}; answer ${p.answer}; sent it: ${p.sent.join(' | ') || 'nothing'}; executions: ${p.executions.map((e) => `#${e.id} ${e.status}`).join(', ') || 'none'}`,
+			`  conversation ${p.contact}: asked ${p.asked}, confirmed ${p.confirmed}, ${p.answered ? 'answered' : 'never answered'}; greeting ${p.greeting}; answer ${p.answer}; sent it: ${p.sent.join(' | ') || 'nothing'}; executions: ${holders(p.executions)}`,
 		);
 	for (const e of s.executions?.stuck ?? [])
 		out.push(`  stuck execution #${e.id} (${e.workflow}): ${e.status} since ${e.startedAt ?? '?'}`);

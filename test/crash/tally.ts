@@ -33,6 +33,9 @@ export interface ExecutionHolding {
 	id: string;
 	status: string;
 	workflow: 'combine' | 'conversation';
+	/** How n8n started it (webhook, trigger) and when, for the report. */
+	mode?: string;
+	startedAt?: string;
 	/** The execution's stored data (flatted text), searched for texts and contact numbers. */
 	data: string;
 }
@@ -40,13 +43,15 @@ export interface ExecutionHolding {
 export interface Holder {
 	id: string;
 	status: string;
+	mode?: string;
+	startedAt?: string;
 }
 
 /** Executions whose stored data holds `needle`. */
 export function holdersOf(needle: string, executions: ExecutionHolding[]): Holder[] {
 	return executions
 		.filter((e) => e.data.includes(needle))
-		.map((e) => ({ id: e.id, status: e.status }));
+		.map(({ id, status, mode, startedAt }) => ({ id, status, mode, startedAt }));
 }
 
 export interface CombineCount {
