@@ -129,6 +129,8 @@ export interface StartOptions {
 	env?: Record<string, string>;
 	/** Milliseconds to wait for "Editor is now accessible via". */
 	readyTimeoutMs?: number;
+	/** How often the log is read for that line (ms, default 500; test/crash reads it every 100 ms). */
+	readyPollMs?: number;
 	/** n8n's command: `start` (default), or queue mode's `webhook` / `worker` (test/queue). */
 	command?: 'start' | 'webhook' | 'worker';
 }
@@ -215,7 +217,7 @@ export class N8nProcess {
 						.includes(READY_LINES[command]);
 				},
 				options.readyTimeoutMs ?? 180_000,
-				500,
+				options.readyPollMs ?? 500,
 			);
 		} catch (error) {
 			await n8n.stop();
@@ -583,6 +585,38 @@ export class N8nClient {
 			`/rest/executions?limit=100${filter}`,
 		);
 		return data.results;
+	}
+
+	/**
+	 * Every execution (filtered by workflow and status when given), page by page: 2.x pages with
+	 * data.nextCursor; 1.123.81 needs both firstId=0 and lastId=<smallest id seen>
+	 * (../../../shared/docs/real-n8n.md).
+	 */
+	async allExecutions(
+		filter: { workflowId?: string; status?: string[] } = {},
+	): Promise<Execution[]> {
+		const all = new Map<string, Execution>();
+		const query = Object.keys(filter).length
+			? `&filter=${encodeURIComponent(JSON.stringify(filter))}`
+			: '';
+		let next = '';
+		for (let page = 0; page < 1000; page++) {
+			const data = await this.request<{ results: Execution[]; nextCursor?: string | null }>(
+				'GET',
+				`/rest/executions?limit=100${query}${next}`,
+			);
+			const fresh = data.results.filter((e) => !all.has(e.id));
+			for (const execution of fresh) all.set(execution.id, execution);
+			if (data.results.length < 100 || fresh.length === 0) break;
+			if (this.line === 2) {
+				if (!data.nextCursor) break;
+				next = `&cursor=${encodeURIComponent(data.nextCursor)}`;
+			} else {
+				const smallest = Math.min(...[...all.keys()].map(Number));
+				next = `&firstId=0&lastId=${smallest}`;
+			}
+		}
+		return [...all.values()];
 	}
 
 	/** The execution's run data, unflattened: node name -> output items of its first run. */
