@@ -4,7 +4,7 @@
  * (test/queue/lib/topology.ts), our packed package installed into each one's user folder.
  *
  *   ts-node --transpile-only test/queue/run.ts --tarball <pack.tgz> [--out dir]
- *     [--only activation,load,same-delivery,auto-reply,conversation,media,kill-worker,kill-webhook,combine]
+ *     [--only activation,load,same-delivery,auto-reply,conversation,media,kill-worker,kill-webhook,combine,webhook-lost-twice]
  *     [--events 5000] [--concurrency 32] [--tampered-every 10] [--catch-up-interval 30]
  *     [--webhook-timeout-ms 8000]  (the service's delivery timeout: shorter stands for overload, answers after it)
  *     [--webhook-processors 2] [--workers 2]
