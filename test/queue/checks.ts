@@ -1613,6 +1613,197 @@ export async function checkCombine(
 	);
 }
 
+// ---- 10. the account's webhook lost twice, before and after a restart of main -------------------
+
+/** What the service did with one message's delivery, and when it was sent. */
+interface LostTwiceMessage {
+	group: 'none' | 'refused' | 'after';
+	waId: string;
+	status: number | null;
+	reason: string | null;
+	sentAtMs: number;
+}
+
+/**
+ * Issue 49, goal 1: the account's webhook deleted in the service and registered again by the
+ * watch; 3 messages sent while none is registered; 5 sent 3-7 s after it is back, while the
+ * processors still hold the old secret (refused 401); deleted again, registered again, 3 more
+ * (refused 401 as well). Once with main running all along, then after main was stopped 60 s and
+ * started again. Every message must run exactly once.
+ */
+export async function checkWebhookLostTwice(ctx: QueueContext, downS = 60): Promise<void> {
+	const interval = 10;
+	log(
+		`== 10. the account's webhook deleted twice, then again after main was stopped ${downS} s and started again; catch-up interval ${interval} s`,
+	);
+	const active = await ensureActive(ctx, 'lost-twice', () => {
+		const workflow = loadWorkflowFor(ctx, interval);
+		workflow.name = 'Queue: webhook lost twice (trigger with catch-up → no-op)';
+		return workflow;
+	});
+	const { topology } = ctx;
+	const { sandbox, control } = topology;
+	const deleteWebhook = async () => {
+		const response = await fetch(`${sandbox.baseUrl}/v1/console/webhook`, {
+			method: 'DELETE',
+			headers: { authorization: `Bearer ${sandbox.keys.all}` },
+		});
+		if (response.status !== 204) throw new Error(`DELETE webhook: HTTP ${response.status}`);
+	};
+	const watchReads = () =>
+		sandbox.state().requests.filter((r) => r.method === 'GET' && r.path === '/v1/console/webhook')
+			.length;
+	const registeredOurs = () =>
+		sandbox.state().webhook.configured === true && sandbox.state().webhook.url === active.url;
+	/** Right after the watch's next look: a delete then waits most of an interval for the next one. */
+	const afterNextLook = async () => {
+		const reads = watchReads();
+		await waitFor('the watch to look at the webhook', () => watchReads() > reads, 60_000, 50);
+	};
+
+	const round = async (label: string) => {
+		const sent: LostTwiceMessage[] = [];
+		const send = async (group: LostTwiceMessage['group'], i: number) => {
+			const sentAtMs = Date.now();
+			const out = await control.inbound({
+				from: '+4915300004901',
+				contact_name: 'Lost twice',
+				number: ctx.number,
+				text: `lost twice (${label}): ${group} ${i}`,
+			});
+			sent.push({
+				group,
+				waId: out.record.wa_message_id,
+				status: out.delivery.status,
+				reason: out.delivery.reason,
+				sentAtMs,
+			});
+		};
+		await afterNextLook();
+		await sleep(3000);
+		const firstDelete = Date.now();
+		await deleteWebhook();
+		for (let i = 0; i < 3; i++) await send('none', i);
+		await waitFor('the watch to register it again', registeredOurs, (interval + 20) * 1000, 50);
+		const firstBackS = (Date.now() - firstDelete) / 1000;
+		const backAt = Date.now();
+		for (let i = 0; i < 5; i++) {
+			await sleep(Math.max(0, backAt + (3 + i) * 1000 - Date.now()));
+			await send('refused', i);
+		}
+		await afterNextLook();
+		const secondDelete = Date.now();
+		await deleteWebhook();
+		await waitFor('the watch to register it again', registeredOurs, (interval + 20) * 1000, 50);
+		const secondBackS = (Date.now() - secondDelete) / 1000;
+		for (let i = 0; i < 3; i++) await send('after', i);
+		const lastSent = Date.now();
+		log(
+			`  ${label}: registered again ${firstBackS.toFixed(1)} s and ${secondBackS.toFixed(1)} s after each delete; deliveries ${sent.map((m) => `${m.group}:${m.status ?? m.reason}`).join(', ')}`,
+		);
+		const ids = sent.map((m) => m.waId);
+		const deadline = lastSent + 4 * 60_000;
+		let executions = storedExecutions(topology, active.workflow.id, active.trigger);
+		for (;;) {
+			const counts = perMessage(executions);
+			if (ids.every((id) => counts.has(id)) || Date.now() > deadline) break;
+			await sleep(2000);
+			executions = storedExecutions(topology, active.workflow.id, active.trigger);
+		}
+		await settle(topology, active.workflow.id, 0, 30_000, 5000);
+		executions = storedExecutions(topology, active.workflow.id, active.trigger);
+		const counts = perMessage(executions);
+		const lateS = (m: LostTwiceMessage) => {
+			const first = executions.find((e) => e.waIds.includes(m.waId));
+			return first?.startedAtMs ? Math.round((first.startedAtMs - m.sentAtMs) / 1000) : null;
+		};
+		for (const m of sent)
+			log(
+				`    ${m.group} ${m.waId.slice(-6)}: ${m.status ?? m.reason} → ${counts.get(m.waId) ?? 0} run(s), ${lateS(m) ?? '-'} s`,
+			);
+		const missing = sent.filter((m) => !counts.has(m.waId));
+		const twice = sent.filter((m) => (counts.get(m.waId) ?? 0) > 1);
+		ctx.numbers[`webhookLostTwice_${label}`] = {
+			firstBackS,
+			secondBackS,
+			messages: sent.map((m) => ({ ...m, runs: counts.get(m.waId) ?? 0, lateS: lateS(m) })),
+			missing: missing.length,
+			twice: twice.length,
+		};
+		record(
+			ctx,
+			`webhook lost twice (${label}): every message the service logged failed runs once`,
+			missing.length === 0 && twice.length === 0,
+			`${sent.length} messages (${sent.filter((m) => m.status === 401).length} refused 401, ${sent.filter((m) => m.status === null).length} with no webhook registered); ${missing.length} never ran (${missing.map((m) => m.group).join(',') || 'none'}), ${twice.length} ran twice; registered again ${firstBackS.toFixed(1)} s / ${secondBackS.toFixed(1)} s after each delete`,
+		);
+	};
+
+	await round('main running');
+
+	// The webhook deleted and registered again by the watch with nothing missed meanwhile (so no
+	// emit saves the new secret), then main restarted: do deliveries verify again?
+	await afterNextLook();
+	const deletedAt = Date.now();
+	await deleteWebhook();
+	await waitFor('the watch to register it again', registeredOurs, (interval + 20) * 1000, 50);
+	log(
+		`  registered again ${((Date.now() - deletedAt) / 1000).toFixed(1)} s after a delete with no message meanwhile`,
+	);
+	await sleep(2000);
+	const restartT0 = Date.now();
+	await topology.restartMain(downS * 1000);
+	log(
+		`  main stopped ${downS} s and started again (${((Date.now() - restartT0) / 1000).toFixed(1)} s)`,
+	);
+	const reads = watchReads();
+	await waitFor(
+		'the restarted trigger to look at the webhook',
+		() => watchReads() > reads,
+		60_000,
+		100,
+	);
+	const probe: Array<{ waId: string; status: number | null }> = [];
+	for (let i = 0; i < 3; i++) {
+		const out = await control.inbound({
+			from: '+4915300004902',
+			contact_name: 'After restart',
+			number: ctx.number,
+			text: `after the restart ${i}`,
+		});
+		probe.push({ waId: out.record.wa_message_id, status: out.delivery.status });
+		await sleep(1000);
+	}
+	const probeIds = probe.map((p) => p.waId);
+	const probeDeadline = Date.now() + 3 * 60_000;
+	let probeCounts = perMessage(storedExecutions(topology, active.workflow.id, active.trigger));
+	while (!probeIds.every((id) => probeCounts.has(id)) && Date.now() < probeDeadline) {
+		await sleep(2000);
+		probeCounts = perMessage(storedExecutions(topology, active.workflow.id, active.trigger));
+	}
+	const probeRuns = probeIds.map((id) => probeCounts.get(id) ?? 0);
+	log(
+		`  after the restart: deliveries ${probe.map((p) => p.status).join(', ')}; runs ${probeRuns.join(', ')}`,
+	);
+	ctx.numbers.webhookLostTwice_afterRestart = {
+		deliveries: probe.map((p) => p.status),
+		runs: probeRuns,
+	};
+	record(
+		ctx,
+		'webhook registered again by the watch, then main restarted: the messages after the restart run once',
+		probeRuns.every((runs) => runs === 1),
+		`runs ${probeRuns.join(', ')}`,
+	);
+	record(
+		ctx,
+		'webhook registered again by the watch, then main restarted: deliveries verify again (2xx)',
+		probe.every((p) => p.status === 200),
+		`deliveries after the restart: ${probe.map((p) => p.status).join(', ')} (the secret the watch registered was in no saved copy of the static data when main stopped)`,
+	);
+
+	await round('after a restart of main');
+}
+
 export const CHECKS: Record<string, (ctx: QueueContext) => Promise<void>> = {
 	activation: checkActivation,
 	load: checkLoad,
@@ -1623,4 +1814,5 @@ export const CHECKS: Record<string, (ctx: QueueContext) => Promise<void>> = {
 	'kill-worker': checkKillWorker,
 	'kill-webhook': checkKillWebhook,
 	combine: checkCombine,
+	'webhook-lost-twice': checkWebhookLostTwice,
 };

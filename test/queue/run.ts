@@ -4,9 +4,10 @@
  * (test/queue/lib/topology.ts), our packed package installed into each one's user folder.
  *
  *   ts-node --transpile-only test/queue/run.ts --tarball <pack.tgz> [--out dir]
- *     [--only activation,load,same-delivery,auto-reply,conversation,media,kill-worker,kill-webhook,combine]
+ *     [--only activation,load,same-delivery,auto-reply,conversation,media,kill-worker,kill-webhook,combine,webhook-lost-twice]
  *     [--events 5000] [--concurrency 32] [--tampered-every 10] [--catch-up-interval 30]
  *     [--webhook-timeout-ms 8000]  (the service's delivery timeout: shorter stands for overload, answers after it)
+ *     [--webhook-processors 2] [--workers 2]
  *
  * Exit code 0 only when every check holds. Summary: <out>/queue-summary.json.
  */
@@ -51,6 +52,10 @@ async function main(): Promise<number> {
 		tarball: tarball as string,
 		outDir,
 		keep: process.env.QUEUE_KEEP === '1',
+		webhookProcessors: args.has('webhook-processors')
+			? Number(args.get('webhook-processors'))
+			: undefined,
+		workers: args.has('workers') ? Number(args.get('workers')) : undefined,
 		webhookTimeoutMs: args.has('webhook-timeout-ms')
 			? Number(args.get('webhook-timeout-ms'))
 			: undefined,

@@ -159,10 +159,11 @@ export class Topology {
 		name: string,
 		command: 'start' | 'webhook' | 'worker',
 		port?: number,
+		{ reinstall = true }: { reinstall?: boolean } = {},
 	): Promise<N8nRole> {
 		const userFolder = join(this.root, name);
 		mkdirSync(userFolder, { recursive: true });
-		installPackage(userFolder, this.options.tarball);
+		if (reinstall) installPackage(userFolder, this.options.tarball);
 		const env = { ...this.env };
 		if (command === 'worker') env.QUEUE_HEALTH_CHECK_ACTIVE = 'false';
 		const n8n = await N8nProcess.start({
@@ -193,6 +194,17 @@ export class Topology {
 		const role = await this.startN8n(`worker${index + 1}`, 'worker');
 		this.workers[index] = role;
 		return role;
+	}
+
+	/**
+	 * Main stopped (SIGTERM, as an operator's restart: n8n closes its triggers and calls no delete()),
+	 * down for `downMs`, then started again on its port with the same user folder and database.
+	 */
+	async restartMain(downMs: number): Promise<void> {
+		const { port } = this.main;
+		await this.main.process.stop();
+		await new Promise((resolve) => setTimeout(resolve, downMs));
+		this.main = await this.startN8n('main', 'start', port, { reinstall: false });
 	}
 
 	/** SIGKILL to one n8n process group (a crash: no shutdown, no cleanup). */
