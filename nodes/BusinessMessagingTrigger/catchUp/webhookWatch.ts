@@ -118,6 +118,9 @@ export async function watchWebhook(
 		const secret = await postRegistration.call(this, ourUrl, 'Trigger → Register Webhook Again');
 		const apiKey = String((await this.getCredentials(CREDENTIAL_TYPE)).apiKey ?? '');
 		renewRegistration.call(this, staticData, ourUrl, secret, apiKey);
+		// n8n saves trigger()'s copy only as it emits: an execution with no item saves the new secret
+		// now, for the webhook processors and for a restart of this process (else every delivery is refused).
+		this.emit([[]]);
 	} catch (error) {
 		this.logger.error(
 			`${LOG_PREFIX}: the account has no webhook registered (deleted?) and registering ${ourUrl} again failed; messages reach this workflow only through the catch-up (none while Recover Missed Messages is off). Publish the workflow again to retry: ${(error as Error).message}`,

@@ -20,6 +20,7 @@ import {
 	eventually,
 	registerForeign,
 	servedTrigger,
+	storedSecret,
 	type Json,
 	type LoggedLines,
 } from './helpers';
@@ -118,8 +119,13 @@ describe('the webhook watch in n8n (TriggerContext) against the sandbox', () => 
 			),
 		]);
 
-		// n8n's webhook request reads the static data saved before (the old secret) until the next
-		// emit saves the new one: this process still verifies with the secret it just got.
+		// The watch emitted an execution with no item, so n8n saved the new secret at once: what a
+		// webhook processor or this process after a restart loads opens to the service's new secret.
+		expect(run.emitted).toEqual([[[]]]);
+		expect(run.saved.sealedSecret).not.toBe(oldSealed);
+		expect(storedSecret(run.saved, sb.keys.all)).toBe(sb.state().webhook.secret);
+		// A request that read the copy saved before (the old secret): this process still verifies
+		// with the secret it just got.
 		harness.staticData.sealedSecret = oldSealed;
 		const delivery = (await inbound('after the re-registration')).delivery;
 		expect(delivery).toMatchObject({ delivered: true, status: 200 });
