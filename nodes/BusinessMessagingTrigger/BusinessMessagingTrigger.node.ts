@@ -102,10 +102,10 @@ export class BusinessMessagingTrigger implements INodeType {
 		);
 		const combine = combineSettings(options);
 		// Held messages are in memory only: held where the catch-up recovers them after a crash.
-		const holding =
-			combine && nodeParameters.call(this).catchUp === true
-				? holdBurstsHere.call(this, combine)
-				: undefined;
+		const holding = holdBurstsHere.call(
+			this,
+			nodeParameters.call(this).catchUp === true ? combine : undefined,
+		);
 		const catchUp = await startCatchUp.call(
 			this,
 			holding?.recoverSinceMs === undefined

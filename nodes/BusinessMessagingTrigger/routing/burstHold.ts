@@ -219,10 +219,15 @@ export function holdForBurst(
  */
 export function holdBurstsHere(
 	this: ITriggerFunctions,
-	settings: CombineSettings,
-): { recoverSinceMs?: number; recovered: () => void; close: () => Promise<void> } {
+	/** Undefined: nothing is held (Combine or the catch-up off), and no saved time is kept. */
+	settings: CombineSettings | undefined,
+): { recoverSinceMs?: number; recovered: () => void; close: () => Promise<void> } | undefined {
 	const key = nodeKeyOf.call(this);
 	const saved = this.getWorkflowStaticData('node');
+	if (!settings) {
+		for (const stale of [HELD_SINCE_KEY, LEGACY_HELD_KEY]) if (stale in saved) delete saved[stale];
+		return undefined;
+	}
 	const before = homes.get(key);
 	const home: Home = {
 		context: this,
@@ -235,7 +240,7 @@ export function holdBurstsHere(
 		closing: false,
 	};
 	homes.set(key, home);
-	delete saved[LEGACY_HELD_KEY];
+	if (LEGACY_HELD_KEY in saved) delete saved[LEGACY_HELD_KEY];
 	// A new activation in this process takes over what the one before still held.
 	for (const message of before ? [...before.contacts.values()].flat() : []) {
 		const contact = contactOf(message.json);

@@ -251,6 +251,15 @@ describe('combine held by trigger(), against the sandbox', () => {
 		expect(started.emitted).toHaveLength(1);
 	});
 
+	it('a start with Combine off forgets the saved time, so turning Combine on later recovers nothing from before', async () => {
+		const next = await trigger(sb, {} as never, {
+			staticData: { [HELD_SINCE_KEY]: Date.now() - 86_400_000 },
+		});
+		const started = await next.startTrigger('init');
+		open.push(started);
+		expect(next.staticData[HELD_SINCE_KEY]).toBeUndefined();
+	});
+
 	it('a test event, or where trigger() does not run here (queue mode’s processors): each message starts its execution as before', async () => {
 		const running = await serve();
 		await write(CONTACT, 'no trigger() here');
