@@ -3,7 +3,7 @@
  * key, both signing secrets. A read costs n8n 2.x an isolate: at most one per node per 5 minutes,
  * none for 10 s after a failure, again on a mismatch at most every 10 s or after a failed request.
  */
-import { createHmac } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import type {
 	ICredentialDataDecryptedObject,
 	IHookFunctions,
@@ -55,9 +55,16 @@ export function nodeKeyOf(this: Pick<Context, 'getWorkflow' | 'getNode'>): strin
 	return `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
 }
 
-/** The key n8n 2.x starts one execution per (1.x ignores it): the catch-up's and an answer's emit share it. */
+/** This process's start: a key of an earlier process never blocks an emit of this one. */
+const PROCESS_START = randomBytes(6).toString('base64url');
+
+/**
+ * The key n8n 2.x starts one execution per (1.x ignores it): the catch-up's and an answer's emit
+ * share it. Per process: after a crash, an execution n8n stored and never started (crashed) would
+ * otherwise block the message for good; the trigger's run-once check drops a copy of one that ran.
+ */
 export function executionKey(nodeKey: string, messageId: string): string {
-	return `business-messaging:${nodeKey}:${messageId}`;
+	return `business-messaging:${PROCESS_START}:${nodeKey}:${messageId}`;
 }
 
 /**
