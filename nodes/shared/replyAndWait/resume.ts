@@ -224,6 +224,7 @@ export async function resumeEntry(
 	let mayHaveResumed = false;
 	let last = '';
 	let lastStatus = 0;
+	let serverErrors = 0;
 	while (Date.now() < deadline) {
 		let answer: ResumeAnswer;
 		try {
@@ -246,6 +247,9 @@ export async function resumeEntry(
 			[lastStatus, last] = [0, (error as Error).message];
 		}
 		if (answer === 'resumed') return resumed;
+		serverErrors = lastStatus === 500 ? serverErrors + 1 : 0;
+		// n8n 2.41.1 answers 500 to every resume of an execution a kill ended: three in a row say so.
+		if (afterRestart && serverErrors >= 3) break;
 		if (answer === 'unclear') mayHaveResumed = true;
 		else if (mayHaveResumed) return resumed;
 		else if (answer === 'refused') {
@@ -264,8 +268,8 @@ export async function resumeEntry(
 		);
 		return { resumed: false };
 	}
-	// n8n 2.41.1 answers 500 to a resume of an execution a kill ended (its run data is gone): said by the caller.
-	if (afterRestart && lastStatus >= 500) return { resumed: false, crashed: true };
+	// An execution the kill ended (its run data is gone): said by the caller, which runs the answer anew.
+	if (afterRestart && lastStatus === 500) return { resumed: false, crashed: true };
 	// Never a second execution on a doubt: the message stays in the service's history.
 	this.logger.warn(
 		`Business Messaging Trigger: execution ${execution} waiting for this contact did not confirm the answer within ${totalMs / 1000} s (${serviceLine(last)}); no new execution is started for it`,

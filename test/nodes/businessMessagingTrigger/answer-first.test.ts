@@ -305,12 +305,16 @@ describe('n8n restarted between the 2xx and the resume: the answer is neither lo
 		expect(logged.warn.join('\n')).not.toContain('answer(s) taken before n8n restarted');
 	}, 30_000);
 
-	it('the kill ended the execution that had taken the answer (n8n 2.41.1 answers 500 to its resume): the answer runs anew once, said with its message id', async () => {
+	it('the kill ended the execution that had taken the answer (n8n 2.41.1 answers 500 to its resume): the answer runs anew once (after three 500s, not 60 s of them), said with its message id', async () => {
 		const logged = {} as LoggedLines;
 		captureLogs(logged, Logger);
 		const { event, saved, origin, port } = await answeredThenStopped('+15554450014', '84');
 		const broken = { message: "Cannot read properties of undefined (reading 'inputOverride')" };
-		await waitingExecution('84', Array(40).fill({ status: 500, body: broken }), port);
+		const crashed = await waitingExecution(
+			'84',
+			Array(40).fill({ status: 500, body: broken }),
+			port,
+		);
 		const after = await runningTrigger(origin, saved);
 		await until(() => after.started.emitted.length > 0, 15_000);
 		expect(after.started.emitted).toHaveLength(1);
@@ -320,6 +324,7 @@ describe('n8n restarted between the 2xx and the resume: the answer is neither lo
 			`1 answer(s) taken before n8n restarted found no execution waiting for them, so each starts a new execution (the workflow asks again): ${event.data.wa_message_id} (execution 84: the restart ended it)`,
 		);
 		expect(after.harness.globalStaticData[OWED_KEY]).toBeUndefined();
+		expect(crashed.bodies).toHaveLength(3);
 	}, 30_000);
 
 	it('the wait ended while n8n was down: the answer runs anew once, said', async () => {
