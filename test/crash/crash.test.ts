@@ -128,7 +128,11 @@ describe('conversation count', () => {
 		to: c(i),
 		text: `Thanks, we are looking up order ${text} and will write back shortly.`,
 	});
-	const talks = [1, 2, 3, 4, 5].map((i) => ({ contact: c(i), round: 0, answer: answerText(c(i)) }));
+	const talks = [1, 2, 3, 4, 5, 6].map((i) => ({
+		contact: c(i),
+		round: 0,
+		answer: answerText(c(i)),
+	}));
 	const greeted = talks.map((t) => ({ from: t.contact, text: greetingText(t.contact) }));
 
 	it('counts asked and confirmed once, twice, never; excuses only what a crashed execution held', () => {
@@ -142,27 +146,31 @@ describe('conversation count', () => {
 				asked(4),
 				confirmed(4),
 				confirmed(4),
+				asked(6),
+				confirmed(6),
+				asked(6),
 			]),
 			talks,
 			[
 				{ id: '1', status: 'crashed', workflow: 'conversation', data: `"${c(2)}"` },
 				{ id: '2', status: 'crashed', workflow: 'conversation', data: `"${c(4)}"` },
 				{ id: '3', status: 'crashed', workflow: 'combine', data: `"${c(3)}"` },
+				{ id: '4', status: 'crashed', workflow: 'conversation', data: `"${c(6)}"` },
 			],
 		);
 		expect(count).toMatchObject({
-			conversations: 5,
+			conversations: 6,
 			askedOnce: 3,
-			askedTwice: 1,
+			askedTwice: 2,
 			askedNever: 1,
-			confirmedOnce: 1,
+			confirmedOnce: 2,
 			confirmedTwice: 1,
 			confirmedNever: 3,
-			// c2 (asked again, its execution crashed); not c3 (the crashed one is another workflow's),
-			// not c4 (confirmed twice), not c5 (nothing crashed).
+			// c2 (asked again, unconfirmed, its execution crashed); not c3 (the crashed one is another
+			// workflow's), c4 (confirmed twice), c5 (nothing crashed), c6 (asked again after its confirmation).
 			excusedCrashed: 1,
 		});
-		expect(conversationFailures(count)).toBe(3);
+		expect(conversationFailures(count)).toBe(4);
 	});
 });
 

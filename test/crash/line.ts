@@ -65,6 +65,8 @@ const STALL_MS = 4 * CATCH_UP_S * 1000;
 const CATCH_UP_RUNS = 3;
 /** ... at the latest this long after the last restart. */
 const SETTLE_CAP_MS = 240_000;
+/** A clock step larger than this makes the run's figures unreliable (said in the table). */
+export const CLOCK_STEP_WARN_MS = 2_000;
 /** A kill this soon after n8n was ready counts as a second kill. */
 export const SECOND_KILL_MS = 2_000;
 
@@ -107,6 +109,12 @@ export interface LineSummary {
 		errors: string[];
 	};
 	log?: LogCount;
+	/**
+	 * How far the machine's wall clock (n8n's) moved against the sandboxes' monotonic clock during
+	 * the run, ms: a paused or forked VM steps the wall clock, and n8n then takes every event for
+	 * late (Late Delivery Cutoff 5 s). Above CLOCK_STEP_WARN_MS the line's figures are not a baseline.
+	 */
+	clockStepMs: number;
 	/** After the last restart: how long, and the catch-up runs each trigger made meanwhile. */
 	settle?: { seconds: number; catchUpRuns: { combine: number; conversation: number } };
 	killLog: KillRecord[];
@@ -203,6 +211,7 @@ export async function runLine(options: LineOptions): Promise<LineSummary> {
 		kills: 0,
 		secondKills: 0,
 		restartMs: { p50: 0, max: 0 },
+		clockStepMs: 0,
 		killLog: [],
 		logFile,
 	};
@@ -220,6 +229,13 @@ export async function runLine(options: LineOptions): Promise<LineSummary> {
 	const taken = [combineSandbox, talkSandbox].flatMap((s) =>
 		[s.baseUrl, s.mediaBaseUrl].map((u) => Number(new URL(u).port)),
 	);
+	/** Wall clock minus the sandbox's clock: constant unless the machine's clock steps. */
+	const clockOffset = () => Date.now() - Date.parse(combineSandbox.state().now);
+	const offsetAtStart = clockOffset();
+	const noteClock = () => {
+		const step = clockOffset() - offsetAtStart;
+		if (Math.abs(step) > Math.abs(summary.clockStepMs)) summary.clockStepMs = step;
+	};
 	const port = await freePort(taken);
 	const brokerPort = await freePort([port, ...taken]);
 
@@ -345,6 +361,7 @@ export async function runLine(options: LineOptions): Promise<LineSummary> {
 		process.kill(-pid, 'SIGKILL');
 		await waitFor('n8n to exit after SIGKILL', () => !current.running, 10_000, 20);
 		const { unreplied, owed } = inFlight();
+		noteClock();
 		const restartMs = await start();
 		restartTimes.push(restartMs);
 		const record: KillRecord = {
@@ -432,6 +449,7 @@ export async function runLine(options: LineOptions): Promise<LineSummary> {
 			if (now - settleStart >= 3 * CATCH_UP_S * 1000 && quiet) break;
 			if (now - settleStart >= SETTLE_CAP_MS) break;
 		}
+		noteClock();
 		summary.settle = {
 			seconds: Math.round((Date.now() - settleStart) / 1000),
 			catchUpRuns: {

@@ -10,7 +10,7 @@
  *   comes within 2 s of the restart before it, the second kill of the issue's losses);
  * - sends its Combine contacts' messages (each contact's first at a random offset, the next ones
  *   a random gap apart: held while the Quiet Period runs), its greetings (the conversation
- *   workflow asks each contact a question and waits), and, 0.2-2 s before its kill (a quick
+ *   workflow asks each contact a question and waits), and, 0.02-2 s before its kill (a quick
  *   wave: at its start), the answers of every contact asked so far and not yet answering (owed
  *   until the waiting execution confirms);
  * - kills n8n (its whole process group, SIGKILL) at a random moment while those are in flight,
@@ -83,8 +83,12 @@ const NORMAL_KILL_MS: [number, number] = [300, 6_000];
 const QUICK_KILL_AFTER_READY_MS: [number, number] = [200, 2_000];
 const FIRST_MESSAGE_MS: [number, number] = [0, 800];
 const MESSAGE_GAP_MS: [number, number] = [300, 1_000];
-/** A normal wave's answers come this long before its kill (owed meanwhile); a quick wave's at its start. */
-const ANSWERS_BEFORE_KILL_MS: [number, number] = [200, 2_000];
+/**
+ * A normal wave's answers come this long before its kill (owed meanwhile), drawn towards the short
+ * end: n8n 1.x resumes and confirms an answer within about 0.2 s, 2.x within 1-2 s. A quick
+ * wave's answers come at its start.
+ */
+const ANSWERS_BEFORE_KILL_MS: [number, number] = [20, 2_000];
 const QUICK_ANSWERS_MS: [number, number] = [0, 300];
 
 /** Contact numbers: +3365… Combine, +3366… conversations; unique across waves and lines. */
@@ -111,6 +115,9 @@ export function makePlan(options: PlanOptions): Plan {
 		throw new Error(`second kills (${secondKills}) must be fewer than kills (${kills})`);
 	const random = prng(options.seed);
 	const between = ([low, high]: [number, number]) => Math.round(low + random() * (high - low));
+	/** Like between, but about half the draws fall in the lowest tenth of the range. */
+	const towardsLow = ([low, high]: [number, number]) =>
+		Math.round(low + random() ** 3 * (high - low));
 
 	// Which waves are quick: any but the first (it follows n8n's first start, not a restart).
 	const quick = new Set<number>();
@@ -151,7 +158,7 @@ export function makePlan(options: PlanOptions): Plan {
 				greetings,
 				answersAtMs: isQuick
 					? Math.min(killAtMs, between(QUICK_ANSWERS_MS))
-					: Math.max(0, killAtMs - between(ANSWERS_BEFORE_KILL_MS)),
+					: Math.max(0, killAtMs - towardsLow(ANSWERS_BEFORE_KILL_MS)),
 			});
 		}
 	}

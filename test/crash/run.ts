@@ -16,7 +16,14 @@ import { join, resolve } from 'node:path';
 
 import { LINES, type Line } from '../real-n8n/n8n';
 import { log } from '../real-n8n/util';
-import { CATCH_UP_S, QUIET_S, runLine, SECOND_KILL_MS, type LineSummary } from './line';
+import {
+	CATCH_UP_S,
+	CLOCK_STEP_WARN_MS,
+	QUIET_S,
+	runLine,
+	SECOND_KILL_MS,
+	type LineSummary,
+} from './line';
 import { DEFAULT_PLAN, freshSeed, makePlan } from './plan';
 import { conversationFailures, type Holder } from './tally';
 
@@ -119,6 +126,7 @@ function table(summaries: LineSummary[]): string {
 			(s) => (s.log ? `${s.log.packageWarnings} / ${s.log.packageErrors}` : '-'),
 		],
 		['  lines naming inputOverride', (s) => s.log?.inputOverride ?? '-'],
+		['machine clock stepped during the run', (s) => sec(s.clockStepMs)],
 		['result', (s) => (s.error ? 'ERROR' : s.ok ? 'PASS' : 'FAIL')],
 		['time', (s) => `${s.durationS} s`],
 	];
@@ -225,6 +233,11 @@ async function main(): Promise<void> {
 		),
 	);
 	console.log(`\n${table(summaries)}\n\nseed ${seed}; summary: ${file}`);
+	for (const s of summaries)
+		if (Math.abs(s.clockStepMs) > CLOCK_STEP_WARN_MS)
+			console.log(
+				`line ${s.line}: the machine's clock stepped by ${sec(s.clockStepMs)} during the run (a paused or forked VM?): n8n took events for that much older than the sandbox stamped them; these figures are not a baseline, run it again`,
+			);
 	const failed = summaries.filter((s) => !s.ok);
 	for (const s of failed)
 		console.log(

@@ -9,7 +9,9 @@
  * - The allowed exception: a message whose execution n8n records as crashed (n8n runs no crashed
  *   execution again). A lost Combine message, or a conversation not confirmed (or asked again),
  *   is excused when an execution holding it is `crashed`; it is still counted and listed. Nothing
- *   excuses a message in two replies or a conversation confirmed twice.
+ *   excuses a message in two replies, a conversation confirmed twice, or one asked again after it
+ *   was confirmed (its answer ran twice). Asked again without a confirmation, where the execution
+ *   that was waiting crashed, is excused: asking again is then the recovery.
  */
 import type { SandboxState } from '../real-n8n/sandbox';
 import { tallyBursts, type SentMessage } from '../real-n8n/bursts';
@@ -188,8 +190,9 @@ export function countConversations(
 		const clean = asked === 1 && confirmed === 1 && confirmations.length === 1;
 		if (clean) continue;
 		const holders = holdersOf(c.contact, runs);
-		const excusable = confirmed <= 1 && confirmations.length <= 1;
-		if (excusable && holders.some((h) => h.status === 'crashed')) count.excusedCrashed++;
+		// Never excused: a second confirmation, or a question after the confirmation (the answer ran twice).
+		const doubled = confirmations.length > 1 || (confirmed === 1 && asked > 1);
+		if (!doubled && holders.some((h) => h.status === 'crashed')) count.excusedCrashed++;
 		count.problems.push({
 			contact: c.contact,
 			asked,
