@@ -58,8 +58,25 @@ export function answerFirst(
 	const record = { key, entry, answer: owed.item.json, node: this.getNode().id };
 	const mac = computeSignature(owedMessage(owed.messageId, record), owed.identity.resumeKey);
 	recordOwed(owed.home, owed.messageId, { ...record, mac });
-	void resumeNow(trigger, owed);
+	afterAnswered(this, () => void resumeNow(trigger, owed));
 	return { resumed: true, executionId: entry.executionId, alsoStart: false };
+}
+
+/**
+ * Runs `go` once n8n has answered this request (it saves the request's copy, the owed answer in it,
+ * before it answers): a kill before that leaves the wait unresumed, for the restart or the
+ * catch-up's copy to resume, rather than resumed with nothing saved saying so.
+ */
+function afterAnswered(context: IWebhookFunctions | ITriggerFunctions, go: () => void): void {
+	const response = 'getResponseObject' in context ? context.getResponseObject() : undefined;
+	if (!response || typeof response.once !== 'function' || response.writableEnded) return go();
+	let gone = false;
+	const once = () => {
+		if (!gone) go();
+		gone = true;
+	};
+	response.once('finish', once);
+	response.once('close', once);
 }
 
 async function resumeNow(trigger: ITriggerFunctions, owed: OwedResume): Promise<void> {

@@ -26,6 +26,7 @@ import {
 	type Resumer,
 } from './helpers';
 import type { WebhookHarness } from '../../harness';
+import { RecordingResponse } from '../../harness/express';
 
 const sb = useSandbox({ reset: 'afterEach' });
 const servers: Resumer[] = [];
@@ -146,6 +147,29 @@ describe('an answer where the catch-up runs: the service is answered first, the 
 		expect(Object.keys(harness.globalStaticData[ANSWERED_KEY] as IDataObject)).toEqual([id]);
 		expect(harness.globalStaticData[OWED_KEY]).toBeUndefined();
 		expect(started.emitted).toHaveLength(0);
+	}, 20_000);
+
+	it('the wait is resumed only once n8n has answered the request (it saves the owed answer first): killed before that, nothing was resumed with nothing saved saying so', async () => {
+		const contact = '+15554450016';
+		const server = await waitingExecution('86', [{ status: 200 }]);
+		const { harness, secret } = await runningTrigger(new URL(server.url).origin);
+		waits(harness.globalStaticData, contact, server, '86');
+		// n8n's save before its answer, slow: the response ends 600 ms after webhook() returned.
+		const json = RecordingResponse.prototype.json;
+		jest.spyOn(RecordingResponse.prototype, 'json').mockImplementation(function (
+			this: RecordingResponse,
+			body: unknown,
+		) {
+			setTimeout(() => json.call(this, body), 600);
+			return this;
+		});
+		const event = inboundEnvelope({ from: contact, number: NUMBER, text: 'A-86' });
+		const receiving = harness.receive(signedRequest(event, secret));
+		await new Promise((resolve) => setTimeout(resolve, 400));
+		expect(server.bodies).toHaveLength(0);
+		expect((await receiving).status).toBe(200);
+		await until(() => server.bodies.length === 1, 5000);
+		expect(server.bodies[0].answer).toMatchObject({ data: { text: 'A-86' } });
 	}, 20_000);
 
 	it('a copy of the answer (the catch-up, n8n answered after 8 s) runs nothing while its resume is under way', async () => {
