@@ -110,6 +110,12 @@ export interface LineSummary {
 		stuck: Array<{ id: string; status: string; workflow: string; startedAt?: string }>;
 		/** The first errors of executions with status error. */
 		errors: string[];
+		/**
+		 * Executions not successful whose stored data holds no message of the run (a row n8n stored
+		 * without its data, say): a message lost "in no execution" could have been in one of these.
+		 * (A successful one holds none when run-once dropped its messages: its trigger passed nothing on.)
+		 */
+		holdingNothing: Array<{ id: string; status: string; workflow: string; mode: string }>;
 	};
 	log?: LogCount;
 	/**
@@ -530,6 +536,14 @@ export async function runLine(options: LineOptions): Promise<LineSummary> {
 					startedAt: e.startedAt,
 				})),
 			errors,
+			holdingNothing: holdings
+				.filter((h) => h.status !== 'success')
+				.filter((h) =>
+					h.workflow === 'combine'
+						? !sent.some((m) => h.data.includes(m.text))
+						: ![...conversations.keys()].some((contact) => h.data.includes(contact)),
+				)
+				.map(({ id, status, workflow, mode }) => ({ id, status, workflow, mode: mode ?? '?' })),
 		};
 		summary.combine = countCombine(combineSandbox.state(), sent, deliveries, holdings);
 		summary.conversations = countConversations(
