@@ -57,7 +57,10 @@ import {
 export const QUIET_S = 3;
 /** Both triggers' Catch-Up Interval (s; its minimum). */
 export const CATCH_UP_S = 10;
-/** After the last restart: done once every outcome is in and this long has passed for doubles. */
+/**
+ * After the last restart the run is done once every outcome is in and this long has passed
+ * (a double would come meanwhile), and each trigger's catch-up ran CATCH_UP_RUNS times ...
+ */
 const DOUBLES_WATCH_MS = 15_000;
 /** ... or once nothing changed this long (four catch-up intervals) ... */
 const STALL_MS = 4 * CATCH_UP_S * 1000;
@@ -107,6 +110,12 @@ export interface LineSummary {
 		stuck: Array<{ id: string; status: string; workflow: string; startedAt?: string }>;
 		/** The first errors of executions with status error. */
 		errors: string[];
+		/**
+		 * Executions not successful whose stored data holds no message of the run (a row n8n stored
+		 * without its data, say): a message lost "in no execution" could have been in one of these.
+		 * (A successful one holds none when run-once dropped its messages: its trigger passed nothing on.)
+		 */
+		holdingNothing: Array<{ id: string; status: string; workflow: string; mode: string }>;
 	};
 	log?: LogCount;
 	/**
@@ -436,9 +445,14 @@ export async function runLine(options: LineOptions): Promise<LineSummary> {
 				signature = current;
 				lastChange = now;
 			}
+			// Everything in: the catch-up still gets its time (a copy of a message that ran would come now).
+			const caughtUp =
+				now - settleStart >= 3 * CATCH_UP_S * 1000 &&
+				catchUpRuns(combineState, settleStart) >= CATCH_UP_RUNS &&
+				catchUpRuns(talkState, settleStart) >= CATCH_UP_RUNS;
 			if (bursts.lost === 0 && talksOpen === 0) {
 				doneAt ||= now;
-				if (now - doneAt >= DOUBLES_WATCH_MS) break;
+				if (now - doneAt >= DOUBLES_WATCH_MS && caughtUp) break;
 			} else doneAt = 0;
 			// Nothing new for STALL_MS, and each trigger's catch-up ran at least CATCH_UP_RUNS times
 			// meanwhile (each run reads the account's webhook first: the webhook watch).
@@ -522,6 +536,14 @@ export async function runLine(options: LineOptions): Promise<LineSummary> {
 					startedAt: e.startedAt,
 				})),
 			errors,
+			holdingNothing: holdings
+				.filter((h) => h.status !== 'success')
+				.filter((h) =>
+					h.workflow === 'combine'
+						? !sent.some((m) => h.data.includes(m.text))
+						: ![...conversations.keys()].some((contact) => h.data.includes(contact)),
+				)
+				.map(({ id, status, workflow, mode }) => ({ id, status, workflow, mode: mode ?? '?' })),
 		};
 		summary.combine = countCombine(combineSandbox.state(), sent, deliveries, holdings);
 		summary.conversations = countConversations(

@@ -174,6 +174,11 @@ function details(s: LineSummary): string {
 	for (const e of s.executions?.stuck ?? [])
 		out.push(`  stuck execution #${e.id} (${e.workflow}): ${e.status} since ${e.startedAt ?? '?'}`);
 	for (const e of s.executions?.errors ?? []) out.push(`  execution error ${e}`);
+	const empty = s.executions?.holdingNothing ?? [];
+	if (empty.length)
+		out.push(
+			`  executions not successful holding no message of the run: ${empty.map((e) => `#${e.id} ${e.status} (${e.workflow}, ${e.mode})`).join(', ')}`,
+		);
 	if (s.log?.top.length) {
 		out.push('  n8n log after the first kill, most frequent warn/error lines:');
 		for (const t of s.log.top)
