@@ -96,16 +96,14 @@ export class BusinessMessagingTrigger implements INodeType {
 		const problem = combineProblem(options);
 		if (problem) throw new NodeOperationError(this.getNode(), problem);
 		if (this.getMode() === 'manual') return {};
-		const { layout } = readNodeSettings(nodeParameters.call(this));
+		const parameters = nodeParameters.call(this);
+		const { layout } = readNodeSettings(parameters);
 		const leave = await onTriggerActivated.call(this, (item) =>
 			workflowDataFor(item, 'message.inbound', layout),
 		);
 		const combine = combineSettings(options);
 		// Held messages are in memory only: held where the catch-up recovers them after a crash.
-		const holding = holdBurstsHere.call(
-			this,
-			nodeParameters.call(this).catchUp === true ? combine : undefined,
-		);
+		const holding = holdBurstsHere.call(this, parameters.catchUp === true ? combine : undefined);
 		const catchUp = await startCatchUp.call(
 			this,
 			holding?.recoverSinceMs === undefined

@@ -169,7 +169,12 @@ export interface CatchUpRun {
 export const TAKEN_BEFORE_RESTART = 'taken by n8n before it restarted, not seen run since';
 
 /** After a crash: what the stopped process took with no execution and this one did not take. */
-function missedAtCrash(run: CatchUpRun, record: IDataObject, event: MessageEvent): boolean {
+function missedAtCrash(
+	run: CatchUpRun,
+	record: IDataObject,
+	event: MessageEvent,
+	nowMs: number,
+): boolean {
 	const { recovery, scope } = run;
 	const atMs = Date.parse(String(record.created_at));
 	return (
@@ -177,7 +182,7 @@ function missedAtCrash(run: CatchUpRun, record: IDataObject, event: MessageEvent
 		event === 'message.inbound' &&
 		atMs >= recovery.fromMs &&
 		atMs <= recovery.untilMs &&
-		!wasAcceptedHere(scope, String(record.wa_message_id), Date.now())
+		!wasAcceptedHere(scope, String(record.wa_message_id), nowMs)
 	);
 }
 
@@ -264,7 +269,7 @@ export async function catchUpOnce(this: ITriggerFunctions, run: CatchUpRun): Pro
 	for (const { event, records } of stored) {
 		for (const record of records) {
 			const id = String(record.wa_message_id);
-			if (missedAtCrash(run, record, event))
+			if (missedAtCrash(run, record, event, nowMs))
 				attempts.set(id, { success: false, reason: TAKEN_BEFORE_RESTART });
 			else if (noneMissed || wasAcceptedHere(run.scope, id, nowMs))
 				attempts.set(id, { success: true, reason: null });
@@ -292,16 +297,17 @@ export async function catchUpOnce(this: ITriggerFunctions, run: CatchUpRun): Pro
 	// n8n saves static data only with the next emit.
 	settle(state, plan);
 	// Everything stored up to this start decided and emitted: a crash from now on needs no window before it.
+	const { recovery } = run;
 	const inbound = state.watermarks['message.inbound'];
-	const passed =
-		!inbound ||
-		Date.parse(inbound.createdAt) > (run.recovery?.untilMs ?? 0) ||
-		(nowMs - SETTLE_MS > (run.recovery?.untilMs ?? 0) &&
-			decision.left === 0 &&
-			plan.waiting.length === 0 &&
-			unread.logFromMs === undefined);
-	if (run.recovery && passed) {
-		run.recovery.done();
+	const allDecided =
+		decision.left === 0 && plan.waiting.length === 0 && unread.logFromMs === undefined;
+	if (
+		recovery &&
+		(!inbound ||
+			Date.parse(inbound.createdAt) > recovery.untilMs ||
+			(nowMs - SETTLE_MS > recovery.untilMs && allDecided))
+	) {
+		recovery.done();
 		run.recovery = undefined;
 	}
 	persist();

@@ -118,11 +118,14 @@ export async function startCatchUp(
 	let firstLook: WebhookState | undefined = stopWhenTaken
 		? await watchWebhook.call(this, { kind: 'ours' }, { ...watch, starting: true })
 		: undefined;
-	const fromMs = recovery && recovery.sinceMs - RECOVERY_MARGIN_MS;
-	const starting = startingState.call(this, triggerOptions.catchUp.onActivation, fromMs);
+	const window = recovery && {
+		fromMs: recovery.sinceMs - RECOVERY_MARGIN_MS,
+		untilMs: Date.now(),
+		done: recovery.done,
+	};
+	const starting = startingState.call(this, triggerOptions.catchUp.onActivation, window?.fromMs);
 	const run: CatchUpRun = { ...starting, settings, isClosed, webhook: { kind: 'ours' } };
-	if (recovery && fromMs !== undefined)
-		run.recovery = { fromMs, untilMs: Date.now(), done: recovery.done };
+	if (window) run.recovery = window;
 	const loop = async () => {
 		if (recover) await noticeUnnamedLog.call(this, run);
 		while (!closed) {
