@@ -25,6 +25,7 @@ import { signBody } from '../support/signature';
 import {
 	executionStatuses,
 	perMessage,
+	whereRan,
 	settle,
 	storedExecutions,
 	storedStaticData,
@@ -881,6 +882,11 @@ export async function checkKillWebhook(
 	log(
 		`  deliveries failed ${failed.length} (of which executed anyway: ${executedDespiteFailure}); recovered by catch-up ${recoveredIds.size}; never executed ${missing.length}; executed twice ${twice.length}`,
 	);
+	for (const line of whereRan(
+		[...new Set([...failedIds, ...twice, ...missing])].filter(Boolean) as string[],
+		executions,
+	))
+		log(line);
 	record(
 		ctx,
 		'kill webhook processor: every message executed exactly once (recovered ones marked recovered: true)',

@@ -164,7 +164,30 @@ export function perEvent(executions: StoredExecution[]): Map<string, number> {
 /** wa_message_id → how many executions carry it. */
 export function perMessage(executions: StoredExecution[]): Map<string, number> {
 	const counts = new Map<string, number>();
-	for (const execution of executions)
+	for (const execution of executions.filter(wasStarted))
 		for (const id of new Set(execution.waIds)) counts.set(id, (counts.get(id) ?? 0) + 1);
 	return counts;
+}
+
+/**
+ * Whether a worker (or main) started the execution. A webhook processor killed between storing it
+ * and queueing its job leaves one never started (`new`, later `crashed` by main's queue recovery):
+ * it ran nothing, and the catch-up runs its message.
+ */
+export function wasStarted(execution: StoredExecution): boolean {
+	return execution.startedAtMs !== undefined || execution.nodes.length > 0;
+}
+
+/** One line per message id: each execution holding it (id, status, mode, recovered?, started?), for a failed count. */
+export function whereRan(ids: string[], executions: StoredExecution[]): string[] {
+	return ids.map((waId) => {
+		const held = executions
+			.filter((e) => e.waIds.includes(waId))
+			.map((e) => {
+				const recovered = e.recovered[e.waIds.indexOf(waId)] ? ' recovered' : '';
+				const ran = e.startedAtMs === undefined ? ' never started' : '';
+				return `#${e.id} ${e.status} ${e.mode}${recovered}${ran}`;
+			});
+		return `    ${waId}: ${held.join('; ') || 'no execution'}`;
+	});
 }
