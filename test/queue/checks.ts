@@ -43,7 +43,14 @@ export interface QueueContext {
 	topology: Topology;
 	credential: { id: string; name: string };
 	number: string;
-	options: { events: number; concurrency: number; tamperedEvery: number; catchUpInterval: number };
+	options: {
+		events: number;
+		concurrency: number;
+		tamperedEvery: number;
+		catchUpInterval: number;
+		/** kill-storm's schedule (--seed; else STORM_SEED, else drawn). */
+		seed?: number;
+	};
 	results: CheckResult[];
 	/** Numbers for the summary file and docs/scaling.md, by check. */
 	numbers: Record<string, unknown>;
@@ -72,14 +79,18 @@ function warningsSince(topology: Topology, text: string): () => number {
 	return () => files.reduce((count, file) => count + since(file).split(text).length - 1, 0);
 }
 
-/** Activates `build()` as the one trigger workflow (deactivating the one before); waits for the registration. */
-async function ensureActive(
+/**
+ * Activates `build()` as the one trigger workflow (deactivating the one before); waits for the
+ * registration. `sandbox`: the account it registers with (kill-storm's second account).
+ */
+export async function ensureActive(
 	ctx: QueueContext,
 	key: string,
 	build: () => WorkflowJson,
+	sandbox = ctx.topology.sandbox,
 ): Promise<NonNullable<QueueContext['active']>> {
 	if (ctx.active?.key === key) return ctx.active;
-	const { client, sandbox } = ctx.topology;
+	const { client } = ctx.topology;
 	if (ctx.active) {
 		await client.deactivate(ctx.active.workflow.id);
 		await waitFor(
@@ -123,7 +134,7 @@ const credentialRef = (ctx: QueueContext) => ({
 	[CREDENTIAL_TYPE]: { id: ctx.credential.id, name: ctx.credential.name },
 });
 
-function loadWorkflowFor(ctx: QueueContext, catchUpInterval?: number): WorkflowJson {
+export function loadWorkflowFor(ctx: QueueContext, catchUpInterval?: number): WorkflowJson {
 	const workflow = loadWorkflow(ctx.credential);
 	if (catchUpInterval !== undefined) {
 		const trigger = workflow.nodes.find((n) => n.name === TRIGGER_NAME);
@@ -317,7 +328,7 @@ interface SentInbound {
  * `midway.act` runs once `midway.after` messages have their outcome, beside the stream (the
  * stream does not wait for it; the result does).
  */
-async function streamInbound(
+export async function streamInbound(
 	ctx: QueueContext,
 	options: {
 		count: number;
@@ -1162,7 +1173,7 @@ function isLateDelivery(message: { delivered: boolean; reason: string | null }):
  * under forced overload), 15 s when the first message says "never"; the catch-up every
  * `--catch-up-interval` seconds.
  */
-function conversationWorkflow(ctx: QueueContext): WorkflowJson {
+export function conversationWorkflow(ctx: QueueContext): WorkflowJson {
 	const example = readExample('conversation');
 	const ask = example.nodes.find((n) => n.name === ASK);
 	if (!ask) throw new Error(`examples/conversation.json has no "${ASK}" node`);

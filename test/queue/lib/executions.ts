@@ -69,10 +69,13 @@ export function storedExecutions(
 	topology: Topology,
 	workflowId: string,
 	triggerName: string,
+	/** Only executions with one of these statuses (e.g. new, running: what a kill may take away). */
+	statuses?: string[],
 ): StoredExecution[] {
 	const parse = topology.flatted();
+	const only = statuses ? ` AND e.status IN (${statuses.map(quote).join(', ')})` : '';
 	const json = topology.postgres.psql(
-		`SELECT coalesce(json_agg(json_build_object('id', e.id, 'status', e.status, 'mode', e.mode, 'startedAt', e."startedAt", 'stoppedAt', e."stoppedAt", 'data', d.data) ORDER BY e.id), '[]') FROM execution_entity e LEFT JOIN execution_data d ON d."executionId" = e.id WHERE e."workflowId" = ${quote(workflowId)}`,
+		`SELECT coalesce(json_agg(json_build_object('id', e.id, 'status', e.status, 'mode', e.mode, 'startedAt', e."startedAt", 'stoppedAt', e."stoppedAt", 'data', d.data) ORDER BY e.id), '[]') FROM execution_entity e LEFT JOIN execution_data d ON d."executionId" = e.id WHERE e."workflowId" = ${quote(workflowId)}${only}`,
 	);
 	const rows = JSON.parse(json) as Array<{
 		id: number | string;

@@ -207,6 +207,32 @@ export class Topology {
 		this.main = await this.startN8n('main', 'start', port, { reinstall: false });
 	}
 
+	/**
+	 * A role killed with kill() started again once its process is gone: same user folder, the
+	 * package not reinstalled, main and a processor on their port (a processor back in the
+	 * balancer's rotation; its health check takes it back anyway). Returns the new role.
+	 */
+	async restart(role: N8nRole): Promise<N8nRole> {
+		while (role.process.running) await new Promise((resolve) => setTimeout(resolve, 50));
+		const processor = this.webhooks.indexOf(role);
+		const worker = this.workers.indexOf(role);
+		if (role === this.main) {
+			this.main = await this.startN8n('main', 'start', role.port, { reinstall: false });
+			return this.main;
+		}
+		if (processor >= 0) {
+			const started = await this.startN8n(role.name, 'webhook', role.port, { reinstall: false });
+			this.webhooks[processor] = started;
+			await this.balancer.setServer(`w${processor + 1}`, true);
+			return started;
+		}
+		if (worker < 0) throw new Error(`${role.name} is not a role of this topology`);
+		this.workers[worker] = await this.startN8n(role.name, 'worker', undefined, {
+			reinstall: false,
+		});
+		return this.workers[worker] as N8nRole;
+	}
+
 	/** SIGKILL to one n8n process group (a crash: no shutdown, no cleanup). */
 	kill(role: N8nRole): void {
 		try {
