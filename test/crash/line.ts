@@ -511,6 +511,11 @@ export async function runLine(options: LineOptions): Promise<LineSummary> {
 				1,
 			),
 		);
+		// With their stored data, for reading a loss by hand (each message's text is in it).
+		writeFileSync(
+			join(options.outDir, `executions-data-line${line}.json`),
+			JSON.stringify(holdings),
+		);
 		const byStatus: Record<string, Record<string, number>> = {};
 		for (const execution of executions) {
 			const k = kind(execution.workflowId);

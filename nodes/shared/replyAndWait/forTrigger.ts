@@ -24,7 +24,7 @@ import {
 	ownOrigin,
 	receiveWaitRegistration,
 } from './registration';
-import { MAX_OWED, owedCount, wasAnswered } from './answeredHere';
+import { MAX_OWED, owedCount, recordAnswered, wasAnswered } from './answeredHere';
 import { answerFirst, resumeOwedFromBefore } from './answerLater';
 import { resumeEntry, triggerIdentity, type ResumeOutcome, type TriggerIdentity } from './resume';
 import {
@@ -128,7 +128,11 @@ export async function answerWaiting(
 			const owed = { home, messageId, item, outputs, ...target };
 			return { ...answerFirst.call(this, trigger, owed), recorded: true };
 		}
-		return await resumeEntry.call(this, item, target.identity, target.found);
+		const outcome = await resumeEntry.call(this, item, target.identity, target.found);
+		// Recorded in this copy too: the catch-up's is saved as it emits the recording execution,
+		// which a kill may end before it records the answer (a later copy would then run it again).
+		if (outcome.resumed && messageId && home) recordAnswered(home, messageId);
+		return outcome;
 	} finally {
 		// Written either way: which requests' copies n8n saves differs by line (docs/n8n-internals.md).
 		keepCurrent.call(this, staticData, home);

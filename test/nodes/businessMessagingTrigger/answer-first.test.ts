@@ -244,6 +244,38 @@ describe('an answer where the catch-up runs: the service is answered first, the 
 	}, 20_000);
 });
 
+// Issue 49, kill -9 run (2.41.1): the catch-up resumed a wait and emitted the recording execution;
+// a kill ended that execution before its trigger node recorded the answer, and the catch-up of a
+// later start ran the answer again as a new conversation (asked twice after the confirmation).
+describe('the catch-up resumes a wait with a copy of its answer (delivery logged failed)', () => {
+	it("the answer is recorded in the trigger's copy n8n saves as the catch-up emits: the recording execution killed before it ran, the next start's copy runs nothing", async () => {
+		const contact = '+15554450021';
+		const server = await waitingExecution('91', [{ status: 200 }]);
+		const origin = new URL(server.url).origin;
+		const before = await runningTrigger(origin);
+		waits(before.harness.globalStaticData, contact, server, '91');
+		const event = inboundEnvelope({ from: contact, number: NUMBER, text: 'A-91' });
+		const id = event.data.wa_message_id;
+		expect(await catchUpCopy(before.harness, event)).toMatchObject({
+			kind: 'start',
+			resumed: '91',
+		});
+		expect(server.bodies).toHaveLength(1);
+		// What n8n saves as the catch-up emits (the recording execution may never run its trigger node).
+		const saved = {
+			node: copyOf(before.harness.staticData),
+			global: copyOf(before.harness.globalStaticData),
+			nodeId: before.harness.node.id,
+		};
+		expect(saved.global[STATIC_DATA_KEY]).toEqual({});
+		expect(Object.keys(saved.global[ANSWERED_KEY] as IDataObject)).toEqual([id]);
+		await before.started.close();
+		const after = await runningTrigger(origin, saved);
+		expect(await catchUpCopy(after.harness, event)).toEqual({ kind: 'answered' });
+		expect(server.bodies).toHaveLength(1);
+	}, 20_000);
+});
+
 describe('n8n restarted between the 2xx and the resume: the answer is neither lost nor run twice', () => {
 	it('the trigger stopped (n8n stopping) before its wait answered: the stopped trigger starts nothing, the answer stays owed, and the next start resumes it', async () => {
 		const contact = '+15554450006';
