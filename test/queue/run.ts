@@ -4,7 +4,8 @@
  * (test/queue/lib/topology.ts), our packed package installed into each one's user folder.
  *
  *   ts-node --transpile-only test/queue/run.ts --tarball <pack.tgz> [--out dir]
- *     [--only activation,load,same-delivery,auto-reply,conversation,media,kill-worker,kill-webhook,combine,webhook-lost-twice]
+ *     [--only activation,load,same-delivery,auto-reply,conversation,media,kill-worker,kill-webhook,combine,webhook-lost-twice,kill-storm]
+ *     [--seed N]  (kill-storm's schedule; STORM_SEED=N too)
  *     [--events 5000] [--concurrency 32] [--tampered-every 10] [--catch-up-interval 30]
  *     [--webhook-timeout-ms 8000]  (the service's delivery timeout: shorter stands for overload, answers after it)
  *     [--webhook-processors 2] [--workers 2]
@@ -19,9 +20,13 @@ import { CREDENTIAL_NAME } from '../real-n8n/examples';
 import { installN8n } from '../real-n8n/n8n';
 import { CREDENTIAL_TYPE } from '../support/constants';
 import { errorText, log } from '../real-n8n/util';
-import { CHECKS, record, type QueueContext } from './checks';
+import { CHECKS as QUEUE_CHECKS, record, type QueueContext } from './checks';
 import { recordPidsIn } from './lib/infra';
 import { Topology } from './lib/topology';
+import { checkKillStorm } from './storm';
+
+/** Every check; CI names its own list (.ci/run), without kill-storm and webhook-lost-twice (minutes each). */
+const CHECKS: typeof QUEUE_CHECKS = { ...QUEUE_CHECKS, 'kill-storm': checkKillStorm };
 
 const args = new Map<string, string>();
 for (let i = 2; i < process.argv.length; i += 2)
@@ -75,6 +80,7 @@ async function main(): Promise<number> {
 			concurrency: Number(args.get('concurrency') ?? '32'),
 			tamperedEvery: Number(args.get('tampered-every') ?? '10'),
 			catchUpInterval: Number(args.get('catch-up-interval') ?? '30'),
+			seed: args.has('seed') ? Number(args.get('seed')) : undefined,
 		},
 		results: [],
 		numbers: {},
