@@ -147,10 +147,12 @@ export function keepAnsweredCurrent(
 	staticData: IDataObject,
 	home: string | undefined,
 	nowMs = Date.now(),
+	/** The running trigger's copy (waitingEntries.ts triggerCopyOf): what an older copy may lack. */
+	base?: IDataObject,
 ): void {
 	const stored = storedAnswered(staticData);
 	const merged: Record<string, number> = {};
-	for (const [id, untilMs] of Object.entries(stored))
+	for (const [id, untilMs] of Object.entries({ ...storedAnswered(base), ...stored }))
 		if (isLive(untilMs, nowMs)) merged[id] = untilMs;
 	for (const [id, untilMs] of (home !== undefined && memory.get(home)) || [])
 		if (untilMs > nowMs) merged[id] = Math.max(untilMs, merged[id] ?? 0);
@@ -163,7 +165,7 @@ export function keepAnsweredCurrent(
 	if (Object.keys(bounded).length === 0) {
 		if (had) delete staticData[ANSWERED_KEY];
 	} else if (JSON.stringify(bounded) !== JSON.stringify(stored)) staticData[ANSWERED_KEY] = bounded;
-	keepOwedCurrent(staticData, home, bounded);
+	keepOwedCurrent(staticData, home, bounded, base);
 }
 
 /** The owed answers a copy should hold: those it holds and this process's, minus the answered ones. */
@@ -171,10 +173,11 @@ function keepOwedCurrent(
 	staticData: IDataObject,
 	home: string | undefined,
 	answered: Record<string, number>,
+	base?: IDataObject,
 ): void {
 	const stored = staticData[OWED_KEY];
 	const merged: Record<string, OwedAnswer> = {};
-	for (const [id, answer] of Object.entries(storedOwed(staticData)))
+	for (const [id, answer] of Object.entries({ ...storedOwed(base), ...storedOwed(staticData) }))
 		if (!(id in answered)) merged[id] = answer;
 	for (const [id, answer] of (home !== undefined && owed.get(home)) || []) merged[id] = answer;
 	// Never cut: an owed answer leaves only once resumed or run (MAX_OWED bounds what is added).

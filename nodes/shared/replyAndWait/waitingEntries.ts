@@ -42,6 +42,20 @@ export function triggerNodeRunningHere(nodeKey: string): ITriggerFunctions | und
 	return triggersHere.get(nodeKey);
 }
 
+/**
+ * The copy of workflow `home`'s static data its trigger() here holds: loaded at activation, kept
+ * current from this process's memory. A copy n8n loaded from an older snapshot (an execution
+ * n8n runs again at boot, or resumes) may lack what a process before this one saved.
+ */
+function triggerCopyOf(home: string | undefined, staticData: IDataObject): IDataObject | undefined {
+	for (const [nodeKey, context] of home === undefined ? [] : triggersHere) {
+		if (!nodeKey.startsWith(`${home}:`)) continue;
+		const copy = context.getWorkflowStaticData('global') as IDataObject;
+		return copy === staticData ? undefined : copy;
+	}
+	return undefined;
+}
+
 /** Whether a Business Messaging Trigger of workflow `workflowId` runs its trigger() here. */
 export function isTriggerRunningHere(workflowId: string | undefined): boolean {
 	if (workflowId === undefined) return false;
@@ -180,8 +194,9 @@ export function keepWaitingEntriesCurrent(
 	added?: [string, WaitingEntry],
 ): { restored: number } {
 	const stored = staticEntries(staticData) ?? {};
+	const base = triggerCopyOf(home, staticData);
 	const merged: Record<string, WaitingEntry> = {};
-	for (const [key, entry] of Object.entries(stored))
+	for (const [key, entry] of Object.entries({ ...staticEntries(base), ...stored }))
 		if (isWaitingEntry(entry) && isLive(key, entry, nowMs)) merged[key] = entry;
 	// Entries this process wrote into a saved copy a while ago, missing from this fresh one: another
 	// process saved a copy without them (queue mode: main's catch-up). Said by the caller.
@@ -207,7 +222,7 @@ export function keepWaitingEntriesCurrent(
 	if (JSON.stringify(bounded) !== JSON.stringify(stored))
 		staticData[STATIC_DATA_KEY] = bounded as unknown as IDataObject;
 	// The answers this process took without an execution (answeredHere.ts) ride on the same saves.
-	if (home !== undefined) keepAnsweredCurrent(staticData, home, nowMs);
+	if (home !== undefined) keepAnsweredCurrent(staticData, home, nowMs, base);
 	return { restored };
 }
 

@@ -27,6 +27,7 @@ import {
 	keepWaitingEntriesCurrent,
 	registerWaiting,
 	removeWaiting,
+	triggerRunsHere,
 	waitingKey,
 } from '../../../nodes/shared/replyAndWait/waitingEntries';
 import { answerWaiting } from '../../../nodes/shared/replyAndWait/forTrigger';
@@ -784,6 +785,38 @@ describe('waiting entries survive saves from older copies (last save wins)', () 
 		expect(keepWaitingEntriesCurrent({} as never, 'workflow-survive', now + 18_000)).toEqual({
 			restored: 0,
 		});
+	});
+
+	// Issue 49, kill -9 run (2.41.1): n8n runs an execution stored before a kill again at boot from
+	// the workflow as it was then; its save dropped what processes since had saved (answered ids),
+	// and a later catch-up ran an answer again as a new conversation.
+	it("a copy from an older snapshot keeps what the running trigger's copy holds from before this process: a wait, an answered id", () => {
+		const home = 'workflow-base';
+		const answered = 'wamid.answered-before-this-process';
+		const triggerCopy: Record<string, unknown> = {
+			[STATIC_DATA_KEY]: { 'n|+33655556666': { ...entry('980'), home } },
+			[ANSWERED_KEY]: { [answered]: Date.now() + 3_600_000 },
+		};
+		const leave = triggerRunsHere({
+			getWorkflow: () => ({ id: home }),
+			getNode: () => ({ id: 'trigger' }),
+			getWorkflowStaticData: () => triggerCopy,
+		} as never);
+		try {
+			const snapshot: Record<string, unknown> = { other: 'kept' };
+			registerWaiting(snapshot as never, 'n|+33677778888', { ...entry('981'), home });
+			expect(snapshot.other).toBe('kept');
+			expect(findWaiting(snapshot as never, ['n|+33655556666'], ACCOUNT)?.entry.executionId).toBe(
+				'980',
+			);
+			expect(findWaiting(snapshot as never, ['n|+33677778888'], ACCOUNT)?.entry.executionId).toBe(
+				'981',
+			);
+			expect(Object.keys(snapshot[ANSWERED_KEY] as object)).toEqual([answered]);
+		} finally {
+			leave();
+			removeWaiting(undefined, 'n|+33677778888', '981');
+		}
 	});
 
 	it('the trigger logs a warning naming the cause when it writes dropped waits back, once a minute at most', async () => {
