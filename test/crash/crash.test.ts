@@ -119,6 +119,21 @@ describe('Combine count', () => {
 			executions: [{ id: '7', status: 'crashed' }],
 		});
 	});
+
+	it("excuses a lost message none of whose executions crashed when one of its burst's did (its own execution left the burst to that one)", () => {
+		const count = countCombine(
+			state(inbound, []),
+			[1, 2].map((n) => ({ from: a, number: NUMBER, text: combineText(a, n) })),
+			new Map(),
+			[run('9', 'success', ''), run('10', 'crashed', combineText(a, 2))],
+		);
+		expect(count).toMatchObject({ lost: 2, lostCrashed: 2 });
+		expect(count.problems[0]).toMatchObject({
+			text: combineText(a, 1),
+			executions: [],
+			burstCrashed: [{ id: '10', status: 'crashed' }],
+		});
+	});
 });
 
 describe('conversation count', () => {

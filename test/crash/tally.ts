@@ -61,7 +61,11 @@ export interface CombineCount {
 	replies: number;
 	inExactlyOne: number;
 	lost: number;
-	/** Lost, and an execution holding it is crashed (the allowed exception). */
+	/**
+	 * Lost, and an execution holding it, or another message of its burst, is crashed (the allowed
+	 * exception): a message's own execution leaves the burst to a later one's (execute() combines),
+	 * so when that one crashed, retrying it is what runs the burst.
+	 */
 	lostCrashed: number;
 	inTwoOrMore: number;
 	foreignLines: number;
@@ -71,8 +75,13 @@ export interface CombineCount {
 		replies: number;
 		delivery: string;
 		executions: Holder[];
+		/** Lost, none of its own crashed: the crashed executions of its burst (the contact's). */
+		burstCrashed?: Holder[];
 	}>;
 }
+
+/** The contact a Combine text is from (combineText): one contact number per round, so one burst. */
+const contactOf = (text: string) => text.split(' ')[0];
 
 export function countCombine(
 	state: SandboxState,
@@ -103,15 +112,20 @@ export function countCombine(
 			continue;
 		}
 		const holders = holdersOf(message.text, combineRuns);
+		const crashed = (h: Holder) => h.status === 'crashed';
+		const burstCrashed = holders.some(crashed)
+			? []
+			: holdersOf(contactOf(message.text), combineRuns).filter(crashed);
 		if (replies === 0) {
 			count.lost++;
-			if (holders.some((h) => h.status === 'crashed')) count.lostCrashed++;
+			if (holders.some(crashed) || burstCrashed.length > 0) count.lostCrashed++;
 		} else count.inTwoOrMore++;
 		count.problems.push({
 			text: message.text,
 			replies,
 			delivery: deliveries.get(message.text) ?? 'not sent',
 			executions: holders,
+			...(burstCrashed.length > 0 && { burstCrashed }),
 		});
 	}
 	return count;
