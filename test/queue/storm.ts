@@ -128,12 +128,16 @@ export async function checkKillStorm(ctx: QueueContext): Promise<void> {
 	// is replaced by its error, which then no longer names the message it held).
 	const held = new Map<string, string[]>();
 	const remember = () => {
+		let inFlight = 0;
 		for (const [w, trigger] of [
 			[stream.workflow.id, stream.trigger],
 			[talk.workflow.id, talk.trigger],
 		])
-			for (const e of storedExecutions(topology, w, trigger, ['new', 'running']))
+			for (const e of storedExecutions(topology, w, trigger, ['new', 'running'])) {
+				inFlight++;
 				if (e.waIds.length) held.set(e.id, e.waIds);
+			}
+		return inFlight;
 	};
 	const roleOf = (name: RoleName): N8nRole | undefined =>
 		name === 'main'
@@ -144,24 +148,24 @@ export async function checkKillStorm(ctx: QueueContext): Promise<void> {
 
 	const t0 = Date.now();
 	const at = (ms: number) => sleep(Math.max(0, t0 + ms - Date.now()));
-	const kills: Array<{ role: RoleName; atS: number; downS: number }> = [];
+	const kills: Array<{ role: RoleName; atS: number; downS: number; inFlight: number }> = [];
 	let killFailed: unknown;
 	const killer = (async () => {
 		for (let i = 0; i < KILLS; i++) {
 			await at(killAtMs[i]);
 			const role = roleOf(roles[i]);
 			if (!role) throw new Error(`${roles[i]} is not running`);
-			remember();
+			const inFlight = remember();
 			const killedAt = Date.now();
 			topology.kill(role);
 			log(
-				`  SIGKILL ${roles[i]} (pid ${role.process.child.pid}) ${((killedAt - t0) / 1000).toFixed(1)} s in`,
+				`  SIGKILL ${roles[i]} (pid ${role.process.child.pid}) ${((killedAt - t0) / 1000).toFixed(1)} s in, ${inFlight} executions new or running`,
 			);
 			await sleep(1000);
 			remember();
 			await topology.restart(role);
 			const downS = (Date.now() - killedAt) / 1000;
-			kills.push({ role: roles[i], atS: (killedAt - t0) / 1000, downS });
+			kills.push({ role: roles[i], atS: (killedAt - t0) / 1000, downS, inFlight });
 			log(`  ${roles[i]} back after ${downS.toFixed(1)} s`);
 		}
 	})().catch((error: unknown) => (killFailed = error));
@@ -266,14 +270,8 @@ export async function checkKillStorm(ctx: QueueContext): Promise<void> {
 	const silent = notStarted.filter((e) => !ranElsewhere(e) && !namedInLog(e));
 
 	// Conversations: asked, confirmed (the contact's own answer), and the executions holding them.
-	const count = {
-		askedOnce: 0,
-		askedTwice: 0,
-		askedNever: 0,
-		confirmedOnce: 0,
-		confirmedTwice: 0,
-		confirmedNever: 0,
-	};
+	const keys = ['askedOnce', 'askedTwice', 'askedNever', 'confirmedOnce', 'confirmedTwice'];
+	const count = Object.fromEntries([...keys, 'confirmedNever'].map((k) => [k, 0]));
 	const talkProblems: string[] = [];
 	let talkExcused = 0;
 	for (const c of talks) {
@@ -303,7 +301,7 @@ export async function checkKillStorm(ctx: QueueContext): Promise<void> {
 	);
 	const figures = {
 		seed,
-		kills: kills.map((k) => ({ role: k.role, atS: +k.atS.toFixed(1), downS: +k.downS.toFixed(1) })),
+		kills: kills.map((k) => ({ ...k, atS: +k.atS.toFixed(1), downS: +k.downS.toFixed(1) })),
 		killsPerRole,
 		stream: {
 			messages: MESSAGES,
@@ -347,7 +345,6 @@ export async function checkKillStorm(ctx: QueueContext): Promise<void> {
 	log(
 		`  conversations: asked once/twice/never ${count.askedOnce}/${count.askedTwice}/${count.askedNever}, confirmed once/twice/never ${count.confirmedOnce}/${count.confirmedTwice}/${count.confirmedNever}; ${talkProblems.length} not clean, ${talkExcused} of them excused (crashed); executions ${JSON.stringify(figures.conversations.executions)}`,
 	);
-	log(`  kills: ${JSON.stringify(killsPerRole)}`);
 	for (const line of whereRan([...never, ...twice], streamRuns)) log(line);
 	for (const line of talkProblems) log(line);
 	for (const e of silent)
