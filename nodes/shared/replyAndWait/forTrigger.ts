@@ -129,9 +129,10 @@ export async function answerWaiting(
 			return { ...answerFirst.call(this, trigger, owed), recorded: true };
 		}
 		const outcome = await resumeEntry.call(this, item, target.identity, target.found);
-		// Recorded in this copy too: the catch-up's is saved as it emits the recording execution,
-		// which a kill may end before it records the answer (a later copy would then run it again).
-		if (outcome.resumed && messageId && home) recordAnswered(home, messageId);
+		// The catch-up's: recorded in its copy too, which n8n saves as it emits the recording
+		// execution; a kill may end that execution before it records the answer.
+		const catchUp = !('getNodeWebhookUrl' in this);
+		if (catchUp && outcome.resumed && messageId && home) recordAnswered(home, messageId);
 		return outcome;
 	} finally {
 		// Written either way: which requests' copies n8n saves differs by line (docs/n8n-internals.md).
