@@ -148,8 +148,15 @@ function autoReplyWorkflow(ctx: QueueContext): WorkflowJson {
 	return mapExample(readExample('autoReply'), { [CREDENTIAL_NAME]: ctx.credential.id }, {});
 }
 
-/** Trigger → Reply → Wait 4 s: an execution that is still running a while after its reply went out. */
-function replyThenWaitWorkflow(ctx: QueueContext): WorkflowJson {
+/**
+ * Trigger → Reply → Wait 4 s: an execution that is still running a while after its reply went out.
+ * kill-storm's stream: its own wait and reply text, the trigger's catch-up, and a last node (Done).
+ */
+export function replyThenWaitWorkflow(
+	ctx: QueueContext,
+	options: { waitS?: number; catchUpInterval?: number; text?: string; done?: boolean } = {},
+): WorkflowJson {
+	const { waitS = 4, catchUpInterval, text = '=Thanks {{ $json.data.contact_name }}' } = options;
 	const node = (
 		name: string,
 		type: string,
@@ -166,49 +173,58 @@ function replyThenWaitWorkflow(ctx: QueueContext): WorkflowJson {
 		parameters,
 		...extra,
 	});
+	const nodes = [
+		node(
+			'Trigger',
+			TRIGGER_TYPE,
+			1,
+			{
+				registration: 'automatic',
+				events: ['message.inbound'],
+				...(catchUpInterval === undefined
+					? { options: {} }
+					: { catchUp: true, options: { catchUpInterval } }),
+			},
+			0,
+			{
+				webhookId: randomUUID(),
+				credentials: credentialRef(ctx),
+			},
+		),
+		node(
+			'Reply',
+			ACTION_TYPE,
+			1,
+			{
+				resource: 'message',
+				operation: 'reply',
+				to: '={{ $json.data.from }}',
+				from: '={{ $json.data.number }}',
+				text,
+			},
+			260,
+			{
+				credentials: credentialRef(ctx),
+			},
+		),
+		node(
+			'Wait',
+			'n8n-nodes-base.wait',
+			1.1,
+			{ resume: 'timeInterval', amount: waitS, unit: 'seconds' },
+			520,
+			{ webhookId: randomUUID() },
+		),
+		...(options.done ? [node('Done', 'n8n-nodes-base.noOp', 1, {}, 780)] : []),
+	];
 	return {
-		name: 'Queue: reply, then wait 4 s',
-		nodes: [
-			node(
-				'Trigger',
-				TRIGGER_TYPE,
-				1,
-				{ registration: 'automatic', events: ['message.inbound'], options: {} },
-				0,
-				{
-					webhookId: randomUUID(),
-					credentials: credentialRef(ctx),
-				},
-			),
-			node(
-				'Reply',
-				ACTION_TYPE,
-				1,
-				{
-					resource: 'message',
-					operation: 'reply',
-					to: '={{ $json.data.from }}',
-					from: '={{ $json.data.number }}',
-					text: '=Thanks {{ $json.data.contact_name }}',
-				},
-				260,
-				{
-					credentials: credentialRef(ctx),
-				},
-			),
-			node(
-				'Wait',
-				'n8n-nodes-base.wait',
-				1.1,
-				{ resume: 'timeInterval', amount: 4, unit: 'seconds' },
-				520,
-				{ webhookId: randomUUID() },
-			),
-		],
-		connections: {
-			Trigger: { main: [[{ node: 'Reply', type: 'main', index: 0 }]] },
-			Reply: { main: [[{ node: 'Wait', type: 'main', index: 0 }]] },
-		},
+		name: `Queue: reply, then wait ${waitS} s${options.done ? ', then Done' : ''}`,
+		nodes,
+		connections: Object.fromEntries(
+			nodes
+				.slice(1)
+				.map((n, i) => [nodes[i].name, { main: [[{ node: n.name, type: 'main', index: 0 }]] }]),
+		),
 		settings: { executionOrder: 'v1' },
 	};
 }

@@ -1,14 +1,14 @@
 /**
  * kill-storm (issue 49, goal 2, queue half; not in CI: minutes): n8n killed at any moment in queue
- * mode. Two accounts, two workflows active at once: the stream workflow of kill-webhook (trigger,
- * catch-up every 10 s → no-op) on the topology's sandbox, the conversation example (Reply and Wait
- * for Answer) on a second sandbox. While a steady stream of inbound messages and conversations
- * (greeting, then the answer once asked) go through the balancer, one role drawn from a seeded
- * PRNG (main, webhook processor 1/2, worker 1/2) gets SIGKILL every 15-25 s and is started again
- * (same user folder and port). Then the catch-up's time, then the count from Postgres and the
- * sandboxes. Allowed exception: what an execution n8n records crashed held (`crashed`, or a
- * killed worker's job failed by Bull's stalled check: `error`, "failed to be processed too many
- * times"). Never allowed: a message run twice, a conversation confirmed twice.
+ * mode. Two accounts, two workflows active at once: the stream workflow (trigger, catch-up every
+ * 10 s → Reply naming the message → Wait 3 s → Done: executions take ~3 s, so kills find some in
+ * flight) and the conversation example (Reply and Wait for Answer) on a second sandbox. Under a
+ * steady stream (one contact per message) and conversations, a role drawn from a seeded PRNG (main,
+ * processor 1/2, worker 1/2; 3+ worker kills, each while stream executions run) gets SIGKILL every
+ * 15-25 s and is started again. Counted per message from the sandbox (replies 0 / 1 / 2+) and
+ * Postgres (executions holding it), and per conversation. Allowed: what an execution n8n records
+ * crashed held (`crashed`, or a killed worker's job failed by Bull's stalled check). Never allowed:
+ * a message replied twice, a conversation confirmed twice.
  *
  *   scripts/queue.sh --only kill-storm [--seed N]   (or STORM_SEED=N: the same schedule again)
  */
@@ -24,8 +24,8 @@ import { answerText, CONFIRMATION, greetingText, QUESTION, repliesByContact } fr
 import {
 	conversationWorkflow,
 	ensureActive,
-	loadWorkflowFor,
 	record,
+	replyThenWaitWorkflow,
 	streamInbound,
 	type QueueContext,
 } from './checks';
@@ -40,29 +40,30 @@ import {
 import type { N8nRole } from './lib/topology';
 
 const INTERVAL_S = 10;
+const WAIT_S = 3;
 const MESSAGES = 400;
-const CONTACTS = 200;
 const CONCURRENCY = 4;
 const CONVERSATIONS = 30;
 const KILLS = 8;
+const WORKER_KILLS = 3;
 const ROLES = ['main', 'webhook1', 'webhook2', 'worker1', 'worker2'] as const;
 type RoleName = (typeof ROLES)[number];
+/** The stream's reply: this, then the inbound message's wa_message_id. */
+const REPLY = 'Storm reply to';
 
 /** n8n recorded the execution crashed: `crashed`, or a killed worker's job failed by Bull's stalled check. */
 const STALLED = /failed to be processed too many times/;
 const crashedByN8n = (e: StoredExecution) =>
 	e.status === 'crashed' || (e.status === 'error' && STALLED.test(e.error ?? ''));
 
-interface Talk {
-	contact: string;
-	greetAtMs: number;
-	answerDelayMs: number;
-	greeting?: string;
-	greetingDelivery?: string;
-	answer?: string;
-	answerWaId?: string;
-	answerDelivery?: string;
-}
+type Talk = { contact: string; greetAtMs: number; answerDelayMs: number } & Partial<
+	Record<'greeting' | 'greetingDelivery' | 'answer' | 'answerWaId' | 'answerDelivery', string>
+>;
+/** Executions (both workflows) new / running just before the SIGKILL, ids; `cut`: how many ended crashed. */
+type Kill = { role: RoleName; ids: string[]; cut?: number } & Record<
+	'atS' | 'downS' | 'new' | 'running' | 'streamRunning',
+	number
+>;
 
 function seedOf(ctx: QueueContext): number {
 	const given = ctx.options.seed ?? (process.env.STORM_SEED ? Number(process.env.STORM_SEED) : NaN);
@@ -73,8 +74,9 @@ export async function checkKillStorm(ctx: QueueContext): Promise<void> {
 	const seed = seedOf(ctx);
 	const random = prng(seed);
 	const between = (lo: number, hi: number) => lo + (hi - lo) * random();
-	// The schedule, drawn once: every role once, then any; 15-25 s apart from a first kill at 10-15 s.
-	const roles: RoleName[] = [...ROLES];
+	// The schedule, drawn once: every role once and a third worker kill, then any; 15-25 s apart
+	// from a first kill at 10-15 s.
+	const roles: RoleName[] = [...ROLES, random() < 0.5 ? 'worker1' : 'worker2'];
 	while (roles.length < KILLS) roles.push(ROLES[Math.floor(random() * ROLES.length)]);
 	for (let i = roles.length - 1; i > 0; i--) {
 		const j = Math.floor(random() * (i + 1));
@@ -90,7 +92,7 @@ export async function checkKillStorm(ctx: QueueContext): Promise<void> {
 		answerDelayMs: between(500, 4_000) | 0,
 	}));
 	log(
-		`== kill-storm: seed ${seed} (again: --seed ${seed} or STORM_SEED=${seed}); ${MESSAGES} inbound from ${CONTACTS} contacts over ${(streamMs / 1000).toFixed(0)} s and ${CONVERSATIONS} conversations; SIGKILL ${roles.map((r, i) => `${r}@${(killAtMs[i] / 1000).toFixed(1)}s`).join(', ')}; catch-up every ${INTERVAL_S} s`,
+		`== kill-storm: seed ${seed} (again: --seed ${seed} or STORM_SEED=${seed}); ${MESSAGES} inbound from ${MESSAGES} contacts over ${(streamMs / 1000).toFixed(0)} s (each: Reply, Wait ${WAIT_S} s) and ${CONVERSATIONS} conversations; SIGKILL ${roles.map((r, i) => `${r}@${(killAtMs[i] / 1000).toFixed(1)}s`).join(', ')}; catch-up every ${INTERVAL_S} s`,
 	);
 
 	const { topology } = ctx;
@@ -99,11 +101,15 @@ export async function checkKillStorm(ctx: QueueContext): Promise<void> {
 	const logFiles = readdirSync(logDir).filter((f) => /^n8n-.*\.log$/.test(f));
 	const logFrom = new Map(logFiles.map((f) => [f, statSync(join(logDir, f)).size]));
 	const streamCtx = { ...ctx, options: { ...ctx.options, catchUpInterval: INTERVAL_S } };
-	const stream = await ensureActive(ctx, 'storm-stream', () => {
-		const workflow = loadWorkflowFor(streamCtx, INTERVAL_S);
-		workflow.name = 'Queue storm: stream (trigger with catch-up → no-op)';
-		return workflow;
-	});
+	const stream = await ensureActive(ctx, 'storm-stream', () => ({
+		...replyThenWaitWorkflow(ctx, {
+			waitS: WAIT_S,
+			catchUpInterval: INTERVAL_S,
+			text: `=${REPLY} {{ $json.data.wa_message_id }}`,
+			done: true,
+		}),
+		name: `Queue storm: stream (trigger, catch-up every ${INTERVAL_S} s → Reply → Wait ${WAIT_S} s → Done)`,
+	}));
 	// The second account: its own sandbox, credential and conversation workflow.
 	const talkSandbox = await launchSandbox(0, 0, topology.options.webhookTimeoutMs);
 	const talkControl = new SandboxControl(talkSandbox.baseUrl);
@@ -128,16 +134,15 @@ export async function checkKillStorm(ctx: QueueContext): Promise<void> {
 	// is replaced by its error, which then no longer names the message it held).
 	const held = new Map<string, string[]>();
 	const remember = () => {
-		let inFlight = 0;
-		for (const [w, trigger] of [
-			[stream.workflow.id, stream.trigger],
-			[talk.workflow.id, talk.trigger],
-		])
-			for (const e of storedExecutions(topology, w, trigger, ['new', 'running'])) {
-				inFlight++;
+		const now = { new: 0, running: 0, streamRunning: 0, ids: [] as string[] };
+		for (const w of [stream, talk])
+			for (const e of storedExecutions(topology, w.workflow.id, w.trigger, ['new', 'running'])) {
+				now[e.status === 'new' ? 'new' : 'running']++;
+				if (w === stream && e.status === 'running') now.streamRunning++;
+				now.ids.push(e.id);
 				if (e.waIds.length) held.set(e.id, e.waIds);
 			}
-		return inFlight;
+		return now;
 	};
 	const roleOf = (name: RoleName): N8nRole | undefined =>
 		name === 'main'
@@ -148,25 +153,31 @@ export async function checkKillStorm(ctx: QueueContext): Promise<void> {
 
 	const t0 = Date.now();
 	const at = (ms: number) => sleep(Math.max(0, t0 + ms - Date.now()));
-	const kills: Array<{ role: RoleName; atS: number; downS: number; inFlight: number }> = [];
+	const kills: Kill[] = [];
 	let killFailed: unknown;
 	const killer = (async () => {
 		for (let i = 0; i < KILLS; i++) {
 			await at(killAtMs[i]);
 			const role = roleOf(roles[i]);
 			if (!role) throw new Error(`${roles[i]} is not running`);
-			const inFlight = remember();
+			// A worker is killed while stream executions run (waiting up to 10 s for one).
+			let inFlight = remember();
+			const until = Date.now() + 10_000;
+			while (roles[i].startsWith('worker') && !inFlight.streamRunning && Date.now() < until)
+				inFlight = await sleep(250).then(remember);
 			const killedAt = Date.now();
 			topology.kill(role);
 			log(
-				`  SIGKILL ${roles[i]} (pid ${role.process.child.pid}) ${((killedAt - t0) / 1000).toFixed(1)} s in, ${inFlight} executions new or running`,
+				`  SIGKILL ${roles[i]} (pid ${role.process.child.pid}) ${((killedAt - t0) / 1000).toFixed(1)} s in; executions new ${inFlight.new}, running ${inFlight.running} (stream ${inFlight.streamRunning})`,
 			);
 			await sleep(1000);
 			remember();
 			await topology.restart(role);
-			const downS = (Date.now() - killedAt) / 1000;
-			kills.push({ role: roles[i], atS: (killedAt - t0) / 1000, downS, inFlight });
-			log(`  ${roles[i]} back after ${downS.toFixed(1)} s`);
+			const [atS, downS] = [killedAt - t0, Date.now() - killedAt].map(
+				(ms) => +(ms / 1e3).toFixed(1),
+			);
+			kills.push({ role: roles[i], atS, downS, ...inFlight });
+			log(`  ${roles[i]} back after ${downS} s`);
 		}
 	})().catch((error: unknown) => (killFailed = error));
 
@@ -216,8 +227,8 @@ export async function checkKillStorm(ctx: QueueContext): Promise<void> {
 		concurrency: CONCURRENCY,
 		pauseMs: Math.max(0, (streamMs * CONCURRENCY) / MESSAGES - 150),
 		message: (i) => ({
-			from: `+1666${String(1_000_000 + (i % CONTACTS))}`,
-			contact_name: `Storm ${i % CONTACTS}`,
+			from: `+1666${String(1_000_000 + i)}`,
+			contact_name: `Storm ${i}`,
 			text: `storm ${i}`,
 		}),
 	});
@@ -232,6 +243,7 @@ export async function checkKillStorm(ctx: QueueContext): Promise<void> {
 	// The catch-up's whole time (a copy of a delivery that failed may come late: waiting only until
 	// everything ran could miss it), then every execution settled.
 	const ids = sent.sent.map((s) => s.waId).filter((id): id is string => Boolean(id));
+	const sentAtS = new Map(sent.sent.map((s) => [s.waId, (s.began - t0) / 1000]));
 	const answered = talks.filter((c) => c.answer);
 	const read = (w: typeof stream) =>
 		storedExecutions(topology, w.workflow.id, w.trigger).map((e) =>
@@ -242,29 +254,50 @@ export async function checkKillStorm(ctx: QueueContext): Promise<void> {
 	await settle(topology, talk.workflow.id, 0, 30_000, 5000);
 	const streamRuns = read(stream);
 	const talkRuns = read(talk);
+	const crashedIds = new Set([...streamRuns, ...talkRuns].filter(crashedByN8n).map((e) => e.id));
+	for (const k of kills) k.cut = k.ids.filter((id) => crashedIds.has(id)).length;
+	// Which kill a problem came after: the last whose moment found one of its executions new or
+	// running, and the kills just before and after `sentS`.
+	const killNote = (its: StoredExecution[], sentS?: number) => {
+		const name = (k?: Kill) => (k ? `${k.role}@${k.atS}s` : '-');
+		const during = [...kills].reverse().find((k) => its.some((e) => k.ids.includes(e.id)));
+		const before = [...kills].reverse().find((k) => sentS !== undefined && k.atS <= sentS);
+		const after = kills.find((k) => sentS !== undefined && k.atS > sentS);
+		return `sent ${sentS?.toFixed(1) ?? '?'} s; in flight at the kill of ${name(during)}; kill closest before ${name(before)}, after ${name(after)}`;
+	};
 
-	// Stream: per message, the executions holding it that a worker started.
+	// Stream, per message: replies the sandbox received (its wa_message_id in the text) and
+	// executions holding it that a worker started.
+	const replyCount = new Map<string, number>();
+	for (const m of topology.sandbox.state().messages)
+		if (m.text.startsWith(`${REPLY} `)) {
+			const id = m.text.slice(REPLY.length + 1).trim();
+			replyCount.set(id, (replyCount.get(id) ?? 0) + 1);
+		}
 	const started = streamRuns.filter(wasStarted);
-	const runs = (id: string) => started.filter((e) => e.waIds.includes(id)).length;
-	const holders = (id: string, list: StoredExecution[]) => list.filter((e) => e.waIds.includes(id));
-	const never = ids.filter((id) => runs(id) === 0);
-	const twice = ids.filter((id) => runs(id) > 1);
-	const neverCrashed = never.filter((id) => holders(id, streamRuns).some(crashedByN8n));
-	const neverNotStarted = never.filter(
-		(id) => !neverCrashed.includes(id) && holders(id, streamRuns).length > 0,
-	);
+	const holders = (id: string, list = streamRuns) => list.filter((e) => e.waIds.includes(id));
+	const bucket = (n: number) => (n === 0 ? 'never' : n === 1 ? 'once' : 'twice');
+	const tally = (n: (id: string) => number) => {
+		const c: Record<string, number> = { once: 0, never: 0, twice: 0 };
+		for (const id of ids) c[bucket(n(id))]++;
+		return c;
+	};
+	const replied = tally((id) => replyCount.get(id) ?? 0);
+	const executed = tally((id) => holders(id, started).length);
+	const problems = ids.filter((id) => replyCount.get(id) !== 1);
+	const excused = problems.filter((id) => !replyCount.get(id) && holders(id).some(crashedByN8n));
+	const oddRuns = ids.filter((id) => !problems.includes(id) && holders(id, started).length !== 1);
 	const recovered = new Set(streamRuns.flatMap((e) => e.waIds.filter((_, i) => e.recovered[i])));
 
 	// Executions stored and never started: their message run by another, or named in a log line.
 	const logs = logFiles
 		.map((f) => readFileSync(join(logDir, f)).subarray(logFrom.get(f)).toString('utf8'))
 		.join('\n');
-	const notStarted = [...streamRuns, ...talkRuns].filter((e) => !wasStarted(e));
+	const all = [...streamRuns, ...talkRuns];
+	const notStarted = all.filter((e) => !wasStarted(e));
 	const ranElsewhere = (e: StoredExecution) =>
 		e.waIds.length > 0 &&
-		e.waIds.every((id) =>
-			[...streamRuns, ...talkRuns].some((o) => o !== e && wasStarted(o) && o.waIds.includes(id)),
-		);
+		e.waIds.every((id) => all.some((o) => o !== e && wasStarted(o) && o.waIds.includes(id)));
 	const namedInLog = (e: StoredExecution) =>
 		new RegExp(`execution[^0-9\\n]{0,24}${e.id}(?!\\d)`, 'i').test(logs);
 	const silent = notStarted.filter((e) => !ranElsewhere(e) && !namedInLog(e));
@@ -289,31 +322,31 @@ export async function checkKillStorm(ctx: QueueContext): Promise<void> {
 		);
 		// Never excused: two confirmations, or asked again after the confirmation (the answer ran twice).
 		const doubled = confirmations.length > 1 || (confirmed === 1 && asked > 1);
-		const excused = !doubled && its.some(crashedByN8n);
-		if (excused) talkExcused++;
+		const ok = !doubled && its.some(crashedByN8n);
+		if (ok) talkExcused++;
 		talkProblems.push(
-			`    ${c.contact}: asked ${asked}, confirmed ${confirmed}${excused ? ' (excused: crashed)' : ''}; greeting ${c.greeting} ${c.greetingDelivery ?? 'not sent'}, answer ${c.answerWaId ?? '-'} ${c.answerDelivery ?? (c.answer ? 'pending' : 'not sent')}; executions ${its.map((e) => `#${e.id} ${e.status} ${e.mode}${wasStarted(e) ? '' : ' never started'}`).join('; ') || 'none'}`,
+			`    ${c.contact}: asked ${asked}, confirmed ${confirmed}${ok ? ' (excused: crashed)' : ''}; greeting ${c.greeting} ${c.greetingDelivery ?? 'not sent'}, answer ${c.answerWaId ?? '-'} ${c.answerDelivery ?? (c.answer ? 'pending' : 'not sent')}; executions ${its.map((e) => `#${e.id} ${e.status} ${e.mode}${wasStarted(e) ? '' : ' never started'}`).join('; ') || 'none'}; ${killNote(its, c.greetAtMs / 1000)}`,
 		);
 	}
 
 	const killsPerRole = Object.fromEntries(
 		ROLES.map((r) => [r, kills.filter((k) => k.role === r).length]),
 	);
+	const workerKillsMidRun = kills.filter((k) => k.role.startsWith('worker') && k.streamRunning > 0);
 	const figures = {
 		seed,
-		kills: kills.map((k) => ({ ...k, atS: +k.atS.toFixed(1), downS: +k.downS.toFixed(1) })),
+		kills: kills.map(({ ids: _ids, ...k }) => k),
 		killsPerRole,
+		workerKillsMidRun: workerKillsMidRun.length,
 		stream: {
 			messages: MESSAGES,
 			sent: ids.length,
 			deliveryFailed: failed,
-			once: ids.length - never.length - twice.length,
-			never: never.length,
-			neverExcusedCrashed: neverCrashed.length,
-			neverOnlyNeverStarted: neverNotStarted.length,
-			neverNoExecution: never.length - neverCrashed.length - neverNotStarted.length,
-			twice: twice.length,
-			twiceOneCopyCrashed: twice.filter((id) => holders(id, started).some(crashedByN8n)).length,
+			replied,
+			executed,
+			notRepliedOnce: problems.length,
+			excusedCrashed: excused.length,
+			repliedOnceButExecuted: oddRuns.length,
 			recoveredByCatchUp: recovered.size,
 			executions: executionStatuses(topology, stream.workflow.id),
 		},
@@ -336,8 +369,12 @@ export async function checkKillStorm(ctx: QueueContext): Promise<void> {
 		durationS: (Date.now() - t0) / 1000,
 	};
 	ctx.numbers.killStorm = figures;
+	const hist = (c: Record<string, number>) => `${c.once}/${c.never}/${c.twice}`;
 	log(
-		`  stream: ${figures.stream.once} once, ${never.length} never (${neverCrashed.length} held by a crashed execution, ${neverNotStarted.length} by executions never started only, ${figures.stream.neverNoExecution} by none), ${twice.length} twice; ${recovered.size} recovered by the catch-up; executions ${JSON.stringify(figures.stream.executions)}`,
+		`  kills: ${figures.kills.map((k) => `${k.role}@${k.atS}s new ${k.new} running ${k.running} (stream ${k.streamRunning}) → ${k.cut} crashed`).join('; ')}`,
+	);
+	log(
+		`  stream: replied once/never/twice ${hist(replied)}, executed (started) once/never/twice ${hist(executed)}; ${problems.length} not replied once, ${excused.length} of them excused (held by a crashed execution); ${oddRuns.length} replied once but not executed once; ${recovered.size} recovered by the catch-up; executions ${JSON.stringify(figures.stream.executions)}`,
 	);
 	log(
 		`  executions never started: ${notStarted.length} (${figures.neverStartedExecutions.crashed} crashed, message run by another ${figures.neverStartedExecutions.messageRanElsewhere}, named in a log ${figures.neverStartedExecutions.namedInLog}, silent ${silent.length})`,
@@ -345,12 +382,14 @@ export async function checkKillStorm(ctx: QueueContext): Promise<void> {
 	log(
 		`  conversations: asked once/twice/never ${count.askedOnce}/${count.askedTwice}/${count.askedNever}, confirmed once/twice/never ${count.confirmedOnce}/${count.confirmedTwice}/${count.confirmedNever}; ${talkProblems.length} not clean, ${talkExcused} of them excused (crashed); executions ${JSON.stringify(figures.conversations.executions)}`,
 	);
-	for (const line of whereRan([...never, ...twice], streamRuns)) log(line);
-	for (const line of talkProblems) log(line);
-	for (const e of silent)
+	const lines = whereRan([...problems, ...oddRuns], streamRuns);
+	[...problems, ...oddRuns].forEach((id, i) =>
 		log(
-			`    silent: execution #${e.id} ${e.status} never started, holds ${e.waIds.join(', ') || 'nothing known'}`,
-		);
+			`${lines[i]} | replies ${replyCount.get(id) ?? 0}${excused.includes(id) ? ' (excused)' : ''}; ${killNote(holders(id), sentAtS.get(id))}`,
+		),
+	);
+	for (const line of talkProblems) log(line);
+	for (const e of silent) log(`    silent: #${e.id} ${e.status} never started, holds ${e.waIds}`);
 
 	await topology.client
 		.deactivate(talk.workflow.id)
@@ -358,13 +397,14 @@ export async function checkKillStorm(ctx: QueueContext): Promise<void> {
 	await talkSandbox.close();
 	record(
 		ctx,
-		`kill-storm (seed ${seed}): ${kills.length} SIGKILLs (main, processors, workers) under traffic: no message run twice, no conversation confirmed twice, every message not run once and every conversation not clean held by an execution n8n recorded crashed`,
-		twice.length === 0 &&
+		`kill-storm (seed ${seed}): ${kills.length} SIGKILLs (main, processors, workers; ${workerKillsMidRun.length} of workers with stream executions running) under traffic: no message replied twice, no conversation confirmed twice, every message not replied once and every conversation not clean held by an execution n8n recorded crashed`,
+		replied.twice === 0 &&
 			count.confirmedTwice === 0 &&
-			never.length === neverCrashed.length &&
+			problems.length === excused.length &&
 			talkProblems.length === talkExcused &&
 			kills.length >= KILLS &&
-			ROLES.every((r) => killsPerRole[r] > 0),
-		`stream ${figures.stream.once}/${never.length}/${twice.length} once/never/twice (of the never: ${neverCrashed.length} held by a crashed execution), conversations asked ${count.askedOnce}/${count.askedTwice}/${count.askedNever}, confirmed ${count.confirmedOnce}/${count.confirmedTwice}/${count.confirmedNever} once/twice/never (${talkExcused} of ${talkProblems.length} not clean excused); never started ${notStarted.length} (silent ${silent.length}); kills ${JSON.stringify(killsPerRole)}`,
+			ROLES.every((r) => killsPerRole[r] > 0) &&
+			workerKillsMidRun.length >= WORKER_KILLS,
+		`stream replied ${hist(replied)} once/never/twice (${excused.length} of ${problems.length} not once excused: crashed), executed ${hist(executed)}; conversations asked ${count.askedOnce}/${count.askedTwice}/${count.askedNever}, confirmed ${count.confirmedOnce}/${count.confirmedTwice}/${count.confirmedNever} once/twice/never (${talkExcused} of ${talkProblems.length} not clean excused); never started ${notStarted.length} (silent ${silent.length}); kills ${JSON.stringify(killsPerRole)}, running at each ${kills.map((k) => k.running).join('/')}, crashed by each ${kills.map((k) => k.cut).join('/')}`,
 	);
 }
