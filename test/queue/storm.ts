@@ -131,7 +131,8 @@ export async function checkKillStorm(ctx: QueueContext): Promise<void> {
 	);
 
 	// Before and after each kill: the items of executions not finished (a stalled job's stored data
-	// is replaced by its error, which then no longer names the message it held).
+	// is replaced by its error, a crashed one's by what the restarted worker's event log amends, an
+	// artificial item: neither names the message it held any more).
 	const held = new Map<string, string[]>();
 	const remember = () => {
 		const now = { new: 0, running: 0, streamRunning: 0, ids: [] as string[] };
@@ -140,7 +141,7 @@ export async function checkKillStorm(ctx: QueueContext): Promise<void> {
 				now[e.status === 'new' ? 'new' : 'running']++;
 				if (w === stream && e.status === 'running') now.streamRunning++;
 				now.ids.push(e.id);
-				if (e.waIds.length) held.set(e.id, e.waIds);
+				if (e.waIds.some(Boolean)) held.set(e.id, e.waIds);
 			}
 		return now;
 	};
@@ -247,7 +248,7 @@ export async function checkKillStorm(ctx: QueueContext): Promise<void> {
 	const answered = talks.filter((c) => c.answer);
 	const read = (w: typeof stream) =>
 		storedExecutions(topology, w.workflow.id, w.trigger).map((e) =>
-			e.waIds.length || !held.has(e.id) ? e : { ...e, waIds: held.get(e.id) as string[] },
+			e.waIds.some(Boolean) || !held.has(e.id) ? e : { ...e, waIds: held.get(e.id) as string[] },
 		);
 	await at(trafficEnd - t0 + (INTERVAL_S + 30) * 1000);
 	await settle(topology, stream.workflow.id, 0, 45_000, 5000);
@@ -287,6 +288,9 @@ export async function checkKillStorm(ctx: QueueContext): Promise<void> {
 	const problems = ids.filter((id) => replyCount.get(id) !== 1);
 	const excused = problems.filter((id) => !replyCount.get(id) && holders(id).some(crashedByN8n));
 	const oddRuns = ids.filter((id) => !problems.includes(id) && holders(id, started).length !== 1);
+	const cutAfterReply = ids.filter(
+		(id) => replyCount.get(id) === 1 && holders(id).some(crashedByN8n),
+	);
 	const recovered = new Set(streamRuns.flatMap((e) => e.waIds.filter((_, i) => e.recovered[i])));
 
 	// Executions stored and never started: their message run by another, or named in a log line.
@@ -325,7 +329,7 @@ export async function checkKillStorm(ctx: QueueContext): Promise<void> {
 		const ok = !doubled && its.some(crashedByN8n);
 		if (ok) talkExcused++;
 		talkProblems.push(
-			`    ${c.contact}: asked ${asked}, confirmed ${confirmed}${ok ? ' (excused: crashed)' : ''}; greeting ${c.greeting} ${c.greetingDelivery ?? 'not sent'}, answer ${c.answerWaId ?? '-'} ${c.answerDelivery ?? (c.answer ? 'pending' : 'not sent')}; executions ${its.map((e) => `#${e.id} ${e.status} ${e.mode}${wasStarted(e) ? '' : ' never started'}`).join('; ') || 'none'}; ${killNote(its, c.greetAtMs / 1000)}`,
+			`    ${c.contact}: asked ${asked}, confirmed ${confirmed}${ok ? ' (excused: crashed)' : ''}; greeting ${c.greeting} ${c.greetingDelivery ?? 'not sent'}, answer ${c.answerWaId ?? '-'} ${c.answerDelivery ?? (c.answer ? 'pending' : 'not sent')}; executions ${its.map((e) => `#${e.id} ${e.status} ${e.mode}${e.recovered.some(Boolean) ? ' recovered' : ''}${wasStarted(e) ? '' : ' never started'}`).join('; ') || 'none'}; ${killNote(its, c.greetAtMs / 1000)}`,
 		);
 	}
 
@@ -347,6 +351,7 @@ export async function checkKillStorm(ctx: QueueContext): Promise<void> {
 			notRepliedOnce: problems.length,
 			excusedCrashed: excused.length,
 			repliedOnceButExecuted: oddRuns.length,
+			repliedOnceThenCrashed: cutAfterReply.length,
 			recoveredByCatchUp: recovered.size,
 			executions: executionStatuses(topology, stream.workflow.id),
 		},
@@ -374,10 +379,7 @@ export async function checkKillStorm(ctx: QueueContext): Promise<void> {
 		`  kills: ${figures.kills.map((k) => `${k.role}@${k.atS}s new ${k.new} running ${k.running} (stream ${k.streamRunning}) → ${k.cut} crashed`).join('; ')}`,
 	);
 	log(
-		`  stream: replied once/never/twice ${hist(replied)}, executed (started) once/never/twice ${hist(executed)}; ${problems.length} not replied once, ${excused.length} of them excused (held by a crashed execution); ${oddRuns.length} replied once but not executed once; ${recovered.size} recovered by the catch-up; executions ${JSON.stringify(figures.stream.executions)}`,
-	);
-	log(
-		`  executions never started: ${notStarted.length} (${figures.neverStartedExecutions.crashed} crashed, message run by another ${figures.neverStartedExecutions.messageRanElsewhere}, named in a log ${figures.neverStartedExecutions.namedInLog}, silent ${silent.length})`,
+		`  stream: replied once/never/twice ${hist(replied)}, executed (started) once/never/twice ${hist(executed)}; ${problems.length} not replied once, ${excused.length} of them excused (held by a crashed execution); ${cutAfterReply.length} replied once, then their execution crashed (cut in the Wait); ${oddRuns.length} replied once but not executed once; ${recovered.size} recovered by the catch-up; executions ${JSON.stringify(figures.stream.executions)}; never started (both workflows) ${JSON.stringify({ ...figures.neverStartedExecutions, silent: silent.length })}`,
 	);
 	log(
 		`  conversations: asked once/twice/never ${count.askedOnce}/${count.askedTwice}/${count.askedNever}, confirmed once/twice/never ${count.confirmedOnce}/${count.confirmedTwice}/${count.confirmedNever}; ${talkProblems.length} not clean, ${talkExcused} of them excused (crashed); executions ${JSON.stringify(figures.conversations.executions)}`,
