@@ -85,19 +85,22 @@ export function ownOrigin(this: IWebhookFunctions | ITriggerFunctions): string {
 
 /**
  * The waiting execution's side: posts the entries to the registration URL of the trigger whose event
- * URL is the account's webhook, when that is a trigger of this n8n. A failure leaves them in this
- * process's memory only (fail-safe: the answer starts a normal execution).
+ * URL is the account's webhook, when that is a trigger of this n8n. Whether the trigger took them;
+ * if not, they are in this process's memory and the execution's copy only (fail-safe: the answer
+ * then starts a normal execution).
  */
 export async function registerWithTrigger(
 	this: IExecuteFunctions,
 	apiKey: string,
 	resumeUrl: string,
 	registrations: WaitRegistration[],
-): Promise<void> {
-	const why = (reason: string) =>
+): Promise<boolean> {
+	const why = (reason: string) => {
 		this.logger.info(
 			`Business Messaging: Reply and Wait for Answer kept its waiting entry in this process only (${serviceLine(reason)})`,
 		);
+		return false;
+	};
 	try {
 		const webhook = readWebhookAnswer(
 			await apiRequest.call(this, 'GET', WEBHOOK_PATH, {
@@ -138,8 +141,9 @@ export async function registerWithTrigger(
 		void sleep(REGISTRATION_REPEAT_MS)
 			.then(post)
 			.catch(() => undefined);
+		return true;
 	} catch (error) {
-		why((error as Error).message);
+		return why((error as Error).message);
 	}
 }
 

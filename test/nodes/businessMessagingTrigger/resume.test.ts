@@ -1020,6 +1020,29 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 		}
 	});
 
+	// Issue 49, kill -9 run (2.41.1, seed 777): n8n re-runs the executions a kill left `new` at boot,
+	// from the workflow stored with them and before any trigger runs; Reply and Wait saving that older
+	// copy dropped an answered record saved since, and the answer ran again as a new conversation.
+	it("an execution with an older copy of the trigger's workflow (re-run at boot): the trigger takes the entry, and the execution leaves its copy unchanged, so n8n saves nothing older over the database", async () => {
+		const served = await servedTrigger(sb);
+		try {
+			const origin = new URL(served.served.url).origin;
+			const number = sb.numbers[0].phone_number_id;
+			const olderCopy: IDataObject = {
+				global: { [TRIGGER_MARKER_KEY]: true, other: 'as at the kill' },
+			};
+			const run = await askAsAnotherProcess(origin, CONTACT, olderCopy);
+			expect(run.execution.status).toBe('waiting');
+			expect(olderCopy.global).toEqual({ [TRIGGER_MARKER_KEY]: true, other: 'as at the kill' });
+			expect((olderCopy.global as { __dataChanged?: boolean }).__dataChanged).toBe(false);
+			expect(
+				findWaiting(served.harness.globalStaticData, [waitingKey(CONTACT, number)], ACCOUNT),
+			).toBeDefined();
+		} finally {
+			await served.down();
+		}
+	});
+
 	it('posts the registration a second time 1.5 s later (behind a balancer it usually reaches another webhook processor, which then holds the entry too)', async () => {
 		const served = await servedTrigger(sb);
 		try {

@@ -184,7 +184,9 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 				...askedAfter(items[itemIndex].json),
 			},
 		};
-		if (!registerWaiting(staticData, registration.key, registration.entry) && !postsToTrigger)
+		// Posted to the trigger: this copy is written only if the trigger does not take it (below).
+		const copy = postsToTrigger ? undefined : staticData;
+		if (!registerWaiting(copy, registration.key, registration.entry) && !postsToTrigger)
 			this.logger.warn(
 				`Business Messaging: Reply and Wait for Answer could not keep its wait for ${serviceLine(registration.key)}: ${NO_ROOM}; the contact's answer starts a new execution, and this one continues on Timed Out`,
 			);
@@ -219,9 +221,14 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 		stored.data.main = [timedOut];
 	}
 
-	if (postsToTrigger) await registerWithTrigger.call(this, apiKey, resumeUrl, registrations);
+	// The trigger's request saves a copy n8n loads fresh; this execution's copy may be older (an
+	// execution n8n re-runs at boot, before any trigger runs) and would drop what was saved since.
+	const taken =
+		postsToTrigger && (await registerWithTrigger.call(this, apiKey, resumeUrl, registrations));
+	if (postsToTrigger && !taken && staticData)
+		for (const { key, entry } of registrations) registerWaiting(staticData, key, entry);
 	// As late as possible before n8n saves this execution's copy: every entry registered meanwhile.
-	if (staticData) keepWaitingEntriesCurrent(staticData, workflowId);
+	if (staticData && !taken) keepWaitingEntriesCurrent(staticData, workflowId);
 	await this.putExecutionToWait(waitTill);
 	return [sent, []];
 }
