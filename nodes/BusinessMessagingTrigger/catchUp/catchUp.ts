@@ -168,21 +168,15 @@ export interface CatchUpRun {
 /** The delivery failure a message recovered after a crash carries. */
 export const TAKEN_BEFORE_RESTART = 'taken by n8n before it restarted, not seen run since';
 
-/** After a crash: what the stopped process took with no execution and this one did not take. */
-function missedAtCrash(
-	run: CatchUpRun,
-	record: IDataObject,
-	event: MessageEvent,
-	nowMs: number,
-): boolean {
-	const { recovery, scope } = run;
+/** After a crash: an inbound message the stopped process may have taken with no execution. */
+function inCrashWindow(run: CatchUpRun, record: IDataObject, event: MessageEvent): boolean {
+	const { recovery } = run;
 	const atMs = Date.parse(String(record.created_at));
 	return (
 		recovery !== undefined &&
 		event === 'message.inbound' &&
 		atMs >= recovery.fromMs &&
-		atMs <= recovery.untilMs &&
-		!wasAcceptedHere(scope, String(record.wa_message_id), nowMs)
+		atMs <= recovery.untilMs
 	);
 }
 
@@ -269,10 +263,11 @@ export async function catchUpOnce(this: ITriggerFunctions, run: CatchUpRun): Pro
 	for (const { event, records } of stored) {
 		for (const record of records) {
 			const id = String(record.wa_message_id);
-			if (missedAtCrash(run, record, event, nowMs))
+			// Taken by this process: it runs here. Else, in the crash window: missed whatever the log says.
+			const acceptedHere = wasAcceptedHere(run.scope, id, nowMs);
+			if (!acceptedHere && inCrashWindow(run, record, event))
 				attempts.set(id, { success: false, reason: TAKEN_BEFORE_RESTART });
-			else if (noneMissed || wasAcceptedHere(run.scope, id, nowMs))
-				attempts.set(id, { success: true, reason: null });
+			else if (noneMissed || acceptedHere) attempts.set(id, { success: true, reason: null });
 		}
 	}
 	const decision = decide(attempts, Math.max(options.maxRecovered - plan.waiting.length, 0));

@@ -81,10 +81,14 @@ export type AnswerOutcome = ResumeOutcome & { recorded?: true };
  * very trigger node, when its trigger() runs in this process (regular mode). Elsewhere (queue mode's processors, the
  * catch-up itself) the answer's execution records it in n8n's deduplication store.
  */
+/** Whether the context is a webhook request's (else trigger()'s: the catch-up). */
+const isRequest = (context: IWebhookFunctions | ITriggerFunctions): context is IWebhookFunctions =>
+	'getNodeWebhookUrl' in context;
+
 function triggerTakingAnswers(
 	this: IWebhookFunctions | ITriggerFunctions,
 ): ITriggerFunctions | undefined {
-	if (!('getNodeWebhookUrl' in this) || this.getMode() !== 'webhook') return undefined;
+	if (!isRequest(this) || this.getMode() !== 'webhook') return undefined;
 	return triggerNodeRunningHere(nodeKeyOf.call(this));
 }
 
@@ -131,8 +135,7 @@ export async function answerWaiting(
 		const outcome = await resumeEntry.call(this, item, target.identity, target.found);
 		// The catch-up's: recorded in its copy too, which n8n saves as it emits the recording
 		// execution; a kill may end that execution before it records the answer.
-		const catchUp = !('getNodeWebhookUrl' in this);
-		if (catchUp && outcome.resumed && messageId && home) recordAnswered(home, messageId);
+		if (!isRequest(this) && outcome.resumed && messageId && home) recordAnswered(home, messageId);
 		return outcome;
 	} finally {
 		// Written either way: which requests' copies n8n saves differs by line (docs/n8n-internals.md).

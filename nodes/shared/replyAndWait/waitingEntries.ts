@@ -42,25 +42,27 @@ export function triggerNodeRunningHere(nodeKey: string): ITriggerFunctions | und
 	return triggersHere.get(nodeKey);
 }
 
+/** A Business Messaging Trigger of workflow `workflowId` whose trigger() runs here, if any. */
+function triggerOfWorkflow(workflowId: string | undefined): ITriggerFunctions | undefined {
+	if (workflowId === undefined) return undefined;
+	for (const [nodeKey, context] of triggersHere)
+		if (nodeKey.startsWith(`${workflowId}:`)) return context;
+	return undefined;
+}
+
+/** Whether a Business Messaging Trigger of workflow `workflowId` runs its trigger() here. */
+export function isTriggerRunningHere(workflowId: string | undefined): boolean {
+	return triggerOfWorkflow(workflowId) !== undefined;
+}
+
 /**
  * The copy of workflow `home`'s static data its trigger() here holds: loaded at activation, kept
  * current from this process's memory. A copy n8n loaded from an older snapshot (an execution
  * n8n runs again at boot, or resumes) may lack what a process before this one saved.
  */
 function triggerCopyOf(home: string | undefined, staticData: IDataObject): IDataObject | undefined {
-	for (const [nodeKey, context] of home === undefined ? [] : triggersHere) {
-		if (!nodeKey.startsWith(`${home}:`)) continue;
-		const copy = context.getWorkflowStaticData('global') as IDataObject;
-		return copy === staticData ? undefined : copy;
-	}
-	return undefined;
-}
-
-/** Whether a Business Messaging Trigger of workflow `workflowId` runs its trigger() here. */
-export function isTriggerRunningHere(workflowId: string | undefined): boolean {
-	if (workflowId === undefined) return false;
-	for (const nodeKey of triggersHere.keys()) if (nodeKey.startsWith(`${workflowId}:`)) return true;
-	return false;
+	const copy = triggerOfWorkflow(home)?.getWorkflowStaticData('global') as IDataObject | undefined;
+	return copy === staticData ? undefined : copy;
 }
 
 /** The static data to register in: the execution's copy when it carries the trigger's marker, else none (memory only). */
