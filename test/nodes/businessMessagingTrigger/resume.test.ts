@@ -209,19 +209,7 @@ describe('trigger: an answer resumes the waiting execution', () => {
 		await new Promise<void>((resolve) => n8n.listen(0, '127.0.0.1', resolve));
 		const origin = `http://127.0.0.1:${(n8n.address() as AddressInfo).port}`;
 		try {
-			const number = sb.numbers[0].phone_number_id;
-			const greeting = await control(sb, 'POST', '/inbound', {
-				from: OTHER_CONTACT,
-				contact_name: 'Dee',
-				number,
-				text: 'hello',
-			});
-			const asked = await runWorkflow({
-				...replyAndWaitWorkflow({ limitWaitTime: true, waitAmount: 5, waitUnit: 'minutes' }),
-				credentials: credentialsFor(sb),
-				inputItems: [inboundItem(greeting.body.record)],
-				webhookWaitingBaseUrl: `${origin}/webhook-waiting`,
-			});
+			const asked = await askAsAnotherProcess(origin, OTHER_CONTACT);
 			expect(asked.execution.status).toBe('waiting');
 			const keys = sb.numbers.map((n) => waitingKey(OTHER_CONTACT, n.phone_number_id));
 			const dWaits = findWaiting(undefined, keys, ACCOUNT)!;
