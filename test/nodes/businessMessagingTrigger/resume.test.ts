@@ -74,6 +74,16 @@ beforeAll(() => {
 	ACCOUNT = accountId(sb.keys.all);
 });
 
+/** A live wait of execution `executionId` at `resumeUrl`, of the trigger's account (node Ask). */
+const waitAt = (resumeUrl: string, executionId: string) => ({
+	resumeUrl,
+	executionId,
+	expiresAtMs: Date.now() + 60_000,
+	alsoStart: false,
+	node: 'Ask',
+	account: ACCOUNT,
+});
+
 async function activeTrigger(): Promise<{ harness: WebhookHarness; secret: string }> {
 	const harness = await trigger(sb, {} as never);
 	await harness.activate();
@@ -145,14 +155,7 @@ describe('trigger: an answer resumes the waiting execution', () => {
 		const server = await resumer(200);
 		servers.push(server);
 		const { harness, secret } = await activeTrigger();
-		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), {
-			resumeUrl: server.url,
-			executionId: '41',
-			expiresAtMs: Date.now() + 60_000,
-			alsoStart: false,
-			node: 'Ask',
-			account: ACCOUNT,
-		});
+		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), waitAt(server.url, '41'));
 		const event = inboundEnvelope({ from: CONTACT, number: NUMBER, text: 'A-42' });
 		const answer = await harness.receive(signedRequest(event, secret));
 		expect(answer.status).toBe(200);
@@ -266,14 +269,7 @@ describe('trigger: an answer resumes the waiting execution', () => {
 		await other.activate();
 		const secret = storedSecret(other.staticData, sb.keys.oneNumber) as string;
 		for (const key of [waitingKey(CONTACT, NUMBER), waitingKey(CONTACT, undefined)]) {
-			registerWaiting(other.globalStaticData, key, {
-				resumeUrl: server.url,
-				executionId: '43',
-				expiresAtMs: Date.now() + 60_000,
-				alsoStart: false,
-				node: 'Ask',
-				account: ACCOUNT,
-			});
+			registerWaiting(other.globalStaticData, key, waitAt(server.url, '43'));
 		}
 		const answer = await other.receive(
 			signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER, text: 'private' }), secret),
@@ -303,14 +299,7 @@ describe('trigger: an answer resumes the waiting execution', () => {
 		});
 		await harness.activate();
 		const secret = storedSecret(harness.staticData, sb.keys.all) as string;
-		const entry = {
-			resumeUrl: server.url,
-			executionId: '47',
-			expiresAtMs: Date.now() + 60_000,
-			alsoStart: false,
-			node: 'Ask',
-			account: ACCOUNT,
-		};
+		const entry = waitAt(server.url, '47');
 		harness.globalStaticData[STATIC_DATA_KEY] = { [waitingKey('+15553334444', NUMBER)]: entry };
 		const answer = await harness.receive(
 			signedRequest(inboundEnvelope({ from: '+15553334444', number: NUMBER }), secret),
@@ -325,14 +314,7 @@ describe('trigger: an answer resumes the waiting execution', () => {
 		const server = await resumer(200, '48');
 		servers.push(server);
 		const { harness, secret } = await activeTrigger();
-		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), {
-			resumeUrl: server.url,
-			executionId: '48',
-			expiresAtMs: Date.now() + 60_000,
-			alsoStart: false,
-			node: 'Ask',
-			account: ACCOUNT,
-		});
+		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), waitAt(server.url, '48'));
 		const sixSecondsAgo = serviceTimestamp(Date.now() - 6_000);
 		const answer = await harness.receive(
 			signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER }, sixSecondsAgo), secret),
@@ -353,14 +335,7 @@ describe('trigger: an answer resumes the waiting execution', () => {
 		const server = await resumer(200, '49');
 		servers.push(server);
 		const { harness, secret } = await activeTrigger();
-		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), {
-			resumeUrl: server.url,
-			executionId: '49',
-			expiresAtMs: Date.now() + 60_000,
-			alsoStart: false,
-			node: 'Ask',
-			account: ACCOUNT,
-		});
+		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), waitAt(server.url, '49'));
 		const started = await harness.startTrigger();
 		try {
 			const event = inboundEnvelope(
@@ -468,14 +443,7 @@ describe('trigger: an answer resumes the waiting execution', () => {
 		const server = await resumer(409);
 		servers.push(server);
 		const { harness, secret } = await activeTrigger();
-		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), {
-			resumeUrl: server.url,
-			executionId: '43',
-			expiresAtMs: Date.now() + 60_000,
-			alsoStart: false,
-			node: 'Ask',
-			account: ACCOUNT,
-		});
+		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), waitAt(server.url, '43'));
 		const answer = await harness.receive(
 			signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER }), secret),
 		);
@@ -492,14 +460,11 @@ describe('trigger: an answer resumes the waiting execution', () => {
 		const logged = {} as LoggedLines;
 		captureLogs(logged, Logger);
 		const { harness, secret } = await activeTrigger();
-		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), {
-			resumeUrl: server.url,
-			executionId: '43\nERROR forged line\u200b\u202e',
-			expiresAtMs: Date.now() + 60_000,
-			alsoStart: false,
-			node: 'Ask',
-			account: ACCOUNT,
-		});
+		registerWaiting(
+			harness.staticData,
+			waitingKey(CONTACT, NUMBER),
+			waitAt(server.url, '43\nERROR forged line\u200b\u202e'),
+		);
 		await harness.receive(
 			signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER }), secret),
 		);
@@ -511,14 +476,11 @@ describe('trigger: an answer resumes the waiting execution', () => {
 
 	it('fail safe: an unreachable resume URL, an expired entry, another contact or number: a normal execution', async () => {
 		const { harness, secret } = await activeTrigger();
-		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), {
-			resumeUrl: 'http://127.0.0.1:9/webhook-waiting/44',
-			executionId: '44',
-			expiresAtMs: Date.now() + 60_000,
-			alsoStart: false,
-			node: 'Ask',
-			account: ACCOUNT,
-		});
+		registerWaiting(
+			harness.staticData,
+			waitingKey(CONTACT, NUMBER),
+			waitAt('http://127.0.0.1:9/webhook-waiting/44', '44'),
+		);
 		expect(
 			(
 				await harness.receive(
@@ -537,14 +499,11 @@ describe('trigger: an answer resumes the waiting execution', () => {
 			node: 'Ask',
 			account: ACCOUNT,
 		});
-		registerWaiting(harness.staticData, waitingKey('+15550000000', NUMBER), {
-			resumeUrl: server.url,
-			executionId: '46',
-			expiresAtMs: Date.now() + 60_000,
-			alsoStart: false,
-			node: 'Ask',
-			account: ACCOUNT,
-		});
+		registerWaiting(
+			harness.staticData,
+			waitingKey('+15550000000', NUMBER),
+			waitAt(server.url, '46'),
+		);
 		for (const data of [
 			{ from: CONTACT, number: NUMBER },
 			{ from: '+15550000000', number: '999' },
@@ -1056,14 +1015,7 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 	it('refuses a registration not signed with its API key (401), and keeps none whose resume URL is not of its own n8n', async () => {
 		const { harness } = await activeTrigger();
 		const origin = new URL(harness.webhookUrl).origin;
-		const entry = {
-			resumeUrl: `${origin}/webhook-waiting/77?signature=s`,
-			executionId: '77',
-			expiresAtMs: Date.now() + 60_000,
-			alsoStart: false,
-			node: 'Ask',
-			account: ACCOUNT,
-		};
+		const entry = waitAt(`${origin}/webhook-waiting/77?signature=s`, '77');
 		const register = async (body: unknown, sign: (raw: string) => string) => {
 			const raw = JSON.stringify(body);
 			return await harness.receive({
@@ -1129,14 +1081,7 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 	it('takes a signed registration once and only while fresh: a captured one replayed, or an old one, is refused (401)', async () => {
 		const { harness } = await activeTrigger();
 		const origin = new URL(harness.webhookUrl).origin;
-		const entry = (id: string) => ({
-			resumeUrl: `${origin}/webhook-waiting/${id}`,
-			executionId: id,
-			expiresAtMs: Date.now() + 60_000,
-			alsoStart: false,
-			node: 'Ask',
-			account: ACCOUNT,
-		});
+		const entry = (id: string) => waitAt(`${origin}/webhook-waiting/${id}`, id);
 		const post = async (body: unknown) => {
 			const raw = JSON.stringify(body);
 			return await harness.receive({
@@ -1318,14 +1263,7 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 			business_messaging_wait: [
 				{
 					key: waitingKey(CONTACT, NUMBER),
-					entry: {
-						resumeUrl: `${origin}/webhook-waiting/91`,
-						executionId: '91',
-						expiresAtMs: Date.now() + 60_000,
-						alsoStart: false,
-						node: 'Ask',
-						account: ACCOUNT,
-					},
+					entry: waitAt(`${origin}/webhook-waiting/91`, '91'),
 				},
 			],
 			issued_at_ms: Date.now(),
