@@ -118,9 +118,13 @@ function schedule(this: ITriggerFunctions, recoveries: Recovery[], run: CatchUpR
 			persist();
 			if (routed.kind !== 'start') return;
 			const done = this.helpers.createDeferredPromise<IRun>();
-			// n8n 2.x refuses a second execution with this key (1.x ignores it): no rerun on restart.
-			this.emit(routed.workflowData, undefined, done, executionKey(run.scope, id));
-			await Promise.race([done.promise.catch(() => undefined), sleep(CONVERSATION_WAIT_MS)]);
+			try {
+				// n8n 2.x refuses a second execution with this key (1.x ignores it): no rerun on restart.
+				this.emit(routed.workflowData, undefined, done, executionKey(run.scope, id));
+				await Promise.race([done.promise.catch(() => undefined), sleep(CONVERSATION_WAIT_MS)]);
+			} finally {
+				routed.afterEmit?.();
+			}
 		} catch (error) {
 			// The message is passed over (named here), the conversation goes on.
 			plan.waiting = plan.waiting.filter((waiting) => waiting !== recovery);

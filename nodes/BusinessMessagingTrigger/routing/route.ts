@@ -22,7 +22,13 @@ export type Route =
 	 * An answer that resumed a wait starts one too where it cannot be recorded otherwise (queue
 	 * mode's processors, the catch-up) or asks to Also Start: execute() records it as run.
 	 */
-	| { kind: 'start'; workflowData: INodeExecutionData[][]; resumed?: string }
+	| {
+			kind: 'start';
+			workflowData: INodeExecutionData[][];
+			resumed?: string;
+			/** The catch-up's owed answer: its wait is resumed once this execution ran (answerLater.ts). */
+			afterEmit?: () => void;
+	  }
 	/** A person is answering the contact (While a Person Answers: Do Not Emit): nothing runs. */
 	| { kind: 'handedOver' }
 	/**
@@ -109,6 +115,7 @@ export async function routeEvent(
 			items.map((one) => ({ ...one, json: { ...one.json, ...marks } })),
 		),
 		resumed: resume.executionId,
+		afterEmit: resume.resumeAfterEmit,
 	};
 }
 

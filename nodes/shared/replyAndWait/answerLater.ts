@@ -53,13 +53,28 @@ export function answerFirst(
 	trigger: ITriggerFunctions,
 	owed: OwedResume,
 ): ResumeOutcome {
+	oweAnswer.call(this, owed);
+	afterAnswered(this, () => void resumeNow(trigger, owed));
+	return { resumed: true, executionId: owed.found.entry.executionId, alsoStart: false };
+}
+
+/**
+ * The catch-up's part: as a request's, the wait leaves this copy as the answer is written owed in it
+ * (whatever n8n saves carries both). The wait is resumed by what this returns, which the catch-up
+ * calls once the execution recording the answer has run (its emit saved this copy); a refusal then
+ * starts nothing (run-once has the message), said with the message.
+ */
+export function answerAfterRecording(this: ITriggerFunctions, owed: OwedResume): () => void {
+	oweAnswer.call(this, owed);
+	return () => void resumeNow(this, owed, false);
+}
+
+function oweAnswer(this: IWebhookFunctions | ITriggerFunctions, owed: OwedResume): void {
 	const { key, entry } = owed.found;
 	removeWaiting(this.getWorkflowStaticData('global') as IDataObject, key, entry.executionId);
 	const record = { key, entry, answer: owed.item.json, node: this.getNode().id };
 	const mac = computeSignature(owedMessage(owed.messageId, record), owed.identity.resumeKey);
 	recordOwed(owed.home, owed.messageId, { ...record, mac });
-	afterAnswered(this, () => void resumeNow(trigger, owed));
-	return { resumed: true, executionId: entry.executionId, alsoStart: false };
 }
 
 /**
@@ -79,20 +94,26 @@ function afterAnswered(context: IWebhookFunctions | ITriggerFunctions, go: () =>
 	response.once('close', once);
 }
 
-async function resumeNow(trigger: ITriggerFunctions, owed: OwedResume): Promise<void> {
+async function resumeNow(
+	trigger: ITriggerFunctions,
+	owed: OwedResume,
+	/** False for the catch-up's: its recording execution ran, so run-once would drop a new one. */
+	runsAnewIfRefused = true,
+): Promise<void> {
 	const { home, messageId, item, outputs, identity, found } = owed;
 	let outcome: ResumeOutcome = { resumed: false };
+	const refusal = runsAnewIfRefused ? undefined : 'it is not started again (said next)';
 	try {
-		outcome = await resumeEntry.call(trigger, item, identity, found);
+		outcome = await resumeEntry.call(trigger, item, identity, found, refusal);
 	} catch (error) {
 		// resumeEntry does not throw; were it to, the answer runs rather than being lost.
 		trigger.logger.warn(`${LOG_PREFIX}: resuming an answer failed: ${(error as Error).message}`);
 	}
-	if (outcome.resumed) {
+	const settle = () => {
 		settleOwed(home, messageId);
 		keepWaitingEntriesCurrent(trigger.getWorkflowStaticData('global') as IDataObject, home);
-		return;
-	}
+	};
+	if (outcome.resumed) return settle();
 	const current = triggerNodeRunningHere(nodeKeyOf.call(trigger));
 	if (!current) {
 		// The trigger stopped (deactivated, or n8n shutting down): the owed answer stays in the saved
@@ -103,7 +124,11 @@ async function resumeNow(trigger: ITriggerFunctions, owed: OwedResume): Promise<
 		);
 		return;
 	}
-	runAnew(current, home, messageId, outputs);
+	if (runsAnewIfRefused) return runAnew(current, home, messageId, outputs);
+	settle();
+	trigger.logger.warn(
+		`${LOG_PREFIX}: message ${serviceLine(messageId)}, brought by the catch-up and recorded as run, was refused by its waiting execution ${serviceLine(found.entry.executionId)}: it is not started again (it stays in the service's history)`,
+	);
 }
 
 /** An answer its wait did not take runs as any message: the trigger's emit, with the catch-up's key. */
@@ -133,9 +158,10 @@ function runAnew(
 
 /**
  * The trigger's start: owed answers a previous process may not have resumed are posted again. One
- * refused by a wait that has not ended was taken before the restart: nothing more. One whose wait
- * ended meanwhile, or whose execution the crash ended (n8n answers 5xx), runs anew (`outputsFor`),
- * said with its message: the workflow asks again, the recovery.
+ * refused by a wait that has not ended was taken before the restart: nothing more; by an execution
+ * the restart ended (n8n answers 5xx), taken too: said, not run again (at most once, as n8n runs no
+ * crashed execution again). One whose wait ended meanwhile runs anew (`outputsFor`), said with its
+ * message: the workflow asks again.
  */
 export async function resumeOwedFromBefore(
 	this: ITriggerFunctions,
@@ -161,7 +187,7 @@ export async function resumeOwedFromBefore(
 		return;
 	}
 	const bounds = { ownOrigin: ownOrigin.call(this), account: identity.account, nowMs: Date.now() };
-	const again: string[] = [];
+	const [again, crashed]: string[][] = [[], []];
 	await Promise.all(
 		left.map(async ([id, owed]) => {
 			recordOwed(home, id, owed);
@@ -179,18 +205,29 @@ export async function resumeOwedFromBefore(
 			const outcome = live
 				? await resumeEntry.call(this, item, identity, owed, 'it was taken before', true)
 				: { resumed: false as const };
-			if (outcome.resumed || (live && outcome.crashed !== true)) return settleOwed(home, id);
-			const why = live ? 'the restart ended it' : 'its wait ended while n8n was down';
-			again.push(serviceLine(`${id} (execution ${owed.entry.executionId}: ${why})`));
+			if (live || outcome.resumed) {
+				// Only this answer makes a live wait run: an execution the kill ended had taken it.
+				if (!outcome.resumed && outcome.crashed)
+					crashed.push(serviceLine(`${id} (execution ${owed.entry.executionId})`));
+				return settleOwed(home, id);
+			}
+			again.push(serviceLine(`${id} (execution ${owed.entry.executionId})`));
 			runAnew(this, home, id, outputsFor(item));
 		}),
 	);
+	if (crashed.length > 0)
+		this.logger.warn(
+			`${LOG_PREFIX}: ${crashed.length} answer(s) taken before n8n restarted were taken by their waiting execution, which the restart ended (n8n lists it Crashed; retry it there): not run again: ${listed(crashed)}`,
+		);
 	if (again.length > 0)
 		this.logger.warn(
-			`${LOG_PREFIX}: ${again.length} answer(s) taken before n8n restarted found no execution waiting for them, so each starts a new execution (the workflow asks again): ${again.slice(0, 20).join(', ')}${again.length > 20 ? ', …' : ''}`,
+			`${LOG_PREFIX}: ${again.length} answer(s) taken before n8n restarted found their wait ended while n8n was down, so each starts a new execution (the workflow asks again): ${listed(again)}`,
 		);
 	keepWaitingEntriesCurrent(staticData, home);
 }
+
+const listed = (lines: string[]) =>
+	`${lines.slice(0, 20).join(', ')}${lines.length > 20 ? ', …' : ''}`;
 
 /** What an owed answer's MAC signs: the whole record with its message id, keys in order (any store). */
 function owedMessage(messageId: string, owed: Omit<OwedAnswer, 'mac'>): Buffer {

@@ -24,8 +24,8 @@ import {
 	ownOrigin,
 	receiveWaitRegistration,
 } from './registration';
-import { MAX_OWED, owedCount, recordAnswered, wasAnswered } from './answeredHere';
-import { answerFirst, resumeOwedFromBefore } from './answerLater';
+import { MAX_OWED, owedCount, wasAnswered } from './answeredHere';
+import { answerAfterRecording, answerFirst, resumeOwedFromBefore } from './answerLater';
 import { resumeEntry, triggerIdentity, type ResumeOutcome, type TriggerIdentity } from './resume';
 import {
 	NO_ROOM,
@@ -73,8 +73,11 @@ export async function onTriggerActivated(
 	return leave;
 }
 
-/** What answerWaiting did: resumed (or goes to its wait) or not; `recorded`: taken with no execution (answerLater.ts). */
-export type AnswerOutcome = ResumeOutcome & { recorded?: true };
+/**
+ * What answerWaiting did: resumed (or goes to its wait) or not; `recorded`: taken with no execution
+ * (answerLater.ts); `resumeAfterEmit`: the catch-up's, resumed once its recording execution ran.
+ */
+export type AnswerOutcome = ResumeOutcome & { recorded?: true; resumeAfterEmit?: () => void };
 
 /**
  * The trigger that takes this production request's answer with no execution (answerLater.ts): this
@@ -126,17 +129,22 @@ export async function answerWaiting(
 		const target = item ? await waitAnswered.call(this, staticData, item) : undefined;
 		if (!item || !target) return { resumed: false };
 		const messageId = inboundMessageId(item.json);
-		const trigger = target.found.entry.alsoStart ? undefined : triggerTakingAnswers.call(this);
-		// At MAX_OWED the slower path that keeps it: resumed first, then recorded by its own execution.
-		if (messageId && home && trigger && owedCount(home) < MAX_OWED) {
-			const owed = { home, messageId, item, outputs, ...target };
-			return { ...answerFirst.call(this, trigger, owed), recorded: true };
+		const { executionId, alsoStart } = target.found.entry;
+		const owedResume =
+			messageId && home && !alsoStart && owedCount(home) < MAX_OWED
+				? { home, messageId, item, outputs, ...target }
+				: undefined;
+		// The catch-up's: owed in trigger()'s copy, resumed once the execution recording it ran.
+		if (owedResume && !isRequest(this)) {
+			const resumeAfterEmit = answerAfterRecording.call(this, owedResume);
+			return { resumed: true, executionId, alsoStart, resumeAfterEmit };
 		}
-		const outcome = await resumeEntry.call(this, item, target.identity, target.found);
-		// The catch-up's: recorded in its copy too, which n8n saves as it emits the recording
-		// execution; a kill may end that execution before it records the answer.
-		if (!isRequest(this) && outcome.resumed && messageId && home) recordAnswered(home, messageId);
-		return outcome;
+		const trigger = triggerTakingAnswers.call(this);
+		if (owedResume && trigger)
+			return { ...answerFirst.call(this, trigger, owedResume), recorded: true };
+		// At MAX_OWED (or Also Start, or no trigger here) the slower path that keeps it: resumed
+		// first, then recorded by its own execution.
+		return await resumeEntry.call(this, item, target.identity, target.found);
 	} finally {
 		// Written either way: which requests' copies n8n saves differs by line (docs/n8n-internals.md).
 		keepCurrent.call(this, staticData, home);

@@ -7,7 +7,13 @@
 import { Logger } from '@n8n/backend-common';
 import type { IDataObject } from 'n8n-workflow';
 
+import { catchUpOnce } from '../../../nodes/BusinessMessagingTrigger/catchUp/catchUp';
 import { recoveredItem } from '../../../nodes/BusinessMessagingTrigger/catchUp/recoveries';
+import {
+	nodeParameters,
+	readNodeSettings,
+} from '../../../nodes/BusinessMessagingTrigger/receiving/accept';
+import { nodeKeyOf } from '../../../nodes/shared/credentialKeys';
 import { routeEvent } from '../../../nodes/BusinessMessagingTrigger/routing/route';
 import { ANSWERED_KEY, OWED_KEY } from '../../../nodes/shared/replyAndWait/answeredHere';
 import {
@@ -18,6 +24,7 @@ import {
 import { NUMBER, inboundEnvelope, signedRequest, useSandbox } from '../../support';
 import {
 	captureLogs,
+	control,
 	scriptedResumer,
 	storedSecret,
 	trigger,
@@ -248,7 +255,7 @@ describe('an answer where the catch-up runs: the service is answered first, the 
 // a kill ended that execution before its trigger node recorded the answer, and the catch-up of a
 // later start ran the answer again as a new conversation (asked twice after the confirmation).
 describe('the catch-up resumes a wait with a copy of its answer (delivery logged failed)', () => {
-	it("the answer is recorded in the trigger's copy n8n saves as the catch-up emits: the recording execution killed before it ran, the next start's copy runs nothing", async () => {
+	it("the answer is owed in the copy n8n saves as the catch-up emits the recording execution, the wait resumed only after it: killed between the two, the next start resumes it; the catch-up's next copy runs nothing", async () => {
 		const contact = '+15554450021';
 		const server = await waitingExecution('91', [{ status: 200 }]);
 		const origin = new URL(server.url).origin;
@@ -256,23 +263,117 @@ describe('the catch-up resumes a wait with a copy of its answer (delivery logged
 		waits(before.harness.globalStaticData, contact, server, '91');
 		const event = inboundEnvelope({ from: contact, number: NUMBER, text: 'A-91' });
 		const id = event.data.wa_message_id;
-		expect(await catchUpCopy(before.harness, event)).toMatchObject({
-			kind: 'start',
-			resumed: '91',
-		});
-		expect(server.bodies).toHaveLength(1);
-		// What n8n saves as the catch-up emits (the recording execution may never run its trigger node).
+		const routed = await catchUpCopy(before.harness, event);
+		expect(routed).toMatchObject({ kind: 'start', resumed: '91' });
+		const recording = (routed as { workflowData: Array<Array<{ json: IDataObject }>> })
+			.workflowData;
+		expect(recording[0][0].json).toMatchObject({ __businessMessagingRecordOnly: true });
+		// Not resumed before the recording execution ran.
+		await new Promise((resolve) => setTimeout(resolve, 300));
+		expect(server.bodies).toHaveLength(0);
+		// What n8n saves as the catch-up emits: the wait gone and the answer owed, in one copy.
 		const saved = {
 			node: copyOf(before.harness.staticData),
 			global: copyOf(before.harness.globalStaticData),
 			nodeId: before.harness.node.id,
 		};
 		expect(saved.global[STATIC_DATA_KEY]).toEqual({});
-		expect(Object.keys(saved.global[ANSWERED_KEY] as IDataObject)).toEqual([id]);
+		expect(Object.keys(saved.global[OWED_KEY] as IDataObject)).toEqual([id]);
+		// n8n killed before the recording execution ran: the next start posts the owed answer.
 		await before.started.close();
 		const after = await runningTrigger(origin, saved);
-		expect(await catchUpCopy(after.harness, event)).toEqual({ kind: 'answered' });
+		await until(() => server.bodies.length > 0, 5000);
 		expect(server.bodies).toHaveLength(1);
+		expect(await catchUpCopy(after.harness, event)).toEqual({ kind: 'answered' });
+		await new Promise((resolve) => setTimeout(resolve, 300));
+		expect(server.bodies).toHaveLength(1);
+		expect(after.started.emitted).toHaveLength(0);
+	}, 20_000);
+
+	it('in the catch-up loop the recording execution is emitted first, and the wait resumed only once that execution ended', async () => {
+		const server = await waitingExecution('94', [{ status: 200 }]);
+		const origin = new URL(server.url).origin;
+		// Not registered with the service: nothing is delivered, the catch-up brings the message.
+		const harness = await trigger(sb, {} as never, { webhookUrl: `${origin}/webhook` });
+		// Where trigger() reads its own origin from (the event URL it registers at activation).
+		harness.staticData.webhookUrl = `${origin}/webhook`;
+		const number = sb.numbers[0].phone_number_id;
+		const contact = '+15554450024';
+		harness.globalStaticData[STATIC_DATA_KEY] = {
+			[waitingKey(contact, number)]: {
+				resumeUrl: server.url,
+				executionId: '94',
+				expiresAtMs: Date.now() + 600_000,
+				alsoStart: false,
+				node: 'Ask',
+				account: accountId(sb.keys.all),
+			},
+		};
+		const since = { createdAt: new Date(Date.now() - 60_000).toISOString(), ids: [] };
+		await control(sb, 'POST', '/inbound', {
+			from: contact,
+			contact_name: 'Ada',
+			number,
+			text: 'A-94',
+		});
+		const now = Date.now();
+		jest.spyOn(Date, 'now').mockImplementation(() => now + 120_000 + (performance.now() % 1));
+		const held = harness.triggerContext('init');
+		const settings = readNodeSettings(nodeParameters.call(held.context));
+		const state = { watermarks: { 'message.inbound': since, 'message.echo': since } };
+		await catchUpOnce.call(held.context, {
+			scope: nodeKeyOf.call(held.context),
+			state,
+			settings,
+			isClosed: () => false,
+			webhook: { kind: 'ours' },
+			persist: () => undefined,
+		});
+		await until(() => held.emitted.length > 0, 5000);
+		expect(held.emitted.flat(2)).toMatchObject([
+			{ json: { resumed_execution: '94', __businessMessagingRecordOnly: true } },
+		]);
+		await new Promise((resolve) => setTimeout(resolve, 500));
+		expect(server.bodies).toHaveLength(0);
+		held.executions[0]?.resolve({} as never);
+		await until(() => server.bodies.length > 0, 5000);
+		expect(server.bodies).toHaveLength(1);
+	}, 20_000);
+
+	it('the recording execution ran: the wait is resumed once, and the answer is recorded as answered, no longer owed', async () => {
+		const contact = '+15554450022';
+		const server = await waitingExecution('92', [{ status: 200 }]);
+		const { harness, started } = await runningTrigger(new URL(server.url).origin);
+		waits(harness.globalStaticData, contact, server, '92');
+		const event = inboundEnvelope({ from: contact, number: NUMBER, text: 'A-92' });
+		const routed = (await catchUpCopy(harness, event)) as { afterEmit?: () => void };
+		routed.afterEmit?.();
+		await until(() => harness.globalStaticData[ANSWERED_KEY] !== undefined, 5000);
+		expect(server.bodies).toHaveLength(1);
+		expect(Object.keys(harness.globalStaticData[ANSWERED_KEY] as IDataObject)).toEqual([
+			event.data.wa_message_id,
+		]);
+		expect(harness.globalStaticData[OWED_KEY]).toBeUndefined();
+		expect(started.emitted).toHaveLength(0);
+	}, 20_000);
+
+	it('a wait that refuses the recorded answer starts nothing (run-once has the message): said with the message id', async () => {
+		const logged = {} as LoggedLines;
+		captureLogs(logged, Logger);
+		const contact = '+15554450023';
+		const finished = { code: 409, message: 'The execution "93" has finished already.' };
+		const server = await waitingExecution('93', [{ status: 409, body: finished }]);
+		const { harness, started } = await runningTrigger(new URL(server.url).origin);
+		waits(harness.globalStaticData, contact, server, '93');
+		const event = inboundEnvelope({ from: contact, number: NUMBER, text: 'A-93' });
+		const routed = (await catchUpCopy(harness, event)) as { afterEmit?: () => void };
+		routed.afterEmit?.();
+		await until(() => logged.warn.length > 0, 5000);
+		expect(logged.warn.join('\n')).toContain(
+			`message ${event.data.wa_message_id}, brought by the catch-up and recorded as run, was refused by its waiting execution 93: it is not started again`,
+		);
+		expect(started.emitted).toHaveLength(0);
+		expect(harness.globalStaticData[OWED_KEY]).toBeUndefined();
 	}, 20_000);
 });
 
@@ -361,7 +462,7 @@ describe('n8n restarted between the 2xx and the resume: the answer is neither lo
 		expect(logged.warn.join('\n')).not.toContain('answer(s) taken before n8n restarted');
 	}, 30_000);
 
-	it('the kill ended the execution that had taken the answer (n8n 2.41.1 answers 500 to its resume): the answer runs anew once (after three 500s, not 60 s of them), said with its message id', async () => {
+	it('the kill ended the execution that had taken the answer (n8n 2.41.1 answers 500 to its resume): not run again (it ran there), said with its message id and execution, after three 500s', async () => {
 		const logged = {} as LoggedLines;
 		captureLogs(logged, Logger);
 		const { event, saved, origin, port } = await answeredThenStopped('+15554450014', '84');
@@ -372,15 +473,15 @@ describe('n8n restarted between the 2xx and the resume: the answer is neither lo
 			port,
 		);
 		const after = await runningTrigger(origin, saved);
-		await until(() => after.started.emitted.length > 0, 15_000);
-		expect(after.started.emitted).toHaveLength(1);
-		const [[item]] = after.started.emitted[0];
-		expect(item.json).toMatchObject({ data: { wa_message_id: event.data.wa_message_id } });
+		await until(() => after.harness.globalStaticData[ANSWERED_KEY] !== undefined, 15_000);
+		expect(after.started.emitted).toHaveLength(0);
 		expect(logged.warn.join('\n')).toContain(
-			`1 answer(s) taken before n8n restarted found no execution waiting for them, so each starts a new execution (the workflow asks again): ${event.data.wa_message_id} (execution 84: the restart ended it)`,
+			`1 answer(s) taken before n8n restarted were taken by their waiting execution, which the restart ended (n8n lists it Crashed; retry it there): not run again: ${event.data.wa_message_id} (execution 84)`,
 		);
 		expect(after.harness.globalStaticData[OWED_KEY]).toBeUndefined();
 		expect(crashed.bodies).toHaveLength(3);
+		// The catch-up's copy of it runs nothing either.
+		expect(await catchUpCopy(after.harness, event)).toEqual({ kind: 'answered' });
 	}, 30_000);
 
 	it('the wait ended while n8n was down: the answer runs anew once, said', async () => {
@@ -397,7 +498,9 @@ describe('n8n restarted between the 2xx and the resume: the answer is neither lo
 		const after = await runningTrigger(origin, saved);
 		expect(again.bodies).toHaveLength(0);
 		expect(after.started.emitted).toHaveLength(1);
-		expect(logged.warn.join('\n')).toContain('its wait ended while n8n was down');
+		expect(logged.warn.join('\n')).toContain(
+			`found their wait ended while n8n was down, so each starts a new execution (the workflow asks again): ${event.data.wa_message_id} (execution 85)`,
+		);
 	}, 30_000);
 
 	it("an owed answer someone else's code wrote into the static data (no valid MAC of the trigger's key) is never posted", async () => {
