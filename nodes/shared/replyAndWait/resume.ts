@@ -129,6 +129,11 @@ export async function takeResumeRequest(
 	if (answer.event !== 'message.inbound')
 		return { status: 400, reason: 'expected {answer: <message.inbound event>}' };
 	if (!taken.firstSighting(once, Date.now() + TAKEN_FOR_MS, Date.now())) return forbidden;
+	// Taken: out of the waits n8n saves as the execution runs on. n8n 1.x resumes an execution a kill
+	// ended from that save, so the restart's second post of this answer is refused, not run twice.
+	if (isPlainObject(waitingFor)) delete waitingFor[wait];
+	else if (Array.isArray(waitingFor) && waitingFor.includes(wait))
+		waitingFor.splice(waitingFor.indexOf(wait), 1);
 	return { answer };
 }
 

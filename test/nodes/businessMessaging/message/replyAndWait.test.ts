@@ -175,6 +175,11 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 		const genuine = await post(current);
 		expect(genuine.status).toBe(200);
 		expect(genuine.workflowData?.[0][0].json).toMatchObject({ data: { text: 'A-42' } });
+		// What n8n saves as the execution runs on no longer lists the wait: n8n 1.x resumes an
+		// execution a kill ended from that save, and the restart's second post of the answer (another
+		// process: none of this one's memory) is refused instead of running the rest twice.
+		const metadata = saved.executionData!.nodeExecutionStack[0].metadata as Record<string, unknown>;
+		expect(isCurrentWait(metadata[WAIT_IDS_KEY], current, key)).toBe(false);
 	});
 
 	it('isCurrentWait (pure): a wait id with its key; a plain list (the previous format) names ids only; nothing kept: an older wait', () => {
