@@ -185,10 +185,14 @@ export function classifyResumeAnswer(
 	if (statusCode >= 200 && statusCode < 300) return 'resumed';
 	// n8n's resume URL never redirects: a 3xx is from something in front of n8n, never followed, so refused.
 	if (statusCode >= 300 && statusCode < 400) return 'refused';
-	if (statusCode === 409) {
-		const text = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body ?? '');
-		return /is running already/i.test(text) ? 'notYetWaiting' : 'refused';
-	}
+	const text = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body ?? '');
+	if (statusCode === 409) return /is running already/i.test(text) ? 'notYetWaiting' : 'refused';
+	// n8n's own 404 says the execution is gone or waits elsewhere. Any other 404 is a process not ready
+	// (2.41.1 answers /healthz before it serves /webhook-waiting/) or a proxy's: asked again.
+	if (statusCode === 404)
+		return /does not exist|does not contain a waiting webhook/i.test(text)
+			? 'refused'
+			: 'notYetWaiting';
 	if (statusCode >= 400 && statusCode < 500) return 'refused';
 	return 'unclear';
 }

@@ -224,6 +224,21 @@ describe('an answer where the catch-up runs: the service is answered first, the 
 		expect(server.bodies).toHaveLength(1);
 	}, 20_000);
 
+	it("a 404 that is not n8n's answer about the execution (a webhook processor starting, kill-storm) is asked again: resumed once, nothing started", async () => {
+		const contact = '+15554450025';
+		const server = await waitingExecution('95', [
+			{ status: 404, body: 'Cannot POST /webhook-waiting/95' },
+			{ status: 200 },
+		]);
+		const { harness, started, secret } = await runningTrigger(new URL(server.url).origin);
+		waits(harness.globalStaticData, contact, server, '95');
+		const event = inboundEnvelope({ from: contact, number: NUMBER, text: 'A-95' });
+		expect((await harness.receive(signedRequest(event, secret))).status).toBe(200);
+		await until(() => harness.globalStaticData[ANSWERED_KEY] !== undefined, 5000);
+		expect(server.bodies).toHaveLength(2);
+		expect(started.emitted).toHaveLength(0);
+	}, 20_000);
+
 	it('a refused resume whose emit throws is not recorded as answered: the catch-up copy of the message runs it', async () => {
 		const logged = {} as LoggedLines;
 		captureLogs(logged, Logger);

@@ -643,7 +643,16 @@ describe('trigger: a slow resume is not a failed one (never a second execution o
 			'The execution "5" has finished with error.',
 		])
 			expect(classifyResumeAnswer({ statusCode: 409, body: { message } })).toBe('refused');
-		expect(classifyResumeAnswer({ statusCode: 404, body: {} })).toBe('refused');
+		for (const message of [
+			'The execution "5" does not exist.',
+			'The workflow for execution "5" does not contain a waiting webhook with a matching path/method.',
+		])
+			expect(classifyResumeAnswer({ statusCode: 404, body: { message } })).toBe('refused');
+		// Not n8n's answer about the execution: a process not serving resumes yet, or a proxy.
+		expect(classifyResumeAnswer({ statusCode: 404, body: {} })).toBe('notYetWaiting');
+		expect(classifyResumeAnswer({ statusCode: 404, body: 'Cannot POST /webhook-waiting/5' })).toBe(
+			'notYetWaiting',
+		);
 		expect(classifyResumeAnswer({ statusCode: 401, body: { error: 'Invalid token' } })).toBe(
 			'refused',
 		);
