@@ -273,7 +273,7 @@ export async function resumeEntry(
 	// the execution runs on, or n8n is slow to put it to wait). Never lose it: it starts anew.
 	if (!mayHaveResumed) {
 		this.logger.warn(
-			`Business Messaging Trigger: execution ${execution} was still running after ${totalMs / 1000} s and never took this contact's answer; ${refusal}`,
+			`Business Messaging Trigger: execution ${execution} was still running (or not served yet) after ${totalMs / 1000} s and never took this contact's answer (last: ${serviceLine(last)}); ${refusal}`,
 		);
 		return { resumed: false };
 	}
