@@ -79,15 +79,16 @@ export async function onTriggerActivated(
  */
 export type AnswerOutcome = ResumeOutcome & { recorded?: true; resumeAfterEmit?: () => void };
 
-/**
- * The trigger that takes this production request's answer with no execution (answerLater.ts): this
- * very trigger node, when its trigger() runs in this process (regular mode). Elsewhere (queue mode's processors, the
- * catch-up itself) the answer's execution records it in n8n's deduplication store.
- */
 /** Whether the context is a webhook request's (else trigger()'s: the catch-up). */
 const isRequest = (context: IWebhookFunctions | ITriggerFunctions): context is IWebhookFunctions =>
 	'getNodeWebhookUrl' in context;
 
+/**
+ * The trigger that takes this production request's answer with no execution (answerLater.ts): this
+ * very trigger node, when its trigger() runs in this process (regular mode). Elsewhere (queue mode's
+ * processors) the answer's execution records it in n8n's deduplication store; the catch-up owes it
+ * itself (answerAfterRecording).
+ */
 function triggerTakingAnswers(
 	this: IWebhookFunctions | ITriggerFunctions,
 ): ITriggerFunctions | undefined {

@@ -96,12 +96,13 @@ function waits(
 	contact: string,
 	server: Resumer,
 	executionId: string,
+	{ number = NUMBER, lifeMs = 120_000 } = {},
 ) {
 	globalStaticData[STATIC_DATA_KEY] = {
-		[waitingKey(contact, NUMBER)]: {
+		[waitingKey(contact, number)]: {
 			resumeUrl: server.url,
 			executionId,
-			expiresAtMs: Date.now() + 120_000,
+			expiresAtMs: Date.now() + lifeMs,
 			alsoStart: false,
 			node: 'Ask',
 			account: accountId(sb.keys.all),
@@ -314,16 +315,8 @@ describe('the catch-up resumes a wait with a copy of its answer (delivery logged
 		harness.staticData.webhookUrl = `${origin}/webhook`;
 		const number = sb.numbers[0].phone_number_id;
 		const contact = '+15554450024';
-		harness.globalStaticData[STATIC_DATA_KEY] = {
-			[waitingKey(contact, number)]: {
-				resumeUrl: server.url,
-				executionId: '94',
-				expiresAtMs: Date.now() + 600_000,
-				alsoStart: false,
-				node: 'Ask',
-				account: accountId(sb.keys.all),
-			},
-		};
+		// Alive past the clock moved on below.
+		waits(harness.globalStaticData, contact, server, '94', { number, lifeMs: 600_000 });
 		const since = { createdAt: new Date(Date.now() - 60_000).toISOString(), ids: [] };
 		await control(sb, 'POST', '/inbound', {
 			from: contact,
