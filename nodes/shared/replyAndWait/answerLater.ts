@@ -69,6 +69,23 @@ export function answerAfterRecording(this: ITriggerFunctions, owed: OwedResume):
 	return () => void resumeNow(this, owed, false);
 }
 
+/**
+ * No trigger here takes it (queue mode's processors; regular mode while n8n starts, before trigger()
+ * runs): resumed before n8n answers, and owed meanwhile, so a copy another execution saves during the
+ * resume says the answer was taken. A kill before this request's own save then leaves it owed for the
+ * next start, not a wait gone with nothing saying so (kill -9 run o: the contact was asked again).
+ */
+export async function resumeOwing(
+	this: IWebhookFunctions | ITriggerFunctions,
+	owed: OwedResume,
+): Promise<ResumeOutcome> {
+	oweAnswer.call(this, owed);
+	const outcome = await resumeEntry.call(this, owed.item, owed.identity, owed.found);
+	if (outcome.resumed) settleOwed(owed.home, owed.messageId);
+	else forgetAnswer(this.getWorkflowStaticData('global') as IDataObject, owed.home, owed.messageId);
+	return outcome;
+}
+
 function oweAnswer(this: IWebhookFunctions | ITriggerFunctions, owed: OwedResume): void {
 	const { key, entry } = owed.found;
 	removeWaiting(this.getWorkflowStaticData('global') as IDataObject, key, entry.executionId);

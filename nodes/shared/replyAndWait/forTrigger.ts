@@ -25,7 +25,12 @@ import {
 	receiveWaitRegistration,
 } from './registration';
 import { MAX_OWED, owedCount, wasAnswered } from './answeredHere';
-import { answerAfterRecording, answerFirst, resumeOwedFromBefore } from './answerLater';
+import {
+	answerAfterRecording,
+	answerFirst,
+	resumeOwedFromBefore,
+	resumeOwing,
+} from './answerLater';
 import { resumeEntry, triggerIdentity, type ResumeOutcome, type TriggerIdentity } from './resume';
 import {
 	NO_ROOM,
@@ -143,8 +148,8 @@ export async function answerWaiting(
 		const trigger = triggerTakingAnswers.call(this);
 		if (owedResume && trigger)
 			return { ...answerFirst.call(this, trigger, owedResume), recorded: true };
-		// At MAX_OWED (or Also Start, or no trigger here) the slower path that keeps it: resumed
-		// first, then recorded by its own execution.
+		if (owedResume) return await resumeOwing.call(this, owedResume);
+		// At MAX_OWED or Also Start: resumed first, then recorded by its own execution.
 		return await resumeEntry.call(this, item, target.identity, target.found);
 	} finally {
 		// Written either way: which requests' copies n8n saves differs by line (docs/n8n-internals.md).

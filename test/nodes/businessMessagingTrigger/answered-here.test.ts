@@ -204,15 +204,17 @@ describe("an answer taken where the catch-up runs: no execution of the trigger's
 		}
 	});
 
-	it('where the catch-up runs elsewhere (queue mode: a webhook processor): the answer starts its recording execution as before, with no record', async () => {
+	it('where the catch-up runs elsewhere (queue mode: a webhook processor): the answer starts its recording execution as before, and the copy n8n saves records it (owed while its resume was under way)', async () => {
 		const contactB = '+15554440003';
 		const processor = await waitingTrigger(contactB, '63');
-		const answer = await processor.harness.receive(
-			signedRequest(inboundEnvelope({ from: contactB, number: NUMBER }), processor.secret),
-		);
+		const event = inboundEnvelope({ from: contactB, number: NUMBER });
+		const answer = await processor.harness.receive(signedRequest(event, processor.secret));
 		expect(answer.body).toEqual({ received: true, resumed: '63' });
 		expect(answer.workflowData?.flat()).toHaveLength(1);
-		expect(processor.harness.globalStaticData[ANSWERED_KEY]).toBeUndefined();
+		expect(Object.keys(processor.harness.globalStaticData[ANSWERED_KEY] as object)).toEqual([
+			event.data.wa_message_id,
+		]);
+		expect(processor.harness.globalStaticData[OWED_KEY]).toBeUndefined();
 		expect(processor.harness.globalStaticData[STATIC_DATA_KEY]).toEqual({});
 	});
 });

@@ -31,7 +31,7 @@ import {
 	waitingKey,
 } from '../../../nodes/shared/replyAndWait/waitingEntries';
 import { answerWaiting } from '../../../nodes/shared/replyAndWait/forTrigger';
-import { ANSWERED_KEY } from '../../../nodes/shared/replyAndWait/answeredHere';
+import { ANSWERED_KEY, OWED_KEY } from '../../../nodes/shared/replyAndWait/answeredHere';
 import { signWithDerivedKey } from '../../../nodes/shared/signedPost';
 import { runWorkflow, webhookHarness } from '../../harness';
 import { HarnessCredentialsHelper } from '../../harness/credentials';
@@ -73,6 +73,13 @@ let ACCOUNT = '';
 beforeAll(() => {
 	ACCOUNT = accountId(sb.keys.all);
 });
+
+/** Another execution's copy of the workflow's static data, brought up to date as Reply and Wait does before n8n saves it. */
+function currentCopy(workflowId: string): IDataObject {
+	const copy: IDataObject = { [TRIGGER_MARKER_KEY]: true };
+	keepWaitingEntriesCurrent(copy, workflowId);
+	return copy;
+}
 
 /** A live wait of execution `executionId` at `resumeUrl`, of the trigger's account (node Ask). */
 const waitAt = (resumeUrl: string, executionId: string) => ({
@@ -629,6 +636,45 @@ describe('trigger: a slow resume is not a failed one (never a second execution o
 		expect(server.bodies).toHaveLength(2);
 		await expectRecordedOnly(harness, answer, '63');
 	}, 20_000);
+
+	// Issue 49, kill -9 run o (n8n 2.41.1): n8n serves webhooks while it starts, before trigger() runs.
+	// An answer then resumed its wait before n8n answered; another execution's save meanwhile dropped
+	// the wait with nothing saying the answer was taken; a kill before the request's own save, and the
+	// catch-up's copy of the answer (its delivery reset) started the conversation again.
+	it('while the resume is under way, a copy another execution saves says the answer was taken (owed, then answered), never neither', async () => {
+		const server = await scriptedResumer([{ status: 200, delayMs: 1000 }]);
+		servers.push(server);
+		const { harness, secret } = await activeTrigger();
+		waitFor(harness, server.url, '71');
+		const event = inboundEnvelope({ from: CONTACT, number: NUMBER, text: 'A-1' });
+		const messageId = String(event.data.wa_message_id);
+		const answering = harness.receive(signedRequest(event, secret));
+		await until(() => server.bodies.length === 1);
+		const savedMeanwhile = currentCopy(harness.workflowId);
+		expect(savedMeanwhile[STATIC_DATA_KEY] ?? {}).toEqual({});
+		expect(Object.keys(savedMeanwhile[OWED_KEY] as IDataObject)).toEqual([messageId]);
+		const answer = await answering;
+		await expectRecordedOnly(harness, answer, '71');
+		const savedAfter = currentCopy(harness.workflowId);
+		expect(savedAfter[OWED_KEY]).toBeUndefined();
+		expect(Object.keys(savedAfter[ANSWERED_KEY] as IDataObject)).toContain(messageId);
+	}, 20_000);
+
+	it('a resume refused while no trigger runs here: the message starts its own execution, and no copy says it was answered', async () => {
+		const server = await scriptedResumer([{ status: 403, body: { reason: 'not this wait' } }]);
+		servers.push(server);
+		const { harness, secret } = await activeTrigger();
+		waitFor(harness, server.url, '72');
+		const event = inboundEnvelope({ from: CONTACT, number: NUMBER, text: 'A-2' });
+		const answer = await harness.receive(signedRequest(event, secret));
+		const [item] = (await harness.execute(answer.workflowData ?? [])).flat();
+		expect(item.json).not.toHaveProperty('resumed_execution');
+		const saved = currentCopy(harness.workflowId);
+		expect(saved[OWED_KEY]).toBeUndefined();
+		expect((saved[ANSWERED_KEY] ?? {}) as IDataObject).not.toHaveProperty(
+			String(event.data.wa_message_id),
+		);
+	});
 
 	it("what n8n's answers mean (its waiting-webhooks.js)", () => {
 		expect(classifyResumeAnswer({ statusCode: 200, body: {} })).toBe('resumed');
