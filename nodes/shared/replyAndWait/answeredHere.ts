@@ -1,7 +1,7 @@
 /**
- * Answers taken with no execution (regular mode, answerLater.ts), in the static data n8n saves before
- * it answers the service: **owed** (wait and event) until resumed or run, then **answered** (its id,
- * a day: the catch-up's copy runs nothing). Every copy brought up to date carries both.
+ * Answers whose wait is being resumed (answerLater.ts), in the static data n8n saves: **owed** (wait
+ * and event) until resumed or run, then **answered** (its id, a day: the catch-up's copy runs
+ * nothing). Every copy brought up to date carries both.
  */
 import type { IDataObject } from 'n8n-workflow';
 
