@@ -96,6 +96,10 @@ export async function checkKillStorm(ctx: QueueContext): Promise<void> {
 	);
 
 	const { topology } = ctx;
+	// Earlier checks (kill-worker, kill-webhook) leave their victim down: the storm needs every role.
+	for (const [i, role] of topology.webhooks.entries())
+		if (!role) await topology.addWebhookProcessor(i);
+	for (const [i, role] of topology.workers.entries()) if (!role) await topology.addWorker(i);
 	// n8n's logs from here on (the folder may hold earlier runs'; execution ids start again at 1).
 	const logDir = topology.options.outDir;
 	const logFiles = readdirSync(logDir).filter((f) => /^n8n-.*\.log$/.test(f));
