@@ -23,8 +23,6 @@ import { RECEIVED_AT_FIELD } from './route';
 
 /** In the trigger node's static data: every message held here that was received before it has run. */
 export const HELD_SINCE_KEY = 'combineHeldSinceMs';
-/** Where version 0.2.0 kept the held messages themselves (read once, at the start after an upgrade). */
-const LEGACY_HELD_KEY = 'combineHeld';
 /** One contact's held messages at most: at the bound, the burst so far is emitted (never dropped). */
 export const MAX_HELD_PER_CONTACT = 100;
 /** Held and running messages at most: beyond, a contact with none held starts its own execution. */
@@ -75,12 +73,7 @@ export function burstOutputs(held: HeldMessage[]): INodeExecutionData[][] {
 /** Pure: the time a saved copy says every held message before it has run; undefined: none held. */
 export function heldSince(nodeStaticData: IDataObject): number | undefined {
 	const since = nodeStaticData[HELD_SINCE_KEY];
-	const legacy = nodeStaticData[LEGACY_HELD_KEY];
-	const times = Array.isArray(legacy)
-		? legacy.map((m) => (m as IDataObject | null)?.atMs).filter((t) => typeof t === 'number')
-		: [];
-	const all = [since, ...times].filter((t): t is number => typeof t === 'number' && t > 0);
-	return all.length > 0 ? Math.min(...all) : undefined;
+	return typeof since === 'number' && since > 0 ? since : undefined;
 }
 
 interface Home {
@@ -225,7 +218,7 @@ export function holdBurstsHere(
 	const key = nodeKeyOf.call(this);
 	const saved = this.getWorkflowStaticData('node');
 	if (!settings) {
-		for (const stale of [HELD_SINCE_KEY, LEGACY_HELD_KEY]) if (stale in saved) delete saved[stale];
+		if (HELD_SINCE_KEY in saved) delete saved[HELD_SINCE_KEY];
 		return undefined;
 	}
 	const before = homes.get(key);
@@ -240,7 +233,6 @@ export function holdBurstsHere(
 		closing: false,
 	};
 	homes.set(key, home);
-	if (LEGACY_HELD_KEY in saved) delete saved[LEGACY_HELD_KEY];
 	// A new activation in this process takes over what the one before still held.
 	for (const message of before ? [...before.contacts.values()].flat() : []) {
 		const contact = contactOf(message.json);

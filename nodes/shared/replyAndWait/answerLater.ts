@@ -211,7 +211,7 @@ export async function resumeOwedFromBefore(
 			// Only what this trigger wrote (its key's MAC) is posted: static data is anyone's to write.
 			const signed = (message: Buffer) =>
 				verifySignature(message, `sha256=${owed.mac}`, identity.resumeKey).valid;
-			if (!signed(owedMessage(id, owed)) && !signed(owedMessageV1(owed))) {
+			if (!signed(owedMessage(id, owed))) {
 				settleOwed(home, id);
 				return this.logger.warn(
 					`${LOG_PREFIX}: an answer (${serviceLine(id)}) taken before n8n restarted was not written by this trigger (its MAC does not match): it is dropped`,
@@ -251,9 +251,4 @@ function owedMessage(messageId: string, owed: Omit<OwedAnswer, 'mac'>): Buffer {
 	const { key, entry, answer, node } = owed;
 	const record = canonicalJson({ messageId, node, key, entry, answer });
 	return Buffer.from(`business-messaging owed answer v2|${record}`);
-}
-
-/** What 0.2.0 signed (an answer owed across the upgrade is still posted). */
-function owedMessageV1({ key, entry, answer }: OwedAnswer): Buffer {
-	return Buffer.from(`business-messaging owed answer v1|${JSON.stringify([key, entry, answer])}`);
 }
