@@ -154,8 +154,12 @@ export function keepAnsweredCurrent(
 	const merged: Record<string, number> = {};
 	for (const [id, untilMs] of Object.entries({ ...storedAnswered(base), ...stored }))
 		if (isLive(untilMs, nowMs)) merged[id] = untilMs;
-	for (const [id, untilMs] of (home !== undefined && memory.get(home)) || [])
-		if (untilMs > nowMs) merged[id] = Math.max(untilMs, merged[id] ?? 0);
+	// In expiry order (recordAnswered moves an id to the end): only the newest can be kept, so a
+	// busy day's 10,000 ids are not sorted on every event.
+	const recorded = (home !== undefined && memory.get(home)) || new Map<string, number>();
+	let older = recorded.size - MAX_STATIC_ANSWERED;
+	for (const [id, untilMs] of recorded)
+		if (older-- <= 0 && untilMs > nowMs) merged[id] = Math.max(untilMs, merged[id] ?? 0);
 	const bounded = Object.fromEntries(
 		Object.entries(merged)
 			.sort((a, b) => a[1] - b[1])
