@@ -26,8 +26,14 @@ function storedAnswered(staticData: IDataObject | undefined): IDataObject {
 	return isPlainObject(stored) ? stored : {};
 }
 
+/** Answers given up here (forgetAnswer), a day each: a copy saved before does not bring one back. */
+const givenUp = new Map<string, number>();
+const isGivenUp = (home: string | undefined, id: string, nowMs: number) =>
+	home !== undefined && (givenUp.get(`${home}|${id}`) ?? 0) > nowMs;
+
 /** This process took the answer `messageId` for workflow `home` without an execution. */
 export function recordAnswered(home: string, messageId: string, nowMs = Date.now()): void {
+	givenUp.delete(`${home}|${messageId}`);
 	let ids = memory.get(home);
 	if (!ids) memory.set(home, (ids = new Map()));
 	if (ids.size >= MAX_MEMORY_ANSWERED)
@@ -100,6 +106,7 @@ export function storedOwed(staticData: IDataObject | undefined): Record<string, 
 
 /** This process told the service about `messageId` and resumes its wait now (or runs it). */
 export function recordOwed(home: string, messageId: string, answer: OwedAnswer): void {
+	givenUp.delete(`${home}|${messageId}`);
 	let answers = owed.get(home);
 	if (!answers) owed.set(home, (answers = new Map()));
 	answers.set(messageId, answer);
@@ -130,6 +137,8 @@ export function settleOwed(home: string, messageId: string, nowMs = Date.now()):
 export function forgetAnswer(staticData: IDataObject, home: string, messageId: string): void {
 	memory.get(home)?.delete(messageId);
 	owed.get(home)?.delete(messageId);
+	if (givenUp.size >= MAX_MEMORY_ANSWERED) givenUp.delete(givenUp.keys().next().value as string);
+	givenUp.set(`${home}|${messageId}`, Date.now() + ANSWERED_KEEP_MS);
 	for (const key of [ANSWERED_KEY, OWED_KEY]) {
 		const stored = staticData[key];
 		if (!isPlainObject(stored) || !(messageId in stored)) continue;
@@ -153,7 +162,7 @@ export function keepAnsweredCurrent(
 	const stored = storedAnswered(staticData);
 	const merged: Record<string, number> = {};
 	for (const [id, untilMs] of Object.entries({ ...storedAnswered(base), ...stored }))
-		if (isLive(untilMs, nowMs)) merged[id] = untilMs;
+		if (isLive(untilMs, nowMs) && !isGivenUp(home, id, nowMs)) merged[id] = untilMs;
 	// In expiry order (recordAnswered moves an id to the end): only the newest can be kept, so a
 	// busy day's 10,000 ids are not sorted on every event.
 	const recorded = (home !== undefined && memory.get(home)) || new Map<string, number>();
@@ -169,7 +178,7 @@ export function keepAnsweredCurrent(
 	if (Object.keys(bounded).length === 0) {
 		if (had) delete staticData[ANSWERED_KEY];
 	} else if (JSON.stringify(bounded) !== JSON.stringify(stored)) staticData[ANSWERED_KEY] = bounded;
-	keepOwedCurrent(staticData, home, bounded, base);
+	keepOwedCurrent(staticData, home, bounded, nowMs, base);
 }
 
 /** The owed answers a copy should hold: those it holds and this process's, minus the answered ones. */
@@ -177,12 +186,13 @@ function keepOwedCurrent(
 	staticData: IDataObject,
 	home: string | undefined,
 	answered: Record<string, number>,
+	nowMs: number,
 	base?: IDataObject,
 ): void {
 	const stored = staticData[OWED_KEY];
 	const merged: Record<string, OwedAnswer> = {};
 	for (const [id, answer] of Object.entries({ ...storedOwed(base), ...storedOwed(staticData) }))
-		if (!(id in answered)) merged[id] = answer;
+		if (!(id in answered) && !isGivenUp(home, id, nowMs)) merged[id] = answer;
 	for (const [id, answer] of (home !== undefined && owed.get(home)) || []) merged[id] = answer;
 	// Never cut: an owed answer leaves only once resumed or run (MAX_OWED bounds what is added).
 	if (Object.keys(merged).length === 0) {

@@ -660,20 +660,29 @@ describe('trigger: a slow resume is not a failed one (never a second execution o
 		expect(Object.keys(savedAfter[ANSWERED_KEY] as IDataObject)).toContain(messageId);
 	}, 20_000);
 
-	it('a resume refused while no trigger runs here: the message starts its own execution, and no copy says it was answered', async () => {
-		const server = await scriptedResumer([{ status: 403, body: { reason: 'not this wait' } }]);
+	it('a resume refused while no trigger runs here: the message starts its own execution, and no copy says it was answered, not even one saved during the resume', async () => {
+		const server = await scriptedResumer([
+			{ status: 403, body: { reason: 'not this wait' }, delayMs: 500 },
+		]);
 		servers.push(server);
 		const { harness, secret } = await activeTrigger();
 		waitFor(harness, server.url, '72');
 		const event = inboundEnvelope({ from: CONTACT, number: NUMBER, text: 'A-2' });
-		const answer = await harness.receive(signedRequest(event, secret));
+		const answering = harness.receive(signedRequest(event, secret));
+		await until(() => server.bodies.length === 1);
+		const savedMeanwhile = currentCopy(harness.workflowId);
+		expect(Object.keys(savedMeanwhile[OWED_KEY] as IDataObject)).toHaveLength(1);
+		const answer = await answering;
 		const [item] = (await harness.execute(answer.workflowData ?? [])).flat();
 		expect(item.json).not.toHaveProperty('resumed_execution');
-		const saved = currentCopy(harness.workflowId);
-		expect(saved[OWED_KEY]).toBeUndefined();
-		expect((saved[ANSWERED_KEY] ?? {}) as IDataObject).not.toHaveProperty(
-			String(event.data.wa_message_id),
-		);
+		// That copy, loaded again and brought up to date, no longer owes it: a restart posts nothing.
+		keepWaitingEntriesCurrent(savedMeanwhile, harness.workflowId);
+		for (const saved of [currentCopy(harness.workflowId), savedMeanwhile]) {
+			expect(saved[OWED_KEY]).toBeUndefined();
+			expect((saved[ANSWERED_KEY] ?? {}) as IDataObject).not.toHaveProperty(
+				String(event.data.wa_message_id),
+			);
+		}
 	});
 
 	it("what n8n's answers mean (its waiting-webhooks.js)", () => {
