@@ -28,12 +28,13 @@ function storedAnswered(staticData: IDataObject | undefined): IDataObject {
 
 /** Answers given up here (forgetAnswer), a day each: a copy saved before does not bring one back. */
 const givenUp = new Map<string, number>();
+const givenUpKey = (home: string, id: string) => `${home}|${id}`;
 const isGivenUp = (home: string | undefined, id: string, nowMs: number) =>
-	home !== undefined && (givenUp.get(`${home}|${id}`) ?? 0) > nowMs;
+	home !== undefined && (givenUp.get(givenUpKey(home, id)) ?? 0) > nowMs;
 
 /** This process took the answer `messageId` for workflow `home` without an execution. */
 export function recordAnswered(home: string, messageId: string, nowMs = Date.now()): void {
-	givenUp.delete(`${home}|${messageId}`);
+	givenUp.delete(givenUpKey(home, messageId));
 	let ids = memory.get(home);
 	if (!ids) memory.set(home, (ids = new Map()));
 	if (ids.size >= MAX_MEMORY_ANSWERED)
@@ -106,7 +107,7 @@ export function storedOwed(staticData: IDataObject | undefined): Record<string, 
 
 /** This process told the service about `messageId` and resumes its wait now (or runs it). */
 export function recordOwed(home: string, messageId: string, answer: OwedAnswer): void {
-	givenUp.delete(`${home}|${messageId}`);
+	givenUp.delete(givenUpKey(home, messageId));
 	let answers = owed.get(home);
 	if (!answers) owed.set(home, (answers = new Map()));
 	answers.set(messageId, answer);
@@ -138,7 +139,7 @@ export function forgetAnswer(staticData: IDataObject, home: string, messageId: s
 	memory.get(home)?.delete(messageId);
 	owed.get(home)?.delete(messageId);
 	if (givenUp.size >= MAX_MEMORY_ANSWERED) givenUp.delete(givenUp.keys().next().value as string);
-	givenUp.set(`${home}|${messageId}`, Date.now() + ANSWERED_KEEP_MS);
+	givenUp.set(givenUpKey(home, messageId), Date.now() + ANSWERED_KEEP_MS);
 	for (const key of [ANSWERED_KEY, OWED_KEY]) {
 		const stored = staticData[key];
 		if (!isPlainObject(stored) || !(messageId in stored)) continue;
