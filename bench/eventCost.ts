@@ -28,6 +28,7 @@ for (let w = 0; w < 20; w++)
 	for (let i = 0; i < 500; i++)
 		registerWaiting(undefined, waitingKey(`+1${w}${i}`, '+15550001'), {
 			resumeUrl: 'http://127.0.0.1:5678/webhook-waiting/1',
+			waitId: 'w1',
 			executionId: `${w}-${i}`,
 			expiresAtMs: nowMs + 3_600_000,
 			alsoStart: false,

@@ -23,6 +23,7 @@ const NOW = Date.now();
 function entry(executionId: string, expiresAtMs: number): WaitingEntry {
 	return {
 		resumeUrl: `${ORIGIN}/webhook-waiting/${executionId}`,
+		waitId: 'w1',
 		executionId,
 		expiresAtMs,
 		alsoStart: false,

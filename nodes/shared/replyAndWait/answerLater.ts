@@ -190,9 +190,7 @@ export async function resumeOwedFromBefore(
 	// Another trigger node's answers (a second account's trigger in this workflow) are its own to post.
 	const left = Object.entries(storedOwed(staticData)).filter(
 		([id, owed]) =>
-			(owed.node === undefined || owed.node === node) &&
-			!isOwedHere(home, id) &&
-			!wasRecorded(staticData, home, id),
+			owed.node === node && !isOwedHere(home, id) && !wasRecorded(staticData, home, id),
 	);
 	if (left.length === 0) return;
 	const identity = await triggerIdentity.call(this).catch(() => 'the credential could not be read');

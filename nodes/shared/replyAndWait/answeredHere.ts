@@ -79,7 +79,7 @@ export interface OwedAnswer {
 	/** HMAC of the three under the trigger's resume key (answerLater.ts): anyone's code can write static data. */
 	mac: string;
 	/** The trigger node that took it (its id): only that trigger posts it again after a restart. */
-	node?: string;
+	node: string;
 }
 
 /** Per workflow: the answers whose resume (or run) is under way in this process. */
@@ -92,7 +92,7 @@ function isOwedAnswer(value: unknown): value is OwedAnswer {
 		isWaitingEntry(value.entry) &&
 		isPlainObject(value.answer) &&
 		typeof value.mac === 'string' &&
-		(value.node === undefined || typeof value.node === 'string')
+		typeof value.node === 'string'
 	);
 }
 

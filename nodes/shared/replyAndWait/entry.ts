@@ -10,8 +10,8 @@ export interface WaitingEntry {
 	alsoStart: boolean;
 	/** The waiting node (its name): the resume token is made for it. */
 	node: string;
-	/** The wait's random id (resume.ts): a token answers this wait only. Absent in waits registered before it. */
-	waitId?: string;
+	/** The wait's random id (resume.ts): a token answers this wait only. */
+	waitId: string;
 	/** Whose wait it is (accountId of the API key): only a trigger with the same key resumes it. */
 	account: string;
 	/** The workflow whose static data keeps the entry (the trigger's); none: this process's memory only. */
@@ -36,7 +36,7 @@ export function isWaitingEntry(value: unknown): value is WaitingEntry {
 		typeof value.node === 'string' &&
 		typeof value.account === 'string' &&
 		(value.workflowId === undefined || typeof value.workflowId === 'string') &&
-		(value.waitId === undefined || typeof value.waitId === 'string') &&
+		typeof value.waitId === 'string' &&
 		(value.askedAfter === undefined || isPlainObject(value.askedAfter))
 	);
 }

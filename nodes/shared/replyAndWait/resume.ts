@@ -27,7 +27,7 @@ export function newWaitId(): string {
 	return randomBytes(16).toString('base64url');
 }
 
-/** What a resume token signs. `waitId` '' for a wait registered before waits had one. */
+/** What a resume token signs. */
 export function resumeMessage(
 	executionId: string,
 	node: string,
@@ -66,14 +66,11 @@ export function keepWaitIds(executeData: IExecuteData, waits: Record<string, str
 	} as IExecuteData['metadata'];
 }
 
-/**
- * Pure: whether the execution waits now for `wait` under `key`. A plain list (kept before keys were)
- * names ids only; nothing kept: a wait of a version that kept nothing (the once-guard alone).
- */
-export function isCurrentWait(kept: unknown, wait: string, key: string): boolean {
-	if (Array.isArray(kept)) return kept.includes(wait);
-	if (!isPlainObject(kept)) return true;
-	return Object.prototype.hasOwnProperty.call(kept, wait) && kept[wait] === key;
+/** Pure: whether the execution waits now for `wait` under `key` (nothing kept: it waits for none). */
+export function isCurrentWait(kept: unknown, wait: string, key: string): kept is IDataObject {
+	return (
+		isPlainObject(kept) && Object.prototype.hasOwnProperty.call(kept, wait) && kept[wait] === key
+	);
 }
 
 /** The body the trigger posts to a resume URL. */
@@ -117,7 +114,7 @@ export async function takeResumeRequest(
 	if (executionId === '' || taken.has(once, Date.now())) return forbidden;
 	// A token for another wait than the one the execution is in now, or for another contact's key
 	// (an entry copied under it), whichever process took it before.
-	// executeData is not in IWebhookFunctions (n8n-core's WebhookContext has it); none: an older wait.
+	// executeData is not in IWebhookFunctions (n8n-core's WebhookContext has it).
 	const executeData = (this as unknown as { executeData?: IExecuteData }).executeData;
 	const waitingFor: unknown = (executeData?.metadata as IDataObject | undefined)?.[WAIT_IDS_KEY];
 	if (!isCurrentWait(waitingFor, wait, key)) return forbidden;
@@ -131,9 +128,7 @@ export async function takeResumeRequest(
 	if (!taken.firstSighting(once, Date.now() + TAKEN_FOR_MS, Date.now())) return forbidden;
 	// Taken: out of the waits n8n saves as the execution runs on. n8n 1.x resumes an execution a kill
 	// ended from that save, so the restart's second post of this answer is refused, not run twice.
-	if (isPlainObject(waitingFor)) delete waitingFor[wait];
-	else if (Array.isArray(waitingFor) && waitingFor.includes(wait))
-		waitingFor.splice(waitingFor.indexOf(wait), 1);
+	delete waitingFor[wait];
 	return { answer };
 }
 
@@ -217,8 +212,7 @@ export async function resumeEntry(
 	const execution = serviceLine(executionId);
 	const staticData = this.getWorkflowStaticData('global') as IDataObject;
 	removeWaiting(staticData, key, executionId);
-	// A wait registered before waits had an id: '' (the waiting node takes it once all the same).
-	const wait = entry.waitId ?? '';
+	const wait = entry.waitId;
 	const body: ResumeRequest = {
 		answer: item.json,
 		wait,

@@ -101,6 +101,7 @@ function waits(
 	globalStaticData[STATIC_DATA_KEY] = {
 		[waitingKey(contact, number)]: {
 			resumeUrl: server.url,
+			waitId: 'w1',
 			executionId,
 			expiresAtMs: Date.now() + lifeMs,
 			alsoStart: false,

@@ -39,6 +39,7 @@ const owedRecord = (i: number): OwedAnswer => ({
 	key: waitingKey(`+1555000${1000 + i}`, NUMBER),
 	entry: {
 		resumeUrl: `http://127.0.0.1:1/webhook-waiting/${i}`,
+		waitId: 'w1',
 		executionId: String(i),
 		expiresAtMs: Date.now() + 60_000,
 		alsoStart: false,
@@ -46,6 +47,7 @@ const owedRecord = (i: number): OwedAnswer => ({
 		account: 'a'.repeat(32),
 	},
 	answer: { event: 'message.inbound' },
+	node: 'trigger-node',
 	mac: '0'.repeat(64),
 });
 
@@ -59,6 +61,7 @@ async function waitingTrigger(contact: string, executionId: string, alsoStart = 
 	const secret = storedSecret(harness.staticData, sb.keys.all) as string;
 	const entry = {
 		resumeUrl: server.url,
+		waitId: 'w1',
 		executionId,
 		expiresAtMs: Date.now() + 60_000,
 		alsoStart,
@@ -136,6 +139,7 @@ describe("an answer taken where the catch-up runs: no execution of the trigger's
 		// A Reply and Wait execution's copy loaded before both, brought up to date before its save.
 		registerWaiting(older, waitingKey('+15554440009', NUMBER), {
 			resumeUrl: 'http://127.0.0.1:1/webhook-waiting/9',
+			waitId: 'w1',
 			executionId: '9',
 			expiresAtMs: Date.now() + 60_000,
 			alsoStart: false,

@@ -40,6 +40,7 @@ describe('trigger: a resume never follows a redirect', () => {
 			const { harness, secret } = await activeTrigger();
 			registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), {
 				resumeUrl: redirecting.url,
+				waitId: 'w1',
 				executionId: '71',
 				expiresAtMs: Date.now() + 60_000,
 				alsoStart: false,

@@ -84,6 +84,7 @@ function currentCopy(workflowId: string): IDataObject {
 /** A live wait of execution `executionId` at `resumeUrl`, of the trigger's account (node Ask). */
 const waitAt = (resumeUrl: string, executionId: string) => ({
 	resumeUrl,
+	waitId: 'w1',
 	executionId,
 	expiresAtMs: Date.now() + 60_000,
 	alsoStart: false,
@@ -174,8 +175,7 @@ describe('trigger: an answer resumes the waiting execution', () => {
 					event: 'message.inbound',
 					data: expect.objectContaining({ text: 'A-42' }),
 				}),
-				// A wait registered without an id (before waits had one) is answered with wait ''.
-				wait: '',
+				wait: 'w1',
 				key: waitingKey(CONTACT, NUMBER),
 				// Made when the answer is sent, from the API key, this one wait and this answer: nothing stored holds it.
 				token: resumeToken(
@@ -183,7 +183,7 @@ describe('trigger: an answer resumes the waiting execution', () => {
 					'41',
 					'Ask',
 					waitingKey(CONTACT, NUMBER),
-					'',
+					'w1',
 					(server.bodies[0] as { answer: unknown }).answer,
 				),
 			},
@@ -380,6 +380,7 @@ describe('trigger: an answer resumes the waiting execution', () => {
 		const greeting = inboundEnvelope({ from: CONTACT, number: NUMBER, text: 'hello' });
 		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), {
 			resumeUrl: server.url,
+			waitId: 'w1',
 			executionId: '44',
 			expiresAtMs: Date.now() + 60_000,
 			alsoStart: false,
@@ -430,6 +431,7 @@ describe('trigger: an answer resumes the waiting execution', () => {
 		const { harness, secret } = await activeTrigger();
 		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), {
 			resumeUrl: server.url,
+			waitId: 'w1',
 			executionId: '42',
 			expiresAtMs: Date.now() + 60_000,
 			alsoStart: true,
@@ -500,6 +502,7 @@ describe('trigger: an answer resumes the waiting execution', () => {
 		servers.push(server);
 		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), {
 			resumeUrl: server.url,
+			waitId: 'w1',
 			executionId: '45',
 			expiresAtMs: Date.now() - 1,
 			alsoStart: false,
@@ -533,6 +536,7 @@ describe('trigger: a slow resume is not a failed one (never a second execution o
 	const waitFor = (harness: WebhookHarness, url: string, executionId: string) =>
 		registerWaiting(harness.staticData, waitingKey(CONTACT, NUMBER), {
 			resumeUrl: url,
+			waitId: 'w1',
 			executionId,
 			expiresAtMs: Date.now() + 60_000,
 			alsoStart: false,
@@ -729,6 +733,7 @@ describe('trigger: a slow resume is not a failed one (never a second execution o
 describe('waiting entries survive saves from older copies (last save wins)', () => {
 	const entry = (executionId: string) => ({
 		resumeUrl: `http://127.0.0.1:5678/webhook-waiting/${executionId}`,
+		waitId: 'w1',
 		executionId,
 		expiresAtMs: Date.now() + 60_000,
 		alsoStart: false,
@@ -871,6 +876,7 @@ describe('the waiting registry (nodes/shared/replyAndWait/waitingEntries.ts)', (
 			'n|a',
 			{
 				resumeUrl: 'u1',
+				waitId: 'w1',
 				executionId: '1',
 				expiresAtMs: now + 1000,
 				alsoStart: false,
@@ -884,6 +890,7 @@ describe('the waiting registry (nodes/shared/replyAndWait/waitingEntries.ts)', (
 			'n|b',
 			{
 				resumeUrl: 'u2',
+				waitId: 'w1',
 				executionId: '2',
 				expiresAtMs: now - 1,
 				alsoStart: false,
@@ -897,6 +904,7 @@ describe('the waiting registry (nodes/shared/replyAndWait/waitingEntries.ts)', (
 			'n|c',
 			{
 				resumeUrl: 'u3',
+				waitId: 'w1',
 				executionId: '3',
 				expiresAtMs: now + 1000,
 				alsoStart: false,
@@ -1227,6 +1235,7 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 			key: waitingKey(`+1555000${String(i).padStart(4, '0')}`, NUMBER),
 			entry: {
 				resumeUrl: `${origin}/webhook-waiting/${i}`,
+				waitId: 'w1',
 				executionId: String(i),
 				expiresAtMs: Date.now() + 60 * 60_000,
 				alsoStart: false,
@@ -1287,6 +1296,7 @@ describe('Reply and Wait registers through the trigger (no shared memory, as bet
 						key: waitingKey(CONTACT, NUMBER),
 						entry: {
 							resumeUrl: `${origin}/webhook-waiting/${id}`,
+							waitId: 'w1',
 							executionId: id,
 							expiresAtMs: now + 60 * 60_000,
 							alsoStart: false,

@@ -33,6 +33,7 @@ function fill(account: string, prefix: string): void {
 	for (let i = 0; i < 10_000; i++)
 		registerWaiting(undefined, waitingKey(`${prefix}${String(i).padStart(7, '0')}`, 'n'), {
 			resumeUrl: `http://127.0.0.1:5678/webhook-waiting/${prefix}${i}`,
+			waitId: 'w1',
 			executionId: `${prefix}${i}`,
 			expiresAtMs: Date.now() + 3_600_000,
 			alsoStart: false,
@@ -54,6 +55,7 @@ describe('the waiting list per account, a full list refused out loud', () => {
 						key: waitingKey(contact, '109876543210'),
 						entry: {
 							resumeUrl: `${origin}/webhook-waiting/${id}`,
+							waitId: 'w1',
 							executionId: id,
 							expiresAtMs: Date.now() + 60_000,
 							alsoStart: false,

@@ -209,7 +209,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 	// The waits this execution is in now and their contacts, saved with it: webhook() refuses any other.
 	keepWaitIds(
 		stored,
-		Object.fromEntries(registrations.map(({ key, entry }) => [entry.waitId ?? '', key])),
+		Object.fromEntries(registrations.map(({ key, entry }) => [entry.waitId, key])),
 	);
 	if (forwardsAllOutputs(resumeUrl)) {
 		stored.data.main = [[], timedOut];

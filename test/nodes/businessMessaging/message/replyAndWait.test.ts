@@ -30,6 +30,16 @@ import {
 } from '../../../support';
 import { ASK, credentialsFor, inbound, replyAndWaitWorkflow } from '../helpers';
 
+/** What n8n hands back to the waiting node's webhook(): its saved execute data, listing the waits it is in. */
+const waitingOn = (waits: Record<string, string>) =>
+	({
+		executionData: {
+			nodeExecutionStack: [
+				{ data: { main: [[]] }, source: null, metadata: { [WAIT_IDS_KEY]: waits } },
+			],
+		},
+	}) as never;
+
 describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 	it('sends the reply once, waits until the limit, registers the wait; the timer resume continues on Timed Out without sending again', async () => {
 		const record = await inbound(sandbox, { number: sandbox.numbers[1].phone_number_id });
@@ -182,17 +192,16 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 		expect(isCurrentWait(metadata[WAIT_IDS_KEY], current, key)).toBe(false);
 	});
 
-	it('isCurrentWait (pure): a wait id with its key; a plain list (the previous format) names ids only; nothing kept: an older wait', () => {
-		expect(isCurrentWait(['w1'], 'w1', 'n|+1')).toBe(true);
-		expect(isCurrentWait(['w1'], 'w2', 'n|+1')).toBe(false);
-		expect(isCurrentWait(undefined, 'w1', 'n|+1')).toBe(true);
+	it('isCurrentWait (pure): a wait id with its key; anything else (a plain list, nothing kept) is no wait', () => {
+		expect(isCurrentWait(['w1'], 'w1', 'n|+1')).toBe(false);
+		expect(isCurrentWait(undefined, 'w1', 'n|+1')).toBe(false);
 		expect(isCurrentWait({ w1: 'n|+1' }, 'w1', 'n|+1')).toBe(true);
 		expect(isCurrentWait({ w1: 'n|+1' }, 'w1', 'n|+2')).toBe(false);
 		expect(isCurrentWait({ w1: 'n|+1' }, 'w2', 'n|+1')).toBe(false);
 		expect(isCurrentWait({ w1: 'n|+1' }, '__proto__', 'n|+1')).toBe(false);
 	});
 
-	it('a wait kept in the previous format (a plain list of wait ids) is resumed by its genuine answer, as before', async () => {
+	it('an execution whose saved data lists no wait refuses even a genuine token (fails closed): 403, not resumed', async () => {
 		const record = await inbound(sandbox);
 		const first = await runWorkflow({
 			...replyAndWaitWorkflow({ limitWaitTime: true, waitAmount: 5, waitUnit: 'minutes' }),
@@ -203,9 +212,8 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 		const found = findWaiting(undefined, keys, accountId(sandbox.keys.all))!;
 		const saved = JSON.parse(JSON.stringify(first.execution.data)) as typeof first.execution.data;
 		const stack = saved.executionData!.nodeExecutionStack[0];
-		expect(stack.metadata).toMatchObject({ [WAIT_IDS_KEY]: { [found.entry.waitId!]: found.key } });
-		// As Reply and Wait saved it before it kept each wait's key.
-		stack.metadata = { ...stack.metadata, [WAIT_IDS_KEY]: [found.entry.waitId] } as never;
+		expect(stack.metadata).toMatchObject({ [WAIT_IDS_KEY]: { [found.entry.waitId]: found.key } });
+		stack.metadata = {} as never;
 		const harness = await webhookHarness({
 			type: ACTION_TYPE,
 			parameters: { resource: 'message', operation: 'replyAndWait', text: 'Order number?' },
@@ -215,7 +223,7 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 		});
 		await harness.activate();
 		const answer = inboundEnvelope({ from: CONTACT, text: 'A-7', number: found.key.split('|')[0] });
-		const wait = found.entry.waitId!;
+		const wait = found.entry.waitId;
 		const token = resumeToken(
 			deriveKey(sandbox.keys.all, RESUME_KEY_LABEL),
 			'92',
@@ -224,11 +232,14 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 			wait,
 			answer,
 		);
-		const taken = await harness.receive({
+		const refused = await harness.receive({
 			headers: { 'content-type': 'application/json' },
 			rawBody: JSON.stringify({ answer, wait, key: found.key, token }),
 		});
-		expect(taken.status).toBe(200);
+		expect({ status: refused.status, resumed: refused.workflowData }).toEqual({
+			status: 403,
+			resumed: undefined,
+		});
 	});
 
 	it('a failed reply does not wait: the error says why and nothing waits', async () => {
@@ -255,6 +266,7 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 			},
 			credentials: credentialsFor(sandbox, 'all'),
 			executionId: '57',
+			runExecutionData: waitingOn({ w1: waitingKey(CONTACT, undefined) }),
 		});
 		// n8n serves a restart webhook for the waiting execution; the harness serves what is active.
 		await harness.activate();
@@ -340,6 +352,7 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 			parameters: { resource: 'message', operation: 'replyAndWait', text: 'Order number?' },
 			credentials: credentialsFor(sandbox, 'all'),
 			executionId: '61',
+			runExecutionData: waitingOn({ w1: waitingKey(CONTACT, undefined) }),
 		});
 		await harness.activate();
 		const answer = inboundEnvelope({ from: CONTACT, text: 'A-42' });
