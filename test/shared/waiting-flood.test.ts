@@ -11,6 +11,7 @@ import {
 import {
 	STATIC_DATA_KEY,
 	findWaiting,
+	keepWaitingEntriesCurrent,
 	registerWaiting,
 	waitingKey,
 } from '../../nodes/shared/replyAndWait/waitingEntries';
@@ -142,5 +143,46 @@ describe('the waiting list in memory is per account, and a full one says so', ()
 				fresh.findWaiting(undefined, ['n|+1'], next.account, NOW + 2000)?.entry.executionId,
 			).toBe('next');
 		});
+	});
+});
+
+// Issue 49: every event walked every wait of every workflow in the process to bring one copy up to
+// date; the walk now reads the waits of that copy's workflow only (bench/eventCost.ts measures it).
+describe("a copy is brought up to date from its own workflow's waits", () => {
+	const account = 'c'.repeat(32);
+	const at = (executionId: string, home: string, expiresAtMs = NOW + 60_000) => ({
+		...entry(executionId, expiresAtMs),
+		account,
+		home,
+	});
+	const keptIn = (copy: IDataObject) =>
+		Object.values((copy[STATIC_DATA_KEY] ?? {}) as Record<string, WaitingEntry>).map(
+			(one) => one.executionId,
+		);
+
+	it('a wait taken over under its key by another workflow leaves the first copy; each copy gets its own', () => {
+		const key = waitingKey('+15557770001', 'n');
+		registerWaiting(undefined, key, at('idx-1', 'wf-index-a'));
+		registerWaiting(undefined, key, at('idx-2', 'wf-index-b'));
+		const [a, b] = [{}, {}] as IDataObject[];
+		keepWaitingEntriesCurrent(a, 'wf-index-a');
+		keepWaitingEntriesCurrent(b, 'wf-index-b');
+		expect({ a: keptIn(a), b: keptIn(b) }).toEqual({ a: [], b: ['idx-2'] });
+	});
+
+	it('a wait that ended is neither written into a copy nor found again', () => {
+		const key = waitingKey('+15557770002', 'n');
+		let now = NOW;
+		registerWaiting(undefined, key, at('idx-3', 'wf-index-c', NOW + 1000), now);
+		const before: IDataObject = {};
+		keepWaitingEntriesCurrent(before, 'wf-index-c', now);
+		now = NOW + 2000;
+		const after: IDataObject = {};
+		keepWaitingEntriesCurrent(after, 'wf-index-c', now);
+		expect({ before: keptIn(before), after: keptIn(after) }).toEqual({
+			before: ['idx-3'],
+			after: [],
+		});
+		expect(findWaiting(undefined, [key], account, now)).toBeUndefined();
 	});
 });

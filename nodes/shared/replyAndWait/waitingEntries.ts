@@ -98,6 +98,27 @@ export const REGISTRATION_MAX_AGE_MS = 60_000;
 
 /** Per account (entry.account), its waits in this process by wait key: no account fills another's list. */
 const memory = new Map<string, Map<string, WaitingEntry>>();
+/** The same waits by home (entry → its key): bringing a copy up to date reads its workflow's waits only. */
+const byHome = new Map<string, Map<WaitingEntry, string>>();
+
+/** Puts the wait in its account's list (in place of the key's previous one) and in its home's index. */
+function putWait(waits: Map<string, WaitingEntry>, key: string, entry: WaitingEntry): void {
+	dropWait(waits, key);
+	waits.set(key, entry);
+	if (entry.home === undefined) return;
+	if (!byHome.has(entry.home)) byHome.set(entry.home, new Map());
+	byHome.get(entry.home)!.set(entry, key);
+}
+
+/** Takes the key's wait out of its account's list and its home's index. */
+function dropWait(waits: Map<string, WaitingEntry> | undefined, key: string): void {
+	const entry = waits?.get(key);
+	if (!waits || !entry) return;
+	waits.delete(key);
+	const home = entry.home === undefined ? undefined : byHome.get(entry.home);
+	home?.delete(entry);
+	if (home?.size === 0) byHome.delete(entry.home!);
+}
 
 /** This process's entries under `key`: of `account`, or of every account. */
 function inMemory(key: string, account: string | undefined): Array<WaitingEntry | undefined> {
@@ -112,7 +133,10 @@ function accountWaits(account: string, nowMs: number): Map<string, WaitingEntry>
 		return memory.get(account);
 	}
 	for (const [other, waits] of memory)
-		if (![...waits.values()].some((entry) => entry.expiresAtMs > nowMs)) memory.delete(other);
+		if (![...waits.values()].some((entry) => entry.expiresAtMs > nowMs)) {
+			for (const key of [...waits.keys()]) dropWait(waits, key);
+			memory.delete(other);
+		}
 	return memory.size < MAX_MEMORY_ACCOUNTS ? accountWaits(account, nowMs) : undefined;
 }
 
@@ -139,14 +163,11 @@ function storedEntry(stored: IDataObject | undefined, key: string): WaitingEntry
 /** Entries answered or refused here, until their wait would have ended: an older copy's save must not bring one back. */
 const forgotten = new Map<string, number>();
 
-/**
- * Keeps a process-memory map under MAX_MEMORY_ENTRIES: the ended first, then the oldest unless
- * `keepLive` (live waits are never evicted: a full map takes no new one).
- */
-function makeRoom<V>(map: Map<string, V>, ended: (value: V) => boolean, keepLive = false): void {
+/** Keeps a process-memory map of records under MAX_MEMORY_ENTRIES: the ended first, then the oldest. */
+function makeRoom<V>(map: Map<string, V>, ended: (value: V) => boolean): void {
 	if (map.size < MAX_MEMORY_ENTRIES) return;
 	for (const [key, value] of map) if (ended(value)) map.delete(key);
-	if (map.size >= MAX_MEMORY_ENTRIES && !keepLive) map.delete(map.keys().next().value as string);
+	if (map.size >= MAX_MEMORY_ENTRIES) map.delete(map.keys().next().value as string);
 }
 const forgottenKey = (key: string, entry: { executionId: string; node: string }) =>
 	`${key}|${entry.executionId}|${entry.node}`;
@@ -168,11 +189,13 @@ export function registerWaiting(
 	nowMs = Date.now(),
 ): boolean {
 	const waits = accountWaits(entry.account, nowMs);
-	if (waits) makeRoom(waits, (e) => e.expiresAtMs <= nowMs, true);
+	// Ended waits make room; live ones are never evicted (a full list takes no new one).
+	if (waits && waits.size >= MAX_MEMORY_ENTRIES)
+		for (const [other, wait] of waits) if (wait.expiresAtMs <= nowMs) dropWait(waits, other);
 	// The same execution waiting again at the same node (a loop) is a new wait.
 	forgotten.delete(forgottenKey(key, entry));
 	const kept = waits !== undefined && (waits.size < MAX_MEMORY_ENTRIES || waits.has(key));
-	if (kept) waits.set(key, entry);
+	if (kept) putWait(waits, key, entry);
 	if (staticData) keepWaitingEntriesCurrent(staticData, entry.home, nowMs, [key, entry]);
 	return kept || storedEntry(staticEntries(staticData), key)?.executionId === entry.executionId;
 }
@@ -204,14 +227,16 @@ export function keepWaitingEntriesCurrent(
 	// process saved a copy without them (queue mode: main's catch-up). Said by the caller.
 	let restored = 0;
 	const mayHaveBeenCut = Object.keys(stored).length >= MAX_STATIC_ENTRIES;
-	for (const waits of home === undefined ? [] : memory.values())
-		for (const [key, entry] of waits) {
-			if (entry.home !== home || !isLive(key, entry, nowMs)) continue;
-			const writtenAt = written.get(forgottenKey(key, entry));
-			if (!(key in stored) && !mayHaveBeenCut && nowMs - (writtenAt ?? nowMs) > DROPPED_AFTER_MS)
-				restored++;
-			merged[key] = { ...entry };
-		}
+	for (const [entry, key] of (home !== undefined && byHome.get(home)) || []) {
+		// An ended wait leaves memory here, so the walk stays as long as the live waits.
+		const waits = memory.get(entry.account);
+		if (entry.expiresAtMs <= nowMs && waits?.get(key) === entry) dropWait(waits, key);
+		if (!isLive(key, entry, nowMs)) continue;
+		const writtenAt = written.get(forgottenKey(key, entry));
+		if (!(key in stored) && !mayHaveBeenCut && nowMs - (writtenAt ?? nowMs) > DROPPED_AFTER_MS)
+			restored++;
+		merged[key] = { ...entry };
+	}
 	// A key kept already keeps its place (the bound below keeps the first ones).
 	if (added && added[1].expiresAtMs > nowMs) merged[added[0]] = { ...added[1] };
 	// Live waits already kept stay: past the bound, the newest (a flood's) are left out.
@@ -283,7 +308,7 @@ export function removeWaiting(
 	nowMs = Date.now(),
 ): void {
 	const entry = inMemory(key, undefined).find((one) => one?.executionId === executionId);
-	if (entry) memory.get(entry.account)?.delete(key);
+	if (entry) dropWait(memory.get(entry.account), key);
 	if (entry && memory.get(entry.account)?.size === 0) memory.delete(entry.account);
 	const stored = staticEntries(staticData);
 	const inStatic = storedEntry(stored, key);
