@@ -15,12 +15,12 @@ import {
 } from '../../../nodes/BusinessMessagingTrigger/receiving/accept';
 import { nodeKeyOf } from '../../../nodes/shared/credentialKeys';
 import { routeEvent } from '../../../nodes/BusinessMessagingTrigger/routing/route';
-import { ANSWERED_KEY, OWED_KEY } from '../../../nodes/shared/replyAndWait/answeredHere';
 import {
 	STATIC_DATA_KEY,
 	accountId,
 	waitingKey,
 } from '../../../nodes/shared/replyAndWait/waitingEntries';
+import { ANSWERS_KEY } from '../../../nodes/shared/replyAndWait/answeredHere';
 import { NUMBER, inboundEnvelope, signedRequest, useSandbox } from '../../support';
 import {
 	captureLogs,
@@ -31,6 +31,8 @@ import {
 	until,
 	type LoggedLines,
 	type Resumer,
+	answeredIn,
+	owedIn,
 } from './helpers';
 import type { WebhookHarness } from '../../harness';
 import { RecordingResponse } from '../../harness/express';
@@ -145,16 +147,16 @@ describe('an answer where the catch-up runs: the service is answered first, the 
 		const id = event.data.wa_message_id;
 		const saved = copyOf(harness.globalStaticData);
 		expect(saved[STATIC_DATA_KEY]).toEqual({});
-		expect((saved[OWED_KEY] as IDataObject)[id]).toMatchObject({
+		expect((owedIn(saved) as IDataObject)[id]).toMatchObject({
 			entry: { executionId: '71' },
 			answer: { data: { wa_message_id: id } },
 		});
 
-		await until(() => harness.globalStaticData[ANSWERED_KEY] !== undefined, 8000);
+		await until(() => answeredIn(harness.globalStaticData) !== undefined, 8000);
 		expect(server.bodies).toHaveLength(1);
-		expect(server.bodies[0].answer).toEqual(saved[OWED_KEY] && (saved[OWED_KEY] as any)[id].answer);
-		expect(Object.keys(harness.globalStaticData[ANSWERED_KEY] as IDataObject)).toEqual([id]);
-		expect(harness.globalStaticData[OWED_KEY]).toBeUndefined();
+		expect(server.bodies[0].answer).toEqual(owedIn(saved) && (owedIn(saved) as any)[id].answer);
+		expect(Object.keys(answeredIn(harness.globalStaticData) as IDataObject)).toEqual([id]);
+		expect(owedIn(harness.globalStaticData)).toBeUndefined();
 		expect(started.emitted).toHaveLength(0);
 	}, 20_000);
 
@@ -190,7 +192,7 @@ describe('an answer where the catch-up runs: the service is answered first, the 
 		await harness.receive(signedRequest(event, secret));
 		const routed = await catchUpCopy(harness, event);
 		expect(routed).toEqual({ kind: 'answered' });
-		await until(() => harness.globalStaticData[ANSWERED_KEY] !== undefined, 8000);
+		await until(() => answeredIn(harness.globalStaticData) !== undefined, 8000);
 		expect(server.bodies).toHaveLength(1);
 		expect(started.emitted).toHaveLength(0);
 	}, 20_000);
@@ -215,8 +217,8 @@ describe('an answer where the catch-up runs: the service is answered first, the 
 		// n8n saved the trigger's copy with the emit: the answer counts as run, no longer owed.
 		const id = event.data.wa_message_id;
 		expect(Object.keys(started.saved).length).toBeGreaterThan(0);
-		expect(Object.keys(harness.globalStaticData[ANSWERED_KEY] as IDataObject)).toEqual([id]);
-		expect(harness.globalStaticData[OWED_KEY]).toBeUndefined();
+		expect(Object.keys(answeredIn(harness.globalStaticData) as IDataObject)).toEqual([id]);
+		expect(owedIn(harness.globalStaticData)).toBeUndefined();
 		const again = await harness.receive(
 			signedRequest({ ...event, timestamp: inboundEnvelope().timestamp }, secret),
 		);
@@ -236,7 +238,7 @@ describe('an answer where the catch-up runs: the service is answered first, the 
 		waits(harness.globalStaticData, contact, server, '95');
 		const event = inboundEnvelope({ from: contact, number: NUMBER, text: 'A-95' });
 		expect((await harness.receive(signedRequest(event, secret))).status).toBe(200);
-		await until(() => harness.globalStaticData[ANSWERED_KEY] !== undefined, 5000);
+		await until(() => answeredIn(harness.globalStaticData) !== undefined, 5000);
 		expect(server.bodies).toHaveLength(2);
 		expect(started.emitted).toHaveLength(0);
 	}, 20_000);
@@ -262,7 +264,7 @@ describe('an answer where the catch-up runs: the service is answered first, the 
 		expect(logged.error.join('\n')).toContain('could not be started: emit failed');
 		expect(started.emitted).toHaveLength(0);
 		const id = event.data.wa_message_id;
-		expect(Object.keys(harness.globalStaticData[ANSWERED_KEY] ?? {})).not.toContain(id);
+		expect(Object.keys(answeredIn(harness.globalStaticData) ?? {})).not.toContain(id);
 		const routed = await catchUpCopy(harness, event);
 		expect(routed).toMatchObject({ kind: 'start' });
 	}, 20_000);
@@ -295,7 +297,7 @@ describe('the catch-up resumes a wait with a copy of its answer (delivery logged
 			nodeId: before.harness.node.id,
 		};
 		expect(saved.global[STATIC_DATA_KEY]).toEqual({});
-		expect(Object.keys(saved.global[OWED_KEY] as IDataObject)).toEqual([id]);
+		expect(Object.keys(owedIn(saved.global) as IDataObject)).toEqual([id]);
 		// n8n killed before the recording execution ran: the next start posts the owed answer.
 		await before.started.close();
 		const after = await runningTrigger(origin, saved);
@@ -357,12 +359,12 @@ describe('the catch-up resumes a wait with a copy of its answer (delivery logged
 		const event = inboundEnvelope({ from: contact, number: NUMBER, text: 'A-92' });
 		const routed = (await catchUpCopy(harness, event)) as { afterEmit?: () => void };
 		routed.afterEmit?.();
-		await until(() => harness.globalStaticData[ANSWERED_KEY] !== undefined, 5000);
+		await until(() => answeredIn(harness.globalStaticData) !== undefined, 5000);
 		expect(server.bodies).toHaveLength(1);
-		expect(Object.keys(harness.globalStaticData[ANSWERED_KEY] as IDataObject)).toEqual([
+		expect(Object.keys(answeredIn(harness.globalStaticData) as IDataObject)).toEqual([
 			event.data.wa_message_id,
 		]);
-		expect(harness.globalStaticData[OWED_KEY]).toBeUndefined();
+		expect(owedIn(harness.globalStaticData)).toBeUndefined();
 		expect(started.emitted).toHaveLength(0);
 	}, 20_000);
 
@@ -382,7 +384,7 @@ describe('the catch-up resumes a wait with a copy of its answer (delivery logged
 			`message ${event.data.wa_message_id}, brought by the catch-up and recorded as run, was refused by its waiting execution 93: it is not started again`,
 		);
 		expect(started.emitted).toHaveLength(0);
-		expect(harness.globalStaticData[OWED_KEY]).toBeUndefined();
+		expect(owedIn(harness.globalStaticData)).toBeUndefined();
 	}, 20_000);
 });
 
@@ -403,15 +405,15 @@ describe('n8n restarted between the 2xx and the resume: the answer is neither lo
 		expect(server.bodies).toHaveLength(1);
 		expect(started.emitted).toHaveLength(0);
 		const id = event.data.wa_message_id;
-		expect(Object.keys(harness.globalStaticData[OWED_KEY] as IDataObject)).toEqual([id]);
-		expect(harness.globalStaticData[ANSWERED_KEY]).toBeUndefined();
+		expect(Object.keys(owedIn(harness.globalStaticData) as IDataObject)).toEqual([id]);
+		expect(answeredIn(harness.globalStaticData)).toBeUndefined();
 
 		const again = await harness.startTrigger();
 		stops.push(async () => await again.close());
-		await until(() => harness.globalStaticData[ANSWERED_KEY] !== undefined, 5000);
+		await until(() => answeredIn(harness.globalStaticData) !== undefined, 5000);
 		expect(server.bodies).toHaveLength(2);
-		expect(Object.keys(harness.globalStaticData[ANSWERED_KEY] as IDataObject)).toEqual([id]);
-		expect(harness.globalStaticData[OWED_KEY]).toBeUndefined();
+		expect(Object.keys(answeredIn(harness.globalStaticData) as IDataObject)).toEqual([id]);
+		expect(owedIn(harness.globalStaticData)).toBeUndefined();
 		expect(again.emitted).toHaveLength(0);
 	}, 20_000);
 
@@ -436,7 +438,7 @@ describe('n8n restarted between the 2xx and the resume: the answer is neither lo
 		await first.close();
 		servers.splice(servers.indexOf(first), 1);
 		// The ended process's attempt is over (connection refused) before n8n is up again.
-		await until(() => before.harness.globalStaticData[OWED_KEY] === undefined, 5000, 200);
+		await until(() => owedIn(before.harness.globalStaticData) === undefined, 5000, 200);
 		return { event, saved, origin, port };
 	}
 
@@ -445,11 +447,11 @@ describe('n8n restarted between the 2xx and the resume: the answer is neither lo
 		const again = await waitingExecution('74', [{ status: 200 }], port);
 		const after = await runningTrigger(origin, saved);
 		const id = event.data.wa_message_id;
-		await until(() => after.harness.globalStaticData[ANSWERED_KEY] !== undefined, 5000);
+		await until(() => answeredIn(after.harness.globalStaticData) !== undefined, 5000);
 		expect(again.bodies).toHaveLength(1);
 		expect(again.bodies[0].answer).toMatchObject({ data: { wa_message_id: id } });
-		expect(Object.keys(after.harness.globalStaticData[ANSWERED_KEY] as IDataObject)).toEqual([id]);
-		expect(after.harness.globalStaticData[OWED_KEY]).toBeUndefined();
+		expect(Object.keys(answeredIn(after.harness.globalStaticData) as IDataObject)).toEqual([id]);
+		expect(owedIn(after.harness.globalStaticData)).toBeUndefined();
 		expect(after.started.emitted).toHaveLength(0);
 		// The catch-up's copy (the service may have logged the delivery failed) runs nothing.
 		const routed = await catchUpCopy(after.harness, event);
@@ -466,8 +468,8 @@ describe('n8n restarted between the 2xx and the resume: the answer is neither lo
 		const after = await runningTrigger(origin, saved);
 		expect(again.bodies).toHaveLength(1);
 		expect(after.started.emitted).toHaveLength(0);
-		expect(after.harness.globalStaticData[OWED_KEY]).toBeUndefined();
-		expect(after.harness.globalStaticData[ANSWERED_KEY]).toBeDefined();
+		expect(owedIn(after.harness.globalStaticData)).toBeUndefined();
+		expect(answeredIn(after.harness.globalStaticData)).toBeDefined();
 		expect(logged.warn.join('\n')).not.toContain('answer(s) taken before n8n restarted');
 	}, 30_000);
 
@@ -482,12 +484,12 @@ describe('n8n restarted between the 2xx and the resume: the answer is neither lo
 			port,
 		);
 		const after = await runningTrigger(origin, saved);
-		await until(() => after.harness.globalStaticData[ANSWERED_KEY] !== undefined, 15_000);
+		await until(() => answeredIn(after.harness.globalStaticData) !== undefined, 15_000);
 		expect(after.started.emitted).toHaveLength(0);
 		expect(logged.warn.join('\n')).toContain(
 			`1 answer(s) taken before n8n restarted were taken by their waiting execution, which the restart ended (n8n lists it Crashed; retry it there): not run again: ${event.data.wa_message_id} (execution 84)`,
 		);
-		expect(after.harness.globalStaticData[OWED_KEY]).toBeUndefined();
+		expect(owedIn(after.harness.globalStaticData)).toBeUndefined();
 		expect(crashed.bodies).toHaveLength(3);
 		// The catch-up's copy of it runs nothing either.
 		expect(await catchUpCopy(after.harness, event)).toEqual({ kind: 'answered' });
@@ -497,7 +499,7 @@ describe('n8n restarted between the 2xx and the resume: the answer is neither lo
 		const logged = {} as LoggedLines;
 		captureLogs(logged, Logger);
 		const { event, saved, origin, port } = await answeredThenStopped('+15554450015', '85');
-		const owed = (saved.global[OWED_KEY] as any)[event.data.wa_message_id];
+		const owed = (owedIn(saved.global) as any)[event.data.wa_message_id];
 		const again = await waitingExecution('85', [{ status: 200 }], port);
 		// n8n up again after the wait's end.
 		const shift = owed.entry.expiresAtMs + 1_000 - Date.now();
@@ -517,11 +519,11 @@ describe('n8n restarted between the 2xx and the resume: the answer is neither lo
 		captureLogs(logged, Logger);
 		const { event, saved, origin, port } = await answeredThenStopped('+15554450007', '77');
 		const again = await waitingExecution('77', [{ status: 200 }], port);
-		const owed = (saved.global[OWED_KEY] as any)[event.data.wa_message_id];
+		const owed = (owedIn(saved.global) as any)[event.data.wa_message_id];
 		// A forged answer for the same wait: the content changed, the MAC kept.
 		owed.answer = { ...owed.answer, data: { ...owed.answer.data, text: 'forged' } };
 		const after = await runningTrigger(origin, saved);
-		await until(() => after.harness.globalStaticData[ANSWERED_KEY] !== undefined, 5000);
+		await until(() => answeredIn(after.harness.globalStaticData) !== undefined, 5000);
 		expect(again.bodies).toHaveLength(0);
 		expect(after.started.emitted).toHaveLength(0);
 		expect(logged.warn.join('\n')).toContain('was not written by this trigger');
@@ -533,8 +535,8 @@ describe('n8n restarted between the 2xx and the resume: the answer is neither lo
 		const after = await runningTrigger(origin, saved);
 		// No waiting here: trigger() returned only once the owed answer was posted and settled.
 		expect(again.bodies).toHaveLength(1);
-		expect(after.harness.globalStaticData[OWED_KEY]).toBeUndefined();
-		expect(Object.keys(after.harness.globalStaticData[ANSWERED_KEY] as IDataObject)).toEqual([
+		expect(owedIn(after.harness.globalStaticData)).toBeUndefined();
+		expect(Object.keys(answeredIn(after.harness.globalStaticData) as IDataObject)).toEqual([
 			event.data.wa_message_id,
 		]);
 	}, 30_000);
@@ -566,7 +568,7 @@ describe('n8n restarted between the 2xx and the resume: the answer is neither lo
 		const logged = {} as LoggedLines;
 		captureLogs(logged, Logger);
 		const moved = await answeredThenStopped('+15554450013', '83');
-		const owed = moved.saved.global[OWED_KEY] as IDataObject;
+		const owed = moved.saved.global[ANSWERS_KEY] as IDataObject;
 		owed['wamid.another'] = owed[moved.event.data.wa_message_id];
 		delete owed[moved.event.data.wa_message_id];
 		const refused = await waitingExecution('83', [{ status: 200 }], moved.port);

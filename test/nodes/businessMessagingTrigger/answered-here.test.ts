@@ -6,10 +6,9 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { routeEvent } from '../../../nodes/BusinessMessagingTrigger/routing/route';
 import {
-	ANSWERED_KEY,
 	ANSWERED_KEEP_MS,
+	ANSWERS_KEY,
 	MAX_OWED,
-	OWED_KEY,
 	keepAnsweredCurrent,
 	recordAnswered,
 	recordOwed,
@@ -26,7 +25,7 @@ import {
 } from '../../../nodes/shared/replyAndWait/waitingEntries';
 import { recoveredItem } from '../../../nodes/BusinessMessagingTrigger/catchUp/recoveries';
 import { NUMBER, inboundEnvelope, signedRequest, useSandbox } from '../../support';
-import { resumer, storedSecret, trigger, until, type Resumer } from './helpers';
+import { resumer, storedSecret, trigger, until, type Resumer, answeredIn, owedIn } from './helpers';
 
 const sb = useSandbox({ reset: 'afterEach' });
 const servers: Resumer[] = [];
@@ -87,11 +86,11 @@ describe("an answer taken where the catch-up runs: no execution of the trigger's
 			expect(harness.globalStaticData[STATIC_DATA_KEY]).toEqual({});
 			const id = event.data.wa_message_id;
 			// What n8n saves before it answers: the answer owed, its resume right after.
-			expect(Object.keys(harness.globalStaticData[OWED_KEY] as IDataObject)).toEqual([id]);
-			await until(() => harness.globalStaticData[ANSWERED_KEY] !== undefined);
+			expect(Object.keys(owedIn(harness.globalStaticData) as IDataObject)).toEqual([id]);
+			await until(() => answeredIn(harness.globalStaticData) !== undefined);
 			expect(server.bodies).toHaveLength(1);
-			expect(Object.keys(harness.globalStaticData[ANSWERED_KEY] as IDataObject)).toEqual([id]);
-			expect(harness.globalStaticData[OWED_KEY]).toBeUndefined();
+			expect(Object.keys(answeredIn(harness.globalStaticData) as IDataObject)).toEqual([id]);
+			expect(owedIn(harness.globalStaticData)).toBeUndefined();
 
 			// Another copy of the same message (the catch-up's, or a delivery signed again) runs nothing.
 			const again = await harness.receive(
@@ -147,11 +146,11 @@ describe("an answer taken where the catch-up runs: no execution of the trigger's
 			account: 'a'.repeat(32),
 			home,
 		});
-		expect(Object.keys(older[ANSWERED_KEY] as IDataObject).sort()).toEqual(['wamid.a', 'wamid.b']);
+		expect(Object.keys(answeredIn(older) as IDataObject).sort()).toEqual(['wamid.a', 'wamid.b']);
 		const many = {} as IDataObject;
 		for (let i = 0; i < 600; i++) recordAnswered('wf-many', `wamid.${i}`, Date.now() + i);
 		keepAnsweredCurrent(many, 'wf-many');
-		const kept = Object.keys(many[ANSWERED_KEY] as IDataObject);
+		const kept = Object.keys(answeredIn(many) as IDataObject);
 		expect(kept).toHaveLength(500);
 		expect(kept).toContain('wamid.599');
 		expect(kept).not.toContain('wamid.0');
@@ -161,11 +160,32 @@ describe("an answer taken where the catch-up runs: no execution of the trigger's
 		const home = 'wf-far-future';
 		const forged: IDataObject = {};
 		for (let i = 0; i < 600; i++) forged[`wamid.forged.${i}`] = Date.now() + 365 * 86_400_000;
-		const copy: IDataObject = { [ANSWERED_KEY]: forged };
+		const copy: IDataObject = { [ANSWERS_KEY]: forged };
 		recordAnswered(home, 'wamid.real');
 		keepAnsweredCurrent(copy, home);
-		expect(Object.keys(copy[ANSWERED_KEY] as IDataObject)).toEqual(['wamid.real']);
-		expect(wasAnswered({ [ANSWERED_KEY]: forged }, undefined, 'wamid.forged.1')).toBe(false);
+		expect(Object.keys(answeredIn(copy) as IDataObject)).toEqual(['wamid.real']);
+		expect(wasAnswered({ [ANSWERS_KEY]: forged }, undefined, 'wamid.forged.1')).toBe(false);
+	});
+
+	it('one record per answer: whichever copy says answered and whichever says owed, the copy brought up to date says answered, once', () => {
+		const home = 'wf-one-record';
+		const until = Date.now() + 3_600_000;
+		const owedOne = owedRecord(7);
+		for (const [base, copy] of [
+			[{ [ANSWERS_KEY]: { 'wamid.one': until } }, { [ANSWERS_KEY]: { 'wamid.one': owedOne } }],
+			[{ [ANSWERS_KEY]: { 'wamid.one': owedOne } }, { [ANSWERS_KEY]: { 'wamid.one': until } }],
+		] as IDataObject[][]) {
+			keepAnsweredCurrent(copy, home, Date.now(), base);
+			expect(copy[ANSWERS_KEY]).toEqual({ 'wamid.one': until });
+		}
+		// While this process resumes it, its owed record is the current one.
+		recordOwed(home, 'wamid.two', owedOne);
+		const copy: IDataObject = { [ANSWERS_KEY]: { 'wamid.two': until } };
+		keepAnsweredCurrent(copy, home);
+		expect(owedIn(copy)).toEqual({ 'wamid.two': owedOne });
+		settleOwed(home, 'wamid.two');
+		keepAnsweredCurrent(copy, home);
+		expect([owedIn(copy), Object.keys(answeredIn(copy) ?? {})]).toEqual([undefined, ['wamid.two']]);
 	});
 
 	it('answers owed beyond the bound take the slower path that keeps them: resumed before n8n answers, recorded by their own execution; none is dropped from the saved copy', async () => {
@@ -184,7 +204,7 @@ describe("an answer taken where the catch-up runs: no execution of the trigger's
 		// Resumed before the answer: the request carries the recording execution.
 		expect(server.bodies).toHaveLength(1);
 		expect(answer.workflowData?.flat()[0].json).toMatchObject({ resumed_execution: '31' });
-		const saved = Object.keys(harness.globalStaticData[OWED_KEY] as IDataObject);
+		const saved = Object.keys(owedIn(harness.globalStaticData) as IDataObject);
 		expect(saved).toHaveLength(MAX_OWED);
 		expect(saved).not.toContain(event.data.wa_message_id);
 		for (const id of Object.keys(owedNow)) settleOwed(home, id);
@@ -201,7 +221,7 @@ describe("an answer taken where the catch-up runs: no execution of the trigger's
 			);
 			expect(answer.body).toEqual({ received: true, resumed: '62' });
 			expect(answer.workflowData?.flat()).toHaveLength(1);
-			expect(alsoStart.harness.globalStaticData[ANSWERED_KEY]).toBeUndefined();
+			expect(answeredIn(alsoStart.harness.globalStaticData)).toBeUndefined();
 			expect(alsoStart.harness.globalStaticData[STATIC_DATA_KEY]).toEqual({});
 		} finally {
 			await startedA.close();
@@ -215,10 +235,10 @@ describe("an answer taken where the catch-up runs: no execution of the trigger's
 		const answer = await processor.harness.receive(signedRequest(event, processor.secret));
 		expect(answer.body).toEqual({ received: true, resumed: '63' });
 		expect(answer.workflowData?.flat()).toHaveLength(1);
-		expect(Object.keys(processor.harness.globalStaticData[ANSWERED_KEY] as object)).toEqual([
+		expect(Object.keys(answeredIn(processor.harness.globalStaticData) as object)).toEqual([
 			event.data.wa_message_id,
 		]);
-		expect(processor.harness.globalStaticData[OWED_KEY]).toBeUndefined();
+		expect(owedIn(processor.harness.globalStaticData)).toBeUndefined();
 		expect(processor.harness.globalStaticData[STATIC_DATA_KEY]).toEqual({});
 	});
 });

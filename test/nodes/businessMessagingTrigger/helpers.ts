@@ -15,6 +15,7 @@ import {
 	type WebhookHarnessOptions,
 	type WebhookReceiveResult,
 } from '../../harness';
+import { ANSWERS_KEY } from '../../../nodes/shared/replyAndWait/answeredHere';
 import { openSecret } from '../../../nodes/shared/seal';
 import type { Sandbox } from '../../sandbox';
 import { CONTACT, CREDENTIAL_TYPE, FOREIGN_URL, TRIGGER_NAME, TRIGGER_TYPE } from '../../support';
@@ -337,3 +338,20 @@ export function captureLogs(logged: LoggedLines, logger: { prototype: object }):
 	}
 }
 type LoggerLike = Record<'error' | 'warn' | 'info', (...args: unknown[]) => void>;
+
+/** The answers a copy of the static data records as answered (id → until when), undefined when none. */
+export function answeredIn(copy: IDataObject): Record<string, number> | undefined {
+	return answerRecords(copy, (record) => typeof record === 'number') as Record<string, number>;
+}
+
+/** The answers a copy of the static data records as owed (id → the wait and the event), undefined when none. */
+export function owedIn(copy: IDataObject): Record<string, Json> | undefined {
+	return answerRecords(copy, (record) => typeof record === 'object');
+}
+
+function answerRecords(copy: IDataObject, kind: (record: unknown) => boolean) {
+	const records = Object.entries((copy[ANSWERS_KEY] ?? {}) as IDataObject).filter(([, r]) =>
+		kind(r),
+	);
+	return records.length === 0 ? undefined : Object.fromEntries(records);
+}

@@ -31,7 +31,7 @@ import {
 	waitingKey,
 } from '../../../nodes/shared/replyAndWait/waitingEntries';
 import { answerWaiting } from '../../../nodes/shared/replyAndWait/forTrigger';
-import { ANSWERED_KEY, OWED_KEY } from '../../../nodes/shared/replyAndWait/answeredHere';
+import { ANSWERS_KEY } from '../../../nodes/shared/replyAndWait/answeredHere';
 import { signWithDerivedKey } from '../../../nodes/shared/signedPost';
 import { runWorkflow, webhookHarness } from '../../harness';
 import { HarnessCredentialsHelper } from '../../harness/credentials';
@@ -61,6 +61,8 @@ import {
 	until,
 	type LoggedLines,
 	type Resumer,
+	answeredIn,
+	owedIn,
 } from './helpers';
 
 const sb = useSandbox({ reset: 'afterEach' });
@@ -353,9 +355,9 @@ describe('trigger: an answer resumes the waiting execution', () => {
 			expect(late.status).toBe(200);
 			expect(late.body).toEqual({ received: true, resumed: '49' });
 			expect(late.workflowData).toBeUndefined();
-			await until(() => harness.globalStaticData[ANSWERED_KEY] !== undefined);
+			await until(() => answeredIn(harness.globalStaticData) !== undefined);
 			expect(server.bodies).toHaveLength(1);
-			expect(Object.keys(harness.globalStaticData[ANSWERED_KEY] as IDataObject)).toEqual([
+			expect(Object.keys(answeredIn(harness.globalStaticData) as IDataObject)).toEqual([
 				event.data.wa_message_id,
 			]);
 			const nobodyWaits = await harness.receive(
@@ -656,12 +658,12 @@ describe('trigger: a slow resume is not a failed one (never a second execution o
 		await until(() => server.bodies.length === 1);
 		const savedMeanwhile = currentCopy(harness.workflowId);
 		expect(savedMeanwhile[STATIC_DATA_KEY] ?? {}).toEqual({});
-		expect(Object.keys(savedMeanwhile[OWED_KEY] as IDataObject)).toEqual([messageId]);
+		expect(Object.keys(owedIn(savedMeanwhile) as IDataObject)).toEqual([messageId]);
 		const answer = await answering;
 		await expectRecordedOnly(harness, answer, '71');
 		const savedAfter = currentCopy(harness.workflowId);
-		expect(savedAfter[OWED_KEY]).toBeUndefined();
-		expect(Object.keys(savedAfter[ANSWERED_KEY] as IDataObject)).toContain(messageId);
+		expect(owedIn(savedAfter)).toBeUndefined();
+		expect(Object.keys(answeredIn(savedAfter) as IDataObject)).toContain(messageId);
 	}, 20_000);
 
 	it('a resume refused while no trigger runs here: the message starts its own execution, and no copy says it was answered, not even one saved during the resume', async () => {
@@ -675,15 +677,15 @@ describe('trigger: a slow resume is not a failed one (never a second execution o
 		const answering = harness.receive(signedRequest(event, secret));
 		await until(() => server.bodies.length === 1);
 		const savedMeanwhile = currentCopy(harness.workflowId);
-		expect(Object.keys(savedMeanwhile[OWED_KEY] as IDataObject)).toHaveLength(1);
+		expect(Object.keys(owedIn(savedMeanwhile) as IDataObject)).toHaveLength(1);
 		const answer = await answering;
 		const [item] = (await harness.execute(answer.workflowData ?? [])).flat();
 		expect(item.json).not.toHaveProperty('resumed_execution');
 		// That copy, loaded again and brought up to date, no longer owes it: a restart posts nothing.
 		keepWaitingEntriesCurrent(savedMeanwhile, harness.workflowId);
 		for (const saved of [currentCopy(harness.workflowId), savedMeanwhile]) {
-			expect(saved[OWED_KEY]).toBeUndefined();
-			expect((saved[ANSWERED_KEY] ?? {}) as IDataObject).not.toHaveProperty(
+			expect(owedIn(saved)).toBeUndefined();
+			expect((answeredIn(saved) ?? {}) as IDataObject).not.toHaveProperty(
 				String(event.data.wa_message_id),
 			);
 		}
@@ -811,7 +813,7 @@ describe('waiting entries survive saves from older copies (last save wins)', () 
 		const answered = 'wamid.answered-before-this-process';
 		const triggerCopy: Record<string, unknown> = {
 			[STATIC_DATA_KEY]: { 'n|+33655556666': { ...entry('980'), home } },
-			[ANSWERED_KEY]: { [answered]: Date.now() + 3_600_000 },
+			[ANSWERS_KEY]: { [answered]: Date.now() + 3_600_000 },
 		};
 		const leave = triggerRunsHere({
 			getWorkflow: () => ({ id: home }),
@@ -828,7 +830,7 @@ describe('waiting entries survive saves from older copies (last save wins)', () 
 			expect(findWaiting(snapshot as never, ['n|+33677778888'], ACCOUNT)?.entry.executionId).toBe(
 				'981',
 			);
-			expect(Object.keys(snapshot[ANSWERED_KEY] as object)).toEqual([answered]);
+			expect(Object.keys(answeredIn(snapshot as IDataObject) as object)).toEqual([answered]);
 		} finally {
 			leave();
 			removeWaiting(undefined, 'n|+33677778888', '981');
