@@ -1,4 +1,4 @@
-/** The first sighting of a key passes, a second before it expires does not. In memory, bounded. */
+/** Keys kept until they expire, in memory, bounded: the first sighting of a key passes, a second before it expires does not. */
 export class ReplayGuard {
 	private readonly seen = new Map<string, number>();
 
@@ -6,12 +6,20 @@ export class ReplayGuard {
 
 	/** True the first time `key` is seen while it can still pass the age check. */
 	firstSighting(key: string, expiresAtMs: number, nowMs: number): boolean {
-		const expiry = this.seen.get(key);
-		if (expiry !== undefined && expiry > nowMs) return false;
+		if (this.has(key, nowMs)) return false;
+		this.keep(key, expiresAtMs, nowMs);
+		return true;
+	}
+
+	/** Keeps `key` until `expiresAtMs`, seen before or not. */
+	keep(key: string, expiresAtMs: number, nowMs: number): void {
 		if (this.seen.size >= this.capacity) this.prune(nowMs);
 		this.seen.delete(key);
 		this.seen.set(key, expiresAtMs);
-		return true;
+	}
+
+	drop(key: string): void {
+		this.seen.delete(key);
 	}
 
 	has(key: string, nowMs: number): boolean {

@@ -6,6 +6,7 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import { isPlainObject } from '../json';
+import { ReplayGuard } from '../replayGuard';
 import { isWaitingEntry, type WaitingEntry } from './entry';
 
 export const ANSWERS_KEY = 'businessMessagingAnswers';
@@ -36,10 +37,10 @@ const answered = new Map<string, Map<string, number>>();
 const owed = new Map<string, Map<string, OwedAnswer>>();
 
 /** Answers given up here (forgetAnswer), a day each: a copy saved before does not bring one back. */
-const givenUp = new Map<string, number>();
+const givenUp = new ReplayGuard(MAX_MEMORY_ANSWERED);
 const givenUpKey = (home: string, id: string) => `${home}|${id}`;
 const isGivenUp = (home: string | undefined, id: string, nowMs: number) =>
-	home !== undefined && (givenUp.get(givenUpKey(home, id)) ?? 0) > nowMs;
+	home !== undefined && givenUp.has(givenUpKey(home, id), nowMs);
 
 /** A stored end: live, and no further ahead than an id is kept (a far-future one is anyone's forgery). */
 const isLive = (untilMs: unknown, nowMs: number): untilMs is number =>
@@ -76,7 +77,7 @@ export function storedOwed(staticData: IDataObject | undefined): Record<string, 
 
 /** This process took the answer `messageId` for workflow `home` without an execution. */
 export function recordAnswered(home: string, messageId: string, nowMs = Date.now()): void {
-	givenUp.delete(givenUpKey(home, messageId));
+	givenUp.drop(givenUpKey(home, messageId));
 	let ids = answered.get(home);
 	if (!ids) answered.set(home, (ids = new Map()));
 	if (ids.size >= MAX_MEMORY_ANSWERED)
@@ -115,7 +116,7 @@ export function wasAnswered(
 
 /** This process told the service about `messageId` and resumes its wait now (or runs it). */
 export function recordOwed(home: string, messageId: string, answer: OwedAnswer): void {
-	givenUp.delete(givenUpKey(home, messageId));
+	givenUp.drop(givenUpKey(home, messageId));
 	let answers = owed.get(home);
 	if (!answers) owed.set(home, (answers = new Map()));
 	answers.set(messageId, answer);
@@ -146,8 +147,7 @@ export function settleOwed(home: string, messageId: string, nowMs = Date.now()):
 export function forgetAnswer(staticData: IDataObject, home: string, messageId: string): void {
 	answered.get(home)?.delete(messageId);
 	owed.get(home)?.delete(messageId);
-	if (givenUp.size >= MAX_MEMORY_ANSWERED) givenUp.delete(givenUp.keys().next().value as string);
-	givenUp.set(givenUpKey(home, messageId), Date.now() + ANSWERED_KEEP_MS);
+	givenUp.keep(givenUpKey(home, messageId), Date.now() + ANSWERED_KEEP_MS, Date.now());
 	const stored = staticData[ANSWERS_KEY];
 	if (!isPlainObject(stored) || !(messageId in stored)) return;
 	const rest = { ...stored };

@@ -15,6 +15,7 @@ import { sleep } from 'n8n-workflow';
 
 import { nodeKeyOf } from '../credentialKeys';
 import { isPlainObject } from '../json';
+import { ReplayGuard } from '../replayGuard';
 import { hasSignatureShape } from '../signature';
 import { REGISTRATION_PATH } from '../triggerUrls';
 import { rawBodyOf } from '../webhookRequest';
@@ -162,8 +163,8 @@ export function keepTriggerCopyCurrent(this: ITriggerFunctions): void {
 	keepCurrent.call(this, this.getWorkflowStaticData('global'), this.getWorkflow().id ?? undefined);
 }
 
-/** When each workflow last said it wrote dropped entries back: once a minute at most. */
-const restoredSaid = new Map<string, number>();
+/** Workflows that said they wrote dropped entries back: once a minute each at most. */
+const restoredSaid = new ReplayGuard(1000);
 
 /** Brings this copy up to date; never quiet about waits another process's save dropped (queue mode: main's catch-up). */
 function keepCurrent(
@@ -172,11 +173,8 @@ function keepCurrent(
 	home: string | undefined,
 ): void {
 	const { restored } = keepWaitingEntriesCurrent(staticData, home);
-	const workflowId = home ?? '';
 	const nowMs = Date.now();
-	if (restored === 0 || (restoredSaid.get(workflowId) ?? 0) > nowMs - 60_000) return;
-	if (restoredSaid.size >= 1000) restoredSaid.clear();
-	restoredSaid.set(workflowId, nowMs);
+	if (restored === 0 || !restoredSaid.firstSighting(home ?? '', nowMs + 60_000, nowMs)) return;
 	this.logger.warn(
 		`Business Messaging Trigger: ${restored} Reply and Wait for Answer wait(s) of this process were missing from the workflow's static data (another process saved its copy over them: in queue mode, main's catch-up) and are written back; an answer that reached another webhook processor meanwhile started a new execution, and its wait ends on Timed Out (docs/reliability.md, "a recovery by the catch-up wipes the stored waits")`,
 	);

@@ -7,6 +7,7 @@ import type { IDataObject, ITriggerFunctions } from 'n8n-workflow';
 
 import { ACCOUNT_ID_LABEL, deriveKey, nodeKeyOf } from '../credentialKeys';
 import { isPlainObject } from '../json';
+import { ReplayGuard } from '../replayGuard';
 import { byAge } from '../watermark';
 import { keepAnsweredCurrent } from './answeredHere';
 import { isWaitingEntry, type WaitingEntry } from './entry';
@@ -161,19 +162,12 @@ function storedEntry(stored: IDataObject | undefined, key: string): WaitingEntry
 }
 
 /** Entries answered or refused here, until their wait would have ended: an older copy's save must not bring one back. */
-const forgotten = new Map<string, number>();
-
-/** Keeps a process-memory map of records under MAX_MEMORY_ENTRIES: the ended first, then the oldest. */
-function makeRoom<V>(map: Map<string, V>, ended: (value: V) => boolean): void {
-	if (map.size < MAX_MEMORY_ENTRIES) return;
-	for (const [key, value] of map) if (ended(value)) map.delete(key);
-	if (map.size >= MAX_MEMORY_ENTRIES) map.delete(map.keys().next().value as string);
-}
+const forgotten = new ReplayGuard(MAX_MEMORY_ENTRIES);
 const forgottenKey = (key: string, entry: { executionId: string; node: string }) =>
 	`${key}|${entry.executionId}|${entry.node}`;
 /** Whether this wait was answered or refused in this process: nothing may bring it back. */
 export function isForgotten(key: string, entry: { executionId: string; node: string }): boolean {
-	return forgotten.has(forgottenKey(key, entry));
+	return forgotten.has(forgottenKey(key, entry), Date.now());
 }
 const isLive = (key: string, entry: WaitingEntry, nowMs: number) =>
 	entry.expiresAtMs > nowMs && !isForgotten(key, entry);
@@ -193,7 +187,7 @@ export function registerWaiting(
 	if (waits && waits.size >= MAX_MEMORY_ENTRIES)
 		for (const [other, wait] of waits) if (wait.expiresAtMs <= nowMs) dropWait(waits, other);
 	// The same execution waiting again at the same node (a loop) is a new wait.
-	forgotten.delete(forgottenKey(key, entry));
+	forgotten.drop(forgottenKey(key, entry));
 	const kept = waits !== undefined && (waits.size < MAX_MEMORY_ENTRIES || waits.has(key));
 	if (kept) putWait(waits, key, entry);
 	if (staticData) keepWaitingEntriesCurrent(staticData, entry.home, nowMs, [key, entry]);
@@ -241,7 +235,9 @@ export function keepWaitingEntriesCurrent(
 	if (added && added[1].expiresAtMs > nowMs) merged[added[0]] = { ...added[1] };
 	// Live waits already kept stay: past the bound, the newest (a flood's) are left out.
 	const bounded = Object.fromEntries(Object.entries(merged).slice(0, MAX_STATIC_ENTRIES));
-	makeRoom(written, (at) => at < nowMs - 7 * 86_400_000);
+	if (written.size >= MAX_MEMORY_ENTRIES)
+		for (const [id, at] of written)
+			if (at < nowMs - 7 * 86_400_000 || written.size >= MAX_MEMORY_ENTRIES) written.delete(id);
 	for (const [key, entry] of Object.entries(bounded)) {
 		const id = forgottenKey(key, entry);
 		if (!written.has(id)) written.set(id, nowMs);
@@ -313,13 +309,12 @@ export function removeWaiting(
 	const stored = staticEntries(staticData);
 	const inStatic = storedEntry(stored, key);
 	const node = entry ? entry.node : inStatic?.node;
-	makeRoom(forgotten, (until) => until <= nowMs);
 	const until = Math.max(
 		entry?.expiresAtMs ?? 0,
 		inStatic?.executionId === executionId ? inStatic.expiresAtMs : 0,
 		nowMs + REGISTRATION_MAX_AGE_MS,
 	);
-	if (node !== undefined) forgotten.set(forgottenKey(key, { executionId, node }), until);
+	if (node !== undefined) forgotten.keep(forgottenKey(key, { executionId, node }), until, nowMs);
 	if (stored && inStatic?.executionId === executionId) {
 		const rest = { ...stored };
 		delete rest[key];
