@@ -99,16 +99,24 @@ export const REGISTRATION_MAX_AGE_MS = 60_000;
 
 /** Per account (entry.account), its waits in this process by wait key: no account fills another's list. */
 const memory = new Map<string, Map<string, WaitingEntry>>();
-/** The same waits by home (entry → its key): bringing a copy up to date reads its workflow's waits only. */
-const byHome = new Map<string, Map<WaitingEntry, string>>();
+/**
+ * The same waits by home (entry → its key, when it was registered here): bringing a copy up to date
+ * reads its workflow's waits only.
+ */
+const byHome = new Map<string, Map<WaitingEntry, { key: string; sinceMs: number }>>();
 
 /** Puts the wait in its account's list (in place of the key's previous one) and in its home's index. */
-function putWait(waits: Map<string, WaitingEntry>, key: string, entry: WaitingEntry): void {
+function putWait(
+	waits: Map<string, WaitingEntry>,
+	key: string,
+	entry: WaitingEntry,
+	nowMs: number,
+) {
 	dropWait(waits, key);
 	waits.set(key, entry);
 	if (entry.home === undefined) return;
 	if (!byHome.has(entry.home)) byHome.set(entry.home, new Map());
-	byHome.get(entry.home)!.set(entry, key);
+	byHome.get(entry.home)!.set(entry, { key, sinceMs: nowMs });
 }
 
 /** Takes the key's wait out of its account's list and its home's index. */
@@ -189,14 +197,12 @@ export function registerWaiting(
 	// The same execution waiting again at the same node (a loop) is a new wait.
 	forgotten.drop(forgottenKey(key, entry));
 	const kept = waits !== undefined && (waits.size < MAX_MEMORY_ENTRIES || waits.has(key));
-	if (kept) putWait(waits, key, entry);
+	if (kept) putWait(waits, key, entry, nowMs);
 	if (staticData) keepWaitingEntriesCurrent(staticData, entry.home, nowMs, [key, entry]);
 	return kept || storedEntry(staticEntries(staticData), key)?.executionId === entry.executionId;
 }
 
-/** When this process first wrote each entry into a copy of static data (keepWaitingEntriesCurrent). */
-const written = new Map<string, number>();
-/** A copy loaded this long after the entry was written must hold it unless another save dropped it. */
+/** A copy loaded this long after the entry was registered here must hold it unless another save dropped it. */
 const DROPPED_AFTER_MS = 15_000;
 
 /**
@@ -217,31 +223,22 @@ export function keepWaitingEntriesCurrent(
 	const merged: Record<string, WaitingEntry> = {};
 	for (const [key, entry] of Object.entries({ ...staticEntries(base), ...stored }))
 		if (isWaitingEntry(entry) && isLive(key, entry, nowMs)) merged[key] = entry;
-	// Entries this process wrote into a saved copy a while ago, missing from this fresh one: another
-	// process saved a copy without them (queue mode: main's catch-up). Said by the caller.
+	// Entries this process registered (and wrote into the copies it saved) a while ago, missing from
+	// this fresh one: another process saved a copy without them (queue mode: main's catch-up). Said by the caller.
 	let restored = 0;
 	const mayHaveBeenCut = Object.keys(stored).length >= MAX_STATIC_ENTRIES;
-	for (const [entry, key] of (home !== undefined && byHome.get(home)) || []) {
+	for (const [entry, { key, sinceMs }] of (home !== undefined && byHome.get(home)) || []) {
 		// An ended wait leaves memory here, so the walk stays as long as the live waits.
 		const waits = memory.get(entry.account);
 		if (entry.expiresAtMs <= nowMs && waits?.get(key) === entry) dropWait(waits, key);
 		if (!isLive(key, entry, nowMs)) continue;
-		const writtenAt = written.get(forgottenKey(key, entry));
-		if (!(key in stored) && !mayHaveBeenCut && nowMs - (writtenAt ?? nowMs) > DROPPED_AFTER_MS)
-			restored++;
+		if (!(key in stored) && !mayHaveBeenCut && nowMs - sinceMs > DROPPED_AFTER_MS) restored++;
 		merged[key] = { ...entry };
 	}
 	// A key kept already keeps its place (the bound below keeps the first ones).
 	if (added && added[1].expiresAtMs > nowMs) merged[added[0]] = { ...added[1] };
 	// Live waits already kept stay: past the bound, the newest (a flood's) are left out.
 	const bounded = Object.fromEntries(Object.entries(merged).slice(0, MAX_STATIC_ENTRIES));
-	if (written.size >= MAX_MEMORY_ENTRIES)
-		for (const [id, at] of written)
-			if (at < nowMs - 7 * 86_400_000 || written.size >= MAX_MEMORY_ENTRIES) written.delete(id);
-	for (const [key, entry] of Object.entries(bounded)) {
-		const id = forgottenKey(key, entry);
-		if (!written.has(id)) written.set(id, nowMs);
-	}
 	if (JSON.stringify(bounded) !== JSON.stringify(stored))
 		staticData[STATIC_DATA_KEY] = bounded as unknown as IDataObject;
 	// The answers this process took without an execution (answeredHere.ts) ride on the same saves.
