@@ -7,7 +7,7 @@
  *
  *   npx ts-node --transpile-only bench/eventCost.ts [events]
  */
-import { recordAnswered } from '../nodes/shared/replyAndWait/answeredHere';
+import { settleOwed } from '../nodes/shared/replyAndWait/answeredHere';
 import {
 	keepWaitingEntriesCurrent,
 	registerWaiting,
@@ -42,7 +42,7 @@ for (let i = 0; i < 10; i++) wait('b', i, 'busy');
 msPerEvent('quiet');
 const alone = median([0, 1, 2, 3, 4].map(() => msPerEvent('quiet')));
 // Then the process gets busy: 10,000 waits of 20 other workflows, 10,000 answers of `busy` today.
-for (let i = 0; i < 10_000; i++) recordAnswered('busy', `wamid.${i}`, nowMs + i);
+for (let i = 0; i < 10_000; i++) settleOwed('busy', `wamid.${i}`, nowMs + i);
 for (let w = 0; w < 20; w++) for (let i = 0; i < 500; i++) wait(`${w}`, i, `other${w}`);
 // Warm up both, then alternate so that both see the same machine.
 msPerEvent('quiet');

@@ -18,12 +18,11 @@ import { computeSignature, verifySignature } from '../signature';
 import { isEntryInBounds, ownOrigin } from './registration';
 import {
 	forgetAnswer,
-	isOwedHere,
 	recordOwed,
 	releaseOwed,
 	settleOwed,
 	storedOwed,
-	wasRecorded,
+	wasAnswered,
 	type OwedAnswer,
 } from './answeredHere';
 import { resumeEntry, triggerIdentity, type ResumeOutcome, type TriggerIdentity } from './resume';
@@ -45,53 +44,53 @@ export interface OwedResume {
 }
 
 /**
- * The request's part (synchronous, before n8n saves its copy and answers the service): the wait
- * is forgotten here, the answer written owed; its resume runs in `trigger` (this trigger node's trigger()).
+ * What answerWaiting did: resumed (or goes to its wait) or not; `recorded`: taken with no execution;
+ * `resumeAfterEmit`: the catch-up's, resumed once its recording execution ran.
  */
-export function answerFirst(
-	this: IWebhookFunctions | ITriggerFunctions,
-	trigger: ITriggerFunctions,
-	owed: OwedResume,
-): ResumeOutcome {
-	oweAnswer.call(this, owed);
-	afterAnswered(this, () => void resumeNow(trigger, owed));
-	return { resumed: true, executionId: owed.found.entry.executionId, alsoStart: false };
-}
+export type AnswerOutcome = ResumeOutcome & { recorded?: true; resumeAfterEmit?: () => void };
+
+/** Whether the context is a webhook request's (else trigger()'s: the catch-up). */
+export const isRequest = (
+	context: IWebhookFunctions | ITriggerFunctions,
+): context is IWebhookFunctions => 'getNodeWebhookUrl' in context;
 
 /**
- * The catch-up's part: as a request's, the wait leaves this copy as the answer is written owed in it
- * (whatever n8n saves carries both). The wait is resumed by what this returns, which the catch-up
- * calls once the execution recording the answer has run (its emit saved this copy); a refusal then
- * starts nothing (run-once has the message), said with the message.
+ * An answer taken: the wait leaves this copy as the answer is written owed in it (whatever n8n saves
+ * carries both), then its wait is resumed, three ways:
+ * - the catch-up's, once the execution recording it ran (`resumeAfterEmit`, after its emit saved this
+ *   copy); a refusal then starts nothing (run-once has the message), said with the message;
+ * - a request whose `trigger` (this trigger node's trigger()) runs here: once n8n answered, with no
+ *   execution (`recorded`); refused for good, it runs through the trigger's emit;
+ * - a request with no trigger here (queue mode's processors; n8n starting, before trigger() runs):
+ *   before n8n answers, owed meanwhile, so a copy another execution saves during the resume says the
+ *   answer was taken (kill -9 run o: the contact was asked again); refused, forgotten, and the
+ *   message starts its own execution.
  */
-export function answerAfterRecording(this: ITriggerFunctions, owed: OwedResume): () => void {
-	oweAnswer.call(this, owed);
-	return () => void resumeNow(this, owed, false);
-}
-
-/**
- * No trigger here takes it (queue mode's processors; regular mode while n8n starts, before trigger()
- * runs): resumed before n8n answers, and owed meanwhile, so a copy another execution saves during the
- * resume says the answer was taken. A kill before this request's own save then leaves it owed for the
- * next start, not a wait gone with nothing saying so (kill -9 run o: the contact was asked again).
- */
-export async function resumeOwing(
+export async function answerOwed(
 	this: IWebhookFunctions | ITriggerFunctions,
+	trigger: ITriggerFunctions | undefined,
 	owed: OwedResume,
-): Promise<ResumeOutcome> {
-	oweAnswer.call(this, owed);
-	const outcome = await resumeEntry.call(this, owed.item, owed.identity, owed.found);
-	if (outcome.resumed) settleOwed(owed.home, owed.messageId);
-	else forgetAnswer(this.getWorkflowStaticData('global') as IDataObject, owed.home, owed.messageId);
-	return outcome;
-}
-
-function oweAnswer(this: IWebhookFunctions | ITriggerFunctions, owed: OwedResume): void {
+): Promise<AnswerOutcome> {
 	const { key, entry } = owed.found;
-	removeWaiting(this.getWorkflowStaticData('global') as IDataObject, key, entry.executionId);
+	const staticData = this.getWorkflowStaticData('global') as IDataObject;
+	removeWaiting(staticData, key, entry.executionId);
 	const record = { key, entry, answer: owed.item.json, node: this.getNode().id };
 	const mac = computeSignature(owedMessage(owed.messageId, record), owed.identity.resumeKey);
 	recordOwed(owed.home, owed.messageId, { ...record, mac });
+	const resumed = { resumed: true as const, executionId: entry.executionId, alsoStart: false };
+	if (!isRequest(this))
+		return {
+			...resumed,
+			resumeAfterEmit: () => void resumeNow(this as ITriggerFunctions, owed, false),
+		};
+	if (trigger) {
+		afterAnswered(this, () => void resumeNow(trigger, owed));
+		return { ...resumed, recorded: true };
+	}
+	const outcome = await resumeEntry.call(this, owed.item, owed.identity, owed.found);
+	if (outcome.resumed) settleOwed(owed.home, owed.messageId);
+	else forgetAnswer(staticData, owed.home, owed.messageId);
+	return outcome;
 }
 
 /**
@@ -99,9 +98,9 @@ function oweAnswer(this: IWebhookFunctions | ITriggerFunctions, owed: OwedResume
  * before it answers): a kill before that leaves the wait unresumed, for the restart or the
  * catch-up's copy to resume, rather than resumed with nothing saved saying so.
  */
-function afterAnswered(context: IWebhookFunctions | ITriggerFunctions, go: () => void): void {
-	const response = 'getResponseObject' in context ? context.getResponseObject() : undefined;
-	if (!response || typeof response.once !== 'function' || response.writableEnded) return go();
+function afterAnswered(context: IWebhookFunctions, go: () => void): void {
+	const response = context.getResponseObject();
+	if (typeof response?.once !== 'function' || response.writableEnded) return go();
 	let gone = false;
 	const once = () => {
 		if (!gone) go();
@@ -189,8 +188,7 @@ export async function resumeOwedFromBefore(
 	const node = this.getNode().id;
 	// Another trigger node's answers (a second account's trigger in this workflow) are its own to post.
 	const left = Object.entries(storedOwed(staticData)).filter(
-		([id, owed]) =>
-			owed.node === node && !isOwedHere(home, id) && !wasRecorded(staticData, home, id),
+		([id, owed]) => owed.node === node && !wasAnswered(undefined, home, id),
 	);
 	if (left.length === 0) return;
 	const identity = await triggerIdentity.call(this).catch(() => 'the credential could not be read');

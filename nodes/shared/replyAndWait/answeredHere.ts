@@ -69,47 +69,19 @@ function storedAnswers(staticData: IDataObject | undefined, nowMs: number) {
 /** The owed answers a copy of the static data holds (message id → answer). */
 export function storedOwed(staticData: IDataObject | undefined): Record<string, OwedAnswer> {
 	return Object.fromEntries(
-		Object.entries(storedAnswers(staticData, Date.now())).filter(([, record]) =>
-			isOwedAnswer(record),
-		),
+		Object.entries(storedAnswers(staticData, Date.now())).filter(([, r]) => typeof r !== 'number'),
 	) as Record<string, OwedAnswer>;
 }
 
-/** This process took the answer `messageId` for workflow `home` without an execution. */
-export function recordAnswered(home: string, messageId: string, nowMs = Date.now()): void {
-	givenUp.drop(givenUpKey(home, messageId));
-	let ids = answered.get(home);
-	if (!ids) answered.set(home, (ids = new Map()));
-	if (ids.size >= MAX_MEMORY_ANSWERED)
-		for (const [id, untilMs] of ids)
-			if (untilMs <= nowMs || ids.size >= MAX_MEMORY_ANSWERED) ids.delete(id);
-	ids.delete(messageId);
-	ids.set(messageId, nowMs + ANSWERED_KEEP_MS);
-}
-
-/** Whether the answer `messageId` ran without an execution (this process, or a saved copy). */
-export function wasRecorded(
-	staticData: IDataObject | undefined,
-	home: string | undefined,
-	messageId: string,
-	nowMs = Date.now(),
-): boolean {
-	const here = home === undefined ? undefined : answered.get(home)?.get(messageId);
-	if (here !== undefined && here > nowMs) return true;
-	return typeof storedAnswers(staticData, nowMs)[messageId] === 'number';
-}
-
-/** Whether the answer `messageId` was taken without an execution: ran, or owed (answerLater.ts). */
+/** Whether the answer `messageId` was taken without an execution: owed or ran, here or in this copy. */
 export function wasAnswered(
 	staticData: IDataObject | undefined,
 	home: string | undefined,
 	messageId: string,
 	nowMs = Date.now(),
 ): boolean {
-	if (
-		home !== undefined &&
-		(isOwedHere(home, messageId) || wasRecorded(undefined, home, messageId))
-	)
+	const ranUntil = home === undefined ? undefined : answered.get(home)?.get(messageId);
+	if (home !== undefined && (owed.get(home)?.has(messageId) || (ranUntil ?? 0) > nowMs))
 		return true;
 	return messageId in storedAnswers(staticData, nowMs);
 }
@@ -127,20 +99,22 @@ export function owedCount(home: string): number {
 	return owed.get(home)?.size ?? 0;
 }
 
-/** Whether this process is resuming (or running) the owed answer now. */
-export function isOwedHere(home: string, messageId: string): boolean {
-	return owed.get(home)?.has(messageId) === true;
-}
-
 /** The trigger stopped before the owed answer was resumed: its next start takes it (from the saved copy). */
 export function releaseOwed(home: string, messageId: string): void {
 	owed.get(home)?.delete(messageId);
 }
 
-/** The owed answer was resumed or run (or given up, said): recorded as answered from now on. */
+/** The answer was resumed or run (or given up, said): answered from now on, a day, newest last. */
 export function settleOwed(home: string, messageId: string, nowMs = Date.now()): void {
 	owed.get(home)?.delete(messageId);
-	recordAnswered(home, messageId, nowMs);
+	givenUp.drop(givenUpKey(home, messageId));
+	let ids = answered.get(home);
+	if (!ids) answered.set(home, (ids = new Map()));
+	if (ids.size >= MAX_MEMORY_ANSWERED)
+		for (const [id, untilMs] of ids)
+			if (untilMs <= nowMs || ids.size >= MAX_MEMORY_ANSWERED) ids.delete(id);
+	ids.delete(messageId);
+	ids.set(messageId, nowMs + ANSWERED_KEEP_MS);
 }
 
 /** The answer could not be run after all: neither owed nor answered here, so a copy of it (the catch-up's) runs. */
@@ -175,7 +149,7 @@ export function keepAnsweredCurrent(
 	for (const copy of [base, staticData])
 		for (const [id, record] of Object.entries(storedAnswers(copy, nowMs)))
 			if (!isGivenUp(home, id, nowMs)) put(id, record);
-	// In expiry order (recordAnswered moves an id to the end): only the newest can be kept, so a
+	// In expiry order (settleOwed moves an id to the end): only the newest can be kept, so a
 	// busy day's 10,000 ids are not sorted on every event.
 	const recorded = (home !== undefined && answered.get(home)) || new Map<string, number>();
 	let older = recorded.size - MAX_STATIC_ANSWERED;

@@ -26,13 +26,8 @@ import {
 	receiveWaitRegistration,
 } from './registration';
 import { MAX_OWED, owedCount, wasAnswered } from './answeredHere';
-import {
-	answerAfterRecording,
-	answerFirst,
-	resumeOwedFromBefore,
-	resumeOwing,
-} from './answerLater';
-import { resumeEntry, triggerIdentity, type ResumeOutcome, type TriggerIdentity } from './resume';
+import { answerOwed, isRequest, resumeOwedFromBefore, type AnswerOutcome } from './answerLater';
+import { resumeEntry, triggerIdentity, type TriggerIdentity } from './resume';
 import {
 	NO_ROOM,
 	answerKeys,
@@ -80,20 +75,10 @@ export async function onTriggerActivated(
 }
 
 /**
- * What answerWaiting did: resumed (or goes to its wait) or not; `recorded`: taken with no execution
- * (answerLater.ts); `resumeAfterEmit`: the catch-up's, resumed once its recording execution ran.
- */
-export type AnswerOutcome = ResumeOutcome & { recorded?: true; resumeAfterEmit?: () => void };
-
-/** Whether the context is a webhook request's (else trigger()'s: the catch-up). */
-const isRequest = (context: IWebhookFunctions | ITriggerFunctions): context is IWebhookFunctions =>
-	'getNodeWebhookUrl' in context;
-
-/**
  * The trigger that takes this production request's answer with no execution (answerLater.ts): this
  * very trigger node, when its trigger() runs in this process (regular mode). Elsewhere (queue mode's
  * processors) the answer's execution records it in n8n's deduplication store; the catch-up owes it
- * itself (answerAfterRecording).
+ * itself (answerOwed).
  */
 function triggerTakingAnswers(
 	this: IWebhookFunctions | ITriggerFunctions,
@@ -136,20 +121,10 @@ export async function answerWaiting(
 		const target = item ? await waitAnswered.call(this, staticData, item) : undefined;
 		if (!item || !target) return { resumed: false };
 		const messageId = inboundMessageId(item.json);
-		const { executionId, alsoStart } = target.found.entry;
-		const owedResume =
-			messageId && home && !alsoStart && owedCount(home) < MAX_OWED
-				? { home, messageId, item, outputs, ...target }
-				: undefined;
-		// The catch-up's: owed in trigger()'s copy, resumed once the execution recording it ran.
-		if (owedResume && !isRequest(this)) {
-			const resumeAfterEmit = answerAfterRecording.call(this, owedResume);
-			return { resumed: true, executionId, alsoStart, resumeAfterEmit };
+		if (messageId && home && !target.found.entry.alsoStart && owedCount(home) < MAX_OWED) {
+			const owed = { home, messageId, item, outputs, ...target };
+			return await answerOwed.call(this, triggerTakingAnswers.call(this), owed);
 		}
-		const trigger = triggerTakingAnswers.call(this);
-		if (owedResume && trigger)
-			return { ...answerFirst.call(this, trigger, owedResume), recorded: true };
-		if (owedResume) return await resumeOwing.call(this, owedResume);
 		// At MAX_OWED or Also Start: resumed first, then recorded by its own execution.
 		return await resumeEntry.call(this, item, target.identity, target.found);
 	} finally {

@@ -6,12 +6,7 @@
 import type { IExecuteFunctions, ITriggerFunctions, IWebhookFunctions } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
-import {
-	ACCOUNT_ID_LABEL,
-	WAIT_REGISTRATION_LABEL,
-	derivedKeys,
-	verifyWithDerivedKey,
-} from '../credentialKeys';
+import { WAIT_REGISTRATION_LABEL, verifyWithDerivedKey } from '../credentialKeys';
 import { isPlainObject, parseJsonBody } from '../json';
 import { serviceLine } from '../redact';
 import { ReplayGuard } from '../replayGuard';
@@ -19,7 +14,8 @@ import { postSigned } from '../signedPost';
 import { apiRequest } from '../transport';
 import { TRIGGER_PATH, registrationUrlOf } from '../triggerUrls';
 import { WEBHOOK_PATH, readWebhookAnswer } from '../webhookAnswer';
-import { REGISTRATION_MAX_AGE_MS, accountIdOf, isForgotten } from './waitingEntries';
+import { triggerIdentity } from './resume';
+import { REGISTRATION_MAX_AGE_MS, isForgotten } from './waitingEntries';
 import { isWaitingEntry, type WaitingEntry } from './entry';
 
 /** The header a registration's signature comes in. */
@@ -191,13 +187,9 @@ export async function receiveWaitRegistration(
 	if (!Array.isArray(list) || list.length > MAX_ENTRIES_PER_REGISTRATION)
 		return { status: 400, reason: `not a list of at most ${MAX_ENTRIES_PER_REGISTRATION} entries` };
 	// Read when the signature was checked: no second credential read.
-	const derived = await derivedKeys.call(this);
-	if (typeof derived === 'string') return { status: 401, reason: derived };
-	const bounds = {
-		ownOrigin: ownOrigin.call(this),
-		account: accountIdOf(derived[ACCOUNT_ID_LABEL]),
-		nowMs,
-	};
+	const identity = await triggerIdentity.call(this);
+	if (typeof identity === 'string') return { status: 401, reason: identity };
+	const bounds = { ownOrigin: ownOrigin.call(this), account: identity.account, nowMs };
 	const registrations = list.filter(
 		(item): item is WaitRegistration =>
 			isPlainObject(item) &&

@@ -10,7 +10,6 @@ import {
 	ANSWERS_KEY,
 	MAX_OWED,
 	keepAnsweredCurrent,
-	recordAnswered,
 	recordOwed,
 	settleOwed,
 	wasAnswered,
@@ -117,7 +116,7 @@ describe("an answer taken where the catch-up runs: no execution of the trigger's
 
 	it('after a restart (only the saved static data): the record still stops the copy, for a day', () => {
 		const saved = {} as IDataObject;
-		recordAnswered('wf-restart', 'wamid.answered', Date.now());
+		settleOwed('wf-restart', 'wamid.answered', Date.now());
 		keepWaitingEntriesCurrent(saved, 'wf-restart');
 		// What a new process loads: the saved JSON, none of this process's memory (another home).
 		const loaded = JSON.parse(JSON.stringify(saved)) as IDataObject;
@@ -132,9 +131,9 @@ describe("an answer taken where the catch-up runs: no execution of the trigger's
 		const home = 'wf-copies';
 		const older = {} as IDataObject;
 		const newer = {} as IDataObject;
-		recordAnswered(home, 'wamid.a');
+		settleOwed(home, 'wamid.a');
 		keepWaitingEntriesCurrent(newer, home);
-		recordAnswered(home, 'wamid.b');
+		settleOwed(home, 'wamid.b');
 		// A Reply and Wait execution's copy loaded before both, brought up to date before its save.
 		registerWaiting(older, waitingKey('+15554440009', NUMBER), {
 			resumeUrl: 'http://127.0.0.1:1/webhook-waiting/9',
@@ -148,7 +147,7 @@ describe("an answer taken where the catch-up runs: no execution of the trigger's
 		});
 		expect(Object.keys(answeredIn(older) as IDataObject).sort()).toEqual(['wamid.a', 'wamid.b']);
 		const many = {} as IDataObject;
-		for (let i = 0; i < 600; i++) recordAnswered('wf-many', `wamid.${i}`, Date.now() + i);
+		for (let i = 0; i < 600; i++) settleOwed('wf-many', `wamid.${i}`, Date.now() + i);
 		keepAnsweredCurrent(many, 'wf-many');
 		const kept = Object.keys(answeredIn(many) as IDataObject);
 		expect(kept).toHaveLength(500);
@@ -161,7 +160,7 @@ describe("an answer taken where the catch-up runs: no execution of the trigger's
 		const forged: IDataObject = {};
 		for (let i = 0; i < 600; i++) forged[`wamid.forged.${i}`] = Date.now() + 365 * 86_400_000;
 		const copy: IDataObject = { [ANSWERS_KEY]: forged };
-		recordAnswered(home, 'wamid.real');
+		settleOwed(home, 'wamid.real');
 		keepAnsweredCurrent(copy, home);
 		expect(Object.keys(answeredIn(copy) as IDataObject)).toEqual(['wamid.real']);
 		expect(wasAnswered({ [ANSWERS_KEY]: forged }, undefined, 'wamid.forged.1')).toBe(false);
