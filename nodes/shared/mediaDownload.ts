@@ -3,12 +3,7 @@
  * credentials, streamed into n8n's binary data. Every hop is checked before it is requested, and
  * the bytes are counted as they stream under a size limit and one deadline.
  */
-import type {
-	IBinaryData,
-	IExecuteFunctions,
-	ITriggerFunctions,
-	IWebhookFunctions,
-} from 'n8n-workflow';
+import type { IBinaryData, IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import { apiError, header, type RequestContext } from './errors';
@@ -63,13 +58,14 @@ async function readSmallText(stream: Readable, limit = 2048): Promise<string> {
 	return Buffer.concat(chunks).toString('utf8').slice(0, limit);
 }
 
-type Context = IExecuteFunctions | IWebhookFunctions | ITriggerFunctions;
-
 /**
  * A host's addresses through n8n's own resolver (the scanner allows no DNS import), which applies
  * n8n's SSRF rules when they are on. Undefined on an n8n without it (1.x).
  */
-async function resolvedAddresses(this: Context, hostname: string): Promise<string[] | undefined> {
+async function resolvedAddresses(
+	this: IExecuteFunctions,
+	hostname: string,
+): Promise<string[] | undefined> {
 	if (typeof this.helpers.getSecureEgressFilter !== 'function') return undefined;
 	const lookup = this.helpers.getSecureEgressFilter('safe').createSecureLookup();
 	return await new Promise<string[]>((resolve, reject) => {
@@ -81,7 +77,7 @@ async function resolvedAddresses(this: Context, hostname: string): Promise<strin
 }
 
 export async function checkMediaTarget(
-	this: Context,
+	this: IExecuteFunctions,
 	target: URL,
 	baseUrl: URL,
 	context: RequestContext,
@@ -119,7 +115,7 @@ export async function checkMediaTarget(
 }
 
 async function fetchMediaFile(
-	this: Context,
+	this: IExecuteFunctions,
 	location: URL,
 	baseUrl: URL,
 	context: RequestContext,
@@ -193,7 +189,7 @@ function enforceLimits(
 }
 
 export async function downloadMedia(
-	this: Context,
+	this: IExecuteFunctions,
 	reference: unknown,
 	options: { itemIndex?: number; fieldName: string; operation: string; limits: DownloadLimits },
 ): Promise<{ mediaId: string; binary: IBinaryData; mimeTypeAsSent?: string }> {
