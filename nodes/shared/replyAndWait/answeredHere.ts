@@ -57,12 +57,16 @@ function isOwedAnswer(value: unknown): value is OwedAnswer {
 	);
 }
 
+/** A saved record that counts: a well-formed owed answer, or an answered end still live. */
+const isRecord = (value: unknown, nowMs: number): value is AnswerRecord =>
+	isOwedAnswer(value) || isLive(value, nowMs);
+
 /** The well-formed records a copy of the static data holds (message id → record). */
 function storedAnswers(staticData: IDataObject | undefined, nowMs: number) {
 	const stored = staticData?.[ANSWERS_KEY];
 	if (!isPlainObject(stored)) return {};
 	return Object.fromEntries(
-		Object.entries(stored).filter(([, record]) => isOwedAnswer(record) || isLive(record, nowMs)),
+		Object.entries(stored).filter(([, record]) => isRecord(record, nowMs)),
 	) as Record<string, AnswerRecord>;
 }
 
@@ -83,7 +87,13 @@ export function wasAnswered(
 	const ranUntil = home === undefined ? undefined : answered.get(home)?.get(messageId);
 	if (home !== undefined && (owed.get(home)?.has(messageId) || (ranUntil ?? 0) > nowMs))
 		return true;
-	return messageId in storedAnswers(staticData, nowMs);
+	// One lookup: this runs for every inbound message, so the copy's records are not all checked.
+	const stored = staticData?.[ANSWERS_KEY];
+	return (
+		isPlainObject(stored) &&
+		Object.prototype.hasOwnProperty.call(stored, messageId) &&
+		isRecord(stored[messageId], nowMs)
+	);
 }
 
 /** This process told the service about `messageId` and resumes its wait now (or runs it). */
