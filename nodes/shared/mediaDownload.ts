@@ -196,10 +196,15 @@ export async function downloadMedia(
 	const node = this.getNode();
 	const { itemIndex, operation, limits } = options;
 	const context: RequestContext = { operation, scope: 'messages:read', itemIndex, media: true };
-	const { baseUrl, secrets } = await checkedCredential.call(this, itemIndex);
+	const credential = await checkedCredential.call(this, itemIndex);
+	const { baseUrl, secrets } = credential;
 	const mediaId = mediaIdFromReference(node, reference, baseUrl, options.fieldName, itemIndex);
 
-	const pointer = await rawApiRequest.call(this, 'GET', `/v1/media/${mediaId}`, { context });
+	// The credential read above: n8n reads it once per download.
+	const pointer = await rawApiRequest.call(this, 'GET', `/v1/media/${mediaId}`, {
+		context,
+		credential,
+	});
 	const location = header(pointer.headers, 'location');
 	if (!REDIRECT_STATUSES.has(pointer.statusCode) || !location) {
 		if (!REDIRECT_STATUSES.has(pointer.statusCode)) throwForStatus(node, pointer, context);

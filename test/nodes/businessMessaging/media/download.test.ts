@@ -1,6 +1,7 @@
 import { MEDIA_RETENTION_SECONDS } from '../../../sandbox';
 import { apiRequests, echo, errorOf, inbound, injectFault, pairedIndexes, run } from '../helpers';
 import { describeWithSandbox, inboundItem } from '../../../support';
+import { HarnessCredentialsHelper } from '../../../harness/credentials';
 
 const DOWNLOAD = { resource: 'media', operation: 'download' };
 const PNG = Buffer.concat([
@@ -49,6 +50,20 @@ describeWithSandbox('Media → Download', (sandbox) => {
 		expect(result.error).toBeUndefined();
 		expect(Object.keys(result.items[0].binary ?? {})).toEqual(['photo']);
 		expect(await result.binary('Business Messaging', 0, 'photo')).toEqual(PNG);
+	});
+
+	it('reads the credential once per download, not again for the request', async () => {
+		const record = await imageInbound();
+		const reads = jest.spyOn(HarnessCredentialsHelper.prototype, 'getDecrypted');
+		try {
+			const result = await run(sandbox, DOWNLOAD, { inputItems: [inboundItem(record)] });
+			expect(result.error).toBeUndefined();
+			expect(reads.mock.calls.filter(([, , type]) => type === 'businessMessagingApi')).toHaveLength(
+				1,
+			);
+		} finally {
+			reads.mockRestore();
+		}
 	});
 
 	it("never sends the API key to the signed URL's host", async () => {
