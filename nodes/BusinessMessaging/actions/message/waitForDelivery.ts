@@ -7,9 +7,9 @@ import { boundedNumber } from '../../../shared/fields';
 import { isPlainObject } from '../../../shared/json';
 
 const FINAL_STATUSES: readonly string[] = ['delivered', 'read', 'failed'];
-export const DEFAULT_DELIVERY_LIMIT_SECONDS = 60;
-export const MAX_DELIVERY_LIMIT_SECONDS = 600;
-export const DEFAULT_CHECK_INTERVAL_SECONDS = 2;
+const DEFAULT_DELIVERY_LIMIT_SECONDS = 60;
+const MAX_DELIVERY_LIMIT_SECONDS = 600;
+const DEFAULT_CHECK_INTERVAL_SECONDS = 2;
 const SENT_ONCE =
 	"The reply was sent (don't send it again), but reading its delivery status failed";
 
@@ -70,13 +70,10 @@ export async function waitForDelivery(
 		boundedNumber(options.deliveryCheckInterval, DEFAULT_CHECK_INTERVAL_SECONDS, 1, 60) * 1000;
 	const startedMs = Date.now();
 	let checks = 0;
-	let status = (sent.status ?? null) as IDataObject[string];
-	let record: IDataObject = sent;
-	let final = false;
+	let record: IDataObject;
+	let status: IDataObject[string];
+	let final: boolean;
 	for (;;) {
-		const elapsed = Date.now() - startedMs;
-		if (checks > 0 && elapsed + intervalMs > limitMs) break;
-		if (checks > 0) await sleep(intervalMs);
 		const response = await apiRequest
 			.call(this, 'GET', `/v1/messages/${encodeURIComponent(id)}`, {
 				context: {
@@ -96,7 +93,8 @@ export async function waitForDelivery(
 		record = isPlainObject(response) ? response : {};
 		status = (record.status ?? null) as IDataObject[string];
 		final = typeof status === 'string' && FINAL_STATUSES.includes(status.trim().toLowerCase());
-		if (final) break;
+		if (final || Date.now() - startedMs + intervalMs > limitMs) break;
+		await sleep(intervalMs);
 	}
 	return {
 		final,
