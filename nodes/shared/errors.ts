@@ -24,7 +24,7 @@ export interface RequestContext {
 	notFound?: string;
 }
 
-export type ErrorExplanation = { message: string; description: string };
+type ErrorExplanation = { message: string; description: string };
 
 /** Retry-After (seconds or an HTTP date) in milliseconds. */
 export function retryAfterMs(headers: ResponseHeaders | undefined): number | undefined {

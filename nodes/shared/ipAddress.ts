@@ -8,8 +8,7 @@ export function isLoopbackHost(hostname: string): boolean {
 }
 
 /** Where an address points: only `public` is a place a media file may come from. */
-export type AddressClass =
-	'public' | 'loopback' | 'private' | 'link-local' | 'unspecified' | 'reserved';
+type AddressClass = 'public' | 'loopback' | 'private' | 'link-local' | 'unspecified' | 'reserved';
 
 function ipv4Class(octets: number[]): AddressClass {
 	const [a, b] = octets;

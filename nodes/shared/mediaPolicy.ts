@@ -112,7 +112,7 @@ export function storedMimeType(sent: string | undefined): {
 	return { mimeType: type };
 }
 
-export const MAX_FILE_NAME_LENGTH = 200;
+const MAX_FILE_NAME_LENGTH = 200;
 
 /** A safe file name: no control characters, separators or leading dots; ≤ 200 chars. */
 export function safeFileName(sent: string | undefined, fallback: string): string {

@@ -27,7 +27,7 @@ export const LIST_SHAPES =
 /** Where the next page is: a cursor sent back as `cursor`, a URL, or a page number. */
 export type NextPage = { cursor: string } | { url: string } | { page: number };
 
-export interface ListPage {
+interface ListPage {
 	entries: unknown[];
 	next?: NextPage;
 	/** The answer gives no way on, though it is full: more may exist (a bare array). */

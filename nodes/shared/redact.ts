@@ -66,7 +66,7 @@ export function redact<T>(value: T, known: readonly string[] = []): T {
 }
 
 /** Service text quoted in a message is cut after this many characters (readable in a toast). */
-export const MAX_SERVICE_LINE_CHARS = 300;
+const MAX_SERVICE_LINE_CHARS = 300;
 
 /** C0 and C1 control characters and line or paragraph separators (a line of text has none). */
 export const CONTROL_OR_SEPARATOR = /[\p{Cc}\p{Zl}\p{Zp}]+/gu;

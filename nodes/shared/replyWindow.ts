@@ -3,11 +3,11 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { isPlainObject } from './json';
 
-export const REPLY_WINDOW_MS = 24 * 60 * 60 * 1000;
+const REPLY_WINDOW_MS = 24 * 60 * 60 * 1000;
 /** Disagreement between n8n's clock and the service's that is left for the service to judge. */
-export const CLOCK_SKEW_MS = 60 * 1000;
+const CLOCK_SKEW_MS = 60 * 1000;
 
-export function replyWindowClosesAt(timestamp: unknown): string | undefined {
+function replyWindowClosesAt(timestamp: unknown): string | undefined {
 	if (typeof timestamp !== 'string' || timestamp.trim() === '') return undefined;
 	const ms = Date.parse(timestamp);
 	if (!Number.isFinite(ms)) return undefined;

@@ -7,7 +7,7 @@ const HEADER_PATTERN = /^sha256=([0-9a-f]{64})$/i;
 
 export const SIGNATURE_MISMATCH = 'the signature does not match the body';
 
-export type SignatureResult = { valid: true } | { valid: false; reason: string };
+type SignatureResult = { valid: true } | { valid: false; reason: string };
 
 export function computeSignature(rawBody: Buffer, secret: string): string {
 	return createHmac('sha256', secret).update(rawBody).digest('hex');

@@ -8,7 +8,7 @@ import { LIST_SHAPES, readPages } from '../../shared/pagination';
 import { asJsonObject, pick } from './output';
 
 /** What a Get Many does with its records beyond the page: read, then keep (before the limit). */
-export interface RecordRules {
+interface RecordRules {
 	/** The record as output (and as Simplify reads it). */
 	read?: (record: IDataObject) => IDataObject;
 	/** Our own side of filters the service may ignore: a record it refuses is never output. */
