@@ -3,6 +3,7 @@ import type { IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
 import { nodeKeyOf } from '../../shared/credentialKeys';
 import { serviceLine } from '../../shared/redact';
+import { lruOf } from '../../shared/replayGuard';
 
 const LOG_PREFIX = 'Business Messaging Trigger';
 
@@ -34,22 +35,11 @@ export class LogThrottle {
 const rejectionLogs = new Map<string, LogThrottle>();
 const MAX_TRIGGERS_TRACKED = 1000;
 
-function rejectionLogOf(key: string): LogThrottle {
-	let log = rejectionLogs.get(key);
-	if (!log) {
-		if (rejectionLogs.size >= MAX_TRIGGERS_TRACKED)
-			rejectionLogs.delete(rejectionLogs.keys().next().value as string);
-		log = new LogThrottle();
-		rejectionLogs.set(key, log);
-	}
-	return log;
-}
-
 /**
  * What an unauthenticated caller is told (the details go to n8n's log only); the service itself
  * (valid signature) is told the reason, which its delivery log shows the user.
  */
-export const GENERIC_REASONS = {
+const GENERIC_REASONS = {
 	400: 'the request is not a valid event of the service',
 	401: 'the request is not signed for this webhook',
 	503: 'the event came too late to be run here; it is recovered from the service',
@@ -69,7 +59,9 @@ export function reject(
 			`${LOG_PREFIX}: ${left} more rejected request(s) in the last minute were not logged`,
 			meta,
 		);
-	if (rejectionLogOf(nodeKeyOf.call(this)).allow(Date.now(), flush)) {
+	const key = nodeKeyOf.call(this);
+	const throttle = lruOf(rejectionLogs, key, MAX_TRIGGERS_TRACKED, () => new LogThrottle());
+	if (throttle.allow(Date.now(), flush)) {
 		if (problem) this.logger.error(`${LOG_PREFIX}: ${problem}`, meta);
 		else
 			this.logger.warn(
