@@ -15,11 +15,6 @@ export const HAND_OVER_IGNORED =
 /** An echo stamped up to this far in the future (service clock ahead of n8n's) still counts. */
 const FUTURE_SKEW_MS = 60 * 1000;
 
-export interface HandOverDecision {
-	handedOver: boolean;
-	lastEchoAt?: string;
-}
-
 class CredentialUnreadable extends Error {}
 
 /** Pure: did an echo (any order) go to `contact` from `number` within the last `minutes`? */
@@ -29,7 +24,7 @@ export function handOverDecision(
 	number: string,
 	nowMs: number,
 	minutes: number,
-): HandOverDecision {
+): { handedOver: boolean; lastEchoAt?: string } {
 	let newestMs = -Infinity;
 	let newestAt: string | undefined;
 	for (const echo of echoes) {
@@ -68,28 +63,18 @@ export async function routeHandOver(
 	const number = typeof data.number === 'string' ? data.number.trim() : '';
 	if (json.event !== 'message.inbound' || !contact || !number) return withOutput([]);
 
-	let decision: HandOverDecision;
+	let answer: unknown;
 	try {
 		// The trigger's cached read (credentialKeys.ts): a credential read outside an execution costs
 		// n8n 2.x an isolate, and every inbound message (an answer to Reply and Wait too) asks this.
 		const read = await credentialRead.call(this);
 		// Unreadable: credentialKeys.ts remembers it 10 s (no read per message meanwhile).
 		if (typeof read === 'string') throw new CredentialUnreadable(read);
-		const answer = await apiRequest.call(this, 'GET', '/v1/messages/inbound', {
+		answer = await apiRequest.call(this, 'GET', '/v1/messages/inbound', {
 			qs: { direction: 'echo', contact, number, limit: 20 },
 			context: { operation: 'Trigger → While a Person Answers', scope: 'messages:read' },
 			credential: checkCredential(this.getNode(), read.credentials),
 		});
-		const records = isPlainObject(answer) && Array.isArray(answer.data) ? answer.data : [];
-		// Both times on the service's clock when the message carries its own (the envelope's timestamp).
-		const messageMs = typeof json.timestamp === 'string' ? Date.parse(json.timestamp) : NaN;
-		decision = handOverDecision(
-			records,
-			contact,
-			number,
-			Number.isFinite(messageMs) ? messageMs : nowMs,
-			settings.minutes,
-		);
 	} catch (error) {
 		// A changed key or Base URL may be why a request failed: the next message reads it afresh.
 		if (!(error instanceof CredentialUnreadable)) forgetCredentialRead.call(this);
@@ -99,6 +84,11 @@ export async function routeHandOver(
 		};
 		return withOutput([]);
 	}
+	const records = isPlainObject(answer) && Array.isArray(answer.data) ? answer.data : [];
+	// Both times on the service's clock when the message carries its own (the envelope's timestamp).
+	const messageMs = typeof json.timestamp === 'string' ? Date.parse(json.timestamp) : NaN;
+	const atMs = Number.isFinite(messageMs) ? messageMs : nowMs;
+	const decision = handOverDecision(records, contact, number, atMs, settings.minutes);
 	if (!decision.handedOver) return withOutput([]);
 	json.hand_over = { active: true, last_echo_at: decision.lastEchoAt, minutes: settings.minutes };
 	if (settings.mode === 'drop') return null;
