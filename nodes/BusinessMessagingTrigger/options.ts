@@ -57,19 +57,15 @@ export function handOverSettings(raw: IDataObject | undefined) {
 	return { mode, minutes: Math.min(MAX_HAND_OVER_MINUTES, minutes) };
 }
 
-export interface CatchUpSettings {
-	intervalMs: number;
-	onActivation: OnActivation;
-	maxRecovered: number;
-}
-
-export function catchUpSettings(raw: IDataObject): CatchUpSettings {
+export function catchUpSettings(raw: IDataObject) {
 	const max = Number(raw.maxRecovered);
 	const intervalSeconds = positiveOr(raw.catchUpInterval, DEFAULT_CATCH_UP_INTERVAL_SECONDS);
 	const maxRecovered = Number.isFinite(max) && max >= 1 ? Math.floor(max) : DEFAULT_MAX_RECOVERED;
+	const onActivation: OnActivation =
+		raw.onActivation === 'fromActivation' ? 'fromActivation' : 'sinceLastActive';
 	return {
 		intervalMs: Math.max(intervalSeconds, MIN_CATCH_UP_INTERVAL_SECONDS) * 1000,
-		onActivation: raw.onActivation === 'fromActivation' ? 'fromActivation' : 'sinceLastActive',
+		onActivation,
 		maxRecovered: Math.min(Math.max(maxRecovered, 1), MAX_RECOVERED),
 	};
 }
