@@ -136,10 +136,9 @@ export async function runOnce(
 	outputs: INodeExecutionData[][],
 	verifyAfterMs: number[] = VERIFY_AFTER_MS,
 ): Promise<INodeExecutionData[][]> {
-	const mode = this.getMode();
 	const check = this.helpers.checkProcessedAndRecord as
 		IExecuteFunctions['helpers']['checkProcessedAndRecord'] | undefined;
-	if (!RUN_ONCE_MODES.has(mode) || typeof check !== 'function') return outputs;
+	if (!RUN_ONCE_MODES.has(this.getMode()) || typeof check !== 'function') return outputs;
 	const keyed = outputs.map((items) => items.map((item) => runOnceKey(item.json)));
 	const keys = [...new Set(keyed.flat().filter((key): key is string => key !== undefined))];
 	if (keys.length === 0) return outputs;
@@ -150,8 +149,8 @@ export async function runOnce(
 			maxEntries: RUN_ONCE_MAX_ENTRIES,
 		});
 	const rowId = nodeKeyOf.call(this);
-	let row = rows.get(rowId);
-	if (!row) rows.set(rowId, (row = new GroupCommit()));
+	const row = rows.get(rowId) ?? new GroupCommit();
+	rows.set(rowId, row);
 	let owned: Set<string>;
 	try {
 		owned = await row.submit(call, keys, false);
@@ -172,7 +171,7 @@ export async function runOnce(
 				const at = claimedAtMs + ms * (0.75 + Math.random() / 2);
 				await sleep(Math.max(0, at - Date.now()));
 				const checked = unsure;
-				unsure = await (row as GroupCommit)
+				unsure = await row
 					.submit(call, checked, true)
 					.then((restored) => checked.filter((key) => restored.has(key)))
 					.catch(() => checked);
