@@ -158,11 +158,6 @@ function hold(home: Home, message: HeldMessage, contact: string): void {
 	home.watches.set(contact, watching);
 }
 
-function contactOf(json: IDataObject): string | undefined {
-	const message = combinable(json);
-	return message && `${message.number}\n${message.contact}`;
-}
-
 /** Whether this webhook request may hold a message for trigger() (past the Late Delivery Cutoff too). */
 export function mayHoldHere(this: IWebhookFunctions): boolean {
 	if (this.getMode() !== 'webhook') return false;
@@ -186,8 +181,8 @@ export function holdForBurst(
 	if (items.length !== 1) return false;
 	const [{ item, output }] = items;
 	const message = combinable(item.json);
-	const contact = contactOf(item.json);
-	if (!message || !contact) return false;
+	if (!message) return false;
+	const contact = `${message.number}\n${message.contact}`;
 	// A copy of a message running here already: nothing more to run (hold() drops a held one's).
 	if (home.running.has(message.id)) return true;
 	if (heldCount(home) >= MAX_HELD && !home.contacts.has(contact)) return false;
@@ -234,10 +229,8 @@ export function holdBurstsHere(
 	};
 	homes.set(key, home);
 	// A new activation in this process takes over what the one before still held.
-	for (const message of before ? [...before.contacts.values()].flat() : []) {
-		const contact = contactOf(message.json);
-		if (contact) hold(home, message, contact);
-	}
+	for (const [contact, held] of before?.contacts ?? [])
+		for (const message of held) hold(home, message, contact);
 	before?.contacts.clear();
 	return {
 		recoverSinceMs: home.recovering,
