@@ -92,12 +92,8 @@ export async function routeEvent(
 ): Promise<Route> {
 	// The catch-up's copy of an answer taken here with no execution (after a restart too).
 	if (answeredAlready.call(this, item.json)) return { kind: 'answered' };
-	const outputs = await routeHandOver.call(
-		this,
-		item,
-		workflowDataFor(item, event, layout),
-		handOver,
-	);
+	const byEvent = workflowDataFor(item, event, layout);
+	const outputs = await routeHandOver.call(this, item, byEvent, handOver);
 	// Reply and Wait's door: resumes the execution waiting for this contact, if any, and brings this
 	// copy of the static data up to date with every waiting entry (n8n saves it whole), handed over or not.
 	const resume = await answerWaiting.call(this, outputs ? item : undefined, outputs ?? []);
