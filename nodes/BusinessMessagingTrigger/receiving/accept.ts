@@ -51,10 +51,10 @@ export function readNodeSettings(parameters: EventParameters): NodeSettings {
 
 export function nodeParameters(this: IWebhookFunctions | ITriggerFunctions): EventParameters {
 	return {
-		events: this.getNodeParameter('events', ['message.inbound']) as unknown,
-		catchUp: this.getNodeParameter('catchUp', true) as unknown,
+		events: this.getNodeParameter('events', ['message.inbound']),
+		catchUp: this.getNodeParameter('catchUp', true),
 		options: this.getNodeParameter('options', {}) as IDataObject,
-		separateOutputs: this.getNodeParameter('separateOutputs', false) as unknown,
+		separateOutputs: this.getNodeParameter('separateOutputs', false),
 	};
 }
 

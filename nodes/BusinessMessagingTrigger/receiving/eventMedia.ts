@@ -21,7 +21,7 @@ export async function withMediaFiles(
 	return result;
 }
 
-export async function attachMedia(
+async function attachMedia(
 	this: IExecuteFunctions,
 	item: INodeExecutionData,
 	options: TriggerOptions,
