@@ -56,14 +56,12 @@ export function parseEnvelope(rawBody: Buffer): EnvelopeResult {
 	return { ok: true, envelope: parsed as EventEnvelope, timestampMs };
 }
 
-export type AgeResult = { ok: true } | { ok: false; reason: string };
-
 /** Replay window: refused when older than the maximum (1 s .. 1 h) or too far in the future. */
 export function checkEventAge(
 	timestampMs: number,
 	nowMs: number,
 	maxAgeSeconds: number,
-): AgeResult {
+): { ok: true } | { ok: false; reason: string } {
 	maxAgeSeconds = boundedMaxAge(maxAgeSeconds);
 	const ageMs = nowMs - timestampMs;
 	if (ageMs > maxAgeSeconds * 1000) {
