@@ -55,13 +55,12 @@ export async function routeHandOver(
 	nowMs = Date.now(),
 ): Promise<INodeExecutionData[][] | null> {
 	if (settings.mode === 'off') return outputs;
-	const withOutput = (handOver: INodeExecutionData[]) =>
-		settings.mode === 'output' ? [...outputs, handOver] : outputs;
+	const notHandedOver = settings.mode === 'output' ? [...outputs, []] : outputs;
 	const json = item.json;
 	const data = isPlainObject(json.data) ? json.data : {};
 	const contact = typeof data.from === 'string' ? data.from.trim() : '';
 	const number = typeof data.number === 'string' ? data.number.trim() : '';
-	if (json.event !== 'message.inbound' || !contact || !number) return withOutput([]);
+	if (json.event !== 'message.inbound' || !contact || !number) return notHandedOver;
 
 	let answer: unknown;
 	try {
@@ -82,14 +81,14 @@ export async function routeHandOver(
 			checked: false,
 			reason: `the echo history could not be read: ${(error as Error).message}`,
 		};
-		return withOutput([]);
+		return notHandedOver;
 	}
 	const records = isPlainObject(answer) && Array.isArray(answer.data) ? answer.data : [];
 	// Both times on the service's clock when the message carries its own (the envelope's timestamp).
 	const messageMs = typeof json.timestamp === 'string' ? Date.parse(json.timestamp) : NaN;
 	const atMs = Number.isFinite(messageMs) ? messageMs : nowMs;
 	const decision = handOverDecision(records, contact, number, atMs, settings.minutes);
-	if (!decision.handedOver) return withOutput([]);
+	if (!decision.handedOver) return notHandedOver;
 	json.hand_over = { active: true, last_echo_at: decision.lastEchoAt, minutes: settings.minutes };
 	if (settings.mode === 'drop') return null;
 	return [...outputs.map(() => []), [item]];
