@@ -14,11 +14,7 @@ export const DEFAULT_MAX_PER_POLL = 500;
 export const MAX_RECOVER_MINUTES = 7 * 24 * 60;
 const OPERATION = 'Polling Trigger → Read Messages';
 
-export function readPollOptions(raw: IDataObject): {
-	numbers: string[];
-	maxPerPoll: number;
-	recoverMinutes: number;
-} {
+function readPollOptions(raw: IDataObject) {
 	return {
 		numbers: splitList(raw.numbers),
 		// Empty or 0: the default; below 1 otherwise: 1.
