@@ -117,19 +117,14 @@ export async function readWebhookLog(
 	return { attempts, identified, complete: read.complete, reachedMs };
 }
 
-/** At activation: whether the log's newest entries name their message. `unknown` while it is empty. */
-export async function probeWebhookLog(
-	this: ApiContext,
-	operation: string,
-): Promise<'identified' | 'unnamed' | 'unknown'> {
-	let verdict: 'identified' | 'unnamed' | 'unknown' = 'unknown';
+/** At activation: whether one of the log's newest entries does not name its message. */
+export async function isWebhookLogUnnamed(this: ApiContext, operation: string): Promise<boolean> {
+	let unnamed = false;
 	await readLogPages.call(this, 20, 1, operation, (entries) => {
-		const kinds = entries.map((entry) => readEntry(entry).kind);
-		if (kinds.includes('unnamed')) verdict = 'unnamed';
-		else if (kinds.includes('message')) verdict = 'identified';
+		unnamed = entries.some((entry) => readEntry(entry).kind === 'unnamed');
 		return false;
 	});
-	return verdict;
+	return unnamed;
 }
 
 /** Said once per activation when the log cannot be matched to messages. */

@@ -12,7 +12,7 @@ import type { OnActivation } from '../options';
 import { nodeParameters, readNodeSettings } from '../receiving/accept';
 import { isManualRegistration, type TriggerStaticData } from '../registration/signingSecrets';
 import { LOG_PREFIX, OPERATION, catchUpOnce, type CatchUpRun } from './catchUp';
-import { UNNAMED_LOG_NOTICE, probeWebhookLog } from './deliveryLog';
+import { UNNAMED_LOG_NOTICE, isWebhookLogUnnamed } from './deliveryLog';
 import { startingWatermark, type CatchUpState, type Watermarks } from './recoveries';
 import { watchWebhook, type WebhookState } from './webhookWatch';
 
@@ -45,7 +45,7 @@ export interface CrashRecovery {
 	done: () => void;
 }
 /** Before the saved time: a message is stored before it is delivered, on the service's clock. */
-export const RECOVERY_MARGIN_MS = 60_000;
+const RECOVERY_MARGIN_MS = 60_000;
 
 /** The state a run starts from: saved watermarks, or where Recover on Activation says. */
 function startingState(
@@ -91,7 +91,7 @@ function startingState(
 /** At activation: a delivery log that cannot be matched to messages is said at once (and once). */
 async function noticeUnnamedLog(this: ITriggerFunctions, run: CatchUpRun): Promise<void> {
 	try {
-		if ((await probeWebhookLog.call(this, OPERATION)) !== 'unnamed') return;
+		if (!(await isWebhookLogUnnamed.call(this, OPERATION))) return;
 		this.logger.error(`${LOG_PREFIX}: ${UNNAMED_LOG_NOTICE}`);
 		run.logUnnamed = true;
 	} catch (error) {
