@@ -7,7 +7,7 @@ import { serviceLine } from '../../shared/redact';
 import { TRIGGER_PATH } from '../../shared/triggerUrls';
 import type { RemoteWebhook } from '../../shared/webhookAnswer';
 
-export type RegistrationDecision =
+type RegistrationDecision =
 	| { action: 'keep' }
 	| { action: 'register'; reason: string; replacing?: string }
 	| { action: 'refuse'; message: string; description: string };
@@ -51,21 +51,6 @@ export interface DecisionInput {
 	webhookId?: string;
 }
 
-function secondTriggerRefusal(current: string): { message: string; description: string } {
-	return {
-		message:
-			"Another Business Messaging Trigger of this n8n already receives this account's events (one trigger per account). " +
-			'Put this workflow behind that one: in its workflow, call this one with the Execute Workflow node ' +
-			'(this workflow starting with "When Executed by Another Workflow"), or use a Business Messaging Polling Trigger here. ' +
-			`Registered: ${current}`,
-		description:
-			'The account has one webhook, and one trigger receives it. Several workflows share it the n8n way: one trigger workflow ' +
-			'routes each event (Separate Output per Event, or a Switch) to the others with Execute Workflow (Wait for Sub-Workflow Completion off). ' +
-			'A Business Messaging Polling Trigger reads inbound messages and echoes without the webhook. ' +
-			'If the workflow that registered it is no longer used, unpublish it (or turn on Take Over Existing Webhook here). The webhook was left in place.',
-	};
-}
-
 /** The editor shows only a refusal's message (a toast, ~270 px): the way out in it, the URL last. */
 export function decideRegistration(input: DecisionInput): RegistrationDecision {
 	const { remote, ourUrl, hasSecret, takeOver, isTest, webhookId } = input;
@@ -96,8 +81,21 @@ export function decideRegistration(input: DecisionInput): RegistrationDecision {
 	}
 	if (takeOver)
 		return { action: 'register', reason: '"Take Over Existing Webhook" is on', replacing: current };
-	if (!sameNode && isOtherTriggerUrl(remote.url, ourUrl))
-		return { action: 'refuse', ...secondTriggerRefusal(current) };
+	if (!sameNode && isOtherTriggerUrl(remote.url, ourUrl)) {
+		return {
+			action: 'refuse',
+			message:
+				"Another Business Messaging Trigger of this n8n already receives this account's events (one trigger per account). " +
+				'Put this workflow behind that one: in its workflow, call this one with the Execute Workflow node ' +
+				'(this workflow starting with "When Executed by Another Workflow"), or use a Business Messaging Polling Trigger here. ' +
+				`Registered: ${current}`,
+			description:
+				'The account has one webhook, and one trigger receives it. Several workflows share it the n8n way: one trigger workflow ' +
+				'routes each event (Separate Output per Event, or a Switch) to the others with Execute Workflow (Wait for Sub-Workflow Completion off). ' +
+				'A Business Messaging Polling Trigger reads inbound messages and echoes without the webhook. ' +
+				'If the workflow that registered it is no longer used, unpublish it (or turn on Take Over Existing Webhook here). The webhook was left in place.',
+		};
+	}
 	return {
 		action: 'refuse',
 		message:
