@@ -25,8 +25,6 @@ export interface TriggerStaticData extends IDataObject {
 	activatedAtMs?: number;
 }
 
-type TriggerContext = IHookFunctions | IWebhookFunctions;
-
 const CACHE_BOUND = 1000;
 type OpenedSecret = { secret: string };
 
@@ -66,7 +64,7 @@ export function renewRegistration(
 	renewed.set(nodeKeyOf.call(this), { secret });
 }
 
-export function isManualRegistration(this: TriggerContext | ITriggerFunctions): boolean {
+export function isManualRegistration(this: IHookFunctions | IWebhookFunctions | ITriggerFunctions) {
 	return this.getNodeParameter('registration', 'automatic') === 'manual';
 }
 
