@@ -35,10 +35,9 @@ export function optionsOf(parameters: { options?: unknown }): IDataObject {
 
 /** How many outputs OUTPUTS_EXPRESSION gives n8n: the event outputs, plus Hand Over. */
 export function outputCount(parameters: IDataObject): number {
-	const options = optionsOf(parameters);
 	return (
 		(outputLayout(parameters.events, parameters.separateOutputs)?.length ?? 1) +
-		(handOverSettings(options).mode === 'output' ? 1 : 0)
+		(handOverSettings(optionsOf(parameters)).mode === 'output' ? 1 : 0)
 	);
 }
 
