@@ -195,7 +195,7 @@ export async function catchUpOnce(this: ITriggerFunctions, run: CatchUpRun): Pro
 
 	// A backlog beyond the read bound: oldest part first, over several runs (same doc, "Without holes").
 	const stored: Stored = [];
-	const unread: Unread = { emitted: plan.emittedBefore };
+	const unread: Unread = {};
 	let cut = false;
 	for (const event of events) {
 		const resume = plan.resume[event];
@@ -248,14 +248,13 @@ export async function catchUpOnce(this: ITriggerFunctions, run: CatchUpRun): Pro
 	if (oldest !== undefined) {
 		const sinceMs = Date.parse(String(oldest.record.created_at)) - 1000;
 		const log = await readWebhookLog.call(this, sinceMs, receivedAt.call(this), OPERATION);
-		if (!log.identified) {
-			// Without the message's id in the log (CONTRACT L2), delivered and missed look alike.
-			// Nothing recovered, and the watermarks move on: counted as delivered (README, Limits).
-			if (run.logUnnamed !== true) this.logger.error(`${LOG_PREFIX}: ${UNNAMED_LOG_NOTICE}`);
-			run.logUnnamed = true;
-			noneMissed = true;
-		} else run.logUnnamed = false;
-		if (log.identified && !log.complete) {
+		// Without the message's id in the log (CONTRACT L2), delivered and missed look alike.
+		// Nothing recovered, and the watermarks move on: counted as delivered (README, Limits).
+		noneMissed = !log.identified;
+		if (noneMissed && run.logUnnamed !== true)
+			this.logger.error(`${LOG_PREFIX}: ${UNNAMED_LOG_NOTICE}`);
+		run.logUnnamed = noneMissed;
+		if (!noneMissed && !log.complete) {
 			unread.logFromMs = log.reachedMs;
 			this.logger.warn(
 				`${LOG_PREFIX}: the webhook log could not be read back to the oldest missed message; older messages wait`,
