@@ -60,7 +60,7 @@ export function lateReason(state: WebhookState, createdAtMs: number): string | u
 	return undefined;
 }
 
-export interface WatchContext {
+interface WatchContext {
 	intervalSeconds: number;
 	stopWhenTaken: boolean;
 	isClosed: () => boolean;

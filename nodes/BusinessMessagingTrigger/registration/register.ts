@@ -12,7 +12,7 @@ import { rawApiRequest, throwForStatus, type ApiContext } from '../../shared/tra
 import { WEBHOOK_PATH } from '../../shared/webhookAnswer';
 
 /** Where a registration answer may carry the secret: our guess first, then common names. */
-export const SECRET_FIELDS = [
+const SECRET_FIELDS = [
 	'secret',
 	'signing_secret',
 	'signingSecret',
@@ -21,7 +21,7 @@ export const SECRET_FIELDS = [
 ];
 
 /** The signing secret in a registration answer, at the top or under `data` or `webhook`. */
-export function secretOf(answer: unknown): string | undefined {
+function secretOf(answer: unknown): string | undefined {
 	if (!isPlainObject(answer)) return undefined;
 	const places = [answer, answer.data, answer.webhook].filter(isPlainObject);
 	for (const place of places) {
