@@ -12,7 +12,6 @@ import { serviceLine } from '../../shared/redact';
 import { byAge, isAfter, type Watermark } from '../../shared/watermark';
 import { filterReason, type NodeSettings } from '../receiving/accept';
 import { wasAcceptedHere } from '../receiving/acceptedHere';
-import { sameUrl } from '../registration/decision';
 import type { TriggerStaticData } from '../registration/signingSecrets';
 import { routeEvent, stampedReceived } from '../routing/route';
 import { UNNAMED_LOG_NOTICE, readWebhookLog, type WebhookAttempt } from './deliveryLog';
@@ -145,13 +144,6 @@ function schedule(this: ITriggerFunctions, recoveries: Recovery[], run: CatchUpR
 	}
 }
 
-/** Which delivery URLs mean "this trigger received it" (its own); undefined: all count. */
-function receivedAt(this: ITriggerFunctions): ((url: string) => boolean) | undefined {
-	const { webhookUrl } = this.getWorkflowStaticData('node') as TriggerStaticData;
-	if (typeof webhookUrl !== 'string') return undefined;
-	return (url) => sameUrl(url, webhookUrl);
-}
-
 /** One activation's catch-up: its state, the node's settings, and what its loop knows beside them. */
 export interface CatchUpRun {
 	/** The node's key in this process's per-node maps (nodeKeyOf), built once per activation. */
@@ -247,7 +239,10 @@ export async function catchUpOnce(this: ITriggerFunctions, run: CatchUpRun): Pro
 	let noneMissed = false;
 	if (oldest !== undefined) {
 		const sinceMs = Date.parse(String(oldest.record.created_at)) - 1000;
-		const log = await readWebhookLog.call(this, sinceMs, receivedAt.call(this), OPERATION);
+		// Only deliveries to this trigger's own URL mean it received the message.
+		const { webhookUrl } = this.getWorkflowStaticData('node') as TriggerStaticData;
+		const ourUrl = typeof webhookUrl === 'string' ? webhookUrl : undefined;
+		const log = await readWebhookLog.call(this, sinceMs, ourUrl, OPERATION);
 		// Without the message's id in the log (CONTRACT L2), delivered and missed look alike.
 		// Nothing recovered, and the watermarks move on: counted as delivered (README, Limits).
 		noneMissed = !log.identified;

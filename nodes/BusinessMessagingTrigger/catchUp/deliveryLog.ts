@@ -13,6 +13,7 @@ import { isPlainObject } from '../../shared/json';
 import { readPages } from '../../shared/pagination';
 import { recordCreatedAt } from '../../shared/storedRecord';
 import type { ApiContext } from '../../shared/transport';
+import { sameUrl } from '../registration/decision';
 
 export interface WebhookAttempt {
 	success: boolean;
@@ -76,12 +77,12 @@ async function readLogPages(
 /**
  * Deliveries of message events logged since `sinceMs`, by message id (a success anywhere wins).
  * `identified` false: entries do not name their message; `complete` false: the bound stopped it.
- * Only deliveries to URLs `counts` accepts count.
+ * Only deliveries to `ourUrl` count (all do without one).
  */
 export async function readWebhookLog(
 	this: ApiContext,
 	sinceMs: number,
-	counts: ((url: string) => boolean) | undefined,
+	ourUrl: string | undefined,
 	operation: string,
 ): Promise<{
 	attempts: Map<string, WebhookAttempt>;
@@ -105,7 +106,8 @@ export async function readWebhookLog(
 			const said = readEntry(entry);
 			if (said.kind === 'other') return;
 			if (said.kind === 'unnamed') return void (identified = false);
-			if (counts !== undefined && typeof entry.url === 'string' && !counts(entry.url)) return;
+			if (ourUrl !== undefined && typeof entry.url === 'string' && !sameUrl(entry.url, ourUrl))
+				return;
 			const success = entry.success === true;
 			if (attempts.get(said.id)?.success) return;
 			// Written into the recovered item (delivery_failure): one short printable line.
