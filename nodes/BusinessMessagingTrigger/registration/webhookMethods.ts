@@ -22,7 +22,10 @@ import {
 /** Which workflow activated each URL: n8n 1.x calls a refused copy's delete() (same URL). */
 const owners = new Map<string, string>();
 
-function rememberOwner(url: string, workflowId: string | undefined): void {
+/** This workflow holds `url` now: its owner here, and not being deleted. */
+function holdUrl(this: IHookFunctions, url: string): void {
+	markLeaving(url, false);
+	const workflowId = this.getWorkflow().id;
 	if (!workflowId) return;
 	if (owners.size >= 10_000) owners.delete(owners.keys().next().value as string);
 	owners.set(url, workflowId);
@@ -104,10 +107,7 @@ export async function webhookExists(this: IHookFunctions): Promise<boolean> {
 		);
 	}
 	const { ourUrl, decision } = await currentDecision.call(this, 'Trigger → Check Webhook');
-	if (decision.action === 'keep') {
-		rememberOwner(ourUrl, this.getWorkflow().id);
-		markLeaving(ourUrl, false);
-	}
+	if (decision.action === 'keep') holdUrl.call(this, ourUrl);
 	return decision.action === 'keep';
 }
 
@@ -130,8 +130,7 @@ export async function registerWebhook(this: IHookFunctions): Promise<boolean> {
 	const secret = await postRegistration.call(this, ourUrl, operation);
 	storeRegistration(staticData, ourUrl, this.getWorkflow().id ?? '', secret, apiKey);
 	forgetRenewed.call(this);
-	markLeaving(ourUrl, false);
-	rememberOwner(ourUrl, this.getWorkflow().id);
+	holdUrl.call(this, ourUrl);
 	return true;
 }
 
