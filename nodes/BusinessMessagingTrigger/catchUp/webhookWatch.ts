@@ -6,7 +6,6 @@ import type { ITriggerFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import { serviceLine } from '../../shared/redact';
-import { CREDENTIAL_TYPE } from '../../shared/transport';
 import { isSameNodeUrl, sameUrl } from '../registration/decision';
 import { readRemoteWebhook, type RemoteWebhook } from '../../shared/webhookAnswer';
 import { postRegistration } from '../registration/register';
@@ -116,8 +115,7 @@ export async function watchWebhook(
 	if (!ourUrl || isLeaving(ourUrl) || context.isClosed()) return previous;
 	try {
 		const secret = await postRegistration.call(this, ourUrl, 'Trigger → Register Webhook Again');
-		const apiKey = String((await this.getCredentials(CREDENTIAL_TYPE)).apiKey ?? '');
-		renewRegistration.call(this, staticData, ourUrl, secret, apiKey);
+		await renewRegistration.call(this, staticData, ourUrl, secret);
 		// n8n saves trigger()'s copy only as it emits: an execution with no item saves the new secret
 		// now, for the webhook processors and for a restart of this process (else every delivery is refused).
 		this.emit([[]]);

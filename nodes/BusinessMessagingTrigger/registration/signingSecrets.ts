@@ -52,13 +52,13 @@ export function isLeaving(url: string): boolean {
 }
 
 /** The watch registered `url` again: stored as create() stores it, and usable here at once. */
-export function renewRegistration(
+export async function renewRegistration(
 	this: ITriggerFunctions,
 	staticData: TriggerStaticData,
 	url: string,
 	secret: string,
-	apiKey: string,
-): void {
+): Promise<void> {
+	const apiKey = String((await this.getCredentials(CREDENTIAL_TYPE)).apiKey ?? '');
 	storeRegistration(staticData, url, this.getWorkflow().id ?? '', secret, apiKey);
 	if (renewed.size >= CACHE_BOUND) renewed.clear();
 	renewed.set(nodeKeyOf.call(this), { secret });
