@@ -14,7 +14,7 @@ import { isManualRegistration, type TriggerStaticData } from '../registration/si
 import { LOG_PREFIX, OPERATION, catchUpOnce, type CatchUpRun } from './catchUp';
 import { UNNAMED_LOG_NOTICE, isWebhookLogUnnamed } from './deliveryLog';
 import { startingWatermark, type CatchUpState, type Watermarks } from './recoveries';
-import { watchWebhook, type WebhookState } from './webhookWatch';
+import { watchWebhook } from './webhookWatch';
 
 /**
  * Where a catch-up stopped by On Webhook Taken: Stop had reached, per node. n8n 1.x's retry of the
@@ -115,7 +115,7 @@ export async function startCatchUp(
 	const isClosed = () => closed;
 	const watch = { intervalSeconds: intervalMs / 1000, stopWhenTaken, isClosed };
 	// Stop: a webhook taken already is a refused start (thrown here), not a runtime failure.
-	let firstLook: WebhookState | undefined = stopWhenTaken
+	let firstLook = stopWhenTaken
 		? await watchWebhook.call(this, { kind: 'ours' }, { ...watch, starting: true })
 		: undefined;
 	const window = recovery && {
