@@ -88,7 +88,8 @@ async function requestPage(
 ): Promise<unknown> {
 	if (next === undefined || !('url' in next))
 		return await apiRequest.call(this, 'GET', path, { qs: { ...qs, ...next }, context });
-	const { baseUrl } = await checkedCredential.call(this, context.itemIndex);
+	const credential = await checkedCredential.call(this, context.itemIndex);
+	const { baseUrl } = credential;
 	const onBase = pathUnderBase(baseUrl, next.url);
 	if (onBase === undefined) {
 		throw new NodeOperationError(
@@ -101,7 +102,7 @@ async function requestPage(
 		);
 	}
 	// The URL carries the whole query of the next page.
-	return await apiRequest.call(this, 'GET', onBase, { context });
+	return await apiRequest.call(this, 'GET', onBase, { context, credential });
 }
 
 function digestOf(entries: unknown[]): string {

@@ -13,6 +13,7 @@ import {
 } from '../../nodes/shared/pagination';
 import { pathUnderBase } from '../../nodes/shared/transport';
 import { runNode } from '../harness';
+import { HarnessCredentialsHelper } from '../harness/credentials';
 import { ACTION_TYPE, API_KEY, CREDENTIAL_TYPE } from '../support';
 
 describe('listPage: each shape', () => {
@@ -174,6 +175,19 @@ describe('Get Many through the reader, against a loopback service', () => {
 			'?category=sends&cursor=c2',
 		]);
 		expect(service.requests.every((r) => r.authorization === `Bearer ${API_KEY}`)).toBe(true);
+	});
+
+	it('a next-URL page reads the credential once (its Base URL check and its request share the read)', async () => {
+		service.answer((url) =>
+			url.searchParams.get('cursor') === 'c2'
+				? { items: logs(3, 4), next: null }
+				: { items: logs(1, 2), next: `${service.baseUrl}/v1/logs?category=sends&cursor=c2` },
+		);
+		const reads = jest.spyOn(HarnessCredentialsHelper.prototype, 'getDecrypted');
+		const result = await readLogs();
+		expect(ids(result)).toHaveLength(4);
+		// One read per page: the first page's request, then the next URL's check and request.
+		expect(reads.mock.calls.filter(([, , type]) => type === CREDENTIAL_TYPE)).toHaveLength(2);
 	});
 
 	it('{items, next: token}: sent back as cursor', async () => {
