@@ -162,7 +162,7 @@ const AFTER_RESTART_MS = 8_000;
  * What n8n's answer to a resume request means (its waiting-webhooks.js: 404 unknown, 409 running
  * or finished); a redirect is not n8n resuming, and is refused.
  */
-export type ResumeAnswer = 'resumed' | 'notYetWaiting' | 'refused' | 'unclear';
+export type ResumeAnswer = 'resumed' | 'notYetWaiting' | 'notServed' | 'refused' | 'unclear';
 
 /** Classifies one resume attempt: an HTTP status and body, or the error the request failed with. */
 export function classifyResumeAnswer(
@@ -187,7 +187,7 @@ export function classifyResumeAnswer(
 	if (statusCode === 404)
 		return /does not exist|does not contain a waiting webhook/i.test(text)
 			? 'refused'
-			: 'notYetWaiting';
+			: 'notServed';
 	if (statusCode >= 400 && statusCode < 500) return 'refused';
 	return 'unclear';
 }
@@ -254,7 +254,8 @@ export async function resumeEntry(
 		// n8n 2.41.1 answers 500 to every resume of an execution a kill ended: three in a row say so.
 		if (afterRestart && serverErrors >= 3) break;
 		if (answer === 'unclear') mayHaveResumed = true;
-		else if (mayHaveResumed) return resumed;
+		// A process that does not serve resume URLs yet says nothing of an earlier attempt.
+		else if (mayHaveResumed && answer !== 'notServed') return resumed;
 		else if (answer === 'refused') {
 			this.logger.info(
 				`Business Messaging Trigger: execution ${execution} was waiting for this contact but refused the answer (${serviceLine(last)}); ${refusal}`,

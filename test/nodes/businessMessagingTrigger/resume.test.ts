@@ -643,6 +643,35 @@ describe('trigger: a slow resume is not a failed one (never a second execution o
 		await expectRecordedOnly(harness, answer, '63');
 	}, 20_000);
 
+	// Queue kill-storm seed 20261205: a processor killed under an attempt (the balancer's 502), the next
+	// attempt reached the processor starting again, whose 404 was taken for the first attempt's doing:
+	// the answer counted as resumed and was lost with nothing said.
+	it('an attempt that may have reached n8n (502), then a 404 of a process not serving resume URLs yet: not taken as resumed, asked again until n8n answers', async () => {
+		const server = await scriptedResumer([
+			{ status: 502 },
+			{ status: 404, body: 'Cannot POST /webhook-waiting/66' },
+			{ status: 200 },
+		]);
+		servers.push(server);
+		const { harness, secret } = await activeTrigger();
+		waitFor(harness, server.url, '66');
+		const answer = await harness.receive(
+			signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER }), secret),
+		);
+		expect(server.bodies).toHaveLength(3);
+		await expectRecordedOnly(harness, answer, '66');
+	}, 20_000);
+
+	it('a 502, then only 404s of a process not serving resume URLs until the patience ends: said, never counted as resumed in silence', async () => {
+		const { harness, message, logged, server } = await untilPatienceEnds(
+			[{ status: 502 }, { status: 404, body: 'Cannot POST /webhook-waiting/67' }],
+			'67',
+		);
+		expect(server.bodies.length).toBeGreaterThanOrEqual(3);
+		await expectRecordedOnly(harness, message, '67');
+		expect(logged.warn.join('\n')).toMatch(/execution 67 waiting for this contact did not confirm/);
+	}, 20_000);
+
 	// Issue 49, kill -9 run o (n8n 2.41.1): n8n serves webhooks while it starts, before trigger() runs.
 	// An answer then resumed its wait before n8n answered; another execution's save meanwhile dropped
 	// the wait with nothing saying the answer was taken; a kill before the request's own save, and the
@@ -710,9 +739,9 @@ describe('trigger: a slow resume is not a failed one (never a second execution o
 		])
 			expect(classifyResumeAnswer({ statusCode: 404, body: { message } })).toBe('refused');
 		// Not n8n's answer about the execution: a process not serving resumes yet, or a proxy.
-		expect(classifyResumeAnswer({ statusCode: 404, body: {} })).toBe('notYetWaiting');
+		expect(classifyResumeAnswer({ statusCode: 404, body: {} })).toBe('notServed');
 		expect(classifyResumeAnswer({ statusCode: 404, body: 'Cannot POST /webhook-waiting/5' })).toBe(
-			'notYetWaiting',
+			'notServed',
 		);
 		expect(classifyResumeAnswer({ statusCode: 401, body: { error: 'Invalid token' } })).toBe(
 			'refused',
