@@ -320,8 +320,9 @@ export interface Balancer extends Service {
 
 /**
  * haproxy in front of queue mode: /webhook/ paths round-robin over the webhook processors
- * (health-checked on n8n's /healthz every 2 s, out after 3 failed checks; a connection that fails is retried once on
- * another server, a request already sent is not), everything else (editor, REST) to main.
+ * (health-checked on n8n's /healthz every 2 s, out after 3 failed checks; a refused connection, or a 404 that a
+ * processor still starting answers without taking the request, is retried once on another server, nothing else
+ * is), everything else (editor, REST) to main.
  * Servers listed in `disabled` start out of rotation (benchmark: 1 processor, then 2). A second
  * frontend sends each request to the processor its X-Service-Signature hashes to (every copy of
  * one delivery to the same processor): the layout docs/scaling.md suggests against replays.
@@ -375,6 +376,10 @@ frontend n8n
 
 backend webhook_processors
   balance roundrobin
+  # A processor that is starting answers /healthz but 404s every webhook until it has mounted them
+  # (n8n 2.41.1 AbstractServer: init() listens, start() mounts /webhook/): n8n took nothing, so the
+  # request is sent to the other processor (docs/scaling.md, Topology).
+  retry-on conn-failure 404
   # A new connection to n8n per request: n8n (Node) closes an idle connection after 5 s, the moment
   # haproxy may reuse it; haproxy then drops the sender's connection (seen in CI: 1 of 400 reset).
   option http-server-close
@@ -390,6 +395,7 @@ frontend n8n_by_signature
 
 backend webhook_processors_by_signature
   balance hdr(x-service-signature)
+  retry-on conn-failure 404
   option http-server-close
   hash-type consistent
   option httpchk GET /healthz
