@@ -19,6 +19,9 @@ const RESUME_WEBHOOKS: IWebhookDescription[] = [
 		name: 'default',
 		httpMethod: 'POST',
 		responseMode: 'onReceived',
+		// The node's own answer ({resumed: true}), not n8n's default 'firstEntryJson' (sent as that word):
+		// the trigger counts an answer as taken only on it, never on another 2xx (n8n starting, a proxy).
+		responseData: '',
 		path: '',
 		restartWebhook: true,
 	},

@@ -502,7 +502,8 @@ function respondAsN8n(
 			`The harness answers webhooks only in responseMode 'onReceived' (this one is '${responseMode}', which needs the whole workflow run)`,
 		);
 	}
-	const responseData = evaluate(webhookDescription.responseData);
+	// n8n's default when a webhook sets none (2.x and 1.x send it as that word).
+	const responseData = evaluate(webhookDescription.responseData, 'firstEntryJson');
 	if (responseData === 'noData') answer(undefined, responseCode);
 	else if (responseData) answer(responseData, responseCode);
 	else if (result.webhookResponse !== undefined) answer(result.webhookResponse, responseCode);

@@ -73,6 +73,9 @@ export function isCurrentWait(kept: unknown, wait: string, key: string): kept is
 	);
 }
 
+/** What the waiting node answers when it takes the answer; any other 2xx is not its. */
+export const RESUMED_BODY = { resumed: true } as const;
+
 /** The body the trigger posts to a resume URL. */
 export type ResumeRequest = { answer: IDataObject; wait: string; key: string; token: string };
 
@@ -177,7 +180,9 @@ export function classifyResumeAnswer(
 			: 'unclear';
 	}
 	const { statusCode } = answer;
-	if (statusCode >= 200 && statusCode < 300) return 'resumed';
+	// Only the waiting node's answer: a starting n8n answers any request 200 "n8n is starting up".
+	if (statusCode >= 200 && statusCode < 300)
+		return isPlainObject(answer.body) && answer.body.resumed === true ? 'resumed' : 'notServed';
 	// n8n's resume URL never redirects: a 3xx is from something in front of n8n, never followed, so refused.
 	if (statusCode >= 300 && statusCode < 400) return 'refused';
 	const text = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body ?? '');

@@ -16,6 +16,7 @@ import {
 	type WebhookReceiveResult,
 } from '../../harness';
 import { ANSWERS_KEY } from '../../../nodes/shared/replyAndWait/answeredHere';
+import { RESUMED_BODY } from '../../../nodes/shared/replyAndWait/resume';
 import { openSecret } from '../../../nodes/shared/seal';
 import type { Sandbox } from '../../sandbox';
 import { CONTACT, CREDENTIAL_TYPE, FOREIGN_URL, TRIGGER_NAME, TRIGGER_TYPE } from '../../support';
@@ -201,7 +202,8 @@ export async function scriptedResumer(
 				timers.delete(timer);
 				res
 					.writeHead(step.status, { 'content-type': 'application/json', ...step.headers })
-					.end(JSON.stringify(step.body ?? {}));
+					// A 2xx without a body: the waiting node's own answer (RESUMED_BODY).
+					.end(JSON.stringify(step.body ?? (step.status < 300 ? RESUMED_BODY : {})));
 			}, step.delayMs ?? 0);
 			timers.add(timer);
 		});

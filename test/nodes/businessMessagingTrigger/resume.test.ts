@@ -662,6 +662,21 @@ describe('trigger: a slow resume is not a failed one (never a second execution o
 		await expectRecordedOnly(harness, answer, '66');
 	}, 20_000);
 
+	it('n8n starting answers 200 "n8n is starting up. Please wait": not the waiting node, asked again until it takes the answer', async () => {
+		const server = await scriptedResumer([
+			{ status: 200, body: 'n8n is starting up. Please wait' },
+			{ status: 200 },
+		]);
+		servers.push(server);
+		const { harness, secret } = await activeTrigger();
+		waitFor(harness, server.url, '68');
+		const answer = await harness.receive(
+			signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER }), secret),
+		);
+		expect(server.bodies).toHaveLength(2);
+		await expectRecordedOnly(harness, answer, '68');
+	}, 20_000);
+
 	it('a 502, then only 404s of a process not serving resume URLs until the patience ends: said, never counted as resumed in silence', async () => {
 		const { harness, message, logged, server } = await untilPatienceEnds(
 			[{ status: 502 }, { status: 404, body: 'Cannot POST /webhook-waiting/67' }],
@@ -721,7 +736,13 @@ describe('trigger: a slow resume is not a failed one (never a second execution o
 	});
 
 	it("what n8n's answers mean (its waiting-webhooks.js)", () => {
-		expect(classifyResumeAnswer({ statusCode: 200, body: {} })).toBe('resumed');
+		expect(classifyResumeAnswer({ statusCode: 200, body: { resumed: true } })).toBe('resumed');
+		// Any other 2xx is not the waiting node's: n8n starting (it answers everything so while it
+		// migrates), a proxy's page.
+		expect(classifyResumeAnswer({ statusCode: 200, body: {} })).toBe('notServed');
+		expect(classifyResumeAnswer({ statusCode: 200, body: 'n8n is starting up. Please wait' })).toBe(
+			'notServed',
+		);
 		expect(
 			classifyResumeAnswer({
 				statusCode: 409,

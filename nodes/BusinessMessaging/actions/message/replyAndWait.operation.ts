@@ -22,7 +22,12 @@ import {
 	registerWithTrigger,
 	type WaitRegistration,
 } from '../../../shared/replyAndWait/registration';
-import { keepWaitIds, newWaitId, takeResumeRequest } from '../../../shared/replyAndWait/resume';
+import {
+	RESUMED_BODY,
+	keepWaitIds,
+	newWaitId,
+	takeResumeRequest,
+} from '../../../shared/replyAndWait/resume';
 import {
 	NO_ROOM,
 	accountId,
@@ -247,7 +252,7 @@ export async function webhook(this: IWebhookFunctions): Promise<IWebhookResponse
 		return { noWebhookResponse: true };
 	}
 	return {
-		webhookResponse: { resumed: true },
+		webhookResponse: { ...RESUMED_BODY },
 		workflowData: [[{ json: withReplyWindow(taken.answer) }], []],
 	};
 }

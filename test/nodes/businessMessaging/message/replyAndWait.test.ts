@@ -184,6 +184,9 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 		});
 		const genuine = await post(current);
 		expect(genuine.status).toBe(200);
+		// The node's own answer (n8n would send its default 'firstEntryJson' otherwise): the trigger
+		// counts the answer as taken on nothing else.
+		expect(genuine.body).toEqual({ resumed: true });
 		expect(genuine.workflowData?.[0][0].json).toMatchObject({ data: { text: 'A-42' } });
 		// What n8n saves as the execution runs on no longer lists the wait: n8n 1.x resumes an
 		// execution a kill ended from that save, and the restart's second post of the answer (another
