@@ -80,6 +80,8 @@ export interface WebhookHarness {
 	readonly staticData: IDataObject;
 	/** The workflow's global static data (getWorkflowStaticData('global')). */
 	readonly globalStaticData: IDataObject;
+	/** The workflow's whole static data, as n8n saves it when its `__dataChanged` is set. */
+	readonly workflowStaticData: IDataObject & { __dataChanged?: boolean };
 	/** Delivers one HTTP request to webhook() as n8n's webhook server would, and answers as n8n would. */
 	receive(req: WebhookRequestInput): Promise<WebhookReceiveResult>;
 	/** The URL n8n gives this node (this.getNodeWebhookUrl('default')): <base>/<webhookId>/<path>. */
@@ -739,6 +741,9 @@ export async function webhookHarness(options: WebhookHarnessOptions): Promise<We
 		},
 		get globalStaticData() {
 			return workflow.getStaticData('global');
+		},
+		get workflowStaticData() {
+			return workflow.staticData as IDataObject & { __dataChanged?: boolean };
 		},
 		get webhookUrl() {
 			return harness.webhookUrlOf(webhookName);

@@ -255,6 +255,27 @@ describe('catch-up without holes, against the sandbox', () => {
 		expect(texts(restarted.held.emitted)).toEqual(['a3']);
 	}, 20_000);
 
+	it('a restart with nothing new changes nothing n8n would save (queue mode: main saving its copy over the waits processors wrote)', async () => {
+		const served = await setup({});
+		const historyReads = () =>
+			sb.state().requests.filter((r: { path: string }) => r.path.startsWith('/v1/messages')).length;
+		const first = await served.harness.startTrigger('activate');
+		for (let i = 0; i < 100 && historyReads() === 0; i++)
+			await new Promise((resolve) => setTimeout(resolve, 50));
+		await new Promise((resolve) => setTimeout(resolve, 300));
+		await first.close();
+		const root = served.harness.workflowStaticData;
+		root.__dataChanged = false;
+		const reads = historyReads();
+		const again = await served.harness.startTrigger('init');
+		cleanup.push(async () => await again.close());
+		for (let i = 0; i < 100 && historyReads() === reads; i++)
+			await new Promise((resolve) => setTimeout(resolve, 50));
+		await new Promise((resolve) => setTimeout(resolve, 300));
+		expect(historyReads()).toBeGreaterThan(reads);
+		expect(root.__dataChanged).toBe(false);
+	});
+
 	it('Download Media: a recovered inbound message carries its file, as the webhook does', async () => {
 		const served = await setup({ options: { downloadMedia: true } });
 		await (await served.harness.startTrigger('activate')).close();
