@@ -562,18 +562,30 @@ describe('trigger: a slow resume is not a failed one (never a second execution o
 		expect(server.bodies).toHaveLength(1);
 	}, 20_000);
 
-	it('the execution has sent its question but is not waiting yet (409 "is running already"): asked again until it takes the answer', async () => {
-		const running = { code: 409, message: 'The execution "62" is running already.' };
-		const server = await scriptedResumer([
-			{ status: 409, body: running },
-			{ status: 409, body: running },
-			{ status: 200 },
-		]);
+	/** The contact writes (`text`) to a wait of `executionId` whose resume URL answers `steps`. */
+	const answerThrough = async (
+		steps: Parameters<typeof scriptedResumer>[0],
+		executionId: string,
+		text?: string,
+	) => {
+		const server = await scriptedResumer(steps);
 		servers.push(server);
 		const { harness, secret } = await activeTrigger();
-		waitFor(harness, server.url, '62');
+		waitFor(harness, server.url, executionId);
 		const answer = await harness.receive(
-			signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER }), secret),
+			signedRequest(
+				inboundEnvelope({ from: CONTACT, number: NUMBER, ...(text && { text }) }),
+				secret,
+			),
+		);
+		return { harness, answer, server };
+	};
+
+	it('the execution has sent its question but is not waiting yet (409 "is running already"): asked again until it takes the answer', async () => {
+		const running = { code: 409, message: 'The execution "62" is running already.' };
+		const { harness, answer, server } = await answerThrough(
+			[{ status: 409, body: running }, { status: 409, body: running }, { status: 200 }],
+			'62',
 		);
 		expect(server.bodies).toHaveLength(3);
 		await expectRecordedOnly(harness, answer, '62');
@@ -589,19 +601,10 @@ describe('trigger: a slow resume is not a failed one (never a second execution o
 		executionId: string,
 		text?: string,
 	) => {
-		const server = await scriptedResumer(steps);
-		servers.push(server);
 		jest.replaceProperty(RESUME_PATIENCE, 'totalMs', 1500);
 		const logged = {} as LoggedLines;
 		captureLogs(logged, Logger);
-		const { harness, secret } = await activeTrigger();
-		waitFor(harness, server.url, executionId);
-		const message = await harness.receive(
-			signedRequest(
-				inboundEnvelope({ from: CONTACT, number: NUMBER, ...(text && { text }) }),
-				secret,
-			),
-		);
+		const { harness, answer: message, server } = await answerThrough(steps, executionId, text);
 		return { harness, message, logged, server };
 	};
 
@@ -629,15 +632,12 @@ describe('trigger: a slow resume is not a failed one (never a second execution o
 	}, 20_000);
 
 	it('an attempt that may have reached n8n (no answer, 502), then "finished already": it was resumed, nothing else starts', async () => {
-		const server = await scriptedResumer([
-			{ status: 502 },
-			{ status: 409, body: { code: 409, message: 'The execution "63 has finished already.' } },
-		]);
-		servers.push(server);
-		const { harness, secret } = await activeTrigger();
-		waitFor(harness, server.url, '63');
-		const answer = await harness.receive(
-			signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER }), secret),
+		const { harness, answer, server } = await answerThrough(
+			[
+				{ status: 502 },
+				{ status: 409, body: { code: 409, message: 'The execution "63 has finished already.' } },
+			],
+			'63',
 		);
 		expect(server.bodies).toHaveLength(2);
 		await expectRecordedOnly(harness, answer, '63');
@@ -647,31 +647,18 @@ describe('trigger: a slow resume is not a failed one (never a second execution o
 	// attempt reached the processor starting again, whose 404 was taken for the first attempt's doing:
 	// the answer counted as resumed and was lost with nothing said.
 	it('an attempt that may have reached n8n (502), then a 404 of a process not serving resume URLs yet: not taken as resumed, asked again until n8n answers', async () => {
-		const server = await scriptedResumer([
-			{ status: 502 },
-			{ status: 404, body: 'Cannot POST /webhook-waiting/66' },
-			{ status: 200 },
-		]);
-		servers.push(server);
-		const { harness, secret } = await activeTrigger();
-		waitFor(harness, server.url, '66');
-		const answer = await harness.receive(
-			signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER }), secret),
+		const { harness, answer, server } = await answerThrough(
+			[{ status: 502 }, { status: 404, body: 'Cannot POST /webhook-waiting/66' }, { status: 200 }],
+			'66',
 		);
 		expect(server.bodies).toHaveLength(3);
 		await expectRecordedOnly(harness, answer, '66');
 	}, 20_000);
 
 	it('n8n starting answers 200 "n8n is starting up. Please wait": not the waiting node, asked again until it takes the answer', async () => {
-		const server = await scriptedResumer([
-			{ status: 200, body: 'n8n is starting up. Please wait' },
-			{ status: 200 },
-		]);
-		servers.push(server);
-		const { harness, secret } = await activeTrigger();
-		waitFor(harness, server.url, '68');
-		const answer = await harness.receive(
-			signedRequest(inboundEnvelope({ from: CONTACT, number: NUMBER }), secret),
+		const { harness, answer, server } = await answerThrough(
+			[{ status: 200, body: 'n8n is starting up. Please wait' }, { status: 200 }],
+			'68',
 		);
 		expect(server.bodies).toHaveLength(2);
 		await expectRecordedOnly(harness, answer, '68');
