@@ -126,6 +126,9 @@ export function quietWaitMs(receivedAt: unknown, settings: CombineSettings, nowM
 
 type Combinable = { contact: string; number: string; id: string };
 
+/** A contact's conversation on one number: what bursts are cut per, held and read by. */
+export const conversationKey = (message: Combinable) => `${message.number}\n${message.contact}`;
+
 /** An inbound message that runs the agent; answers to a wait and hand-over items pass as they are. */
 export function combinable(json: IDataObject): Combinable | undefined {
 	const data = isPlainObject(json.data) ? json.data : undefined;
@@ -201,7 +204,7 @@ export async function combineBursts(
 	// with all its messages, burstHold.ts): a message the first read listed is decided from it.
 	const reads = new Map<string, Promise<StoredMessage[]>>();
 	const decide = async (message: Combinable): Promise<BurstDecision> => {
-		const key = `${message.number}\n${message.contact}`;
+		const key = conversationKey(message);
 		const earlier = reads.get(key);
 		if (earlier) {
 			const listed = await earlier.catch(() => undefined);

@@ -18,7 +18,7 @@ import { sleep } from 'n8n-workflow';
 import { nodeKeyOf } from '../../shared/credentialKeys';
 import { keepTriggerCopyCurrent } from '../../shared/replyAndWait/forTrigger';
 import type { CombineSettings } from '../options';
-import { STORE_GRACE_MS, combinable, cutBursts } from './burst';
+import { STORE_GRACE_MS, combinable, conversationKey, cutBursts } from './burst';
 import { RECEIVED_AT_FIELD } from './route';
 
 /** In the trigger node's static data: every message held here that was received before it has run. */
@@ -182,7 +182,7 @@ export function holdForBurst(
 	const [{ item, output }] = items;
 	const message = combinable(item.json);
 	if (!message) return false;
-	const contact = `${message.number}\n${message.contact}`;
+	const contact = conversationKey(message);
 	// A copy of a message running here already: nothing more to run (hold() drops a held one's).
 	if (home.running.has(message.id)) return true;
 	if (heldCount(home) >= MAX_HELD && !home.contacts.has(contact)) return false;
