@@ -182,7 +182,9 @@ export function classifyResumeAnswer(
 	const { statusCode } = answer;
 	// Only the waiting node's answer: a starting n8n answers any request 200 "n8n is starting up".
 	if (statusCode >= 200 && statusCode < 300)
-		return isPlainObject(answer.body) && answer.body.resumed === true ? 'resumed' : 'notServed';
+		return isPlainObject(answer.body) && answer.body.resumed === RESUMED_BODY.resumed
+			? 'resumed'
+			: 'notServed';
 	// n8n's resume URL never redirects: a 3xx is from something in front of n8n, never followed, so refused.
 	if (statusCode >= 300 && statusCode < 400) return 'refused';
 	const text = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body ?? '');
