@@ -157,23 +157,18 @@ export interface CatchUpRun {
 	webhook: WebhookState;
 	/** The webhook log was found not to name messages (said once, until it does again). */
 	logUnnamed?: boolean;
-	/** After a crash (start.ts CrashRecovery): inbound messages stored in this span count as missed. */
+	/** After a start (start.ts startWindow): messages stored in this span and not accepted here count as missed. */
 	recovery?: { fromMs: number; untilMs: number; done: () => void };
 }
 
-/** The delivery failure a message recovered after a crash carries. */
-export const TAKEN_BEFORE_RESTART = 'taken by n8n before it restarted, not seen run since';
+/** The delivery failure a message recovered after a restart carries. */
+export const TAKEN_BEFORE_RESTART = 'answered by n8n around its restart, not seen run since';
 
-/** After a crash: an inbound message the stopped process may have taken with no execution. */
-function inCrashWindow(run: CatchUpRun, record: IDataObject, event: MessageEvent): boolean {
+/** After a start: a message the stopped process took with no execution, or the starting one answered unseen. */
+function inCrashWindow(run: CatchUpRun, record: IDataObject): boolean {
 	const { recovery } = run;
 	const atMs = Date.parse(String(record.created_at));
-	return (
-		recovery !== undefined &&
-		event === 'message.inbound' &&
-		atMs >= recovery.fromMs &&
-		atMs <= recovery.untilMs
-	);
+	return recovery !== undefined && atMs >= recovery.fromMs && atMs <= recovery.untilMs;
 }
 
 /** One catch-up run: read, decide, schedule, move the watermarks. Returns once scheduled. */
@@ -258,12 +253,12 @@ export async function catchUpOnce(this: ITriggerFunctions, run: CatchUpRun): Pro
 		attempts = log.attempts;
 	}
 	// A message this process's webhook() accepted runs, even when n8n answered after the service gave up.
-	for (const { event, records } of stored) {
+	for (const { records } of stored) {
 		for (const record of records) {
 			const id = String(record.wa_message_id);
 			// Taken by this process: it runs here. Else, in the crash window: missed whatever the log says.
 			const acceptedHere = wasAcceptedHere(run.scope, id, nowMs);
-			if (!acceptedHere && inCrashWindow(run, record, event))
+			if (!acceptedHere && inCrashWindow(run, record))
 				attempts.set(id, { success: false, reason: TAKEN_BEFORE_RESTART });
 			else if (noneMissed || acceptedHere) attempts.set(id, { success: true, reason: null });
 		}
@@ -291,15 +286,13 @@ export async function catchUpOnce(this: ITriggerFunctions, run: CatchUpRun): Pro
 	settle(state, plan);
 	// Everything stored up to this start decided and emitted: a crash from now on needs no window before it.
 	const { recovery } = run;
-	const inbound = state.watermarks['message.inbound'];
+	const passed = events.every((event) => {
+		const watermark = state.watermarks[event];
+		return !watermark || Date.parse(watermark.createdAt) > (recovery?.untilMs ?? 0);
+	});
 	const allDecided =
 		decision.left === 0 && plan.waiting.length === 0 && unread.logFromMs === undefined;
-	if (
-		recovery &&
-		(!inbound ||
-			Date.parse(inbound.createdAt) > recovery.untilMs ||
-			(nowMs - SETTLE_MS > recovery.untilMs && allDecided))
-	) {
+	if (recovery && (passed || (nowMs - SETTLE_MS > recovery.untilMs && allDecided))) {
 		recovery.done();
 		run.recovery = undefined;
 	}

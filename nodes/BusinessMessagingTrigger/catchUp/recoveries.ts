@@ -9,6 +9,9 @@ import { MAX_CATCH_UP_DAYS, type OnActivation } from '../options';
 /** The service's delivery timeout (~8 s) plus margin: older messages had their one delivery. */
 export const SETTLE_MS = 15_000;
 
+/** When this process began (Node's time origin): a starting n8n answers deliveries it never runs. */
+export const processStartedMs = (): number => performance.timeOrigin;
+
 export type Watermarks = Partial<Record<MessageEvent, Watermark>>;
 /** What one run read, per event. */
 export type Stored = Array<{ event: MessageEvent; records: IDataObject[] }>;

@@ -13,7 +13,12 @@ import { nodeParameters, readNodeSettings } from '../receiving/accept';
 import { isManualRegistration, type TriggerStaticData } from '../registration/signingSecrets';
 import { LOG_PREFIX, OPERATION, catchUpOnce, type CatchUpRun } from './catchUp';
 import { UNNAMED_LOG_NOTICE, isWebhookLogUnnamed } from './deliveryLog';
-import { startingWatermark, type CatchUpState, type Watermarks } from './recoveries';
+import {
+	processStartedMs,
+	startingWatermark,
+	type CatchUpState,
+	type Watermarks,
+} from './recoveries';
 import { watchWebhook } from './webhookWatch';
 
 /**
@@ -46,6 +51,30 @@ export interface CrashRecovery {
 }
 /** Before the saved time: a message is stored before it is delivered, on the service's clock. */
 const RECOVERY_MARGIN_MS = 60_000;
+/**
+ * A starting n8n answers every request 200 "n8n is starting up" before it serves webhooks
+ * (docs/n8n-internals.md): the service logs those deliveries delivered. So a node's first start in
+ * this process counts a message stored since the process began (processStartedMs, less this margin
+ * for the service's clock) and not accepted here as missed, whatever the log says.
+ */
+const PROCESS_START_MARGIN_MS = 5_000;
+/** Trigger nodes (nodeKeyOf) whose trigger() ran in this process: each looks back to its start once. */
+const startedHere = new Set<string>();
+
+/** The window a start looks at whatever the log says: since a crash's held messages, or since n8n began. */
+function startWindow(
+	this: ITriggerFunctions,
+	recovery: CrashRecovery | undefined,
+): { fromMs: number; untilMs: number; done: () => void } | undefined {
+	const scope = nodeKeyOf.call(this);
+	const processStart = startedHere.has(scope)
+		? Infinity
+		: processStartedMs() - PROCESS_START_MARGIN_MS;
+	startedHere.add(scope);
+	const fromMs = Math.min(processStart, (recovery?.sinceMs ?? Infinity) - RECOVERY_MARGIN_MS);
+	if (fromMs === Infinity) return undefined;
+	return { fromMs, untilMs: Date.now(), done: recovery?.done ?? (() => undefined) };
+}
 
 /** The state a run starts from: saved watermarks, or where Recover on Activation says. */
 function startingState(
@@ -105,6 +134,7 @@ export async function startCatchUp(
 	this: ITriggerFunctions,
 	recovery?: CrashRecovery,
 ): Promise<ITriggerResponse> {
+	const window = startWindow.call(this, recovery);
 	const parameters = nodeParameters.call(this);
 	const recover = parameters.catchUp === true;
 	const watching = !isManualRegistration.call(this);
@@ -120,12 +150,9 @@ export async function startCatchUp(
 	let firstLook = stopWhenTaken
 		? await watchWebhook.call(this, { kind: 'ours' }, { ...watch, starting: true })
 		: undefined;
-	const window = recovery && {
-		fromMs: recovery.sinceMs - RECOVERY_MARGIN_MS,
-		untilMs: Date.now(),
-		done: recovery.done,
-	};
-	const starting = startingState.call(this, triggerOptions.catchUp.onActivation, window?.fromMs);
+	// Only held messages move the watermark back: they were taken before it moved on.
+	const heldFromMs = recovery && recovery.sinceMs - RECOVERY_MARGIN_MS;
+	const starting = startingState.call(this, triggerOptions.catchUp.onActivation, heldFromMs);
 	const run: CatchUpRun = { ...starting, settings, isClosed, webhook: { kind: 'ours' } };
 	if (window) run.recovery = window;
 	const loop = async () => {

@@ -1,5 +1,7 @@
 // The trigger's catch-up: what it decides (pure), and what it emits in n8n's TriggerContext
 // against the sandbox, with the trigger behind a real HTTP server that goes down and up.
+import { createServer } from 'node:http';
+
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import {
@@ -12,7 +14,9 @@ import { catchUpSettings } from '../../../nodes/BusinessMessagingTrigger/options
 import type { WebhookAttempt } from '../../../nodes/BusinessMessagingTrigger/catchUp/deliveryLog';
 import type { StartedTrigger, WebhookHarness } from '../../harness';
 import { CONTACT, useSandbox } from '../../support';
-import { api, control, servedTrigger, type Json, type ServedTrigger } from './helpers';
+import { TAKEN_BEFORE_RESTART } from '../../../nodes/BusinessMessagingTrigger/catchUp/catchUp';
+import * as recoveries from '../../../nodes/BusinessMessagingTrigger/catchUp/recoveries';
+import { api, control, servedTrigger, trigger, type Json, type ServedTrigger } from './helpers';
 
 const T0 = Date.UTC(2026, 10, 23, 12, 0, 0);
 const at = (seconds: number) =>
@@ -231,7 +235,7 @@ describe('catch-up in n8n (TriggerContext) against the sandbox', () => {
 	/** trigger() started, its first run (the webhook watch, then the first read) done. */
 	async function started(
 		harness: WebhookHarness,
-		activation: 'activate' | 'init',
+		activation: 'activate' | 'init' | 'update',
 		firstRead = true,
 	): Promise<StartedTrigger> {
 		const reads = historyReads();
@@ -415,6 +419,46 @@ describe('catch-up in n8n (TriggerContext) against the sandbox', () => {
 		const run = await started(harness, 'init');
 		await new Promise((resolve) => setTimeout(resolve, 1500));
 		expect(run.emitted).toHaveLength(0);
+	});
+
+	it('a delivery a starting n8n answered 200 "n8n is starting up" (logged delivered, never run) is recovered by the new process once; what ran before it began is not', async () => {
+		const running = await setup({ events: ['message.inbound'] });
+		const port = Number(new URL(running.served.url).port);
+		const first = await started(running.harness, 'activate');
+		const ran = await inbound('ran before the restart');
+		expect(ran.delivery).toMatchObject({ delivered: true });
+		await first.close();
+		const saved = JSON.parse(JSON.stringify(running.harness.staticData)) as IDataObject;
+		await running.down();
+		// n8n 2.41.1 starting: it listens before it migrates and answers every request 200.
+		const starting = createServer((_request, response) => {
+			response.writeHead(200, { 'content-type': 'text/plain' });
+			response.end('n8n is starting up. Please wait');
+		});
+		await new Promise<void>((resolve) => starting.listen(port, '127.0.0.1', resolve));
+		cleanup.push(async () => await new Promise<void>((resolve) => starting.close(() => resolve())));
+		await new Promise((resolve) => setTimeout(resolve, 1_000));
+		const unseen = await inbound('answered while n8n was starting');
+		expect(unseen.delivery).toMatchObject({ delivered: true });
+		// The new process began between the two (beyond the margin after the first).
+		const ranAtMs = Date.parse(String((ran.record as Json).created_at));
+		jest.spyOn(recoveries, 'processStartedMs').mockReturnValue(ranAtMs + 5_500);
+
+		later(SETTLE_MS / 1000 + 5);
+		const next = await trigger(sb, { events: ['message.inbound'] } as never, { staticData: saved });
+		const run = await started(next, 'init');
+		const items = await emittedAtLeast(run, 1);
+		await new Promise((resolve) => setTimeout(resolve, 500));
+		expect(run.emitted).toHaveLength(1);
+		expect(
+			items.map((item) => [(item.json.data as IDataObject).text, item.json.delivery_failure]),
+		).toEqual([['answered while n8n was starting', TAKEN_BEFORE_RESTART]]);
+
+		// The same node started again in this process (n8n retrying, the workflow saved): no second look back.
+		await run.close();
+		const again = await started(next, 'update');
+		await new Promise((resolve) => setTimeout(resolve, 1_000));
+		expect(again.emitted).toHaveLength(0);
 	});
 
 	it("hand over applies to recovered messages: an inbound after a person's echo goes to the Hand Over output", async () => {

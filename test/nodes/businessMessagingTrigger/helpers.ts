@@ -1,3 +1,4 @@
+import * as recoveries from '../../../nodes/BusinessMessagingTrigger/catchUp/recoveries';
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -92,6 +93,9 @@ export async function servedTrigger(
 		down,
 		up: async () => {
 			server = await serveWebhook(harness, port);
+			// n8n back up is a new process: it began now.
+			const startedMs = Date.now();
+			jest.spyOn(recoveries, 'processStartedMs').mockReturnValue(startedMs);
 		},
 		close: down,
 	};
