@@ -258,6 +258,75 @@ export async function runCatchUpChecks(ctx: CatchUpContext): Promise<void> {
 			},
 		);
 
+		// 2. Deliveries while n8n starts: it answers every request 200 "n8n is starting up" before it
+		// mounts its webhooks (logged delivered), then 404 until the workflow is active.
+		await ctx.check(
+			'catch-up: deliveries while n8n starts (answered 200 "n8n is starting up", logged delivered, or 404) each run once after the restart',
+			async () => {
+				const workflow = await client.createWorkflow(
+					workflowJson('Catch-up while n8n starts (e2e)', recorderUrl, {
+						credentialId: ctx.credentialId,
+						registration: 'automatic',
+						webhookId: randomUUID(),
+					}) as never,
+				);
+				const activated = await client.activateAndSettle(workflow.id);
+				expect(activated.ok, `activation failed: ${activated.ok ? '' : activated.message}`);
+				const sent: string[] = [];
+				const answers: Record<string, number> = {};
+				for (let restart = 1; restart <= 3 && !answers['starting up']; restart++) {
+					let starting = true;
+					// Probes n8n's URL; while it answers "starting up", messages go out back to back.
+					const during = (async () => {
+						while (starting) {
+							const probe = await fetch(`${ctx.n8nUrl()}/webhook/probe`, { method: 'POST' })
+								.then(async (response) => await response.text())
+								.catch(() => '');
+							if (!/starting up/i.test(probe)) {
+								await sleep(3);
+								continue;
+							}
+							// At once: the moment lasts some 60 ms.
+							const outcomes = await Promise.all(
+								Array.from({ length: 12 }, async (_, i) =>
+									await inbound(`catch-up: while n8n starts ${restart}.${sent.length + i}`, i),
+								),
+							);
+							for (const outcome of outcomes) sent.push(outcome.record.wa_message_id);
+						}
+					})();
+					await ctx.restartWith(async () => undefined);
+					starting = false;
+					await during;
+					// What n8n answered each of them, as the service kept it.
+					const { deliveries } = await control.state();
+					for (const kind of Object.keys(answers)) delete answers[kind];
+					for (const delivery of deliveries) {
+						if (!sent.some((id) => delivery.body?.includes(id))) continue;
+						const kind = /starting up/i.test(delivery.answer ?? '')
+							? 'starting up'
+							: String(delivery.status ?? 'refused');
+						answers[kind] = (answers[kind] ?? 0) + 1;
+					}
+				}
+				expect(
+					answers['starting up'] > 0,
+					`no delivery reached n8n while it was starting up in 3 restarts (${JSON.stringify(answers)})`,
+				);
+				await waitFor(
+					`all ${sent.length} messages recorded`,
+					() => recorder.tally(sent).lost.length === 0,
+					RECOVERY_WINDOW_MS,
+					500,
+				).catch(() => undefined);
+				await sleep(INTERVAL_S * 1000 + 5000);
+				const t = recorder.tally(sent);
+				expect(t.lost.length === 0 && t.duplicated.length === 0, describe(t, sent.length));
+				await client.deactivate(workflow.id);
+				return `${describe(t, sent.length)}; answers while n8n started: ${JSON.stringify(answers)}`;
+			},
+		);
+
 		// Manual registration through the lossy proxy for the rest.
 		const registered = await fetch(`${sandbox.baseUrl}/v1/console/webhook`, {
 			method: 'POST',
