@@ -182,19 +182,25 @@ export async function runCatchUpChecks(ctx: CatchUpContext): Promise<void> {
 			},
 		);
 
+		/** A workflow with Automatic registration, published. */
+		const activeAutomatic = async (name: string) => {
+			const workflow = await client.createWorkflow(
+				workflowJson(name, recorderUrl, {
+					credentialId: ctx.credentialId,
+					registration: 'automatic',
+					webhookId: randomUUID(),
+				}) as never,
+			);
+			const activated = await client.activateAndSettle(workflow.id);
+			expect(activated.ok, `activation failed: ${activated.ok ? '' : activated.message}`);
+			return workflow;
+		};
+
 		// 1. Automatic registration; n8n stops, 50 inbound + 10 echoes arrive (connection refused), n8n starts.
 		await ctx.check(
 			'catch-up: n8n down while 50 inbound + 10 echo messages arrive; after the restart all 60 emitted once, oldest first, within one interval',
 			async () => {
-				const workflow = await client.createWorkflow(
-					workflowJson('Catch-up after restart (e2e)', recorderUrl, {
-						credentialId: ctx.credentialId,
-						registration: 'automatic',
-						webhookId: randomUUID(),
-					}) as never,
-				);
-				const activated = await client.activateAndSettle(workflow.id);
-				expect(activated.ok, `activation failed: ${activated.ok ? '' : activated.message}`);
+				const workflow = await activeAutomatic('Catch-up after restart (e2e)');
 				const live = await inbound('catch-up: live before the restart');
 				expect(live.delivery.delivered, `live delivery: ${JSON.stringify(live.delivery)}`);
 				// Stop n8n only once the live message's execution has run: this check is about what arrives while
@@ -263,15 +269,7 @@ export async function runCatchUpChecks(ctx: CatchUpContext): Promise<void> {
 		await ctx.check(
 			'catch-up: deliveries while n8n starts (answered 200 "n8n is starting up", logged delivered, or 404) each run once after the restart',
 			async () => {
-				const workflow = await client.createWorkflow(
-					workflowJson('Catch-up while n8n starts (e2e)', recorderUrl, {
-						credentialId: ctx.credentialId,
-						registration: 'automatic',
-						webhookId: randomUUID(),
-					}) as never,
-				);
-				const activated = await client.activateAndSettle(workflow.id);
-				expect(activated.ok, `activation failed: ${activated.ok ? '' : activated.message}`);
+				const workflow = await activeAutomatic('Catch-up while n8n starts (e2e)');
 				const sent: string[] = [];
 				const answers: Record<string, number> = {};
 				for (let restart = 1; restart <= 3 && !answers['starting up']; restart++) {
