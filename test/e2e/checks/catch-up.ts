@@ -286,8 +286,10 @@ export async function runCatchUpChecks(ctx: CatchUpContext): Promise<void> {
 							}
 							// At once: the moment lasts some 60 ms.
 							const outcomes = await Promise.all(
-								Array.from({ length: 12 }, async (_, i) =>
-									await inbound(`catch-up: while n8n starts ${restart}.${sent.length + i}`, i),
+								Array.from(
+									{ length: 12 },
+									async (_, i) =>
+										await inbound(`catch-up: while n8n starts ${restart}.${sent.length + i}`, i),
 								),
 							);
 							for (const outcome of outcomes) sent.push(outcome.record.wa_message_id);
