@@ -320,7 +320,7 @@ export interface Balancer extends Service {
 
 /**
  * haproxy in front of queue mode: /webhook/ paths round-robin over the webhook processors
- * (health-checked on n8n's /healthz every 2 s, out after 3 failed checks; a refused connection, or a 404 that a
+ * (health-checked on n8n's /healthz/readiness every second, out at the first failure; a refused connection, or a 404 that a
  * processor still starting answers without taking the request, is retried once on another server, nothing else
  * is), everything else (editor, REST) to main.
  * Servers listed in `disabled` start out of rotation (benchmark: 1 processor, then 2). A second
@@ -343,11 +343,11 @@ export async function startBalancer(
 	const servers = webhookPorts
 		.map(
 			(p, i) =>
-				`  server w${i + 1} 127.0.0.1:${p} check inter 2s fall 3 rise 1${disabled.includes(i) ? ' disabled' : ''}`,
+				`  server w${i + 1} 127.0.0.1:${p} check inter 1s fall 1 rise 1${disabled.includes(i) ? ' disabled' : ''}`,
 		)
 		.join('\n');
 	const hashServers = webhookPorts
-		.map((p, i) => `  server w${i + 1} 127.0.0.1:${p} check inter 2s fall 3 rise 1`)
+		.map((p, i) => `  server w${i + 1} 127.0.0.1:${p} check inter 1s fall 1 rise 1`)
 		.join('\n');
 	writeFileSync(
 		configFile,
@@ -361,7 +361,7 @@ defaults
   timeout client 120s
   timeout server 120s
   timeout http-keep-alive 10s
-  # An n8n busy on 2 cores can take seconds to answer /healthz: a short check timeout would take
+  # An n8n busy on 2 cores can take seconds to answer a check: a short check timeout would take
   # both processors out of rotation under load and turn slowness into 503s (seen with 2 s).
   timeout check 10s
   retries 1
@@ -383,7 +383,10 @@ backend webhook_processors
   # A new connection to n8n per request: n8n (Node) closes an idle connection after 5 s, the moment
   # haproxy may reuse it; haproxy then drops the sender's connection (seen in CI: 1 of 400 reset).
   option http-server-close
-  option httpchk GET /healthz
+  # Ready only once it serves webhooks: a starting n8n answers every other request 200 "n8n is
+  # starting up" (logged delivered by the service, never run). Out at the first failed check: a
+  # killed processor is out before it listens again.
+  option httpchk GET /healthz/readiness
 ${servers}
 
 backend main
@@ -398,7 +401,7 @@ backend webhook_processors_by_signature
   retry-on conn-failure 404
   option http-server-close
   hash-type consistent
-  option httpchk GET /healthz
+  option httpchk GET /healthz/readiness
 ${hashServers}
 `,
 	);
