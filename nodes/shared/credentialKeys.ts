@@ -13,7 +13,7 @@ import type {
 
 import { openSecret } from './seal';
 import { verifySignature } from './signature';
-import { CREDENTIAL_TYPE } from './transport';
+import { CREDENTIAL_TYPE } from './credentialRules';
 
 /** Reply and Wait registering its entries through the trigger. */
 export const WAIT_REGISTRATION_LABEL = 'business-messaging wait registration v1';

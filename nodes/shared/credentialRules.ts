@@ -1,6 +1,8 @@
 /** The credential's rules, each returning a sentence (authenticate has no node to throw). */
 import { isLoopbackHost } from './ipAddress';
 
+export const CREDENTIAL_TYPE = 'businessMessagingApi';
+
 export const API_KEY_PREFIX = 'sk_live_';
 
 /** Base URL without trailing slashes, or an error message naming the field. */

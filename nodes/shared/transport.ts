@@ -24,9 +24,10 @@ import {
 	type ResponseHeaders,
 } from './errors';
 import { redact, serviceLine } from './redact';
-import { apiKeyProblem, normalizeBaseUrl } from './credentialRules';
+import { CREDENTIAL_TYPE, apiKeyProblem, normalizeBaseUrl } from './credentialRules';
+import { credentialRead, forgetCredentialRead } from './credentialKeys';
 
-export const CREDENTIAL_TYPE = 'businessMessagingApi';
+export { CREDENTIAL_TYPE };
 
 export type ApiContext =
 	IExecuteFunctions | IHookFunctions | IWebhookFunctions | IPollFunctions | ITriggerFunctions;
@@ -104,9 +105,17 @@ export async function withRetries<T extends { statusCode: number; headers: Respo
 
 /** The credential's Base URL (checked before anything is sent) and its secret values. */
 export async function checkedCredential(this: ApiContext, itemIndex?: number) {
-	const credentials = await this.getCredentials(CREDENTIAL_TYPE, itemIndex);
+	// trigger() (the catch-up, the webhook watch): the node's cached read, as webhook() uses; n8n 2.x
+	// builds an expression isolate for each read outside an execution.
+	const cached = isTriggerContext(this) ? await credentialRead.call(this) : undefined;
+	const credentials =
+		cached !== undefined && typeof cached !== 'string'
+			? cached.credentials
+			: await this.getCredentials(CREDENTIAL_TYPE, itemIndex);
 	return checkCredential(this.getNode(), credentials, itemIndex);
 }
+
+const isTriggerContext = (context: ApiContext): context is ITriggerFunctions => 'emit' in context;
 
 export type CheckedCredential = ReturnType<typeof checkCredential>;
 
@@ -221,6 +230,8 @@ export async function rawApiRequest(
 			},
 		},
 	);
+	// A key changed or revoked since the cached read: the next request reads the credential again.
+	if (response.statusCode === 401 && isTriggerContext(this)) forgetCredentialRead.call(this);
 	const redacted = { ...response, body: redact(response.body, secrets) };
 	return options.unredacted ? { ...redacted, unredactedBody: response.body } : redacted;
 }

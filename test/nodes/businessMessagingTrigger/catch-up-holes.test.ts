@@ -17,6 +17,7 @@ import {
 import { nodeKeyOf } from '../../../nodes/shared/credentialKeys';
 import * as history from '../../../nodes/shared/history';
 import type { HeldTrigger } from '../../harness';
+import { HarnessCredentialsHelper } from '../../harness/credentials';
 import { CONTACT, useSandbox } from '../../support';
 import { control, servedTrigger, type Json, type ServedTrigger } from './helpers';
 
@@ -274,6 +275,37 @@ describe('catch-up without holes, against the sandbox', () => {
 		await new Promise((resolve) => setTimeout(resolve, 300));
 		expect(historyReads()).toBeGreaterThan(reads);
 		expect(root.__dataChanged).toBe(false);
+	});
+
+	it("runs read the node's cached credential, not one read per request (n8n 2.x builds an isolate for each); the key changed and refused 401: the next run reads it again", async () => {
+		const served = await setup({});
+		await served.down();
+		await inbound('missed');
+		await served.up();
+		later();
+		const { held, once } = runner(served);
+		const original = HarnessCredentialsHelper.prototype.getDecrypted;
+		let apiKey = sb.keys.all;
+		const reads = jest
+			.spyOn(HarnessCredentialsHelper.prototype, 'getDecrypted')
+			.mockImplementation(async function (this: HarnessCredentialsHelper, ...args) {
+				return { ...(await original.apply(this, args)), apiKey };
+			});
+		for (let run = 0; run < 3; run++) {
+			await once();
+			await endAll(held);
+		}
+		expect(texts(held.emitted)).toEqual(['missed']);
+		// 3 runs of 2 history reads and a log read: one credential read at most (the activation's may serve).
+		expect(reads.mock.calls.length).toBeLessThanOrEqual(1);
+
+		// The user put a new key in the credential and revoked the old one at the service.
+		expect((await control(sb, 'POST', '/keys/key_all/revoke')).status).toBe(204);
+		apiKey = sb.keys.twoNumbers;
+		await expect(once()).rejects.toThrow(/401/);
+		const before = reads.mock.calls.length;
+		await once();
+		expect(reads.mock.calls.length).toBe(before + 1);
 	});
 
 	it('Download Media: a recovered inbound message carries its file, as the webhook does', async () => {
