@@ -3,7 +3,7 @@
  * instead, measured side by side in one run. Prints a table with the machine and writes
  * bench/results/latest.json (and latest.md, the table as in the README).
  *
- *   npm run bench [-- --only 1,2,3,4,5,queue,run-once-row,combine,combine-quiet,answers-on-time,answers-profile] [--quick] [--skip-build] [--keep]
+ *   npm run bench [-- --only 1,2,3,4,5,queue,run-once-row,combine,combine-quiet,answers-on-time,answers-profile,catch-up-idle] [--quick] [--skip-build] [--keep]
  *   (part 2 only: BENCH_INSTANCES=default,lazy BENCH_REPS=5 BENCH_CONCURRENCIES=1,8 for a focused run;
  *    BENCH_VARIANTS=minimal,ours-auto narrows the workflows; BENCH_INSTANCES=default,before with
  *    BENCH_BEFORE=<commit> runs that build beside this one, each against its own minimal trigger)
@@ -41,6 +41,10 @@
  *         asked twice / lost, executions and expression isolates each answer costs, where the time goes
  *         (n8n's database), and n8n's own Wait node resumed under the same burst as an anchor.
  *         Not in the default set (about 12 minutes); results also in bench/results/answers-on-time-<time>.*
+ *   catch-up-idle  An idle trigger with Recover Missed Messages (Catch-Up Interval 10 s), before
+ *         (BENCH_BEFORE, `main` by default) against after, one n8n 2.41.1 each, side by side over the same
+ *         windows: expression isolates, n8n's CPU and service requests per catch-up run. Not in the default
+ *         set (about 9 minutes); results also in bench/results/catch-up-idle-<time>.*
  *   answers-profile  A diagnostic for answers-on-time, this checkout only: one n8n 2.41.1 with its inspector,
  *         one burst of 50 answers, the V8 CPU profile of n8n's main thread over the answer phase (self time by
  *         package, top functions) and n8n's CPU by thread. Not in the default set (about 3 minutes); results
@@ -57,6 +61,7 @@ import { RUN_ONCE_MAX_ENTRIES } from '../nodes/BusinessMessagingTrigger/routing/
 import { installationAt, installN8n, REPO_ROOT, type Line } from '../test/real-n8n/n8n';
 import { errorText, log } from '../test/real-n8n/util';
 import { runActionBench, type ActionResult } from './action';
+import { DEFAULT_IDLE_OPTIONS, catchUpIdleTable, runCatchUpIdleBench } from './catchUpIdle';
 import {
 	DEFAULT_COMBINE_OPTIONS,
 	QUICK_COMBINE_OPTIONS,
@@ -146,7 +151,7 @@ function parseArgs(argv: string[]): Options {
 		else if (flag === '--keep') options.keep = true;
 		else if (flag === '--help' || flag === '-h') {
 			console.log(
-				'npm run bench [-- --only 1,2,3,4,5,queue,run-once-row,combine,combine-quiet,answers-on-time,answers-profile] [--quick] [--skip-build] [--keep]',
+				'npm run bench [-- --only 1,2,3,4,5,queue,run-once-row,combine,combine-quiet,answers-on-time,answers-profile,catch-up-idle] [--quick] [--skip-build] [--keep]',
 			);
 			process.exit(0);
 		} else throw new Error(`Unknown argument ${flag}`);
@@ -819,6 +824,7 @@ async function main(): Promise<void> {
 		'combine-quiet',
 		'answers-on-time',
 		'answers-profile',
+		'catch-up-idle',
 	].some((part) => options.only.has(part));
 
 	let tarball = '';
@@ -1003,6 +1009,23 @@ async function main(): Promise<void> {
 			log(`combine-quiet: ${dated}.md`);
 		} catch (error) {
 			results.errors.push(`combine-quiet: ${errorText(error)}`);
+			log(`FAILED: ${errorText(error)}`);
+		}
+	}
+
+	if (options.only.has('catch-up-idle')) {
+		log('I. An idle trigger with the catch-up, before against after, one n8n 2.41.1 each');
+		try {
+			const idle = await runCatchUpIdleBench(
+				{ afterTarball: tarball, beforeRef: process.env.BENCH_BEFORE ?? 'main', outDir },
+				options.quick ? { reps: 1, windowS: 40 } : DEFAULT_IDLE_OPTIONS,
+			);
+			const table = [catchUpIdleTable(idle), '', ...machineLines(machine)].join('\n');
+			console.log(`\n${table}\n`);
+			const dated = writeDatedResult('catch-up-idle', machine.date, { machine, ...idle }, table);
+			log(`catch-up-idle: ${dated}.md`);
+		} catch (error) {
+			results.errors.push(`catch-up-idle: ${errorText(error)}`);
 			log(`FAILED: ${errorText(error)}`);
 		}
 	}
