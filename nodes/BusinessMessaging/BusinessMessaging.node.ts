@@ -13,7 +13,10 @@ import { replyAndWait } from './actions/message/Message.resource';
 import { router } from './actions/router';
 import { versionProperties } from './actions/versionDescription';
 
-/** Reply and Wait's resume URL: a restart webhook, as n8n's Wait node has. */
+/**
+ * Reply and Wait's resume URL: a restart webhook, as n8n's Wait node has. A constant, not inline:
+ * @n8n/community-nodes/webhook-lifecycle-complete asks an inline `webhooks` for webhook methods.
+ */
 const RESUME_WEBHOOKS: IWebhookDescription[] = [
 	{
 		name: 'default',

@@ -15,9 +15,10 @@ export function describeType(value: unknown): string {
 	return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
-export function parseJsonBody(rawBody: Buffer): { json: unknown } | undefined {
+/** The raw body parsed as JSON; undefined when it is not JSON. */
+export function parseJsonBody(rawBody: Buffer): unknown {
 	try {
-		return { json: JSON.parse(rawBody.toString('utf8')) as unknown };
+		return JSON.parse(rawBody.toString('utf8')) as unknown;
 	} catch {
 		return undefined;
 	}

@@ -39,7 +39,7 @@ export function parseTimestamp(value: unknown): number | undefined {
 }
 
 export function parseEnvelope(rawBody: Buffer): EnvelopeResult {
-	const parsed = parseJsonBody(rawBody)?.json;
+	const parsed = parseJsonBody(rawBody);
 	if (parsed === undefined) return { ok: false, reason: 'the body is not valid JSON' };
 	if (!isPlainObject(parsed)) return { ok: false, reason: 'the body is not a JSON object' };
 	const { event, data, timestamp } = parsed;

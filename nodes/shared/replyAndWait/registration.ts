@@ -168,7 +168,7 @@ export async function receiveWaitRegistration(
 		signature,
 	);
 	if (verified !== true) return { status: 401, reason: verified };
-	const body = parseJsonBody(rawBody)?.json;
+	const body = parseJsonBody(rawBody);
 	if (body === undefined) return { status: 400, reason: 'the body is not JSON' };
 	// A captured registration replayed later would put back an answered wait: each is taken once, while fresh.
 	const nowMs = Date.now();
