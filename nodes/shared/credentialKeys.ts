@@ -7,6 +7,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type {
 	ICredentialDataDecryptedObject,
 	IHookFunctions,
+	IPollFunctions,
 	ITriggerFunctions,
 	IWebhookFunctions,
 } from 'n8n-workflow';
@@ -48,7 +49,7 @@ const BOUND = 1000;
 const reads = new Map<string, CredentialRead>();
 const unreadable = new Map<string, { reason: string; untilMs: number }>();
 
-type Context = IWebhookFunctions | IHookFunctions | ITriggerFunctions;
+type Context = IWebhookFunctions | IHookFunctions | ITriggerFunctions | IPollFunctions;
 
 /** The node's key in every per-node map of this process: its workflow and node ids. */
 export function nodeKeyOf(this: Pick<Context, 'getWorkflow' | 'getNode'>): string {

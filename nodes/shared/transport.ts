@@ -105,9 +105,9 @@ export async function withRetries<T extends { statusCode: number; headers: Respo
 
 /** The credential's Base URL (checked before anything is sent) and its secret values. */
 export async function checkedCredential(this: ApiContext, itemIndex?: number) {
-	// trigger() (the catch-up, the webhook watch): the node's cached read, as webhook() uses; n8n 2.x
-	// builds an expression isolate for each read outside an execution.
-	const cached = isTriggerContext(this) ? await credentialRead.call(this) : undefined;
+	// trigger() (the catch-up, the webhook watch) and poll(): the node's cached read, as webhook() uses;
+	// n8n 2.x builds an expression isolate for each read outside an execution.
+	const cached = outsideExecution(this) ? await credentialRead.call(this) : undefined;
 	const credentials =
 		cached !== undefined && typeof cached !== 'string'
 			? cached.credentials
@@ -115,7 +115,8 @@ export async function checkedCredential(this: ApiContext, itemIndex?: number) {
 	return checkCredential(this.getNode(), credentials, itemIndex);
 }
 
-const isTriggerContext = (context: ApiContext): context is ITriggerFunctions => 'emit' in context;
+const outsideExecution = (context: ApiContext): context is ITriggerFunctions | IPollFunctions =>
+	'emit' in context || '__emit' in context;
 
 export type CheckedCredential = ReturnType<typeof checkCredential>;
 
@@ -231,7 +232,7 @@ export async function rawApiRequest(
 		},
 	);
 	// A key changed or revoked since the cached read: the next request reads the credential again.
-	if (response.statusCode === 401 && isTriggerContext(this)) forgetCredentialRead.call(this);
+	if (response.statusCode === 401 && outsideExecution(this)) forgetCredentialRead.call(this);
 	const redacted = { ...response, body: redact(response.body, secrets) };
 	return options.unredacted ? { ...redacted, unredactedBody: response.body } : redacted;
 }

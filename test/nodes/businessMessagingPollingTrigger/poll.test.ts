@@ -4,6 +4,7 @@ import { Logger } from '@n8n/backend-common';
 import type { INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
 import { pollHarness, type PollHarness } from '../../harness';
+import { HarnessCredentialsHelper } from '../../harness/credentials';
 import { CREDENTIAL_TYPE, POLLING_TYPE, useSandbox } from '../../support';
 import {
 	createKey,
@@ -143,6 +144,18 @@ describe('Business Messaging Polling Trigger', () => {
 		await inbound(sb, { text: 'newest' });
 		expect(texts(await trigger.poll('manual'))).toEqual(['newest']);
 		expect(texts(await trigger.poll())).toEqual(['first', 'newest']);
+	});
+
+	it('polls read the credential once, not per poll and request (n8n 2.x builds an isolate for each read)', async () => {
+		const trigger = await polling(sb, { events: ['message.inbound', 'message.echo'] });
+		expect(await trigger.poll()).toBeNull();
+		const reads = jest.spyOn(HarnessCredentialsHelper.prototype, 'getDecrypted');
+		for (let poll = 0; poll < 4; poll++) {
+			await inbound(sb, { text: `m${poll}` });
+			expect(texts(await trigger.poll())).toEqual([`m${poll}`]);
+		}
+		// 4 polls of 2 history reads each.
+		expect(reads.mock.calls.length).toBeLessThanOrEqual(1);
 	});
 
 	it('a key without messages:read fails the poll with what to do', async () => {
