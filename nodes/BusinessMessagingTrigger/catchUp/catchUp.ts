@@ -157,8 +157,38 @@ export interface CatchUpRun {
 	webhook: WebhookState;
 	/** The webhook log was found not to name messages (said once, until it does again). */
 	logUnnamed?: boolean;
-	/** After a start (start.ts startWindow): messages stored in this span and not accepted here count as missed. */
-	recovery?: { fromMs: number; untilMs: number; done: () => void };
+	/**
+	 * After a start (start.ts startWindow): messages stored in this span and not accepted here count as
+	 * missed where this process serves the trigger's URL (`servedHere`; undefined: not known yet).
+	 */
+	recovery?: { fromMs: number; untilMs: number; done: () => void; servedHere?: boolean };
+}
+
+/** How long a start window waits for a sign of who serves the trigger's URL before it takes this process. */
+const SERVED_EVIDENCE_MS = 5 * 60_000;
+
+/**
+ * Whether this process serves the trigger's URL (regular mode), from a message stored after the
+ * window and delivered to it: accepted here, or not (queue mode: a webhook processor took it, and
+ * what processors took while this main started was not missed). Undefined: no sign yet.
+ */
+function servedHere(
+	run: CatchUpRun,
+	stored: Stored,
+	attempts: Map<string, WebhookAttempt>,
+	nowMs: number,
+): boolean | undefined {
+	const { recovery } = run;
+	if (!recovery || recovery.servedHere !== undefined) return recovery?.servedHere;
+	for (const { records } of stored)
+		for (const record of records) {
+			const id = String(record.wa_message_id);
+			if (!(Date.parse(String(record.created_at)) > recovery.untilMs)) continue;
+			if (wasAcceptedHere(run.scope, id, nowMs)) return (recovery.servedHere = true);
+			if (attempts.get(id)?.success === true) return (recovery.servedHere = false);
+		}
+	if (nowMs > recovery.untilMs + SERVED_EVIDENCE_MS) recovery.servedHere = true;
+	return recovery.servedHere;
 }
 
 /** The delivery failure a message recovered after a restart carries. */
@@ -253,13 +283,18 @@ export async function catchUpOnce(this: ITriggerFunctions, run: CatchUpRun): Pro
 		attempts = log.attempts;
 	}
 	// A message this process's webhook() accepted runs, even when n8n answered after the service gave up.
-	for (const { records } of stored) {
+	const served = servedHere(run, stored, attempts, nowMs);
+	for (const { event, records } of stored) {
 		for (const record of records) {
 			const id = String(record.wa_message_id);
-			// Taken by this process: it runs here. Else, in the crash window: missed whatever the log says.
+			// Taken by this process: it runs here. Else, logged delivered in the window of a start: missed.
 			const acceptedHere = wasAcceptedHere(run.scope, id, nowMs);
-			if (!acceptedHere && inCrashWindow(run, record))
-				attempts.set(id, { success: false, reason: TAKEN_BEFORE_RESTART });
+			const logged = noneMissed || attempts.get(id)?.success === true;
+			const inWindow = !acceptedHere && logged && inCrashWindow(run, record) && keep(record, event);
+			// Who serves the URL not known yet: this message and every newer one wait.
+			if (inWindow && served === undefined && (!unread.after || byAge(record, unread.after) < 0))
+				unread.after = { created_at: record.created_at, id: '' };
+			if (inWindow && served) attempts.set(id, { success: false, reason: TAKEN_BEFORE_RESTART });
 			else if (noneMissed || acceptedHere) attempts.set(id, { success: true, reason: null });
 		}
 	}
@@ -292,7 +327,12 @@ export async function catchUpOnce(this: ITriggerFunctions, run: CatchUpRun): Pro
 	});
 	const allDecided =
 		decision.left === 0 && plan.waiting.length === 0 && unread.logFromMs === undefined;
-	if (recovery && (passed || (nowMs - SETTLE_MS > recovery.untilMs && allDecided))) {
+	// Served elsewhere: the window does not apply. Known served here: until everything in it is decided.
+	if (
+		recovery &&
+		(served === false ||
+			(served && (passed || (nowMs - SETTLE_MS > recovery.untilMs && allDecided))))
+	) {
 		recovery.done();
 		run.recovery = undefined;
 	}

@@ -65,7 +65,7 @@ const startedHere = new Set<string>();
 function startWindow(
 	this: ITriggerFunctions,
 	recovery: CrashRecovery | undefined,
-): { fromMs: number; untilMs: number; done: () => void } | undefined {
+): CatchUpRun['recovery'] {
 	const scope = nodeKeyOf.call(this);
 	const processStart = startedHere.has(scope)
 		? Infinity
@@ -73,7 +73,9 @@ function startWindow(
 	startedHere.add(scope);
 	const fromMs = Math.min(processStart, (recovery?.sinceMs ?? Infinity) - RECOVERY_MARGIN_MS);
 	if (fromMs === Infinity) return undefined;
-	return { fromMs, untilMs: Date.now(), done: recovery?.done ?? (() => undefined) };
+	// Held messages were taken by this very trigger's webhook(): this process serves its URL.
+	const servedHere = recovery ? true : undefined;
+	return { fromMs, untilMs: Date.now(), done: recovery?.done ?? (() => undefined), servedHere };
 }
 
 /** The state a run starts from: saved watermarks, or where Recover on Activation says. */

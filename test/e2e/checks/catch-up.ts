@@ -309,6 +309,10 @@ export async function runCatchUpChecks(ctx: CatchUpContext): Promise<void> {
 						answers[kind] = (answers[kind] ?? 0) + 1;
 					}
 				}
+				// Traffic goes on: a delivery this n8n takes says it serves the URL (not queue mode's processors).
+				const after = await inbound('catch-up: after n8n started');
+				expect(after.delivery.delivered, `after the restart: ${JSON.stringify(after.delivery)}`);
+				sent.push(after.record.wa_message_id);
 				expect(
 					answers['starting up'] > 0,
 					`no delivery reached n8n while it was starting up in 3 restarts (${JSON.stringify(answers)})`,

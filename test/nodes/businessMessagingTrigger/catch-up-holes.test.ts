@@ -2,9 +2,15 @@
 // back the log is read, conversations that do not hold up a run, media on recovered messages.
 // The trigger's catchUpOnce runs in n8n-core's TriggerContext against the sandbox; executions
 // end when the test ends them (no timing decides a result).
+import { createServer } from 'node:http';
+
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
-import { catchUpOnce } from '../../../nodes/BusinessMessagingTrigger/catchUp/catchUp';
+import {
+	TAKEN_BEFORE_RESTART,
+	catchUpOnce,
+	type CatchUpRun,
+} from '../../../nodes/BusinessMessagingTrigger/catchUp/catchUp';
 import {
 	decideRecoveries,
 	SETTLE_MS,
@@ -127,6 +133,7 @@ describe('catch-up without holes, against the sandbox', () => {
 		served: ServedTrigger,
 		parameters: IDataObject = {},
 		state: CatchUpState = { watermarks: { 'message.inbound': since, 'message.echo': since } },
+		recovery?: CatchUpRun['recovery'],
 	) {
 		const held: HeldTrigger = served.harness.triggerContext('init');
 		let closed = false;
@@ -138,6 +145,7 @@ describe('catch-up without holes, against the sandbox', () => {
 				settings: readNodeSettings({ ...nodeParameters.call(held.context), options: parameters }),
 				isClosed: () => closed,
 				webhook: { kind: 'ours' },
+				recovery,
 				persist: () => (saved.data = JSON.parse(JSON.stringify(state)) as IDataObject),
 			});
 		cleanup.push(async () => {
@@ -275,6 +283,69 @@ describe('catch-up without holes, against the sandbox', () => {
 		await new Promise((resolve) => setTimeout(resolve, 300));
 		expect(historyReads()).toBeGreaterThan(reads);
 		expect(root.__dataChanged).toBe(false);
+	});
+
+	describe("a start's window (deliveries n8n answered while starting): applied only where this process serves the URL", () => {
+		/** The trigger's URL answered 200 by a starting n8n, which runs nothing (its port, the server down). */
+		async function answeredWhileStarting(served: ServedTrigger): Promise<Json> {
+			const port = Number(new URL(served.served.url).port);
+			await served.down();
+			const starting = createServer((_request, response) => response.end('n8n is starting up'));
+			await new Promise<void>((resolve) => starting.listen(port, '127.0.0.1', resolve));
+			const unseen = await inbound('answered while n8n was starting');
+			expect(unseen.delivery).toMatchObject({ delivered: true });
+			return { unseen, starting };
+		}
+		const windowAround = (record: Json) => {
+			const atMs = Date.parse(String(record.created_at));
+			// The workflow active again right after it.
+			return { fromMs: atMs - 1000, untilMs: atMs + 1, done: jest.fn() };
+		};
+
+		it('regular mode: the next message reaches this process; the one answered while starting is recovered, and a failed one after it waited for that sign', async () => {
+			const served = await setup({});
+			const { unseen, starting } = await answeredWhileStarting(served);
+			starting.close();
+			const failed = await inbound('failed while n8n was down');
+			expect(failed.delivery.delivered).toBe(false);
+			const window = windowAround(unseen.record as Json);
+			later();
+			const { held, once } = runner(served, {}, undefined, window);
+			await once();
+			await endAll(held);
+			// No sign yet who serves the URL: nothing decided from the window on.
+			expect(held.emitted).toHaveLength(0);
+			await served.up();
+			jest.restoreAllMocks();
+			expect((await inbound('delivered here after the start')).delivery.delivered).toBe(true);
+			later();
+			await once();
+			await endAll(held);
+			expect(texts(held.emitted)).toEqual([
+				'answered while n8n was starting',
+				'failed while n8n was down',
+			]);
+			expect(held.emitted[0].flat()[0].json.delivery_failure).toBe(TAKEN_BEFORE_RESTART);
+			// The next run, everything in the window decided and emitted: it is dropped.
+			await once();
+			expect(window.done).toHaveBeenCalled();
+		});
+
+		it('queue mode: the next message was taken by another process (a webhook processor): nothing in the window is recovered, the window is dropped', async () => {
+			const served = await setup({});
+			const { unseen, starting } = await answeredWhileStarting(served);
+			const window = windowAround(unseen.record as Json);
+			// Another process answers the URL now (the stand-in takes any request without running it here).
+			await new Promise((resolve) => setTimeout(resolve, 20));
+			expect((await inbound('taken by a webhook processor')).delivery.delivered).toBe(true);
+			starting.close();
+			later();
+			const { held, once } = runner(served, {}, undefined, window);
+			await once();
+			await endAll(held);
+			expect(held.emitted).toHaveLength(0);
+			expect(window.done).toHaveBeenCalled();
+		});
 	});
 
 	it("runs read the node's cached credential, not one read per request (n8n 2.x builds an isolate for each); the key changed and refused 401: the next run reads it again", async () => {
