@@ -195,7 +195,7 @@ function servedHere(
 export const TAKEN_BEFORE_RESTART = 'answered by n8n around its restart, not seen run since';
 
 /** After a start: a message the stopped process took with no execution, or the starting one answered unseen. */
-function inCrashWindow(run: CatchUpRun, record: IDataObject): boolean {
+function inStartWindow(run: CatchUpRun, record: IDataObject): boolean {
 	const { recovery } = run;
 	const atMs = Date.parse(String(record.created_at));
 	return recovery !== undefined && atMs >= recovery.fromMs && atMs <= recovery.untilMs;
@@ -290,7 +290,7 @@ export async function catchUpOnce(this: ITriggerFunctions, run: CatchUpRun): Pro
 			// Taken by this process: it runs here. Else, logged delivered in the window of a start: missed.
 			const acceptedHere = wasAcceptedHere(run.scope, id, nowMs);
 			const logged = noneMissed || attempts.get(id)?.success === true;
-			const inWindow = !acceptedHere && logged && inCrashWindow(run, record) && keep(record, event);
+			const inWindow = !acceptedHere && logged && inStartWindow(run, record) && keep(record, event);
 			// Who serves the URL not known yet: this message and every newer one wait.
 			if (inWindow && served === undefined && (!unread.after || byAge(record, unread.after) < 0))
 				unread.after = { created_at: record.created_at, id: '' };

@@ -54,14 +54,14 @@ const RECOVERY_MARGIN_MS = 60_000;
 /**
  * A starting n8n answers every request 200 "n8n is starting up" before it serves webhooks
  * (docs/n8n-internals.md): the service logs those deliveries delivered. So a node's first start in
- * this process counts a message stored since the process began (processStartedMs, less this margin
- * for the service's clock) and not accepted here as missed, whatever the log says.
+ * this process looks back to when the process began (processStartedMs, less this margin for the
+ * service's clock): catchUp.ts counts what it did not accept since then as missed, where it serves the URL.
  */
 const PROCESS_START_MARGIN_MS = 5_000;
 /** Trigger nodes (nodeKeyOf) whose trigger() ran in this process: each looks back to its start once. */
 const startedHere = new Set<string>();
 
-/** The window a start looks at whatever the log says: since a crash's held messages, or since n8n began. */
+/** The window a start looks back over: since a crash's held messages, or since this process began. */
 function startWindow(
 	this: ITriggerFunctions,
 	recovery: CrashRecovery | undefined,
