@@ -168,9 +168,10 @@ export interface CatchUpRun {
 const SERVED_EVIDENCE_MS = 5 * 60_000;
 
 /**
- * Whether this process serves the trigger's URL (regular mode), from a message stored after the
- * window and delivered to it: accepted here, or not (queue mode: a webhook processor took it, and
- * what processors took while this main started was not missed). Undefined: no sign yet.
+ * Whether this process serves the trigger's URL (regular mode): it accepted a message since the window
+ * began; or not: a message stored after the window was delivered to the URL and not accepted here
+ * (queue mode: a webhook processor took it, and what processors took while this main started was
+ * not missed). Undefined: no sign yet.
  */
 function servedHere(
 	run: CatchUpRun,
@@ -180,13 +181,16 @@ function servedHere(
 ): boolean | undefined {
 	const { recovery } = run;
 	if (!recovery || recovery.servedHere !== undefined) return recovery?.servedHere;
+	let elsewhere = false;
 	for (const { records } of stored)
 		for (const record of records) {
 			const id = String(record.wa_message_id);
-			if (!(Date.parse(String(record.created_at)) > recovery.untilMs)) continue;
-			if (wasAcceptedHere(run.scope, id, nowMs)) return (recovery.servedHere = true);
-			if (attempts.get(id)?.success === true) return (recovery.servedHere = false);
+			const atMs = Date.parse(String(record.created_at));
+			if (atMs >= recovery.fromMs && wasAcceptedHere(run.scope, id, nowMs))
+				return (recovery.servedHere = true);
+			if (atMs > recovery.untilMs && attempts.get(id)?.success === true) elsewhere = true;
 		}
+	if (elsewhere) return (recovery.servedHere = false);
 	if (nowMs > recovery.untilMs + SERVED_EVIDENCE_MS) recovery.servedHere = true;
 	return recovery.servedHere;
 }
