@@ -53,11 +53,11 @@ export interface CrashRecovery {
 const RECOVERY_MARGIN_MS = 60_000;
 /**
  * A starting n8n answers every request 200 "n8n is starting up" before it serves webhooks
- * (docs/n8n-internals.md): the service logs those deliveries delivered. So a node's first start in
- * this process looks back to when the process began (processStartedMs, less this margin for the
- * service's clock): catchUp.ts counts what it did not accept since then as missed, where it serves the URL.
+ * (docs/n8n-internals.md), some 2 s after its process began; the service logs those deliveries
+ * delivered. So a node's first start in this process looks back to when the process began
+ * (processStartedMs, no margin: what the process before took just before it died ran there):
+ * catchUp.ts counts what it did not accept since then as missed, where it serves the URL.
  */
-const PROCESS_START_MARGIN_MS = 5_000;
 /** Trigger nodes (nodeKeyOf) whose trigger() ran in this process: each looks back to its start once. */
 const startedHere = new Set<string>();
 
@@ -67,9 +67,7 @@ function startWindow(
 	recovery: CrashRecovery | undefined,
 ): CatchUpRun['recovery'] {
 	const scope = nodeKeyOf.call(this);
-	const processStart = startedHere.has(scope)
-		? Infinity
-		: processStartedMs() - PROCESS_START_MARGIN_MS;
+	const processStart = startedHere.has(scope) ? Infinity : processStartedMs();
 	startedHere.add(scope);
 	const fromMs = Math.min(processStart, (recovery?.sinceMs ?? Infinity) - RECOVERY_MARGIN_MS);
 	if (fromMs === Infinity) return undefined;
