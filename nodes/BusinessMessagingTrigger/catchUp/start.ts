@@ -51,17 +51,17 @@ export interface CrashRecovery {
 }
 /** Before the saved time: a message is stored before it is delivered, on the service's clock. */
 const RECOVERY_MARGIN_MS = 60_000;
+/** Trigger nodes (nodeKeyOf) whose trigger() ran in this process: each looks back to its start once. */
+const startedHere = new Set<string>();
+
 /**
+ * The window a start looks back over: since a crash's held messages, or since this process began.
  * A starting n8n answers every request 200 "n8n is starting up" before it serves webhooks
  * (docs/n8n-internals.md), some 2 s after its process began; the service logs those deliveries
  * delivered. So a node's first start in this process looks back to when the process began
  * (processStartedMs, no margin: what the process before took just before it died ran there):
  * catchUp.ts counts what it did not accept since then as missed, where it serves the URL.
  */
-/** Trigger nodes (nodeKeyOf) whose trigger() ran in this process: each looks back to its start once. */
-const startedHere = new Set<string>();
-
-/** The window a start looks back over: since a crash's held messages, or since this process began. */
 function startWindow(
 	this: ITriggerFunctions,
 	recovery: CrashRecovery | undefined,

@@ -2,8 +2,6 @@
 // back the log is read, conversations that do not hold up a run, media on recovered messages.
 // The trigger's catchUpOnce runs in n8n-core's TriggerContext against the sandbox; executions
 // end when the test ends them (no timing decides a result).
-import { createServer } from 'node:http';
-
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import {
@@ -25,7 +23,7 @@ import * as history from '../../../nodes/shared/history';
 import type { HeldTrigger } from '../../harness';
 import { HarnessCredentialsHelper } from '../../harness/credentials';
 import { CONTACT, useSandbox } from '../../support';
-import { control, servedTrigger, type Json, type ServedTrigger } from './helpers';
+import { control, servedTrigger, startingN8n, type Json, type ServedTrigger } from './helpers';
 
 const T0 = Date.UTC(2026, 10, 23, 12, 0, 0);
 const at = (seconds: number) =>
@@ -287,11 +285,10 @@ describe('catch-up without holes, against the sandbox', () => {
 
 	describe("a start's window (deliveries n8n answered while starting): applied only where this process serves the URL", () => {
 		/** The trigger's URL answered 200 by a starting n8n, which runs nothing (its port, the server down). */
-		async function answeredWhileStarting(served: ServedTrigger): Promise<Json> {
+		async function answeredWhileStarting(served: ServedTrigger) {
 			const port = Number(new URL(served.served.url).port);
 			await served.down();
-			const starting = createServer((_request, response) => response.end('n8n is starting up'));
-			await new Promise<void>((resolve) => starting.listen(port, '127.0.0.1', resolve));
+			const starting = await startingN8n(port);
 			const unseen = await inbound('answered while n8n was starting');
 			expect(unseen.delivery).toMatchObject({ delivered: true });
 			return { unseen, starting };
@@ -305,7 +302,7 @@ describe('catch-up without holes, against the sandbox', () => {
 		it('regular mode: the next message reaches this process; the one answered while starting is recovered, and a failed one after it waited for that sign', async () => {
 			const served = await setup({});
 			const { unseen, starting } = await answeredWhileStarting(served);
-			starting.close();
+			await starting();
 			const failed = await inbound('failed while n8n was down');
 			expect(failed.delivery.delivered).toBe(false);
 			// n8n serves webhooks before it runs trigger(): the next delivery may come before the window ends.
@@ -340,7 +337,7 @@ describe('catch-up without holes, against the sandbox', () => {
 			// Another process answers the URL now (the stand-in takes any request without running it here).
 			await new Promise((resolve) => setTimeout(resolve, 20));
 			expect((await inbound('taken by a webhook processor')).delivery.delivered).toBe(true);
-			starting.close();
+			await starting();
 			later();
 			const { held, once } = runner(served, {}, undefined, window);
 			await once();

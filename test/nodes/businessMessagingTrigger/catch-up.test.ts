@@ -1,7 +1,5 @@
 // The trigger's catch-up: what it decides (pure), and what it emits in n8n's TriggerContext
 // against the sandbox, with the trigger behind a real HTTP server that goes down and up.
-import { createServer } from 'node:http';
-
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import {
@@ -16,7 +14,15 @@ import type { StartedTrigger, WebhookHarness } from '../../harness';
 import { CONTACT, useSandbox } from '../../support';
 import { TAKEN_BEFORE_RESTART } from '../../../nodes/BusinessMessagingTrigger/catchUp/catchUp';
 import * as recoveries from '../../../nodes/BusinessMessagingTrigger/catchUp/recoveries';
-import { api, control, servedTrigger, trigger, type Json, type ServedTrigger } from './helpers';
+import {
+	api,
+	control,
+	servedTrigger,
+	startingN8n,
+	trigger,
+	type Json,
+	type ServedTrigger,
+} from './helpers';
 
 const T0 = Date.UTC(2026, 10, 23, 12, 0, 0);
 const at = (seconds: number) =>
@@ -431,12 +437,7 @@ describe('catch-up in n8n (TriggerContext) against the sandbox', () => {
 		const saved = JSON.parse(JSON.stringify(running.harness.staticData)) as IDataObject;
 		await running.down();
 		// n8n 2.41.1 starting: it listens before it migrates and answers every request 200.
-		const starting = createServer((_request, response) => {
-			response.writeHead(200, { 'content-type': 'text/plain' });
-			response.end('n8n is starting up. Please wait');
-		});
-		await new Promise<void>((resolve) => starting.listen(port, '127.0.0.1', resolve));
-		cleanup.push(async () => await new Promise<void>((resolve) => starting.close(() => resolve())));
+		cleanup.push(await startingN8n(port));
 		await new Promise((resolve) => setTimeout(resolve, 1_000));
 		const unseen = await inbound('answered while n8n was starting');
 		expect(unseen.delivery).toMatchObject({ delivered: true });

@@ -68,6 +68,19 @@ export interface ServedTrigger {
 	close(): Promise<void>;
 }
 
+/**
+ * n8n starting on `port`: it listens before it migrates and answers every request 200 "n8n is
+ * starting up. Please wait" (2.41.1 AbstractServer), running nothing. Returns what stops it.
+ */
+export async function startingN8n(port: number): Promise<() => Promise<void>> {
+	const server = createServer((_request, response) => {
+		response.writeHead(200, { 'content-type': 'text/plain' });
+		response.end('n8n is starting up. Please wait');
+	});
+	await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+	return async () => await new Promise<void>((resolve) => server.close(() => resolve()));
+}
+
 /** The trigger behind a real HTTP server, activated against the sandbox, fed by the sandbox's own deliveries. */
 export async function servedTrigger(
 	sb: Sandbox,
