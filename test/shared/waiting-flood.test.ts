@@ -119,31 +119,6 @@ describe('the waiting list in memory is per account, and a full one says so', ()
 		expect(registerWaiting(staticData, next, wait, NOW)).toBe(true);
 		expect(findWaiting(staticData, [next], account, NOW)?.entry.executionId).toBe('next');
 	});
-
-	it('waits of at most 100 accounts are kept here: the next account is refused while they wait, and kept once their waits ended', () => {
-		jest.isolateModules(() => {
-			// A fresh module: this process's memory empty.
-			const fresh = jest.requireActual<
-				typeof import('../../nodes/shared/replyAndWait/waitingEntries')
-			>('../../nodes/shared/replyAndWait/waitingEntries');
-			const of = (i: number) => String(i).padStart(32, '0');
-			for (let i = 0; i < 100; i++)
-				expect(
-					fresh.registerWaiting(
-						undefined,
-						'n|+1',
-						{ ...entry(`a${i}`, NOW + 1000), account: of(i) },
-						NOW,
-					),
-				).toBe(true);
-			const next = { ...entry('next', NOW + 60_000), account: 'e'.repeat(32) };
-			expect(fresh.registerWaiting(undefined, 'n|+1', next, NOW)).toBe(false);
-			expect(fresh.registerWaiting(undefined, 'n|+1', next, NOW + 2000)).toBe(true);
-			expect(
-				fresh.findWaiting(undefined, ['n|+1'], next.account, NOW + 2000)?.entry.executionId,
-			).toBe('next');
-		});
-	});
 });
 
 // Issue 49: every event walked every wait of every workflow in the process to bring one copy up to

@@ -1,8 +1,4 @@
-/**
- * Reply and Wait for Answer's waiting entries (execution E waits for contact C on number N): register,
- * find, forget. Where they live and why a loss fails safe: docs/conversations.md, "Where the waiting
- * entry lives, and why losing it is safe".
- */
+/** Reply and Wait's waiting entries: register, find, forget (docs/conversations.md, "Where the waiting entry lives"). */
 import type { IDataObject, ITriggerFunctions } from 'n8n-workflow';
 
 import { ACCOUNT_ID_LABEL, deriveKey, nodeKeyOf } from '../credentialKeys';
@@ -21,12 +17,7 @@ export function markTriggerWorkflow(globalStaticData: IDataObject): void {
 	if (globalStaticData[TRIGGER_MARKER_KEY] !== true) globalStaticData[TRIGGER_MARKER_KEY] = true;
 }
 
-/**
- * Per trigger node (nodeKeyOf): the Business Messaging Trigger whose trigger() runs in this process
- * (regular mode's main), its context. Reply and Wait in its workflow needs no registration request
- * ("No second request per question", docs/conversations.md); answers that trigger takes with no
- * execution resume through it (answerLater.ts), so they run on its own branch.
- */
+/** Per trigger node (nodeKeyOf), the context of its trigger() when it runs here (regular mode's main). */
 const triggersHere = new Map<string, ITriggerFunctions>();
 
 /** The trigger's side, while trigger() runs: registers its context; returns what forgets it. */
@@ -56,11 +47,7 @@ export function isTriggerRunningHere(workflowId: string | undefined): boolean {
 	return triggerOfWorkflow(workflowId) !== undefined;
 }
 
-/**
- * The copy of workflow `home`'s static data its trigger() here holds: loaded at activation, kept
- * current from this process's memory. A copy n8n loaded from an older snapshot (an execution
- * n8n runs again at boot, or resumes) may lack what a process before this one saved.
- */
+/** The copy of `home`'s static data its trigger() here holds: a copy n8n loaded from an older snapshot may lack what it has. */
 function triggerCopyOf(home: string | undefined, staticData: IDataObject): IDataObject | undefined {
 	const copy = triggerOfWorkflow(home)?.getWorkflowStaticData('global') as IDataObject | undefined;
 	return copy === staticData ? undefined : copy;
@@ -74,35 +61,26 @@ export function persistableStaticData(
 }
 /** Entries kept in static data at most (oldest dropped): a bound on what every execution saves. */
 const MAX_STATIC_ENTRIES = 200;
-/** Waits of one account (and entries of each other memory map) kept in this process at most. */
+/** Live waits of one account (and entries of each other memory map) kept in this process at most. */
 const MAX_MEMORY_ENTRIES = 10_000;
-/** Accounts with waits in this process at most (one per API key used by Reply and Wait here). */
-const MAX_MEMORY_ACCOUNTS = 100;
 /** Why registerWaiting kept a wait nowhere, as logs and a refused registration say it. */
-export const NO_ROOM = `this process's list of waits has no room for this account (at most ${MAX_MEMORY_ENTRIES} live waits per account, ${MAX_MEMORY_ACCOUNTS} accounts)`;
+export const NO_ROOM = `this process's list of waits has no room for this account (at most ${MAX_MEMORY_ENTRIES} live waits per account)`;
 
 /** An identifier of the API key, safe to store: a trigger resumes only its own key's waits. */
 export function accountId(apiKey: string): string {
 	return accountIdOf(deriveKey(apiKey, ACCOUNT_ID_LABEL));
 }
 
-/** The account id from the key derived for it (ACCOUNT_ID_LABEL): its first 32 hex digits. */
 export function accountIdOf(derivedKey: string): string {
 	return derivedKey.slice(0, 32);
 }
 
-/**
- * How old a registration may be when the trigger takes it (registration.ts); an answered entry stays
- * forgotten at least this long. Short: the replay guard is per process.
- */
+/** How old a registration may be when taken; an answered entry stays forgotten at least this long. */
 export const REGISTRATION_MAX_AGE_MS = 60_000;
 
 /** Per account (entry.account), its waits in this process by wait key: no account fills another's list. */
 const memory = new Map<string, Map<string, WaitingEntry>>();
-/**
- * The same waits by home (entry → its key, when it was registered here): bringing a copy up to date
- * reads its workflow's waits only.
- */
+/** The same waits by home: bringing a copy up to date reads its own workflow's waits only. */
 const byHome = new Map<string, Map<WaitingEntry, { key: string; sinceMs: number }>>();
 
 /** Puts the wait in its account's list (in place of the key's previous one) and in its home's index. */
@@ -135,20 +113,6 @@ function inMemory(key: string, account: string | undefined): Array<WaitingEntry 
 	return [...memory.values()].map((waits) => waits.get(key));
 }
 
-/** The account's list of waits here, made when there is room: accounts whose waits all ended make room. */
-function accountWaits(account: string, nowMs: number): Map<string, WaitingEntry> | undefined {
-	if (memory.has(account) || memory.size < MAX_MEMORY_ACCOUNTS) {
-		if (!memory.has(account)) memory.set(account, new Map());
-		return memory.get(account);
-	}
-	for (const [other, waits] of memory)
-		if (![...waits.values()].some((entry) => entry.expiresAtMs > nowMs)) {
-			for (const key of [...waits.keys()]) dropWait(waits, key);
-			memory.delete(other);
-		}
-	return memory.size < MAX_MEMORY_ACCOUNTS ? accountWaits(account, nowMs) : undefined;
-}
-
 /** The contact on the number; number '*' when the reply left from the key's only number. */
 export function waitingKey(contact: string, number: string | undefined): string {
 	return `${number && number.trim() !== '' ? number.trim() : '*'}|${contact.trim()}`;
@@ -169,34 +133,30 @@ function storedEntry(stored: IDataObject | undefined, key: string): WaitingEntry
 	return isWaitingEntry(entry) ? entry : undefined;
 }
 
-/** Entries answered or refused here, until their wait would have ended: an older copy's save must not bring one back. */
+/** Waits answered or refused here, until they would have ended: an older copy's save must not bring one back. */
 const forgotten = new ReplayGuard(MAX_MEMORY_ENTRIES);
 const forgottenKey = (key: string, entry: { executionId: string; node: string }) =>
 	`${key}|${entry.executionId}|${entry.node}`;
-/** Whether this wait was answered or refused in this process: nothing may bring it back. */
 export function isForgotten(key: string, entry: { executionId: string; node: string }): boolean {
 	return forgotten.has(forgottenKey(key, entry), Date.now());
 }
 const isLive = (key: string, entry: WaitingEntry, nowMs: number) =>
 	entry.expiresAtMs > nowMs && !isForgotten(key, entry);
 
-/**
- * Keeps the wait in this process (its account's list) and in `staticData`; false when kept in
- * neither: the account's list is full of live waits (a flood never evicts them), and so is the copy.
- */
+/** Keeps the wait here and in `staticData`; false when kept in neither (both full of live waits: never evicted). */
 export function registerWaiting(
 	staticData: IDataObject | undefined,
 	key: string,
 	entry: WaitingEntry,
 	nowMs = Date.now(),
 ): boolean {
-	const waits = accountWaits(entry.account, nowMs);
-	// Ended waits make room; live ones are never evicted (a full list takes no new one).
-	if (waits && waits.size >= MAX_MEMORY_ENTRIES)
+	if (!memory.has(entry.account)) memory.set(entry.account, new Map());
+	const waits = memory.get(entry.account)!;
+	if (waits.size >= MAX_MEMORY_ENTRIES)
 		for (const [other, wait] of waits) if (wait.expiresAtMs <= nowMs) dropWait(waits, other);
 	// The same execution waiting again at the same node (a loop) is a new wait.
 	forgotten.drop(forgottenKey(key, entry));
-	const kept = waits !== undefined && (waits.size < MAX_MEMORY_ENTRIES || waits.has(key));
+	const kept = waits.size < MAX_MEMORY_ENTRIES || waits.has(key);
 	if (kept) putWait(waits, key, entry, nowMs);
 	if (staticData) keepWaitingEntriesCurrent(staticData, entry.home, nowMs, [key, entry]);
 	return kept || storedEntry(staticEntries(staticData), key)?.executionId === entry.executionId;
@@ -206,10 +166,8 @@ export function registerWaiting(
 const DROPPED_AFTER_MS = 15_000;
 
 /**
- * Writes into this copy of a workflow's static data every live entry it should hold: those it
- * holds, and those this process registered for that workflow (`home`), minus the answered ones.
- * n8n saves each copy whole, so every save carries every entry ("Every save carries every entry",
- * docs/conversations.md). Assigned only when something changed: a current copy is not saved again.
+ * Writes into this copy every live entry it should hold (its own, and this process's for `home`, minus
+ * the answered): n8n saves each copy whole. Assigned only on a change, so a current copy is not saved again.
  */
 export function keepWaitingEntriesCurrent(
 	staticData: IDataObject,
@@ -223,25 +181,23 @@ export function keepWaitingEntriesCurrent(
 	const merged: Record<string, WaitingEntry> = {};
 	for (const [key, entry] of Object.entries({ ...staticEntries(base), ...stored }))
 		if (isWaitingEntry(entry) && isLive(key, entry, nowMs)) merged[key] = entry;
-	// Entries this process registered (and wrote into the copies it saved) a while ago, missing from
-	// this fresh one: another process saved a copy without them (queue mode: main's catch-up). Said by the caller.
+	// Registered here a while ago and missing from this copy: another process saved over them (said by the caller).
 	let restored = 0;
 	const mayHaveBeenCut = Object.keys(stored).length >= MAX_STATIC_ENTRIES;
 	for (const [entry, { key, sinceMs }] of (home !== undefined && byHome.get(home)) || []) {
-		// An ended wait leaves memory here, so the walk stays as long as the live waits.
 		const waits = memory.get(entry.account);
+		// Ended waits leave memory here: the walk is as long as the live waits.
 		if (entry.expiresAtMs <= nowMs && waits?.get(key) === entry) dropWait(waits, key);
 		if (!isLive(key, entry, nowMs)) continue;
 		if (!(key in stored) && !mayHaveBeenCut && nowMs - sinceMs > DROPPED_AFTER_MS) restored++;
 		merged[key] = { ...entry };
 	}
-	// A key kept already keeps its place (the bound below keeps the first ones).
+	// A key kept already keeps its place (the bound keeps the first ones).
 	if (added && added[1].expiresAtMs > nowMs) merged[added[0]] = { ...added[1] };
 	// Live waits already kept stay: past the bound, the newest (a flood's) are left out.
 	const bounded = Object.fromEntries(Object.entries(merged).slice(0, MAX_STATIC_ENTRIES));
 	if (JSON.stringify(bounded) !== JSON.stringify(stored))
 		staticData[STATIC_DATA_KEY] = bounded as unknown as IDataObject;
-	// The answers this process took without an execution (answeredHere.ts) ride on the same saves.
 	if (home !== undefined) keepAnsweredCurrent(staticData, home, nowMs, base);
 	return { restored };
 }
@@ -277,10 +233,7 @@ export function findWaiting(
 	return undefined;
 }
 
-/**
- * Pure: whether a message (its service id and timestamp) may answer a wait: not the message the
- * workflow was answering when it asked, nor one older (both stamped by the service's clock).
- */
+/** Pure: a message may answer a wait unless it is the one the workflow answered when it asked, or older. */
 export function answersAfterAsking(
 	message: { id?: unknown; at?: unknown },
 	entry: Pick<WaitingEntry, 'askedAfter'>,

@@ -92,7 +92,7 @@ describe('the waiting list per account, a full list refused out loud', () => {
 			{
 				error: 'full',
 				reason:
-					"waiting registration refused: 1 of 1 wait(s) not kept: this process's list of waits has no room for this account (at most 10000 live waits per account, 100 accounts)",
+					"waiting registration refused: 1 of 1 wait(s) not kept: this process's list of waits has no room for this account (at most 10000 live waits per account)",
 			},
 			undefined,
 		]);
@@ -123,7 +123,7 @@ describe('the waiting list per account, a full list refused out loud', () => {
 		expect(logged.warn).toEqual([
 			expect.stringMatching(
 				new RegExp(
-					`^Business Messaging: Reply and Wait for Answer could not keep its wait for ${number}\\|\\${contact}: this process's list of waits has no room for this account \\(at most 10000 live waits per account, 100 accounts\\); the contact's answer starts a new execution, and this one continues on Timed Out$`,
+					`^Business Messaging: Reply and Wait for Answer could not keep its wait for ${number}\\|\\${contact}: this process's list of waits has no room for this account \\(at most 10000 live waits per account\\); the contact's answer starts a new execution, and this one continues on Timed Out$`,
 				),
 			),
 		]);
