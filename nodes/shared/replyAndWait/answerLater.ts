@@ -1,8 +1,4 @@
-/**
- * Regular mode: the service is answered first, the answer written owed (answeredHere.ts), and the
- * trigger running in this process resumes its wait right after; refused for good, it runs through the
- * trigger's emit. A restart in between: docs/conversations.md, "Under real traffic".
- */
+/** An answer taken: written owed (answeredHere.ts), then its wait resumed (docs/conversations.md, "Under real traffic"). */
 import type {
 	IDataObject,
 	INodeExecutionData,
@@ -31,7 +27,7 @@ import { type WaitingEntry } from './entry';
 
 const LOG_PREFIX = 'Business Messaging Trigger';
 
-/** An answer the service is told about before its wait is resumed: what its resume needs. */
+/** What an owed answer's resume needs. */
 export interface OwedResume {
 	/** The trigger's workflow. */
 	home: string;
@@ -43,10 +39,7 @@ export interface OwedResume {
 	found: { key: string; entry: WaitingEntry };
 }
 
-/**
- * What answerWaiting did: resumed (or goes to its wait) or not; `recorded`: taken with no execution;
- * `resumeAfterEmit`: the catch-up's, resumed once its recording execution ran.
- */
+/** `recorded`: taken with no execution; `resumeAfterEmit`: the catch-up's, resumed once its recording execution ran. */
 export type AnswerOutcome = ResumeOutcome & { recorded?: true; resumeAfterEmit?: () => void };
 
 /** Whether the context is a webhook request's (else trigger()'s: the catch-up). */
@@ -55,16 +48,10 @@ export const isRequest = (
 ): context is IWebhookFunctions => 'getNodeWebhookUrl' in context;
 
 /**
- * An answer taken: the wait leaves this copy as the answer is written owed in it (whatever n8n saves
- * carries both), then its wait is resumed, three ways:
- * - the catch-up's, once the execution recording it ran (`resumeAfterEmit`, after its emit saved this
- *   copy); a refusal then starts nothing (run-once has the message), said with the message;
- * - a request whose `trigger` (this trigger node's trigger()) runs here: once n8n answered, with no
- *   execution (`recorded`); refused for good, it runs through the trigger's emit;
- * - a request with no trigger here (queue mode's processors; n8n starting, before trigger() runs):
- *   before n8n answers, owed meanwhile, so a copy another execution saves during the resume says the
- *   answer was taken (kill -9 run o: the contact was asked again); refused, forgotten, and the
- *   message starts its own execution.
+ * The wait leaves this copy as the answer is written owed in it (n8n saves both or neither), then it
+ * is resumed: the catch-up's once its recording execution ran (a refusal starts nothing: run-once has
+ * it); a request whose trigger() runs here, once n8n answered (refused, it runs through emit); any
+ * other request (queue mode, n8n starting) before n8n answers, owed meanwhile (refused, it runs itself).
  */
 export async function answerOwed(
 	this: IWebhookFunctions | ITriggerFunctions,
@@ -93,11 +80,7 @@ export async function answerOwed(
 	return outcome;
 }
 
-/**
- * Runs `go` once n8n has answered this request (it saves the request's copy, the owed answer in it,
- * before it answers): a kill before that leaves the wait unresumed, for the restart or the
- * catch-up's copy to resume, rather than resumed with nothing saved saying so.
- */
+/** Runs `go` once n8n answered (after saving this copy): a kill before leaves the wait unresumed, not resumed unsaid. */
 function afterAnswered(context: IWebhookFunctions, go: () => void): void {
 	const response = context.getResponseObject();
 	if (typeof response?.once !== 'function' || response.writableEnded) return go();
@@ -122,7 +105,7 @@ async function resumeNow(
 	try {
 		outcome = await resumeEntry.call(trigger, item, identity, found, refusal);
 	} catch (error) {
-		// resumeEntry does not throw; were it to, the answer runs rather than being lost.
+		// resumeEntry never throws; if it did, the answer would still run.
 		trigger.logger.warn(`${LOG_PREFIX}: resuming an answer failed: ${(error as Error).message}`);
 	}
 	const settle = () => {
@@ -132,8 +115,7 @@ async function resumeNow(
 	if (outcome.resumed) return settle();
 	const current = triggerNodeRunningHere(nodeKeyOf.call(trigger));
 	if (!current) {
-		// The trigger stopped (deactivated, or n8n shutting down): the owed answer stays in the saved
-		// static data, and the trigger's next start posts it again.
+		// Stopped (deactivated, n8n shutting down): the saved copy keeps it owed for the next start.
 		releaseOwed(home, messageId);
 		trigger.logger.warn(
 			`${LOG_PREFIX}: an answer's waiting execution ${serviceLine(found.entry.executionId)} did not take it and the trigger has stopped; the trigger's next start tries it again`,
@@ -173,11 +155,9 @@ function runAnew(
 }
 
 /**
- * The trigger's start: owed answers a previous process may not have resumed are posted again. One
- * refused by a wait that has not ended was taken before the restart: nothing more; by an execution
- * the restart ended (n8n answers 5xx), taken too: said, not run again (at most once, as n8n runs no
- * crashed execution again). One whose wait ended meanwhile runs anew (`outputsFor`), said with its
- * message: the workflow asks again.
+ * The trigger's start posts again what a previous process owed. Refused by a live wait: taken before the
+ * restart; by an execution the restart ended (5xx): said, not run again (n8n runs no crashed execution
+ * again). A wait that ended meanwhile: it runs anew (`outputsFor`), said: the workflow asks again.
  */
 export async function resumeOwedFromBefore(
 	this: ITriggerFunctions,
@@ -186,7 +166,7 @@ export async function resumeOwedFromBefore(
 	const home = this.getWorkflow().id ?? '';
 	const staticData = this.getWorkflowStaticData('global') as IDataObject;
 	const node = this.getNode().id;
-	// Another trigger node's answers (a second account's trigger in this workflow) are its own to post.
+	// Another trigger node's (a second account's) are its own to post.
 	const left = Object.entries(storedOwed(staticData)).filter(
 		([id, owed]) => owed.node === node && !wasAnswered(undefined, home, id),
 	);
@@ -219,7 +199,6 @@ export async function resumeOwedFromBefore(
 				? await resumeEntry.call(this, item, identity, owed, 'it was taken before', true)
 				: { resumed: false as const };
 			if (live || outcome.resumed) {
-				// Only this answer makes a live wait run: an execution the kill ended had taken it.
 				if (!outcome.resumed && outcome.crashed)
 					crashed.push(serviceLine(`${id} (execution ${owed.entry.executionId})`));
 				return settleOwed(home, id);
@@ -242,7 +221,7 @@ export async function resumeOwedFromBefore(
 const listed = (lines: string[]) =>
 	`${lines.slice(0, 20).join(', ')}${lines.length > 20 ? ', …' : ''}`;
 
-/** What an owed answer's MAC signs: the whole record with its message id, keys in order (any store). */
+/** What an owed answer's MAC signs: the whole record and its message id, keys sorted (any store). */
 function owedMessage(messageId: string, owed: Omit<OwedAnswer, 'mac'>): Buffer {
 	const { key, entry, answer, node } = owed;
 	const record = canonicalJson({ messageId, node, key, entry, answer });

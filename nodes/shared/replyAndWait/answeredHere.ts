@@ -1,7 +1,6 @@
 /**
- * Answers whose wait is being resumed (answerLater.ts): one record each, under one key of the static
- * data n8n saves. **Owed** (the wait and the event) until resumed or run, then **answered** (until
- * when it is kept: a day, so the catch-up's copy runs nothing). Every copy brought up to date carries them.
+ * One record per answer taken (answerLater.ts), under one static-data key: owed (the wait and the
+ * event) until resumed or run, then answered for a day, so the catch-up's copy runs nothing.
  */
 import type { IDataObject } from 'n8n-workflow';
 
@@ -10,29 +9,29 @@ import { ReplayGuard } from '../replayGuard';
 import { isWaitingEntry, type WaitingEntry } from './entry';
 
 export const ANSWERS_KEY = 'businessMessagingAnswers';
-/** Answers owed at once per workflow at most: beyond, an answer is resumed before n8n answers (forTrigger.ts). */
+/** Answers owed at once per workflow at most: beyond, an answer is resumed before n8n answers. */
 export const MAX_OWED = 100;
 /** As long as a catch-up may still bring the message (it reads back at most a day after a restart). */
 export const ANSWERED_KEEP_MS = 24 * 3_600_000;
-/** Answered records kept in static data at most (the oldest left out): a bound on what every save carries. */
+/** Answered records in static data at most (the oldest left out): every save carries them. */
 const MAX_STATIC_ANSWERED = 500;
 const MAX_MEMORY_ANSWERED = 10_000;
 
-/** An answer the service was told about before its wait was resumed: the wait, and the event to post. */
+/** An answer the service was told about before its wait was resumed. */
 export interface OwedAnswer {
 	key: string;
 	entry: WaitingEntry;
 	answer: IDataObject;
-	/** HMAC of the record under the trigger's resume key (answerLater.ts): anyone's code can write static data. */
+	/** HMAC under the trigger's resume key: anyone's code can write static data. */
 	mac: string;
-	/** The trigger node that took it (its id): only that trigger posts it again after a restart. */
+	/** The trigger node (id) that took it: only it posts it again after a restart. */
 	node: string;
 }
 
-/** One answer's record as saved: owed, or answered until (ms since epoch). */
+/** Owed, or answered until (ms since epoch). */
 type AnswerRecord = OwedAnswer | number;
 
-/** Per workflow (the trigger's), this process's records: answered (in expiry order), and owed. */
+/** Per trigger workflow, this process's records: answered (in expiry order), and owed. */
 const answered = new Map<string, Map<string, number>>();
 const owed = new Map<string, Map<string, OwedAnswer>>();
 
@@ -42,7 +41,7 @@ const givenUpKey = (home: string, id: string) => `${home}|${id}`;
 const isGivenUp = (home: string | undefined, id: string, nowMs: number) =>
 	home !== undefined && givenUp.has(givenUpKey(home, id), nowMs);
 
-/** A stored end: live, and no further ahead than an id is kept (a far-future one is anyone's forgery). */
+/** A stored end: live, and no further ahead than an id is kept (a far-future one is a forgery). */
 const isLive = (untilMs: unknown, nowMs: number): untilMs is number =>
 	typeof untilMs === 'number' && untilMs > nowMs && untilMs <= nowMs + ANSWERED_KEEP_MS + 60_000;
 
@@ -57,11 +56,9 @@ function isOwedAnswer(value: unknown): value is OwedAnswer {
 	);
 }
 
-/** A saved record that counts: a well-formed owed answer, or an answered end still live. */
 const isRecord = (value: unknown, nowMs: number): value is AnswerRecord =>
 	isOwedAnswer(value) || isLive(value, nowMs);
 
-/** The well-formed records a copy of the static data holds (message id → record). */
 function storedAnswers(staticData: IDataObject | undefined, nowMs: number) {
 	const stored = staticData?.[ANSWERS_KEY];
 	if (!isPlainObject(stored)) return {};
@@ -70,7 +67,6 @@ function storedAnswers(staticData: IDataObject | undefined, nowMs: number) {
 	) as Record<string, AnswerRecord>;
 }
 
-/** The owed answers a copy of the static data holds (message id → answer). */
 export function storedOwed(staticData: IDataObject | undefined): Record<string, OwedAnswer> {
 	return Object.fromEntries(
 		Object.entries(storedAnswers(staticData, Date.now())).filter(([, r]) => typeof r !== 'number'),
@@ -96,7 +92,7 @@ export function wasAnswered(
 	);
 }
 
-/** This process told the service about `messageId` and resumes its wait now (or runs it). */
+/** The service was told about `messageId`; its wait is resumed now (or it runs). */
 export function recordOwed(home: string, messageId: string, answer: OwedAnswer): void {
 	givenUp.drop(givenUpKey(home, messageId));
 	let answers = owed.get(home);
@@ -104,7 +100,6 @@ export function recordOwed(home: string, messageId: string, answer: OwedAnswer):
 	answers.set(messageId, answer);
 }
 
-/** How many answers this process owes for workflow `home` now. */
 export function owedCount(home: string): number {
 	return owed.get(home)?.size ?? 0;
 }
@@ -114,7 +109,7 @@ export function releaseOwed(home: string, messageId: string): void {
 	owed.get(home)?.delete(messageId);
 }
 
-/** The answer was resumed or run (or given up, said): answered from now on, a day, newest last. */
+/** Resumed or run (or given up, said): answered for a day, newest last. */
 export function settleOwed(home: string, messageId: string, nowMs = Date.now()): void {
 	owed.get(home)?.delete(messageId);
 	givenUp.drop(givenUpKey(home, messageId));
@@ -127,7 +122,7 @@ export function settleOwed(home: string, messageId: string, nowMs = Date.now()):
 	ids.set(messageId, nowMs + ANSWERED_KEEP_MS);
 }
 
-/** The answer could not be run after all: neither owed nor answered here, so a copy of it (the catch-up's) runs. */
+/** Not run after all: neither owed nor answered, so a copy of it (the catch-up's) runs. */
 export function forgetAnswer(staticData: IDataObject, home: string, messageId: string): void {
 	answered.get(home)?.delete(messageId);
 	owed.get(home)?.delete(messageId);
@@ -139,15 +134,12 @@ export function forgetAnswer(staticData: IDataObject, home: string, messageId: s
 	staticData[ANSWERS_KEY] = rest;
 }
 
-/**
- * Writes into this copy of workflow `home`'s static data every record it should hold: the live ones
- * it holds, and this process's, an answered record over an owed one. Assigned only when something changed.
- */
+/** Writes into this copy every live record it should hold (an answered one over an owed one); assigned only on a change. */
 export function keepAnsweredCurrent(
 	staticData: IDataObject,
 	home: string | undefined,
 	nowMs = Date.now(),
-	/** The running trigger's copy (waitingEntries.ts triggerCopyOf): what an older copy may lack. */
+	/** The running trigger's copy: what an older copy may lack. */
 	base?: IDataObject,
 ): void {
 	const merged: Record<string, AnswerRecord> = {};
@@ -159,12 +151,10 @@ export function keepAnsweredCurrent(
 	for (const copy of [base, staticData])
 		for (const [id, record] of Object.entries(storedAnswers(copy, nowMs)))
 			if (!isGivenUp(home, id, nowMs)) put(id, record);
-	// In expiry order (settleOwed moves an id to the end): only the newest can be kept, so a
-	// busy day's 10,000 ids are not sorted on every event.
+	// In expiry order (settleOwed moves an id to the end): a busy day's ids are not sorted per event.
 	const recorded = (home !== undefined && answered.get(home)) || new Map<string, number>();
 	let older = recorded.size - MAX_STATIC_ANSWERED;
 	for (const [id, untilMs] of recorded) if (older-- <= 0 && untilMs > nowMs) put(id, untilMs);
-	// Resumed here now: this process's record is the current one.
 	for (const [id, answer] of (home !== undefined && owed.get(home)) || []) merged[id] = answer;
 	// Owed records are never cut (MAX_OWED bounds what is added); answered ones, the oldest first.
 	const records = Object.entries(merged);
