@@ -18,11 +18,7 @@ export interface WaitingEntry {
 	home?: string;
 	/** The waiting execution's workflow (informational). */
 	workflowId?: string;
-	/**
-	 * The inbound message the workflow was answering when it asked (the service's id and
-	 * timestamp): that message, or an older one, is never the answer. The catch-up may bring the
-	 * very message that started the conversation again (n8n answered the service too late).
-	 */
+	/** The inbound message the workflow answered when it asked: it (the catch-up may bring it again), or an older one, is never the answer. */
 	askedAfter?: { id?: string; at?: string };
 }
 

@@ -1,8 +1,4 @@
-/**
- * Reply and Wait for Answer as the Business Messaging Trigger sees it (activation, an inbound message,
- * a registration): the one module the trigger imports from this folder. Each call that n8n may save
- * brings its copy of the static data up to date first (keepWaitingEntriesCurrent).
- */
+/** Reply and Wait as the trigger sees it, the one module it imports from this folder: every copy n8n may save is brought up to date. */
 import type {
 	IDataObject,
 	INodeExecutionData,
@@ -36,17 +32,13 @@ import {
 	keepWaitingEntriesCurrent,
 	markTriggerWorkflow,
 	registerWaiting,
-	isTriggerRunningHere,
 	triggerNodeRunningHere,
+	triggerOfWorkflow,
 	triggerRunsHere,
 } from './waitingEntries';
 import { type WaitingEntry } from './entry';
 
-/**
- * The trigger's second webhook: Reply and Wait's registrations, so the event URL takes the service's
- * events only. Only `default` has webhook methods, so nothing is registered with the service for it;
- * named `setup`, n8n's only other webhook name.
- */
+/** The trigger's second webhook, Reply and Wait's registrations: named `setup`, n8n's only other webhook name. */
 export const REGISTRATION_WEBHOOK: IWebhookDescription = {
 	name: 'setup',
 	httpMethod: 'POST',
@@ -56,7 +48,7 @@ export const REGISTRATION_WEBHOOK: IWebhookDescription = {
 	ndvHideUrl: true,
 };
 
-/** How long trigger() waits for the owed answers a restart left, so n8n's save after activation says how each ended. */
+/** How long trigger() waits for the owed answers a restart left: n8n's save after activation then says how each ended. */
 const OWED_AT_START_WAIT_MS = 10_000;
 
 /** trigger(), when it starts: marks the workflow for Reply and Wait; returns what unmarks it. */
@@ -65,21 +57,14 @@ export async function onTriggerActivated(
 	/** What runs an answer no execution takes any more: the trigger's item on its outputs. */
 	outputsFor: (item: INodeExecutionData) => INodeExecutionData[][],
 ): Promise<() => void> {
-	// Tells Reply and Wait in this workflow that it may keep its waiting entries here.
 	markTriggerWorkflow(this.getWorkflowStaticData('global'));
-	// Answers taken here are resumed through this trigger, and those a restart left owed now: n8n
-	// saves trigger()'s copy once activation returns, so the next restart does not post them again.
+	// n8n saves trigger()'s copy once activation returns: the next restart does not post them again.
 	const leave = triggerRunsHere(this);
 	await Promise.race([resumeOwedFromBefore.call(this, outputsFor), sleep(OWED_AT_START_WAIT_MS)]);
 	return leave;
 }
 
-/**
- * The trigger that takes this production request's answer with no execution (answerLater.ts): this
- * very trigger node, when its trigger() runs in this process (regular mode). Elsewhere (queue mode's
- * processors) the answer's execution records it in n8n's deduplication store; the catch-up owes it
- * itself (answerOwed).
- */
+/** The trigger that takes this production request's answer with no execution: this node's, when its trigger() runs here. */
 function triggerTakingAnswers(
 	this: IWebhookFunctions | ITriggerFunctions,
 ): ITriggerFunctions | undefined {
@@ -87,14 +72,13 @@ function triggerTakingAnswers(
 	return triggerNodeRunningHere(nodeKeyOf.call(this));
 }
 
-/** The service's id of an inbound message, when it has one. */
 function inboundMessageId(json: IDataObject): string | undefined {
 	const data = isPlainObject(json.data) ? json.data : {};
 	const id = data.wa_message_id;
 	return json.event === 'message.inbound' && typeof id === 'string' && id !== '' ? id : undefined;
 }
 
-/** Whether this inbound message already resumed a wait here with no execution (a catch-up copy): not run again. */
+/** Whether this inbound message already resumed a wait with no execution (a catch-up copy is not run again). */
 export function answeredAlready(
 	this: IWebhookFunctions | ITriggerFunctions,
 	json: IDataObject,
@@ -106,9 +90,8 @@ export function answeredAlready(
 }
 
 /**
- * An accepted event (webhook or catch-up): resumes the execution waiting for this inbound message's
- * contact, if any (`item` undefined: handed over, resumes nothing); this copy of the static data is
- * brought up to date either way. `outputs`: what runs if an answer taken first is refused.
+ * An accepted event: resumes the execution waiting for its contact, if any (`item` undefined: handed
+ * over); this copy is brought up to date either way. `outputs`: what runs if an answer taken first is refused.
  */
 export async function answerWaiting(
 	this: IWebhookFunctions | ITriggerFunctions,
@@ -133,15 +116,15 @@ export async function answerWaiting(
 	}
 }
 
-/** trigger()'s copy before it emits (n8n saves it then): Reply and Wait's records as this process knows them. */
+/** trigger()'s copy before it emits (n8n saves it then). */
 export function keepTriggerCopyCurrent(this: ITriggerFunctions): void {
 	keepCurrent.call(this, this.getWorkflowStaticData('global'), this.getWorkflow().id ?? undefined);
 }
 
-/** Workflows that said they wrote dropped entries back: once a minute each at most. */
+/** Workflows that said they wrote dropped entries back (once a minute each at most). */
 const restoredSaid = new ReplayGuard(1000);
 
-/** Brings this copy up to date; never quiet about waits another process's save dropped (queue mode: main's catch-up). */
+/** Brings this copy up to date; says so when another process's save had dropped waits. */
 function keepCurrent(
 	this: IWebhookFunctions | ITriggerFunctions,
 	staticData: IDataObject,
@@ -155,10 +138,7 @@ function keepCurrent(
 	);
 }
 
-/**
- * The wait keys an inbound message may answer (its contact on its number, or on any) and which waits
- * it may answer, when this process or this copy holds a live one of any account (no credential read).
- */
+/** The wait keys an inbound message may answer and which waits, when a live one of any account is held (no credential read). */
 function waitsFor(
 	json: IDataObject,
 	staticData: IDataObject,
@@ -175,20 +155,18 @@ function waitsFor(
 }
 
 /**
- * Whether a delivery past the Late Delivery Cutoff should still resume a wait here (a live one this
- * event may answer): queue mode's catch-up on main would not find a processor's waits; in regular
- * mode it is taken with no execution, sooner than a 503 and the catch-up. No credential read.
+ * Whether a delivery past the Late Delivery Cutoff still resumes a wait here: queue mode's catch-up on
+ * main would not find a processor's waits; in regular mode it is taken with no execution. No credential read.
  */
 export function lateAnswerGoesOnHere(
 	this: IWebhookFunctions | ITriggerFunctions,
 	event: IDataObject,
 ): boolean {
-	if (isTriggerRunningHere(this.getWorkflow().id ?? undefined) && !triggerTakingAnswers.call(this))
+	if (triggerOfWorkflow(this.getWorkflow().id ?? undefined) && !triggerTakingAnswers.call(this))
 		return false;
 	return waitsFor(event, this.getWorkflowStaticData('global') as IDataObject) !== undefined;
 }
 
-/** The wait this inbound message answers, and who resumes it; undefined: none. */
 async function waitAnswered(
 	this: IWebhookFunctions | ITriggerFunctions,
 	staticData: IDataObject,
@@ -215,7 +193,7 @@ async function waitAnswered(
 	return found ? { identity, found } : undefined;
 }
 
-/** A request to the registration webhook: stored in the copy n8n saves after it; refusals go through `refuse`. Never throws. */
+/** A request to the registration webhook, stored in the copy n8n saves after it. Never throws. */
 export async function takeRegistration(
 	this: IWebhookFunctions,
 	refuse: (status: 400 | 401 | 507, reason: string) => IWebhookResponseData,

@@ -1,8 +1,4 @@
-/**
- * Reply and Wait's registration channel: the waiting execution posts its signed entries to the
- * registration URL of the trigger holding the account's webhook (docs/conversations.md, "Where the
- * waiting entry lives"); the trigger keeps those of its own n8n (forTrigger.ts stores them).
- */
+/** The waiting execution posts its signed entries to the registration URL of the trigger holding the account's webhook. */
 import type { IExecuteFunctions, ITriggerFunctions, IWebhookFunctions } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
@@ -18,7 +14,6 @@ import { triggerIdentity } from './resume';
 import { REGISTRATION_MAX_AGE_MS, isForgotten } from './waitingEntries';
 import { isWaitingEntry, type WaitingEntry } from './entry';
 
-/** The header a registration's signature comes in. */
 export const REGISTRATION_HEADER = 'x-business-messaging-wait';
 
 export type WaitRegistration = { key: string; entry: WaitingEntry };
@@ -26,37 +21,24 @@ export type WaitRegistration = { key: string; entry: WaitingEntry };
 /** n8n's resume URL: [<base path>]/webhook-waiting/<execution id>, nothing after it. */
 const RESUME_PATH = /^(?:\/[^/]+)*\/webhook-waiting\/[^/]+\/?$/;
 
-/**
- * The longest an entry lives: the longest Limit Wait Time. A wait without a limit (n8n's
- * WAIT_INDEFINITELY) keeps waiting, but its entry ends after this: a later answer starts a new
- * execution instead of resuming it. A far-future entry (a year 2999) is never taken.
- */
+/** The longest Limit Wait Time: a wait without a limit keeps waiting, but a later answer starts a new execution. */
 export const MAX_ENTRY_LIFE_MS = 30 * 86_400_000;
 /** What an entry may end beyond MAX_ENTRY_LIFE_MS from now (clocks, a registration's age). */
 const ENTRY_LIFE_MARGIN_MS = 15 * 60_000;
 
-/** An entry's end for a wait until `waitTill`: never beyond MAX_ENTRY_LIFE_MS from `nowMs`. */
 export function entryExpiry(waitTill: Date, nowMs: number): number {
 	return Math.min(waitTill.getTime(), nowMs + MAX_ENTRY_LIFE_MS);
 }
 
-/**
- * A registration signed in the future by at most this much (clocks differ) is still taken. Small:
- * a replay of a registration from a clock this far ahead is taken this much longer elsewhere.
- */
+/** How far in the future a registration may be signed (clocks differ): small, as a replay is taken this much longer. */
 const REGISTRATION_FUTURE_TOLERANCE_MS = 10_000;
 
 /** Entries one registration may carry at most (Reply and Wait posts more in several). */
 export const MAX_ENTRIES_PER_REGISTRATION = 100;
 
-/** What a trigger takes an entry for: its own n8n, its own account, now. */
 export type EntryBounds = { ownOrigin: string; account: string; nowMs: number };
 
-/**
- * Whether the trigger may keep this entry and post an answer to it (a registration, or static data,
- * which a Code node can write too): a waiting-execution URL of this n8n, its own account, live, and
- * ending no later than a wait can.
- */
+/** Whether the trigger may post an answer to this entry (static data is anyone's): this n8n's resume URL, its account, live. */
 export function isEntryInBounds(entry: WaitingEntry, bounds: EntryBounds): boolean {
 	if (entry.account !== bounds.account || !URL.canParse(entry.resumeUrl)) return false;
 	const latest = bounds.nowMs + MAX_ENTRY_LIFE_MS + ENTRY_LIFE_MARGIN_MS;
@@ -66,9 +48,8 @@ export function isEntryInBounds(entry: WaitingEntry, bounds: EntryBounds): boole
 }
 
 /**
- * Where this n8n's waiting executions are resumed (resume URLs share n8n's webhook base): the trigger's
- * own URL in a webhook request; in trigger(), which has none, the event URL it registered, else the
- * instance's base URL (2.x: the editor's, the same unless WEBHOOK_URL points elsewhere).
+ * Where this n8n's waiting executions are resumed (resume URLs share the webhook base): the trigger's
+ * URL; in trigger(), which has none, the event URL it registered, else the instance's base URL.
  */
 export function ownOrigin(this: IWebhookFunctions | ITriggerFunctions): string {
 	const url =
@@ -79,12 +60,7 @@ export function ownOrigin(this: IWebhookFunctions | ITriggerFunctions): string {
 	return URL.canParse(base) ? new URL(base).origin : 'http://invalid';
 }
 
-/**
- * The waiting execution's side: posts the entries to the registration URL of the trigger whose event
- * URL is the account's webhook, when that is a trigger of this n8n. Whether the trigger took them;
- * if not, they are in this process's memory and the execution's copy only (fail-safe: the answer
- * then starts a normal execution).
- */
+/** The waiting execution's side; false: kept in this process and the execution's copy only (the answer then starts anew). */
 export async function registerWithTrigger(
 	this: IExecuteFunctions,
 	apiKey: string,
@@ -132,8 +108,7 @@ export async function registerWithTrigger(
 		};
 		const status = await post();
 		if (status !== 200) return why(`the trigger answered ${status}`);
-		// Queue mode: a second post usually reaches another processor, so two hold the entry and a
-		// save of either keeps it. Sent later, not awaited.
+		// Queue mode: a second post usually reaches another processor, so a save of either keeps it.
 		void sleep(REGISTRATION_REPEAT_MS)
 			.then(post)
 			.catch(() => undefined);
@@ -143,18 +118,13 @@ export async function registerWithTrigger(
 	}
 }
 
-/** When the registration is posted a second time (see registerWithTrigger). */
 const REGISTRATION_REPEAT_MS = 1500;
-/** Each post of the registration (the trigger stores it and n8n saves its static data before answering). */
+/** Each post (the trigger stores it and n8n saves its static data before answering). */
 const REGISTRATION_TIMEOUT_MS = 4000;
 
-/** Registrations taken in this process, by signature, while they are fresh. */
 const registrationsSeen = new ReplayGuard(10_000);
 
-/**
- * The trigger's side: the registrations of a request to its registration URL, verified, fresh and
- * of its own n8n, not yet answered here (forTrigger.ts stores them). Reads no static data.
- */
+/** The trigger's side: a request's registrations, verified, fresh, of its own n8n, not answered here. */
 export async function receiveWaitRegistration(
 	this: IWebhookFunctions,
 	rawBody: Buffer | undefined,
@@ -186,7 +156,6 @@ export async function receiveWaitRegistration(
 	const list = isPlainObject(body) ? body.business_messaging_wait : undefined;
 	if (!Array.isArray(list) || list.length > MAX_ENTRIES_PER_REGISTRATION)
 		return { status: 400, reason: `not a list of at most ${MAX_ENTRIES_PER_REGISTRATION} entries` };
-	// Read when the signature was checked: no second credential read.
 	const identity = await triggerIdentity.call(this);
 	if (typeof identity === 'string') return { status: 401, reason: identity };
 	const bounds = { ownOrigin: ownOrigin.call(this), account: identity.account, nowMs };

@@ -1,4 +1,4 @@
-/** Reply and Wait's resuming side: the resume token, and the trigger posting an answer to the waiting execution. */
+/** The resume token, and the trigger posting an answer to the waiting execution. */
 import { createHash, randomBytes } from 'node:crypto';
 import type {
 	IDataObject,
@@ -22,12 +22,10 @@ import { computeSignature } from '../signature';
 import { accountIdOf, answerKeys, removeWaiting } from './waitingEntries';
 import { type WaitingEntry } from './entry';
 
-/** A wait's random id, made by Reply and Wait each time it waits. */
 export function newWaitId(): string {
 	return randomBytes(16).toString('base64url');
 }
 
-/** What a resume token signs. */
 export function resumeMessage(
 	executionId: string,
 	node: string,
@@ -43,22 +41,17 @@ export function resumeMessage(
 	);
 }
 
-/**
- * Tells the trigger's answer from a forged one (1.x's resume URLs hold nothing secret), under the key
- * derived as RESUME_KEY_LABEL: docs/conversations.md, "Only the trigger's answer resumes".
- */
+/** Tells the trigger's answer from a forged one: 1.x's resume URLs hold nothing secret. */
 export function resumeToken(key: string, ...wait: Parameters<typeof resumeMessage>): string {
 	return computeSignature(resumeMessage(...wait), key);
 }
 
 /**
- * The waits the node is in now, each id with its wait key (contact on number), in the metadata of its
- * execute data: n8n saves it with the waiting execution and hands it back to webhook() in any
- * process, so a token for another wait, or for this wait under another contact's key, is refused.
+ * The waits the node is in now (wait id → wait key), in its execute data's metadata: n8n saves it with
+ * the execution and hands it to webhook() in any process, so a token for another wait or key is refused.
  */
 export const WAIT_IDS_KEY = 'businessMessagingWaitIds';
 
-/** The waiting node's side (execute()): the waits it is in now (wait id → wait key), kept with its execute data. */
 export function keepWaitIds(executeData: IExecuteData, waits: Record<string, string>): void {
 	executeData.metadata = {
 		...executeData.metadata,
@@ -66,7 +59,7 @@ export function keepWaitIds(executeData: IExecuteData, waits: Record<string, str
 	} as IExecuteData['metadata'];
 }
 
-/** Pure: whether the execution waits now for `wait` under `key` (nothing kept: it waits for none). */
+/** Pure: whether the execution waits now for `wait` under `key`. */
 export function isCurrentWait(kept: unknown, wait: string, key: string): kept is IDataObject {
 	return (
 		isPlainObject(kept) && Object.prototype.hasOwnProperty.call(kept, wait) && kept[wait] === key
@@ -76,18 +69,13 @@ export function isCurrentWait(kept: unknown, wait: string, key: string): kept is
 /** What the waiting node answers when it takes the answer; any other 2xx is not its. */
 export const RESUMED_BODY = { resumed: true } as const;
 
-/** The body the trigger posts to a resume URL. */
 export type ResumeRequest = { answer: IDataObject; wait: string; key: string; token: string };
 
 /** Waits this process's Reply and Wait nodes were resumed for (execution, node, wait id): each once. */
 const taken = new ReplayGuard(10_000);
 const TAKEN_FOR_MS = 7 * 86_400_000;
 
-/**
- * The waiting node's webhook(): whether this request is the trigger's answer to this wait, and its
- * answer. What costs nothing is checked first, then the token (the derived key is cached, so forged
- * requests cost no credential read each). Never throws.
- */
+/** The waiting node's webhook(): whether this is the trigger's answer to this wait; cheap checks first. Never throws. */
 export async function takeResumeRequest(
 	this: IWebhookFunctions,
 ): Promise<{ answer: IDataObject } | { status: 400 | 403; reason: string }> {
@@ -115,8 +103,6 @@ export async function takeResumeRequest(
 	const node = this.getNode().name;
 	const once = `${executionId}|${node}|${wait}`;
 	if (executionId === '' || taken.has(once, Date.now())) return forbidden;
-	// A token for another wait than the one the execution is in now, or for another contact's key
-	// (an entry copied under it), whichever process took it before.
 	// executeData is not in IWebhookFunctions (n8n-core's WebhookContext has it).
 	const executeData = (this as unknown as { executeData?: IExecuteData }).executeData;
 	const waitingFor: unknown = (executeData?.metadata as IDataObject | undefined)?.[WAIT_IDS_KEY];
@@ -129,16 +115,16 @@ export async function takeResumeRequest(
 	if (answer.event !== 'message.inbound')
 		return { status: 400, reason: 'expected {answer: <message.inbound event>}' };
 	if (!taken.firstSighting(once, Date.now() + TAKEN_FOR_MS, Date.now())) return forbidden;
-	// Taken: out of the waits n8n saves as the execution runs on. n8n 1.x resumes an execution a kill
-	// ended from that save, so the restart's second post of this answer is refused, not run twice.
+	// Out of the waits n8n saves as the execution runs on: 1.x resumes a killed execution from that
+	// save, so the restart's second post is refused, not run twice.
 	delete waitingFor[wait];
 	return { answer };
 }
 
-/** Who a trigger is, for Reply and Wait: whose waits it may resume, and the key it makes their tokens with. */
+/** Whose waits a trigger may resume, and the key it makes their tokens with. */
 export type TriggerIdentity = { account: string; resumeKey: string };
 
-/** This trigger's identity, from its derived keys (credentialKeys.ts); a string: why they cannot be read. */
+/** A string: why the derived keys cannot be read. */
 export async function triggerIdentity(
 	this: IWebhookFunctions | ITriggerFunctions,
 ): Promise<TriggerIdentity | string> {
@@ -147,7 +133,7 @@ export async function triggerIdentity(
 	return { account: accountIdOf(derived[ACCOUNT_ID_LABEL]), resumeKey: derived[RESUME_KEY_LABEL] };
 }
 
-/** Resuming is patient: "A slow resume is not a failed one" (docs/conversations.md, "Under real traffic"). */
+/** "A slow resume is not a failed one" (docs/conversations.md, "Under real traffic"). */
 export const RESUME_PATIENCE = {
 	totalMs: 60_000,
 	attemptTimeoutMs: 30_000,
@@ -161,13 +147,9 @@ export type ResumeOutcome =
 /** After a restart: how long an owed answer is posted again before its wait counts as ended by the crash. */
 const AFTER_RESTART_MS = 8_000;
 
-/**
- * What n8n's answer to a resume request means (its waiting-webhooks.js: 404 unknown, 409 running
- * or finished); a redirect is not n8n resuming, and is refused.
- */
+/** What n8n's answer to a resume request means (waiting-webhooks.js: 404 unknown, 409 running or finished). */
 export type ResumeAnswer = 'resumed' | 'notYetWaiting' | 'notServed' | 'refused' | 'unclear';
 
-/** Classifies one resume attempt: an HTTP status and body, or the error the request failed with. */
 export function classifyResumeAnswer(
 	answer: { statusCode: number; body: unknown } | { error: unknown },
 ): ResumeAnswer {
@@ -199,10 +181,7 @@ export function classifyResumeAnswer(
 	return 'unclear';
 }
 
-/**
- * Resumes one wait found for the item: the entry is forgotten first (synchronously, before any
- * request), so it is taken once, then the answer is posted patiently (RESUME_PATIENCE).
- */
+/** Resumes one wait: the entry is forgotten first (before any request), so it is taken once; then posted patiently. */
 export async function resumeEntry(
 	this: IWebhookFunctions | ITriggerFunctions,
 	item: INodeExecutionData,
@@ -215,7 +194,7 @@ export async function resumeEntry(
 ): Promise<ResumeOutcome> {
 	const { key, entry } = found;
 	const { executionId, alsoStart } = entry;
-	// From static data or a registration (anyone's code may write there): one safe line in logs.
+	// Anyone's code may write static data: one safe line in logs.
 	const execution = serviceLine(executionId);
 	const staticData = this.getWorkflowStaticData('global') as IDataObject;
 	removeWaiting(staticData, key, executionId);

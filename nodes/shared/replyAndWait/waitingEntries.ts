@@ -35,16 +35,11 @@ export function triggerNodeRunningHere(nodeKey: string): ITriggerFunctions | und
 }
 
 /** A Business Messaging Trigger of workflow `workflowId` whose trigger() runs here, if any. */
-function triggerOfWorkflow(workflowId: string | undefined): ITriggerFunctions | undefined {
+export function triggerOfWorkflow(workflowId: string | undefined): ITriggerFunctions | undefined {
 	if (workflowId === undefined) return undefined;
 	for (const [nodeKey, context] of triggersHere)
 		if (nodeKey.startsWith(`${workflowId}:`)) return context;
 	return undefined;
-}
-
-/** Whether a Business Messaging Trigger of workflow `workflowId` runs its trigger() here. */
-export function isTriggerRunningHere(workflowId: string | undefined): boolean {
-	return triggerOfWorkflow(workflowId) !== undefined;
 }
 
 /** The copy of `home`'s static data its trigger() here holds: a copy n8n loaded from an older snapshot may lack what it has. */

@@ -34,7 +34,7 @@ import {
 	keepWaitingEntriesCurrent,
 	persistableStaticData,
 	registerWaiting,
-	isTriggerRunningHere,
+	triggerOfWorkflow,
 	waitingKey,
 } from '../../../shared/replyAndWait/waitingEntries';
 import { type WaitingEntry } from '../../../shared/replyAndWait/entry';
@@ -155,7 +155,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 			: persistableStaticData(this.getWorkflowStaticData('global'));
 	// Where the trigger's trigger() runs here (or in the editor), nothing else keeps the entries.
 	const postsToTrigger =
-		this.getMode() !== 'manual' && !(staticData && isTriggerRunningHere(workflowId));
+		this.getMode() !== 'manual' && !(staticData && triggerOfWorkflow(workflowId));
 
 	const sent: INodeExecutionData[] = [];
 	const timedOut: INodeExecutionData[] = [];
