@@ -16,7 +16,6 @@ export interface EventEnvelope {
 export type EnvelopeResult =
 	{ ok: true; envelope: EventEnvelope; timestampMs: number } | { ok: false; reason: string };
 
-/** Clock skew allowed for a timestamp in the future. */
 export const FUTURE_TOLERANCE_SECONDS = 60;
 
 // ISO 8601 with a UTC offset, as the spec shows it (the service sends microseconds). Date.parse
@@ -26,7 +25,7 @@ const TIMESTAMP_PATTERN =
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
-/** Milliseconds since the epoch, or undefined when the text is not an ISO 8601 date-time with offset. */
+/** Epoch ms, or undefined when the text is not an ISO 8601 date-time with offset. */
 export function parseTimestamp(value: unknown): number | undefined {
 	const match = typeof value === 'string' ? TIMESTAMP_PATTERN.exec(value.trim()) : null;
 	if (!match) return undefined;

@@ -1,8 +1,4 @@
-/**
- * One request to the event URL: the service's signed events and nothing else (Reply and Wait's
- * registrations have a webhook of their own). n8n answers an accepted event once it has started
- * (2.x: stored) the execution: a 2xx means it is in n8n.
- */
+/** One event request: n8n answers once it started (2.x: stored) the execution: a 2xx means in n8n. */
 import type { IDataObject, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
 import { SIGNATURE_HEADER, SIGNATURE_MISMATCH, hasSignatureShape } from '../../shared/signature';
