@@ -1,10 +1,8 @@
 /**
- * Combine a Contact's Messages in regular mode: webhook() holds a combinable message in this process
- * and trigger()'s emit starts one execution per burst (docs/ai-agents.md, "How it works"). Held
- * messages live in memory only; the node's static data keeps one time, `combineHeldSinceMs`, before
- * which every message held here has run. After a crash the catch-up recovers the messages stored
- * since then that the new process did not take (run-once drops those that ran): docs/reliability.md,
- * "n8n killed hard". Elsewhere (queue mode's processors, a test event) each message starts an execution.
+ * Combine in regular mode: webhook() holds messages in memory and trigger() emits one execution
+ * per burst (docs/ai-agents.md). A crash loses them: the catch-up recovers what was stored since
+ * HELD_SINCE_KEY's time that the new process did not take (docs/reliability.md, "n8n killed
+ * hard"). Elsewhere (queue mode's processors, a test event) each message starts an execution.
  */
 import type {
 	IDataObject,
@@ -40,11 +38,7 @@ export interface HeldMessage {
 	json: IDataObject;
 }
 
-/**
- * Pure: one contact's held messages cut into bursts by the rule execute() applies (cutBursts); the
- * bursts that can grow no more are due: all but the last, and the last once its newest message is
- * a quiet period old or its oldest the Longest Wait (each plus the grace). `nextAtMs`: when it is.
- */
+/** Pure: the bursts that can grow no more (plus the grace); `nextAtMs`: when the last one is. */
 export function dueNow(
 	held: HeldMessage[],
 	settings: CombineSettings,
@@ -166,10 +160,8 @@ export function mayHoldHere(this: IWebhookFunctions): boolean {
 }
 
 /**
- * webhook(), production: holds the request's one combinable message for trigger() to emit with its
- * burst. False (the message starts its own execution) where trigger() does not run here, or this
- * trigger holds MAX_HELD and the contact none. The saved time is moved back before the message when
- * the copy n8n saves after this request says later (n8n saves it before answering the service).
+ * Holds the request's one combinable message for trigger(); false: it starts its own execution.
+ * The saved time moves back before it: n8n saves this request's copy before answering the service.
  */
 export function holdForBurst(
 	this: IWebhookFunctions,
@@ -200,10 +192,8 @@ export function holdForBurst(
 }
 
 /**
- * trigger(), production, Combine on: this process holds the trigger's messages from now on. Returns
- * what a crash before this start may have left (the saved time, for the catch-up to recover from),
- * what the catch-up calls once it has passed this start, and the close: it stops holding, emits
- * what is held once due, and waits a little for those executions.
+ * trigger(): this process holds the trigger's messages from now on. Returns the saved time a crash
+ * may have left (for the catch-up), its done callback, and a close that emits what is held.
  */
 export function holdBurstsHere(
 	this: ITriggerFunctions,
