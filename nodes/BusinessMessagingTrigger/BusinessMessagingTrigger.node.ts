@@ -79,7 +79,6 @@ export class BusinessMessagingTrigger implements INodeType {
 		},
 	};
 
-	/** The service's events on `default`; Reply and Wait's registrations on their own webhook. */
 	async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 		if (this.getWebhookName() === REGISTRATION_WEBHOOK.name)
 			// A full list (507) is told to the signed caller: Reply and Wait logs it.

@@ -4,8 +4,7 @@ import type { IDataObject } from 'n8n-workflow';
 import { splitList } from '../shared/fields';
 import { readDownloadLimits } from '../shared/mediaPolicy';
 
-// Maximum Event Age: the service delivers within ~8 s and never retries; 5 min leaves room for
-// clock skew. No "off": an old capture must never pass.
+// Max Event Age: delivered within ~8 s, never retried; 5 min for clock skew. No "off" (replays).
 export const DEFAULT_MAX_AGE_SECONDS = 300;
 export const MAX_EVENT_AGE_SECONDS = 3600;
 
@@ -33,7 +32,6 @@ export type TriggerOptions = ReturnType<typeof readTriggerOptions>;
 
 const isEmpty = (value: unknown) => value === undefined || value === null || value === '';
 
-/** `value` as a number when it is one above 0; otherwise (empty, text, 0 or less) `fallback`. */
 function positiveOr(value: unknown, fallback: number): number {
 	const number = Number(value);
 	return Number.isFinite(number) && number > 0 ? number : fallback;

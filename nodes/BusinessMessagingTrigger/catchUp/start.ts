@@ -90,8 +90,7 @@ function startingState(
 	const state: CatchUpState = { watermarks };
 	if (Array.isArray(emitted) && MESSAGE_EVENTS.every((event) => watermarks[event] === saved[event]))
 		state.emitted = emitted.map(String);
-	// Assigned through n8n's observable static data, so that n8n saves it (with the next emit); only
-	// when it changed: any assignment makes n8n save the whole copy (queue mode: over processors' waits).
+	// Assigned only when changed: n8n then saves the whole copy (queue mode: over processors' waits).
 	const persist = () => {
 		const next = copyOf(state);
 		if (JSON.stringify(next) !== JSON.stringify(staticData.catchUp)) staticData.catchUp = next;

@@ -18,8 +18,7 @@ export type EnvelopeResult =
 
 export const FUTURE_TOLERANCE_SECONDS = 60;
 
-// ISO 8601 with a UTC offset, as the spec shows it (the service sends microseconds). Date.parse
-// would roll 30 February over into March, so the day is checked here.
+// ISO 8601 with an offset (µs from the service); the day is checked: Date.parse rolls 30 Feb over.
 const TIMESTAMP_PATTERN =
 	/^(\d{4})-(\d{2})-(\d{2})T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,9})?(?:Z|[+-](?:[01]\d|2[0-3]):?[0-5]\d)$/i;
 

@@ -43,7 +43,6 @@ const GENERIC_REASONS = {
 	507: 'the request could not be kept',
 } as const;
 
-/** Answers a refused request; its log line (an error for a misconfigured receiver) is throttled. */
 export function reject(
 	this: IWebhookFunctions,
 	status: keyof typeof GENERIC_REASONS,

@@ -13,8 +13,7 @@ import { byAge } from '../../shared/watermark';
 import type { CombineSettings } from '../options';
 import { RECEIVED_AT_FIELD, RESUMED_FIELD } from './route';
 
-// After the quiet period: time for a message stamped inside it to be stored and listed; also a
-// webhook processor's clock behind the worker's (queue mode) by less than this.
+/** After quiet: time to store and list a message stamped in it, and for a processor's clock lag. */
 export const STORE_GRACE_MS = 1_000;
 /** A contact who has not paused for this many pages of messages is cut where the read stops. */
 const MAX_PAGES = 10;
@@ -114,7 +113,6 @@ export function quietWaitMs(receivedAt: unknown, settings: CombineSettings, nowM
 
 type Combinable = { contact: string; number: string; id: string };
 
-/** A contact's conversation on one number: what bursts are cut per, held and read by. */
 export const conversationKey = (message: Combinable) => `${message.number}\n${message.contact}`;
 
 /** An inbound message that runs the agent; answers to a wait and hand-over items pass as they are. */

@@ -1,9 +1,4 @@
-/**
- * Combine in regular mode: webhook() holds messages in memory and trigger() emits one execution
- * per burst (docs/ai-agents.md). A crash loses them: the catch-up recovers what was stored since
- * HELD_SINCE_KEY's time that the new process did not take (docs/reliability.md, "n8n killed
- * hard"). Elsewhere (queue mode's processors, a test event) each message starts an execution.
- */
+/** Combine, regular mode: webhook() holds, trigger() emits per burst (docs/ai-agents.md). */
 import type {
 	IDataObject,
 	INodeExecutionData,
@@ -54,7 +49,6 @@ export function dueNow(
 	return { due: bursts.slice(0, -1), nextAtMs: dueAtMs };
 }
 
-/** Pure: the execution's input, each message on its output, oldest first. */
 export function burstOutputs(held: HeldMessage[]): INodeExecutionData[][] {
 	const outputs: INodeExecutionData[][] = Array.from(
 		{ length: Math.max(1, ...held.map((m) => m.outputs)) },
@@ -64,7 +58,6 @@ export function burstOutputs(held: HeldMessage[]): INodeExecutionData[][] {
 	return outputs;
 }
 
-/** Pure: the time a saved copy says every held message before it has run; undefined: none held. */
 export function heldSince(nodeStaticData: IDataObject): number | undefined {
 	const since = nodeStaticData[HELD_SINCE_KEY];
 	return typeof since === 'number' && since > 0 ? since : undefined;
@@ -142,7 +135,6 @@ async function watch(home: Home, contact: string): Promise<void> {
 function hold(home: Home, message: HeldMessage, contact: string): void {
 	const held = home.contacts.get(contact) ?? [];
 	if (held.some((one) => one.id === message.id)) return;
-	// A contact at the bound: the burst so far runs now (a message is never dropped for it).
 	if (held.length >= MAX_HELD_PER_CONTACT) emitBurst(home, held.splice(0));
 	held.push(message);
 	held.sort((a, b) => a.atMs - b.atMs);
@@ -159,10 +151,7 @@ export function mayHoldHere(this: IWebhookFunctions): boolean {
 	return home !== undefined && !home.closing;
 }
 
-/**
- * Holds the request's one combinable message for trigger(); false: it starts its own execution.
- * The saved time moves back before it: n8n saves this request's copy before answering the service.
- */
+/** Holds the request's one combinable message for trigger(); false: it starts its own execution. */
 export function holdForBurst(
 	this: IWebhookFunctions,
 	workflowData: INodeExecutionData[][],
@@ -185,16 +174,14 @@ export function holdForBurst(
 		{ id: message.id, atMs, output, outputs: workflowData.length, json: item.json },
 		contact,
 	);
+	// n8n saves this request's copy before it answers the service: the time must not be after it.
 	const saved = this.getWorkflowStaticData('node');
 	const since = saved[HELD_SINCE_KEY];
 	if (!(typeof since === 'number' && since <= atMs)) saved[HELD_SINCE_KEY] = sinceMs(home);
 	return true;
 }
 
-/**
- * trigger(): this process holds the trigger's messages from now on. Returns the saved time a crash
- * may have left (for the catch-up), its done callback, and a close that emits what is held.
- */
+/** trigger(): holds from now on; returns a crash's saved time, its done callback and the close. */
 export function holdBurstsHere(
 	this: ITriggerFunctions,
 	/** Undefined: nothing is held (Combine or the catch-up off), and no saved time is kept. */

@@ -55,7 +55,6 @@ export const PACKAGE_FIELDS: readonly string[] = [
 	'combine_problem',
 ];
 
-/** The signed envelope as an item: the package's own fields out of it, everything else as sent. */
 export function eventItem(envelope: EventEnvelope, receivedAtMs?: number): INodeExecutionData {
 	const json: IDataObject = { ...(envelope as IDataObject) };
 	for (const field of PACKAGE_FIELDS) delete json[field];
@@ -103,7 +102,6 @@ export async function routeEvent(
 	};
 }
 
-/** The trigger's execute(), after recording: answers the waiting execution took alone go no further. */
 export function dropRecordOnly(outputs: INodeExecutionData[][]): INodeExecutionData[][] {
 	return outputs.map((items) => items.filter((item) => item.json[RECORD_ONLY_FIELD] !== true));
 }

@@ -1,7 +1,4 @@
-/**
- * Run once via n8n's checkProcessedAndRecord: in 2.41.1 an unlocked read-modify-write of one row,
- * so calls are grouped, spaced, retried once, and keys checked again (docs/reliability.md).
- */
+/** Run once through n8n's deduplication store; why so guarded: docs/reliability.md, "Run once". */
 import {
 	sleep,
 	type IDataObject,
