@@ -83,7 +83,6 @@ export function joinedText(records: IDataObject[]): string {
 		.join('\n');
 }
 
-/** Pure: the burst's newest message's item with the whole burst in it. */
 export function burstItem(
 	newest: INodeExecutionData,
 	records: IDataObject[],

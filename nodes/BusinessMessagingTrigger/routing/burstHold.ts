@@ -27,7 +27,6 @@ export interface HeldMessage {
 	id: string;
 	/** When the trigger received it (`received_at`), on this process's clock. */
 	atMs: number;
-	/** Its output, and how many the node has. */
 	output: number;
 	outputs: number;
 	json: IDataObject;
