@@ -214,12 +214,8 @@ export async function combineBursts(
 		}
 		if (decision.kind === 'later') return [];
 		if (decision.kind === 'missing') return alone('the message is not in the stored list');
-		return [
-			burstItem(
-				item,
-				decision.burst.map((one) => one.record),
-			),
-		];
+		const records = decision.burst.map((one) => one.record);
+		return [burstItem(item, records)];
 	};
 	return await Promise.all(
 		outputs.map(async (items) => (await Promise.all(items.map(combineOne))).flat()),
