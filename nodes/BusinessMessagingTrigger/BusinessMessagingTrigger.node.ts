@@ -40,8 +40,7 @@ export class BusinessMessagingTrigger implements INodeType {
 			dark: 'file:../../icons/businessMessaging.dark.svg',
 		},
 		group: ['trigger'],
-		// Version 2 changes only the number: for a version-1 start node n8n evaluates an expression
-		// (options.binaryData) on every request, an isolate per event.
+		// v2 changes only the number: n8n evaluates a v1 start node's options.binaryData per request.
 		version: [1, 2],
 		defaultVersion: 2,
 		subtitle: '={{($parameter["events"] || []).join(", ")}}',
@@ -80,7 +79,6 @@ export class BusinessMessagingTrigger implements INodeType {
 		},
 	};
 
-	/** The service's events on `default`; Reply and Wait's registrations on their own webhook. */
 	async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 		if (this.getWebhookName() === REGISTRATION_WEBHOOK.name)
 			// A full list (507) is told to the signed caller: Reply and Wait logs it.
@@ -119,11 +117,7 @@ export class BusinessMessagingTrigger implements INodeType {
 		};
 	}
 
-	/**
-	 * Passes on the items webhook() or the catch-up produced: without it, n8n would run trigger()
-	 * again in place of a test event (it checks for trigger() before webhooks). Drops what already
-	 * ran and record-only answers, combines bursts; Download Media runs here, inside the stored execution.
-	 */
+	/** Needed: without it n8n runs trigger() again for a test event (it checks trigger() first). */
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		// The raw parameters: no expression is evaluated.
 		const parameters = this.getNode().parameters;

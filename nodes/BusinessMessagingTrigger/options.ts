@@ -4,15 +4,13 @@ import type { IDataObject } from 'n8n-workflow';
 import { splitList } from '../shared/fields';
 import { readDownloadLimits } from '../shared/mediaPolicy';
 
-// Maximum Event Age: the service delivers within ~8 s and never retries; 5 min leaves room for
-// clock skew. No "off": an old capture must never pass.
+// Max Event Age: delivered within ~8 s, never retried; 5 min for clock skew. No "off" (replays).
 export const DEFAULT_MAX_AGE_SECONDS = 300;
 export const MAX_EVENT_AGE_SECONDS = 3600;
 
 /** Late Delivery Cutoff: 3 s left to store and answer within the service's ~8 s. */
 export const DEFAULT_LATE_DELIVERY_CUTOFF_SECONDS = 5;
 
-// Recover Missed Messages (the catch-up).
 export const DEFAULT_CATCH_UP_INTERVAL_SECONDS = 60;
 export const MIN_CATCH_UP_INTERVAL_SECONDS = 10;
 export const DEFAULT_MAX_RECOVERED = 500;
@@ -20,12 +18,10 @@ export const MAX_RECOVERED = 10_000;
 /** Never further back than this (how long the service keeps messages is not shown). */
 export const MAX_CATCH_UP_DAYS = 7;
 
-// While a Person Answers (hand over).
 export const DEFAULT_HAND_OVER_MINUTES = 30;
 export const MAX_HAND_OVER_MINUTES = 7 * 24 * 60;
 
-// Combine a Contact's Messages (routing/burst.ts).
-// At most 20: with its 1 s grace and n8n's intake, a wait stays within n8n's 30 s graceful shutdown.
+// Quiet period at most 20: with its 1 s grace and n8n's intake, a wait fits n8n's 30 s shutdown.
 export const QUIET_PERIOD_SECONDS = { default: 5, min: 1, max: 20 };
 export const LONGEST_WAIT_SECONDS = { default: 60, min: 5, max: 600 };
 
@@ -36,7 +32,6 @@ export type TriggerOptions = ReturnType<typeof readTriggerOptions>;
 
 const isEmpty = (value: unknown) => value === undefined || value === null || value === '';
 
-/** `value` as a number when it is one above 0; otherwise (empty, text, 0 or less) `fallback`. */
 function positiveOr(value: unknown, fallback: number): number {
 	const number = Number(value);
 	return Number.isFinite(number) && number > 0 ? number : fallback;
@@ -75,7 +70,7 @@ const BOUNDED = [
 	['longestWait', 'Longest Wait (Seconds)', LONGEST_WAIT_SECONDS],
 ] as const;
 
-/** What is wrong with Combine a Contact's Messages' numbers (an expression can put anything there). */
+/** What is wrong with Combine's numbers (an expression can put anything there). */
 export function combineProblem(raw: IDataObject): string | undefined {
 	if (raw.combineMessages !== true) return undefined;
 	for (const [name, label, bounds] of BOUNDED) {
@@ -102,7 +97,6 @@ export function readTriggerOptions(raw: IDataObject, catchUp = true) {
 		typeof raw.binaryPropertyName === 'string' ? raw.binaryPropertyName.trim() : '';
 	return {
 		maxAgeSeconds: boundedMaxAge(maxAge),
-		/** Undefined without catch-up. */
 		lateDeliveryCutoffMs: catchUp ? cutoffSeconds * 1000 : undefined,
 		downloadMedia: raw.downloadMedia === true,
 		binaryPropertyName: binaryPropertyName || 'data',
@@ -112,7 +106,6 @@ export function readTriggerOptions(raw: IDataObject, catchUp = true) {
 		handOver: handOverSettings(raw),
 		catchUp: catchUpSettings(raw),
 		takeOver: raw.takeOver === true,
-		/** What the trigger does when another URL holds the account's webhook while it is active. */
 		onWebhookTaken: raw.onWebhookTaken === 'stop' ? ('stop' as const) : ('catchUp' as const),
 		/** Undefined: each message is its own item. */
 		combine: combineSettings(raw),

@@ -1,7 +1,4 @@
-/**
- * Catch-up: stored messages the workflow never received are emitted once, oldest first, marked
- * `recovered: true` (docs/reliability.md, "How the trigger's catch-up works"). On the leader main.
- */
+/** Catch-up: missed stored messages run once, oldest first (docs/reliability.md); leader main. */
 import type { IDataObject, IRun, ITriggerFunctions } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
@@ -33,7 +30,6 @@ export const LOG_PREFIX = 'Business Messaging Trigger (catch-up)';
 const CONVERSATION_WAIT_MS = 30_000;
 export const OPERATION = 'Trigger → Catch Up Missed Messages';
 
-/** A contact's conversation on one number: its recovered messages run one after another. */
 function conversationOf(recovery: Recovery): string {
 	const { record } = recovery;
 	return `${String(record.number ?? '')}:${String(recovery.event === 'message.echo' ? record.to : record.from)}`;
@@ -69,7 +65,7 @@ function scheduleOf(state: CatchUpState): Schedule {
 	return schedule;
 }
 
-/** The state n8n may save now: watermarks before every waiting recovery, and what was emitted beyond them. */
+/** What n8n may save: watermarks before every waiting recovery, and what was emitted beyond. */
 function settle(state: CatchUpState, schedule: Schedule): void {
 	state.watermarks = savedWatermarks(schedule.planned, schedule.waiting);
 	schedule.emittedAhead = schedule.emittedAhead.filter((recovery) =>
@@ -83,10 +79,7 @@ function settle(state: CatchUpState, schedule: Schedule): void {
 	else delete state.emitted;
 }
 
-/**
- * A recovered message counts as received when the service stored it (never later than now): settled,
- * its quiet period has mostly passed, so Combine does not wait a whole one again.
- */
+/** Received when stored (never after now): Combine does not wait a whole quiet period again. */
 function recoveredAtMs(record: IDataObject): number {
 	const storedMs = Date.parse(String(record.created_at));
 	return Number.isNaN(storedMs) ? Date.now() : Math.min(storedMs, Date.now());
@@ -96,7 +89,6 @@ function recoveredAtMs(record: IDataObject): number {
 function schedule(this: ITriggerFunctions, recoveries: Recovery[], run: CatchUpRun): void {
 	const { state, persist, settings } = run;
 	const plan = scheduleOf(state);
-	// Combine a Contact's Messages on: items carry when the message was received.
 	const stamp = settings.options.combine !== undefined;
 	const runOne = async (recovery: Recovery) => {
 		// Closed: not emitted; the saved watermark stays before it.
@@ -144,7 +136,6 @@ function schedule(this: ITriggerFunctions, recoveries: Recovery[], run: CatchUpR
 	}
 }
 
-/** One activation's catch-up: its state, the node's settings, and what its loop knows beside them. */
 export interface CatchUpRun {
 	/** The node's key in this process's per-node maps (nodeKeyOf), built once per activation. */
 	scope: string;
@@ -157,22 +148,14 @@ export interface CatchUpRun {
 	webhook: WebhookState;
 	/** The webhook log was found not to name messages (said once, until it does again). */
 	logUnnamed?: boolean;
-	/**
-	 * After a start (start.ts startWindow): messages stored in this span and not accepted here count as
-	 * missed where this process serves the trigger's URL (`servedHere`; undefined: not known yet).
-	 */
+	/** A start's window (start.ts): unaccepted messages in it are missed where `servedHere`. */
 	recovery?: { fromMs: number; untilMs: number; done: () => void; servedHere?: boolean };
 }
 
-/** How long a start window waits for a sign of who serves the trigger's URL before it takes this process. */
+/** How long a start window waits for a sign of who serves the URL before it takes this process. */
 const SERVED_EVIDENCE_MS = 5 * 60_000;
 
-/**
- * Whether this process serves the trigger's URL (regular mode): it accepted a message since the window
- * began; or not: a message stored after the window was delivered to the URL and not accepted here
- * (queue mode: a webhook processor took it, and what processors took while this main started was
- * not missed). Undefined: no sign yet.
- */
+/** Does this process serve the URL? Deliveries since the window tell; undefined: no sign yet. */
 function servedHere(
 	run: CatchUpRun,
 	stored: Stored,
@@ -195,10 +178,9 @@ function servedHere(
 	return recovery.servedHere;
 }
 
-/** The delivery failure a message recovered after a restart carries. */
 export const TAKEN_BEFORE_RESTART = 'answered by n8n around its restart, not seen run since';
 
-/** After a start: a message the stopped process took with no execution, or the starting one answered unseen. */
+/** After a start: taken unrun by the stopped process, or answered unseen by the starting one. */
 function inStartWindow(run: CatchUpRun, record: IDataObject): boolean {
 	const { recovery } = run;
 	const atMs = Date.parse(String(record.created_at));
@@ -272,8 +254,7 @@ export async function catchUpOnce(this: ITriggerFunctions, run: CatchUpRun): Pro
 		const { webhookUrl } = this.getWorkflowStaticData('node') as TriggerStaticData;
 		const ourUrl = typeof webhookUrl === 'string' ? webhookUrl : undefined;
 		const log = await readWebhookLog.call(this, sinceMs, ourUrl, OPERATION);
-		// Without the message's id in the log (CONTRACT L2), delivered and missed look alike.
-		// Nothing recovered, and the watermarks move on: counted as delivered (README, Limits).
+		// Log names no message (CONTRACT L2): none recovered, all counted delivered (README, Limits).
 		noneMissed = !log.identified;
 		if (noneMissed && run.logUnnamed !== true)
 			this.logger.error(`${LOG_PREFIX}: ${UNNAMED_LOG_NOTICE}`);
@@ -321,7 +302,6 @@ export async function catchUpOnce(this: ITriggerFunctions, run: CatchUpRun): Pro
 		if (late) recovery.late = late;
 	}
 	plan.waiting.push(...decision.recover);
-	// n8n saves static data only with the next emit.
 	settle(state, plan);
 	// Everything stored up to this start decided and emitted: a crash from now on needs no window before it.
 	const { recovery } = run;

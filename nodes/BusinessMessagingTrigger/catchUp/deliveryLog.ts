@@ -1,8 +1,4 @@
-/**
- * The service's webhook delivery log (GET /v1/logs?category=webhook), read back for the catch-up.
- * Which message a delivery carried is a guess (CONTRACT L2: `wa_message_id`): a log whose entries
- * do not name it cannot tell a missed message from a delivered one, and is reported, never guessed.
- */
+/** The webhook log; a log not naming each message (CONTRACT L2) is reported, never guessed. */
 import type { IDataObject } from 'n8n-workflow';
 import { NodeApiError } from 'n8n-workflow';
 
@@ -22,15 +18,12 @@ export interface WebhookAttempt {
 
 const LOG_PATH = '/v1/logs';
 
-/** When an entry was written, in ms, read as a stored message's time is (storedRecord.ts); NaN if unsaid. */
+/** An entry's time in ms, read as a stored message's (storedRecord.ts); NaN if unsaid. */
 export function entryTimeMs(entry: IDataObject): number {
 	return Date.parse(recordCreatedAt(entry) ?? '');
 }
 
-/**
- * Pure: what one log entry says for the catch-up. `unnamed`: a delivery that does not say which
- * message it carried (no `wa_message_id`, and no `event` saying it was not a message).
- */
+/** Pure: one log entry; `unnamed`: no `wa_message_id`, nor an `event` saying it is no message. */
 export function readEntry(
 	entry: IDataObject,
 ): { kind: 'message'; id: string } | { kind: 'other' } | { kind: 'unnamed' } {
@@ -41,7 +34,7 @@ export function readEntry(
 	return id ? { kind: 'message', id: id as string } : { kind: 'unnamed' };
 }
 
-/** Pages of the webhook log, their entries to `onPage` until it says stop; an answer that is not a list throws. */
+/** The log's pages to `onPage` until it says stop; an answer that is not a list throws. */
 async function readLogPages(
 	this: ApiContext,
 	limit: number,
@@ -74,11 +67,7 @@ async function readLogPages(
 	);
 }
 
-/**
- * Deliveries of message events logged since `sinceMs`, by message id (a success anywhere wins).
- * `identified` false: entries do not name their message; `complete` false: the bound stopped it.
- * Only deliveries to `ourUrl` count (all do without one).
- */
+/** Deliveries to `ourUrl` (all without it) since `sinceMs`, by message id; a success wins. */
 export async function readWebhookLog(
 	this: ApiContext,
 	sinceMs: number,
@@ -119,7 +108,6 @@ export async function readWebhookLog(
 	return { attempts, identified, complete: read.complete, reachedMs };
 }
 
-/** At activation: whether one of the log's newest entries does not name its message. */
 export async function isWebhookLogUnnamed(this: ApiContext, operation: string): Promise<boolean> {
 	let unnamed = false;
 	await readLogPages.call(this, 20, 1, operation, (entries) => {
@@ -129,7 +117,6 @@ export async function isWebhookLogUnnamed(this: ApiContext, operation: string): 
 	return unnamed;
 }
 
-/** Said once per activation when the log cannot be matched to messages. */
 export const UNNAMED_LOG_NOTICE =
 	"the service's webhook delivery log does not say which message each delivery carried, so the catch-up cannot tell a missed message from a delivered one: it recovers nothing (no message runs twice, but a message n8n did not receive, while it was down or refused, is not run). " +
 	'For a read of every stored message that needs no log, use a Business Messaging Polling Trigger in this workflow instead of this trigger';

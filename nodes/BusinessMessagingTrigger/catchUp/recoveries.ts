@@ -13,7 +13,6 @@ export const SETTLE_MS = 15_000;
 export const processStartedMs = (): number => performance.timeOrigin;
 
 export type Watermarks = Partial<Record<MessageEvent, Watermark>>;
-/** What one run read, per event. */
 export type Stored = Array<{ event: MessageEvent; records: IDataObject[] }>;
 
 export interface CatchUpState extends IDataObject {
@@ -23,9 +22,8 @@ export interface CatchUpState extends IDataObject {
 }
 
 /**
- * Where the catch-up starts: now on a first or "from activation" activation; otherwise the saved
- * watermark (bounded to MAX_CATCH_UP_DAYS), or without one (a webhook request's older copy of the
- * static data saved over it) the user's last activation.
+ * Now on a first or "from activation" activation; else the saved watermark, at most
+ * MAX_CATCH_UP_DAYS back, or the user's last activation when an older copy was saved over it.
  */
 export function startingWatermark(
 	saved: Watermark | undefined,
@@ -75,10 +73,7 @@ const settledAfter = (stored: Stored, watermarks: Watermarks, settledBeforeMs: n
 		// Inbound messages and echoes in the order they were stored, as the conversation happened.
 		.sort((a, b) => byAge(a.record, b.record));
 
-/**
- * One catch-up decision: every settled message without a successful delivery is recovered, oldest
- * first, at most `max`; the watermarks move past what was looked at, never past `unread`.
- */
+/** Settled, undelivered messages are recovered oldest first, up to `max`; never past `unread`. */
 export function decideRecoveries(
 	stored: Stored,
 	watermarks: Watermarks,

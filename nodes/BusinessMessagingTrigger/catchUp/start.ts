@@ -1,8 +1,4 @@
-/**
- * n8n's trigger(): one loop, right away then every interval, on the leader main. Each run looks at
- * the account's webhook (webhookWatch.ts, Automatic registration), then recovers missed messages
- * (catchUp.ts, when Recover Missed Messages is on).
- */
+/** trigger()'s loop on the leader main, now and every interval: webhook watch, then catch-up. */
 import type { ITriggerFunctions, ITriggerResponse } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
@@ -21,11 +17,7 @@ import {
 } from './recoveries';
 import { watchWebhook } from './webhookWatch';
 
-/**
- * Where a catch-up stopped by On Webhook Taken: Stop had reached, per node. n8n 1.x's retry of the
- * activation passes the activation-time copy of the static data (and activation 'activate'): without
- * this, it would start from now and skip what arrived while the trigger was stopped.
- */
+/** Where a Stop-ped catch-up had reached, per node: n8n 1.x retries with the old static data. */
 const stoppedAt = new Map<string, CatchUpState>();
 const STOPPED_BOUND = 1000;
 
@@ -39,34 +31,23 @@ function rememberStop({ scope, state }: CatchUpRun): void {
 	stoppedAt.set(scope, copyOf(state));
 }
 
-/**
- * What a crash before this start may have left that the service logged delivered: messages the
- * stopped process took with no execution (Combine's held messages, burstHold.ts), received at
- * `sinceMs` or later. The catch-up recovers those stored since then that this process did not take
- * (run-once drops those that ran), and calls `done` once its saved watermark has passed this start.
- */
+/** A crash's held messages (burstHold.ts) since `sinceMs`; `done` once the watermark passed. */
 export interface CrashRecovery {
 	sinceMs: number;
 	done: () => void;
 }
 /** Before the saved time: a message is stored before it is delivered, on the service's clock. */
 const RECOVERY_MARGIN_MS = 60_000;
-/** Trigger nodes (nodeKeyOf) whose trigger() ran in this process: each looks back to its start once. */
+/** Nodes (nodeKeyOf) whose trigger() ran in this process: each looks back to its start once. */
 const startedHere = new Set<string>();
 
-/**
- * The window a start looks back over: since a crash's held messages, or since this process began.
- * A starting n8n answers every request 200 "n8n is starting up" before it serves webhooks
- * (docs/n8n-internals.md), some 2 s after its process began; the service logs those deliveries
- * delivered. So a node's first start in this process looks back to when the process began
- * (processStartedMs, no margin: what the process before took just before it died ran there):
- * catchUp.ts counts what it did not accept since then as missed, where it serves the URL.
- */
+/** Since a crash's held messages, or this process's start (docs/reliability.md, "n8n starting"). */
 function startWindow(
 	this: ITriggerFunctions,
 	recovery: CrashRecovery | undefined,
 ): CatchUpRun['recovery'] {
 	const scope = nodeKeyOf.call(this);
+	// No margin: what the process before took just before it died ran there.
 	const processStart = startedHere.has(scope) ? Infinity : processStartedMs();
 	startedHere.add(scope);
 	const fromMs = Math.min(processStart, (recovery?.sinceMs ?? Infinity) - RECOVERY_MARGIN_MS);
@@ -109,8 +90,7 @@ function startingState(
 	const state: CatchUpState = { watermarks };
 	if (Array.isArray(emitted) && MESSAGE_EVENTS.every((event) => watermarks[event] === saved[event]))
 		state.emitted = emitted.map(String);
-	// Assigned through n8n's observable static data, so that n8n saves it (with the next emit); only
-	// when it changed: any assignment makes n8n save the whole copy (queue mode: over processors' waits).
+	// Assigned only when changed: n8n then saves the whole copy (queue mode: over processors' waits).
 	const persist = () => {
 		const next = copyOf(state);
 		if (JSON.stringify(next) !== JSON.stringify(staticData.catchUp)) staticData.catchUp = next;
@@ -119,7 +99,6 @@ function startingState(
 	return { scope, state, persist };
 }
 
-/** At activation: a delivery log that cannot be matched to messages is said at once (and once). */
 async function noticeUnnamedLog(this: ITriggerFunctions, run: CatchUpRun): Promise<void> {
 	try {
 		if (!(await isWebhookLogUnnamed.call(this, OPERATION))) return;
@@ -140,9 +119,8 @@ export async function startCatchUp(
 	const watching = !isManualRegistration.call(this);
 	if (!recover && !watching) return {};
 	const settings = readNodeSettings(parameters);
-	const triggerOptions = settings.options;
-	const { intervalMs } = triggerOptions.catchUp;
-	const stopWhenTaken = watching && triggerOptions.onWebhookTaken === 'stop';
+	const { intervalMs, onActivation } = settings.options.catchUp;
+	const stopWhenTaken = watching && settings.options.onWebhookTaken === 'stop';
 	let closed = false;
 	const isClosed = () => closed;
 	const watch = { intervalSeconds: intervalMs / 1000, stopWhenTaken, isClosed };
@@ -152,7 +130,7 @@ export async function startCatchUp(
 		: undefined;
 	// Only held messages move the watermark back: they were taken before it moved on.
 	const heldFromMs = recovery && recovery.sinceMs - RECOVERY_MARGIN_MS;
-	const starting = startingState.call(this, triggerOptions.catchUp.onActivation, heldFromMs);
+	const starting = startingState.call(this, onActivation, heldFromMs);
 	const run: CatchUpRun = { ...starting, settings, isClosed, webhook: { kind: 'ours' } };
 	if (window) run.recovery = window;
 	const loop = async () => {

@@ -1,7 +1,4 @@
-/**
- * The webhook watch: every catch-up run reads the account's one webhook and acts on what it finds
- * (docs/reliability.md, "The webhook watch"). An unreadable answer is never taken for "deleted".
- */
+/** The webhook watch (docs/reliability.md): an unreadable answer is never taken for "deleted". */
 import type { ITriggerFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
@@ -28,7 +25,7 @@ export type WebhookState =
 	| { kind: 'renewed'; atMs: number }
 	| { kind: 'unknown' };
 
-/** Pure: whose the account's webhook is. `ourUrl` unknown: a URL ending in this node's webhook ID counts as ours. */
+/** Pure: whose the webhook is; `ourUrl` unknown: a URL ending in our webhook ID counts as ours. */
 export function judgeWebhook(
 	remote: RemoteWebhook,
 	ourUrl: string | undefined,
@@ -39,7 +36,6 @@ export function judgeWebhook(
 	return 'other';
 }
 
-/** What n8n's log (and Stop's error) says while another URL holds the webhook: the three ways out. */
 export function takenMessage(url: string, intervalSeconds: number, stopping: boolean): string {
 	const effect = stopping
 		? 'On Webhook Taken is Stop, so this workflow stops until it is published again'
@@ -50,7 +46,6 @@ export function takenMessage(url: string, intervalSeconds: number, stopping: boo
 	);
 }
 
-/** The field each item the catch-up brings carries while the webhook is not this trigger's. */
 export function lateReason(state: WebhookState, createdAtMs: number): string | undefined {
 	if (state.kind === 'taken')
 		return `the account's webhook points at ${state.url}, not at this trigger (noticed ${new Date(state.sinceMs).toISOString()})`;
@@ -63,14 +58,10 @@ interface WatchContext {
 	intervalSeconds: number;
 	stopWhenTaken: boolean;
 	isClosed: () => boolean;
-	/**
-	 * The look trigger() takes before it returns (Stop only): taken then, a final error refuses the
-	 * start; an emitError would fail again at each of n8n's restarts of the trigger (same doc section).
-	 */
+	/** Stop's look before trigger() returns: a final error (an emitError fails every retry). */
 	starting?: boolean;
 }
 
-/** One look at the account's webhook; returns what it found (and acted on). */
 export async function watchWebhook(
 	this: ITriggerFunctions,
 	previous: WebhookState,

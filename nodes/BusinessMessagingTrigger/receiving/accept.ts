@@ -61,10 +61,7 @@ export function nodeParameters(this: IWebhookFunctions | ITriggerFunctions): Eve
 const trimmed = (value: unknown) =>
 	typeof value === 'string' || typeof value === 'number' ? String(value).trim() : '';
 
-/**
- * The node's filters (events, Receiving Numbers, Status Values): why an event's data does not run
- * here, or undefined. The one filter for the webhook and the catch-up alike.
- */
+/** Why an event does not run here (events, numbers, statuses), for webhook and catch-up alike. */
 export function filterReason(
 	event: string,
 	data: Record<string, unknown>,

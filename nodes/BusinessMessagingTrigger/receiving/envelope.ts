@@ -16,17 +16,15 @@ export interface EventEnvelope {
 export type EnvelopeResult =
 	{ ok: true; envelope: EventEnvelope; timestampMs: number } | { ok: false; reason: string };
 
-/** Clock skew allowed for a timestamp in the future. */
 export const FUTURE_TOLERANCE_SECONDS = 60;
 
-// ISO 8601 with a UTC offset, as the spec shows it (the service sends microseconds). Date.parse
-// would roll 30 February over into March, so the day is checked here.
+// ISO 8601 with an offset (µs from the service); the day is checked: Date.parse rolls 30 Feb over.
 const TIMESTAMP_PATTERN =
 	/^(\d{4})-(\d{2})-(\d{2})T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,9})?(?:Z|[+-](?:[01]\d|2[0-3]):?[0-5]\d)$/i;
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
-/** Milliseconds since the epoch, or undefined when the text is not an ISO 8601 date-time with offset. */
+/** Epoch ms, or undefined when the text is not an ISO 8601 date-time with offset. */
 export function parseTimestamp(value: unknown): number | undefined {
 	const match = typeof value === 'string' ? TIMESTAMP_PATTERN.exec(value.trim()) : null;
 	if (!match) return undefined;

@@ -1,8 +1,4 @@
-/**
- * One request to the event URL: the service's signed events and nothing else (Reply and Wait's
- * registrations have a webhook of their own). n8n answers an accepted event once it has started
- * (2.x: stored) the execution: a 2xx means it is in n8n.
- */
+/** One event request: n8n answers once it started (2.x: stored) the execution: a 2xx means in n8n. */
 import type { IDataObject, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
 import { SIGNATURE_HEADER, SIGNATURE_MISMATCH, hasSignatureShape } from '../../shared/signature';
@@ -21,7 +17,6 @@ import { reject } from './rejection';
 
 /** One replay guard per trigger node (100,000 deliveries each): one trigger's flood never pushes out another's. */
 const replays = new Map<string, ReplayGuard>();
-/** Trigger nodes whose guards are kept; the least recently used is dropped. */
 const MAX_GUARDED_TRIGGERS = 1000;
 
 /** n8n's webhook(): never throws (n8n would answer 500 and run the Error Workflow). */
@@ -64,8 +59,7 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	// A 400 comes after the signature checked out: the service is told why (its delivery log shows it).
 	if (accepted.kind === 'reject')
 		return reject.call(this, accepted.status, accepted.reason, { signed: accepted.status === 400 });
-	// Late: refused (the catch-up runs it), unless it answers a wait this process knows while the
-	// catch-up runs elsewhere (queue mode).
+	// Late: refused (the catch-up runs it), unless it answers a wait known here (queue mode).
 	const late = accepted.kind === 'late' ? accepted : undefined;
 	if (accepted.kind === 'ignore') {
 		this.logger.debug(`Business Messaging Trigger: event ignored: ${serviceLine(accepted.reason)}`);

@@ -35,10 +35,7 @@ export class LogThrottle {
 const rejectionLogs = new Map<string, LogThrottle>();
 const MAX_TRIGGERS_TRACKED = 1000;
 
-/**
- * What an unauthenticated caller is told (the details go to n8n's log only); the service itself
- * (valid signature) is told the reason, which its delivery log shows the user.
- */
+/** What an unsigned caller is told (details go to n8n's log); the service is told the reason. */
 const GENERIC_REASONS = {
 	400: 'the request is not a valid event of the service',
 	401: 'the request is not signed for this webhook',
@@ -46,7 +43,6 @@ const GENERIC_REASONS = {
 	507: 'the request could not be kept',
 } as const;
 
-/** Answers a refused request; its log line (an error for a misconfigured receiver) is throttled. */
 export function reject(
 	this: IWebhookFunctions,
 	status: keyof typeof GENERIC_REASONS,

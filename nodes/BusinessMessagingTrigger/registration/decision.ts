@@ -1,8 +1,4 @@
-/**
- * Whether this node may register, keep or replace the account's one webhook, pure. Only its own URL
- * is touched unless "Take Over Existing Webhook" is on, and a test listener never replaces this
- * workflow's production URL, even with take-over.
- */
+/** Pure: only our URL unless Take Over; a test listener never replaces the production URL. */
 import { serviceLine } from '../../shared/redact';
 import { TRIGGER_PATH } from '../../shared/triggerUrls';
 import type { RemoteWebhook } from '../../shared/webhookAnswer';
@@ -21,10 +17,7 @@ export function sameUrl(a: string | null | undefined, b: string | null | undefin
 	return !!a && !!b && normalizeUrl(a) === normalizeUrl(b);
 }
 
-/**
- * Whether `url` may be another URL of this node (production seen from a test listener, an old base
- * URL). A copy's URL looks the same, so this only ever makes the trigger refuse more.
- */
+/** Maybe this node's other URL (production, an old base); a copy's looks alike: refuses more. */
 export function isSameNodeUrl(url: string, webhookId: string | undefined): boolean {
 	if (!webhookId || !URL.canParse(url)) return false;
 	return new URL(url).pathname.replace(/\/+$/, '').endsWith(`/${webhookId}/webhook`);

@@ -1,7 +1,4 @@
-/**
- * The account's one webhook read and registered, shared by the webhook methods (activation) and the
- * webhook watch (catch-up runs). The answers' shapes are guesses (CONTRACT W3, W5).
- */
+/** Registration (create() and the watch); the answers' shapes are guesses (CONTRACT W3, W5). */
 import type { IDataObject } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
@@ -20,7 +17,6 @@ const SECRET_FIELDS = [
 	'webhookSecret',
 ];
 
-/** The signing secret in a registration answer, at the top or under `data` or `webhook`. */
 function secretOf(answer: unknown): string | undefined {
 	if (!isPlainObject(answer)) return undefined;
 	const places = [answer, answer.data, answer.webhook].filter(isPlainObject);
@@ -38,10 +34,7 @@ function fieldNames(body: unknown): string {
 	return serviceLine(Object.keys(body).slice(0, 30).join(', ')) || '(none)';
 }
 
-/**
- * POSTs `url` as the account's webhook and returns the signing secret its answer carries. Without
- * one, events could never be verified: the registration is deleted again and this throws.
- */
+/** POSTs `url` as the webhook; returns its signing secret, or deletes it again and throws. */
 export async function postRegistration(
 	this: ApiContext,
 	url: string,

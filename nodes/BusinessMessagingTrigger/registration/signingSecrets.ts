@@ -1,7 +1,4 @@
-/**
- * The signing secret: Automatic, sealed under the API key in the node's static data; Manual, the
- * credential's. Events read it from the node's cached credential (credentialKeys.ts), not each.
- */
+/** The secret: Automatic, sealed in static data; Manual, the credential's; read via its cache. */
 import type {
 	IDataObject,
 	IHookFunctions,
@@ -28,10 +25,7 @@ export interface TriggerStaticData extends IDataObject {
 const CACHE_BOUND = 1000;
 type OpenedSecret = { secret: string };
 
-/**
- * Registrations the webhook watch made again in this process, per node: webhook() here tries that
- * secret when the stored one does not match, until n8n saves the static data (with the next emit).
- */
+/** The watch's re-registrations here: webhook() tries them until n8n saves the static data. */
 const renewed = new Map<string, OpenedSecret>();
 /** URLs this process's delete() is taking away: the watch must not register them again. */
 const leaving = new Set<string>();
@@ -87,7 +81,7 @@ export function storeRegistration(
 	staticData.sealedSecret = sealSecret(secret, apiKey);
 }
 
-/** Whether the stored secret opens with the credential's API key; says so in the log when it does not. */
+/** Whether the stored secret opens with the credential's API key; logs why when it does not. */
 export async function canOpenStoredSecret(
 	this: IHookFunctions,
 	staticData: TriggerStaticData,
@@ -112,11 +106,7 @@ const NO_MANUAL_SECRET =
 const SEAL_NOT_OPENED =
 	"the stored signing secret cannot be opened with the credential's API key (was the key changed?): every event is rejected. Unpublish and publish (deactivate and activate) the workflow to register again";
 
-/**
- * The secret events are verified with, or why there is none (then every event is refused). Asked
- * again after a signature `mismatched` it: Manual, the credential is read again (a rotated secret)
- * once the cached read is 10 s old; Automatic, the secret the webhook watch registered here, if any.
- */
+/** The secret to verify with, or why none; after a `mismatched` one: rotated (Manual) or renewed. */
 export async function signingSecret(
 	this: IWebhookFunctions,
 	mismatched?: string,

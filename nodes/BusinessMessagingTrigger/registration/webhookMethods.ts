@@ -22,7 +22,6 @@ import {
 /** Which workflow activated each URL: n8n 1.x calls a refused copy's delete() (same URL). */
 const owners = new Map<string, string>();
 
-/** This workflow holds `url` now: its owner here, and not being deleted. */
 function holdUrl(this: IHookFunctions, url: string): void {
 	markLeaving(url, false);
 	const workflowId = this.getWorkflow().id;
@@ -31,11 +30,7 @@ function holdUrl(this: IHookFunctions, url: string): void {
 	owners.set(url, workflowId);
 }
 
-/**
- * A refusal that asking again cannot change (another webhook, a second trigger, no webhook ID).
- * n8n 2.x retries a failed activation 5 times (`retryTriggerActivation`) unless the error is a
- * WebhookPathTakenError (`isTransientActivationError`): this one is final at once.
- */
+/** Final: n8n 2.x retries a failed activation 5 times unless it is a WebhookPathTakenError. */
 export class AccountWebhookTakenError extends WebhookPathTakenError {
 	constructor(node: INode, message: string, description: string) {
 		super(node.name);
@@ -70,18 +65,7 @@ async function currentDecision(this: IHookFunctions, operation: string) {
 	return { ourUrl, staticData, decision };
 }
 
-/** Imported without a webhookId (REST API, `n8n import:workflow`), n8n 1.x builds a URL it 404s. */
-function missingWebhookId(node: INode): AccountWebhookTakenError {
-	return new AccountWebhookTakenError(
-		node,
-		'This trigger has no webhook ID, so n8n cannot route events to it',
-		'The workflow was imported without the trigger\'s "webhookId" (through the REST API or n8n import:workflow). ' +
-			'Open the workflow in the editor, delete the trigger and add it again (or paste it into a new workflow), save, then publish; ' +
-			'or give the node a "webhookId" (any new UUID) in the JSON before importing.',
-	);
-}
-
-/** A user's activation (not n8n's restart or a republish) is where a restart's catch-up may start from. */
+/** A user's activation (not a restart or republish) is where a restart's catch-up may start. */
 function stampActivation(this: IHookFunctions): void {
 	if (this.getMode() === 'manual' || this.getActivationMode() === 'manual') return;
 	const staticData = this.getWorkflowStaticData('node') as TriggerStaticData;
@@ -91,7 +75,15 @@ function stampActivation(this: IHookFunctions): void {
 
 /** checkExists: true when the webhook is ours and we hold its secret (Manual: the credential's). */
 export async function webhookExists(this: IHookFunctions): Promise<boolean> {
-	if (!this.getNode().webhookId) throw missingWebhookId(this.getNode());
+	// Imported without a webhookId (REST API, `n8n import:workflow`), n8n 1.x builds a URL it 404s.
+	if (!this.getNode().webhookId)
+		throw new AccountWebhookTakenError(
+			this.getNode(),
+			'This trigger has no webhook ID, so n8n cannot route events to it',
+			'The workflow was imported without the trigger\'s "webhookId" (through the REST API or n8n import:workflow). ' +
+				'Open the workflow in the editor, delete the trigger and add it again (or paste it into a new workflow), save, then publish; ' +
+				'or give the node a "webhookId" (any new UUID) in the JSON before importing.',
+		);
 	stampActivation.call(this);
 	if (isManualRegistration.call(this)) {
 		forgetCredentialRead.call(this);

@@ -1,7 +1,4 @@
-/**
- * Combine a Contact's Messages: one item per burst, cut from the service's stored messages alone, and
- * emitted by the execution of its newest message (docs/ai-agents.md, "How it works").
- */
+/** Combine: a burst, cut from stored messages alone, runs in its newest message's execution. */
 import {
 	sleep,
 	type IDataObject,
@@ -16,10 +13,7 @@ import { byAge } from '../../shared/watermark';
 import type { CombineSettings } from '../options';
 import { RECEIVED_AT_FIELD, RESUMED_FIELD } from './route';
 
-/**
- * After the quiet period: time for a message stamped inside it to be stored and listed. It also
- * absorbs a webhook processor's clock behind the worker's (queue mode) by less than itself.
- */
+/** After quiet: time to store and list a message stamped in it, and for a processor's clock lag. */
 export const STORE_GRACE_MS = 1_000;
 /** A contact who has not paused for this many pages of messages is cut where the read stops. */
 const MAX_PAGES = 10;
@@ -38,11 +32,7 @@ export type BurstDecision =
 	| { kind: 'later' }
 	| { kind: 'missing' };
 
-/**
- * Pure: a contact's messages (any order) cut into bursts, each oldest first (stored ones to the µs:
- * byAge): a new burst after a gap of the quiet period, or once the burst has lasted the Longest Wait.
- * The one rule: execute() cuts the service's stored messages with it, trigger() its held ones.
- */
+/** Pure: bursts, oldest first; one rule for execute()'s stored and trigger()'s held messages. */
 export function cutBursts<M extends { atMs: number; record?: IDataObject }>(
 	messages: M[],
 	settings: CombineSettings,
@@ -93,7 +83,6 @@ export function joinedText(records: IDataObject[]): string {
 		.join('\n');
 }
 
-/** Pure: the burst's newest message's item with the whole burst in it. */
 export function burstItem(
 	newest: INodeExecutionData,
 	records: IDataObject[],
@@ -113,10 +102,7 @@ export function burstItem(
 	};
 }
 
-/**
- * Pure: how long an execution still waits before its deciding read: until quiet + grace after the
- * trigger received the message (`received_at`), never longer; without a readable stamp, all of it.
- */
+/** Pure: the wait left before the deciding read: quiet + grace after `received_at`, or all. */
 export function quietWaitMs(receivedAt: unknown, settings: CombineSettings, nowMs: number): number {
 	const full = settings.quietMs + STORE_GRACE_MS;
 	const atMs = typeof receivedAt === 'string' ? Date.parse(receivedAt) : Number.NaN;
@@ -126,7 +112,6 @@ export function quietWaitMs(receivedAt: unknown, settings: CombineSettings, nowM
 
 type Combinable = { contact: string; number: string; id: string };
 
-/** A contact's conversation on one number: what bursts are cut per, held and read by. */
 export const conversationKey = (message: Combinable) => `${message.number}\n${message.contact}`;
 
 /** An inbound message that runs the agent; answers to a wait and hand-over items pass as they are. */
@@ -139,10 +124,7 @@ export function combinable(json: IDataObject): Combinable | undefined {
 	return { contact, number, id };
 }
 
-/**
- * The contact's stored inbound messages that decide the burst of `message`, newest first, back to
- * where its chain starts (a gap of a quiet period). Filters are asked for and applied here too.
- */
+/** The stored messages back to where `message`'s chain starts, newest first; filtered here too. */
 async function readStored(
 	this: IExecuteFunctions,
 	message: Combinable,
@@ -185,10 +167,7 @@ async function readStored(
 	return found;
 }
 
-/**
- * execute()'s outputs with each combinable message replaced by its burst, or by nothing when a
- * newer message of its burst emits it. A read that fails emits the message alone, with the reason.
- */
+/** Each combinable message replaced by its burst or by nothing; a failed read emits it alone. */
 export async function combineBursts(
 	this: IExecuteFunctions,
 	outputs: INodeExecutionData[][],

@@ -1,11 +1,4 @@
-/**
- * Combine a Contact's Messages in regular mode: webhook() holds a combinable message in this process
- * and trigger()'s emit starts one execution per burst (docs/ai-agents.md, "How it works"). Held
- * messages live in memory only; the node's static data keeps one time, `combineHeldSinceMs`, before
- * which every message held here has run. After a crash the catch-up recovers the messages stored
- * since then that the new process did not take (run-once drops those that ran): docs/reliability.md,
- * "n8n killed hard". Elsewhere (queue mode's processors, a test event) each message starts an execution.
- */
+/** Combine, regular mode: webhook() holds, trigger() emits per burst (docs/ai-agents.md). */
 import type {
 	IDataObject,
 	INodeExecutionData,
@@ -34,17 +27,12 @@ export interface HeldMessage {
 	id: string;
 	/** When the trigger received it (`received_at`), on this process's clock. */
 	atMs: number;
-	/** Its output, and how many the node has. */
 	output: number;
 	outputs: number;
 	json: IDataObject;
 }
 
-/**
- * Pure: one contact's held messages cut into bursts by the rule execute() applies (cutBursts); the
- * bursts that can grow no more are due: all but the last, and the last once its newest message is
- * a quiet period old or its oldest the Longest Wait (each plus the grace). `nextAtMs`: when it is.
- */
+/** Pure: the bursts that can grow no more (plus the grace); `nextAtMs`: when the last one is. */
 export function dueNow(
 	held: HeldMessage[],
 	settings: CombineSettings,
@@ -60,7 +48,6 @@ export function dueNow(
 	return { due: bursts.slice(0, -1), nextAtMs: dueAtMs };
 }
 
-/** Pure: the execution's input, each message on its output, oldest first. */
 export function burstOutputs(held: HeldMessage[]): INodeExecutionData[][] {
 	const outputs: INodeExecutionData[][] = Array.from(
 		{ length: Math.max(1, ...held.map((m) => m.outputs)) },
@@ -70,7 +57,6 @@ export function burstOutputs(held: HeldMessage[]): INodeExecutionData[][] {
 	return outputs;
 }
 
-/** Pure: the time a saved copy says every held message before it has run; undefined: none held. */
 export function heldSince(nodeStaticData: IDataObject): number | undefined {
 	const since = nodeStaticData[HELD_SINCE_KEY];
 	return typeof since === 'number' && since > 0 ? since : undefined;
@@ -148,7 +134,6 @@ async function watch(home: Home, contact: string): Promise<void> {
 function hold(home: Home, message: HeldMessage, contact: string): void {
 	const held = home.contacts.get(contact) ?? [];
 	if (held.some((one) => one.id === message.id)) return;
-	// A contact at the bound: the burst so far runs now (a message is never dropped for it).
 	if (held.length >= MAX_HELD_PER_CONTACT) emitBurst(home, held.splice(0));
 	held.push(message);
 	held.sort((a, b) => a.atMs - b.atMs);
@@ -165,12 +150,7 @@ export function mayHoldHere(this: IWebhookFunctions): boolean {
 	return home !== undefined && !home.closing;
 }
 
-/**
- * webhook(), production: holds the request's one combinable message for trigger() to emit with its
- * burst. False (the message starts its own execution) where trigger() does not run here, or this
- * trigger holds MAX_HELD and the contact none. The saved time is moved back before the message when
- * the copy n8n saves after this request says later (n8n saves it before answering the service).
- */
+/** Holds the request's one combinable message for trigger(); false: it starts its own execution. */
 export function holdForBurst(
 	this: IWebhookFunctions,
 	workflowData: INodeExecutionData[][],
@@ -193,18 +173,14 @@ export function holdForBurst(
 		{ id: message.id, atMs, output, outputs: workflowData.length, json: item.json },
 		contact,
 	);
+	// n8n saves this request's copy before it answers the service: the time must not be after it.
 	const saved = this.getWorkflowStaticData('node');
 	const since = saved[HELD_SINCE_KEY];
 	if (!(typeof since === 'number' && since <= atMs)) saved[HELD_SINCE_KEY] = sinceMs(home);
 	return true;
 }
 
-/**
- * trigger(), production, Combine on: this process holds the trigger's messages from now on. Returns
- * what a crash before this start may have left (the saved time, for the catch-up to recover from),
- * what the catch-up calls once it has passed this start, and the close: it stops holding, emits
- * what is held once due, and waits a little for those executions.
- */
+/** trigger(): holds from now on; returns a crash's saved time, its done callback and the close. */
 export function holdBurstsHere(
 	this: ITriggerFunctions,
 	/** Undefined: nothing is held (Combine or the catch-up off), and no saved time is kept. */

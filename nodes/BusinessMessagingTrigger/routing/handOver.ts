@@ -1,8 +1,4 @@
-/**
- * Hand over to a person: while someone answers a contact from the business app (an echo within the
- * last N minutes), its inbound messages go to a Hand Over output or are not emitted. The service's
- * echo history is asked, not state kept in n8n, so every n8n process decides the same way.
- */
+/** Hand over: the service's echo history decides (no n8n state), so every n8n process agrees. */
 import type { INodeExecutionData, ITriggerFunctions, IWebhookFunctions } from 'n8n-workflow';
 
 import { credentialRead, forgetCredentialRead } from '../../shared/credentialKeys';
@@ -42,11 +38,7 @@ export function handOverDecision(
 	return { handedOver, lastEchoAt: newestAt };
 }
 
-/**
- * The item's outputs with hand over applied: the Hand Over output appended (mode output), the item
- * moved to it, or null (mode drop). When the service cannot be asked, the item goes where it would
- * have gone, marked hand_over.checked false: a message is never lost.
- */
+/** Echo history unreadable: the item goes where it would have, hand_over.checked false. */
 export async function routeHandOver(
 	this: IWebhookFunctions | ITriggerFunctions,
 	item: INodeExecutionData,

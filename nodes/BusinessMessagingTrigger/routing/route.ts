@@ -14,45 +14,34 @@ import { routeHandOver } from './handOver';
 
 /** On an answer that resumed a waiting execution: its id, so a workflow can tell it apart. */
 export const RESUMED_FIELD = 'resumed_execution';
-/** The trigger's execute() records such an answer as run, then drops it (the wait did not ask to Also Start). */
+/** The trigger's execute() records such an answer as run, then drops it (no Also Start asked). */
 export const RECORD_ONLY_FIELD = '__businessMessagingRecordOnly';
 
 export type Route =
-	/**
-	 * An answer that resumed a wait starts one too where it cannot be recorded otherwise (queue
-	 * mode's processors, the catch-up) or asks to Also Start: execute() records it as run.
-	 */
+	// A resumed answer starts one too where nothing else records it (queue mode's processors, the
+	// catch-up) or when it asks to Also Start: execute() records it as run.
 	| {
 			kind: 'start';
 			workflowData: INodeExecutionData[][];
 			resumed?: string;
-			/** The catch-up's owed answer: its wait is resumed once this execution ran (answerLater.ts). */
+			/** The catch-up's owed answer: its wait resumed once this execution ran (answerLater.ts). */
 			afterEmit?: () => void;
 	  }
 	/** A person is answering the contact (While a Person Answers: Do Not Emit): nothing runs. */
 	| { kind: 'handedOver' }
-	/**
-	 * An answer taken with no execution: owed in the static data n8n saves before it answers, its
-	 * wait resumed by the trigger (answerLater.ts). `resumed` undefined: a copy of one taken before.
-	 */
+	// An answer taken with no execution, owed in the static data n8n saves before it answers; the
+	// trigger resumes its wait (answerLater.ts). `resumed` undefined: a copy of one taken before.
 	| { kind: 'answered'; resumed?: string };
 
-/**
- * With Combine a Contact's Messages on: when the trigger took the message (webhook() or the
- * catch-up's emit), ISO, on that process's clock. The quiet period counts from it (burst.ts).
- */
+/** Combine on: when the trigger took the message, on that process's clock; quiet counts from it. */
 export const RECEIVED_AT_FIELD = 'received_at';
 
-/** The item's JSON stamped with when the trigger took it; unchanged without a time. */
 export function stampedReceived(json: IDataObject, receivedAtMs?: number): IDataObject {
 	if (receivedAtMs === undefined) return json;
 	return { ...json, [RECEIVED_AT_FIELD]: new Date(receivedAtMs).toISOString() };
 }
 
-/**
- * Top-level item fields the package sets itself, some of which steer what runs (a resumed or
- * record-only answer, when it was taken, hand over): never the service's.
- */
+/** Fields the package sets (some steer what runs): never taken from the service's envelope. */
 export const PACKAGE_FIELDS: readonly string[] = [
 	RESUMED_FIELD,
 	RECORD_ONLY_FIELD,
@@ -66,14 +55,12 @@ export const PACKAGE_FIELDS: readonly string[] = [
 	'combine_problem',
 ];
 
-/** The signed envelope as an item: the package's own fields out of it, everything else as sent. */
 export function eventItem(envelope: EventEnvelope, receivedAtMs?: number): INodeExecutionData {
 	const json: IDataObject = { ...(envelope as IDataObject) };
 	for (const field of PACKAGE_FIELDS) delete json[field];
 	return { json: stampedReceived(withReplyWindow(json), receivedAtMs) };
 }
 
-/** One output, or the item on its event's output and the others empty. */
 export function workflowDataFor(
 	item: INodeExecutionData,
 	event: EventType,
@@ -115,7 +102,6 @@ export async function routeEvent(
 	};
 }
 
-/** The trigger's execute(), after recording: answers the waiting execution took alone go no further. */
 export function dropRecordOnly(outputs: INodeExecutionData[][]): INodeExecutionData[][] {
 	return outputs.map((items) => items.filter((item) => item.json[RECORD_ONLY_FIELD] !== true));
 }

@@ -1,8 +1,4 @@
-/**
- * A message runs once, through n8n's deduplication store (`helpers.checkProcessedAndRecord`). In
- * 2.41.1 it is an unlocked read-modify-write of one row, so calls are grouped, spaced, retried
- * once, and each key is checked again later (docs/reliability.md, "Run once").
- */
+/** Run once through n8n's deduplication store; why so guarded: docs/reliability.md, "Run once". */
 import {
 	sleep,
 	type IDataObject,
@@ -20,7 +16,7 @@ export const RUN_ONCE_MAX_ENTRIES = 10_000;
 export const VERIFY_AFTER_MS = [
 	1_000, 3_000, 6_000, 10_000, 15_000, 25_000, 40_000, 60_000, 90_000, 120_000,
 ];
-/** The pause between two calls of one process: this many times the last call's duration, within bounds. */
+/** Pause between two calls of a process: the last call's duration times `factor`, bounded. */
 export const CALL_GAP = { factor: 3, minMs: 20, maxMs: 1_000 };
 
 export function callGapMs(lastCallMs: number, gap = CALL_GAP): number {
@@ -127,10 +123,7 @@ export class GroupCommit {
 }
 
 const rows = new Map<string, GroupCommit>();
-/**
- * execute()'s items without those another execution already ran. Without a key, the store (n8n
- * before 1.70) or a working store, items pass: a message may run twice, never not at all.
- */
+/** Drops what another execution ran. No key or store (n8n < 1.70), or a failing one: all pass. */
 export async function runOnce(
 	this: IExecuteFunctions,
 	outputs: INodeExecutionData[][],
