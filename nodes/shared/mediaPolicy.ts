@@ -13,10 +13,7 @@ const THIS_MACHINE_NAMES = new Set([
 	'ip6-loopback',
 ]);
 
-/**
- * Why a media URL may not be fetched, on its text alone: http(s) only, no step down from https, a
- * literal address public (loopback when the Base URL is). Names are checked again once resolved.
- */
+/** Why a media URL may not be fetched, from its text (names are checked again once resolved). */
 export function mediaUrlProblem(target: URL, baseUrl: URL): string | undefined {
 	if (target.protocol !== 'http:' && target.protocol !== 'https:')
 		return `its scheme is "${target.protocol}" (only https, or http when the Base URL is http, is fetched)`;

@@ -74,10 +74,7 @@ export const CONTROL_OR_SEPARATOR = /[\p{Cc}\p{Zl}\p{Zp}]+/gu;
 const INVISIBLE = /\p{Cf}+/gu;
 const TAG = /<\/?[a-z!?][^<>]*>/gi;
 
-/**
- * Service text made safe to write anywhere, in the order docs/security.md gives ("Service text is
- * made safe"): characters out before redaction, so a key split by a zero-width mark is redacted.
- */
+/** Safe service text (docs/security.md): invisibles go first, so a key split by one is redacted. */
 export function serviceLine(
 	value: string,
 	options: { max?: number; known?: readonly string[] } = {},
