@@ -119,8 +119,7 @@ const NO_API_KEY = 'the credential has no API key';
 /** The keys derived from this node's credential, or why there are none. */
 export async function derivedKeys(this: Context): Promise<Record<KeyLabel, string> | string> {
 	const read = await credentialRead.call(this);
-	if (typeof read === 'string') return read;
-	return read.keys ?? NO_API_KEY;
+	return typeof read === 'string' ? read : (read.keys ?? NO_API_KEY);
 }
 
 const NOT_SIGNED = "not signed with this trigger's API key";

@@ -82,14 +82,13 @@ async function requestPage(
 	if (next === undefined || !('url' in next))
 		return await apiRequest.call(this, 'GET', path, { qs: { ...qs, ...next }, context });
 	const credential = await checkedCredential.call(this, context.itemIndex);
-	const { baseUrl } = credential;
-	const onBase = pathUnderBase(baseUrl, next.url);
+	const onBase = pathUnderBase(credential.baseUrl, next.url);
 	if (onBase === undefined) {
 		throw new NodeOperationError(
 			this.getNode(),
 			`${context.operation}: the service's next page is not on the credential's Base URL; it was not read`,
 			{
-				description: `The list answer of ${path} points its next page to "${serviceLine(next.url, { max: 200 })}", outside ${baseUrl}. The API key is sent only to the Base URL, so reading stopped here. Check the credential's Base URL (it must be the address the service's links use).`,
+				description: `The list answer of ${path} points its next page to "${serviceLine(next.url, { max: 200 })}", outside ${credential.baseUrl}. The API key is sent only to the Base URL, so reading stopped here. Check the credential's Base URL (it must be the address the service's links use).`,
 				itemIndex: context.itemIndex,
 			},
 		);

@@ -117,8 +117,6 @@ export async function checkedCredential(this: ApiContext, itemIndex?: number) {
 const outsideExecution = (context: ApiContext): context is ITriggerFunctions | IPollFunctions =>
 	'emit' in context || '__emit' in context;
 
-export type CheckedCredential = ReturnType<typeof checkCredential>;
-
 /** checkedCredential for a credential read already (the trigger's cache, credentialKeys.ts). */
 export function checkCredential(
 	node: INode,
@@ -155,7 +153,7 @@ interface RequestOptions {
 	body?: IDataObject;
 	context: RequestContext;
 	/** The credential as the caller read it with checkedCredential (read here otherwise). */
-	credential?: CheckedCredential;
+	credential?: ReturnType<typeof checkCredential>;
 }
 
 /** A request with the API key; its answer, of any status, comes back redacted. */
@@ -181,9 +179,7 @@ export async function rawApiRequest(
 		throw new NodeOperationError(
 			this.getNode(),
 			`${context.operation}: not a path under the Base URL`,
-			{
-				itemIndex: context.itemIndex,
-			},
+			{ itemIndex: context.itemIndex },
 		);
 	const request: IHttpRequestOptions = {
 		method,
