@@ -35,7 +35,6 @@ export function retryAfterMs(headers: ResponseHeaders | undefined): number | und
 
 export type ResponseHeaders = Record<string, string | string[] | undefined>;
 
-/** A header's (first) value. */
 export function header(headers: ResponseHeaders, name: string): string | undefined {
 	const value = headers[name];
 	return Array.isArray(value) ? value[0] : value;
