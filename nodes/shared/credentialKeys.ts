@@ -116,7 +116,6 @@ export async function credentialRead(
 
 const NO_API_KEY = 'the credential has no API key';
 
-/** The keys derived from this node's credential, or why there are none. */
 export async function derivedKeys(this: Context): Promise<Record<KeyLabel, string> | string> {
 	const read = await credentialRead.call(this);
 	return typeof read === 'string' ? read : (read.keys ?? NO_API_KEY);

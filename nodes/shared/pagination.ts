@@ -101,7 +101,6 @@ function digestOf(entries: unknown[]): string {
 	return createHash('sha256').update(JSON.stringify(entries)).digest('base64');
 }
 
-/** A list read stopped because the service's answer goes beyond what a list read takes. */
 function pageProblem(
 	this: ApiContext,
 	path: string,
