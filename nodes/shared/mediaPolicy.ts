@@ -38,7 +38,6 @@ export const DEFAULT_MAX_FILE_SIZE_MB = 100;
 export const DEFAULT_DOWNLOAD_TIMEOUT_SECONDS = 300;
 
 export type DownloadLimits = { maxFileSizeMb: number; timeoutSeconds: number };
-/** The limit options of a node, as entered (empty: the default). */
 export type LimitOptions = { maxFileSize?: unknown; downloadTimeout?: unknown };
 
 /** The limits from a node's options: defaults when empty, or the sentence naming a bad one. */
