@@ -8,14 +8,12 @@ const TOKEN_PATTERN = /(sk_live_|whsec_)[A-Za-z0-9_\-.~+/=%\\]+|(Bearer\s+)[^\s"
 /** A field whose name says it holds a secret: its value is never shown. */
 const SECRET_FIELD = /secret/i;
 
-function writtenForms(value: string): string[] {
-	return [
-		...new Set([
-			value,
-			encodeURIComponent(value),
-			JSON.stringify(value).slice(1, -1).replace(/\//g, '\\/'),
-		]),
-	];
+function writtenForms(value: string): Set<string> {
+	return new Set([
+		value,
+		encodeURIComponent(value),
+		JSON.stringify(value).slice(1, -1).replace(/\//g, '\\/'),
+	]);
 }
 
 export function redactText(text: string, known: readonly string[] = []): string {
