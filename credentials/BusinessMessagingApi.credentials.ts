@@ -16,9 +16,8 @@ import {
 } from '../nodes/shared/credentialRules';
 
 /**
- * A request carrying the key never follows a redirect: n8n 1.x and the HTTP Request node below 4.4
- * put the key back on the next hop (and the redirect library keeps it for a subdomain). In both
- * option styles: n8n's and the HTTP Request node's legacy ones.
+ * No redirect with the key: n8n 1.x and the HTTP Request node below 4.4 put it on the next hop (the
+ * redirect library keeps it for a subdomain). In both option styles, n8n's and the legacy ones.
  */
 const NO_REDIRECTS_WITH_THE_KEY = {
 	disableFollowRedirect: true,
@@ -80,9 +79,8 @@ export class BusinessMessagingApi implements ICredentialType {
 		},
 	];
 
-	// A function, so that a bad key, another origin, a proxy or no certificate checks fail before
-	// anything leaves n8n. An arrow function: n8n copies credential types with an object spread
-	// when it lists them (/types/credentials.json), which would lose a prototype method.
+	// A function, so a bad key, another origin, a proxy or no certificate checks fail before sending;
+	// an arrow: n8n spreads credential types to list them (/types/credentials.json), losing methods.
 	authenticate = async (
 		credentials: ICredentialDataDecryptedObject,
 		requestOptions: IHttpRequestOptions,
@@ -130,8 +128,7 @@ export class BusinessMessagingApi implements ICredentialType {
 				},
 			},
 			{
-				// Any web site answers 200 to /v1/ping with a page; the service answers JSON, which n8n
-				// parses. A body left as text (constructor String) is not the service.
+				// A web page answers /v1/ping too; n8n parses the service's JSON: a String body is not it.
 				type: 'responseSuccessBody',
 				properties: {
 					key: 'constructor.name',

@@ -13,10 +13,7 @@ import { replyAndWait } from './actions/message/Message.resource';
 import { router } from './actions/router';
 import { versionProperties } from './actions/versionDescription';
 
-/**
- * Reply and Wait's resume URL: a restart webhook, as n8n's Wait node has. A constant, not inline:
- * @n8n/community-nodes/webhook-lifecycle-complete asks an inline `webhooks` for webhook methods.
- */
+/** Reply and Wait's resume URL (as n8n's Wait node). Inline, lint would ask for webhookMethods. */
 const RESUME_WEBHOOKS: IWebhookDescription[] = [
 	{
 		name: 'default',

@@ -86,7 +86,6 @@ export async function pollMessages(this: IPollFunctions): Promise<INodeExecution
 		}
 		emitted.push(...selection.emit.filter(keep).map((record) => ({ event, record })));
 	}
-	// Inbound messages and echoes in the order they were stored.
 	emitted.sort((a, b) => byAge(a.record, b.record));
 	return emitted.length > 0
 		? [emitted.map(({ event, record }) => storedMessageItem(event, record, { polled: true }))]

@@ -1,7 +1,6 @@
 /**
- * The trigger's one credential cache per node, in memory: the credential, keys derived from the API
- * key, both signing secrets. A read costs n8n 2.x an isolate: at most one per node per 5 minutes,
- * none for 10 s after a failure, again on a mismatch at most every 10 s or after a failed request.
+ * The trigger's credential cache per node, in memory. A read costs n8n 2.x an isolate: one per node
+ * per 5 minutes, none for 10 s after a failure, again on a mismatch (10 s apart) or failed request.
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import type {
@@ -68,10 +67,7 @@ export function executionKey(nodeKey: string, messageId: string): string {
 	return `business-messaging:${PROCESS_START}:${nodeKey}:${messageId}`;
 }
 
-/**
- * An activation may follow a change of the credential, and a request sent with it may have failed
- * because it changed: the next use reads it afresh.
- */
+/** After an activation or a failed request (the credential may have changed): read it afresh. */
 export function forgetCredentialRead(this: Context): void {
 	reads.delete(nodeKeyOf.call(this));
 	unreadable.delete(nodeKeyOf.call(this));
@@ -79,8 +75,7 @@ export function forgetCredentialRead(this: Context): void {
 
 /**
  * The node's credential, cached, or why it cannot be read. `sealed`: the Automatic secret to open
- * (another one than the cached read's is read at once); `reread`: a cached read that does not do
- * (a mismatch, a missing secret) is read again once it is 10 s old.
+ * (another one is read at once); `reread`: a cached read it rejects is read again once 10 s old.
  */
 export async function credentialRead(
 	this: Context,
@@ -121,11 +116,9 @@ export async function credentialRead(
 
 const NO_API_KEY = 'the credential has no API key';
 
-/** The keys derived from this node's credential, or why there are none. */
 export async function derivedKeys(this: Context): Promise<Record<KeyLabel, string> | string> {
 	const read = await credentialRead.call(this);
-	if (typeof read === 'string') return read;
-	return read.keys ?? NO_API_KEY;
+	return typeof read === 'string' ? read : (read.keys ?? NO_API_KEY);
 }
 
 const NOT_SIGNED = "not signed with this trigger's API key";

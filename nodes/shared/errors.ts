@@ -1,9 +1,7 @@
 /**
- * What an HTTP failure means for the user, as plain data. n8n's editor shows an error's message,
- * never its description: each message says what failed, the status, what to do, and then quotes
- * the service's own sentence; the description keeps the details and the body as it came. The
- * spec fixes 401 and 403; a missing `from` and a closed 24-hour window have no status shown, so
- * those messages are hedged.
+ * What an HTTP failure means for the user. n8n's editor shows the message, never the description:
+ * what failed, the status, what to do, then the service's sentence; the description has the body.
+ * The spec fixes only 401 and 403: the `from` and 24-hour window messages are hedged.
  */
 import type { INode } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
@@ -37,7 +35,6 @@ export function retryAfterMs(headers: ResponseHeaders | undefined): number | und
 
 export type ResponseHeaders = Record<string, string | string[] | undefined>;
 
-/** A header's (first) value. */
 export function header(headers: ResponseHeaders, name: string): string | undefined {
 	const value = headers[name];
 	return Array.isArray(value) ? value[0] : value;
@@ -51,7 +48,6 @@ const NEW_KEY =
 	"make one in the console's Keys tab and put it in the Business Messaging API credential";
 const CHECK_SENDS = 'check Log → Get Many (category Sends) before sending it again';
 
-/** The message with the service's own sentence quoted, and the description. */
 function quoted(body: unknown, message: string, description: string): ErrorExplanation {
 	return { message: withServiceSentence(message, body), description };
 }
@@ -241,10 +237,7 @@ export function explainNetworkFailure(
 	};
 }
 
-/**
- * A NodeApiError whose message stays ours: n8n swaps a message naming e.g. ECONNRESET or EPERM
- * (even inside the service's quoted sentence) for a generic one without the way out.
- */
+/** Keeps our message: n8n swaps one naming e.g. ECONNRESET (even quoted) for a generic one. */
 export function apiError(
 	node: INode,
 	response: object,

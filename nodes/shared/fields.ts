@@ -6,7 +6,6 @@ import { describeType } from './json';
 
 const NOTHING_SENT = 'Nothing was sent.';
 
-/** A field refused: the description ends saying that nothing was sent. */
 function refused(node: INode, itemIndex: number | undefined, message: string, description = '') {
 	return new NodeOperationError(node, message, {
 		itemIndex,
@@ -186,10 +185,7 @@ export function passThroughQuery(
 	return qs;
 }
 
-/**
- * The media ID (encoded) behind a bare ID or a media_url of the credential's own service; any other
- * host is refused, so the API key is only ever presented to the service itself.
- */
+/** The encoded media ID of a bare ID or of a media_url on the Base URL: the key goes only there. */
 export function mediaIdFromReference(
 	node: INode,
 	reference: unknown,

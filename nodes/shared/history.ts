@@ -22,10 +22,9 @@ export const MESSAGE_EVENTS = Object.keys(DIRECTIONS) as MessageEvent[];
 const HISTORY_PATH = '/v1/messages/inbound';
 
 /**
- * Stored messages of one direction, newest first, back to the watermark (or one page), from
- * `next` if given, each with the canonical `text` and `created_at` (storedRecord.ts).
- * `complete` false: the bound stopped it, at `next` (none: the answer gives no way on). An
- * answer that is not a list, or records without a readable time, throw (they cannot be ordered).
+ * Stored messages of one direction, newest first, back to the watermark (or one page), canonical
+ * (storedRecord.ts). `complete` false: the bound stopped it, at `next` (none: no way on). An answer
+ * that is not a list, or a record without a readable time, throws (they cannot be ordered).
  */
 export async function readHistory(
 	this: ApiContext,

@@ -15,7 +15,6 @@ export function describeType(value: unknown): string {
 	return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
-/** The raw body parsed as JSON; undefined when it is not JSON. */
 export function parseJsonBody(rawBody: Buffer): unknown {
 	try {
 		return JSON.parse(rawBody.toString('utf8')) as unknown;

@@ -1,8 +1,4 @@
-/**
- * Media download: GET /v1/media/{id} with the key, then the signed URL it redirects to, without
- * credentials, streamed into n8n's binary data. Every hop is checked before it is requested, and
- * the bytes are counted as they stream under a size limit and one deadline.
- */
+/** GET /v1/media/{id} with the key, then its redirect without it, every hop checked before sent. */
 import type { IBinaryData, IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
@@ -58,10 +54,7 @@ async function readSmallText(stream: Readable, limit = 2048): Promise<string> {
 	return Buffer.concat(chunks).toString('utf8').slice(0, limit);
 }
 
-/**
- * A host's addresses through n8n's own resolver (the scanner allows no DNS import), which applies
- * n8n's SSRF rules when they are on. Undefined on an n8n without it (1.x).
- */
+/** Addresses by n8n's resolver and SSRF rules (the scanner bars DNS imports); undefined on 1.x. */
 async function resolvedAddresses(
 	this: IExecuteFunctions,
 	hostname: string,

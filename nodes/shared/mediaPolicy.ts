@@ -13,10 +13,7 @@ const THIS_MACHINE_NAMES = new Set([
 	'ip6-loopback',
 ]);
 
-/**
- * Why a media URL may not be fetched, on its text alone: http(s) only, no step down from https, a
- * literal address public (loopback when the Base URL is). Names are checked again once resolved.
- */
+/** Why a media URL may not be fetched, from its text (names are checked again once resolved). */
 export function mediaUrlProblem(target: URL, baseUrl: URL): string | undefined {
 	if (target.protocol !== 'http:' && target.protocol !== 'https:')
 		return `its scheme is "${target.protocol}" (only https, or http when the Base URL is http, is fetched)`;
@@ -41,7 +38,6 @@ export const DEFAULT_MAX_FILE_SIZE_MB = 100;
 export const DEFAULT_DOWNLOAD_TIMEOUT_SECONDS = 300;
 
 export type DownloadLimits = { maxFileSizeMb: number; timeoutSeconds: number };
-/** The limit options of a node, as entered (empty: the default). */
 export type LimitOptions = { maxFileSize?: unknown; downloadTimeout?: unknown };
 
 /** The limits from a node's options: defaults when empty, or the sentence naming a bad one. */

@@ -1,8 +1,4 @@
-/**
- * The one way lists are read. The spec shows no list shape (CONTRACT I4, L1, K3), so every
- * plausible one is read: `{data|items, has_more, next_cursor}`, `{items|data, next}` (a URL on the
- * Base URL, or a token), a bare array (one page), `{data|items, page, total_pages|pages|has_more}`.
- */
+/** The one way lists are read; the spec shows no shape (CONTRACT I4, L1, K3): any likely one is. */
 import { createHash } from 'node:crypto';
 
 import type { IDataObject } from 'n8n-workflow';
@@ -53,10 +49,7 @@ function pageNumberNext(body: IDataObject, full: boolean): NextPage | undefined 
 	return full ? { page: page + 1 } : undefined;
 }
 
-/**
- * One list answer, or undefined for an answer in none of the shapes. `limit`: the page size asked
- * for, so that a full page without a way on is reported as truncated.
- */
+/** One list answer, or undefined (no shape); a full page (`limit`) with no way on is truncated. */
 export function listPage(body: unknown, limit?: number): ListPage | undefined {
 	const full = (entries: unknown[]) => limit !== undefined && entries.length >= limit;
 	if (Array.isArray(body)) return { entries: body, truncated: full(body) };
@@ -89,14 +82,13 @@ async function requestPage(
 	if (next === undefined || !('url' in next))
 		return await apiRequest.call(this, 'GET', path, { qs: { ...qs, ...next }, context });
 	const credential = await checkedCredential.call(this, context.itemIndex);
-	const { baseUrl } = credential;
-	const onBase = pathUnderBase(baseUrl, next.url);
+	const onBase = pathUnderBase(credential.baseUrl, next.url);
 	if (onBase === undefined) {
 		throw new NodeOperationError(
 			this.getNode(),
 			`${context.operation}: the service's next page is not on the credential's Base URL; it was not read`,
 			{
-				description: `The list answer of ${path} points its next page to "${serviceLine(next.url, { max: 200 })}", outside ${baseUrl}. The API key is sent only to the Base URL, so reading stopped here. Check the credential's Base URL (it must be the address the service's links use).`,
+				description: `The list answer of ${path} points its next page to "${serviceLine(next.url, { max: 200 })}", outside ${credential.baseUrl}. The API key is sent only to the Base URL, so reading stopped here. Check the credential's Base URL (it must be the address the service's links use).`,
 				itemIndex: context.itemIndex,
 			},
 		);
@@ -109,7 +101,6 @@ function digestOf(entries: unknown[]): string {
 	return createHash('sha256').update(JSON.stringify(entries)).digest('base64');
 }
 
-/** A list read stopped because the service's answer goes beyond what a list read takes. */
 function pageProblem(
 	this: ApiContext,
 	path: string,
@@ -136,10 +127,9 @@ function repeatedPage(this: ApiContext, path: string, context: RequestContext) {
 }
 
 /**
- * GETs a list page by page from `from.next`, handing each answer to `visit` (the page, or
- * undefined when not a list) until it returns false, the list ends or a position repeats. When
- * `maxPages` cuts it, `complete` is false and `next` is where a later read can go on; a full
- * page with no way on (a bare array) is `complete` false without a `next`.
+ * GETs a list page by page from `from.next`, handing each answer to `visit` (undefined: not a list)
+ * until it returns false, the list ends or repeats. `complete` false: `maxPages` cut it (a later
+ * read goes on at `next`), or a full page had no way on (a bare array, no `next`).
  */
 export async function readPages(
 	this: ApiContext,
@@ -153,7 +143,6 @@ export async function readPages(
 	let next = from.next;
 	const maxPages = from.maxPages ?? MAX_PAGES;
 	const limit = typeof qs.limit === 'number' ? qs.limit : undefined;
-	/** Digests of the pages read: entries seen before mean the service is going round. */
 	const pagesRead = new Set<string>();
 	for (let pages = 0; pages < maxPages; pages++) {
 		const body = await requestPage.call(this, path, qs, context, next);

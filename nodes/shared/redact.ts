@@ -8,14 +8,12 @@ const TOKEN_PATTERN = /(sk_live_|whsec_)[A-Za-z0-9_\-.~+/=%\\]+|(Bearer\s+)[^\s"
 /** A field whose name says it holds a secret: its value is never shown. */
 const SECRET_FIELD = /secret/i;
 
-function writtenForms(value: string): string[] {
-	return [
-		...new Set([
-			value,
-			encodeURIComponent(value),
-			JSON.stringify(value).slice(1, -1).replace(/\//g, '\\/'),
-		]),
-	];
+function writtenForms(value: string): Set<string> {
+	return new Set([
+		value,
+		encodeURIComponent(value),
+		JSON.stringify(value).slice(1, -1).replace(/\//g, '\\/'),
+	]);
 }
 
 export function redactText(text: string, known: readonly string[] = []): string {
@@ -74,10 +72,7 @@ export const CONTROL_OR_SEPARATOR = /[\p{Cc}\p{Zl}\p{Zp}]+/gu;
 const INVISIBLE = /\p{Cf}+/gu;
 const TAG = /<\/?[a-z!?][^<>]*>/gi;
 
-/**
- * Service text made safe to write anywhere, in the order docs/security.md gives ("Service text is
- * made safe"): characters out before redaction, so a key split by a zero-width mark is redacted.
- */
+/** Safe service text (docs/security.md): invisibles go first, so a key split by one is redacted. */
 export function serviceLine(
 	value: string,
 	options: { max?: number; known?: readonly string[] } = {},

@@ -11,7 +11,6 @@ export class ReplayGuard {
 		return true;
 	}
 
-	/** Keeps `key` until `expiresAtMs`, seen before or not. */
 	keep(key: string, expiresAtMs: number, nowMs: number): void {
 		if (this.seen.size >= this.capacity) this.prune(nowMs);
 		this.seen.delete(key);
@@ -44,10 +43,7 @@ export class ReplayGuard {
 	}
 }
 
-/**
- * The value kept under `key` in a map of at most `max` keys, made by `make` when missing; the
- * least recently used key is dropped to make room.
- */
+/** `map`'s value for `key`, made when missing; past `max` keys, the least recently used goes. */
 export function lruOf<V>(map: Map<string, V>, key: string, max: number, make: () => V): V {
 	const value = map.get(key) ?? make();
 	map.delete(key);

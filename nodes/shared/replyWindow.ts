@@ -35,6 +35,5 @@ export function closedWindow(
 	if (from !== undefined && typeof data.number === 'string' && data.number.trim() !== from)
 		return undefined;
 	const closesMs = Date.parse(input.reply_window_closes_at);
-	if (!Number.isFinite(closesMs)) return undefined;
 	return nowMs > closesMs + CLOCK_SKEW_MS ? input.reply_window_closes_at : undefined;
 }

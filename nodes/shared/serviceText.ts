@@ -1,8 +1,4 @@
-/**
- * What an error body says, read without trusting its shape: the spec shows none. Seen or likely:
- * `{error: {code, message}}` (the sandbox, CONTRACT G1), RFC 9457 `{type, title, status, detail}`,
- * `{message, code}`, `{error: "…"}` and plain text; an HTML page (a proxy's) is never quoted.
- */
+/** What an error body says, whatever its shape (the spec shows none); HTML is never quoted. */
 import { isPlainObject } from './json';
 import { serviceLine } from './redact';
 
@@ -68,7 +64,6 @@ export function serviceMessage(body: unknown): string | undefined {
 	return fromObject(body);
 }
 
-/** The message, then the service's own sentence quoted when the body has one. */
 export function withServiceSentence(message: string, body: unknown): string {
 	const said = serviceMessage(body);
 	return said ? `${message}. The service said: "${said}"` : message;

@@ -5,7 +5,6 @@ import { deriveKey, type KeyLabel } from './credentialKeys';
 import { computeSignature } from './signature';
 import type { RawResponse } from './transport';
 
-/** `sha256=<hex HMAC>` of the raw body, keyed with the API key's derived key for `label`. */
 export function signWithDerivedKey(
 	apiKey: string,
 	label: KeyLabel,

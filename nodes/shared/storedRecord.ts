@@ -1,7 +1,4 @@
-/**
- * A stored message record read tolerantly, pure: the spec does not show its fields (CONTRACT I4),
- * so the text is `text` or `body`, the time `created_at` or `created` (ISO, or unix s or ms).
- */
+/** A stored message record, pure and tolerant: the spec does not show its fields (CONTRACT I4). */
 import type { IDataObject } from 'n8n-workflow';
 
 /** Below this a unix number is seconds (year 5138), below the next milliseconds. */
@@ -55,10 +52,7 @@ export function recordCreatedAt(record: IDataObject): string | undefined {
 	return readableTime(record.created_at) ?? readableTime(record.created);
 }
 
-/**
- * The record with its own fields, plus `text` and `created_at` in the canonical form when it
- * lacks them (a `created_at` that is not an ISO string is replaced: the watermark reads strings).
- */
+/** The record plus `text` and ISO `created_at` when it lacks them (the watermark reads strings). */
 export function withCanonicalFields(record: IDataObject): IDataObject {
 	const canonical: IDataObject = { ...record };
 	const text = recordText(record);

@@ -105,8 +105,7 @@ export async function withRetries<T extends { statusCode: number; headers: Respo
 
 /** The credential's Base URL (checked before anything is sent) and its secret values. */
 export async function checkedCredential(this: ApiContext, itemIndex?: number) {
-	// trigger() (the catch-up, the webhook watch) and poll(): the node's cached read, as webhook() uses;
-	// n8n 2.x builds an expression isolate for each read outside an execution.
+	// Outside an execution, the node's cached read: n8n 2.x builds an isolate per read there.
 	const cached = outsideExecution(this) ? await credentialRead.call(this) : undefined;
 	const credentials =
 		cached !== undefined && typeof cached !== 'string'
@@ -117,8 +116,6 @@ export async function checkedCredential(this: ApiContext, itemIndex?: number) {
 
 const outsideExecution = (context: ApiContext): context is ITriggerFunctions | IPollFunctions =>
 	'emit' in context || '__emit' in context;
-
-export type CheckedCredential = ReturnType<typeof checkCredential>;
 
 /** checkedCredential for a credential read already (the trigger's cache, credentialKeys.ts). */
 export function checkCredential(
@@ -136,10 +133,7 @@ export function checkCredential(
 	return { baseUrl: base.url, secrets: secrets.map((value) => value.trim()), credentials };
 }
 
-/**
- * A URL the service gave (absolute or root-relative) as a path and query under the Base URL, or
- * undefined when it leads anywhere else: the key goes only to the Base URL (a next-page link).
- */
+/** A service URL as path and query under the Base URL, or undefined: the key goes only there. */
 export function pathUnderBase(baseUrl: string, url: string): string | undefined {
 	if (!URL.canParse(baseUrl) || !URL.canParse(url, baseUrl)) return undefined;
 	const base = new URL(baseUrl);
@@ -159,7 +153,7 @@ interface RequestOptions {
 	body?: IDataObject;
 	context: RequestContext;
 	/** The credential as the caller read it with checkedCredential (read here otherwise). */
-	credential?: CheckedCredential;
+	credential?: ReturnType<typeof checkCredential>;
 }
 
 /** A request with the API key; its answer, of any status, comes back redacted. */
@@ -172,8 +166,7 @@ export async function rawApiRequest(
 	const { context } = options;
 	const { baseUrl, secrets, credentials } =
 		options.credential ?? (await checkedCredential.call(this, context.itemIndex));
-	// The credential as read and checked above, so n8n does not read it again per attempt (n8n 2.x
-	// builds an expression isolate for each read outside an execution: docs/performance.md).
+	// As read above, or n8n reads it per attempt (an isolate each in 2.x: docs/performance.md).
 	const reference = this.getNode().credentials?.[CREDENTIAL_TYPE];
 	const credentialsDecrypted: ICredentialsDecrypted = {
 		id: reference?.id ?? '',
@@ -186,9 +179,7 @@ export async function rawApiRequest(
 		throw new NodeOperationError(
 			this.getNode(),
 			`${context.operation}: not a path under the Base URL`,
-			{
-				itemIndex: context.itemIndex,
-			},
+			{ itemIndex: context.itemIndex },
 		);
 	const request: IHttpRequestOptions = {
 		method,

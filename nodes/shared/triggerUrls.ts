@@ -1,7 +1,4 @@
-/**
- * The Business Messaging Trigger's two URLs, [<base path>]/<webhook id>/<path>: the service's
- * events and Reply and Wait's registrations, each a webhook of its own (one protocol per URL).
- */
+/** The trigger's two webhooks, events and Reply and Wait's registrations: one protocol per URL. */
 export const EVENT_PATH = 'webhook';
 export const REGISTRATION_PATH = 'wait-registration';
 

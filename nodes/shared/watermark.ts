@@ -12,10 +12,7 @@ function instant(record: IDataObject): number {
 	return Number.isNaN(ms) ? -Infinity : ms;
 }
 
-/**
- * The microseconds Date.parse drops (`.383807` is 807, `.383Z` 0). Comparing texts put
- * `.383807+00:00` before `.383Z`: the catch-up skipped a message stored in its first ms.
- */
+/** The µs Date.parse drops (`.383807`: 807): as texts, `.383807+00:00` sorts before `.383Z`. */
 function microsPastMillisecond(record: IDataObject): number {
 	const fraction = /\.(\d+)/.exec(String(record.created_at))?.[1] ?? '';
 	return Number(fraction.padEnd(6, '0').slice(3, 6));

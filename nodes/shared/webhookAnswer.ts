@@ -1,7 +1,4 @@
-/**
- * The one reader of GET /v1/console/webhook (`{url, configured}`, CONTRACT W5), for activation, the
- * webhook watch and Reply and Wait's registration.
- */
+/** The one reader of GET /v1/console/webhook (`{url, configured}`, CONTRACT W5). */
 import { NodeApiError } from 'n8n-workflow';
 
 import { isPlainObject } from './json';
@@ -31,7 +28,6 @@ export function readWebhookAnswer(body: unknown): RemoteWebhook | { unreadable: 
 	return { configured: true, url };
 }
 
-/** GET /v1/console/webhook read (readWebhookAnswer); an answer it cannot read fails, naming why. */
 export async function readRemoteWebhook(
 	this: ApiContext,
 	operation: string,

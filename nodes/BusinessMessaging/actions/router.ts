@@ -47,14 +47,11 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 				}),
 			);
 		} catch (error) {
-			if (this.continueOnFail()) {
-				const { message, description } = error as { message: string; description?: unknown };
-				const json: IDataObject = { error: message };
-				if (typeof description === 'string' && description) json.description = description;
-				returnData.push({ json, pairedItem: { item: itemIndex } });
-				continue;
-			}
-			throw asNodeError(this.getNode(), error, itemIndex);
+			if (!this.continueOnFail()) throw asNodeError(this.getNode(), error, itemIndex);
+			const { message, description } = error as { message: string; description?: unknown };
+			const json: IDataObject = { error: message };
+			if (typeof description === 'string' && description) json.description = description;
+			returnData.push({ json, pairedItem: { item: itemIndex } });
 		}
 	}
 	return [returnData];

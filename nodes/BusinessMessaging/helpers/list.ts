@@ -17,15 +17,11 @@ interface RecordRules {
 	filtered?: boolean;
 }
 
-/**
- * GET a list for one item by its Return All, Limit, Simplify and Additional Query Parameters
- * fields, paging on until the limit (within the page bound): one output item per record.
- */
+/** One item's Get Many by its list fields, paging up to Limit (within the page bound). */
 export async function getList(
 	this: IExecuteFunctions,
 	itemIndex: number,
 	path: string,
-	/** What Simplify keeps of each record. */
 	simpleFields: readonly string[],
 	/** The query the node's own fields set, and every name they may set (cursor is the loop's). */
 	query: { qs: IDataObject; reserved: readonly string[] },

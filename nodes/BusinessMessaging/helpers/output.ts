@@ -18,10 +18,7 @@ export function withoutSecrets(record: IDataObject): IDataObject {
 	);
 }
 
-/**
- * Simplify: the record's `fields`, in that order; fields it lacks are left out, others dropped.
- * Never the record whole (a model may read it): one with none of them gives {}.
- */
+/** Simplify: only `fields`, in order; never the record whole (a model may read it), even if {}. */
 export function pick(record: IDataObject, fields: readonly string[]): IDataObject {
 	const kept = fields.filter((field) => record[field] !== undefined);
 	return Object.fromEntries(kept.map((field) => [field, record[field]]));

@@ -18,7 +18,6 @@ const LOG_CATEGORIES = [
 	'webhook',
 ] as const;
 
-/** What Simplify keeps of a log entry. */
 const SIMPLE_FIELDS = ['created_at', 'category', 'event', 'success', 'reason', 'wa_message_id'];
 
 const properties: INodeProperties[] = [

@@ -107,17 +107,13 @@ export async function execute(
 		{ operation: 'Message → Get Many', scope: 'messages:read', itemIndex },
 		{
 			read: withCanonicalFields,
-			// Whether the service applies contact and number is not shown: they are applied here too.
 			keep: (record) => keepsMessage(record, { direction, contact, number }),
 			filtered: contact !== undefined || number !== undefined,
 		},
 	);
 }
 
-/**
- * Pure: whether a stored message matches the Get Many's direction and filters. Records say their
- * direction (spec); the contact is an inbound's `from`, an echo's `to`; a field missing refuses.
- */
+/** Whether a stored message matches: direction (if it says), contact (an echo's `to`), number. */
 export function keepsMessage(
 	record: IDataObject,
 	wanted: { direction: 'in' | 'echo'; contact?: string; number?: string },

@@ -142,11 +142,8 @@ export async function sendReply(
 		);
 	}
 
-	const body: IDataObject = { to, text };
-	if (from !== undefined) body.from = from;
-
 	const response = await apiRequest.call(this, 'POST', '/v1/messages/reply', {
-		body,
+		body: { to, text, ...(from !== undefined && { from }) },
 		context: { operation, scope: 'messages:send', itemIndex, reply: { from } },
 	});
 	return asJsonObject(response);

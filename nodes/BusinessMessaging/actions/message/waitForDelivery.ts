@@ -69,11 +69,7 @@ export async function waitForDelivery(
 	const intervalMs =
 		boundedNumber(options.deliveryCheckInterval, DEFAULT_CHECK_INTERVAL_SECONDS, 1, 60) * 1000;
 	const startedMs = Date.now();
-	let checks = 0;
-	let record: IDataObject;
-	let status: IDataObject[string];
-	let final: boolean;
-	for (;;) {
+	for (let checks = 1; ; checks++) {
 		const response = await apiRequest
 			.call(this, 'GET', `/v1/messages/${encodeURIComponent(id)}`, {
 				context: {
@@ -89,21 +85,22 @@ export async function waitForDelivery(
 				if (error instanceof Error) error.message = `${SENT_ONCE}. ${error.message}`;
 				throw error;
 			});
-		checks++;
-		record = isPlainObject(response) ? response : {};
-		status = (record.status ?? null) as IDataObject[string];
-		final = typeof status === 'string' && FINAL_STATUSES.includes(status.trim().toLowerCase());
-		if (final || Date.now() - startedMs + intervalMs > limitMs) break;
+		const record = isPlainObject(response) ? response : {};
+		const status = record.status ?? null;
+		const final =
+			typeof status === 'string' && FINAL_STATUSES.includes(status.trim().toLowerCase());
+		if (final || Date.now() - startedMs + intervalMs > limitMs) {
+			return {
+				final,
+				status,
+				error: record.error ?? null,
+				waited_ms: Date.now() - startedMs,
+				checks,
+				...(!final && {
+					reason: `The service reported no final status (delivered, read or failed) within ${limitMs / 1000} s; status is the last one it reported.`,
+				}),
+			};
+		}
 		await sleep(intervalMs);
 	}
-	return {
-		final,
-		status,
-		error: record.error ?? null,
-		waited_ms: Date.now() - startedMs,
-		checks,
-		...(!final && {
-			reason: `The service reported no final status (delivered, read or failed) within ${limitMs / 1000} s; status is the last one it reported.`,
-		}),
-	};
 }
