@@ -155,7 +155,10 @@ export interface CatchUpRun {
 /** How long a start window waits for a sign of who serves the URL before it takes this process. */
 const SERVED_EVIDENCE_MS = 5 * 60_000;
 
-/** Does this process serve the URL? Deliveries since the window tell; undefined: no sign yet. */
+/**
+ * Does this process serve the URL? Yes once it accepted a message since the window began; no when a
+ * later message was delivered and not accepted here (queue mode: a processor took it). Undefined: no sign yet.
+ */
 function servedHere(
 	run: CatchUpRun,
 	stored: Stored,

@@ -1,4 +1,7 @@
-/** Combine, regular mode: webhook() holds, trigger() emits per burst (docs/ai-agents.md). */
+/**
+ * Combine, regular mode: webhook() holds a message in memory, trigger() emits one execution per burst.
+ * Saved is one time before which all held ran: after a crash the catch-up recovers from it (docs/reliability.md).
+ */
 import type {
 	IDataObject,
 	INodeExecutionData,
