@@ -106,16 +106,25 @@ export async function withRetries<T extends { statusCode: number; headers: Respo
 /** The credential's Base URL (checked before anything is sent) and its secret values. */
 export async function checkedCredential(this: ApiContext, itemIndex?: number) {
 	// Outside an execution, the node's cached read: n8n 2.x builds an isolate per read there.
-	const cached = outsideExecution(this) ? await credentialRead.call(this) : undefined;
-	const credentials =
-		cached !== undefined && typeof cached !== 'string'
-			? cached.credentials
-			: await this.getCredentials(CREDENTIAL_TYPE, itemIndex);
-	return checkCredential(this.getNode(), credentials, itemIndex);
+	const read = outsideExecution(this)
+		? await credentialRead.call(this)
+		: { credentials: await this.getCredentials(CREDENTIAL_TYPE, itemIndex) };
+	if (typeof read === 'string') throw new NodeOperationError(this.getNode(), read, { itemIndex });
+	return checkCredential(this.getNode(), read.credentials, itemIndex);
 }
 
-const outsideExecution = (context: ApiContext): context is ITriggerFunctions | IPollFunctions =>
-	'emit' in context || '__emit' in context;
+/** trigger(), poll() and webhook(): the contexts that read the node's cached credential. */
+const outsideExecution = (
+	context: ApiContext,
+): context is ITriggerFunctions | IPollFunctions | IWebhookFunctions =>
+	'emit' in context || '__emit' in context || 'getBodyData' in context;
+
+/** A key or Base URL changed since the cached read may be why a request failed: read it afresh next. */
+function forgetReadAfterFailure(context: ApiContext, status?: number): void {
+	const mayBeCredential =
+		status === undefined || status === 401 || status === 403 || status === 404;
+	if (mayBeCredential && outsideExecution(context)) forgetCredentialRead.call(context);
+}
 
 /** checkedCredential for a credential read already (the trigger's cache, credentialKeys.ts). */
 export function checkCredential(
@@ -194,7 +203,7 @@ export async function rawApiRequest(
 		disableFollowRedirect: true,
 		timeout: 30_000,
 	};
-	const response = await withRetries(
+	const sent = withRetries(
 		async () =>
 			(await this.helpers.httpRequestWithAuthentication.call(
 				this,
@@ -222,8 +231,11 @@ export async function rawApiRequest(
 			},
 		},
 	);
-	// A key changed or revoked since the cached read: the next request reads the credential again.
-	if (response.statusCode === 401 && outsideExecution(this)) forgetCredentialRead.call(this);
+	const response = await sent.catch((error: unknown) => {
+		forgetReadAfterFailure(this);
+		throw error;
+	});
+	forgetReadAfterFailure(this, response.statusCode);
 	const redacted = { ...response, body: redact(response.body, secrets) };
 	return options.unredacted ? { ...redacted, unredactedBody: response.body } : redacted;
 }

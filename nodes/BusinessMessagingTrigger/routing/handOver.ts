@@ -1,17 +1,14 @@
 /** Hand over: the service's echo history decides (no n8n state), so every n8n process agrees. */
 import type { INodeExecutionData, ITriggerFunctions, IWebhookFunctions } from 'n8n-workflow';
 
-import { credentialRead, forgetCredentialRead } from '../../shared/credentialKeys';
 import { isPlainObject } from '../../shared/json';
-import { apiRequest, checkCredential } from '../../shared/transport';
+import { apiRequest } from '../../shared/transport';
 import type { HandOverSettings } from '../options';
 
 export const HAND_OVER_IGNORED =
 	'a person is answering this contact (While a Person Answers: Do Not Emit)';
 /** An echo stamped up to this far in the future (service clock ahead of n8n's) still counts. */
 const FUTURE_SKEW_MS = 60 * 1000;
-
-class CredentialUnreadable extends Error {}
 
 /** Pure: did an echo (any order) go to `contact` from `number` within the last `minutes`? */
 export function handOverDecision(
@@ -56,19 +53,12 @@ export async function routeHandOver(
 
 	let answer: unknown;
 	try {
-		// The trigger's cached read (credentialKeys.ts): a credential read outside an execution costs
-		// n8n 2.x an isolate, and every inbound message (an answer to Reply and Wait too) asks this.
-		const read = await credentialRead.call(this);
-		// Unreadable: credentialKeys.ts remembers it 10 s (no read per message meanwhile).
-		if (typeof read === 'string') throw new CredentialUnreadable(read);
+		// Every inbound message asks: the transport uses the node's cached credential read.
 		answer = await apiRequest.call(this, 'GET', '/v1/messages/inbound', {
 			qs: { direction: 'echo', contact, number, limit: 20 },
 			context: { operation: 'Trigger → While a Person Answers', scope: 'messages:read' },
-			credential: checkCredential(this.getNode(), read.credentials),
 		});
 	} catch (error) {
-		// A changed key or Base URL may be why a request failed: the next message reads it afresh.
-		if (!(error instanceof CredentialUnreadable)) forgetCredentialRead.call(this);
 		json.hand_over = {
 			checked: false,
 			reason: `the echo history could not be read: ${(error as Error).message}`,

@@ -164,7 +164,7 @@ describe('hand over with real deliveries from the sandbox', () => {
 		]);
 	});
 
-	it('after the first message, five more within a minute read no credential for the echo history (n8n 2.x: an isolate each); a failed read is not kept', async () => {
+	it('after the first message, five more within a minute read no credential for the echo history (n8n 2.x: an isolate each); a read is kept through a 500, not through a network failure', async () => {
 		const results = await served({ options: { handOver: 'output' } });
 		const reads = jest.spyOn(HarnessCredentialsHelper.prototype, 'getDecrypted');
 		try {
@@ -183,9 +183,21 @@ describe('hand over with real deliveries from the sandbox', () => {
 			});
 			await write(CONTACT, 'during an outage');
 			expect(results[7].workflowData![0][0].json.hand_over).toMatchObject({ checked: false });
+			// The service failing says nothing of the credential.
 			await write(CONTACT, 'after the outage');
-			expect(reads).toHaveBeenCalledTimes(1);
+			expect(reads).toHaveBeenCalledTimes(0);
 			expect(results[8].workflowData![1]).toHaveLength(1);
+			// A network failure may be a changed Base URL: the next message reads the credential again.
+			await control(sb, 'POST', '/faults', {
+			count: 4,
+			kind: 'reset',
+			path_prefix: '/v1/messages/inbound',
+			});
+			await write(CONTACT, 'while the network fails');
+			expect(results[9].workflowData![0][0].json.hand_over).toMatchObject({ checked: false });
+			await write(CONTACT, 'after the network failure');
+			expect(reads).toHaveBeenCalledTimes(1);
+			expect(results[10].workflowData![1]).toHaveLength(1);
 		} finally {
 			reads.mockRestore();
 		}
