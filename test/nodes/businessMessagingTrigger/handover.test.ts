@@ -189,9 +189,9 @@ describe('hand over with real deliveries from the sandbox', () => {
 			expect(results[8].workflowData![1]).toHaveLength(1);
 			// A network failure may be a changed Base URL: the next message reads the credential again.
 			await control(sb, 'POST', '/faults', {
-			count: 4,
-			kind: 'reset',
-			path_prefix: '/v1/messages/inbound',
+				count: 4,
+				kind: 'reset',
+				path_prefix: '/v1/messages/inbound',
 			});
 			await write(CONTACT, 'while the network fails');
 			expect(results[9].workflowData![0][0].json.hand_over).toMatchObject({ checked: false });
