@@ -18,7 +18,7 @@ import {
 	nodeParameters,
 	readNodeSettings,
 } from '../../../nodes/BusinessMessagingTrigger/receiving/accept';
-import { nodeKeyOf } from '../../../nodes/shared/credentialKeys';
+import { forgetCredentialRead, nodeKeyOf } from '../../../nodes/shared/credentialKeys';
 import * as history from '../../../nodes/shared/history';
 import type { HeldTrigger } from '../../harness';
 import { HarnessCredentialsHelper } from '../../harness/credentials';
@@ -376,6 +376,29 @@ describe('catch-up without holes, against the sandbox', () => {
 		const before = reads.mock.calls.length;
 		await once();
 		expect(reads.mock.calls.length).toBe(before + 1);
+	});
+
+	it('a credential n8n cannot decrypt: the run fails naming why, and the next run within 10 s reads it no more (an isolate each); after 10 s it is read again', async () => {
+		const served = await setup({});
+		await served.down();
+		await inbound('missed');
+		await served.up();
+		later();
+		const { held, once } = runner(served);
+		forgetCredentialRead.call(held.context);
+		const reads = jest
+			.spyOn(HarnessCredentialsHelper.prototype, 'getDecrypted')
+			.mockRejectedValue(new Error('Credentials could not be decrypted'));
+		await expect(once()).rejects.toThrow(
+			/the credential could not be read \(Credentials could not be decrypted\)/,
+		);
+		await expect(once()).rejects.toThrow(/could not be decrypted/);
+		expect(reads).toHaveBeenCalledTimes(1);
+		// later() restores every mock: the credential reads again, 11 s on.
+		later(SETTLE_MS / 1000 + 5 + 11);
+		await once();
+		await endAll(held);
+		expect(texts(held.emitted)).toEqual(['missed']);
 	});
 
 	it('Download Media: a recovered inbound message carries its file, as the webhook does', async () => {
