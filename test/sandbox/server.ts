@@ -22,6 +22,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 	const answers = new AnswerSettings(options.answers);
 	const apiServer = createServer();
 	const mediaServer = createServer();
+	// Idle connections are closed by the client only (undici after 4 s): a server closing one at its own
+	// 5 s races a request the client sends on it, which then fails ECONNRESET (seen in Jest under load).
+	for (const server of [apiServer, mediaServer]) server.keepAliveTimeout = 0;
 	try {
 		await listen(apiServer, options.port ?? 0, host);
 		await listen(mediaServer, options.mediaPort ?? 0, host);
