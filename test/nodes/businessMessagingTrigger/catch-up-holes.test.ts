@@ -347,13 +347,18 @@ describe('catch-up without holes, against the sandbox', () => {
 		});
 	});
 
-	it("runs read the node's cached credential, not one read per request (n8n 2.x builds an isolate for each); the key changed and refused 401: the next run reads it again", async () => {
+	/** One message came while n8n was down and it is back: the catch-up's runner, some time on. */
+	const missedWhileDown = async () => {
 		const served = await setup({});
 		await served.down();
 		await inbound('missed');
 		await served.up();
 		later();
-		const { held, once } = runner(served);
+		return runner(served);
+	};
+
+	it("runs read the node's cached credential, not one read per request (n8n 2.x builds an isolate for each); the key changed and refused 401: the next run reads it again", async () => {
+		const { held, once } = await missedWhileDown();
 		const original = HarnessCredentialsHelper.prototype.getDecrypted;
 		let apiKey = sb.keys.all;
 		const reads = jest
@@ -379,12 +384,7 @@ describe('catch-up without holes, against the sandbox', () => {
 	});
 
 	it('a credential n8n cannot decrypt: the run fails naming why, and the next run within 10 s reads it no more (an isolate each); after 10 s it is read again', async () => {
-		const served = await setup({});
-		await served.down();
-		await inbound('missed');
-		await served.up();
-		later();
-		const { held, once } = runner(served);
+		const { held, once } = await missedWhileDown();
 		forgetCredentialRead.call(held.context);
 		const reads = jest
 			.spyOn(HarnessCredentialsHelper.prototype, 'getDecrypted')
