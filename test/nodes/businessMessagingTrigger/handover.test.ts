@@ -123,6 +123,9 @@ describe('hand over with real deliveries from the sandbox', () => {
 		).body;
 	const personAnswers = async (to: string) =>
 		await control(sb, 'POST', '/echo', { to, number: number(), text: 'A person here' });
+	/** The echo history's next reads all fail (4: more than the transport's retries of a read). */
+	const echoHistoryFails = async (kind: 'status_500' | 'reset') =>
+		await control(sb, 'POST', '/faults', { count: 4, kind, path_prefix: '/v1/messages/inbound' });
 
 	it("after an echo, the next inbound of that contact goes to Hand Over; another contact's does not", async () => {
 		const results = await served({ options: { handOver: 'output', handOverMinutes: 30 } });
@@ -176,11 +179,7 @@ describe('hand over with real deliveries from the sandbox', () => {
 			await personAnswers(CONTACT);
 			await write(CONTACT, 'after the echo');
 			expect(results[6].workflowData![1]).toHaveLength(1);
-			await control(sb, 'POST', '/faults', {
-				count: 4,
-				kind: 'status_500',
-				path_prefix: '/v1/messages/inbound',
-			});
+			await echoHistoryFails('status_500');
 			await write(CONTACT, 'during an outage');
 			expect(results[7].workflowData![0][0].json.hand_over).toMatchObject({ checked: false });
 			// The service failing says nothing of the credential.
@@ -188,11 +187,7 @@ describe('hand over with real deliveries from the sandbox', () => {
 			expect(reads).toHaveBeenCalledTimes(0);
 			expect(results[8].workflowData![1]).toHaveLength(1);
 			// A network failure may be a changed Base URL: the next message reads the credential again.
-			await control(sb, 'POST', '/faults', {
-				count: 4,
-				kind: 'reset',
-				path_prefix: '/v1/messages/inbound',
-			});
+			await echoHistoryFails('reset');
 			await write(CONTACT, 'while the network fails');
 			expect(results[9].workflowData![0][0].json.hand_over).toMatchObject({ checked: false });
 			await write(CONTACT, 'after the network failure');
@@ -206,11 +201,7 @@ describe('hand over with real deliveries from the sandbox', () => {
 	it('the echo history cannot be read: the message goes where it would have gone, marked unchecked (never lost)', async () => {
 		const results = await served({ options: { handOver: 'output' } });
 		await personAnswers(CONTACT);
-		await control(sb, 'POST', '/faults', {
-			count: 4,
-			kind: 'status_500',
-			path_prefix: '/v1/messages/inbound',
-		});
+		await echoHistoryFails('status_500');
 		await write(CONTACT, 'during an outage');
 		const item = results[0].workflowData![0][0];
 		expect(results[0].workflowData![1]).toEqual([]);
