@@ -26,6 +26,10 @@ export function deriveKey(apiKey: string, label: string): string {
 	return createHmac('sha256', apiKey).update(label).digest('hex');
 }
 
+/** An identifier of the API key, safe to store: a trigger resumes only its own key's waits. */
+export const accountIdOf = (derivedKey: string) => derivedKey.slice(0, 32);
+export const accountId = (apiKey: string) => accountIdOf(deriveKey(apiKey, ACCOUNT_ID_LABEL));
+
 const LABELS = [WAIT_REGISTRATION_LABEL, RESUME_KEY_LABEL, ACCOUNT_ID_LABEL] as const;
 export type KeyLabel = (typeof LABELS)[number];
 

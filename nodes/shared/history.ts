@@ -21,6 +21,16 @@ export const MESSAGE_EVENTS = Object.keys(DIRECTIONS) as MessageEvent[];
 
 const HISTORY_PATH = '/v1/messages/inbound';
 
+/** An inbound message event's contact and number (trimmed), id and time; undefined for any other event. */
+export function inboundParts(json: IDataObject) {
+	if (json.event !== 'message.inbound') return undefined;
+	const data = isPlainObject(json.data) ? json.data : {};
+	const text = (value: unknown) => (typeof value === 'string' ? value : '');
+	const [contact, number, id] = [data.from, data.number, data.wa_message_id].map(text);
+	const at = typeof json.timestamp === 'string' ? json.timestamp : undefined;
+	return { contact: contact.trim(), number: number.trim(), id, at };
+}
+
 /**
  * Stored messages of one direction, newest first, back to the watermark (or one page), canonical
  * (storedRecord.ts). `complete` false: the bound stopped it, at `next` (none: no way on). An answer

@@ -1,6 +1,7 @@
 /** Hand over: the service's echo history decides (no n8n state), so every n8n process agrees. */
 import type { INodeExecutionData, ITriggerFunctions, IWebhookFunctions } from 'n8n-workflow';
 
+import { inboundParts } from '../../shared/history';
 import { isPlainObject } from '../../shared/json';
 import { apiRequest } from '../../shared/transport';
 import type { HandOverSettings } from '../options';
@@ -46,10 +47,8 @@ export async function routeHandOver(
 	if (settings.mode === 'off') return outputs;
 	const notHandedOver = settings.mode === 'output' ? [...outputs, []] : outputs;
 	const json = item.json;
-	const data = isPlainObject(json.data) ? json.data : {};
-	const contact = typeof data.from === 'string' ? data.from.trim() : '';
-	const number = typeof data.number === 'string' ? data.number.trim() : '';
-	if (json.event !== 'message.inbound' || !contact || !number) return notHandedOver;
+	const { contact = '', number = '' } = inboundParts(json) ?? {};
+	if (!contact || !number) return notHandedOver;
 
 	let answer: unknown;
 	try {

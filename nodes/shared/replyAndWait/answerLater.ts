@@ -185,26 +185,21 @@ export async function resumeOwedFromBefore(
 		left.map(async ([id, owed]) => {
 			recordOwed(home, id, owed);
 			// Only what this trigger wrote (its key's MAC) is posted: static data is anyone's to write.
-			const signed = (message: Buffer) =>
-				verifySignature(message, `sha256=${owed.mac}`, identity.resumeKey).valid;
-			if (!signed(owedMessage(id, owed))) {
+			if (!verifySignature(owedMessage(id, owed), `sha256=${owed.mac}`, identity.resumeKey).valid) {
 				settleOwed(home, id);
 				return this.logger.warn(
 					`${LOG_PREFIX}: an answer (${serviceLine(id)}) taken before n8n restarted was not written by this trigger (its MAC does not match): it is dropped`,
 				);
 			}
-			const live = isEntryInBounds(owed.entry, bounds);
 			const item = { json: owed.answer };
-			const outcome = live
-				? await resumeEntry.call(this, item, identity, owed, 'it was taken before', true)
-				: { resumed: false as const };
-			if (live || outcome.resumed) {
-				if (!outcome.resumed && outcome.crashed)
-					crashed.push(serviceLine(`${id} (execution ${owed.entry.executionId})`));
-				return settleOwed(home, id);
+			const named = serviceLine(`${id} (execution ${owed.entry.executionId})`);
+			if (!isEntryInBounds(owed.entry, bounds)) {
+				again.push(named);
+				return runAnew(this, home, id, outputsFor(item));
 			}
-			again.push(serviceLine(`${id} (execution ${owed.entry.executionId})`));
-			runAnew(this, home, id, outputsFor(item));
+			const outcome = await resumeEntry.call(this, item, identity, owed, 'it ran already', true);
+			if (!outcome.resumed && outcome.crashed) crashed.push(named);
+			settleOwed(home, id);
 		}),
 	);
 	if (crashed.length > 0)

@@ -16,8 +16,6 @@ export interface WaitingEntry {
 	account: string;
 	/** The workflow whose static data keeps the entry (the trigger's); none: this process's memory only. */
 	home?: string;
-	/** The waiting execution's workflow (informational). */
-	workflowId?: string;
 	/** The inbound message the workflow answered when it asked: it (the catch-up may bring it again), or an older one, is never the answer. */
 	askedAfter?: { id?: string; at?: string };
 }
@@ -31,7 +29,6 @@ export function isWaitingEntry(value: unknown): value is WaitingEntry {
 		typeof value.expiresAtMs === 'number' &&
 		typeof value.node === 'string' &&
 		typeof value.account === 'string' &&
-		(value.workflowId === undefined || typeof value.workflowId === 'string') &&
 		typeof value.waitId === 'string' &&
 		(value.askedAfter === undefined || isPlainObject(value.askedAfter))
 	);

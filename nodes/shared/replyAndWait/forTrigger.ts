@@ -9,26 +9,30 @@ import type {
 } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
-import { nodeKeyOf } from '../credentialKeys';
-import { isPlainObject } from '../json';
+import { WAIT_REGISTRATION_LABEL, nodeKeyOf, verifyWithDerivedKey } from '../credentialKeys';
+import { inboundParts } from '../history';
+import { isPlainObject, parseJsonBody } from '../json';
 import { ReplayGuard } from '../replayGuard';
 import { hasSignatureShape } from '../signature';
 import { REGISTRATION_PATH } from '../triggerUrls';
 import { rawBodyOf } from '../webhookRequest';
 import {
+	MAX_ENTRIES_PER_REGISTRATION,
 	REGISTRATION_HEADER,
 	isEntryInBounds,
 	ownOrigin,
-	receiveWaitRegistration,
+	type WaitRegistration,
 } from './registration';
 import { MAX_OWED, owedCount, wasAnswered } from './answeredHere';
 import { answerOwed, isRequest, resumeOwedFromBefore, type AnswerOutcome } from './answerLater';
 import { resumeEntry, triggerIdentity, type TriggerIdentity } from './resume';
 import {
 	NO_ROOM,
+	REGISTRATION_MAX_AGE_MS,
 	answerKeys,
 	answersAfterAsking,
 	findWaiting,
+	isForgotten,
 	keepWaitingEntriesCurrent,
 	markTriggerWorkflow,
 	registerWaiting,
@@ -36,7 +40,7 @@ import {
 	triggerOfWorkflow,
 	triggerRunsHere,
 } from './waitingEntries';
-import { type WaitingEntry } from './entry';
+import { isWaitingEntry, type WaitingEntry } from './entry';
 
 /** The trigger's second webhook, Reply and Wait's registrations: named `setup`, n8n's only other webhook name. */
 export const REGISTRATION_WEBHOOK: IWebhookDescription = {
@@ -72,19 +76,13 @@ function triggerTakingAnswers(
 	return triggerNodeRunningHere(nodeKeyOf.call(this));
 }
 
-function inboundMessageId(json: IDataObject): string | undefined {
-	const data = isPlainObject(json.data) ? json.data : {};
-	const id = data.wa_message_id;
-	return json.event === 'message.inbound' && typeof id === 'string' && id !== '' ? id : undefined;
-}
-
 /** Whether this inbound message already resumed a wait with no execution (a catch-up copy is not run again). */
 export function answeredAlready(
 	this: IWebhookFunctions | ITriggerFunctions,
 	json: IDataObject,
 ): boolean {
-	const id = inboundMessageId(json);
-	if (id === undefined) return false;
+	const id = inboundParts(json)?.id;
+	if (!id) return false;
 	const staticData = this.getWorkflowStaticData('global') as IDataObject;
 	return wasAnswered(staticData, this.getWorkflow().id ?? undefined, id);
 }
@@ -103,7 +101,7 @@ export async function answerWaiting(
 	try {
 		const target = item ? await waitAnswered.call(this, staticData, item) : undefined;
 		if (!item || !target) return { resumed: false };
-		const messageId = inboundMessageId(item.json);
+		const messageId = inboundParts(item.json)?.id;
 		if (messageId && home && !target.found.entry.alsoStart && owedCount(home) < MAX_OWED) {
 			const owed = { home, messageId, item, outputs, ...target };
 			return await answerOwed.call(this, triggerTakingAnswers.call(this), owed);
@@ -143,14 +141,10 @@ function waitsFor(
 	json: IDataObject,
 	staticData: IDataObject,
 ): { keys: string[]; mayAnswer: (entry: WaitingEntry) => boolean } | undefined {
-	if (json.event !== 'message.inbound') return undefined;
-	const data = isPlainObject(json.data) ? json.data : {};
-	const contact = typeof data.from === 'string' ? data.from.trim() : '';
-	const number = typeof data.number === 'string' ? data.number.trim() : '';
-	if (!contact) return undefined;
-	const message = { id: data.wa_message_id, at: json.timestamp };
-	const keys = answerKeys(contact, number);
-	const mayAnswer = (entry: WaitingEntry) => answersAfterAsking(message, entry);
+	const inbound = inboundParts(json);
+	if (!inbound?.contact) return undefined;
+	const keys = answerKeys(inbound.contact, inbound.number);
+	const mayAnswer = (entry: WaitingEntry) => answersAfterAsking(inbound, entry);
 	return findWaiting(staticData, keys, undefined, Date.now(), mayAnswer) && { keys, mayAnswer };
 }
 
@@ -193,33 +187,67 @@ async function waitAnswered(
 	return found ? { identity, found } : undefined;
 }
 
-/** A request to the registration webhook, stored in the copy n8n saves after it. Never throws. */
+/** How far in the future a registration may be signed (clocks differ): small, as a replay is taken this much longer. */
+const REGISTRATION_FUTURE_TOLERANCE_MS = 10_000;
+const registrationsSeen = new ReplayGuard(10_000);
+
+/**
+ * A request to the registration webhook: signed with the account's key, fresh, seen once, each entry of
+ * this n8n and account and not answered here; stored in the copy n8n saves after it. Never throws.
+ */
 export async function takeRegistration(
 	this: IWebhookFunctions,
 	refuse: (status: 400 | 401 | 507, reason: string) => IWebhookResponseData,
 ): Promise<IWebhookResponseData> {
+	const refused = (status: 400 | 401 | 507, reason: string) =>
+		refuse(status, `waiting registration refused: ${reason}`);
 	try {
 		const signature = this.getHeaderData()[REGISTRATION_HEADER];
-		if (!hasSignatureShape(signature))
-			return refuse(401, 'waiting registration refused: not signed');
+		if (!hasSignatureShape(signature)) return refused(401, 'not signed');
 		const rawBody = await rawBodyOf.call(this).catch(() => undefined);
-		const outcome = await receiveWaitRegistration.call(this, rawBody, signature);
-		if ('reason' in outcome)
-			return refuse(outcome.status, `waiting registration refused: ${outcome.reason}`);
+		if (!rawBody) return refused(400, 'the raw request body is not available');
+		const label = WAIT_REGISTRATION_LABEL;
+		const verified = await verifyWithDerivedKey.call(this, label, rawBody, signature);
+		if (verified !== true) return refused(401, verified);
+		const body = parseJsonBody(rawBody);
+		if (!isPlainObject(body)) return refused(400, 'the body is not a JSON object');
+		// A captured registration replayed later would put back an answered wait: each is taken once, while fresh.
+		const { issued_at_ms: issuedAtMs, business_messaging_wait: list } = body;
+		const nowMs = Date.now();
+		if (
+			typeof issuedAtMs !== 'number' ||
+			nowMs - issuedAtMs > REGISTRATION_MAX_AGE_MS ||
+			issuedAtMs - nowMs > REGISTRATION_FUTURE_TOLERANCE_MS
+		)
+			return refused(401, 'the registration is not fresh (replayed, or its clock is off)');
+		const header = String(Array.isArray(signature) ? signature[0] : signature).toLowerCase();
+		if (!registrationsSeen.firstSighting(header, issuedAtMs + REGISTRATION_MAX_AGE_MS, nowMs))
+			return refused(401, 'this registration was already received (replay)');
+		if (!Array.isArray(list) || list.length > MAX_ENTRIES_PER_REGISTRATION)
+			return refused(400, `not a list of at most ${MAX_ENTRIES_PER_REGISTRATION} entries`);
+		const identity = await triggerIdentity.call(this);
+		if (typeof identity === 'string') return refused(401, identity);
+		const bounds = { ownOrigin: ownOrigin.call(this), account: identity.account, nowMs };
+		const registrations = list.filter(
+			(item): item is WaitRegistration =>
+				isPlainObject(item) &&
+				typeof item.key === 'string' &&
+				isWaitingEntry(item.entry) &&
+				isEntryInBounds(item.entry, bounds) &&
+				// A registration slower than the answer it waits for must not bring the answered wait back.
+				!isForgotten(item.key, item.entry),
+		);
 		const staticData = this.getWorkflowStaticData('global') as IDataObject;
 		const home = this.getWorkflow().id ?? undefined;
-		const notKept = outcome.registrations.filter(
+		const notKept = registrations.filter(
 			({ key, entry }) => !registerWaiting(undefined, key, { ...entry, home }),
 		).length;
 		keepCurrent.call(this, staticData, home);
 		// Said out loud: Reply and Wait then logs that it kept its entries in its own process only.
 		if (notKept > 0)
-			return refuse(
-				507,
-				`waiting registration refused: ${notKept} of ${outcome.registrations.length} wait(s) not kept: ${NO_ROOM}`,
-			);
-		return { webhookResponse: { registered: outcome.registrations.length } };
+			return refused(507, `${notKept} of ${registrations.length} wait(s) not kept: ${NO_ROOM}`);
+		return { webhookResponse: { registered: registrations.length } };
 	} catch (error) {
-		return refuse(400, `waiting registration refused: ${(error as Error)?.message ?? 'error'}`);
+		return refused(400, (error as Error)?.message ?? 'error');
 	}
 }

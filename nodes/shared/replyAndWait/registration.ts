@@ -2,17 +2,13 @@
 import type { IExecuteFunctions, ITriggerFunctions, IWebhookFunctions } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
-import { WAIT_REGISTRATION_LABEL, verifyWithDerivedKey } from '../credentialKeys';
-import { isPlainObject, parseJsonBody } from '../json';
+import { WAIT_REGISTRATION_LABEL } from '../credentialKeys';
 import { serviceLine } from '../redact';
-import { ReplayGuard } from '../replayGuard';
 import { postSigned } from '../signedPost';
 import { apiRequest } from '../transport';
 import { TRIGGER_PATH, registrationUrlOf } from '../triggerUrls';
 import { WEBHOOK_PATH, readWebhookAnswer } from '../webhookAnswer';
-import { triggerIdentity } from './resume';
-import { REGISTRATION_MAX_AGE_MS, isForgotten } from './waitingEntries';
-import { isWaitingEntry, type WaitingEntry } from './entry';
+import { type WaitingEntry } from './entry';
 
 export const REGISTRATION_HEADER = 'x-business-messaging-wait';
 
@@ -29,9 +25,6 @@ const ENTRY_LIFE_MARGIN_MS = 15 * 60_000;
 export function entryExpiry(waitTill: Date, nowMs: number): number {
 	return Math.min(waitTill.getTime(), nowMs + MAX_ENTRY_LIFE_MS);
 }
-
-/** How far in the future a registration may be signed (clocks differ): small, as a replay is taken this much longer. */
-const REGISTRATION_FUTURE_TOLERANCE_MS = 10_000;
 
 /** Entries one registration may carry at most (Reply and Wait posts more in several). */
 export const MAX_ENTRIES_PER_REGISTRATION = 100;
@@ -121,52 +114,3 @@ export async function registerWithTrigger(
 const REGISTRATION_REPEAT_MS = 1500;
 /** Each post (the trigger stores it and n8n saves its static data before answering). */
 const REGISTRATION_TIMEOUT_MS = 4000;
-
-const registrationsSeen = new ReplayGuard(10_000);
-
-/** The trigger's side: a request's registrations, verified, fresh, of its own n8n, not answered here. */
-export async function receiveWaitRegistration(
-	this: IWebhookFunctions,
-	rawBody: Buffer | undefined,
-	signature: string | string[] | undefined,
-): Promise<{ registrations: WaitRegistration[] } | { status: 400 | 401; reason: string }> {
-	if (!rawBody) return { status: 400, reason: 'the raw request body is not available' };
-	const verified = await verifyWithDerivedKey.call(
-		this,
-		WAIT_REGISTRATION_LABEL,
-		rawBody,
-		signature,
-	);
-	if (verified !== true) return { status: 401, reason: verified };
-	const body = parseJsonBody(rawBody);
-	if (body === undefined) return { status: 400, reason: 'the body is not JSON' };
-	// A captured registration replayed later would put back an answered wait: each is taken once, while fresh.
-	const nowMs = Date.now();
-	const issuedAtMs = isPlainObject(body) ? body.issued_at_ms : undefined;
-	if (
-		typeof issuedAtMs !== 'number' ||
-		nowMs - issuedAtMs > REGISTRATION_MAX_AGE_MS ||
-		issuedAtMs - nowMs > REGISTRATION_FUTURE_TOLERANCE_MS
-	) {
-		return { status: 401, reason: 'the registration is not fresh (replayed, or its clock is off)' };
-	}
-	const header = String(Array.isArray(signature) ? signature[0] : signature).toLowerCase();
-	if (!registrationsSeen.firstSighting(header, issuedAtMs + REGISTRATION_MAX_AGE_MS, nowMs))
-		return { status: 401, reason: 'this registration was already received (replay)' };
-	const list = isPlainObject(body) ? body.business_messaging_wait : undefined;
-	if (!Array.isArray(list) || list.length > MAX_ENTRIES_PER_REGISTRATION)
-		return { status: 400, reason: `not a list of at most ${MAX_ENTRIES_PER_REGISTRATION} entries` };
-	const identity = await triggerIdentity.call(this);
-	if (typeof identity === 'string') return { status: 401, reason: identity };
-	const bounds = { ownOrigin: ownOrigin.call(this), account: identity.account, nowMs };
-	const registrations = list.filter(
-		(item): item is WaitRegistration =>
-			isPlainObject(item) &&
-			typeof item.key === 'string' &&
-			isWaitingEntry(item.entry) &&
-			isEntryInBounds(item.entry, bounds) &&
-			// A registration slower than the answer it waits for must not bring the answered wait back.
-			!isForgotten(item.key, item.entry),
-	);
-	return { registrations };
-}

@@ -12,14 +12,16 @@ import { sleep } from 'n8n-workflow';
 import {
 	ACCOUNT_ID_LABEL,
 	RESUME_KEY_LABEL,
+	accountIdOf,
 	derivedKeys,
 	verifyWithDerivedKey,
 } from '../credentialKeys';
+import { inboundParts } from '../history';
 import { isPlainObject } from '../json';
 import { serviceLine } from '../redact';
 import { ReplayGuard } from '../replayGuard';
 import { computeSignature } from '../signature';
-import { accountIdOf, answerKeys, removeWaiting } from './waitingEntries';
+import { answerKeys, removeWaiting } from './waitingEntries';
 import { type WaitingEntry } from './entry';
 
 export function newWaitId(): string {
@@ -75,14 +77,10 @@ export type ResumeRequest = { answer: IDataObject; wait: string; key: string; to
 const taken = new ReplayGuard(10_000);
 const TAKEN_FOR_MS = 7 * 86_400_000;
 
-/** The waiting node's webhook(): whether this is the trigger's answer to this wait; cheap checks first. Never throws. */
+/** The waiting node's webhook(): the answer, when the trigger sent it for this wait (cheap checks first). Never throws. */
 export async function takeResumeRequest(
 	this: IWebhookFunctions,
-): Promise<{ answer: IDataObject } | { status: 400 | 403; reason: string }> {
-	const forbidden = {
-		status: 403 as const,
-		reason: 'not an answer sent by the Business Messaging Trigger',
-	};
+): Promise<{ answer: IDataObject } | undefined> {
 	const body = this.getBodyData() as Partial<Record<keyof ResumeRequest, unknown>>;
 	const { answer, wait, key, token } = body;
 	if (
@@ -93,28 +91,25 @@ export async function takeResumeRequest(
 		typeof token !== 'string' ||
 		!/^[0-9a-f]{64}$/.test(token)
 	)
-		return forbidden;
-	const data = isPlainObject(answer.data) ? answer.data : undefined;
-	const contact = typeof data?.from === 'string' ? data.from : '';
-	const number = typeof data?.number === 'string' ? data.number : undefined;
-	// The token names the wait it answers: the answer's contact, on its number or on any.
-	if (!contact || !answerKeys(contact, number).includes(key)) return forbidden;
+		return undefined;
+	// An inbound message, whose token names the wait it answers: its contact, on its number or on any.
+	const inbound = inboundParts(answer);
+	if (!inbound?.contact || !answerKeys(inbound.contact, inbound.number).includes(key))
+		return undefined;
 	const executionId = this.getExecutionId() ?? '';
 	const node = this.getNode().name;
 	const once = `${executionId}|${node}|${wait}`;
-	if (executionId === '' || taken.has(once, Date.now())) return forbidden;
+	if (executionId === '' || taken.has(once, Date.now())) return undefined;
 	// executeData is not in IWebhookFunctions (n8n-core's WebhookContext has it).
 	const executeData = (this as unknown as { executeData?: IExecuteData }).executeData;
 	const waitingFor: unknown = (executeData?.metadata as IDataObject | undefined)?.[WAIT_IDS_KEY];
-	if (!isCurrentWait(waitingFor, wait, key)) return forbidden;
+	if (!isCurrentWait(waitingFor, wait, key)) return undefined;
 	const message = resumeMessage(executionId, node, key, wait, answer);
 	const verified = await verifyWithDerivedKey
 		.call(this, RESUME_KEY_LABEL, message, `sha256=${token}`)
 		.catch(() => 'the credential could not be read');
-	if (verified !== true) return forbidden;
-	if (answer.event !== 'message.inbound')
-		return { status: 400, reason: 'expected {answer: <message.inbound event>}' };
-	if (!taken.firstSighting(once, Date.now() + TAKEN_FOR_MS, Date.now())) return forbidden;
+	if (verified !== true) return undefined;
+	if (!taken.firstSighting(once, Date.now() + TAKEN_FOR_MS, Date.now())) return undefined;
 	// Out of the waits n8n saves as the execution runs on: 1.x resumes a killed execution from that
 	// save, so the restart's second post is refused, not run twice.
 	delete waitingFor[wait];
@@ -212,12 +207,10 @@ export async function resumeEntry(
 	// Once an attempt may have reached n8n, "running" or "finished" afterwards is that attempt's doing.
 	let mayHaveResumed = false;
 	let last = '';
-	let lastStatus = 0;
 	let serverErrors = 0;
 	while (Date.now() < deadline) {
-		let answer: ResumeAnswer;
-		try {
-			const response = (await this.helpers.httpRequest({
+		const response = await this.helpers
+			.httpRequest({
 				method: 'POST',
 				url: entry.resumeUrl,
 				body,
@@ -227,16 +220,15 @@ export async function resumeEntry(
 				ignoreHttpStatusErrors: true,
 				// The answer goes to n8n's resume URL and nowhere else.
 				disableFollowRedirect: true,
-			})) as { statusCode: number; body: unknown };
-			answer = classifyResumeAnswer(response);
-			lastStatus = response.statusCode;
-			last = `${response.statusCode}`;
-		} catch (error) {
-			answer = classifyResumeAnswer({ error });
-			[lastStatus, last] = [0, (error as Error).message];
-		}
+			})
+			.then(
+				(full: { statusCode: number; body: unknown }) => full,
+				(error: Error) => ({ error }),
+			);
+		const answer = classifyResumeAnswer(response);
+		last = 'error' in response ? `${response.error?.message}` : `${response.statusCode}`;
 		if (answer === 'resumed') return resumed;
-		serverErrors = lastStatus === 500 ? serverErrors + 1 : 0;
+		serverErrors = last === '500' ? serverErrors + 1 : 0;
 		// n8n 2.41.1 answers 500 to every resume of an execution a kill ended: three in a row say so.
 		if (afterRestart && serverErrors >= 3) break;
 		if (answer === 'unclear') mayHaveResumed = true;
@@ -259,7 +251,7 @@ export async function resumeEntry(
 		return { resumed: false };
 	}
 	// An execution the kill ended (its run data is gone): said by the caller, which runs the answer anew.
-	if (afterRestart && lastStatus === 500) return { resumed: false, crashed: true };
+	if (afterRestart && last === '500') return { resumed: false, crashed: true };
 	// Never a second execution on a doubt: the message stays in the service's history.
 	this.logger.warn(
 		`Business Messaging Trigger: execution ${execution} waiting for this contact did not confirm the answer within ${totalMs / 1000} s (${serviceLine(last)}); no new execution is started for it`,

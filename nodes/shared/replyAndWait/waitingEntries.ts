@@ -1,7 +1,7 @@
 /** Reply and Wait's waiting entries: register, find, forget (docs/conversations.md, "Where the waiting entry lives"). */
 import type { IDataObject, ITriggerFunctions } from 'n8n-workflow';
 
-import { ACCOUNT_ID_LABEL, deriveKey, nodeKeyOf } from '../credentialKeys';
+import { nodeKeyOf } from '../credentialKeys';
 import { isPlainObject } from '../json';
 import { ReplayGuard } from '../replayGuard';
 import { byAge } from '../watermark';
@@ -60,15 +60,6 @@ const MAX_STATIC_ENTRIES = 200;
 const MAX_MEMORY_ENTRIES = 10_000;
 /** Why registerWaiting kept a wait nowhere, as logs and a refused registration say it. */
 export const NO_ROOM = `this process's list of waits has no room for this account (at most ${MAX_MEMORY_ENTRIES} live waits per account)`;
-
-/** An identifier of the API key, safe to store: a trigger resumes only its own key's waits. */
-export function accountId(apiKey: string): string {
-	return accountIdOf(deriveKey(apiKey, ACCOUNT_ID_LABEL));
-}
-
-export function accountIdOf(derivedKey: string): string {
-	return derivedKey.slice(0, 32);
-}
 
 /** How old a registration may be when taken; an answered entry stays forgotten at least this long. */
 export const REGISTRATION_MAX_AGE_MS = 60_000;
@@ -212,18 +203,13 @@ export function findWaiting(
 	const stored = staticEntries(staticData);
 	for (const key of keys) {
 		const fromStatic = storedEntry(stored, key);
-		for (const entry of [
+		const entry = [
 			...inMemory(key, account),
 			fromStatic && storedInBounds(fromStatic) && fromStatic,
-		]) {
-			if (
-				entry &&
-				(account === undefined || entry.account === account) &&
-				isLive(key, entry, nowMs) &&
-				mayAnswer(entry)
-			)
-				return { key, entry };
-		}
+		]
+			.filter((one): one is WaitingEntry => !!one && [undefined, one.account].includes(account))
+			.find((one) => isLive(key, one, nowMs) && mayAnswer(one));
+		if (entry) return { key, entry };
 	}
 	return undefined;
 }

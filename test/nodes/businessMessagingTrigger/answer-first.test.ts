@@ -13,13 +13,9 @@ import {
 	nodeParameters,
 	readNodeSettings,
 } from '../../../nodes/BusinessMessagingTrigger/receiving/accept';
-import { nodeKeyOf } from '../../../nodes/shared/credentialKeys';
+import { nodeKeyOf, accountId } from '../../../nodes/shared/credentialKeys';
 import { routeEvent } from '../../../nodes/BusinessMessagingTrigger/routing/route';
-import {
-	STATIC_DATA_KEY,
-	accountId,
-	waitingKey,
-} from '../../../nodes/shared/replyAndWait/waitingEntries';
+import { STATIC_DATA_KEY, waitingKey } from '../../../nodes/shared/replyAndWait/waitingEntries';
 import { ANSWERS_KEY } from '../../../nodes/shared/replyAndWait/answeredHere';
 import { NUMBER, inboundEnvelope, signedRequest, useSandbox } from '../../support';
 import {

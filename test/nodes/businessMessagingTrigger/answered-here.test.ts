@@ -17,11 +17,11 @@ import {
 } from '../../../nodes/shared/replyAndWait/answeredHere';
 import {
 	STATIC_DATA_KEY,
-	accountId,
 	keepWaitingEntriesCurrent,
 	registerWaiting,
 	waitingKey,
 } from '../../../nodes/shared/replyAndWait/waitingEntries';
+import { accountId } from '../../../nodes/shared/credentialKeys';
 import { recoveredItem } from '../../../nodes/BusinessMessagingTrigger/catchUp/recoveries';
 import { NUMBER, inboundEnvelope, signedRequest, useSandbox } from '../../support';
 import { resumer, storedSecret, trigger, until, type Resumer, answeredIn, owedIn } from './helpers';

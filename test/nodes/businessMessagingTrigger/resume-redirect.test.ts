@@ -3,11 +3,8 @@
 // answers with a redirect to a second local server; the trigger runs n8n-core's real
 // WebhookContext, so the POST goes through n8n's own httpRequest helper.
 import { classifyResumeAnswer } from '../../../nodes/shared/replyAndWait/resume';
-import {
-	accountId,
-	registerWaiting,
-	waitingKey,
-} from '../../../nodes/shared/replyAndWait/waitingEntries';
+import { registerWaiting, waitingKey } from '../../../nodes/shared/replyAndWait/waitingEntries';
+import { accountId } from '../../../nodes/shared/credentialKeys';
 import type { WebhookHarness } from '../../harness';
 import { CONTACT, inboundEnvelope, NUMBER, signedRequest, useSandbox } from '../../support';
 import { scriptedResumer, storedSecret, trigger, type Resumer } from './helpers';

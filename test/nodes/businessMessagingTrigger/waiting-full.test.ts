@@ -6,12 +6,11 @@ import { Logger } from '@n8n/backend-common';
 
 import { REGISTRATION_HEADER } from '../../../nodes/shared/replyAndWait/registration';
 import {
-	accountId,
 	findWaiting,
 	registerWaiting,
 	waitingKey,
 } from '../../../nodes/shared/replyAndWait/waitingEntries';
-import { WAIT_REGISTRATION_LABEL } from '../../../nodes/shared/credentialKeys';
+import { WAIT_REGISTRATION_LABEL, accountId } from '../../../nodes/shared/credentialKeys';
 import { signWithDerivedKey } from '../../../nodes/shared/signedPost';
 import { runWorkflow } from '../../harness';
 import { inboundItem, useSandbox } from '../../support';

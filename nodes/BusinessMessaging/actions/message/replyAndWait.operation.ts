@@ -15,7 +15,8 @@ import type {
 import { NodeOperationError, WAIT_INDEFINITELY } from 'n8n-workflow';
 
 import { asNodeError } from '../../../shared/errors';
-import { isPlainObject } from '../../../shared/json';
+import { accountId } from '../../../shared/credentialKeys';
+import { inboundParts } from '../../../shared/history';
 import {
 	MAX_ENTRY_LIFE_MS,
 	entryExpiry,
@@ -30,7 +31,6 @@ import {
 } from '../../../shared/replyAndWait/resume';
 import {
 	NO_ROOM,
-	accountId,
 	keepWaitingEntriesCurrent,
 	persistableStaticData,
 	registerWaiting,
@@ -185,7 +185,6 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 				waitId: newWaitId(),
 				account,
 				home: staticData ? workflowId : undefined,
-				workflowId,
 				...askedAfter(items[itemIndex].json),
 			},
 		};
@@ -246,9 +245,9 @@ function forwardsAllOutputs(resumeUrl: string): boolean {
 /** The trigger's resume request: the answer and the resume token; anything else is refused. */
 export async function webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	const taken = await takeResumeRequest.call(this);
-	if ('reason' in taken) {
-		const error = taken.status === 403 ? 'forbidden' : 'bad_request';
-		this.getResponseObject().status(taken.status).json({ error, reason: taken.reason });
+	if (!taken) {
+		const reason = 'not an answer sent by the Business Messaging Trigger';
+		this.getResponseObject().status(403).json({ error: 'forbidden', reason });
 		return { noWebhookResponse: true };
 	}
 	return {
@@ -259,9 +258,6 @@ export async function webhook(this: IWebhookFunctions): Promise<IWebhookResponse
 
 /** The inbound message this item carries (from the trigger), which can never be the answer. */
 function askedAfter(json: IDataObject): Pick<WaitingEntry, 'askedAfter'> {
-	const data = isPlainObject(json.data) ? json.data : undefined;
-	if (json.event !== 'message.inbound' || !data) return {};
-	const id = typeof data.wa_message_id === 'string' ? data.wa_message_id : undefined;
-	const at = typeof json.timestamp === 'string' ? json.timestamp : undefined;
+	const { id, at } = inboundParts(json) ?? {};
 	return id || at ? { askedAfter: { ...(id && { id }), ...(at && { at }) } } : {};
 }

@@ -5,14 +5,13 @@
 // posting to the resume URL) runs in real n8n: test/e2e/checks/conversation.ts.
 import type { IDataObject } from 'n8n-workflow';
 
-import { RESUME_KEY_LABEL, deriveKey } from '../../../../nodes/shared/credentialKeys';
+import { RESUME_KEY_LABEL, deriveKey, accountId } from '../../../../nodes/shared/credentialKeys';
 import {
 	WAIT_IDS_KEY,
 	isCurrentWait,
 	resumeToken,
 } from '../../../../nodes/shared/replyAndWait/resume';
 import {
-	accountId,
 	STATIC_DATA_KEY,
 	TRIGGER_MARKER_KEY,
 	findWaiting,
@@ -325,6 +324,7 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 				},
 			);
 		}
+		// Signed for this wait, but no inbound message: the trigger never sends one.
 		const status = { ...answer, event: 'message.status' };
 		expect(
 			(
@@ -333,7 +333,7 @@ describeWithSandbox('Message → Reply and Wait for Answer', (sandbox) => {
 					answer: status,
 				})
 			).status,
-		).toBe(400);
+		).toBe(403);
 		const taken = await post(request(made()));
 		expect(taken.status).toBe(200);
 		expect(taken.workflowData?.[0]).toEqual([
