@@ -9,9 +9,9 @@ const CLOCK_SKEW_MS = 60 * 1000;
 
 function replyWindowClosesAt(timestamp: unknown): string | undefined {
 	if (typeof timestamp !== 'string' || timestamp.trim() === '') return undefined;
-	const ms = Date.parse(timestamp);
-	if (!Number.isFinite(ms)) return undefined;
-	return new Date(ms + REPLY_WINDOW_MS).toISOString();
+	// Invalid for a timestamp that is no date, or within a day of the latest date JavaScript has.
+	const closes = new Date(Date.parse(timestamp) + REPLY_WINDOW_MS);
+	return Number.isNaN(closes.getTime()) ? undefined : closes.toISOString();
 }
 
 /** An inbound item's JSON with `reply_window_closes_at` (from its timestamp, else created_at). */
