@@ -332,8 +332,14 @@ export async function checkKillStorm(ctx: QueueContext): Promise<void> {
 		const doubled = confirmations.length > 1 || (confirmed === 1 && asked > 1);
 		const ok = !doubled && its.some(crashedByN8n);
 		if (ok) talkExcused++;
+		// Still a failure, named: docs/reliability.md, "a recovery by the catch-up wipes the stored waits".
+		const limit =
+			!ok &&
+			!doubled &&
+			its.some((e) => e.status === 'waiting') &&
+			/were missing from the workflow's static data/.test(logs);
 		talkProblems.push(
-			`    ${c.contact}: asked ${asked}, confirmed ${confirmed}${ok ? ' (excused: crashed)' : ''}; greeting ${c.greeting} ${c.greetingDelivery ?? 'not sent'}, answer ${c.answerWaId ?? '-'} ${c.answerDelivery ?? (c.answer ? 'pending' : 'not sent')}; executions ${its.map((e) => `#${e.id} ${e.status} ${e.mode}${e.recovered.some(Boolean) ? ' recovered' : ''}${wasStarted(e) ? '' : ' never started'}`).join('; ') || 'none'}; ${killNote(its, c.greetAtMs / 1000)}`,
+			`    ${c.contact}: asked ${asked}, confirmed ${confirmed}${ok ? ' (excused: crashed)' : ''}${limit ? ' (not excused: the queue limit, its first execution still waits and a processor wrote dropped waits back)' : ''}; greeting ${c.greeting} ${c.greetingDelivery ?? 'not sent'}, answer ${c.answerWaId ?? '-'} ${c.answerDelivery ?? (c.answer ? 'pending' : 'not sent')}; executions ${its.map((e) => `#${e.id} ${e.status} ${e.mode}${e.recovered.some(Boolean) ? ' recovered' : ''}${wasStarted(e) ? '' : ' never started'}`).join('; ') || 'none'}; ${killNote(its, c.greetAtMs / 1000)}`,
 		);
 	}
 
