@@ -1,4 +1,4 @@
-/** One event request: n8n answers once it started (2.x: stored) the execution: a 2xx means in n8n. */
+/** One event request: answered once n8n stored the execution (1.x: by execute(), answerTiming.ts): a 2xx means in n8n. */
 import type { IDataObject, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
 import { SIGNATURE_HEADER, SIGNATURE_MISMATCH, hasSignatureShape } from '../../shared/signature';
@@ -12,6 +12,7 @@ import { holdForBurst, mayHoldHere } from '../routing/burstHold';
 import { HAND_OVER_IGNORED } from '../routing/handOver';
 import { eventItem, routeEvent } from '../routing/route';
 import { acceptEvent, nodeParameters } from './accept';
+import { RECEIVED } from './answerTiming';
 import { rememberAccepted } from './acceptedHere';
 import { reject } from './rejection';
 
@@ -95,7 +96,7 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 		layout,
 		options.handOver,
 	);
-	const received: IDataObject = { received: true };
+	const received: IDataObject = { ...RECEIVED };
 	if (route.kind === 'handedOver')
 		return { webhookResponse: { ...received, ignored: HAND_OVER_IGNORED } };
 	if (route.resumed !== undefined) received.resumed = route.resumed;
