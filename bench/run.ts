@@ -6,7 +6,8 @@
  *   npm run bench [-- --only 1,2,3,4,5,queue,run-once-row,combine,combine-quiet,answers-on-time,answers-profile,catch-up-idle] [--quick] [--skip-build] [--keep]
  *   (part 2 only: BENCH_INSTANCES=default,lazy BENCH_REPS=5 BENCH_CONCURRENCIES=1,8 for a focused run;
  *    BENCH_VARIANTS=minimal,ours-auto narrows the workflows; BENCH_INSTANCES=default,before with
- *    BENCH_BEFORE=<commit> runs that build beside this one, each against its own minimal trigger)
+ *    BENCH_BEFORE=<commit> runs that build beside this one, each against its own minimal trigger;
+ *    BENCH_LINES=1 runs every instance on n8n 1.123.81)
  *
  *   1     the trigger's receive path in-process vs HMAC + timingSafeEqual + JSON.parse (Node 20 and 24)
  *   2     signed events through three n8n 2.41.1 (default, lazy isolate acquire, legacy engine): our

@@ -563,6 +563,8 @@ export async function runWebhookBench(
 		.split(',')
 		.filter((name): name is Variant => name in VARIANTS);
 	const variants = chosenVariants.length ? chosenVariants : (Object.keys(VARIANTS) as Variant[]);
+	// BENCH_LINES=1: every instance on n8n 1.123.81 (Node 20) instead of 2.41.1.
+	const line = process.env.BENCH_LINES?.split(',')[0] === '1' ? 1 : 2;
 	try {
 		for (const instance of instances) {
 			envs[instance] = await startBenchEnvironment({
@@ -570,6 +572,7 @@ export async function runWebhookBench(
 				extraTarballs: [setup.minimalTarball],
 				outDir: setup.outDir,
 				keep: setup.keep,
+				line,
 				env: { ...INSTANCES[instance].env, N8N_METRICS: 'true' },
 				logName: `n8n-${instance}.log`,
 			});

@@ -12,7 +12,7 @@ import { holdForBurst, mayHoldHere } from '../routing/burstHold';
 import { HAND_OVER_IGNORED } from '../routing/handOver';
 import { eventItem, routeEvent } from '../routing/route';
 import { acceptEvent, nodeParameters } from './accept';
-import { RECEIVED } from './answerTiming';
+import { RECEIVED, startExecution } from './answerTiming';
 import { rememberAccepted } from './acceptedHere';
 import { reject } from './rejection';
 
@@ -108,5 +108,5 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	// Let through only to be held, and not held after all: the catch-up brings it, as any late one.
 	if (lateHeld && late && route.resumed === undefined)
 		return reject.call(this, 503, late.reason, { signed: true });
-	return { webhookResponse: received, workflowData: route.workflowData };
+	return startExecution(route.workflowData, received);
 }

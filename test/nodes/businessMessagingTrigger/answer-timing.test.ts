@@ -22,7 +22,10 @@ import { singleNodeWorkflow } from '../../harness';
 import { triggerNode } from './helpers';
 
 import { BusinessMessagingTrigger } from '../../../nodes/BusinessMessagingTrigger/BusinessMessagingTrigger.node';
-import { answersBeforeStoring } from '../../../nodes/BusinessMessagingTrigger/receiving/answerTiming';
+import {
+	answersBeforeStoring,
+	startExecution,
+} from '../../../nodes/BusinessMessagingTrigger/receiving/answerTiming';
 
 /** What happened, in order: the answer sent, the run-once store called. */
 const events: string[] = [];
@@ -42,17 +45,22 @@ beforeEach(() => {
 	answers.length = 0;
 });
 
-/** The trigger class as n8n 1.x loads it: n8n-workflow without IsolateError. */
-function triggerOnLine1(): new () => INodeType {
-	let loaded: new () => INodeType = BusinessMessagingTrigger;
+type Timing = typeof import('../../../nodes/BusinessMessagingTrigger/receiving/answerTiming');
+
+/** The trigger class and its answer timing as n8n 1.x loads them: n8n-workflow without IsolateError. */
+function loadOnLine1(): { Trigger: new () => INodeType; timing: Timing } {
+	let loaded = { Trigger: BusinessMessagingTrigger as new () => INodeType, timing: {} as Timing };
 	jest.isolateModules(() => {
 		const { IsolateError: _absent, ...line1 } = actualWorkflow as Record<string, unknown>;
 		jest.doMock('n8n-workflow', () => line1);
-		loaded = (
-			require('../../../nodes/BusinessMessagingTrigger/BusinessMessagingTrigger.node') as {
-				BusinessMessagingTrigger: new () => INodeType;
-			}
-		).BusinessMessagingTrigger;
+		loaded = {
+			Trigger: (
+				require('../../../nodes/BusinessMessagingTrigger/BusinessMessagingTrigger.node') as {
+					BusinessMessagingTrigger: new () => INodeType;
+				}
+			).BusinessMessagingTrigger,
+			timing: require('../../../nodes/BusinessMessagingTrigger/receiving/answerTiming') as Timing,
+		};
 	});
 	return loaded;
 }
@@ -89,7 +97,7 @@ async function execute(
 		{ node, data: inputData, source: null },
 		[],
 	) as unknown as IExecuteFunctions;
-	return await nodeType.execute!.call(context);
+	return (await nodeType.execute!.call(context)) as INodeExecutionData[][];
 }
 
 describe('which n8n line answers before storing', () => {
@@ -108,7 +116,7 @@ describe('which n8n line answers before storing', () => {
 });
 
 describe('on 1.x the delivery is answered from execute(), once n8n stored the execution', () => {
-	const Line1Trigger = triggerOnLine1();
+	const { Trigger: Line1Trigger, timing: line1Timing } = loadOnLine1();
 
 	it("sets the event webhook to 'responseNode' and leaves the registration webhook alone", () => {
 		const webhooks = new Line1Trigger().description.webhooks!;
@@ -119,8 +127,28 @@ describe('on 1.x the delivery is answered from execute(), once n8n stored the ex
 	it('answers 200 {received: true} first, before the run-once store is called', async () => {
 		const [output] = await execute(new Line1Trigger(), 'webhook');
 		expect(output).toHaveLength(1);
-		expect(answers).toEqual([{ body: { received: true }, headers: {}, statusCode: 200 }]);
+		expect(answers).toHaveLength(1);
+		const [{ body, headers, statusCode }] = answers as Array<Record<string, unknown>>;
+		// A Buffer: n8n 1.x writes it to the open response itself (its other branch would answer twice).
+		expect(Buffer.isBuffer(body)).toBe(true);
+		expect(JSON.parse(String(body))).toEqual({ received: true });
+		expect({ headers, statusCode }).toEqual({
+			headers: { 'content-type': 'application/json' },
+			statusCode: 200,
+		});
 		expect(events).toEqual(['answered', 'run-once store']);
+	});
+
+	it('webhook() leaves the response open (noWebhookResponse) when it starts an execution, so n8n saves its static data first', () => {
+		const workflowData = [[{ json: { event: 'message.inbound' } }]];
+		expect(line1Timing.startExecution(workflowData, { received: true })).toEqual({
+			noWebhookResponse: true,
+			workflowData,
+		});
+		expect(startExecution(workflowData, { received: true })).toEqual({
+			webhookResponse: { received: true },
+			workflowData,
+		});
 	});
 
 	it('answers a test event (manual) too, and never an execution the catch-up started', async () => {
