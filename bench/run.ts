@@ -833,13 +833,26 @@ async function main(): Promise<void> {
 		log(options.skipBuild ? 'packing dist/ as it is' : 'building and packing the package');
 		tarball = buildAndPack(outDir, options.skipBuild);
 	}
+	// Part 2 alone with BENCH_LINES=1 runs n8n 1.123.81: the machine line names that one.
+	const machineLine =
+		options.only.size === 1 &&
+		options.only.has('2') &&
+		process.env.BENCH_LINES?.split(',')[0] === '1'
+			? 1
+			: 2;
 	const installation =
-		needsN8n || options.only.has('1') ? installN8n(2, join(outDir, 'install.log')) : undefined;
+		needsN8n || options.only.has('1')
+			? installN8n(machineLine, join(outDir, 'install.log'))
+			: undefined;
 	if (installation) {
 		machine.n8n_version = n8nVersion(installation);
-		machine.n8n_node = spawnSync(installationAt(2, installation.dir).nodeBin, ['--version'], {
-			encoding: 'utf8',
-		})
+		machine.n8n_node = spawnSync(
+			installationAt(machineLine, installation.dir).nodeBin,
+			['--version'],
+			{
+				encoding: 'utf8',
+			},
+		)
 			.stdout.trim()
 			.replace(/^v/, '');
 	}
