@@ -4,22 +4,17 @@
 // n8n 1.123.81 resolves the webhook's response with). The kill -9 suite shows it on real 1.x.
 import * as actualWorkflow from 'n8n-workflow';
 import type {
-	IExecuteFunctions,
 	IExecuteResponsePromiseData,
 	INodeExecutionData,
 	INodeType,
-	IRunExecutionData,
 	IWorkflowBase,
 	WorkflowExecuteMode,
 } from 'n8n-workflow';
-import { ExecuteContext, ExecutionLifecycleHooks } from 'n8n-core';
+import { ExecutionLifecycleHooks } from 'n8n-core';
 import { DataDeduplicationService } from 'n8n-core/dist/data-deduplication-service';
 
-import { createAdditionalData } from '../../harness/additional-data';
-import { HarnessCredentialTypes, HarnessCredentialsHelper } from '../../harness/credentials';
 import { harnessEnvironment } from '../../harness/environment';
-import { singleNodeWorkflow } from '../../harness';
-import { triggerNode } from './helpers';
+import { triggerExecuteContext, triggerNode } from './helpers';
 
 import { BusinessMessagingTrigger } from '../../../nodes/BusinessMessagingTrigger/BusinessMessagingTrigger.node';
 import {
@@ -69,8 +64,6 @@ async function execute(
 	nodeType: INodeType,
 	mode: WorkflowExecuteMode,
 ): Promise<INodeExecutionData[][]> {
-	const node = triggerNode({}, 2);
-	const workflow = singleNodeWorkflow(nodeType, node, true);
 	const hooks = new ExecutionLifecycleHooks(mode, '1', { id: 'w1' } as IWorkflowBase);
 	hooks.addHandler('sendResponse', (response) => {
 		events.push('answered');
@@ -81,22 +74,7 @@ async function execute(
 			json: { event: 'message.inbound', data: { wa_message_id: 'wamid.1', from: '+33612345678' } },
 		},
 	];
-	const inputData = { main: [items] };
-	const context = new ExecuteContext(
-		workflow,
-		workflow.getNode(node.name)!,
-		createAdditionalData({
-			credentialsHelper: new HarnessCredentialsHelper(new HarnessCredentialTypes()),
-			hooks,
-		}),
-		mode,
-		{} as IRunExecutionData,
-		0,
-		items,
-		inputData,
-		{ node, data: inputData, source: null },
-		[],
-	) as unknown as IExecuteFunctions;
+	const context = triggerExecuteContext(nodeType, triggerNode({}, 2), items, mode, { hooks });
 	return (await nodeType.execute!.call(context)) as INodeExecutionData[][];
 }
 

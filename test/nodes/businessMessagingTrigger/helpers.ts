@@ -3,7 +3,17 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import type { IDataObject, INode, INodeParameters } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INode,
+	INodeExecutionData,
+	INodeParameters,
+	INodeType,
+	IRunExecutionData,
+	WorkflowExecuteMode,
+} from 'n8n-workflow';
+import { ExecuteContext, type ExecutionLifecycleHooks } from 'n8n-core';
 import { request } from 'undici';
 
 import {
@@ -16,6 +26,9 @@ import {
 	type WebhookHarnessOptions,
 	type WebhookReceiveResult,
 } from '../../harness';
+import { createAdditionalData } from '../../harness/additional-data';
+import { HarnessCredentialTypes, HarnessCredentialsHelper } from '../../harness/credentials';
+import { singleNodeWorkflow } from '../../harness/single-node';
 import { ANSWERS_KEY } from '../../../nodes/shared/replyAndWait/answeredHere';
 import { RESUMED_BODY } from '../../../nodes/shared/replyAndWait/resume';
 import { openSecret } from '../../../nodes/shared/seal';
@@ -373,4 +386,32 @@ function answerRecords(copy: IDataObject, kind: (record: unknown) => boolean) {
 		kind(r),
 	);
 	return records.length === 0 ? undefined : Object.fromEntries(records);
+}
+
+/** n8n-core's ExecuteContext for the trigger (node of an active one-node workflow) with these items as its input. */
+export function triggerExecuteContext(
+	trigger: INodeType,
+	node: INode,
+	items: INodeExecutionData[],
+	mode: WorkflowExecuteMode,
+	options: { workflowId?: string; hooks?: ExecutionLifecycleHooks } = {},
+): IExecuteFunctions {
+	const workflow = singleNodeWorkflow(trigger, node, true);
+	if (options.workflowId) workflow.id = options.workflowId;
+	const inputData = { main: [items] };
+	return new ExecuteContext(
+		workflow,
+		workflow.getNode(node.name)!,
+		createAdditionalData({
+			credentialsHelper: new HarnessCredentialsHelper(new HarnessCredentialTypes()),
+			hooks: options.hooks,
+		}),
+		mode,
+		{} as IRunExecutionData,
+		0,
+		items,
+		inputData,
+		{ node, data: inputData, source: null },
+		[],
+	) as unknown as IExecuteFunctions;
 }

@@ -13,18 +13,13 @@ import type {
 	IDeduplicationOutput,
 	IExecuteFunctions,
 	INodeExecutionData,
-	IRunExecutionData,
 	WorkflowExecuteMode,
 } from 'n8n-workflow';
 import { Logger } from '@n8n/backend-common';
-import { ExecuteContext } from 'n8n-core';
 import { DataDeduplicationService } from 'n8n-core/dist/data-deduplication-service';
 
-import { createAdditionalData } from '../../harness/additional-data';
-import { HarnessCredentialTypes, HarnessCredentialsHelper } from '../../harness/credentials';
 import { harnessEnvironment } from '../../harness/environment';
-import { singleNodeWorkflow } from '../../harness';
-import { triggerNode } from './helpers';
+import { triggerExecuteContext, triggerNode } from './helpers';
 
 import { BusinessMessagingTrigger } from '../../../nodes/BusinessMessagingTrigger/BusinessMessagingTrigger.node';
 import {
@@ -109,24 +104,7 @@ function contextFor(
 	workflowId = 'w1',
 	parameters: Record<string, unknown> = {},
 ) {
-	const node = triggerNode(parameters, 2);
-	const workflow = singleNodeWorkflow(trigger, node, true);
-	workflow.id = workflowId;
-	const inputData = { main: [items] };
-	return new ExecuteContext(
-		workflow,
-		workflow.getNode(node.name)!,
-		createAdditionalData({
-			credentialsHelper: new HarnessCredentialsHelper(new HarnessCredentialTypes()),
-		}),
-		mode,
-		{} as IRunExecutionData,
-		0,
-		items,
-		inputData,
-		{ node, data: inputData, source: null },
-		[],
-	) as unknown as IExecuteFunctions;
+	return triggerExecuteContext(trigger, triggerNode(parameters, 2), items, mode, { workflowId });
 }
 const execute = async (
 	items: INodeExecutionData[],
