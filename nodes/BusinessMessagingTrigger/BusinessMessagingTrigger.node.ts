@@ -22,7 +22,6 @@ import { startCatchUp } from './catchUp/start';
 import { OUTPUTS_EXPRESSION, optionsOf, outputCount, properties } from './description';
 import { combineProblem, combineSettings } from './options';
 import { nodeParameters, readNodeSettings } from './receiving/accept';
-import { EVENT_RESPONSE_MODE, answerDelivery } from './receiving/answerTiming';
 import { withMediaFiles } from './receiving/eventMedia';
 import { receiveEvent } from './receiving/receive';
 import { reject } from './receiving/rejection';
@@ -55,8 +54,7 @@ export class BusinessMessagingTrigger implements INodeType {
 			{
 				name: 'default',
 				httpMethod: 'POST',
-				// 1.x: 'responseNode', answered from execute() once n8n stored the execution.
-				responseMode: EVENT_RESPONSE_MODE,
+				responseMode: 'onReceived',
 				// Not n8n's default 'firstEntryJson' (2.x sends that word as the body).
 				responseData: '',
 				path: EVENT_PATH,
@@ -121,7 +119,6 @@ export class BusinessMessagingTrigger implements INodeType {
 
 	/** Needed: without it n8n runs trigger() again for a test event (it checks trigger() first). */
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		await answerDelivery.call(this);
 		// The raw parameters: no expression is evaluated.
 		const parameters = this.getNode().parameters;
 		const outputs = outputCount(parameters);
