@@ -895,7 +895,7 @@ async function main(): Promise<void> {
 
 	if (options.only.has('2')) {
 		log(
-			'2. signed events through three n8n (default, lazy isolate acquire, legacy engine): six workflows each, interleaved rounds',
+			`2. signed events through n8n side by side (${process.env.BENCH_INSTANCES || 'default,lazy,legacy'}; ${process.env.BENCH_VARIANTS || 'six workflows'} each), interleaved rounds`,
 		);
 		try {
 			// BENCH_INSTANCES=default,before BENCH_BEFORE=<commit>: that build beside this one (issue 43, goal 5).
