@@ -96,6 +96,7 @@ import {
 	type Variant,
 	type WebhookOptions,
 	type WebhookResult,
+	webhookBenchLine,
 } from './webhooks';
 import { runQueueBench, stopQueueBench, type QueueBenchResult } from './queue';
 import {
@@ -834,12 +835,7 @@ async function main(): Promise<void> {
 		tarball = buildAndPack(outDir, options.skipBuild);
 	}
 	// Part 2 alone with BENCH_LINES=1 runs n8n 1.123.81: the machine line names that one.
-	const machineLine =
-		options.only.size === 1 &&
-		options.only.has('2') &&
-		process.env.BENCH_LINES?.split(',')[0] === '1'
-			? 1
-			: 2;
+	const machineLine = options.only.size === 1 && options.only.has('2') ? webhookBenchLine() : 2;
 	const installation =
 		needsN8n || options.only.has('1')
 			? installN8n(machineLine, join(outDir, 'install.log'))

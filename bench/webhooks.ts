@@ -1,5 +1,5 @@
 /**
- * Benchmark 2: signed events through real n8n 2.41.1, in THREE n8n instances started side by side
+ * Benchmark 2: signed events through real n8n 2.41.1 (1.123.81 with BENCH_LINES=1), in n8n instances started side by side
  * (default settings, N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE=true, N8N_EXPRESSION_ENGINE=legacy), each
  * with the same active workflows, every one ending in a No Operation node:
  *
@@ -28,7 +28,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
 
-import { REPO_ROOT } from '../test/real-n8n/n8n';
+import { REPO_ROOT, type Line } from '../test/real-n8n/n8n';
 import { CREDENTIAL_TYPE, TRIGGER_TYPE } from '../test/support/constants';
 import { log } from '../test/real-n8n/util';
 import { inboundEnvelope, serviceTimestamp, SIGNING_SECRET } from '../test/support/fixtures';
@@ -135,6 +135,11 @@ export const DEFAULT_WEBHOOK_OPTIONS: WebhookOptions = {
 	eventsFor: (instance, c) =>
 		(instance === 'default' || instance === 'before' ? 1 : 2) * (c === 1 ? 40 : c === 8 ? 80 : 100),
 };
+
+/** BENCH_LINES=1: every instance on n8n 1.123.81 (Node 20) instead of 2.41.1. */
+export function webhookBenchLine(): Line {
+	return process.env.BENCH_LINES?.split(',')[0] === '1' ? 1 : 2;
+}
 
 /** A signed event, built when it is sent. */
 export type SignedEvent = () => { body: Buffer; signature: string };
@@ -325,7 +330,7 @@ interface Target {
 	lastNode: string;
 }
 
-/** Creates and activates the six workflows in one instance; returns where to post and how to sign. */
+/** Creates and activates the chosen workflows in one instance; returns where to post and how to sign. */
 async function setUp(env: BenchEnvironment, variants: Variant[]): Promise<Record<Variant, Target>> {
 	const { client, control } = env;
 	const manualCredential = await createManualCredential(client, env.sandbox);
@@ -564,8 +569,7 @@ export async function runWebhookBench(
 		.split(',')
 		.filter((name): name is Variant => name in VARIANTS);
 	const variants = chosenVariants.length ? chosenVariants : (Object.keys(VARIANTS) as Variant[]);
-	// BENCH_LINES=1: every instance on n8n 1.123.81 (Node 20) instead of 2.41.1.
-	const line = process.env.BENCH_LINES?.split(',')[0] === '1' ? 1 : 2;
+	const line = webhookBenchLine();
 	try {
 		for (const instance of instances) {
 			envs[instance] = await startBenchEnvironment({
