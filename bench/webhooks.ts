@@ -1,6 +1,7 @@
 /**
- * Benchmark 2: signed events through real n8n 2.41.1 (1.123.81 with BENCH_LINES=1), in n8n instances started side by side
- * (default settings, N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE=true, N8N_EXPRESSION_ENGINE=legacy), each
+ * Benchmark 2: signed events through real n8n 2.41.1 (1.123.81 with BENCH_LINES=1), in n8n
+ * instances started side by side (default settings, N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE=true,
+ * N8N_EXPRESSION_ENGINE=legacy), each
  * with the same active workflows, every one ending in a No Operation node:
  *
  *   webhook      n8n's Webhook node (POST, respond immediately; verifies nothing)
