@@ -590,7 +590,8 @@ export class N8nClient {
 	/**
 	 * Every execution (filtered by workflow and status when given), page by page: 2.x pages with
 	 * data.nextCursor; 1.123.81 needs both firstId=0 and lastId=<smallest id seen>
-	 * (../../../shared/docs/real-n8n.md).
+	 * (../../../shared/docs/real-n8n.md), from the first page on: without a range 1.x orders by
+	 * startedAt, and a resumed execution (old id, new start) made the next page skip every id above it.
 	 */
 	async allExecutions(
 		filter: { workflowId?: string; status?: string[] } = {},
@@ -599,7 +600,7 @@ export class N8nClient {
 		const query = Object.keys(filter).length
 			? `&filter=${encodeURIComponent(JSON.stringify(filter))}`
 			: '';
-		let next = '';
+		let next = this.line === 2 ? '' : `&firstId=0&lastId=${2 ** 31 - 1}`;
 		for (let page = 0; page < 1000; page++) {
 			const data = await this.request<{ results: Execution[]; nextCursor?: string | null }>(
 				'GET',
