@@ -8,7 +8,7 @@ import type { NextPage } from '../../shared/pagination';
 import { serviceLine } from '../../shared/redact';
 import { byAge, isAfter, type Watermark } from '../../shared/watermark';
 import { filterReason, type NodeSettings } from '../receiving/accept';
-import { wasAcceptedHere } from '../receiving/acceptedHere';
+import { acceptedAnyHere, wasAcceptedHere } from '../receiving/acceptedHere';
 import type { TriggerStaticData } from '../registration/signingSecrets';
 import { routeEvent, stampedReceived } from '../routing/route';
 import { UNNAMED_LOG_NOTICE, readWebhookLog, type WebhookAttempt } from './deliveryLog';
@@ -91,9 +91,21 @@ function schedule(this: ITriggerFunctions, recoveries: Recovery[], run: CatchUpR
 	const plan = scheduleOf(state);
 	const stamp = settings.options.combine !== undefined;
 	const runOne = async (recovery: Recovery) => {
+		// A start window's message waits for a sign of who serves the URL; its contact's next wait behind it.
+		while (recovery.window?.servedHere === undefined && recovery.window && !run.isClosed()) {
+			if (acceptedAnyHere(run.scope)) recovery.window.servedHere = true;
+			else await sleep(1000);
+		}
 		// Closed: not emitted; the saved watermark stays before it.
 		if (run.isClosed()) return;
 		const id = String(recovery.record.wa_message_id ?? recovery.record.id);
+		if (recovery.window?.servedHere === false) {
+			// Served elsewhere (queue mode's processors): it ran there.
+			plan.waiting = plan.waiting.filter((waiting) => waiting !== recovery);
+			settle(state, plan);
+			persist();
+			return;
+		}
 		try {
 			const recovered = recoveredItem(recovery);
 			const item = {
@@ -152,8 +164,11 @@ export interface CatchUpRun {
 	recovery?: { fromMs: number; untilMs: number; done: () => void; servedHere?: boolean };
 }
 
-/** How long a start window waits for a sign of who serves the URL before it takes this process. */
-const SERVED_EVIDENCE_MS = 5 * 60_000;
+/**
+ * How long a start window waits for a sign of who serves the URL before it takes this process: the
+ * window's contacts wait meanwhile; taken wrongly (queue mode, no delivery since), run-once drops the copies.
+ */
+const SERVED_EVIDENCE_MS = 30_000;
 
 /**
  * Does this process serve the URL? Yes once it accepted a message since the window began; no when a
@@ -167,6 +182,7 @@ function servedHere(
 ): boolean | undefined {
 	const { recovery } = run;
 	if (!recovery || recovery.servedHere !== undefined) return recovery?.servedHere;
+	if (acceptedAnyHere(run.scope)) return (recovery.servedHere = true);
 	let elsewhere = false;
 	for (const { records } of stored)
 		for (const record of records) {
@@ -279,10 +295,9 @@ export async function catchUpOnce(this: ITriggerFunctions, run: CatchUpRun): Pro
 			const acceptedHere = wasAcceptedHere(run.scope, id, nowMs);
 			const logged = noneMissed || attempts.get(id)?.success === true;
 			const inWindow = !acceptedHere && logged && inStartWindow(run, record) && keep(record, event);
-			// Who serves the URL not known yet: this message and every newer one wait.
-			if (inWindow && served === undefined && (!unread.after || byAge(record, unread.after) < 0))
-				unread.after = { created_at: record.created_at, id: '' };
-			if (inWindow && served) attempts.set(id, { success: false, reason: TAKEN_BEFORE_RESTART });
+			// Who serves the URL not known yet: decided missed, emitted once it is known (schedule()).
+			if (inWindow && served !== false)
+				attempts.set(id, { success: false, reason: TAKEN_BEFORE_RESTART });
 			else if (noneMissed || acceptedHere) attempts.set(id, { success: true, reason: null });
 		}
 	}
@@ -303,6 +318,8 @@ export async function catchUpOnce(this: ITriggerFunctions, run: CatchUpRun): Pro
 	for (const recovery of decision.recover) {
 		const late = lateReason(run.webhook, Date.parse(String(recovery.record.created_at)));
 		if (late) recovery.late = late;
+		if (served === undefined && recovery.reason === TAKEN_BEFORE_RESTART)
+			recovery.window = run.recovery;
 	}
 	plan.waiting.push(...decision.recover);
 	settle(state, plan);
@@ -322,6 +339,7 @@ export async function catchUpOnce(this: ITriggerFunctions, run: CatchUpRun): Pro
 	) {
 		recovery.done();
 		run.recovery = undefined;
+		delete state.windowFromMs;
 	}
 	persist();
 	schedule.call(this, decision.recover, run);

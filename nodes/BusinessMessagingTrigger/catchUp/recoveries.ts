@@ -1,5 +1,6 @@
 /** The catch-up's decisions, pure: where it starts, and which stored messages it recovers. */
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
+import * as n8nWorkflow from 'n8n-workflow';
 
 import type { WebhookAttempt } from './deliveryLog';
 import { MESSAGE_EVENTS, storedMessageItem, type MessageEvent } from '../../shared/history';
@@ -12,6 +13,18 @@ export const SETTLE_MS = 15_000;
 /** When this process began (Node's time origin): a starting n8n answers deliveries it never runs. */
 export const processStartedMs = (): number => performance.timeOrigin;
 
+/** Pure: 2.x's n8n-workflow exports IsolateError (its expression engine); 1.x's does not. */
+export function answersBeforeStoring(workflowExports: object): boolean {
+	return !('IsolateError' in workflowExports);
+}
+
+/**
+ * How far before this process began a start looks for messages the process before answered and
+ * may not have stored: n8n 1.x answers a delivery before it stores the execution (a kill in between
+ * loses it; run-once drops those that ran); 2.x stores first. Covers a restart within a minute.
+ */
+export const lookBackBeforeStartMs = (): number => (answersBeforeStoring(n8nWorkflow) ? 60_000 : 0);
+
 export type Watermarks = Partial<Record<MessageEvent, Watermark>>;
 export type Stored = Array<{ event: MessageEvent; records: IDataObject[] }>;
 
@@ -19,6 +32,8 @@ export interface CatchUpState extends IDataObject {
 	watermarks: Watermarks;
 	/** wa_message_ids emitted after the watermark while an older recovery still waited its turn. */
 	emitted?: string[];
+	/** A start's window not resolved yet (start.ts): where the next start's begins at the latest. */
+	windowFromMs?: number;
 }
 
 /**
@@ -50,6 +65,8 @@ export interface Recovery {
 	before: Watermark;
 	/** Why it came late beyond a failed delivery (the account's webhook not this trigger's). */
 	late?: string;
+	/** In a start's window while who serves the URL is not known: emitted once it is, if here. */
+	window?: { servedHere?: boolean };
 }
 
 /** What a run could not read, so it must not decide about. */

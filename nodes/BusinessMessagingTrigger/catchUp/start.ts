@@ -10,6 +10,7 @@ import { isManualRegistration, type TriggerStaticData } from '../registration/si
 import { LOG_PREFIX, OPERATION, catchUpOnce, type CatchUpRun } from './catchUp';
 import { UNNAMED_LOG_NOTICE, isWebhookLogUnnamed } from './deliveryLog';
 import {
+	lookBackBeforeStartMs,
 	processStartedMs,
 	startingWatermark,
 	type CatchUpState,
@@ -24,6 +25,7 @@ const STOPPED_BOUND = 1000;
 const copyOf = (state: CatchUpState): CatchUpState => ({
 	watermarks: { ...state.watermarks },
 	...(state.emitted && { emitted: [...state.emitted] }),
+	...(state.windowFromMs !== undefined && { windowFromMs: state.windowFromMs }),
 });
 
 function rememberStop({ scope, state }: CatchUpRun): void {
@@ -41,17 +43,39 @@ const RECOVERY_MARGIN_MS = 60_000;
 /** Nodes (nodeKeyOf) whose trigger() ran in this process: each looks back to its start once. */
 const startedHere = new Set<string>();
 
-/** Since a crash's held messages, or this process's start (docs/reliability.md, "n8n starting"). */
+/** A window a process before left unresolved is carried on, if it began this recently. */
+const CARRY_WINDOW_MS = 10 * 60_000;
+
+/**
+ * Since a crash's held messages, this process's start (docs/reliability.md, "n8n starting"), or a
+ * window the process before left unresolved (killed again before it could tell who serves the URL).
+ */
 function startWindow(
 	this: ITriggerFunctions,
 	recovery: CrashRecovery | undefined,
+	state: CatchUpState,
+	firstHere: boolean,
 ): CatchUpRun['recovery'] {
-	const scope = nodeKeyOf.call(this);
-	// No margin: what the process before took just before it died ran there.
-	const processStart = startedHere.has(scope) ? Infinity : processStartedMs();
-	startedHere.add(scope);
-	const fromMs = Math.min(processStart, (recovery?.sinceMs ?? Infinity) - RECOVERY_MARGIN_MS);
-	if (fromMs === Infinity) return undefined;
+	// 2.x: what the process before took just before it died was stored there (run or crashed).
+	const processStart = firstHere ? processStartedMs() - lookBackBeforeStartMs() : Infinity;
+	const carried = state.windowFromMs;
+	const unresolved =
+		typeof carried === 'number' && carried >= processStartedMs() - CARRY_WINDOW_MS
+			? carried
+			: Infinity;
+	const fromMs = Math.min(
+		processStart,
+		unresolved,
+		(recovery?.sinceMs ?? Infinity) - RECOVERY_MARGIN_MS,
+	);
+	if (fromMs === Infinity) {
+		delete state.windowFromMs;
+		return undefined;
+	}
+	// n8n starting (or a window carried on): saved with the next emit until resolved (catchUp.ts), so
+	// a kill meanwhile does not narrow it.
+	if (this.getActivationMode() === 'init' || unresolved !== Infinity) state.windowFromMs = fromMs;
+	else delete state.windowFromMs;
 	// Held messages were taken by this very trigger's webhook(): this process serves its URL.
 	const servedHere = recovery ? true : undefined;
 	return { fromMs, untilMs: Date.now(), done: recovery?.done ?? (() => undefined), servedHere };
@@ -90,6 +114,7 @@ function startingState(
 	const state: CatchUpState = { watermarks };
 	if (Array.isArray(emitted) && MESSAGE_EVENTS.every((event) => watermarks[event] === saved[event]))
 		state.emitted = emitted.map(String);
+	if (typeof carried?.windowFromMs === 'number') state.windowFromMs = carried.windowFromMs;
 	// Assigned only when changed: n8n then saves the whole copy (queue mode: over processors' waits).
 	const persist = () => {
 		const next = copyOf(state);
@@ -113,7 +138,9 @@ export async function startCatchUp(
 	this: ITriggerFunctions,
 	recovery?: CrashRecovery,
 ): Promise<ITriggerResponse> {
-	const window = startWindow.call(this, recovery);
+	const scope = nodeKeyOf.call(this);
+	const firstHere = !startedHere.has(scope);
+	startedHere.add(scope);
 	const parameters = nodeParameters.call(this);
 	const recover = parameters.catchUp === true;
 	const watching = !isManualRegistration.call(this);
@@ -131,6 +158,8 @@ export async function startCatchUp(
 	// Only held messages move the watermark back: they were taken before it moved on.
 	const heldFromMs = recovery && recovery.sinceMs - RECOVERY_MARGIN_MS;
 	const starting = startingState.call(this, onActivation, heldFromMs);
+	const window = startWindow.call(this, recovery, starting.state, firstHere);
+	starting.persist();
 	const run: CatchUpRun = { ...starting, settings, isClosed, webhook: { kind: 'ours' } };
 	if (window) run.recovery = window;
 	const loop = async () => {

@@ -35,6 +35,7 @@ const record = (id: string, seconds: number): IDataObject => ({
 	created_at: at(seconds),
 	number: '100',
 });
+const OTHER_CONTACT = '+33600000999';
 const start = { createdAt: at(0), ids: [] };
 
 describe('decideRecoveries: what was not read decides nothing (pure)', () => {
@@ -299,31 +300,41 @@ describe('catch-up without holes, against the sandbox', () => {
 			return { fromMs: atMs - 1000, untilMs: atMs + activeAfterMs, done: jest.fn() };
 		};
 
-		it('regular mode: the next message reaches this process; the one answered while starting is recovered, and a failed one after it waited for that sign', async () => {
+		it("regular mode: the next message reaches this process; the one answered while starting is recovered; meanwhile only its contact's later messages wait for that sign, other contacts' do not", async () => {
 			const served = await setup({});
 			const { unseen, starting } = await answeredWhileStarting(served);
 			await starting();
 			const failed = await inbound('failed while n8n was down');
-			expect(failed.delivery.delivered).toBe(false);
+			const otherFailed = await inbound('another contact, failed while down', OTHER_CONTACT);
+			expect([failed.delivery.delivered, otherFailed.delivery.delivered]).toEqual([false, false]);
 			// n8n serves webhooks before it runs trigger(): the next delivery may come before the window ends.
 			const window = windowAround(unseen.record as Json, 60_000);
 			later();
 			const { held, once } = runner(served, {}, undefined, window);
 			await once();
 			await endAll(held);
-			// No sign yet who serves the URL: nothing decided from the window on.
-			expect(held.emitted).toHaveLength(0);
+			// No sign yet who serves the URL: the window's message waits, and its contact's next behind it.
+			expect(texts(held.emitted)).toEqual(['another contact, failed while down']);
 			await served.up();
 			jest.restoreAllMocks();
 			expect((await inbound('delivered here after the start')).delivery.delivered).toBe(true);
+			// The delivery this process took is the sign: the waiting message goes before the next run.
+			await emitted(held, 2);
+			await endAll(held);
+			expect(texts(held.emitted)).toEqual([
+				'another contact, failed while down',
+				'answered while n8n was starting',
+				'failed while n8n was down',
+			]);
 			later();
 			await once();
 			await endAll(held);
 			expect(texts(held.emitted)).toEqual([
+				'another contact, failed while down',
 				'answered while n8n was starting',
 				'failed while n8n was down',
 			]);
-			expect(held.emitted[0].flat()[0].json.delivery_failure).toBe(TAKEN_BEFORE_RESTART);
+			expect(held.emitted[1].flat()[0].json.delivery_failure).toBe(TAKEN_BEFORE_RESTART);
 			// A run past the window's end, everything in it decided and emitted: it is dropped.
 			later(90);
 			await once();
@@ -344,6 +355,32 @@ describe('catch-up without holes, against the sandbox', () => {
 			await endAll(held);
 			expect(held.emitted).toHaveLength(0);
 			expect(window.done).toHaveBeenCalled();
+		});
+
+		it('queue mode, the sign after the first run: the waiting message of the window is dropped, not emitted, and the watermark passes it', async () => {
+			const served = await setup({});
+			const { unseen, starting } = await answeredWhileStarting(served);
+			const window = windowAround(unseen.record as Json, 100);
+			later();
+			const { held, once, state } = runner(served, {}, undefined, window);
+			await once();
+			await endAll(held);
+			expect(held.emitted).toHaveLength(0);
+			// Then another process takes the next delivery (the stand-in still answers the URL).
+			await new Promise((resolve) => setTimeout(resolve, 200));
+			expect((await inbound('taken by a webhook processor')).delivery.delivered).toBe(true);
+			await starting();
+			later();
+			await once();
+			await new Promise((resolve) => setTimeout(resolve, 1_500));
+			await endAll(held);
+			expect(held.emitted).toHaveLength(0);
+			expect(window.done).toHaveBeenCalled();
+			await once();
+			const unseenMs = Date.parse(String((unseen.record as Json).created_at));
+			expect(Date.parse(state.watermarks['message.inbound']?.createdAt ?? '')).toBeGreaterThan(
+				unseenMs,
+			);
 		});
 	});
 

@@ -41,6 +41,15 @@ const delivered = (...ids: string[]) =>
 		ids.map((id) => [`wamid.${id}`, { success: true, reason: null }]),
 	);
 
+describe('answersBeforeStoring (pure): which n8n line stores an execution only after answering', () => {
+	it("reads it from n8n-workflow's exports: 2.x exports IsolateError, 1.x does not", () => {
+		expect(recoveries.answersBeforeStoring({ IsolateError: class {} })).toBe(false);
+		expect(recoveries.answersBeforeStoring({ NodeApiError: class {} })).toBe(true);
+		// The n8n-workflow these tests run with is 2.x: no look back before the process began.
+		expect(recoveries.lookBackBeforeStartMs()).toBe(0);
+	});
+});
+
 describe('decideRecoveries (pure)', () => {
 	it('recovers what has no successful delivery, oldest first across inbound and echo, with the logged reason', () => {
 		const deliveries = delivered('b');
@@ -450,8 +459,8 @@ describe('catch-up in n8n (TriggerContext) against the sandbox', () => {
 		const run = await next.startTrigger('init');
 		cleanup.push(async () => await run.close());
 		// No delivery since the start says who serves the URL (here, or queue mode's processors): after
-		// 5 minutes this process is taken to (catch-up-holes.test.ts has the signs). Set before the first run.
-		later(SETTLE_MS / 1000 + 5 + 301);
+		// 30 s this process is taken to (catch-up-holes.test.ts has the signs). Set before the first run.
+		later(SETTLE_MS / 1000 + 5 + 31);
 		const items = await emittedAtLeast(run, 1);
 		await new Promise((resolve) => setTimeout(resolve, 500));
 		expect(run.emitted).toHaveLength(1);
@@ -464,6 +473,76 @@ describe('catch-up in n8n (TriggerContext) against the sandbox', () => {
 		const again = await started(next, 'update');
 		await new Promise((resolve) => setTimeout(resolve, 1_000));
 		expect(again.emitted).toHaveLength(0);
+	});
+
+	/**
+	 * The trigger activated, then a dying n8n answered a delivery 2xx and was killed before it stored
+	 * the execution (1.x's order). Returns the static data saved before, and the message's time.
+	 */
+	async function answeredThenKilled() {
+		const running = await setup({ events: ['message.inbound'] });
+		const port = Number(new URL(running.served.url).port);
+		await (await started(running.harness, 'activate')).close();
+		const saved = JSON.parse(JSON.stringify(running.harness.staticData)) as IDataObject;
+		await running.down();
+		const dying = await startingN8n(port);
+		const answered = await inbound('answered, then n8n was killed');
+		expect(answered.delivery).toMatchObject({ delivered: true });
+		await dying();
+		return { saved, answeredAtMs: Date.parse(String((answered.record as Json).created_at)) };
+	}
+	/** n8n started at `beganAtMs`; a sign of who serves the URL `signAfterS` after its first run. */
+	async function restartedAt(beganAtMs: number, staticData: IDataObject, signAfterS: number) {
+		jest.spyOn(recoveries, 'processStartedMs').mockReturnValue(beganAtMs);
+		later(SETTLE_MS / 1000 + 5);
+		const next = await trigger(sb, { events: ['message.inbound'] } as never, { staticData });
+		const run = await next.startTrigger('init');
+		cleanup.push(async () => await run.close());
+		later(SETTLE_MS / 1000 + 5 + signAfterS);
+		await new Promise((resolve) => setTimeout(resolve, 2_000));
+		await run.close();
+		const items = run.emitted.flat(2);
+		return {
+			saved: JSON.parse(JSON.stringify(next.staticData)) as IDataObject,
+			recovered: items.map((item) => (item.json.data as IDataObject).text),
+			failures: items.map((item) => item.json.delivery_failure),
+		};
+	}
+
+	it.each([
+		['n8n 1.x (answers before it stores the execution)', 60_000, 1],
+		['n8n 2.x (stores it first)', 0, 0],
+	])(
+		'%s: a message the process before answered 2xx just before it died, never stored, is recovered by the next start (%i ms back: %i)',
+		async (_line, lookBackMs, recovered) => {
+			const { saved, answeredAtMs } = await answeredThenKilled();
+			jest.spyOn(recoveries, 'lookBackBeforeStartMs').mockReturnValue(lookBackMs);
+			// The next n8n began 5 s later (a restart policy), and is the one serving the URL.
+			const next = await restartedAt(answeredAtMs + 5_000, saved, 31);
+			expect(next.recovered).toEqual(recovered ? ['answered, then n8n was killed'] : []);
+			expect(next.failures).toEqual(recovered ? [TAKEN_BEFORE_RESTART] : []);
+		},
+	);
+
+	it('n8n 1.x killed again and again: a start that could not tell who serves the URL leaves its window saved, and a start more than a minute after the message still recovers it', async () => {
+		const first = await answeredThenKilled();
+		const { answeredAtMs } = first;
+		jest.spyOn(recoveries, 'lookBackBeforeStartMs').mockReturnValue(60_000);
+		// Killed 5 s after it began, before any sign: nothing emitted, its window kept in what n8n saves.
+		const second = await restartedAt(answeredAtMs + 5_000, first.saved, 0);
+		expect(second.recovered).toEqual([]);
+		expect((second.saved.catchUp as IDataObject).windowFromMs).toBeLessThanOrEqual(answeredAtMs);
+
+		// The next process began 70 s after the message: its own minute does not reach it.
+		const forgotten = JSON.parse(JSON.stringify(second.saved)) as IDataObject;
+		delete (forgotten.catchUp as IDataObject).windowFromMs;
+		expect((await restartedAt(answeredAtMs + 70_000, forgotten, 31)).recovered).toEqual([]);
+		// With the saved window it does.
+		expect((await restartedAt(answeredAtMs + 70_000, second.saved, 31)).recovered).toEqual([
+			'answered, then n8n was killed',
+		]);
+		// A window saved more than 10 minutes before the process began is not carried.
+		expect((await restartedAt(answeredAtMs + 11 * 60_000, second.saved, 31)).recovered).toEqual([]);
 	});
 
 	it("hand over applies to recovered messages: an inbound after a person's echo goes to the Hand Over output", async () => {
