@@ -91,7 +91,7 @@ function schedule(this: ITriggerFunctions, recoveries: Recovery[], run: CatchUpR
 	const plan = scheduleOf(state);
 	const stamp = settings.options.combine !== undefined;
 	const runOne = async (recovery: Recovery) => {
-		// A start window's message waits for a sign of who serves the URL; its contact's next wait behind it.
+		// A start window's message waits for a sign of who serves the URL, on a chain of its own.
 		while (recovery.window?.servedHere === undefined && recovery.window && !run.isClosed()) {
 			if (acceptedAnyHere(run.scope)) recovery.window.servedHere = true;
 			else await sleep(1000);
@@ -139,7 +139,8 @@ function schedule(this: ITriggerFunctions, recoveries: Recovery[], run: CatchUpR
 		}
 	};
 	for (const recovery of recoveries) {
-		const key = conversationOf(recovery);
+		// Its contact's later messages do not wait behind a copy that almost always ran already.
+		const key = `${recovery.window ? 'window:' : ''}${conversationOf(recovery)}`;
 		const tail = (plan.chains.get(key) ?? Promise.resolve()).then(() => runOne(recovery));
 		plan.chains.set(key, tail);
 		void tail.then(() => {

@@ -300,7 +300,7 @@ describe('catch-up without holes, against the sandbox', () => {
 			return { fromMs: atMs - 1000, untilMs: atMs + activeAfterMs, done: jest.fn() };
 		};
 
-		it("regular mode: the next message reaches this process; the one answered while starting is recovered; meanwhile only its contact's later messages wait for that sign, other contacts' do not", async () => {
+		it('regular mode: the next message reaches this process; the one answered while starting is recovered then; messages after it, of its contact or another, do not wait for that sign', async () => {
 			const served = await setup({});
 			const { unseen, starting } = await answeredWhileStarting(served);
 			await starting();
@@ -313,28 +313,31 @@ describe('catch-up without holes, against the sandbox', () => {
 			const { held, once } = runner(served, {}, undefined, window);
 			await once();
 			await endAll(held);
-			// No sign yet who serves the URL: the window's message waits, and its contact's next behind it.
-			expect(texts(held.emitted)).toEqual(['another contact, failed while down']);
+			// No sign yet who serves the URL: the window's message waits, alone.
+			expect(texts(held.emitted)).toEqual([
+				'failed while n8n was down',
+				'another contact, failed while down',
+			]);
 			await served.up();
 			jest.restoreAllMocks();
 			expect((await inbound('delivered here after the start')).delivery.delivered).toBe(true);
 			// The delivery this process took is the sign: the waiting message goes before the next run.
-			await emitted(held, 2);
+			await emitted(held, 3);
 			await endAll(held);
 			expect(texts(held.emitted)).toEqual([
+				'failed while n8n was down',
 				'another contact, failed while down',
 				'answered while n8n was starting',
-				'failed while n8n was down',
 			]);
 			later();
 			await once();
 			await endAll(held);
 			expect(texts(held.emitted)).toEqual([
+				'failed while n8n was down',
 				'another contact, failed while down',
 				'answered while n8n was starting',
-				'failed while n8n was down',
 			]);
-			expect(held.emitted[1].flat()[0].json.delivery_failure).toBe(TAKEN_BEFORE_RESTART);
+			expect(held.emitted[2].flat()[0].json.delivery_failure).toBe(TAKEN_BEFORE_RESTART);
 			// A run past the window's end, everything in it decided and emitted: it is dropped.
 			later(90);
 			await once();
