@@ -90,22 +90,24 @@ function schedule(this: ITriggerFunctions, recoveries: Recovery[], run: CatchUpR
 	const { state, persist, settings } = run;
 	const plan = scheduleOf(state);
 	const stamp = settings.options.combine !== undefined;
+	/** Decided, not emitted: the saved watermark may pass it. */
+	const passOver = (recovery: Recovery) => {
+		plan.waiting = plan.waiting.filter((waiting) => waiting !== recovery);
+		settle(state, plan);
+		persist();
+	};
 	const runOne = async (recovery: Recovery) => {
 		// A start window's message waits for a sign of who serves the URL, on a chain of its own.
-		while (recovery.window?.servedHere === undefined && recovery.window && !run.isClosed()) {
-			if (acceptedAnyHere(run.scope)) recovery.window.servedHere = true;
+		const { window } = recovery;
+		while (window && window.servedHere === undefined && !run.isClosed()) {
+			if (acceptedAnyHere(run.scope)) window.servedHere = true;
 			else await sleep(1000);
 		}
 		// Closed: not emitted; the saved watermark stays before it.
 		if (run.isClosed()) return;
+		// Served elsewhere (queue mode's processors): it ran there.
+		if (window?.servedHere === false) return passOver(recovery);
 		const id = String(recovery.record.wa_message_id ?? recovery.record.id);
-		if (recovery.window?.servedHere === false) {
-			// Served elsewhere (queue mode's processors): it ran there.
-			plan.waiting = plan.waiting.filter((waiting) => waiting !== recovery);
-			settle(state, plan);
-			persist();
-			return;
-		}
 		try {
 			const recovered = recoveredItem(recovery);
 			const item = {
@@ -130,9 +132,7 @@ function schedule(this: ITriggerFunctions, recoveries: Recovery[], run: CatchUpR
 			}
 		} catch (error) {
 			// The message is passed over (named here), the conversation goes on.
-			plan.waiting = plan.waiting.filter((waiting) => waiting !== recovery);
-			settle(state, plan);
-			persist();
+			passOver(recovery);
 			this.logger.error(
 				`${LOG_PREFIX}: message ${serviceLine(id)} could not be recovered: ${(error as Error).message}`,
 			);
@@ -166,14 +166,14 @@ export interface CatchUpRun {
 }
 
 /**
- * How long a start window waits for a sign of who serves the URL before it takes this process: the
- * window's contacts wait meanwhile; taken wrongly (queue mode, no delivery since), run-once drops the copies.
+ * How long a start window waits for a sign of who serves the URL before it takes this process: its
+ * messages wait meanwhile; taken wrongly (queue mode, no delivery since), run-once drops the copies.
  */
 const SERVED_EVIDENCE_MS = 30_000;
 
 /**
- * Does this process serve the URL? Yes once it accepted a message since the window began; no when a
- * later message was delivered and not accepted here (queue mode: a processor took it). Undefined: no sign yet.
+ * Does this process serve the URL? Yes once its webhook() accepted a message; else no when a message
+ * after the window was delivered (queue mode: a processor took it). Undefined: no sign yet.
  */
 function servedHere(
 	run: CatchUpRun,
@@ -187,10 +187,8 @@ function servedHere(
 	let elsewhere = false;
 	for (const { records } of stored)
 		for (const record of records) {
-			const id = String(record.wa_message_id);
 			const atMs = Date.parse(String(record.created_at));
-			if (atMs >= recovery.fromMs && wasAcceptedHere(run.scope, id, nowMs))
-				return (recovery.servedHere = true);
+			const id = String(record.wa_message_id);
 			if (atMs > recovery.untilMs && attempts.get(id)?.success === true) elsewhere = true;
 		}
 	if (elsewhere) return (recovery.servedHere = false);
