@@ -22,6 +22,7 @@ import { startCatchUp } from './catchUp/start';
 import { OUTPUTS_EXPRESSION, optionsOf, outputCount, properties } from './description';
 import { combineProblem, combineSettings } from './options';
 import { nodeParameters, readNodeSettings } from './receiving/accept';
+import { answerHeld } from './receiving/answerDelivery';
 import { withMediaFiles } from './receiving/eventMedia';
 import { receiveEvent } from './receiving/receive';
 import { reject } from './receiving/rejection';
@@ -123,6 +124,7 @@ export class BusinessMessagingTrigger implements INodeType {
 		const parameters = this.getNode().parameters;
 		const outputs = outputCount(parameters);
 		const items = Array.from({ length: outputs }, (_, index) => this.getInputData(index));
+		answerHeld.call(this, items);
 		const toRun = dropRecordOnly(await runOnce.call(this, items));
 		const combined = await combineBursts.call(this, toRun, combineSettings(optionsOf(parameters)));
 		return await withMediaFiles.call(this, combined);

@@ -69,6 +69,8 @@ export interface WebhookReceiveResult {
 	error?: Error;
 	/** How long after the request arrived the answer was written. */
 	answeredAfterMs?: number;
+	/** webhook() said it answers itself and had not yet: the answer, once the node writes it. */
+	answered?: Promise<Pick<WebhookReceiveResult, 'status' | 'body' | 'headers'>>;
 }
 
 export interface WebhookHarness {
@@ -569,13 +571,19 @@ async function receiveWebhookRequest(
 	// TestWebhooks deactivates the workflow's test webhooks (runs delete).
 	if (setup.isTest && result.workflowData !== undefined) await clearWebhooks(primary);
 
+	const written = () => ({ status: res.statusCode, body: res.body, headers: { ...res.headers } });
+	const answered =
+		result.noWebhookResponse === true && !res.writableEnded
+			? new Promise<ReturnType<typeof written>>((resolve) =>
+					res.once('finish', () => resolve(written())),
+				)
+			: undefined;
 	return {
-		status: res.statusCode,
-		body: res.body,
-		headers: { ...res.headers },
+		...written(),
 		workflowData: result.workflowData,
 		noWebhookResponse: result.noWebhookResponse,
 		answeredAfterMs: res.answeredAtMs === undefined ? undefined : res.answeredAtMs - arrivedAtMs,
+		...(answered ? { answered } : {}),
 		...(error ? { error } : {}),
 	};
 }
@@ -845,6 +853,8 @@ export async function serveWebhooks(harnesses: WebhookHarness[], port = 0): Prom
 					path: url.pathname,
 					query,
 				})
+				// A node that answers itself later (noWebhookResponse): the answer it writes then.
+				.then(async (result) => await (result.answered ?? result))
 				.then(({ status, body, headers: answerHeaders }) => {
 					const payload =
 						body === undefined

@@ -1,6 +1,5 @@
 /** The catch-up's decisions, pure: where it starts, and which stored messages it recovers. */
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
-import * as n8nWorkflow from 'n8n-workflow';
 
 import type { WebhookAttempt } from './deliveryLog';
 import { MESSAGE_EVENTS, storedMessageItem, type MessageEvent } from '../../shared/history';
@@ -12,18 +11,6 @@ export const SETTLE_MS = 15_000;
 
 /** When this process began (Node's time origin): a starting n8n answers deliveries it never runs. */
 export const processStartedMs = (): number => performance.timeOrigin;
-
-/** Pure: 2.x's n8n-workflow exports IsolateError (its expression engine); 1.x's does not. */
-export function answersBeforeStoring(workflowExports: object): boolean {
-	return !('IsolateError' in workflowExports);
-}
-
-/**
- * How far before this process began a start looks for messages the process before answered and
- * may not have stored: n8n 1.x answers a delivery before it stores the execution (a kill in between
- * loses it; run-once drops those that ran); 2.x stores first. Covers a restart within a minute.
- */
-export const lookBackBeforeStartMs = (): number => (answersBeforeStoring(n8nWorkflow) ? 60_000 : 0);
 
 export type Watermarks = Partial<Record<MessageEvent, Watermark>>;
 export type Stored = Array<{ event: MessageEvent; records: IDataObject[] }>;

@@ -10,7 +10,6 @@ import { isManualRegistration, type TriggerStaticData } from '../registration/si
 import { LOG_PREFIX, OPERATION, catchUpOnce, type CatchUpRun } from './catchUp';
 import { UNNAMED_LOG_NOTICE, isWebhookLogUnnamed } from './deliveryLog';
 import {
-	lookBackBeforeStartMs,
 	processStartedMs,
 	startingWatermark,
 	type CatchUpState,
@@ -56,8 +55,8 @@ function startWindow(
 	state: CatchUpState,
 	firstHere: boolean,
 ): CatchUpRun['recovery'] {
-	// 2.x: what the process before took just before it died was stored there (run or crashed).
-	const processStart = firstHere ? processStartedMs() - lookBackBeforeStartMs() : Infinity;
+	// What the process before took was stored there (run or crashed): receiving/answerDelivery.ts.
+	const processStart = firstHere ? processStartedMs() : Infinity;
 	const carried = state.windowFromMs;
 	const unresolved =
 		typeof carried === 'number' && carried >= processStartedMs() - CARRY_WINDOW_MS

@@ -1,4 +1,4 @@
-/** One event request: n8n answers once it started (2.x: stored) the execution: a 2xx means in n8n. */
+/** One event request: answered once the execution is stored (answerDelivery.ts): a 2xx means in n8n. */
 import type { IDataObject, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
 import { SIGNATURE_HEADER, SIGNATURE_MISMATCH, hasSignatureShape } from '../../shared/signature';
@@ -12,6 +12,7 @@ import { holdForBurst, mayHoldHere } from '../routing/burstHold';
 import { HAND_OVER_IGNORED } from '../routing/handOver';
 import { eventItem, routeEvent } from '../routing/route';
 import { acceptEvent, nodeParameters } from './accept';
+import { startExecution } from './answerDelivery';
 import { rememberAccepted } from './acceptedHere';
 import { reject } from './rejection';
 
@@ -107,5 +108,5 @@ async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	// Let through only to be held, and not held after all: the catch-up brings it, as any late one.
 	if (lateHeld && late && route.resumed === undefined)
 		return reject.call(this, 503, late.reason, { signed: true });
-	return { webhookResponse: received, workflowData: route.workflowData };
+	return startExecution.call(this, received, route.workflowData);
 }

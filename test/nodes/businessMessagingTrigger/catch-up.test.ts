@@ -41,15 +41,6 @@ const delivered = (...ids: string[]) =>
 		ids.map((id) => [`wamid.${id}`, { success: true, reason: null }]),
 	);
 
-describe('answersBeforeStoring (pure): which n8n line stores an execution only after answering', () => {
-	it("reads it from n8n-workflow's exports: 2.x exports IsolateError, 1.x does not", () => {
-		expect(recoveries.answersBeforeStoring({ IsolateError: class {} })).toBe(false);
-		expect(recoveries.answersBeforeStoring({ NodeApiError: class {} })).toBe(true);
-		// The n8n-workflow these tests run with is 2.x: no look back before the process began.
-		expect(recoveries.lookBackBeforeStartMs()).toBe(0);
-	});
-});
-
 describe('decideRecoveries (pure)', () => {
 	it('recovers what has no successful delivery, oldest first across inbound and echo, with the logged reason', () => {
 		const deliveries = delivered('b');
@@ -476,8 +467,9 @@ describe('catch-up in n8n (TriggerContext) against the sandbox', () => {
 	});
 
 	/**
-	 * The trigger activated, then a dying n8n answered a delivery 2xx and was killed before it stored
-	 * the execution (1.x's order). Returns the static data saved before, and the message's time.
+	 * The trigger activated, then an n8n answered a delivery 2xx (a dying one after storing the
+	 * execution, or a starting one) and was killed. Returns the static data saved before, and the
+	 * message's time.
 	 */
 	async function answeredThenKilled() {
 		const running = await setup({ events: ['message.inbound'] });
@@ -509,38 +501,30 @@ describe('catch-up in n8n (TriggerContext) against the sandbox', () => {
 		};
 	}
 
-	it.each([
-		['n8n 1.x (answers before it stores the execution)', 60_000, 1],
-		['n8n 2.x (stores it first)', 0, 0],
-	])(
-		'%s: a message the process before answered 2xx just before it died, never stored, is recovered by the next start (%i ms back: %i)',
-		async (_line, lookBackMs, recovered) => {
-			const { saved, answeredAtMs } = await answeredThenKilled();
-			jest.spyOn(recoveries, 'lookBackBeforeStartMs').mockReturnValue(lookBackMs);
-			// The next n8n began 5 s later (a restart policy), and is the one serving the URL.
-			const next = await restartedAt(answeredAtMs + 5_000, saved, 31);
-			expect(next.recovered).toEqual(recovered ? ['answered, then n8n was killed'] : []);
-			expect(next.failures).toEqual(recovered ? [TAKEN_BEFORE_RESTART] : []);
-		},
-	);
+	it('a message the process before answered 2xx just before it died, before this process began, is not recovered: n8n stored its execution before the answer (receiving/answerDelivery.ts)', async () => {
+		const { saved, answeredAtMs } = await answeredThenKilled();
+		// The next n8n began 5 s later (a restart policy), and is the one serving the URL.
+		const next = await restartedAt(answeredAtMs + 5_000, saved, 31);
+		expect(next.recovered).toEqual([]);
+	});
 
-	it('n8n 1.x killed again and again: a start that could not tell who serves the URL leaves its window saved, and a start more than a minute after the message still recovers it', async () => {
+	it('n8n killed again and again while it starts: a start that could not tell who serves the URL leaves its window saved, and a later start still recovers what the starting n8n answered', async () => {
 		const first = await answeredThenKilled();
 		const { answeredAtMs } = first;
-		jest.spyOn(recoveries, 'lookBackBeforeStartMs').mockReturnValue(60_000);
-		// Killed 5 s after it began, before any sign: nothing emitted, its window kept in what n8n saves.
-		const second = await restartedAt(answeredAtMs + 5_000, first.saved, 0);
+		// The process began 2 s before the message (n8n answers "starting up"), was killed before any sign:
+		// nothing emitted, its window kept in what n8n saves.
+		const second = await restartedAt(answeredAtMs - 2_000, first.saved, 0);
 		expect(second.recovered).toEqual([]);
 		expect((second.saved.catchUp as IDataObject).windowFromMs).toBeLessThanOrEqual(answeredAtMs);
 
-		// The next process began 70 s after the message: its own minute does not reach it.
+		// The next process began 70 s after the message: its own window does not reach it.
 		const forgotten = JSON.parse(JSON.stringify(second.saved)) as IDataObject;
 		delete (forgotten.catchUp as IDataObject).windowFromMs;
 		expect((await restartedAt(answeredAtMs + 70_000, forgotten, 31)).recovered).toEqual([]);
 		// With the saved window it does.
-		expect((await restartedAt(answeredAtMs + 70_000, second.saved, 31)).recovered).toEqual([
-			'answered, then n8n was killed',
-		]);
+		const carried = await restartedAt(answeredAtMs + 70_000, second.saved, 31);
+		expect(carried.recovered).toEqual(['answered, then n8n was killed']);
+		expect(carried.failures).toEqual([TAKEN_BEFORE_RESTART]);
 		// A window saved more than 10 minutes before the process began is not carried.
 		expect((await restartedAt(answeredAtMs + 11 * 60_000, second.saved, 31)).recovered).toEqual([]);
 	});
