@@ -7,6 +7,7 @@
  * Not n8n's 'responseNode' mode: 1.x's shutdown cancels every execution holding such a response.
  */
 import * as n8nWorkflow from 'n8n-workflow';
+import { sleep } from 'n8n-workflow';
 import type {
 	IDataObject,
 	IExecuteFunctions,
@@ -47,12 +48,11 @@ export function startExecution(
 		return { webhookResponse: body, workflowData };
 	const id = `${nodeKeyOf.call(this)}|${key}`;
 	const answer = () => {
-		clearTimeout(timer);
 		if (held.get(id) === answer) held.delete(id);
 		if (!response.headersSent && !response.writableEnded) response.status(200).json(body);
 	};
-	const timer = setTimeout(answer, HOLD_ANSWER_MS);
 	held.set(id, answer);
+	void sleep(HOLD_ANSWER_MS).then(answer);
 	return { noWebhookResponse: true, workflowData };
 }
 
