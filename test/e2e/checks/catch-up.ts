@@ -195,139 +195,151 @@ export async function runCatchUpChecks(ctx: CatchUpContext): Promise<void> {
 			expect(activated.ok, `activation failed: ${activated.ok ? '' : activated.message}`);
 			return workflow;
 		};
+		/** `body` while such a workflow is published; unpublished after, failed or not (the account has one webhook). */
+		const whileActive = async (
+			name: string,
+			body: (workflow: { id: string }) => Promise<string>,
+		): Promise<string> => {
+			const workflow = await activeAutomatic(name);
+			try {
+				return await body(workflow);
+			} finally {
+				await client
+					.deactivate(workflow.id)
+					.catch((error: unknown) => log(`  unpublishing ${name}: ${String(error)}`));
+			}
+		};
 
 		// 1. Automatic registration; n8n stops, 50 inbound + 10 echoes arrive (connection refused), n8n starts.
 		await ctx.check(
 			'catch-up: n8n down while 50 inbound + 10 echo messages arrive; after the restart all 60 emitted once, oldest first, within one interval',
-			async () => {
-				const workflow = await activeAutomatic('Catch-up after restart (e2e)');
-				const live = await inbound('catch-up: live before the restart');
-				expect(live.delivery.delivered, `live delivery: ${JSON.stringify(live.delivery)}`);
-				// Stop n8n only once the live message's execution has run: this check is about what arrives while
-				// n8n is down (a stop during a running execution is n8n's own shutdown, not a catch-up case).
-				await waitFor(
-					'the live message to be recorded',
-					() => recorder.tally([live.record.wa_message_id]).once === 1,
-					30_000,
-					300,
-				);
-				const sent: Array<{ id: string; text: string }> = [
-					{ id: live.record.wa_message_id, text: 'catch-up: live before the restart' },
-				];
-				let failures = 0;
-				await ctx.restartWith(async () => {
-					for (let i = 0; i < 60; i++) {
-						const text = `catch-up: while down ${String(i).padStart(2, '0')}`;
-						const outcome =
-							i % 6 === 5
-								? await control.echo({ to: CATCH_UP_CONTACT, number, text })
-								: await inbound(text);
-						if (!outcome.delivery.delivered) failures++;
-						sent.push({ id: outcome.record.wa_message_id, text });
-					}
-				});
-				const upAt = Date.now();
-				const ids = sent.map((s) => s.id);
-				await waitFor(
-					'all 61 messages recorded',
-					() => recorder.tally(ids).lost.length === 0,
-					RECOVERY_WINDOW_MS,
-					500,
-				).catch(() => undefined);
-				const latencyS =
-					(Math.max(...recorder.records.filter((r) => ids.includes(r.id)).map((r) => r.at)) -
-						upAt) /
-					1000;
-				await sleep(INTERVAL_S * 1000 + 5000);
-				const t = recorder.tally(ids);
-				expect(
-					failures === 60,
-					`expected 60 failed deliveries while n8n was down, got ${failures}`,
-				);
-				expect(t.lost.length === 0 && t.duplicated.length === 0, describe(t, ids.length));
-				expect(t.recovered === 60 && t.live === 1, describe(t, ids.length));
-				// Oldest first: one contact's recovered messages run one after another, in the order they were stored.
-				const recovered = recorder.records
-					.filter((r) => r.recovered && ids.includes(r.id))
-					.sort((a, b) => a.execution - b.execution);
-				const expected = sent.slice(1).map((s) => s.text);
-				expect(
-					JSON.stringify(recovered.map((r) => r.text)) === JSON.stringify(expected),
-					`order: ${recovered.map((r) => r.text).join(' | ')}`,
-				);
-				expect(
-					latencyS <= INTERVAL_S + 20,
-					`the last recovered message came ${latencyS.toFixed(1)} s after n8n was up`,
-				);
-				await client.deactivate(workflow.id);
-				return `${describe(t, ids.length)}; 60 deliveries failed (connection refused); last recovered ${latencyS.toFixed(1)} s after n8n was up (interval ${INTERVAL_S} s)`;
-			},
+			async () =>
+				await whileActive('Catch-up after restart (e2e)', async (workflow) => {
+					const live = await inbound('catch-up: live before the restart');
+					expect(live.delivery.delivered, `live delivery: ${JSON.stringify(live.delivery)}`);
+					// Stop n8n only once the live message's execution has run: this check is about what arrives while
+					// n8n is down (a stop during a running execution is n8n's own shutdown, not a catch-up case).
+					await waitFor(
+						'the live message to be recorded',
+						() => recorder.tally([live.record.wa_message_id]).once === 1,
+						30_000,
+						300,
+					);
+					const sent: Array<{ id: string; text: string }> = [
+						{ id: live.record.wa_message_id, text: 'catch-up: live before the restart' },
+					];
+					let failures = 0;
+					await ctx.restartWith(async () => {
+						for (let i = 0; i < 60; i++) {
+							const text = `catch-up: while down ${String(i).padStart(2, '0')}`;
+							const outcome =
+								i % 6 === 5
+									? await control.echo({ to: CATCH_UP_CONTACT, number, text })
+									: await inbound(text);
+							if (!outcome.delivery.delivered) failures++;
+							sent.push({ id: outcome.record.wa_message_id, text });
+						}
+					});
+					const upAt = Date.now();
+					const ids = sent.map((s) => s.id);
+					await waitFor(
+						'all 61 messages recorded',
+						() => recorder.tally(ids).lost.length === 0,
+						RECOVERY_WINDOW_MS,
+						500,
+					).catch(() => undefined);
+					const latencyS =
+						(Math.max(...recorder.records.filter((r) => ids.includes(r.id)).map((r) => r.at)) -
+							upAt) /
+						1000;
+					await sleep(INTERVAL_S * 1000 + 5000);
+					const t = recorder.tally(ids);
+					expect(
+						failures === 60,
+						`expected 60 failed deliveries while n8n was down, got ${failures}`,
+					);
+					expect(t.lost.length === 0 && t.duplicated.length === 0, describe(t, ids.length));
+					expect(t.recovered === 60 && t.live === 1, describe(t, ids.length));
+					// Oldest first: one contact's recovered messages run one after another, in the order they were stored.
+					const recovered = recorder.records
+						.filter((r) => r.recovered && ids.includes(r.id))
+						.sort((a, b) => a.execution - b.execution);
+					const expected = sent.slice(1).map((s) => s.text);
+					expect(
+						JSON.stringify(recovered.map((r) => r.text)) === JSON.stringify(expected),
+						`order: ${recovered.map((r) => r.text).join(' | ')}`,
+					);
+					expect(
+						latencyS <= INTERVAL_S + 20,
+						`the last recovered message came ${latencyS.toFixed(1)} s after n8n was up`,
+					);
+					return `${describe(t, ids.length)}; 60 deliveries failed (connection refused); last recovered ${latencyS.toFixed(1)} s after n8n was up (interval ${INTERVAL_S} s)`;
+				}),
 		);
 
 		// 2. Deliveries while n8n starts: it answers every request 200 "n8n is starting up" before it
 		// mounts its webhooks (logged delivered), then 404 until the workflow is active.
 		await ctx.check(
 			'catch-up: deliveries while n8n starts (answered 200 "n8n is starting up", logged delivered, or 404) each run once after the restart',
-			async () => {
-				const workflow = await activeAutomatic('Catch-up while n8n starts (e2e)');
-				const sent: string[] = [];
-				const answers: Record<string, number> = {};
-				for (let restart = 1; restart <= 3 && !answers['starting up']; restart++) {
-					let starting = true;
-					// Probes n8n's URL; while it answers "starting up", messages go out back to back.
-					const during = (async () => {
-						while (starting) {
-							const probe = await fetch(`${ctx.n8nUrl()}/webhook/probe`, { method: 'POST' })
-								.then(async (response) => await response.text())
-								.catch(() => '');
-							if (!/starting up/i.test(probe)) {
-								await sleep(3);
-								continue;
+			async () =>
+				await whileActive('Catch-up while n8n starts (e2e)', async (workflow) => {
+					const sent: string[] = [];
+					const answers: Record<string, number> = {};
+					for (let restart = 1; restart <= 3 && !answers['starting up']; restart++) {
+						let starting = true;
+						// Probes n8n's URL; while it answers "starting up", messages go out back to back.
+						const during = (async () => {
+							while (starting) {
+								const probe = await fetch(`${ctx.n8nUrl()}/webhook/probe`, { method: 'POST' })
+									.then(async (response) => await response.text())
+									.catch(() => '');
+								if (!/starting up/i.test(probe)) {
+									await sleep(3);
+									continue;
+								}
+								// At once: the moment lasts some 60 ms.
+								const outcomes = await Promise.all(
+									Array.from(
+										{ length: 12 },
+										async (_, i) =>
+											await inbound(`catch-up: while n8n starts ${restart}.${sent.length + i}`, i),
+									),
+								);
+								for (const outcome of outcomes) sent.push(outcome.record.wa_message_id);
 							}
-							// At once: the moment lasts some 60 ms.
-							const outcomes = await Promise.all(
-								Array.from(
-									{ length: 12 },
-									async (_, i) =>
-										await inbound(`catch-up: while n8n starts ${restart}.${sent.length + i}`, i),
-								),
-							);
-							for (const outcome of outcomes) sent.push(outcome.record.wa_message_id);
+						})();
+						await ctx.restartWith(async () => undefined);
+						starting = false;
+						await during;
+						// What n8n answered each of them, as the service kept it.
+						const { deliveries } = await control.state();
+						for (const kind of Object.keys(answers)) delete answers[kind];
+						for (const delivery of deliveries) {
+							if (!sent.some((id) => delivery.body?.includes(id))) continue;
+							const kind = /starting up/i.test(delivery.answer ?? '')
+								? 'starting up'
+								: String(delivery.status ?? 'refused');
+							answers[kind] = (answers[kind] ?? 0) + 1;
 						}
-					})();
-					await ctx.restartWith(async () => undefined);
-					starting = false;
-					await during;
-					// What n8n answered each of them, as the service kept it.
-					const { deliveries } = await control.state();
-					for (const kind of Object.keys(answers)) delete answers[kind];
-					for (const delivery of deliveries) {
-						if (!sent.some((id) => delivery.body?.includes(id))) continue;
-						const kind = /starting up/i.test(delivery.answer ?? '')
-							? 'starting up'
-							: String(delivery.status ?? 'refused');
-						answers[kind] = (answers[kind] ?? 0) + 1;
 					}
-				}
-				// Traffic goes on: a delivery this n8n takes says it serves the URL (not queue mode's processors).
-				const after = await inbound('catch-up: after n8n started');
-				expect(after.delivery.delivered, `after the restart: ${JSON.stringify(after.delivery)}`);
-				sent.push(after.record.wa_message_id);
-				// The moment lasts from a few to some 60 ms: a run of 3 restarts may miss it (said below). The
-				// unit tests answer "starting up" from a stand-in server every time (catch-up*.test.ts).
-				await waitFor(
-					`all ${sent.length} messages recorded`,
-					() => recorder.tally(sent).lost.length === 0,
-					RECOVERY_WINDOW_MS,
-					500,
-				).catch(() => undefined);
-				await sleep(INTERVAL_S * 1000 + 5000);
-				const t = recorder.tally(sent);
-				expect(t.lost.length === 0 && t.duplicated.length === 0, describe(t, sent.length));
-				await client.deactivate(workflow.id);
-				const hit = answers['starting up'] ? '' : ' (none reached n8n while it was starting up)';
-				return `${describe(t, sent.length)}; answers while n8n started: ${JSON.stringify(answers)}${hit}`;
-			},
+					// Traffic goes on: a delivery this n8n takes says it serves the URL (not queue mode's processors).
+					const after = await inbound('catch-up: after n8n started');
+					expect(after.delivery.delivered, `after the restart: ${JSON.stringify(after.delivery)}`);
+					sent.push(after.record.wa_message_id);
+					// The moment lasts from a few to some 60 ms: a run of 3 restarts may miss it (said below). The
+					// unit tests answer "starting up" from a stand-in server every time (catch-up*.test.ts).
+					await waitFor(
+						`all ${sent.length} messages recorded`,
+						() => recorder.tally(sent).lost.length === 0,
+						RECOVERY_WINDOW_MS,
+						500,
+					).catch(() => undefined);
+					await sleep(INTERVAL_S * 1000 + 5000);
+					const t = recorder.tally(sent);
+					expect(t.lost.length === 0 && t.duplicated.length === 0, describe(t, sent.length));
+					const hit = answers['starting up'] ? '' : ' (none reached n8n while it was starting up)';
+					return `${describe(t, sent.length)}; answers while n8n started: ${JSON.stringify(answers)}${hit}`;
+				}),
 		);
 
 		// Manual registration through the lossy proxy for the rest.
