@@ -229,8 +229,9 @@ export async function resumeEntry(
 		last = 'error' in response ? `${response.error?.message}` : `${response.statusCode}`;
 		if (answer === 'resumed') return resumed;
 		serverErrors = last === '500' ? serverErrors + 1 : 0;
-		// n8n 2.41.1 answers 500 to every resume of an execution a kill ended: three in a row say so.
-		if (afterRestart && serverErrors >= 3) break;
+		// n8n 2.41.1 answers 500 to every resume of an execution a kill ended (its run data is gone):
+		// three in a row say so (one that took the answer would answer "running" or "finished" next).
+		if (serverErrors >= 3) break;
 		if (answer === 'unclear') mayHaveResumed = true;
 		// A process that does not serve resume URLs yet says nothing of an earlier attempt.
 		else if (mayHaveResumed && answer !== 'notServed') return resumed;
@@ -242,6 +243,14 @@ export async function resumeEntry(
 		}
 		await sleep(retryMs);
 	}
+	if (serverErrors >= 3 || (afterRestart && last === '500')) {
+		// Said by the caller after a restart, which does not run it again (it was taken before).
+		if (!afterRestart)
+			this.logger.warn(
+				`Business Messaging Trigger: execution ${execution} waiting for this contact cannot take the answer: n8n answers 500 (a restart ended it; n8n lists it Waiting or Crashed); message ${serviceLine(String(inboundParts(item.json)?.id ?? '?'))}: ${refusal}`,
+			);
+		return { resumed: false, crashed: true };
+	}
 	// n8n said "running" every time: it never took the answer (the wait was answered already and
 	// the execution runs on, or n8n is slow to put it to wait). Never lose it: it starts anew.
 	if (!mayHaveResumed) {
@@ -250,8 +259,6 @@ export async function resumeEntry(
 		);
 		return { resumed: false };
 	}
-	// An execution the kill ended (its run data is gone): said by the caller, which runs the answer anew.
-	if (afterRestart && last === '500') return { resumed: false, crashed: true };
 	// Never a second execution on a doubt: the message stays in the service's history.
 	this.logger.warn(
 		`Business Messaging Trigger: execution ${execution} waiting for this contact did not confirm the answer within ${totalMs / 1000} s (${serviceLine(last)}); no new execution is started for it`,

@@ -625,6 +625,25 @@ describe('trigger: a slow resume is not a failed one (never a second execution o
 		);
 	}, 20_000);
 
+	it('n8n answers 500 three times in a row (an execution a restart ended, its run data gone): the message starts a new execution after three attempts, said with its id, not posted for the whole patience', async () => {
+		const gone = { message: "Cannot read properties of undefined (reading 'inputOverride')" };
+		const { harness, message, logged, server } = await untilPatienceEnds(
+			[{ status: 500, body: gone }],
+			'66',
+			'are you there?',
+		);
+		expect(server.bodies).toHaveLength(3);
+		expect(message.body).toEqual({ received: true });
+		const [item] = (await harness.execute(message.workflowData ?? [])).flat();
+		expect(item.json).toMatchObject({ data: { from: CONTACT, text: 'are you there?' } });
+		expect(item.json).not.toHaveProperty('resumed_execution');
+		const id = (item.json.data as { wa_message_id: string }).wa_message_id;
+		expect(logged.warn.join('\n')).toContain(
+			`execution 66 waiting for this contact cannot take the answer: n8n answers 500`,
+		);
+		expect(logged.warn.join('\n')).toContain(`message ${id}: the message starts a new execution`);
+	}, 20_000);
+
 	it('no clear answer from n8n until the patience ends (502 each time): it may have been resumed, nothing else starts (said)', async () => {
 		const { harness, message, logged } = await untilPatienceEnds([{ status: 502 }], '65');
 		await expectRecordedOnly(harness, message, '65');
