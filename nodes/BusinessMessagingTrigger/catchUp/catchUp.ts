@@ -139,7 +139,7 @@ function schedule(this: ITriggerFunctions, recoveries: Recovery[], run: CatchUpR
 		}
 	};
 	for (const recovery of recoveries) {
-		// Its contact's later messages do not wait behind a copy that almost always ran already.
+		// Its contact's later messages do not wait behind it for the sign (up to 30 s): they may run first.
 		const key = `${recovery.window ? 'window:' : ''}${conversationOf(recovery)}`;
 		const tail = (plan.chains.get(key) ?? Promise.resolve()).then(() => runOne(recovery));
 		plan.chains.set(key, tail);

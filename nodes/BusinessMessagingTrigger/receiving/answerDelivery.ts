@@ -43,7 +43,8 @@ export function startExecution(
 	workflowData: INodeExecutionData[][],
 ): IWebhookResponseData {
 	const response = this.getResponseObject();
-	const key = workflowData.flat().map((item) => runOnceKey(item.json))[0];
+	const first = workflowData.flat()[0];
+	const key = first && runOnceKey(first.json);
 	if (!n8nAnswersFirst() || this.getMode() !== 'webhook' || !key || !response)
 		return { webhookResponse: body, workflowData };
 	const id = `${nodeKeyOf.call(this)}|${key}`;
